@@ -1,0 +1,108 @@
+"""Tether: model-driven AI agents whose runs are plain, versioned JSON.
+
+The public API is re-exported here; everything else is importable but not promised.
+"""
+
+from .agent import Agent
+from .checkpoint import Checkpoint
+from .conversation import (
+    ConversationManager,
+    NullConversationManager,
+    SlidingWindowConversationManager,
+    SummarizingConversationManager,
+)
+from .errors import (
+    CheckpointError,
+    ConfigurationError,
+    ContextWindowExhaustedError,
+    ContextWindowOverflowError,
+    InterruptError,
+    ModelAuthError,
+    ModelError,
+    ModelResponseError,
+    ModelThrottledError,
+    PromptError,
+    ScriptExhaustedError,
+    SnapshotError,
+    SnapshotException,
+    StateError,
+    StructuredOutputError,
+    TetherError,
+    ToolError,
+)
+from .hooks import (
+    AfterInvocation,
+    AfterModelCall,
+    AfterToolCall,
+    BeforeInvocation,
+    BeforeModelCall,
+    BeforeToolCall,
+    HookProvider,
+    HookRegistry,
+    MessageAdded,
+)
+from .interrupts import Interrupt
+from .loop.policies import Limits, RetryPolicy
+from .metrics import Metrics
+from .models import Model, ScriptedModel
+from .result import AgentResult
+from .snapshot import Snapshot
+from .tools import (
+    ConcurrentToolExecutor,
+    SequentialToolExecutor,
+    Tool,
+    ToolContext,
+    ToolExecutor,
+    tool,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AfterInvocation",
+    "AfterModelCall",
+    "AfterToolCall",
+    "Agent",
+    "AgentResult",
+    "BeforeInvocation",
+    "BeforeModelCall",
+    "BeforeToolCall",
+    "Checkpoint",
+    "CheckpointError",
+    "ConcurrentToolExecutor",
+    "ConfigurationError",
+    "ContextWindowExhaustedError",
+    "ContextWindowOverflowError",
+    "ConversationManager",
+    "HookProvider",
+    "HookRegistry",
+    "Interrupt",
+    "InterruptError",
+    "Limits",
+    "MessageAdded",
+    "Metrics",
+    "Model",
+    "ModelAuthError",
+    "ModelError",
+    "ModelResponseError",
+    "ModelThrottledError",
+    "NullConversationManager",
+    "PromptError",
+    "RetryPolicy",
+    "ScriptExhaustedError",
+    "ScriptedModel",
+    "SequentialToolExecutor",
+    "SlidingWindowConversationManager",
+    "Snapshot",
+    "SnapshotError",
+    "SnapshotException",
+    "StateError",
+    "StructuredOutputError",
+    "SummarizingConversationManager",
+    "TetherError",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolExecutor",
+    "tool",
+]

@@ -1,0 +1,71 @@
+"""Normalizing what callers pass as a prompt.
+
+A prompt is ``None`` (continue), a string, a list of content blocks (one user message), a list
+of messages, a single control block dict (``{"checkpointResume": ...}``), or a list of
+``interruptResponse`` blocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ._messages import _Invalid, check_block, validate_messages
+from .errors import PromptError, json_path
+from .types import CONTROL_BLOCK_KINDS, Message
+
+PromptKind = Literal["continue", "messages", "interrupt_responses", "checkpoint"]
+
+
+@dataclass
+class Prompt:
+    kind: PromptKind
+    messages: list[Message] = field(default_factory=list)
+    responses: list[dict[str, Any]] = field(default_factory=list)
+    checkpoint: Any = None
+
+
+def normalize_prompt(prompt: Any) -> Prompt:
+    """Classify and validate a prompt; raises :class:`PromptError` naming the bad part."""
+    if prompt is None:
+        return Prompt("continue")
+    if isinstance(prompt, str):
+        return Prompt("messages", [{"role": "user", "content": [{"text": prompt}]}])
+    if isinstance(prompt, dict):
+        if "role" in prompt:
+            prompt = [prompt]
+        else:
+            prompt = [prompt]
+    if not isinstance(prompt, list):
+        raise PromptError(f"prompt must be a str, a list of content blocks or messages, or None; got {type(prompt).__name__}")
+    if not prompt:
+        return Prompt("continue")
+    if all(isinstance(item, dict) and "role" in item for item in prompt):
+        messages = validate_messages(prompt, ["prompt"], PromptError)
+        for m_index, message in enumerate(messages):
+            for b_index, block in enumerate(message["content"]):
+                if any(kind in block for kind in CONTROL_BLOCK_KINDS):
+                    raise PromptError(
+                        f"prompt[{m_index}].content[{b_index}]: control blocks go in a list of blocks, not in a message"
+                    )
+        return Prompt("messages", [{"role": m["role"], "content": list(m["content"])} for m in messages])
+    kinds = [next(iter(item)) if isinstance(item, dict) and len(item) == 1 else None for item in prompt]
+    if "checkpointResume" in kinds:
+        if len(prompt) != 1:
+            raise PromptError("a checkpointResume block must be the only block of the prompt")
+        body = prompt[0]["checkpointResume"]
+        if not isinstance(body, dict) or "checkpoint" not in body:
+            from .errors import CheckpointError
+
+            raise CheckpointError("checkpointResume block has no 'checkpoint'; pass {'checkpointResume': {'checkpoint': cp.to_dict()}}")
+        return Prompt("checkpoint", checkpoint=body["checkpoint"])
+    if "interruptResponse" in kinds:
+        if any(kind != "interruptResponse" for kind in kinds):
+            raise PromptError("interruptResponse blocks cannot be mixed with other content; send only the responses")
+        return Prompt("interrupt_responses", responses=[item["interruptResponse"] for item in prompt])
+    for i, item in enumerate(prompt):
+        try:
+            check_block(item, ["prompt", i])
+        except _Invalid as exc:
+            raise PromptError(f"{json_path(exc.path)}: {exc.problem}") from None
+    return Prompt("messages", [{"role": "user", "content": list(prompt)}])

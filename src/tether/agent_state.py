@@ -1,0 +1,53 @@
+"""`AgentState`: the agent's JSON-only key/value state (captured in snapshots)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._json import copy_json, ensure_json
+from .errors import StateError
+
+
+class AgentState:
+    """Key/value state whose values must be JSON; reads and writes copy, so no aliasing leaks.
+
+    A non-JSON value is refused with a :class:`~tether.errors.StateError` naming the key (and
+    the path inside the value).
+    """
+
+    __slots__ = ("_get_store",)
+
+    def __init__(self, get_store: Callable[[], dict[str, Any]]) -> None:
+        self._get_store = get_store
+
+    def get(self, key: str | None = None, default: Any = None) -> Any:
+        """The value of ``key`` (a copy), or the whole state as a dict when ``key`` is None."""
+        store = self._get_store()
+        if key is None:
+            return copy_json(store)
+        if key not in store:
+            return default
+        return copy_json(store[key])
+
+    def set(self, key: str, value: Any) -> None:
+        """Store a JSON value under ``key``."""
+        if not isinstance(key, str) or not key:
+            raise StateError(f"state keys must be non-empty strings, got {key!r}")
+        self._get_store()[key] = ensure_json(value, f"state[{key!r}]")
+
+    def delete(self, key: str) -> None:
+        """Remove ``key`` (no error if it is absent)."""
+        self._get_store().pop(key, None)
+
+    def keys(self) -> list[str]:
+        return list(self._get_store())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._get_store()
+
+    def __len__(self) -> int:
+        return len(self._get_store())
+
+    def __repr__(self) -> str:
+        return f"AgentState({self._get_store()!r})"

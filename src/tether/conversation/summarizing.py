@@ -1,0 +1,72 @@
+"""The summarizing manager: replace the oldest part of the conversation with a model summary."""
+
+from __future__ import annotations
+
+from ..errors import ConfigurationError, ContextWindowExhaustedError
+from ..loop.state import RunState
+from ..loop.stream import StreamAccumulator
+from ..models.base import Model
+from ..types import Message, ModelRequest
+from .base import ConversationManager, trim_point
+
+SUMMARY_PROMPT = (
+    "Summarize the conversation so far for your own later use. Keep every fact, decision, tool "
+    "result and open question that matters; drop pleasantries. Answer with the summary only."
+)
+
+
+class SummarizingConversationManager(ConversationManager):
+    """On overflow, summarizes the oldest ``summary_ratio`` of the messages with the model.
+
+    The ``preserve_recent_messages`` newest messages are always kept verbatim. The summary
+    becomes the first (user) message; ``summarization_model`` defaults to the agent's model.
+    """
+
+    kind = "summarizing"
+
+    def __init__(
+        self,
+        summary_ratio: float = 0.3,
+        preserve_recent_messages: int = 10,
+        summarization_model: Model | None = None,
+        summary_prompt: str = SUMMARY_PROMPT,
+    ) -> None:
+        if not 0.0 < summary_ratio < 1.0:
+            raise ConfigurationError(f"summary_ratio must be within (0, 1), got {summary_ratio}")
+        if preserve_recent_messages < 1:
+            raise ConfigurationError("preserve_recent_messages must be >= 1")
+        self.summary_ratio = summary_ratio
+        self.preserve_recent_messages = preserve_recent_messages
+        self.summarization_model = summarization_model
+        self.summary_prompt = summary_prompt
+
+    async def reduce_context(self, run: RunState, model: Model, error: Exception | None = None) -> None:
+        messages = run.messages
+        wanted = max(1, int(len(messages) * self.summary_ratio))
+        limit = len(messages) - self.preserve_recent_messages
+        index = trim_point(messages, wanted)
+        if index is None or index > limit:
+            raise ContextWindowExhaustedError(
+                f"cannot summarize: the conversation ({len(messages)} messages) has no turn boundary "
+                f"before the {self.preserve_recent_messages} preserved recent messages; lower "
+                "preserve_recent_messages"
+            ) from error
+        old = messages[:index]
+        request: ModelRequest = {
+            "messages": [*old, {"role": "user", "content": [{"text": self.summary_prompt}]}],
+            "system_prompt": None,
+            "tool_specs": [],
+            "tool_choice": None,
+            "model_state": {},
+        }
+        summarizer = self.summarization_model or model
+        accumulator = StreamAccumulator()
+        async for event in summarizer.stream(request):
+            accumulator.add(event)
+        text = "".join(block["text"] for block in accumulator.message()["content"] if "text" in block).strip()
+        if not text:
+            raise ContextWindowExhaustedError("the summarization model returned no text") from error
+        summary: Message = {"role": "user", "content": [{"text": f"Summary of the earlier conversation:\n{text}"}]}
+        messages[:index] = [summary]
+        self._record_removed(run, index)
+        run.conversation_manager_state["summary_message"] = summary

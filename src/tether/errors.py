@@ -1,0 +1,103 @@
+"""One exception hierarchy, rooted at :class:`TetherError`.
+
+Every message names the offending field, run id or file and says what to do about it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class TetherError(Exception):
+    """Base class of every error Tether raises on purpose."""
+
+
+class ConfigurationError(TetherError, ValueError):
+    """The agent, a tool or a model was configured with an invalid value."""
+
+
+class StateError(TetherError, ValueError):
+    """A value put into agent state, app data or a run is not JSON."""
+
+
+class PromptError(TetherError, ValueError):
+    """A prompt has an invalid shape or cannot be accepted in the run's current status."""
+
+
+class ModelError(TetherError):
+    """A model call failed."""
+
+
+class ModelThrottledError(ModelError):
+    """The provider rate-limited the call; the loop retries with backoff."""
+
+    def __init__(self, message: str = "model throttled", *, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ContextWindowOverflowError(ModelError):
+    """The request exceeded the model's context window; the conversation manager reduces it."""
+
+
+class ModelAuthError(ModelError):
+    """Credentials are missing or invalid; the message names what to set."""
+
+
+class ModelResponseError(ModelError):
+    """The model produced output that cannot be turned into a valid message."""
+
+
+class ScriptExhaustedError(ModelError):
+    """A :class:`~tether.models.ScriptedModel` was called more times than it has responses."""
+
+
+class ToolError(TetherError):
+    """A tool definition is invalid (raised at definition time, never for a tool's run)."""
+
+
+class StructuredOutputError(TetherError):
+    """The model did not produce valid structured output, even after a corrective turn."""
+
+
+class ContextWindowExhaustedError(TetherError):
+    """The conversation cannot be reduced further and still overflows the context window."""
+
+
+class SnapshotError(TetherError, ValueError):
+    """A snapshot is malformed, from an unsupported schema version, or cannot be applied."""
+
+
+SnapshotException = SnapshotError
+"""Alias of :class:`SnapshotError`, for users coming from SDKs that use that name."""
+
+
+class CheckpointError(TetherError, ValueError):
+    """A checkpoint is malformed or cannot be resumed by this agent."""
+
+
+class InterruptError(TetherError, ValueError):
+    """An interrupt response is invalid for the run's interrupt state."""
+
+
+class StoreError(TetherError):
+    """A run store holds corrupt data, a newer schema, or refused an operation."""
+
+
+class RunNotFoundError(StoreError, LookupError):
+    """No run with the given id exists in the store."""
+
+
+class RunLockedError(StoreError):
+    """Another live owner holds the run."""
+
+
+def json_path(path: list[Any]) -> str:
+    """Render a path like ``["data", "messages", 3, "content", 0]`` as ``data.messages[3].content[0]``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "<root>"

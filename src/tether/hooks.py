@@ -1,0 +1,201 @@
+"""Typed hook events and the registry that dispatches them.
+
+A hook is a callable (sync or async) taking one event. Register it with
+``HookRegistry.add_callback(EventType, fn)``, through a provider object with
+``register_hooks(registry)``, or pass it to ``Agent(hooks=[...])`` with its first parameter
+annotated with the event type it wants. ``Before*`` callbacks run in registration order,
+``After*`` ones in reverse, so paired hooks nest like context managers.
+
+Events carry the live objects for the duration of the callback only; whatever a hook changes
+that must survive (a rewritten result, a replaced input) is folded into the run state by the
+driver, never kept in the hook.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, get_type_hints, runtime_checkable
+
+from .errors import ConfigurationError
+from .interrupts import InterruptRaiser
+from .types import JSONValue, Message, ToolResult, ToolUse
+
+if TYPE_CHECKING:
+    from .agent import Agent, AgentResult
+    from .tools.base import Tool
+
+
+@dataclass
+class HookEvent:
+    """Base of all hook events."""
+
+    agent: Agent
+
+    reverse: bool = field(default=False, init=False, repr=False)
+
+
+@dataclass
+class BeforeInvocation(HookEvent):
+    """An invocation starts; ``resumed`` tells a resume (checkpoint/interrupt) from a new call."""
+
+    resumed: bool = False
+    resumed_from: str | None = None
+    """``"checkpoint:after_model"``, ``"checkpoint:after_tools"``, ``"interrupt"`` or ``"continue"``."""
+
+
+@dataclass
+class AfterInvocation(HookEvent):
+    """An invocation ended (normally, paused, interrupted or with an error)."""
+
+    result: AgentResult | None = None
+    resumed: bool = False
+    resumed_from: str | None = None
+    reverse: bool = field(default=True, init=False, repr=False)
+
+
+@dataclass
+class MessageAdded(HookEvent):
+    """A message was appended to the conversation."""
+
+    message: Message | None = None
+
+
+@dataclass
+class BeforeModelCall(HookEvent):
+    """A model call is about to happen."""
+
+    cycle_index: int = 0
+
+
+@dataclass
+class AfterModelCall(HookEvent):
+    """A model call finished (``message``) or failed (``exception``).
+
+    Set ``retry = True`` to discard this response and call the model again.
+    """
+
+    message: Message | None = None
+    stop_reason: str | None = None
+    exception: BaseException | None = None
+    retry: bool = False
+    reverse: bool = field(default=True, init=False, repr=False)
+
+
+@dataclass
+class BeforeToolCall(HookEvent):
+    """A tool call is about to run.
+
+    Replace ``selected_tool`` or ``tool_use["input"]`` to change what runs; set
+    ``cancel_tool`` to ``True`` or a message to skip it with an error result; call
+    ``interrupt(name, reason)`` to stop for a human answer (returns the answer on resume).
+    """
+
+    tool_use: ToolUse | None = None
+    selected_tool: Tool | None = None
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    cancel_tool: bool | str = False
+    _raiser: InterruptRaiser | None = field(default=None, repr=False)
+
+    def interrupt(self, name: str, reason: JSONValue = None) -> JSONValue:
+        """Stop the run for a human answer; after the resume, return that answer."""
+        if self._raiser is None:
+            raise RuntimeError("this event cannot raise interrupts")
+        return self._raiser(name, reason)
+
+
+@dataclass
+class AfterToolCall(HookEvent):
+    """A tool call finished; assign ``result`` to rewrite what the model sees."""
+
+    tool_use: ToolUse | None = None
+    selected_tool: Tool | None = None
+    result: ToolResult | None = None
+    exception: BaseException | None = None
+    reverse: bool = field(default=True, init=False, repr=False)
+
+
+E = TypeVar("E", bound=HookEvent)
+HookCallback = Callable[[E], Awaitable[None] | None]
+
+
+@runtime_checkable
+class HookProvider(Protocol):
+    """An object that registers several callbacks at once."""
+
+    def register_hooks(self, registry: HookRegistry) -> None: ...
+
+
+class HookRegistry:
+    """Callbacks by event type."""
+
+    __slots__ = ("_callbacks",)
+
+    def __init__(self) -> None:
+        self._callbacks: dict[type[HookEvent], list[Callable[[Any], Any]]] = {}
+
+    def add_callback(self, event_type: type[E], callback: HookCallback[E]) -> None:
+        """Call ``callback`` for every event of ``event_type``."""
+        if not (isinstance(event_type, type) and issubclass(event_type, HookEvent)):
+            raise ConfigurationError(f"{event_type!r} is not a hook event type")
+        self._callbacks.setdefault(event_type, []).append(callback)
+
+    def add(self, item: Any) -> None:
+        """Register a hook provider, or a callable whose first parameter names its event type."""
+        if isinstance(item, HookProvider) and not inspect.isfunction(item):
+            item.register_hooks(self)
+            return
+        if not callable(item):
+            raise ConfigurationError(f"{item!r} is neither a hook provider nor a callable")
+        self.add_callback(_event_type_of(item), item)
+
+    def has(self, event_type: type[HookEvent]) -> bool:
+        """Whether anything listens for ``event_type`` (lets the driver skip building events)."""
+        return event_type in self._callbacks
+
+    async def fire(self, event: E) -> E:
+        """Run the callbacks of ``event``'s type; returns the (possibly modified) event."""
+        callbacks = self._callbacks.get(type(event))
+        if not callbacks:
+            return event
+        for callback in reversed(callbacks) if event.reverse else callbacks:
+            outcome = callback(event)
+            if inspect.isawaitable(outcome):
+                await outcome
+        return event
+
+
+def _event_type_of(callback: Callable[..., Any]) -> type[HookEvent]:
+    try:
+        params = list(inspect.signature(callback).parameters.values())
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError(f"cannot inspect hook {callback!r}: {exc}") from exc
+    if not params:
+        raise ConfigurationError(f"hook {callback!r} takes no parameter; annotate its first parameter with an event type")
+    target = callback.__call__ if not inspect.isfunction(callback) and not inspect.ismethod(callback) else callback
+    try:
+        hints = get_type_hints(target)
+    except Exception:
+        hints = {}
+    annotation = hints.get(params[0].name, params[0].annotation)
+    if isinstance(annotation, type) and issubclass(annotation, HookEvent):
+        return annotation
+    raise ConfigurationError(
+        f"hook {getattr(callback, '__name__', callback)!r}: annotate its first parameter with the event "
+        "type it wants (e.g. `def on_tool(event: BeforeToolCall)`)"
+    )
+
+
+__all__ = [
+    "AfterInvocation",
+    "AfterModelCall",
+    "AfterToolCall",
+    "BeforeInvocation",
+    "BeforeModelCall",
+    "BeforeToolCall",
+    "HookEvent",
+    "HookProvider",
+    "HookRegistry",
+    "MessageAdded",
+]

@@ -1,0 +1,274 @@
+"""The sans-I/O loop core: a deterministic state machine over :class:`RunState`.
+
+``LoopCore.next_effect()`` says what must happen next; the driver performs it and reports the
+outcome (``model_done``, ``tool_started``, ``tool_done``, ``tool_interrupted``). The core never
+reads a clock, draws a random number or touches the network: the same state and the same
+outcomes always give the same next effect. Ids it invents (missing tool-use ids) are derived
+from positions in the conversation, so a resumed run derives the same ones.
+
+Every method is O(size of the current cycle); nothing walks the whole history, which keeps the
+per-cycle cost flat however long the run gets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import StructuredOutputError
+from ..types import ContentBlock, Message, StopReason, ToolChoice, ToolResult, ToolUse
+from .effects import CallModel, Effect, Pause, RunTools, Stop
+from .state import Cursor, Position, RunState
+
+CORRECTIVE_PROMPT = (
+    "You did not call the `{name}` tool. Respond now by calling `{name}` with the final answer "
+    "as its input, and nothing else."
+)
+
+
+@dataclass(frozen=True)
+class CoreConfig:
+    """Per-invocation settings of the core (all plain values)."""
+
+    checkpoint_positions: frozenset[Position] = frozenset()
+    max_cycles: int | None = None
+    max_tokens: int | None = None
+    output_tool: str | None = None
+    has_other_tools: bool = True
+
+
+@dataclass
+class ModelOutcome:
+    """A complete model response, as the driver observed it."""
+
+    message: Message
+    stop_reason: StopReason | str
+    usage: dict[str, int] = field(default_factory=dict)
+    latency_ms: float = 0.0
+
+
+def tool_uses_of(message: Message) -> list[ToolUse]:
+    """The tool calls of an assistant message, in order."""
+    return [block["toolUse"] for block in message["content"] if "toolUse" in block]
+
+
+class LoopCore:
+    """The ReAct loop as a state machine over a :class:`RunState` it owns while it runs."""
+
+    __slots__ = ("run", "config")
+
+    def __init__(self, run: RunState, config: CoreConfig) -> None:
+        self.run = run
+        self.config = config
+
+    # -- starting -------------------------------------------------------------------------
+
+    def start(self, prompt: list[Message]) -> list[Message]:
+        """Begin a new invocation with ``prompt`` appended; returns the messages added."""
+        cursor = self.run.cursor
+        next_cycle = cursor.cycle_index if cursor.phase == "idle" else 0
+        self.run.cursor = Cursor(phase="model", cycle_index=next_cycle)
+        for message in prompt:
+            self.run.messages.append(message)
+        return list(prompt)
+
+    def resume(self) -> None:
+        """Continue an invocation that stopped at a checkpoint or an interrupt."""
+        cursor = self.run.cursor
+        cursor.stop_reason = None
+        cursor.invocation_cycles = 0
+        cursor.invocation_tokens = 0
+        if cursor.phase == "idle":
+            cursor.phase = "model"
+
+    # -- the next step --------------------------------------------------------------------
+
+    def next_effect(self) -> Effect:
+        """What the driver must do next."""
+        cursor = self.run.cursor
+        if cursor.stop_reason is not None:
+            return self._stop(cursor.stop_reason)
+        pause = cursor.pending_pause
+        if pause is not None:
+            cursor.pending_pause = None
+            index = cursor.cycle_index if pause == "after_model" else cursor.cycle_index - 1
+            return Pause(pause, index)
+        if cursor.phase == "tools":
+            pending = [use for use in tool_uses_of(self.run.messages[-1]) if use["toolUseId"] not in cursor.results]
+            if self.has_open_interrupts():
+                self._save_interrupt_context()
+                return self._stop("interrupt")
+            return RunTools(pending)
+        config = self.config
+        if config.max_cycles is not None and cursor.invocation_cycles >= config.max_cycles:
+            return self._stop("limit_cycles")
+        if config.max_tokens is not None and cursor.invocation_tokens >= config.max_tokens:
+            return self._stop("limit_tokens")
+        return CallModel(self._tool_choice())
+
+    def _tool_choice(self) -> ToolChoice | None:
+        name = self.config.output_tool
+        if name is None:
+            return None
+        if self.run.cursor.corrective_turn_used or not self.config.has_other_tools:
+            return {"tool": {"name": name}}
+        return {"any": {}}
+
+    def _stop(self, reason: str) -> Stop:
+        cursor = self.run.cursor
+        cursor.stop_reason = reason
+        if reason not in ("interrupt",):
+            cursor.phase = "idle" if cursor.phase == "model" else cursor.phase
+        return Stop(reason)
+
+    # -- outcomes -------------------------------------------------------------------------
+
+    def model_done(self, outcome: ModelOutcome) -> list[Message]:
+        """Fold a complete model response into the run; returns the messages added."""
+        run = self.run
+        cursor = run.cursor
+        metrics = run.metrics
+        usage = outcome.usage
+        in_tokens = int(usage.get("inputTokens", 0))
+        out_tokens = int(usage.get("outputTokens", 0))
+        total = int(usage.get("totalTokens", in_tokens + out_tokens))
+        totals = metrics["usage"]
+        totals["input_tokens"] += in_tokens
+        totals["output_tokens"] += out_tokens
+        totals["total_tokens"] += total
+        metrics["model_call_count"] += 1
+        metrics["cycle_count"] += 1
+        metrics["model_latency_ms"] += outcome.latency_ms
+        cursor.invocation_cycles += 1
+        cursor.invocation_tokens += total
+
+        message = outcome.message
+        content = message["content"]
+        if outcome.stop_reason == "max_tokens":
+            kept = [block for block in content if "toolUse" not in block]
+            added: list[Message] = []
+            if kept:
+                message = {"role": "assistant", "content": kept}
+                run.messages.append(message)
+                added.append(message)
+            cursor.stop_reason = "max_tokens"
+            cursor.phase = "idle"
+            return added
+
+        has_tools = False
+        for i, block in enumerate(content):
+            if "toolUse" in block:
+                has_tools = True
+                use = block["toolUse"]
+                if not use.get("toolUseId"):
+                    use["toolUseId"] = f"tooluse_{len(run.messages)}_{i}"
+        run.messages.append(message)
+        added = [message]
+        if has_tools:
+            cursor.phase = "tools"
+            cursor.results = {}
+            cursor.started = []
+            if "after_model" in self.config.checkpoint_positions:
+                cursor.pending_pause = "after_model"
+            return added
+
+        if self.config.output_tool is not None and cursor.structured_output is None:
+            if cursor.corrective_turn_used:
+                raise StructuredOutputError(
+                    f"the model did not call the structured output tool `{self.config.output_tool}` "
+                    "even after a corrective turn; use a model that supports tool calling, or "
+                    "call without output_model"
+                )
+            cursor.corrective_turn_used = True
+            corrective: Message = {
+                "role": "user",
+                "content": [{"text": CORRECTIVE_PROMPT.format(name=self.config.output_tool)}],
+            }
+            run.messages.append(corrective)
+            cursor.cycle_index += 1
+            added.append(corrective)
+            return added
+
+        cursor.stop_reason = str(outcome.stop_reason)
+        cursor.phase = "idle"
+        cursor.cycle_index += 1
+        return added
+
+    def tool_started(self, tool_use_id: str) -> None:
+        """Record that a tool call began (its result is not yet known)."""
+        self.run.cursor.started.append(tool_use_id)
+
+    def tool_done(
+        self, tool_use_id: str, result: ToolResult, *, structured_output: Any = None
+    ) -> list[Message]:
+        """Record one tool result; when the cycle's last result arrives, close the cycle."""
+        cursor = self.run.cursor
+        cursor.results[tool_use_id] = result
+        if structured_output is not None:
+            cursor.structured_output = structured_output
+        uses = tool_uses_of(self.run.messages[-1])
+        if len(cursor.results) < len(uses):
+            return []
+        return self._close_cycle(uses)
+
+    def _close_cycle(self, uses: list[ToolUse]) -> list[Message]:
+        run = self.run
+        cursor = run.cursor
+        results = cursor.results
+        blocks: list[ContentBlock] = [{"toolResult": results[use["toolUseId"]]} for use in uses]
+        message: Message = {"role": "user", "content": blocks}
+        run.messages.append(message)
+        cursor.phase = "model"
+        cursor.cycle_index += 1
+        cursor.results = {}
+        cursor.started = []
+        if run.interrupt_state:
+            run.interrupt_state = {}
+        if cursor.structured_output is not None:
+            cursor.stop_reason = "end_turn"
+            cursor.phase = "idle"
+        elif "after_tools" in self.config.checkpoint_positions:
+            cursor.pending_pause = "after_tools"
+        return [message]
+
+    # -- interrupts -----------------------------------------------------------------------
+
+    def tool_interrupted(self, interrupts: list[dict[str, Any]]) -> None:
+        """Record interrupts raised by a tool call (or its BeforeToolCall hooks)."""
+        state = self.run.interrupt_state
+        table = state.setdefault("interrupts", {})
+        for interrupt in interrupts:
+            table[interrupt["id"]] = interrupt
+        state["activated"] = True
+
+    def has_open_interrupts(self) -> bool:
+        """True when some recorded interrupt still waits for its response."""
+        table = self.run.interrupt_state.get("interrupts")
+        if not table:
+            return False
+        return any("response" not in item for item in table.values())
+
+    def _save_interrupt_context(self) -> None:
+        self.run.interrupt_state["context"] = self.run.cursor.to_dict()
+
+    # -- cancellation ---------------------------------------------------------------------
+
+    def cancel(self) -> list[Message]:
+        """Stop the invocation; tool calls without results get an error result."""
+        cursor = self.run.cursor
+        added: list[Message] = []
+        if cursor.phase == "tools" and self.run.messages:
+            uses = tool_uses_of(self.run.messages[-1])
+            for use in uses:
+                if use["toolUseId"] not in cursor.results:
+                    cursor.results[use["toolUseId"]] = {
+                        "toolUseId": use["toolUseId"],
+                        "status": "error",
+                        "content": [{"text": "Tool call cancelled: the invocation was cancelled."}],
+                    }
+            added = self._close_cycle(uses)
+            cursor.pending_pause = None
+        cursor.stop_reason = "cancelled"
+        cursor.phase = "idle"
+        self.run.interrupt_state = {}
+        return added

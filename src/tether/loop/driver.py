@@ -1,0 +1,278 @@
+"""The local asyncio driver: performs the core's effects and streams events to the caller.
+
+It calls the model (retrying throttling with backoff, reducing the conversation on overflow),
+runs tools through the tool executor, fires hooks, and folds every outcome back into the core.
+It keeps no run state of its own: stop it between any two effects and the ``RunState`` says
+everything needed to go on. Subclasses (the durable driver) persist at step boundaries by
+overriding the ``on_*`` methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pydantic
+
+from ..errors import ContextWindowExhaustedError, ContextWindowOverflowError, ModelThrottledError
+from ..hooks import AfterModelCall, AfterToolCall, BeforeModelCall, BeforeToolCall, HookRegistry, MessageAdded
+from ..interrupts import InterruptRaiser, InterruptSignal
+from ..metrics import record_tool
+from ..tools.base import Tool, error_result, validation_message
+from ..tools.context import ToolContext
+from ..types import Message, ModelRequest, ToolResult, ToolUse
+from .core import LoopCore, ModelOutcome
+from .effects import CallModel, Effect, Pause, RunTools, Stop
+from .policies import Limits, RetryPolicy
+from .stream import StreamAccumulator
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+
+AgentEvent = dict[str, Any]
+
+
+@dataclass
+class DriverOptions:
+    """What one invocation needs besides the run state."""
+
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    output_model: type[pydantic.BaseModel] | None = None
+    output_tool: str | None = None
+    forward_deltas: bool = True
+
+
+class LocalDriver:
+    """Drives a :class:`LoopCore` to its next stop, in-process."""
+
+    def __init__(self, agent: Agent, core: LoopCore, options: DriverOptions, cancel: threading.Event) -> None:
+        self.agent = agent
+        self.core = core
+        self.run_state = core.run
+        self.options = options
+        self.cancel_event = cancel
+        self.hooks: HookRegistry = agent.hooks
+        self.retry: RetryPolicy = agent.retry
+        self.limits: Limits = agent.limits
+        self.final: Effect | None = None
+        self._has_message_hooks = self.hooks.has(MessageAdded)
+
+    # -- persistence points (no-ops here; the durable driver writes) -----------------------
+
+    async def on_messages(self, messages: list[Message]) -> None:
+        """Messages were appended to the run."""
+
+    async def on_tool_started(self, tool_use: ToolUse) -> None:
+        """A tool call is about to run."""
+
+    async def on_tool_result(self, tool_use_id: str, result: ToolResult) -> None:
+        """A tool result was recorded."""
+
+    # -- the loop -------------------------------------------------------------------------
+
+    async def run(self) -> AsyncIterator[AgentEvent]:
+        """Perform effects until the core pauses or stops; yields stream events."""
+        core = self.core
+        cancel = self.cancel_event
+        while True:
+            if cancel.is_set():
+                added = core.cancel()
+                await self._added(added)
+                for message in added:
+                    yield {"type": "message", "message": message}
+            effect = core.next_effect()
+            if isinstance(effect, CallModel):
+                async for event in self._call_model(effect):
+                    yield event
+            elif isinstance(effect, RunTools):
+                async for event in self._run_tools(effect):
+                    yield event
+            else:
+                self.final = effect
+                return
+
+    async def _added(self, messages: list[Message]) -> None:
+        if not messages:
+            return
+        await self.on_messages(messages)
+        if self._has_message_hooks:
+            for message in messages:
+                await self.hooks.fire(MessageAdded(self.agent, message))
+
+    # -- model calls ----------------------------------------------------------------------
+
+    async def _call_model(self, effect: CallModel) -> AsyncIterator[AgentEvent]:
+        run = self.run_state
+        agent = self.agent
+        hooks = self.hooks
+        throttled = 0
+        overflows = 0
+        forward = self.options.forward_deltas
+        while True:
+            if hooks.has(BeforeModelCall):
+                await hooks.fire(BeforeModelCall(agent, cycle_index=run.cursor.cycle_index))
+            request: ModelRequest = {
+                "messages": run.messages,
+                "system_prompt": run.system_prompt,
+                "tool_specs": agent.tool_specs_for(self.options.output_model),
+                "tool_choice": effect.tool_choice,
+                "model_state": run.model_state,
+            }
+            accumulator = StreamAccumulator()
+            started = time.perf_counter()
+            try:
+                async for event in agent.model.stream(request):
+                    accumulator.add(event)
+                    if forward and "contentBlockDelta" in event:
+                        delta = event["contentBlockDelta"]["delta"]
+                        if "text" in delta:
+                            yield {"type": "text_delta", "text": delta["text"]}
+                        elif "reasoningContent" in delta and "text" in delta["reasoningContent"]:
+                            yield {"type": "reasoning_delta", "text": delta["reasoningContent"]["text"]}
+                    if self.cancel_event.is_set():
+                        break
+                if self.cancel_event.is_set():
+                    return  # the loop's next turn records the cancellation
+                message = accumulator.message()
+            except ModelThrottledError as exc:
+                throttled += 1
+                if not await self._after_model_error(exc) and throttled >= self.retry.max_attempts:
+                    raise
+                await asyncio.sleep(self.retry.delay(throttled, exc.retry_after))
+                continue
+            except ContextWindowOverflowError as exc:
+                overflows += 1
+                if overflows > self.limits.max_overflow_reductions:
+                    raise ContextWindowExhaustedError(
+                        f"the context window still overflows after {self.limits.max_overflow_reductions} "
+                        "reductions; raise Limits.max_overflow_reductions or shorten the conversation"
+                    ) from exc
+                await agent.conversation_manager.reduce_context(run, agent.model, exc)
+                continue
+            except Exception as exc:
+                if await self._after_model_error(exc):
+                    continue
+                raise
+            latency_ms = (time.perf_counter() - started) * 1000.0
+            if hooks.has(AfterModelCall):
+                after = await hooks.fire(
+                    AfterModelCall(agent, message=message, stop_reason=accumulator.stop_reason)
+                )
+                if after.retry:
+                    continue
+            if accumulator.model_state is not None:
+                run.model_state = accumulator.model_state
+            added = self.core.model_done(
+                ModelOutcome(message, accumulator.stop_reason, accumulator.usage, latency_ms)
+            )
+            await self._added(added)
+            for item in added:
+                yield {"type": "message", "message": item}
+            return
+
+    async def _after_model_error(self, exc: Exception) -> bool:
+        """Fire AfterModelCall for a failed call; True when a hook asked for a retry."""
+        if not self.hooks.has(AfterModelCall):
+            return False
+        event = await self.hooks.fire(AfterModelCall(self.agent, exception=exc))
+        return event.retry
+
+    # -- tool calls -----------------------------------------------------------------------
+
+    async def _run_tools(self, effect: RunTools) -> AsyncIterator[AgentEvent]:
+        events: list[AgentEvent] = []
+
+        async def run_one(tool_use: ToolUse) -> bool:
+            return await self._run_one(tool_use, events)
+
+        await self.agent.tool_executor.execute(effect.tool_uses, run_one)
+        for event in events:
+            yield event
+
+    async def _run_one(self, tool_use: ToolUse, events: list[AgentEvent]) -> bool:
+        agent = self.agent
+        run = self.run_state
+        hooks = self.hooks
+        core = self.core
+        tool_use_id = tool_use["toolUseId"]
+        name = tool_use["name"]
+        if self.cancel_event.is_set():
+            return False
+        output_tool = self.options.output_tool
+        selected: Tool | None = agent.tool_registry.get(name)
+        structured: Any = None
+        events.append({"type": "tool_start", "toolUse": tool_use})
+        result: ToolResult | None = None
+        if hooks.has(BeforeToolCall):
+            before = BeforeToolCall(
+                agent,
+                tool_use=tool_use,
+                selected_tool=selected,
+                invocation_state=self.options.invocation_state,
+                _raiser=InterruptRaiser(run.interrupt_state, "hook", tool_use_id),
+            )
+            try:
+                await hooks.fire(before)
+            except InterruptSignal as signal:
+                core.tool_interrupted([signal.interrupt.to_dict()])
+                return False
+            selected = before.selected_tool
+            if before.cancel_tool:
+                text = before.cancel_tool if isinstance(before.cancel_tool, str) else "Tool call cancelled by a hook."
+                result = error_result(tool_use_id, text)
+        core.tool_started(tool_use_id)
+        await self.on_tool_started(tool_use)
+        started = time.perf_counter()
+        if result is None:
+            if output_tool is not None and name == output_tool:
+                result, structured = self._structured(tool_use)
+            elif selected is None:
+                known = ", ".join(agent.tool_registry.names) or "none"
+                result = error_result(tool_use_id, f"Unknown tool {name!r}. Available tools: {known}.")
+            else:
+                context = ToolContext(
+                    tool_use=tool_use,
+                    agent=agent,
+                    invocation_state=self.options.invocation_state,
+                    run_id=run.run_id,
+                    _raiser=InterruptRaiser(run.interrupt_state, "tool", tool_use_id),
+                )
+                try:
+                    result = await selected.invoke(tool_use, context)
+                except InterruptSignal as signal:
+                    core.tool_interrupted([signal.interrupt.to_dict()])
+                    return False
+        duration_ms = (time.perf_counter() - started) * 1000.0
+        if hooks.has(AfterToolCall):
+            after = await hooks.fire(AfterToolCall(agent, tool_use=tool_use, selected_tool=selected, result=result))
+            if after.result is not None:
+                result = after.result
+        record_tool(run.metrics, name, duration_ms, result["status"] == "error")
+        added = core.tool_done(tool_use_id, result, structured_output=structured)
+        await self.on_tool_result(tool_use_id, result)
+        events.append({"type": "tool_result", "toolResult": result})
+        if added:
+            await self._added(added)
+            for message in added:
+                events.append({"type": "message", "message": message})
+        return True
+
+    def _structured(self, tool_use: ToolUse) -> tuple[ToolResult, Any]:
+        model = self.options.output_model
+        assert model is not None
+        tool_use_id = tool_use["toolUseId"]
+        try:
+            value = model.model_validate(tool_use["input"])
+        except pydantic.ValidationError as exc:
+            return error_result(tool_use_id, f"Invalid structured output: {validation_message(exc)}. Call the tool again with valid input."), None
+        return (
+            {"toolUseId": tool_use_id, "status": "success", "content": [{"text": "Structured output recorded."}]},
+            value.model_dump(mode="json"),
+        )
+
+
+__all__ = ["AgentEvent", "DriverOptions", "LocalDriver", "Pause", "Stop"]

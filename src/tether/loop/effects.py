@@ -1,0 +1,43 @@
+"""Effects: what the loop core asks its driver to do next.
+
+The core never performs I/O; it returns one of these and waits for the outcome to be folded in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..types import ToolChoice, ToolUse
+from .state import Position
+
+
+@dataclass(frozen=True, slots=True)
+class CallModel:
+    """Call the model with the run's messages; ``tool_choice`` forces a tool when set."""
+
+    tool_choice: ToolChoice | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunTools:
+    """Run these tool calls (the ones of the current cycle that have no recorded result)."""
+
+    tool_uses: list[ToolUse]
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """Stop at a checkpoint; the run state is consistent and resumable as it is."""
+
+    position: Position
+    cycle_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """The invocation is over, for ``reason`` (``end_turn``, ``interrupt``, ``limit_cycles``...)."""
+
+    reason: str
+
+
+Effect = CallModel | RunTools | Pause | Stop

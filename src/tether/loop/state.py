@@ -1,0 +1,98 @@
+"""`RunState`: the whole truth about a run, as JSON-ready data.
+
+Nothing about a run lives anywhere else: the loop core reads and writes only this object, so a
+snapshot, a checkpoint, a durable store row and a Temporal workflow all carry the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from ..types import Message, SystemContentBlock, ToolResult
+
+Phase: TypeAlias = Literal["model", "tools", "idle"]
+Position: TypeAlias = Literal["after_model", "after_tools"]
+POSITIONS: tuple[Position, ...] = ("after_model", "after_tools")
+
+
+def new_metrics() -> dict[str, Any]:
+    """Empty accumulated metrics (JSON)."""
+    return {
+        "cycle_count": 0,
+        "tool_call_count": 0,
+        "model_call_count": 0,
+        "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+        "model_latency_ms": 0.0,
+        "tools": {},
+    }
+
+
+@dataclass
+class Cursor:
+    """Where the run is inside the current invocation.
+
+    ``phase`` is ``"model"`` when the next step is a model call, ``"tools"`` when the last
+    message is an assistant message whose tool calls are being run, ``"idle"`` between
+    invocations. ``results`` holds the tool results of the current cycle recorded so far, by
+    tool-use id; ``started`` the ids of tool calls that began (for in-doubt detection).
+    """
+
+    phase: Phase = "idle"
+    cycle_index: int = 0
+    invocation_cycles: int = 0
+    invocation_tokens: int = 0
+    results: dict[str, ToolResult] = field(default_factory=dict)
+    started: list[str] = field(default_factory=list)
+    pending_pause: Position | None = None
+    structured_output: Any = None
+    corrective_turn_used: bool = False
+    stop_reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "phase": self.phase,
+            "cycle_index": self.cycle_index,
+            "invocation_cycles": self.invocation_cycles,
+            "invocation_tokens": self.invocation_tokens,
+            "results": dict(self.results),
+            "started": list(self.started),
+            "pending_pause": self.pending_pause,
+            "structured_output": self.structured_output,
+            "corrective_turn_used": self.corrective_turn_used,
+            "stop_reason": self.stop_reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Cursor:
+        return cls(
+            phase=data["phase"],
+            cycle_index=int(data["cycle_index"]),
+            invocation_cycles=int(data.get("invocation_cycles", 0)),
+            invocation_tokens=int(data.get("invocation_tokens", 0)),
+            results=dict(data.get("results") or {}),
+            started=list(data.get("started") or []),
+            pending_pause=data.get("pending_pause"),
+            structured_output=data.get("structured_output"),
+            corrective_turn_used=bool(data.get("corrective_turn_used", False)),
+            stop_reason=data.get("stop_reason"),
+        )
+
+
+@dataclass
+class RunState:
+    """The state of an agent and its run.
+
+    The first six fields are the ones a snapshot captures; ``cursor`` is the position inside
+    an invocation and ``metrics`` the accumulated metrics of the whole run.
+    """
+
+    messages: list[Message] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+    conversation_manager_state: dict[str, Any] = field(default_factory=dict)
+    interrupt_state: dict[str, Any] = field(default_factory=dict)
+    system_prompt: list[SystemContentBlock] | None = None
+    model_state: dict[str, Any] = field(default_factory=dict)
+    cursor: Cursor = field(default_factory=Cursor)
+    metrics: dict[str, Any] = field(default_factory=new_metrics)
+    run_id: str | None = None

@@ -1,0 +1,35 @@
+"""The `Model` protocol: one async stream of normalized events per request.
+
+A provider maps its wire format to :class:`~tether.types.StreamEvent` dicts (Converse-shaped)
+and its failures to :class:`~tether.errors.ModelThrottledError` (retried by the loop),
+:class:`~tether.errors.ContextWindowOverflowError` (handled by the conversation manager) and
+:class:`~tether.errors.ModelAuthError`. The request is JSON, so the same call can run in-process
+or as a Temporal activity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Protocol, runtime_checkable
+
+from ..types import ModelRequest, StreamEvent
+
+
+@runtime_checkable
+class Model(Protocol):
+    """What the loop needs from a model."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream the response to ``request`` as normalized events."""
+        ...
+
+    @property
+    def model_id(self) -> str:
+        """A short human-readable id (``"openai:gpt-4o"``, ``"scripted"``)."""
+        ...
+
+
+def config_of(model: Any) -> dict[str, Any]:
+    """A model's JSON config, when it exposes one (used by snapshots' metadata and the CLI)."""
+    getter = getattr(model, "get_config", None)
+    return dict(getter()) if callable(getter) else {}

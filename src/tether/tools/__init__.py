@@ -1,0 +1,21 @@
+"""Tools: ``@tool``, class-based tools, the registry, the context and the executors."""
+
+from .base import Tool, error_result, to_result
+from .context import ToolContext
+from .decorator import FunctionTool, parse_docstring, tool
+from .executors import ConcurrentToolExecutor, SequentialToolExecutor, ToolExecutor
+from .registry import ToolRegistry
+
+__all__ = [
+    "ConcurrentToolExecutor",
+    "FunctionTool",
+    "SequentialToolExecutor",
+    "Tool",
+    "ToolContext",
+    "ToolExecutor",
+    "ToolRegistry",
+    "error_result",
+    "parse_docstring",
+    "to_result",
+    "tool",
+]

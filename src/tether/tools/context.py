@@ -1,0 +1,40 @@
+"""`ToolContext`: what a tool may know about the call it serves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..interrupts import InterruptRaiser
+from ..types import JSONValue, ToolUse
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+
+
+@dataclass
+class ToolContext:
+    """Passed to a tool whose parameter is annotated ``ToolContext`` (left out of its schema).
+
+    ``invocation_state`` is the dict the caller passed to the invocation (not persisted);
+    ``idempotency_key`` is stable across resumes of the same tool call, so a re-run of an
+    in-doubt call can be deduplicated by the system it talks to.
+    """
+
+    tool_use: ToolUse
+    agent: Agent
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    run_id: str | None = None
+    _raiser: InterruptRaiser | None = None
+
+    @property
+    def idempotency_key(self) -> str:
+        """``run_id/toolUseId`` (the tool-use id alone when the run has no id)."""
+        tool_use_id = self.tool_use["toolUseId"]
+        return f"{self.run_id}/{tool_use_id}" if self.run_id else tool_use_id
+
+    def interrupt(self, name: str, reason: JSONValue = None) -> JSONValue:
+        """Ask a human: stops the run the first time, returns the answer after the resume."""
+        if self._raiser is None:
+            raise RuntimeError("this ToolContext cannot raise interrupts")
+        return self._raiser(name, reason)

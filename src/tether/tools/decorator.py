@@ -1,0 +1,193 @@
+"""``@tool``: a function becomes a tool whose JSON schema comes from its type hints and docstring."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar, get_type_hints, overload
+
+import pydantic
+
+from ..errors import ToolError
+from ..types import ToolSpec
+from .base import Tool
+from .context import ToolContext
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|Notes?)\s*:\s*$")
+_GOOGLE_ARG = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_SPHINX_ARG = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """The description (text before any section) and per-parameter descriptions.
+
+    Understands Google style (``Args:`` with ``name: text`` lines) and Sphinx style
+    (``:param name: text``).
+    """
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    description: list[str] = []
+    params: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    for line in lines:
+        sphinx = _SPHINX_ARG.match(line)
+        if sphinx:
+            current = sphinx.group(1)
+            params[current] = sphinx.group(2).strip()
+            section = "sphinx"
+            continue
+        header = _SECTION.match(line)
+        if header:
+            section = header.group(1).lower()
+            current = None
+            continue
+        if section is None:
+            if line.strip().startswith(":"):
+                section = "sphinx"
+                continue
+            description.append(line)
+        elif section in ("args", "arguments", "parameters"):
+            arg = _GOOGLE_ARG.match(line)
+            if arg and (len(line) - len(line.lstrip())) <= 4:
+                current = arg.group(1).lstrip("*")
+                params[current] = arg.group(2).strip()
+            elif current and line.strip():
+                params[current] = (params[current] + " " + line.strip()).strip()
+        elif section == "sphinx" and current and line.strip() and not line.strip().startswith(":"):
+            params[current] = (params[current] + " " + line.strip()).strip()
+    return "\n".join(description).strip(), params
+
+
+class FunctionTool(Tool):
+    """A tool made from a plain (sync or async) function by ``@tool``."""
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        idempotent: bool = True,
+        run_in_thread: bool = True,
+    ) -> None:
+        self.func = func
+        self._name = name or func.__name__
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self._name):
+            raise ToolError(
+                f"tool name {self._name!r} is invalid: use 1-64 letters, digits, '_' or '-' (providers require it)"
+            )
+        doc_description, param_docs = parse_docstring(func.__doc__)
+        self._description = description or doc_description or self._name
+        self.idempotent = idempotent
+        self.run_in_thread = run_in_thread
+        self._is_async = inspect.iscoroutinefunction(func)
+        self._context_param: str | None = None
+        try:
+            hints = get_type_hints(func, include_extras=True)
+        except Exception as exc:
+            raise ToolError(f"cannot read the type hints of tool {self._name!r}: {exc}") from exc
+        fields: dict[str, Any] = {}
+        for param in inspect.signature(func).parameters.values():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise ToolError(f"tool {self._name!r}: *args/**kwargs parameters are not supported")
+            annotation = hints.get(param.name, Any)
+            if annotation is ToolContext:
+                self._context_param = param.name
+                continue
+            default = ... if param.default is param.empty else param.default
+            fields[param.name] = (
+                annotation,
+                pydantic.Field(default=default, description=param_docs.get(param.name)),
+            )
+        model_name = "".join(part.capitalize() for part in re.split(r"[_-]", self._name)) + "Input"
+        try:
+            self._model: type[pydantic.BaseModel] = pydantic.create_model(  # type: ignore[call-overload]
+                model_name, __config__=pydantic.ConfigDict(arbitrary_types_allowed=False), **fields
+            )
+            schema = self._model.model_json_schema()
+        except (pydantic.PydanticSchemaGenerationError, TypeError) as exc:
+            raise ToolError(f"tool {self._name!r}: a parameter type cannot be expressed as JSON schema: {exc}") from exc
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        self._field_names = tuple(fields)
+        self._spec_value: ToolSpec = {
+            "name": self._name,
+            "description": self._description,
+            "inputSchema": {"json": schema},
+        }
+
+    @property
+    def tool_name(self) -> str:
+        return self._name
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec_value
+
+    def _prepare(self, raw: Any) -> Any:
+        validated = self._model.model_validate(raw)
+        return {name: getattr(validated, name) for name in self._field_names}
+
+    async def _call(self, prepared: Any, context: ToolContext) -> Any:
+        if self._context_param is not None:
+            prepared[self._context_param] = context
+        if self._is_async:
+            return await self.func(**prepared)
+        if self.run_in_thread:
+            return await asyncio.to_thread(self.func, **prepared)
+        return self.func(**prepared)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly (handy in tests)."""
+        return self.func(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"FunctionTool({self._name!r})"
+
+
+@overload
+def tool(func: Callable[..., Any], /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    idempotent: bool = True,
+    run_in_thread: bool = True,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    idempotent: bool = True,
+    run_in_thread: bool = True,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """Make a tool from a function: ``@tool`` or ``@tool(name=..., idempotent=False)``.
+
+    The schema comes from the type hints (via pydantic) and the parameter descriptions from the
+    docstring's ``Args:`` section; the description is the docstring's text before it. A
+    parameter annotated ``ToolContext`` receives the call's context and is not in the schema.
+    Sync functions run in a worker thread unless ``run_in_thread=False``.
+    """
+
+    def wrap(f: Callable[..., Any]) -> FunctionTool:
+        return FunctionTool(
+            f, name=name, description=description, idempotent=idempotent, run_in_thread=run_in_thread
+        )
+
+    if func is not None:
+        return wrap(func)
+    return wrap

@@ -1,0 +1,45 @@
+"""Tool executors: how the tool calls of one cycle are scheduled.
+
+Results always land in the conversation in call order (the core orders them), so the executor
+only decides concurrency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Sequence
+
+from ..types import ToolUse
+
+RunOne = Callable[[ToolUse], Awaitable[bool]]
+"""Runs one call; returns False when the call was interrupted (no result recorded)."""
+
+
+class ToolExecutor(ABC):
+    """Schedules the calls of one cycle."""
+
+    @abstractmethod
+    async def execute(self, tool_uses: Sequence[ToolUse], run_one: RunOne) -> None:
+        """Run every call through ``run_one``."""
+
+
+class ConcurrentToolExecutor(ToolExecutor):
+    """All calls of a cycle at once (the default)."""
+
+    async def execute(self, tool_uses: Sequence[ToolUse], run_one: RunOne) -> None:
+        if len(tool_uses) == 1:
+            await run_one(tool_uses[0])
+            return
+        async with asyncio.TaskGroup() as group:
+            for use in tool_uses:
+                group.create_task(run_one(use))
+
+
+class SequentialToolExecutor(ToolExecutor):
+    """One call after another, in order; stops at the first interrupted call."""
+
+    async def execute(self, tool_uses: Sequence[ToolUse], run_one: RunOne) -> None:
+        for use in tool_uses:
+            if not await run_one(use):
+                return

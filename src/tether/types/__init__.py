@@ -1,0 +1,53 @@
+"""Typed shapes of Tether's JSON data: messages, blocks, tool specs and stream events."""
+
+from .content import (
+    CONTROL_BLOCK_KINDS,
+    MESSAGE_BLOCK_KINDS,
+    SYSTEM_BLOCK_KINDS,
+    CachePoint,
+    CheckpointResume,
+    ContentBlock,
+    DocumentContent,
+    ImageContent,
+    InterruptResponse,
+    JSONValue,
+    Message,
+    Messages,
+    ReasoningContent,
+    Role,
+    SystemContentBlock,
+    ToolResult,
+    ToolResultContent,
+    ToolResultStatus,
+    ToolUse,
+)
+from .streaming import ModelRequest, StopReason, StreamEvent, Usage
+from .tools import ToolChoice, ToolSpec
+
+__all__ = [
+    "CONTROL_BLOCK_KINDS",
+    "MESSAGE_BLOCK_KINDS",
+    "SYSTEM_BLOCK_KINDS",
+    "CachePoint",
+    "CheckpointResume",
+    "ContentBlock",
+    "DocumentContent",
+    "ImageContent",
+    "InterruptResponse",
+    "JSONValue",
+    "Message",
+    "Messages",
+    "ModelRequest",
+    "ReasoningContent",
+    "Role",
+    "StopReason",
+    "StreamEvent",
+    "SystemContentBlock",
+    "ToolChoice",
+    "ToolResult",
+    "ToolResultContent",
+    "ToolResultStatus",
+    "ToolSpec",
+    "ToolUse",
+    "Usage",
+]
