@@ -149,7 +149,7 @@ def decode_message_bytes(messages: list[Message]) -> None:
                 for item in block["toolResult"]["content"]:
                     for kind in ("image", "document"):
                         if kind in item:
-                            _decode_source(item[kind])  # type: ignore[literal-required]
+                            _decode_source(item[kind])
             elif "image" in block:
                 _decode_source(block["image"])
             elif "document" in block:

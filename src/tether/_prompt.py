@@ -45,9 +45,7 @@ def normalize_prompt(prompt: Any) -> Prompt:
         for m_index, message in enumerate(messages):
             for b_index, block in enumerate(message["content"]):
                 if any(kind in block for kind in CONTROL_BLOCK_KINDS):
-                    raise PromptError(
-                        f"prompt[{m_index}].content[{b_index}]: control blocks go in a list of blocks, not in a message"
-                    )
+                    raise PromptError(f"prompt[{m_index}].content[{b_index}]: control blocks go in a list of blocks, not in a message")
         return Prompt("messages", [{"role": m["role"], "content": list(m["content"])} for m in messages])
     kinds = [next(iter(item)) if isinstance(item, dict) and len(item) == 1 else None for item in prompt]
     if "checkpointResume" in kinds:

@@ -53,9 +53,7 @@ def _positions(value: bool | Iterable[str]) -> frozenset[Position]:
     positions = frozenset(value)
     unknown = positions - set(POSITIONS)
     if unknown:
-        raise ConfigurationError(
-            f"checkpointing positions {sorted(unknown)} are unknown; use True or some of {list(POSITIONS)}"
-        )
+        raise ConfigurationError(f"checkpointing positions {sorted(unknown)} are unknown; use True or some of {list(POSITIONS)}")
     return positions  # type: ignore[return-value]
 
 

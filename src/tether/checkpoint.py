@@ -61,8 +61,7 @@ class Checkpoint:
         """Validate a checkpoint dict; problems raise ``CheckpointError`` naming the field."""
         if not isinstance(value, dict):
             raise CheckpointError(f"checkpoint must be an object, got {type(value).__name__}")
-        value = migrate(value, target=CHECKPOINT_SCHEMA_VERSION, migrations=CHECKPOINT_MIGRATIONS,
-                        what="checkpoint", error=CheckpointError)
+        value = migrate(value, target=CHECKPOINT_SCHEMA_VERSION, migrations=CHECKPOINT_MIGRATIONS, what="checkpoint", error=CheckpointError)
         position = value.get("position")
         if position not in POSITIONS:
             raise CheckpointError(f"checkpoint.position must be one of {', '.join(POSITIONS)}, got {position!r}")

@@ -23,7 +23,8 @@ from .interrupts import InterruptRaiser
 from .types import JSONValue, Message, ToolResult, ToolUse
 
 if TYPE_CHECKING:
-    from .agent import Agent, AgentResult
+    from .agent import Agent
+    from .result import AgentResult
     from .tools.base import Tool
 
 
@@ -173,7 +174,7 @@ def _event_type_of(callback: Callable[..., Any]) -> type[HookEvent]:
         raise ConfigurationError(f"cannot inspect hook {callback!r}: {exc}") from exc
     if not params:
         raise ConfigurationError(f"hook {callback!r} takes no parameter; annotate its first parameter with an event type")
-    target = callback.__call__ if not inspect.isfunction(callback) and not inspect.ismethod(callback) else callback
+    target: Any = callback if inspect.isfunction(callback) or inspect.ismethod(callback) else type(callback).__call__
     try:
         hints = get_type_hints(target)
     except Exception:

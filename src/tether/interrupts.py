@@ -65,7 +65,7 @@ class InterruptSignal(BaseException):
 class InterruptRaiser:
     """Looks up the answer to an interrupt, or raises it; shared by tool contexts and hooks."""
 
-    __slots__ = ("_state", "_source", "_tool_use_id")
+    __slots__ = ("_source", "_state", "_tool_use_id")
 
     def __init__(self, interrupt_state: dict[str, Any], source: str, tool_use_id: str) -> None:
         self._state = interrupt_state

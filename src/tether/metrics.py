@@ -57,10 +57,7 @@ class Metrics:
         return out
 
     def __repr__(self) -> str:
-        return (
-            f"Metrics(cycles={self.cycle_count}, tool_calls={self.tool_call_count}, "
-            f"tokens={self._data['usage']['total_tokens']})"
-        )
+        return f"Metrics(cycles={self.cycle_count}, tool_calls={self.tool_call_count}, tokens={self._data['usage']['total_tokens']})"
 
 
 def diff_metrics(now: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ._json import copy_json, encode, find_non_json
@@ -62,10 +62,7 @@ def migrate(
     if not isinstance(version, int) or isinstance(version, bool):
         raise error(f"{what}.schema_version must be an integer, got {version!r}")
     if version > target:
-        raise error(
-            f"{what} schema_version {version} is newer than this Tether supports ({target}); "
-            "upgrade tether to load it"
-        )
+        raise error(f"{what} schema_version {version} is newer than this Tether supports ({target}); upgrade tether to load it")
     while version < target:
         step = registry.get(version)
         if step is None:
@@ -76,9 +73,7 @@ def migrate(
     return data
 
 
-def resolve_fields(
-    preset: str | None = None, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None
-) -> list[str]:
+def resolve_fields(preset: str | None = None, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None) -> list[str]:
     """The fields a snapshot captures; with neither preset nor include, every field."""
     if isinstance(include, str) or isinstance(exclude, str):
         raise SnapshotError("include and exclude take a list of field names, not a string")
@@ -105,7 +100,7 @@ def resolve_fields(
 
 def now_iso() -> str:
     """The current UTC time, ISO-8601 with a ``Z`` suffix."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def to_json_copy(value: Any, path: str) -> Any:
@@ -205,8 +200,7 @@ def check_data(data: dict[str, Any], path: str) -> None:
     if interrupt_state:
         table = interrupt_state.get("interrupts", {})
         if not isinstance(table, dict) or not all(
-            isinstance(v, dict) and isinstance(v.get("id"), str) and isinstance(v.get("name"), str)
-            for v in table.values()
+            isinstance(v, dict) and isinstance(v.get("id"), str) and isinstance(v.get("name"), str) for v in table.values()
         ):
             raise SnapshotError(f"{path}.interrupt_state.interrupts must map ids to {{id, name, reason}} objects")
         context = interrupt_state.get("context")
@@ -216,6 +210,7 @@ def check_data(data: dict[str, Any], path: str) -> None:
 
 def size_report(data: dict[str, Any], app_data: dict[str, Any], *, top: int = 5) -> dict[str, Any]:
     """Bytes per field (as compact JSON) and the largest messages."""
+
     def size(value: Any) -> int:
         return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
 

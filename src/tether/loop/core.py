@@ -21,8 +21,7 @@ from .effects import CallModel, Effect, Pause, RunTools, Stop
 from .state import Cursor, Position, RunState
 
 CORRECTIVE_PROMPT = (
-    "You did not call the `{name}` tool. Respond now by calling `{name}` with the final answer "
-    "as its input, and nothing else."
+    "You did not call the `{name}` tool. Respond now by calling `{name}` with the final answer as its input, and nothing else."
 )
 
 
@@ -55,7 +54,7 @@ def tool_uses_of(message: Message) -> list[ToolUse]:
 class LoopCore:
     """The ReAct loop as a state machine over a :class:`RunState` it owns while it runs."""
 
-    __slots__ = ("run", "config")
+    __slots__ = ("config", "run")
 
     def __init__(self, run: RunState, config: CoreConfig) -> None:
         self.run = run
@@ -198,9 +197,7 @@ class LoopCore:
         """Record that a tool call began (its result is not yet known)."""
         self.run.cursor.started.append(tool_use_id)
 
-    def tool_done(
-        self, tool_use_id: str, result: ToolResult, *, structured_output: Any = None
-    ) -> list[Message]:
+    def tool_done(self, tool_use_id: str, result: ToolResult, *, structured_output: Any = None) -> list[Message]:
         """Record one tool result; when the cycle's last result arrives, close the cycle."""
         cursor = self.run.cursor
         cursor.results[tool_use_id] = result

@@ -159,16 +159,12 @@ class LocalDriver:
                 raise
             latency_ms = (time.perf_counter() - started) * 1000.0
             if hooks.has(AfterModelCall):
-                after = await hooks.fire(
-                    AfterModelCall(agent, message=message, stop_reason=accumulator.stop_reason)
-                )
+                after = await hooks.fire(AfterModelCall(agent, message=message, stop_reason=accumulator.stop_reason))
                 if after.retry:
                     continue
             if accumulator.model_state is not None:
                 run.model_state = accumulator.model_state
-            added = self.core.model_done(
-                ModelOutcome(message, accumulator.stop_reason, accumulator.usage, latency_ms)
-            )
+            added = self.core.model_done(ModelOutcome(message, accumulator.stop_reason, accumulator.usage, latency_ms))
             await self._added(added)
             for item in added:
                 yield {"type": "message", "message": item}
@@ -268,7 +264,8 @@ class LocalDriver:
         try:
             value = model.model_validate(tool_use["input"])
         except pydantic.ValidationError as exc:
-            return error_result(tool_use_id, f"Invalid structured output: {validation_message(exc)}. Call the tool again with valid input."), None
+            text = f"Invalid structured output: {validation_message(exc)}. Call the tool again with valid input."
+            return error_result(tool_use_id, text), None
         return (
             {"toolUseId": tool_use_id, "status": "success", "content": [{"text": "Structured output recorded."}]},
             value.model_dump(mode="json"),

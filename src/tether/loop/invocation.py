@@ -62,8 +62,7 @@ def _resume_kind(agent: Agent, prompt: Prompt) -> str | None:
     if interrupted and any("response" not in item for item in run.interrupt_state.get("interrupts", {}).values()):
         ids = ", ".join(i.id for i in pending_interrupts(run.interrupt_state))
         raise InterruptError(
-            f"the agent is waiting for answers to interrupts ({ids}); send a list of "
-            "interruptResponse blocks before any new prompt"
+            f"the agent is waiting for answers to interrupts ({ids}); send a list of interruptResponse blocks before any new prompt"
         )
     if prompt.kind == "continue":
         if cursor.phase != "idle":
@@ -150,9 +149,7 @@ def _last_assistant(messages: list[Message]) -> Message | None:
     return None
 
 
-def _result(
-    agent: Agent, driver: LocalDriver, before: dict[str, Any], output_model: type[pydantic.BaseModel] | None
-) -> AgentResult:
+def _result(agent: Agent, driver: LocalDriver, before: dict[str, Any], output_model: type[pydantic.BaseModel] | None) -> AgentResult:
     run: RunState = agent.run_state
     effect = driver.final
     metrics = Metrics(run.metrics, diff_metrics(run.metrics, before))

@@ -17,18 +17,18 @@ class StreamAccumulator:
     """Builds the assistant message, stop reason, usage and model state from stream events."""
 
     __slots__ = (
-        "content",
-        "stop_reason",
-        "usage",
-        "model_state",
-        "metrics",
+        "_bad",
+        "_reasoning",
+        "_redacted",
+        "_signature",
         "_text",
         "_tool",
         "_tool_input",
-        "_reasoning",
-        "_signature",
-        "_redacted",
-        "_bad",
+        "content",
+        "metrics",
+        "model_state",
+        "stop_reason",
+        "usage",
     )
 
     def __init__(self) -> None:
@@ -95,9 +95,7 @@ class StreamAccumulator:
                 # max_tokens (the loop drops it), an error otherwise.
                 self._bad = f"tool call {self._tool['name']!r} ({self._tool['toolUseId']}) has invalid JSON input: {exc}"
             else:
-                self.content.append(
-                    {"toolUse": {"toolUseId": self._tool["toolUseId"], "name": self._tool["name"], "input": value}}
-                )
+                self.content.append({"toolUse": {"toolUseId": self._tool["toolUseId"], "name": self._tool["name"], "input": value}})
             self._tool = None
             self._tool_input = []
         if self._reasoning is not None or self._redacted is not None:

@@ -95,8 +95,8 @@ class ScriptedModel:
                     delta["redactedContent"] = reasoning["redactedContent"]
                 yield {"contentBlockDelta": {"delta": {"reasoningContent": delta}}}  # type: ignore[typeddict-item]
                 yield {"contentBlockStop": {}}
-        stop = message.get("stopReason", stop)  # type: ignore[typeddict-item]
-        yield {"messageStop": {"stopReason": stop}}
+        stop_reason: Any = dict(message).get("stopReason", stop)
+        yield {"messageStop": {"stopReason": stop_reason}}
         inp, out = self.usage
         yield {"metadata": {"usage": {"inputTokens": inp, "outputTokens": out, "totalTokens": inp + out}}}
 

@@ -79,9 +79,7 @@ class FunctionTool(Tool):
         self.func = func
         self._name = name or func.__name__
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self._name):
-            raise ToolError(
-                f"tool name {self._name!r} is invalid: use 1-64 letters, digits, '_' or '-' (providers require it)"
-            )
+            raise ToolError(f"tool name {self._name!r} is invalid: use 1-64 letters, digits, '_' or '-' (providers require it)")
         doc_description, param_docs = parse_docstring(func.__doc__)
         self._description = description or doc_description or self._name
         self.idempotent = idempotent
@@ -107,7 +105,7 @@ class FunctionTool(Tool):
             )
         model_name = "".join(part.capitalize() for part in re.split(r"[_-]", self._name)) + "Input"
         try:
-            self._model: type[pydantic.BaseModel] = pydantic.create_model(  # type: ignore[call-overload]
+            self._model: type[pydantic.BaseModel] = pydantic.create_model(
                 model_name, __config__=pydantic.ConfigDict(arbitrary_types_allowed=False), **fields
             )
             schema = self._model.model_json_schema()
@@ -184,9 +182,7 @@ def tool(
     """
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
-        return FunctionTool(
-            f, name=name, description=description, idempotent=idempotent, run_in_thread=run_in_thread
-        )
+        return FunctionTool(f, name=name, description=description, idempotent=idempotent, run_in_thread=run_in_thread)
 
     if func is not None:
         return wrap(func)

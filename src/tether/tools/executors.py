@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 from ..types import ToolUse
 
-RunOne = Callable[[ToolUse], Awaitable[bool]]
+RunOne = Callable[[ToolUse], Coroutine[Any, Any, bool]]
 """Runs one call; returns False when the call was interrupted (no result recorded)."""
 
 

@@ -14,7 +14,7 @@ from .decorator import FunctionTool
 class ToolRegistry:
     """Holds an agent's tools; names are unique."""
 
-    __slots__ = ("_tools", "_specs")
+    __slots__ = ("_specs", "_tools")
 
     def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
         self._tools: dict[str, Tool] = {}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-
 Role: TypeAlias = Literal["user", "assistant"]
 JSONValue: TypeAlias = Any
 """A value made only of dict (str keys), list, str, int, float, bool and None."""
@@ -110,9 +109,7 @@ class SystemContentBlock(TypedDict, total=False):
 
 Messages: TypeAlias = list[Message]
 
-MESSAGE_BLOCK_KINDS: frozenset[str] = frozenset(
-    {"text", "toolUse", "toolResult", "image", "document", "reasoningContent", "cachePoint"}
-)
+MESSAGE_BLOCK_KINDS: frozenset[str] = frozenset({"text", "toolUse", "toolResult", "image", "document", "reasoningContent", "cachePoint"})
 """Block kinds that may be stored in a message."""
 
 CONTROL_BLOCK_KINDS: frozenset[str] = frozenset({"interruptResponse", "checkpointResume"})
