@@ -1,130 +1,262 @@
 """Validation of messages and content blocks, with errors that name the offending path.
 
 Used by snapshot/checkpoint loaders and prompt normalization. Validation walks messages and
-blocks (not deep into tool inputs, which are arbitrary JSON), so it is linear and cheap.
+blocks (not deep into tool inputs, which are arbitrary JSON), so it is linear and cheap: paths
+are built only when something is wrong. Bytes positions (image and document sources, redacted
+reasoning) accept ``bytes`` or a ``{"$b64": ...}`` envelope holding canonical base64.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from ._json import BYTES_KEY, decode_bytes
+from ._json import BYTES_KEY, decode_base64, find_non_json, is_json
 from .errors import json_path
-from .types import MESSAGE_BLOCK_KINDS, SYSTEM_BLOCK_KINDS, Message
+from .types import CONTROL_BLOCK_KINDS, MESSAGE_BLOCK_KINDS, SYSTEM_BLOCK_KINDS, Message
 
 _ROLES = ("user", "assistant")
+_STATUSES = ("success", "error")
 
 
-class _Invalid(Exception):
+class _Invalid(ValueError):
+    """A validation failure at ``path`` (relative while it propagates, absolute when caught)."""
+
     def __init__(self, path: list[Any], problem: str) -> None:
         super().__init__(problem)
         self.path = path
         self.problem = problem
 
+    def under(self, prefix: list[Any]) -> _Invalid:
+        """The same failure with ``prefix`` prepended to its path."""
+        return _Invalid(prefix + self.path, self.problem)
 
-def _is_bytes(value: Any) -> bool:
+
+def _check_bytes(value: Any, path: list[Any]) -> None:
     if isinstance(value, (bytes, bytearray)):
-        return True
-    return isinstance(value, dict) and len(value) == 1 and isinstance(value.get(BYTES_KEY), str)
+        return
+    if type(value) is dict and len(value) == 1 and BYTES_KEY in value:
+        raw = value[BYTES_KEY]
+        if not isinstance(raw, str):
+            raise _Invalid(path + [BYTES_KEY], "must be a base64 string")
+        try:
+            decode_base64(raw)
+        except ValueError as exc:
+            raise _Invalid(path + [BYTES_KEY], str(exc)) from None
+        return
+    raise _Invalid(path, "must be bytes (or a base64 envelope {'$b64': ...})")
 
 
-def _check_source(block: Any, path: list[Any], kind: str) -> None:
+def _check_source(block: Any, kind: str) -> None:
     if not isinstance(block, dict):
-        raise _Invalid(path, f"{kind} must be an object")
+        raise _Invalid([], f"{kind} must be an object")
     if not isinstance(block.get("format"), str):
-        raise _Invalid(path + ["format"], "must be a string")
+        raise _Invalid(["format"], "must be a string")
     source = block.get("source")
-    if not isinstance(source, dict) or not _is_bytes(source.get("bytes")):
-        raise _Invalid(path + ["source", "bytes"], "must be bytes (or a base64 envelope)")
+    if not isinstance(source, dict) or "bytes" not in source:
+        raise _Invalid(["source", "bytes"], "is missing; a source must be {'bytes': ...}")
+    _check_bytes(source["bytes"], ["source", "bytes"])
     if kind == "document" and not isinstance(block.get("name"), str):
-        raise _Invalid(path + ["name"], "must be a string")
+        raise _Invalid(["name"], "must be a string")
 
 
-def _check_tool_result(value: Any, path: list[Any]) -> None:
+def _check_tool_result(value: Any) -> None:
     if not isinstance(value, dict):
-        raise _Invalid(path, "toolResult must be an object")
+        raise _Invalid([], "toolResult must be an object")
     if not isinstance(value.get("toolUseId"), str):
-        raise _Invalid(path + ["toolUseId"], "must be a string")
-    if value.get("status") not in ("success", "error"):
-        raise _Invalid(path + ["status"], "must be 'success' or 'error'")
+        raise _Invalid(["toolUseId"], "must be a string")
+    if value.get("status") not in _STATUSES:
+        raise _Invalid(["status"], "must be 'success' or 'error'")
     content = value.get("content")
     if not isinstance(content, list):
-        raise _Invalid(path + ["content"], "must be a list")
+        raise _Invalid(["content"], "must be a list")
     for i, item in enumerate(content):
         if not isinstance(item, dict) or len(item) != 1:
-            raise _Invalid(path + ["content", i], "must be an object with exactly one key")
-        key = next(iter(item))
-        if key == "text":
-            if not isinstance(item["text"], str):
-                raise _Invalid(path + ["content", i, "text"], "must be a string")
-        elif key in ("image", "document"):
-            _check_source(item[key], path + ["content", i, key], key)
-        elif key != "json":
-            raise _Invalid(path + ["content", i], f"unknown tool result content kind {key!r}")
+            raise _Invalid(["content", i], "must be an object with exactly one key")
+        for key, inner in item.items():
+            if key == "text":
+                if not isinstance(inner, str):
+                    raise _Invalid(["content", i, "text"], "must be a string")
+            elif key == "image" or key == "document":
+                try:
+                    _check_source(inner, key)
+                except _Invalid as exc:
+                    raise exc.under(["content", i, key]) from None
+            elif key != "json":
+                raise _Invalid(["content", i], f"unknown tool result content kind {key!r}; use text, json, image or document")
+
+
+def check_tool_result(value: Any, path: list[Any]) -> None:
+    """Raise ``_Invalid`` (with an absolute path) unless ``value`` is a valid tool result."""
+    try:
+        _check_tool_result(value)
+    except _Invalid as exc:
+        raise exc.under(path) from None
+
+
+def _check_text(value: Any) -> None:
+    if not isinstance(value, str):
+        raise _Invalid([], "must be a string")
+
+
+def _check_tool_use(value: Any) -> None:
+    if not isinstance(value, dict):
+        raise _Invalid([], "must be an object")
+    if not isinstance(value.get("toolUseId"), str):
+        raise _Invalid(["toolUseId"], "must be a string")
+    if not isinstance(value.get("name"), str):
+        raise _Invalid(["name"], "must be a string")
+    if "input" not in value:
+        raise _Invalid(["input"], "is missing")
+
+
+def _check_image(value: Any) -> None:
+    _check_source(value, "image")
+
+
+def _check_document(value: Any) -> None:
+    _check_source(value, "document")
+
+
+def _check_reasoning(value: Any) -> None:
+    if not isinstance(value, dict) or not value:
+        raise _Invalid([], "must be a non-empty object")
+    if "reasoningText" in value:
+        text = value["reasoningText"]
+        if not isinstance(text, dict) or not isinstance(text.get("text"), str):
+            raise _Invalid(["reasoningText", "text"], "must be a string")
+        if "signature" in text and not isinstance(text["signature"], str):
+            raise _Invalid(["reasoningText", "signature"], "must be a string")
+    if "redactedContent" in value:
+        _check_bytes(value["redactedContent"], ["redactedContent"])
+
+
+def _check_cache_point(value: Any) -> None:
+    if not isinstance(value, dict):
+        raise _Invalid([], "must be an object")
+    if "type" in value and not isinstance(value["type"], str):
+        raise _Invalid(["type"], "must be a string")
+
+
+_BLOCK_CHECKS: dict[str, Callable[[Any], None]] = {
+    "text": _check_text,
+    "toolUse": _check_tool_use,
+    "toolResult": _check_tool_result,
+    "image": _check_image,
+    "document": _check_document,
+    "reasoningContent": _check_reasoning,
+    "cachePoint": _check_cache_point,
+}
+assert set(_BLOCK_CHECKS) == MESSAGE_BLOCK_KINDS
+
+
+def _check_block(block: Any) -> None:
+    if not isinstance(block, dict) or len(block) != 1:
+        raise _Invalid([], "a content block must be an object with exactly one key")
+    for kind, value in block.items():
+        if kind == "text":
+            if not isinstance(value, str):
+                raise _Invalid(["text"], "must be a string")
+            return
+        check = _BLOCK_CHECKS.get(kind)
+        if check is None:
+            if kind in CONTROL_BLOCK_KINDS:
+                raise _Invalid([], f"{kind!r} is a prompt-only control block and cannot be stored in a message")
+            raise _Invalid([], f"unknown content block kind {kind!r}")
+        try:
+            check(value)
+        except _Invalid as exc:
+            raise exc.under([kind]) from None
 
 
 def check_block(block: Any, path: list[Any]) -> None:
-    """Raise ``_Invalid`` unless ``block`` is a valid message content block."""
-    if not isinstance(block, dict) or len(block) != 1:
-        raise _Invalid(path, "a content block must be an object with exactly one key")
-    kind = next(iter(block))
-    value = block[kind]
-    if kind == "text":
-        if not isinstance(value, str):
-            raise _Invalid(path + ["text"], "must be a string")
-    elif kind == "toolUse":
-        if not isinstance(value, dict):
-            raise _Invalid(path + ["toolUse"], "must be an object")
-        if not isinstance(value.get("toolUseId"), str):
-            raise _Invalid(path + ["toolUse", "toolUseId"], "must be a string")
-        if not isinstance(value.get("name"), str):
-            raise _Invalid(path + ["toolUse", "name"], "must be a string")
-        if "input" not in value:
-            raise _Invalid(path + ["toolUse", "input"], "is missing")
-    elif kind == "toolResult":
-        _check_tool_result(value, path + ["toolResult"])
-    elif kind in ("image", "document"):
-        _check_source(value, path + [kind], kind)
-    elif kind == "reasoningContent":
-        if not isinstance(value, dict) or not value:
-            raise _Invalid(path + [kind], "must be a non-empty object")
-        text = value.get("reasoningText")
-        if text is not None and (not isinstance(text, dict) or not isinstance(text.get("text"), str)):
-            raise _Invalid(path + [kind, "reasoningText", "text"], "must be a string")
-        if "redactedContent" in value and not _is_bytes(value["redactedContent"]):
-            raise _Invalid(path + [kind, "redactedContent"], "must be bytes (or a base64 envelope)")
-    elif kind == "cachePoint":
-        if not isinstance(value, dict):
-            raise _Invalid(path + [kind], "must be an object")
-    elif kind not in MESSAGE_BLOCK_KINDS:
-        raise _Invalid(path, f"unknown content block kind {kind!r}")
+    """Raise ``_Invalid`` (with an absolute path) unless ``block`` is a valid content block."""
+    try:
+        _check_block(block)
+    except _Invalid as exc:
+        raise exc.under(path) from None
+
+
+def _check_message(message: Any) -> None:
+    if not isinstance(message, dict):
+        raise _Invalid([], "a message must be an object")
+    if message.get("role") not in _ROLES:
+        raise _Invalid(["role"], "must be 'user' or 'assistant'")
+    content = message.get("content")
+    if not isinstance(content, list):
+        raise _Invalid(["content"], "must be a list of content blocks")
+    if len(message) != 2:
+        extra = sorted(str(key) for key in message if key not in ("role", "content"))
+        raise _Invalid([extra[0]], "unexpected key in a message (a message is {'role': ..., 'content': [...]})")
+    for i, block in enumerate(content):
+        try:
+            _check_block(block)
+        except _Invalid as exc:
+            raise exc.under(["content", i]) from None
+
+
+def _check_json_message(message: Any) -> None:
+    """Like :func:`_check_message`, and also require pure JSON (exact types, envelopes for bytes)."""
+    if type(message) is not dict:
+        raise _Invalid([], "a message must be an object")
+    role = message.get("role")
+    if role not in _ROLES or type(role) is not str:
+        raise _Invalid(["role"], "must be 'user' or 'assistant'")
+    content = message.get("content")
+    if type(content) is not list:
+        raise _Invalid(["content"], "must be a list of content blocks")
+    if len(message) != 2:
+        extra = sorted(str(key) for key in message if key not in ("role", "content"))
+        raise _Invalid([extra[0]], "unexpected key in a message (a message is {'role': ..., 'content': [...]})")
+    for i, block in enumerate(content):
+        try:
+            _check_json_block(block)
+        except _Invalid as exc:
+            raise exc.under(["content", i]) from None
+
+
+def _check_json_block(block: Any) -> None:
+    if type(block) is dict and len(block) == 1:
+        for kind, value in block.items():
+            if kind == "text" and type(value) is str:
+                return
+            if type(kind) is str and kind in _BLOCK_CHECKS:
+                try:
+                    _BLOCK_CHECKS[kind](value)
+                except _Invalid as exc:
+                    raise exc.under([kind]) from None
+                if is_json(value):
+                    return
+                found = find_non_json(value, [kind])
+                raise _Invalid(found[0] if found else [kind], f"is not JSON ({found[1] if found else 'unknown'})")
+    _check_block(block)  # raises for any other shape; a valid one here is not exact JSON types
+    found = find_non_json(block, [])
+    raise _Invalid(found[0] if found else [], f"is not JSON ({found[1] if found else type(block).__name__})")
 
 
 def check_message(message: Any, path: list[Any]) -> None:
-    """Raise ``_Invalid`` unless ``message`` is a valid message."""
-    if not isinstance(message, dict):
-        raise _Invalid(path, "a message must be an object")
-    if message.get("role") not in _ROLES:
-        raise _Invalid(path + ["role"], "must be 'user' or 'assistant'")
-    content = message.get("content")
-    if not isinstance(content, list):
-        raise _Invalid(path + ["content"], "must be a list of content blocks")
-    extra = set(message) - {"role", "content"}
-    if extra:
-        raise _Invalid(path + [sorted(extra)[0]], "unexpected key in a message")
-    for i, block in enumerate(content):
-        check_block(block, path + ["content", i])
-
-
-def validate_messages(value: Any, path: list[Any], error: type[Exception]) -> list[Message]:
-    """Return ``value`` if it is a list of valid messages, else raise ``error`` naming the path."""
-    if not isinstance(value, list):
-        raise error(f"{json_path(path)} must be a list of messages")
+    """Raise ``_Invalid`` (with an absolute path) unless ``message`` is a valid message."""
     try:
-        for i, message in enumerate(value):
-            check_message(message, path + [i])
+        _check_message(message)
     except _Invalid as exc:
-        raise error(f"{json_path(exc.path)}: {exc.problem}") from None
+        raise exc.under(path) from None
+
+
+def validate_messages(value: Any, path: list[Any], error: type[Exception], *, pure_json: bool = False) -> list[Message]:
+    """Return ``value`` if it is a list of valid messages, else raise ``error`` naming the path.
+
+    With ``pure_json`` the messages must also be pure JSON (bytes only as envelopes), as in a
+    snapshot dict; one walk checks both.
+    """
+    if not isinstance(value, list) or (pure_json and type(value) is not list):
+        raise error(f"{json_path(path)} must be a list of messages, got {type(value).__name__}")
+    check = _check_json_message if pure_json else _check_message
+    i = 0
+    try:
+        for i, message in enumerate(value):  # noqa: B007 - i names the failing message
+            check(message)
+    except _Invalid as exc:
+        raise error(f"{json_path(path + [i] + exc.path)}: {exc.problem}") from None
     return value
 
 
@@ -137,34 +269,65 @@ def validate_system_prompt(value: Any, path: list[Any], error: type[Exception]) 
             raise error(f"{json_path(path + [i])}: a system block must be {{'text': str}} or {{'cachePoint': {{...}}}}")
         if "text" in block and not isinstance(block["text"], str):
             raise error(f"{json_path(path + [i, 'text'])}: must be a string")
+        if "cachePoint" in block:
+            try:
+                _check_cache_point(block["cachePoint"])
+            except _Invalid as exc:
+                raise error(f"{json_path(path + [i, 'cachePoint'] + exc.path)}: {exc.problem}") from None
 
 
-def decode_message_bytes(messages: list[Message]) -> None:
-    """Turn base64 envelopes back into bytes, in place, where messages allow bytes."""
-    for message in messages:
-        for block in message["content"]:
-            if "text" in block or "toolUse" in block or "cachePoint" in block:
+def decode_message_bytes(messages: Any, path: list[Any] | None = None) -> None:
+    """Turn base64 envelopes back into bytes, in place, where messages allow bytes.
+
+    Shapes that are not messages are skipped (validation reports them); an envelope with
+    invalid base64 raises ``_Invalid`` naming its absolute path (``path`` prefixes it,
+    default ``["messages"]``).
+    """
+    base = ["messages"] if path is None else path
+    if not isinstance(messages, list):
+        return
+    for m_index, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            continue
+        for b_index, block in enumerate(content):
+            if not isinstance(block, dict) or "text" in block or "toolUse" in block or "cachePoint" in block:
                 continue
+            where = base + [m_index, "content", b_index]
             if "toolResult" in block:
-                for item in block["toolResult"]["content"]:
-                    for kind in ("image", "document"):
-                        if kind in item:
-                            _decode_source(item[kind])
+                decode_tool_result_bytes(block["toolResult"], where + ["toolResult"])
             elif "image" in block:
-                _decode_source(block["image"])
+                _decode_source(block["image"], where + ["image"])
             elif "document" in block:
-                _decode_source(block["document"])
+                _decode_source(block["document"], where + ["document"])
             elif "reasoningContent" in block:
-                reasoning: Any = block["reasoningContent"]
-                if "redactedContent" in reasoning:
-                    decoded = decode_bytes(reasoning["redactedContent"])
-                    if decoded is not None:
-                        reasoning["redactedContent"] = decoded
+                reasoning = block["reasoningContent"]
+                if isinstance(reasoning, dict) and "redactedContent" in reasoning:
+                    reasoning["redactedContent"] = _decoded(reasoning["redactedContent"], where + ["reasoningContent", "redactedContent"])
 
 
-def _decode_source(block: Any) -> None:
-    source = block.get("source")
+def decode_tool_result_bytes(result: Any, path: list[Any]) -> None:
+    """Decode the envelopes of a tool result's image/document content, in place."""
+    content = result.get("content") if isinstance(result, dict) else None
+    if not isinstance(content, list):
+        return
+    for i, item in enumerate(content):
+        if isinstance(item, dict):
+            for kind in ("image", "document"):
+                if kind in item:
+                    _decode_source(item[kind], path + ["content", i, kind])
+
+
+def _decode_source(block: Any, path: list[Any]) -> None:
+    source = block.get("source") if isinstance(block, dict) else None
     if isinstance(source, dict) and "bytes" in source:
-        decoded = decode_bytes(source["bytes"])
-        if decoded is not None:
-            source["bytes"] = decoded
+        source["bytes"] = _decoded(source["bytes"], path + ["source", "bytes"])
+
+
+def _decoded(value: Any, path: list[Any]) -> Any:
+    if type(value) is dict and len(value) == 1 and isinstance(value.get(BYTES_KEY), str):
+        try:
+            return decode_base64(value[BYTES_KEY])
+        except ValueError as exc:
+            raise _Invalid(path + [BYTES_KEY], str(exc)) from None
+    return value

@@ -1,49 +1,113 @@
 """Checkpoints: a self-contained pause point at a cycle boundary, as JSON.
 
 ``position`` is ``after_model`` (the model asked for tools; none has run) or ``after_tools``
-(the cycle's tools are done; the next model call is pending). ``snapshot`` is a full snapshot
-dict, so a fresh agent with the same tools resumes from the checkpoint alone; ``metrics`` carries
-the run's accumulated metrics so they keep adding up across processes. Callers treat the dict
-as opaque and pass it back in a ``checkpointResume`` block.
+(the cycle's tools are done; the next model call is pending). ``cycle_index`` is the 0-based
+ReAct cycle the checkpoint belongs to. ``snapshot`` is a full snapshot dict (every field,
+``model_state`` included), so a fresh agent with the same tools resumes from the checkpoint
+alone. ``metrics`` carries the run's accumulated metrics so they keep adding up across
+processes; ``output_tool`` names the structured-output tool of the paused call, so a resume
+without the same ``output_model`` is refused instead of silently losing the structured output.
+
+Callers treat the dict as opaque and pass it back in a ``checkpointResume`` block.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import math
 from typing import Any
 
-from ._json import copy_json
+from ._json import copy_json, strict_copy
 from .errors import CheckpointError, SnapshotError
 from .loop.state import POSITIONS, Position, new_metrics
-from .snapshot import Snapshot, migrate, to_json_copy
+from .snapshot import Migration, Snapshot, migrate
 
 CHECKPOINT_SCHEMA_VERSION = 1
 
-_METRIC_KEYS = ("cycle_count", "tool_call_count", "model_call_count", "usage", "model_latency_ms", "tools")
+_KEYS = frozenset({"schema_version", "position", "cycle_index", "snapshot", "app_data", "metrics", "output_tool"})
+_COUNTS = ("cycle_count", "tool_call_count", "model_call_count")
+_USAGE = ("input_tokens", "output_tokens", "total_tokens")
 
 
-@dataclass
 class Checkpoint:
-    """A pause point; see the module docstring."""
+    """A pause point; see the module docstring.
 
-    position: Position
-    cycle_index: int
-    snapshot: dict[str, Any]
-    app_data: dict[str, Any] = field(default_factory=dict)
-    metrics: dict[str, Any] = field(default_factory=new_metrics)
-    schema_version: int = CHECKPOINT_SCHEMA_VERSION
+    ``snapshot`` may be given as a dict or as a :class:`Snapshot`; it is turned into a dict
+    only when read, so a checkpoint that goes straight to ``to_dict`` (the usual path) is
+    copied once.
+    """
+
+    __slots__ = ("_snapshot", "_snapshot_dict", "app_data", "cycle_index", "metrics", "output_tool", "position", "schema_version")
+
+    def __init__(
+        self,
+        position: Position,
+        cycle_index: int,
+        snapshot: dict[str, Any] | Snapshot,
+        app_data: dict[str, Any] | None = None,
+        metrics: dict[str, Any] | None = None,
+        output_tool: str | None = None,
+        schema_version: int = CHECKPOINT_SCHEMA_VERSION,
+    ) -> None:
+        self.position: Position = position
+        self.cycle_index = cycle_index
+        self._snapshot: Snapshot | None = snapshot if isinstance(snapshot, Snapshot) else None
+        self._snapshot_dict: dict[str, Any] | None = None if isinstance(snapshot, Snapshot) else snapshot
+        self.app_data: dict[str, Any] = {} if app_data is None else app_data
+        self.metrics: dict[str, Any] = new_metrics() if metrics is None else metrics
+        self.output_tool = output_tool
+        self.schema_version = schema_version
+
+    @property
+    def snapshot(self) -> dict[str, Any]:
+        """The run's snapshot as a dict (a live dict: changes to it are part of this checkpoint)."""
+        if self._snapshot_dict is None:
+            assert self._snapshot is not None
+            self._snapshot_dict = self._snapshot.to_dict()
+            self._snapshot = None
+        return self._snapshot_dict
+
+    @snapshot.setter
+    def snapshot(self, value: dict[str, Any]) -> None:
+        self._snapshot_dict = value
+        self._snapshot = None
+
+    def snapshot_object(self) -> Snapshot:
+        """The snapshot as a validated :class:`Snapshot` (e.g. for ``Agent.load_snapshot``)."""
+        if self._snapshot is not None:
+            return self._snapshot
+        try:
+            return Snapshot.from_dict(self.snapshot, path="checkpoint.snapshot")
+        except SnapshotError as exc:
+            raise CheckpointError(str(exc)) from None
+
+    @property
+    def messages(self) -> list[Any]:
+        """The conversation at the checkpoint (a new list over the snapshot's messages)."""
+        return list(self.snapshot["data"]["messages"])
 
     def to_dict(self) -> dict[str, Any]:
         """A pure-JSON dict, independent of this checkpoint."""
+        snapshot = self._snapshot.to_dict() if self._snapshot is not None else copy_json(self._snapshot_dict)
         return {
             "schema_version": self.schema_version,
             "position": self.position,
             "cycle_index": self.cycle_index,
-            "snapshot": copy_json(self.snapshot),
+            "snapshot": snapshot,
             "app_data": copy_json(self.app_data),
             "metrics": copy_json(self.metrics),
+            "output_tool": self.output_tool,
         }
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Checkpoint):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Checkpoint(position={self.position!r}, cycle_index={self.cycle_index}, schema_version={self.schema_version})"
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)
@@ -58,46 +122,114 @@ class Checkpoint:
 
     @classmethod
     def from_dict(cls, value: Any) -> Checkpoint:
-        """Validate a checkpoint dict; problems raise ``CheckpointError`` naming the field."""
-        if not isinstance(value, dict):
-            raise CheckpointError(f"checkpoint must be an object, got {type(value).__name__}")
-        value = migrate(value, target=CHECKPOINT_SCHEMA_VERSION, migrations=CHECKPOINT_MIGRATIONS, what="checkpoint", error=CheckpointError)
-        position = value.get("position")
-        if position not in POSITIONS:
-            raise CheckpointError(f"checkpoint.position must be one of {', '.join(POSITIONS)}, got {position!r}")
-        cycle_index = value.get("cycle_index")
-        if not isinstance(cycle_index, int) or isinstance(cycle_index, bool) or cycle_index < 0:
-            raise CheckpointError(f"checkpoint.cycle_index must be a non-negative integer, got {cycle_index!r}")
-        try:
-            snapshot = Snapshot.from_dict(value.get("snapshot"), path="checkpoint.snapshot")
-        except SnapshotError as exc:
-            raise CheckpointError(str(exc)) from None
-        if "messages" not in snapshot.data:
-            raise CheckpointError("checkpoint.snapshot.data.messages is missing; a checkpoint needs the messages")
-        app_data = value.get("app_data") or {}
-        if not isinstance(app_data, dict):
-            raise CheckpointError("checkpoint.app_data must be an object")
-        metrics = value.get("metrics") or new_metrics()
-        if not isinstance(metrics, dict) or any(key not in metrics for key in _METRIC_KEYS):
-            raise CheckpointError("checkpoint.metrics must be an object with the run's metrics")
-        extra = set(value) - {"schema_version", "position", "cycle_index", "snapshot", "app_data", "metrics"}
-        if extra:
-            raise CheckpointError(f"checkpoint.{sorted(extra)[0]} is not a checkpoint key")
-        try:
-            app_copy = to_json_copy(app_data, "checkpoint.app_data")
-            metrics_copy = to_json_copy(metrics, "checkpoint.metrics")
-        except SnapshotError as exc:
-            raise CheckpointError(str(exc)) from None
-        return cls(
-            position=position,
-            cycle_index=cycle_index,
-            snapshot=snapshot.to_dict(),
-            app_data=app_copy,
-            metrics=metrics_copy,
-        )
+        """Validate and copy a checkpoint dict; problems raise ``CheckpointError`` naming the field."""
+        header, snapshot = parse(value)
+        return cls(snapshot=snapshot, **header)
 
 
-CHECKPOINT_MIGRATIONS: dict[int, Any] = {}
-"""``CHECKPOINT_MIGRATIONS[v]`` upgrades a checkpoint dict from schema ``v`` to ``v + 1``."""
+def parse(value: Any) -> tuple[dict[str, Any], Snapshot]:
+    """Validate a checkpoint dict: its header fields (copied) and its validated :class:`Snapshot`.
 
-__all__ = ["CHECKPOINT_SCHEMA_VERSION", "Checkpoint"]
+    The resume path loads the ``Snapshot`` directly, sparing the extra copy ``from_dict`` makes.
+    """
+    if not isinstance(value, dict):
+        raise CheckpointError(f"checkpoint must be an object, got {type(value).__name__}")
+    value = migrate(value, target=CHECKPOINT_SCHEMA_VERSION, migrations=CHECKPOINT_MIGRATIONS, what="checkpoint", error=CheckpointError)
+    extra = set(value) - _KEYS
+    if extra:
+        raise CheckpointError(f"checkpoint.{sorted(map(str, extra))[0]} is not a checkpoint key; keys are: {', '.join(sorted(_KEYS))}")
+    position = value.get("position")
+    if position not in POSITIONS:
+        raise CheckpointError(f"checkpoint.position must be one of {', '.join(POSITIONS)}, got {position!r}")
+    cycle_index = value.get("cycle_index")
+    if not isinstance(cycle_index, int) or isinstance(cycle_index, bool) or cycle_index < 0:
+        raise CheckpointError(f"checkpoint.cycle_index must be a non-negative integer, got {cycle_index!r}")
+    if "snapshot" not in value:
+        raise CheckpointError("checkpoint.snapshot is missing; a checkpoint carries the snapshot of the run")
+    try:
+        snapshot = Snapshot.from_dict(value["snapshot"], path="checkpoint.snapshot")
+    except SnapshotError as exc:
+        raise CheckpointError(str(exc)) from None
+    # Snapshot.from_dict validated the input's data; read the messages there instead of
+    # thawing the snapshot's copy.
+    messages = value["snapshot"]["data"].get("messages")
+    if messages is None:
+        raise CheckpointError("checkpoint.snapshot.data.messages is missing; a checkpoint needs the messages")
+    _check_position(position, messages)
+    app_data = value.get("app_data")
+    if app_data is None:
+        app_data = {}
+    if not isinstance(app_data, dict):
+        raise CheckpointError(f"checkpoint.app_data must be an object, got {type(app_data).__name__}")
+    metrics = value.get("metrics")
+    output_tool = value.get("output_tool")
+    if output_tool is not None and (not isinstance(output_tool, str) or not output_tool):
+        raise CheckpointError(f"checkpoint.output_tool must be a tool name or null, got {output_tool!r}")
+    header = {
+        "position": position,
+        "cycle_index": cycle_index,
+        "app_data": strict_copy(app_data, "checkpoint.app_data", CheckpointError),
+        "metrics": new_metrics() if metrics is None else check_metrics(metrics),
+        "output_tool": output_tool,
+    }
+    return header, snapshot
+
+
+def _check_position(position: str, messages: list[Any]) -> None:
+    """The conversation must end where the position says the run stopped."""
+    last = messages[-1] if messages else None
+    if position == "after_model":
+        if last is None or last["role"] != "assistant" or not any("toolUse" in block for block in last["content"]):
+            raise CheckpointError(
+                "checkpoint.snapshot.data.messages must end with an assistant message calling tools at position after_model"
+            )
+    elif last is None or last["role"] != "user" or not any("toolResult" in block for block in last["content"]):
+        raise CheckpointError("checkpoint.snapshot.data.messages must end with a user message of tool results at position after_tools")
+
+
+def check_metrics(value: Any, where: str = "checkpoint.metrics", error: type[Exception] = CheckpointError) -> dict[str, Any]:
+    """A validated copy of accumulated metrics, so resumed runs can keep adding to them."""
+    if not isinstance(value, dict):
+        raise error(f"{where} must be an object, got {type(value).__name__}")
+    out = new_metrics()
+    for key in _COUNTS:
+        item = value.get(key, 0)
+        if not isinstance(item, int) or isinstance(item, bool) or item < 0:
+            raise error(f"{where}.{key} must be a non-negative integer, got {item!r}")
+        out[key] = item
+    latency = value.get("model_latency_ms", 0.0)
+    if not _non_negative_number(latency):
+        raise error(f"{where}.model_latency_ms must be a non-negative number, got {latency!r}")
+    out["model_latency_ms"] = float(latency)
+    usage = value.get("usage", {})
+    if not isinstance(usage, dict):
+        raise error(f"{where}.usage must be an object")
+    for key in _USAGE:
+        item = usage.get(key, 0)
+        if not isinstance(item, int) or isinstance(item, bool) or item < 0:
+            raise error(f"{where}.usage.{key} must be a non-negative integer, got {item!r}")
+        out["usage"][key] = item
+    tools = value.get("tools", {})
+    if not isinstance(tools, dict):
+        raise error(f"{where}.tools must be an object")
+    for name, figures in tools.items():
+        at = f"{where}.tools.{name}"
+        if not isinstance(figures, dict):
+            raise error(f"{at} must be an object")
+        calls, errors, duration = figures.get("calls", 0), figures.get("errors", 0), figures.get("total_duration_ms", 0.0)
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (calls, errors)):
+            raise error(f"{at}.calls and .errors must be non-negative integers")
+        if not _non_negative_number(duration):
+            raise error(f"{at}.total_duration_ms must be a non-negative number")
+        out["tools"][name] = {"calls": calls, "errors": errors, "total_duration_ms": float(duration)}
+    return out
+
+
+def _non_negative_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+CHECKPOINT_MIGRATIONS: dict[int, Migration] = {}
+"""``CHECKPOINT_MIGRATIONS[v]`` upgrades a checkpoint dict from schema ``v`` to ``v + 1`` (pure)."""
+
+__all__ = ["CHECKPOINT_MIGRATIONS", "CHECKPOINT_SCHEMA_VERSION", "Checkpoint", "check_metrics", "parse"]

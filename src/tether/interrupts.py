@@ -1,8 +1,22 @@
 """Interrupts: a tool or hook stops the run to ask a human, and resumes with the answer.
 
-An interrupt's id is derived from where it was raised (the tool-use id and the interrupt's
-name), so the same call raises the same id after a resume, in any process. The answers live in
-the run's ``interrupt_state`` (JSON), which travels in snapshots and checkpoints.
+An interrupt's id is derived from where it was raised (the source, the tool-use id and the
+interrupt's name), so the same call raises the same id after a resume, in any process. A tool
+that asks twice under the same name gets the first answer twice; use distinct names for
+distinct questions.
+
+The run's ``interrupt_state`` (JSON, it travels in snapshots and checkpoints) holds:
+
+- ``interrupts``: id -> ``{id, name, reason, source, tool_use_id}``, plus ``response`` once
+  answered, in tool-call order;
+- ``activated``: true while the run is stopped (or about to stop) for interrupts;
+- ``context``: the loop cursor of the interrupted cycle (results of the tools that finished), so
+  a fresh agent that loads the snapshot resumes the cycle without re-running them;
+- ``output_tool``: the structured-output tool of the interrupted call, if any;
+- ``metrics``: the run's accumulated metrics at the stop, so a fresh agent that loads the
+  snapshot keeps counting from there (consumed by the resume).
+
+It is cleared when the interrupted cycle closes.
 """
 
 from __future__ import annotations
@@ -11,13 +25,18 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from ._json import ensure_json
 from .errors import InterruptError
 from .types import JSONValue
 
 
 @dataclass(frozen=True)
 class Interrupt:
-    """A request for a human answer: ``id`` to answer it, ``name`` and ``reason`` to show."""
+    """A request for a human answer: ``id`` to answer it, ``name`` and ``reason`` to show.
+
+    ``source`` is ``"tool"`` (raised by ``ToolContext.interrupt``) or ``"hook"`` (raised by
+    ``BeforeToolCall.interrupt``); ``tool_use_id`` is the tool call it belongs to.
+    """
 
     id: str
     name: str
@@ -74,34 +93,73 @@ class InterruptRaiser:
 
     def __call__(self, name: str, reason: JSONValue = None) -> JSONValue:
         if not isinstance(name, str) or not name:
-            raise InterruptError("interrupt name must be a non-empty string")
+            raise InterruptError(f"interrupt name must be a non-empty string, got {name!r}")
         ident = interrupt_id(self._source, self._tool_use_id, name)
         table = self._state.get("interrupts") or {}
         known = table.get(ident)
         if known is not None and "response" in known:
             return known["response"]
+        # The reason is persisted with the run, so it must be JSON; say so where it is raised.
+        reason = ensure_json(reason, f"interrupt {name!r} reason", InterruptError)
         raise InterruptSignal(Interrupt(ident, name, reason, self._source, self._tool_use_id))
 
 
 def pending_interrupts(interrupt_state: dict[str, Any]) -> list[Interrupt]:
-    """The interrupts of a run that still wait for an answer, in the order they were raised."""
+    """The interrupts of a run that still wait for an answer, in tool-call order."""
     table = interrupt_state.get("interrupts") or {}
     return [Interrupt.from_dict(item) for item in table.values() if "response" not in item]
 
 
+def is_interrupted(interrupt_state: dict[str, Any]) -> bool:
+    """True when the run stopped for interrupts and at least one still waits for an answer."""
+    return bool(interrupt_state.get("activated")) and any(
+        "response" not in item for item in (interrupt_state.get("interrupts") or {}).values()
+    )
+
+
 def apply_responses(interrupt_state: dict[str, Any], responses: list[dict[str, Any]]) -> None:
-    """Record ``interruptResponse`` answers; unknown ids and answered-twice are errors."""
+    """Record ``interruptResponse`` answers.
+
+    Everything is checked before anything is recorded, so a bad list changes nothing: unknown
+    ids, an id answered twice (in this list or earlier), a missing or non-JSON response and
+    responses when nothing is interrupted are ``InterruptError``s. Answering only some of the
+    pending interrupts is allowed; the run then stops again for the others.
+    """
     table = interrupt_state.get("interrupts") or {}
     if not interrupt_state.get("activated") or not table:
-        raise InterruptError("interrupt responses were given but nothing is interrupted")
+        raise InterruptError("interrupt responses were given but nothing is interrupted; send a normal prompt instead")
+    seen: set[str] = set()
+    values: list[tuple[str, Any]] = []
     for i, item in enumerate(responses):
-        ident = item.get("interruptId") if isinstance(item, dict) else None
+        where = f"prompt[{i}].interruptResponse"
+        if not isinstance(item, dict):
+            raise InterruptError(f"{where} must be an object {{interruptId, response}}, got {type(item).__name__}")
+        ident = item.get("interruptId")
         if not isinstance(ident, str):
-            raise InterruptError(f"prompt[{i}].interruptResponse.interruptId must be a string")
+            raise InterruptError(f"{where}.interruptId must be a string, got {ident!r}")
         if "response" not in item:
-            raise InterruptError(f"prompt[{i}].interruptResponse.response is missing (interrupt {ident})")
-        if ident not in table:
-            known = ", ".join(table) or "none"
-            raise InterruptError(f"unknown interrupt id {ident!r}; pending interrupts: {known}")
-    for item in responses:
-        table[item["interruptId"]]["response"] = item["response"]
+            raise InterruptError(f"{where}.response is missing (interrupt {ident})")
+        extra = set(item) - {"interruptId", "response"}
+        if extra:
+            raise InterruptError(f"{where}.{sorted(extra)[0]} is not an interruptResponse key (use interruptId and response)")
+        known = table.get(ident)
+        if known is None:
+            pending = ", ".join(i.id for i in pending_interrupts(interrupt_state)) or "none"
+            raise InterruptError(f"{where}.interruptId: unknown interrupt id {ident!r}; pending interrupts: {pending}")
+        if ident in seen or "response" in known:
+            raise InterruptError(f"{where}.interruptId: interrupt {ident!r} ({known['name']}) is already answered")
+        seen.add(ident)
+        values.append((ident, ensure_json(item["response"], f"{where}.response", InterruptError)))
+    for ident, value in values:
+        table[ident]["response"] = value
+
+
+__all__ = [
+    "Interrupt",
+    "InterruptRaiser",
+    "InterruptSignal",
+    "apply_responses",
+    "interrupt_id",
+    "is_interrupted",
+    "pending_interrupts",
+]

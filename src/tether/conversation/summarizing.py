@@ -7,12 +7,26 @@ from ..loop.state import RunState
 from ..loop.stream import StreamAccumulator
 from ..models.base import Model
 from ..types import Message, ModelRequest
-from .base import ConversationManager, trim_point
+from .base import ConversationManager
 
 SUMMARY_PROMPT = (
     "Summarize the conversation so far for your own later use. Keep every fact, decision, tool "
     "result and open question that matters; drop pleasantries. Answer with the summary only."
 )
+
+
+def _cut_point(messages: list[Message], at_least: int) -> int | None:
+    """The first index ``>= at_least`` (and ``>= 2``: one summary must replace at least two
+    messages) holding an assistant message, or None.
+
+    Cutting there never separates a ``toolUse`` from its ``toolResult`` (each call's results
+    are in the message right after it), and the kept part follows the (user) summary with an
+    assistant message, so roles keep alternating — even inside one long tool-calling turn.
+    """
+    for index in range(max(at_least, 2), len(messages)):
+        if messages[index]["role"] == "assistant":
+            return index
+    return None
 
 
 class SummarizingConversationManager(ConversationManager):
@@ -44,16 +58,22 @@ class SummarizingConversationManager(ConversationManager):
         messages = run.messages
         wanted = max(1, int(len(messages) * self.summary_ratio))
         limit = len(messages) - self.preserve_recent_messages
-        index = trim_point(messages, wanted)
+        index = _cut_point(messages, wanted)
         if index is None or index > limit:
             raise ContextWindowExhaustedError(
-                f"cannot summarize: the conversation ({len(messages)} messages) has no turn boundary "
-                f"before the {self.preserve_recent_messages} preserved recent messages; lower "
+                f"cannot summarize: the conversation ({len(messages)} messages) has no assistant message "
+                f"to start from before the {self.preserve_recent_messages} preserved recent messages; lower "
                 "preserve_recent_messages"
             ) from error
         old = messages[:index]
+        # old normally ends with a user message (the cut is at an assistant one): the instruction
+        # joins it, so the summarization request alternates roles too.
+        instruction: Message = {"role": "user", "content": [{"text": self.summary_prompt}]}
+        if old[-1]["role"] == "user":
+            instruction = {"role": "user", "content": [*old[-1]["content"], {"text": self.summary_prompt}]}
+            old = old[:-1]
         request: ModelRequest = {
-            "messages": [*old, {"role": "user", "content": [{"text": self.summary_prompt}]}],
+            "messages": [*old, instruction],
             "system_prompt": None,
             "tool_specs": [],
             "tool_choice": None,

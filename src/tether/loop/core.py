@@ -65,8 +65,9 @@ class LoopCore:
     def start(self, prompt: list[Message]) -> list[Message]:
         """Begin a new invocation with ``prompt`` appended; returns the messages added."""
         cursor = self.run.cursor
-        next_cycle = cursor.cycle_index if cursor.phase == "idle" else 0
-        self.run.cursor = Cursor(phase="model", cycle_index=next_cycle)
+        # Cycle indexes count over the whole run, also when a new prompt follows an after_tools
+        # checkpoint or a failed call (phase "model").
+        self.run.cursor = Cursor(phase="model", cycle_index=cursor.cycle_index)
         for message in prompt:
             self.run.messages.append(message)
         return list(prompt)
@@ -231,11 +232,19 @@ class LoopCore:
     # -- interrupts -----------------------------------------------------------------------
 
     def tool_interrupted(self, interrupts: list[dict[str, Any]]) -> None:
-        """Record interrupts raised by a tool call (or its BeforeToolCall hooks)."""
+        """Record interrupts raised by a tool call (or its BeforeToolCall hooks).
+
+        The call produced no result and did nothing it cannot redo when answered, so it is no
+        longer counted as started (it is not *in doubt* on resume).
+        """
         state = self.run.interrupt_state
         table = state.setdefault("interrupts", {})
+        started = self.run.cursor.started
         for interrupt in interrupts:
             table[interrupt["id"]] = interrupt
+            tool_use_id = interrupt.get("tool_use_id")
+            if tool_use_id in started:
+                started.remove(tool_use_id)
         state["activated"] = True
 
     def has_open_interrupts(self) -> bool:
@@ -246,7 +255,13 @@ class LoopCore:
         return any("response" not in item for item in table.values())
 
     def _save_interrupt_context(self) -> None:
-        self.run.interrupt_state["context"] = self.run.cursor.to_dict()
+        """Keep the cursor with the interrupts, in tool-call order (concurrent tools raise in any order)."""
+        state = self.run.interrupt_state
+        order = {use["toolUseId"]: i for i, use in enumerate(tool_uses_of(self.run.messages[-1]))}
+        table = state.get("interrupts") or {}
+        ranked = sorted(table.values(), key=lambda item: (order.get(item.get("tool_use_id"), len(order)), item.get("source") != "hook"))
+        state["interrupts"] = {item["id"]: item for item in ranked}
+        state["context"] = self.run.cursor.to_dict()
 
     # -- cancellation ---------------------------------------------------------------------
 

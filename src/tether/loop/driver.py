@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 AgentEvent = dict[str, Any]
 
+_CANCEL_POLL_SECONDS = 0.05
+"""How often a throttling backoff checks for cancellation (cancel() is a thread-safe flag)."""
+
 
 @dataclass
 class DriverOptions:
@@ -113,6 +116,8 @@ class LocalDriver:
         overflows = 0
         forward = self.options.forward_deltas
         while True:
+            if self.cancel_event.is_set():
+                return  # e.g. cancelled during a backoff: the loop's next turn records it
             if hooks.has(BeforeModelCall):
                 await hooks.fire(BeforeModelCall(agent, cycle_index=run.cursor.cycle_index))
             request: ModelRequest = {
@@ -142,7 +147,7 @@ class LocalDriver:
                 throttled += 1
                 if not await self._after_model_error(exc) and throttled >= self.retry.max_attempts:
                     raise
-                await asyncio.sleep(self.retry.delay(throttled, exc.retry_after))
+                await self._backoff(self.retry.delay(throttled, exc.retry_after))
                 continue
             except ContextWindowOverflowError as exc:
                 overflows += 1
@@ -169,6 +174,16 @@ class LocalDriver:
             for item in added:
                 yield {"type": "message", "message": item}
             return
+
+    async def _backoff(self, delay: float) -> None:
+        """Wait ``delay`` seconds, or less if the invocation is cancelled meanwhile."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + delay
+        while not self.cancel_event.is_set():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            await asyncio.sleep(min(remaining, _CANCEL_POLL_SECONDS))
 
     async def _after_model_error(self, exc: Exception) -> bool:
         """Fire AfterModelCall for a failed call; True when a hook asked for a retry."""

@@ -28,6 +28,8 @@ class RetryPolicy:
             raise ConfigurationError(f"RetryPolicy.max_attempts must be >= 1, got {self.max_attempts}")
         if self.initial_delay < 0 or self.max_delay < 0:
             raise ConfigurationError("RetryPolicy delays must be >= 0")
+        if self.multiplier < 1:
+            raise ConfigurationError(f"RetryPolicy.multiplier must be >= 1 (delays must not shrink), got {self.multiplier}")
         if not 0 <= self.jitter <= 1:
             raise ConfigurationError(f"RetryPolicy.jitter must be within [0, 1], got {self.jitter}")
 
@@ -54,3 +56,5 @@ class Limits:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigurationError(f"Limits.{name} must be a positive int or None, got {value!r}")
+        if not isinstance(self.max_overflow_reductions, int) or self.max_overflow_reductions < 0:
+            raise ConfigurationError(f"Limits.max_overflow_reductions must be an int >= 0, got {self.max_overflow_reductions!r}")

@@ -99,9 +99,11 @@ class FunctionTool(Tool):
                 self._context_param = param.name
                 continue
             default = ... if param.default is param.empty else param.default
-            fields[param.name] = (
+            # Fields get neutral names and the parameter name as alias, so any parameter name
+            # works (``json``, ``schema``, ``model_config`` or ``_x`` would clash with pydantic).
+            fields[f"p{len(fields)}"] = (
                 annotation,
-                pydantic.Field(default=default, description=param_docs.get(param.name)),
+                pydantic.Field(default=default, alias=param.name, description=param_docs.get(param.name)),
             )
         model_name = "".join(part.capitalize() for part in re.split(r"[_-]", self._name)) + "Input"
         try:
@@ -114,7 +116,7 @@ class FunctionTool(Tool):
         schema.pop("title", None)
         for prop in schema.get("properties", {}).values():
             prop.pop("title", None)
-        self._field_names = tuple(fields)
+        self._field_names = tuple((field, info[1].alias) for field, info in fields.items())
         self._spec_value: ToolSpec = {
             "name": self._name,
             "description": self._description,
@@ -131,7 +133,7 @@ class FunctionTool(Tool):
 
     def _prepare(self, raw: Any) -> Any:
         validated = self._model.model_validate(raw)
-        return {name: getattr(validated, name) for name in self._field_names}
+        return {param: getattr(validated, field) for field, param in self._field_names}
 
     async def _call(self, prepared: Any, context: ToolContext) -> Any:
         if self._context_param is not None:

@@ -32,9 +32,14 @@ class ConcurrentToolExecutor(ToolExecutor):
         if len(tool_uses) == 1:
             await run_one(tool_uses[0])
             return
-        async with asyncio.TaskGroup() as group:
-            for use in tool_uses:
-                group.create_task(run_one(use))
+        try:
+            async with asyncio.TaskGroup() as group:
+                for use in tool_uses:
+                    group.create_task(run_one(use))
+        except BaseExceptionGroup as errors:
+            # Tools never raise (failures become error results): what escapes is a hook's or
+            # the driver's own error. Raise it as itself, as a single call would, not wrapped.
+            raise errors.exceptions[0] from errors
 
 
 class SequentialToolExecutor(ToolExecutor):

@@ -1,0 +1,206 @@
+"""Property tests: random valid snapshots round-trip exactly; garbage raises only SnapshotError."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tether import Agent, SlidingWindowConversationManager, Snapshot, SnapshotError
+
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+text = st.text(max_size=12)
+json_scalar = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), text)
+json_value = st.recursive(
+    json_scalar,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(text, inner, max_size=4)),
+    max_leaves=12,
+)
+json_object = st.dictionaries(text, json_value, max_size=4)
+raw_bytes = st.binary(max_size=24)
+
+
+def source(kind: str) -> st.SearchStrategy[dict[str, Any]]:
+    if kind == "image":
+        return st.fixed_dictionaries({"format": st.sampled_from(["png", "jpeg"]), "source": st.fixed_dictionaries({"bytes": raw_bytes})})
+    return st.fixed_dictionaries(
+        {"format": st.sampled_from(["pdf", "txt"]), "name": text, "source": st.fixed_dictionaries({"bytes": raw_bytes})}
+    )
+
+
+tool_result = st.fixed_dictionaries(
+    {
+        "toolUseId": text,
+        "status": st.sampled_from(["success", "error"]),
+        "content": st.lists(
+            st.one_of(
+                st.builds(lambda t: {"text": t}, text),
+                st.builds(lambda j: {"json": j}, json_value),
+                st.builds(lambda s: {"image": s}, source("image")),
+                st.builds(lambda s: {"document": s}, source("document")),
+            ),
+            max_size=3,
+        ),
+    }
+)
+reasoning = st.one_of(
+    st.builds(lambda t: {"reasoningText": {"text": t}}, text),
+    st.builds(lambda t, s: {"reasoningText": {"text": t, "signature": s}}, text, text),
+    st.builds(lambda b: {"redactedContent": b}, raw_bytes),
+)
+block = st.one_of(
+    st.builds(lambda t: {"text": t}, text),
+    st.builds(lambda i, n, j: {"toolUse": {"toolUseId": i, "name": n, "input": j}}, text, text, json_value),
+    st.builds(lambda r: {"toolResult": r}, tool_result),
+    st.builds(lambda s: {"image": s}, source("image")),
+    st.builds(lambda s: {"document": s}, source("document")),
+    st.builds(lambda r: {"reasoningContent": r}, reasoning),
+    st.just({"cachePoint": {"type": "default"}}),
+)
+message = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": st.lists(block, max_size=4)})
+system_prompt = st.one_of(
+    st.none(),
+    st.lists(st.one_of(st.builds(lambda t: {"text": t}, text), st.just({"cachePoint": {"type": "default"}})), max_size=3),
+)
+
+
+@st.composite
+def interrupt_states(draw: st.DrawFn) -> dict[str, Any]:
+    if draw(st.booleans()):
+        return {}
+    ids = draw(st.lists(text, max_size=3, unique=True))
+    table = {
+        ident: {"id": ident, "name": draw(text), "reason": draw(json_value), "source": "tool", "tool_use_id": draw(text)} for ident in ids
+    }
+    context = {
+        "phase": "tools",
+        "cycle_index": draw(st.integers(0, 50)),
+        "invocation_cycles": draw(st.integers(0, 5)),
+        "invocation_tokens": draw(st.integers(0, 500)),
+        "results": draw(st.dictionaries(text, tool_result, max_size=2)),
+        "started": draw(st.lists(text, max_size=2)),
+        "pending_pause": None,
+        "structured_output": draw(json_value),
+        "corrective_turn_used": draw(st.booleans()),
+        "stop_reason": None,
+    }
+    return {"interrupts": table, "activated": draw(st.booleans()), "context": context}
+
+
+@st.composite
+def agents(draw: st.DrawFn) -> Agent:
+    agent = Agent(
+        messages=draw(st.lists(message, max_size=6)),
+        state=draw(json_object),
+        system_prompt=draw(system_prompt),
+        conversation_manager=SlidingWindowConversationManager(),
+    )
+    agent.run_state.model_state = draw(json_object)
+    agent.run_state.conversation_manager_state = {"removed_message_count": draw(st.integers(0, 100))}
+    agent.run_state.interrupt_state = draw(interrupt_states())
+    return agent
+
+
+field_selection = st.one_of(
+    st.just({}),
+    st.just({"preset": "session"}),
+    st.builds(
+        lambda names: {"include": names}, st.lists(st.sampled_from(["messages", "state", "system_prompt", "interrupt_state"]), min_size=1)
+    ),
+)
+
+
+@SETTINGS
+@given(agents(), json_object, field_selection)
+def test_random_snapshots_round_trip_exactly(agent: Agent, app_data: dict[str, Any], selection: dict[str, Any]) -> None:
+    original_messages = agent.messages
+    snap = agent.take_snapshot(app_data=app_data, **selection)
+    d = snap.to_dict()
+    text_form = json.dumps(d, allow_nan=False)
+    again = Snapshot.from_dict(json.loads(text_form))
+    assert again.to_dict() == d
+    assert json.dumps(again.to_dict(), allow_nan=False) == text_form
+
+    target = Agent(conversation_manager=SlidingWindowConversationManager())
+    target.load_snapshot(again)
+    assert target.take_snapshot(**selection).data == snap.data
+    if "messages" in snap.data:
+        assert target.messages == original_messages
+        assert target.messages is not original_messages
+
+
+garbage_scalar = st.one_of(
+    json_scalar,
+    st.floats(),
+    raw_bytes,
+    st.tuples(st.integers()),
+    st.sets(st.integers(), max_size=2),
+    st.just(object()),
+    st.just(bytearray(b"x")),
+)
+garbage = st.recursive(
+    garbage_scalar,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.one_of(text, st.integers(), st.sampled_from(["$b64", "role", "content", "text", "data"])), inner, max_size=3),
+    ),
+    max_leaves=8,
+)
+
+
+def _only_snapshot_errors(value: Any) -> None:
+    try:
+        snap = Snapshot.from_dict(value)
+    except SnapshotError:
+        return
+    json.dumps(snap.to_dict(), allow_nan=False)  # accepted input must be fully valid
+    target = Agent(conversation_manager=SlidingWindowConversationManager())
+    try:
+        target.load_snapshot(snap)
+    except SnapshotError:
+        return
+
+
+@SETTINGS
+@given(garbage)
+def test_garbage_raises_only_snapshot_error(value: Any) -> None:
+    _only_snapshot_errors(value)
+    try:
+        Agent().load_snapshot(value)
+    except SnapshotError:
+        pass
+
+
+@SETTINGS
+@given(st.dictionaries(st.sampled_from(["schema_version", "scope", "created_at", "data", "app_data", "x"]), garbage, max_size=5))
+def test_garbage_with_snapshot_keys_raises_only_snapshot_error(value: dict[str, Any]) -> None:
+    _only_snapshot_errors(value)
+
+
+def _locations(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _locations(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _locations(item, (*path, index))
+    return found
+
+
+@SETTINGS
+@given(agents(), st.data())
+def test_garbage_nested_in_a_valid_snapshot_raises_only_snapshot_error(agent: Agent, data: st.DataObject) -> None:
+    d = agent.take_snapshot(app_data={"a": [1]}).to_dict()
+    location = data.draw(st.sampled_from(_locations(d)[1:]))
+    parent: Any = d
+    for part in location[:-1]:
+        parent = parent[part]
+    if data.draw(st.booleans()) and isinstance(parent, dict):
+        del parent[location[-1]]
+    else:
+        parent[location[-1]] = data.draw(garbage)
+    _only_snapshot_errors(d)
