@@ -64,7 +64,8 @@ class ScriptedModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         if self.record_requests:
-            self.calls.append(request)
+            # The request's lists are the run's live ones: record them as they are now.
+            self.calls.append({**request, "messages": list(request["messages"])})
         item = self._next(request)
         if self.stateful:
             yield {"modelState": {"scripted_index": self.index}}

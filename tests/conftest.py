@@ -1,0 +1,51 @@
+"""Shared test helpers: tiny tools and message builders used across the suite."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tether import tool
+from tether.tools.decorator import FunctionTool
+from tether.types import Message
+
+
+def user(text: str) -> Message:
+    """A user message with one text block."""
+    return {"role": "user", "content": [{"text": text}]}
+
+
+def assistant(text: str) -> Message:
+    """An assistant message with one text block."""
+    return {"role": "assistant", "content": [{"text": text}]}
+
+
+def call(name: str, input: dict[str, Any] | None = None, tool_use_id: str | None = None) -> Message:
+    """An assistant message calling one tool."""
+    use: dict[str, Any] = {"name": name, "input": input or {}}
+    if tool_use_id is not None:
+        use["toolUseId"] = tool_use_id
+    return {"role": "assistant", "content": [{"toolUse": use}]}  # type: ignore[typeddict-item]
+
+
+def results_of(message: Message) -> list[dict[str, Any]]:
+    """The toolResult bodies of a message, in order."""
+    return [block["toolResult"] for block in message["content"] if "toolResult" in block]  # type: ignore[misc]
+
+
+@pytest.fixture
+def add_tool() -> FunctionTool:
+    """``add(a, b)``: a trivial sync tool that runs on the event loop."""
+
+    @tool(run_in_thread=False)
+    def add(a: int, b: int) -> int:
+        """Add two integers.
+
+        Args:
+            a: The first addend.
+            b: The second addend.
+        """
+        return a + b
+
+    return add

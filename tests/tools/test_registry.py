@@ -1,0 +1,61 @@
+"""The tool registry: tools by unique name, plain functions wrapped, specs computed once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tether import Tool, ToolContext, ToolError, tool
+from tether.tools.decorator import FunctionTool
+from tether.tools.registry import ToolRegistry
+
+
+def plain(x: int) -> int:
+    """Plain function.
+
+    Args:
+        x: A number.
+    """
+    return x
+
+
+class Named(Tool):
+    name = "named"
+
+    def run(self, input: dict[str, Any], context: ToolContext) -> str:
+        return "ok"
+
+
+def test_add_get_names_len_contains(add_tool: FunctionTool) -> None:
+    registry = ToolRegistry([add_tool, plain, Named])
+    assert registry.names == ["add", "plain", "named"]
+    assert len(registry) == 3
+    assert "plain" in registry and "nope" not in registry
+    assert registry.get("add") is add_tool
+    assert isinstance(registry.get("plain"), FunctionTool)
+    assert isinstance(registry.get("named"), Named)
+    assert registry.get("nope") is None
+    assert registry.specs[1]["inputSchema"]["json"]["properties"]["x"]["description"] == "A number."
+
+
+def test_specs_are_cached_and_refreshed_on_add(add_tool: FunctionTool) -> None:
+    registry = ToolRegistry([add_tool])
+    first = registry.specs
+    assert registry.specs is first
+    registry.add(plain)
+    assert [spec["name"] for spec in registry.specs] == ["add", "plain"]
+
+
+def test_duplicate_names_are_refused(add_tool: FunctionTool) -> None:
+    @tool(name="add")
+    def other(a: int) -> int:
+        return a
+
+    with pytest.raises(ToolError, match="two tools are named 'add'"):
+        ToolRegistry([add_tool, other])
+
+
+def test_non_tools_are_refused() -> None:
+    with pytest.raises(ToolError, match="is not a tool"):
+        ToolRegistry([42])  # type: ignore[list-item]
