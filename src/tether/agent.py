@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable
+from typing import TYPE_CHECKING, Any, cast
 
 import pydantic
 
-from ._capture import apply, capture
+from ._capture import load, take
 from ._json import ensure_json
 from ._messages import validate_messages, validate_system_prompt
 from .agent_state import AgentState
@@ -22,16 +23,24 @@ from .errors import ConfigurationError, PromptError, SnapshotError, StateError
 from .hooks import HookRegistry
 from .loop.core import LoopCore
 from .loop.driver import AgentEvent, DriverOptions, LocalDriver
-from .loop.invocation import invoke_stream
+from .loop.invocation import abandon_interrupts, invoke_stream
 from .loop.policies import Limits, RetryPolicy
 from .loop.state import POSITIONS, Position, RunState
 from .models.base import Model
 from .result import AgentResult
-from .snapshot import Snapshot, resolve_fields, to_json_copy
+from .snapshot import Snapshot, resolve_fields
 from .tools.base import Tool
 from .tools.executors import ConcurrentToolExecutor, ToolExecutor
 from .tools.registry import ToolRegistry
 from .types import Message, SystemContentBlock, ToolSpec
+
+if TYPE_CHECKING:
+    from .durable.indoubt import InDoubtCall
+    from .durable.session import DurableSession
+    from .durable.store import RunStore
+
+_ABANDONED_STREAM_GRACE = 20
+"""Event-loop iterations a new invocation waits for an abandoned stream to be finalized."""
 
 
 def _system_blocks(prompt: str | list[SystemContentBlock] | None) -> list[SystemContentBlock] | None:
@@ -80,6 +89,8 @@ class Agent:
         limits: Limits | None = None,
         checkpointing: bool | Iterable[str] = False,
         description: str | None = None,
+        store: RunStore | None = None,
+        reconcile: Callable[[InDoubtCall], Any] | None = None,
     ) -> None:
         self._model = model
         self.name = name or "agent"
@@ -106,6 +117,9 @@ class Agent:
         self._cancel = threading.Event()
         self._busy = threading.Lock()
         self._output_specs: dict[type[pydantic.BaseModel], ToolSpec] = {}
+        self.store = store
+        self.reconcile = reconcile
+        self._durable: DurableSession | None = None
 
     # -- configuration views --------------------------------------------------------------
 
@@ -180,6 +194,10 @@ class Agent:
 
     def make_driver(self, core: LoopCore, options: DriverOptions) -> LocalDriver:
         """The driver for one invocation (the durable agent returns a persisting one)."""
+        if self._durable is not None:
+            from .durable.driver import DurableDriver
+
+            return DurableDriver(self, core, options, self._cancel, self._durable)
         return LocalDriver(self, core, options, self._cancel)
 
     # -- running --------------------------------------------------------------------------
@@ -190,9 +208,33 @@ class Agent:
         *,
         output_model: type[pydantic.BaseModel] | None = None,
         invocation_state: dict[str, Any] | None = None,
+        run_id: str | None = None,
     ) -> AgentResult:
-        """Run one invocation synchronously (from a thread with no running event loop, or any)."""
-        coro = self.invoke_async(prompt, output_model=output_model, invocation_state=invocation_state)
+        """Run one invocation synchronously (from a thread with no running event loop, or any).
+
+        With ``run_id`` the invocation is a turn of that durable run (see :mod:`tether.durable`).
+        """
+        return self._sync(self.invoke_async(prompt, output_model=output_model, invocation_state=invocation_state, run_id=run_id))
+
+    def resume(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> AgentResult:
+        """Finish the interrupted turn of durable run ``run_id`` (in any process).
+
+        A finished run returns its last result without calling the model; ``responses`` are
+        ``interruptResponse`` blocks answering the run's interrupts.
+        """
+        return self._sync(self.resume_async(run_id, responses))
+
+    async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> AgentResult:
+        """Async :meth:`resume`."""
+        result: AgentResult | None = None
+        async for event in self._events(responses, None, None, forward_deltas=False, run_id=run_id, resume=True):
+            if event["type"] == "result":
+                result = event["result"]
+        assert result is not None
+        return result
+
+    @staticmethod
+    def _sync(coro: Coroutine[Any, Any, AgentResult]) -> AgentResult:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -206,10 +248,11 @@ class Agent:
         *,
         output_model: type[pydantic.BaseModel] | None = None,
         invocation_state: dict[str, Any] | None = None,
+        run_id: str | None = None,
     ) -> AgentResult:
         """Run one invocation and return its result."""
         result: AgentResult | None = None
-        async for event in self._events(prompt, output_model, invocation_state, forward_deltas=False):
+        async for event in self._events(prompt, output_model, invocation_state, forward_deltas=False, run_id=run_id):
             if event["type"] == "result":
                 result = event["result"]
         assert result is not None
@@ -221,11 +264,14 @@ class Agent:
         *,
         output_model: type[pydantic.BaseModel] | None = None,
         invocation_state: dict[str, Any] | None = None,
+        run_id: str | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """Run one invocation, yielding events: ``text_delta``, ``reasoning_delta``,
         ``message``, ``tool_start``, ``tool_result`` and finally ``result`` (an AgentResult)."""
-        async for event in self._events(prompt, output_model, invocation_state, forward_deltas=True):
-            yield event
+        # aclosing: a caller that stops iterating closes the whole invocation in one step.
+        async with contextlib.aclosing(self._events(prompt, output_model, invocation_state, forward_deltas=True, run_id=run_id)) as events:
+            async for event in events:
+                yield event
 
     async def _events(
         self,
@@ -234,19 +280,46 @@ class Agent:
         invocation_state: dict[str, Any] | None,
         *,
         forward_deltas: bool,
-    ) -> AsyncIterator[AgentEvent]:
+        run_id: str | None = None,
+        resume: bool = False,
+    ) -> AsyncGenerator[AgentEvent, None]:
         if not self._busy.acquire(blocking=False):
-            raise PromptError("this agent is already running an invocation; agents run one at a time")
+            # A stream the caller broke out of is closed by the event loop's async-generator
+            # finalizer a couple of loop iterations later: give it that long before refusing.
+            for _ in range(_ABANDONED_STREAM_GRACE):
+                await asyncio.sleep(0)
+                if self._busy.acquire(blocking=False):
+                    break
+            else:
+                raise PromptError(
+                    "this agent is already running an invocation; agents run one at a time "
+                    "(a stream_async you stopped iterating but still hold must be closed with aclose())"
+                )
         try:
             self._cancel.clear()
-            async for event in invoke_stream(
-                self,
-                prompt,
-                output_model=output_model,
-                invocation_state=invocation_state,
-                forward_deltas=forward_deltas,
-            ):
-                yield event
+            if run_id is None:
+                stream = invoke_stream(
+                    self,
+                    prompt,
+                    output_model=output_model,
+                    invocation_state=invocation_state,
+                    forward_deltas=forward_deltas,
+                )
+            else:
+                from .durable.runner import durable_stream
+
+                stream = durable_stream(
+                    self,
+                    run_id,
+                    prompt,
+                    resume=resume,
+                    output_model=output_model,
+                    invocation_state=invocation_state,
+                    forward_deltas=forward_deltas,
+                )
+            async with contextlib.aclosing(cast("AsyncGenerator[AgentEvent, None]", stream)):
+                async for event in stream:
+                    yield event
         finally:
             self._busy.release()
 
@@ -254,8 +327,16 @@ class Agent:
         """Ask the running invocation to stop at the next step (thread-safe).
 
         Tool calls that had not started get an error result; the result's stop reason is
-        ``cancelled`` and the conversation stays valid.
+        ``cancelled`` and the conversation stays valid. Called while no invocation runs and
+        the agent waits for interrupt answers, it gives up on them: the interrupted tool calls
+        get a "cancelled" error result and the agent accepts new prompts again.
         """
+        if self._busy.acquire(blocking=False):
+            try:
+                abandon_interrupts(self)
+            finally:
+                self._busy.release()
+            return
         self._cancel.set()
 
     # -- snapshots ------------------------------------------------------------------------
@@ -269,13 +350,7 @@ class Agent:
         app_data: dict[str, Any] | None = None,
     ) -> Snapshot:
         """Capture the selected fields as a :class:`Snapshot` (independent of the agent)."""
-        fields = resolve_fields(preset, include, exclude)
-        if app_data is not None and not isinstance(app_data, dict):
-            raise SnapshotError(f"app_data must be a dict of JSON values, got {type(app_data).__name__}")
-        return Snapshot(
-            data=capture(self.run_state, self.conversation_manager, fields),
-            app_data=to_json_copy(app_data or {}, "app_data"),
-        )
+        return take(self.run_state, self.conversation_manager, resolve_fields(preset, include, exclude), app_data)
 
     def load_snapshot(self, snapshot: Snapshot | dict[str, Any]) -> None:
         """Apply a snapshot: fields present in it replace the agent's, absent ones are kept."""
@@ -285,7 +360,7 @@ class Agent:
             raise SnapshotError(f"load_snapshot takes a Snapshot or a snapshot dict, got {type(snapshot).__name__}")
         if self._busy.locked():
             raise SnapshotError("cannot load a snapshot while the agent is running an invocation")
-        apply(self.run_state, self.conversation_manager, snapshot.data)
+        load(self.run_state, self.conversation_manager, snapshot)
 
     def __repr__(self) -> str:
         model = getattr(self._model, "model_id", None)

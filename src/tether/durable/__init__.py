@@ -1,0 +1,15 @@
+"""Durable runs: a run is persisted at every step boundary and resumes after a crash.
+
+``Agent(store=SQLiteStore("runs.db"))`` then ``agent(prompt, run_id="trip-42")`` runs a turn of
+the durable conversation ``trip-42``; ``agent.resume("trip-42")`` finishes an interrupted turn,
+in any process. See :mod:`tether.durable.store` for the store protocol.
+"""
+
+from __future__ import annotations
+
+from .indoubt import RERUN, InDoubtCall
+from .memory import MemoryStore
+from .sqlite import SQLiteStore
+from .store import RunStore, StoredRun, validate_run_id
+
+__all__ = ["RERUN", "InDoubtCall", "MemoryStore", "RunStore", "SQLiteStore", "StoredRun", "validate_run_id"]

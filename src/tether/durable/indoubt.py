@@ -1,0 +1,36 @@
+"""In-doubt tool calls: started before a crash, with no recorded result.
+
+An idempotent tool is simply run again (same idempotency key). A tool declared
+``idempotent=False`` goes to the agent's ``reconcile`` callable, which returns a
+``ToolResult`` to record or :data:`RERUN`; with no reconcile callable the run stops with a
+``tether.in_doubt`` interrupt, answered with ``"rerun"`` or a result to record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..types import ToolUse
+
+RERUN: Final = "rerun"
+IN_DOUBT: Final = "tether.in_doubt"
+
+
+@dataclass(frozen=True)
+class InDoubtCall:
+    """What a reconcile callable is told about one in-doubt call."""
+
+    run_id: str
+    tool_use: ToolUse
+    idempotency_key: str
+
+    def to_reason(self) -> dict[str, Any]:
+        """The JSON reason of the ``tether.in_doubt`` interrupt."""
+        return {
+            "tool": self.tool_use["name"],
+            "input": self.tool_use.get("input"),
+            "toolUseId": self.tool_use["toolUseId"],
+            "idempotency_key": self.idempotency_key,
+            "question": "this call started but its result was not recorded; answer 'rerun' or the result to record",
+        }

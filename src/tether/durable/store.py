@@ -1,0 +1,130 @@
+"""The `RunStore` protocol: the few operations a durable run needs from storage.
+
+A run is stored as append-only rows plus one small, constant-size *head* that is replaced at
+every step: messages are rows (numbered by ``seq``), tool results of the open cycle are rows,
+and the head holds the cursor, metrics, model state, agent state and the ``start_seq`` of the
+live conversation (a conversation manager's trimming moves ``start_seq``; it never rewrites
+rows). Every row is JSON text; nothing is pickled, so loading cannot run code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from .._json import dumps
+from .._messages import decode_message_bytes, validate_messages
+from ..errors import StoreError
+from ..types import Message, ToolResult
+
+SCHEMA_VERSION = 1
+RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+def validate_run_id(run_id: Any) -> str:
+    """Return ``run_id`` if it is a safe run id, else raise :class:`StoreError` naming it."""
+    if not isinstance(run_id, str) or not RUN_ID_PATTERN.fullmatch(run_id) or run_id in (".", ".."):
+        raise StoreError(f"run_id {run_id!r} is invalid: use 1-128 characters from A-Z a-z 0-9 . _ : - (not '.' or '..')")
+    return run_id
+
+
+@dataclass
+class StoredRun:
+    """A run as loaded from a store: the head and the live rows."""
+
+    run_id: str
+    head: dict[str, Any]
+    messages: list[Message]
+    results: dict[str, ToolResult] = field(default_factory=dict)
+
+
+@runtime_checkable
+class RunStore(Protocol):
+    """Storage for durable runs (SQLite, memory; PostgreSQL later).
+
+    ``write`` is one atomic step: it appends ``messages`` (numbered from ``head["next_seq"] -
+    len(messages)``), appends ``results`` of cycle ``head["cursor"]["cycle_index"]`` and
+    replaces the head. ``lease`` is held while an invocation runs; a second concurrent lease on
+    the same run raises :class:`~tether.errors.RunLockedError`.
+    """
+
+    bytes_written: int
+
+    def load(self, run_id: str) -> StoredRun | None:
+        """The run, or None when the store has no run with that id."""
+        ...
+
+    def head(self, run_id: str) -> dict[str, Any] | None:
+        """Only the run's head (cheap), or None when it does not exist."""
+        ...
+
+    def write(self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult]) -> None:
+        """Append rows and replace the head, atomically."""
+        ...
+
+    def lease(self, run_id: str) -> AbstractContextManager[None]:
+        """Exclusive ownership of the run while the context is open."""
+        ...
+
+    def close(self) -> None:
+        """Release resources."""
+        ...
+
+
+# -- row encoding shared by the stores -----------------------------------------------------
+
+
+def encode_row(value: Any) -> str:
+    """JSON text of a row (bytes become base64 envelopes)."""
+    return dumps(value)
+
+
+def decode_head(run_id: str, text: Any) -> dict[str, Any]:
+    """Parse a head row, raising StoreError that names the run."""
+    head = _parse(run_id, "head", text)
+    if not isinstance(head, dict) or not isinstance(head.get("cursor"), dict) or "next_seq" not in head:
+        raise StoreError(f"run {run_id!r}: the head row is corrupt (missing cursor or next_seq); the store is damaged")
+    version = head.get("schema_version", SCHEMA_VERSION)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise StoreError(
+            f"run {run_id!r} was written by a newer Tether (schema {version}, this one knows {SCHEMA_VERSION}); upgrade Tether"
+        )
+    return head
+
+
+def decode_messages(run_id: str, rows: Iterator[tuple[int, Any]]) -> list[Message]:
+    """Parse message rows (``(seq, text)``), validating each; names run and step on failure."""
+    messages: list[Message] = []
+    for seq, text in rows:
+        message = _parse(run_id, f"message seq {seq}", text)
+        validate_messages([message], [f"run {run_id!r} message seq {seq}"], StoreError)
+        messages.append(message)
+    decode_message_bytes(messages)
+    return messages
+
+
+def decode_results(run_id: str, rows: Iterator[tuple[str, Any]]) -> dict[str, ToolResult]:
+    """Parse tool-result rows of the open cycle."""
+    results: dict[str, ToolResult] = {}
+    for tool_use_id, text in rows:
+        result = _parse(run_id, f"tool result {tool_use_id}", text)
+        if not isinstance(result, dict) or result.get("toolUseId") != tool_use_id or "status" not in result:
+            raise StoreError(f"run {run_id!r}: the row for tool result {tool_use_id!r} is corrupt")
+        holder: list[Message] = [{"role": "user", "content": [{"toolResult": result}]}]  # type: ignore[typeddict-item]
+        decode_message_bytes(holder)
+        results[tool_use_id] = result  # type: ignore[assignment]
+    return results
+
+
+def _parse(run_id: str, what: str, text: Any) -> Any:
+    import json
+
+    if not isinstance(text, str):
+        raise StoreError(f"run {run_id!r}: {what} is not JSON text; the store is damaged")
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise StoreError(f"run {run_id!r}: {what} is corrupt or truncated ({exc}); the store is damaged") from None

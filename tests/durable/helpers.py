@@ -1,0 +1,73 @@
+"""Shared pieces of the durable tests: a crash signal, a side-effect log, agent builders."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether import Agent, tool
+from tether.durable import RunStore
+from tether.models import ScriptedModel
+from tether.models.scripted import tool_call
+from tether.tools.context import ToolContext
+from tether.tools.executors import SequentialToolExecutor
+
+
+class Crash(BaseException):
+    """Stands for the process dying at this point (nothing in the loop catches it)."""
+
+
+class Plan:
+    """Where to crash: ``crash_at`` maps a point name to how many times it is passed first."""
+
+    def __init__(self, **crash_at: int) -> None:
+        self.crash_at = dict(crash_at)
+        self.log: list[str] = []
+
+    def point(self, name: str) -> None:
+        left = self.crash_at.get(name)
+        if left is None:
+            return
+        if left == 0:
+            del self.crash_at[name]
+            raise Crash(name)
+        self.crash_at[name] = left - 1
+
+
+def script() -> list[Any]:
+    return [
+        tool_call("work", {"n": 1}),
+        {
+            "role": "assistant",
+            "content": [
+                {"toolUse": {"toolUseId": "a", "name": "work", "input": {"n": 2}}},
+                {"toolUse": {"toolUseId": "b", "name": "work", "input": {"n": 3}}},
+            ],
+        },
+        "done",
+    ]
+
+
+def make_agent(store: RunStore, plan: Plan, **kwargs: Any) -> Agent:
+    """An agent whose ``work`` tool logs its idempotency key and can crash before/after the effect."""
+
+    @tool
+    def work(n: int, ctx: ToolContext) -> str:
+        """Do work n."""
+        plan.point("tool_before_effect")
+        plan.log.append(ctx.idempotency_key)
+        plan.point("tool_after_effect")
+        return f"worked {n}"
+
+    class CrashingModel(ScriptedModel):
+        async def stream(self, request: Any) -> Any:
+            plan.point("model")
+            async for event in super().stream(request):
+                yield event
+
+    return Agent(
+        model=CrashingModel(script(), stateful=True),
+        tools=[work],
+        store=store,
+        tool_executor=SequentialToolExecutor(),
+        **kwargs,
+    )

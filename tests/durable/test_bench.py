@@ -1,0 +1,33 @@
+"""bench/durable.py runs at a small size and reports sane figures (never asserts on timing)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "durable.py"
+
+
+def load_bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("tether_bench_durable", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_durable_bench_runs_at_a_small_size(capsys: pytest.CaptureFixture[str]) -> None:
+    rows = load_bench().main([10, 100], repeats=1, cycles=5)
+    out = capsys.readouterr().out
+    assert "sqlite +ms" in out and "not yet" in out
+    assert [row["messages"] for row in rows] == [10.0, 100.0]
+    for row in rows:
+        assert row["plain_ms"] > 0 and row["sqlite_ms"] > 0 and row["memory_ms"] > 0
+        assert row["sqlite_bytes_per_message"] > 0
+    # bytes per message do not grow with the conversation (O(n) storage)
+    assert rows[1]["sqlite_bytes_per_message"] < 1.5 * rows[0]["sqlite_bytes_per_message"]
