@@ -10,6 +10,9 @@ from tether import tool
 from tether.tools.decorator import FunctionTool
 from tether.types import Message
 
+# Keeps the exit status right when Temporal's native runtime crashes at interpreter exit.
+pytest_plugins = ["tests._exit_plugin"]
+
 
 def user(text: str) -> Message:
     """A user message with one text block."""

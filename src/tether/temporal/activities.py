@@ -1,0 +1,363 @@
+"""The activities of an agent run: describe the agent, one model call, one tool call, finish.
+
+Each activity rebuilds the agent from the registry (name + JSON config), reads what it needs
+from the :class:`BlobStore` and returns compact, JSON-only results, so no payload grows with
+the conversation. They perform effects exactly as the local driver does (same stream folding,
+same hooks, same tool invocation and ids), which is why a run gives the same messages here as
+in-process. Failures that a retry cannot fix become non-retryable ``ApplicationError``s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import time
+from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from .._json import encode
+from ..errors import (
+    ConfigurationError,
+    ContextWindowExhaustedError,
+    ContextWindowOverflowError,
+    ModelAuthError,
+    ModelThrottledError,
+    ScriptExhaustedError,
+    StoreError,
+    TetherError,
+)
+from ..hooks import AfterInvocation, AfterModelCall, AfterToolCall, BeforeInvocation, BeforeModelCall, BeforeToolCall, MessageAdded
+from ..interrupts import InterruptRaiser, InterruptSignal
+from ..loop.state import RunState
+from ..loop.stream import StreamAccumulator
+from ..tools.base import Tool, error_result
+from ..tools.context import ToolContext
+from ..tools.executors import SequentialToolExecutor
+from ..types import Message, ModelRequest, ToolResult
+from .blobs import BlobStore
+from .claimcheck import DEFAULT_INLINE_LIMIT, Conversations, compact_message, compact_result, expand_tool_use
+from .registry import AgentRegistry
+
+TAIL = 4
+"""Compact messages the workflow keeps in memory (the loop core reads only the last one)."""
+
+_NOT_RETRYABLE: tuple[type[BaseException], ...] = (
+    ConfigurationError,
+    ContextWindowExhaustedError,
+    ModelAuthError,
+    ScriptExhaustedError,
+    StoreError,
+)
+
+
+def fatal(exc: BaseException, what: str) -> ApplicationError:
+    """A non-retryable failure naming the error type and what failed."""
+    return ApplicationError(f"{what}: {type(exc).__name__}: {exc}", type=type(exc).__name__, non_retryable=True)
+
+
+@contextlib.contextmanager
+def _fatal_errors(what: str) -> Iterator[None]:
+    """Turn errors that no retry can fix into non-retryable failures."""
+    try:
+        yield
+    except _NOT_RETRYABLE as exc:
+        raise fatal(exc, what) from None
+
+
+def state_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any] | None:
+    """What a tool changed in the agent state (``set`` keys, ``deleted`` keys), or None.
+
+    Concurrent tool calls each report their own changes and the workflow applies them in the
+    order the calls finish, as concurrent tools writing one local state dict would.
+    """
+    changed = {key: value for key, value in after.items() if key not in before or before[key] != value}
+    deleted = [key for key in before if key not in after]
+    if not changed and not deleted:
+        return None
+    return {"set": encode(changed), "deleted": deleted}
+
+
+class TetherActivities:
+    """The activities a worker registers; they share one registry and one blob store."""
+
+    def __init__(self, registry: AgentRegistry, blobs: BlobStore, *, inline_limit: int = DEFAULT_INLINE_LIMIT) -> None:
+        self.registry = registry
+        self.blobs = blobs
+        self.conversations = Conversations(blobs)
+        self.inline_limit = inline_limit
+
+    def all(self) -> list[Any]:
+        """The activity callables to register on a worker."""
+        return [self.describe, self.call_model, self.run_tool, self.finish, self.invocation_hook]
+
+    def _agent(self, params: dict[str, Any]) -> Any:
+        try:
+            return self.registry.build(params["agent"], params.get("config") or {})
+        except TetherError as exc:
+            raise fatal(exc, f"cannot build agent {params.get('agent')!r}") from None
+
+    def _compact(self, message: Any) -> dict[str, Any]:
+        return compact_message(self.blobs, message, self.inline_limit)
+
+    # -- describe -------------------------------------------------------------------------
+
+    @activity.defn(name="tether.describe")
+    async def describe(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The agent's initial run state (compact) and the settings the workflow needs."""
+        agent = self._agent(params)
+        run = agent.run_state
+        with _fatal_errors(f"cannot store the initial messages of agent {params.get('agent')!r}"):
+            compact = [self._compact(message) for message in run.messages]
+        hooks = agent.hooks
+        return {
+            "conv": self.conversations.append(None, compact),
+            "tail": compact[-TAIL:],
+            "state": run.state,
+            "conversation_manager_state": agent.conversation_manager.state(run),
+            "system_prompt": None if run.system_prompt is None else self._compact({"role": "system", "content": run.system_prompt}),
+            "settings": {
+                "max_cycles": agent.limits.max_cycles,
+                "max_tokens": agent.limits.max_tokens,
+                "model_attempts": agent.retry.max_attempts,
+                "sequential": isinstance(agent.tool_executor, SequentialToolExecutor),
+                "has_tools": len(agent.tool_registry) > 0,
+                "invocation_hooks": hooks.has(BeforeInvocation) or hooks.has(AfterInvocation) or hooks.has(MessageAdded),
+            },
+        }
+
+    # -- model ----------------------------------------------------------------------------
+
+    @activity.defn(name="tether.call_model")
+    async def call_model(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Persist the pending messages, call the model once, return the compact response."""
+        agent = self._agent(params)
+        conversations = self.conversations
+        with _fatal_errors(f"cannot read the conversation of run {params.get('run_id')!r}"):
+            conv = conversations.append(params.get("conv"), params.get("pending") or [])
+            loaded = conversations.load(conv)
+        run = RunState(
+            messages=list(loaded),
+            state=params.get("state") or {},
+            conversation_manager_state=dict(params.get("conversation_manager_state") or {}),
+            model_state=params.get("model_state") or {},
+            run_id=params.get("run_id"),
+        )
+        run.conversation_manager_state.pop("kind", None)
+        agent.run_state = run
+        system = params.get("system_prompt")
+        if system is not None:
+            with _fatal_errors(f"cannot read the system prompt of run {params.get('run_id')!r}"):
+                run.system_prompt = self._expand_system(system)
+        try:
+            accumulator, latency_ms = await self._stream(agent, run, params)
+        except TetherError as exc:
+            if isinstance(exc, _NOT_RETRYABLE):
+                raise fatal(exc, "the model call cannot succeed") from None
+            if isinstance(exc, ModelThrottledError):
+                delay = None if exc.retry_after is None else timedelta(seconds=exc.retry_after)
+                raise ApplicationError(f"model throttled: {exc}", type="ModelThrottledError", next_retry_delay=delay) from None
+            raise
+        message = accumulator.message()
+        for i, block in enumerate(message["content"]):
+            if "toolUse" in block and not block["toolUse"].get("toolUseId"):
+                block["toolUse"]["toolUseId"] = f"tooluse_{len(run.messages)}_{i}"
+        out: dict[str, Any] = {
+            "conv": conv,
+            "message": self._compact(message),
+            "stop_reason": accumulator.stop_reason,
+            "usage": accumulator.usage,
+            "latency_ms": latency_ms,
+            "model_state": accumulator.model_state,
+            "rebased": False,
+        }
+        if len(run.messages) != len(loaded) or any(a is not b for a, b in zip(run.messages, loaded, strict=False)):
+            out["rebased"] = True
+            out["conv"] = self._rebase(conv, loaded, run.messages)
+            out["length"] = len(run.messages)
+            out["conversation_manager_state"] = agent.conversation_manager.state(run)
+        return out
+
+    def _expand_system(self, compact: dict[str, Any]) -> Any:
+        from .claimcheck import expand_message
+
+        return expand_message(self.blobs, compact)["content"]
+
+    async def _stream(self, agent: Any, run: RunState, params: dict[str, Any]) -> tuple[StreamAccumulator, float]:
+        """One successful response, handling overflow reductions and hook retries like the local driver."""
+        hooks = agent.hooks
+        overflows = 0
+        while True:
+            if hooks.has(BeforeModelCall):
+                await hooks.fire(BeforeModelCall(agent, cycle_index=int(params.get("cycle_index", 0))))
+            request: ModelRequest = {
+                "messages": run.messages,
+                "system_prompt": run.system_prompt,
+                "tool_specs": agent.tool_specs_for(None),
+                "tool_choice": params.get("tool_choice"),
+                "model_state": run.model_state,
+            }
+            accumulator = StreamAccumulator()
+            started = time.perf_counter()
+            try:
+                async for event in agent.model.stream(request):
+                    accumulator.add(event)
+                message = accumulator.message()
+            except ContextWindowOverflowError as exc:
+                overflows += 1
+                if overflows > agent.limits.max_overflow_reductions:
+                    raise ContextWindowExhaustedError(
+                        f"the context window still overflows after {agent.limits.max_overflow_reductions} "
+                        "reductions; raise Limits.max_overflow_reductions or shorten the conversation"
+                    ) from exc
+                await agent.conversation_manager.reduce_context(run, agent.model, exc)
+                continue
+            except Exception as exc:
+                if hooks.has(AfterModelCall) and (await hooks.fire(AfterModelCall(agent, exception=exc))).retry:
+                    continue
+                raise
+            latency_ms = (time.perf_counter() - started) * 1000.0
+            if hooks.has(AfterModelCall):
+                after = await hooks.fire(AfterModelCall(agent, message=message, stop_reason=accumulator.stop_reason))
+                if after.retry:
+                    continue
+            return accumulator, latency_ms
+
+    def _rebase(self, conv: str | None, loaded: list[Message], kept: list[Message]) -> str:
+        """A new chain for ``kept`` (reusing compact nodes when ``kept`` is a suffix of ``loaded``)."""
+        offset = len(loaded) - len(kept)
+        if offset >= 0 and all(kept[i] is loaded[offset + i] for i in range(len(kept))):
+            compact = self.conversations.compact_nodes(conv)[offset:]
+        else:
+            compact = [self._compact(message) for message in kept]
+        return self.conversations.rebase(compact)
+
+    # -- tools ----------------------------------------------------------------------------
+
+    @activity.defn(name="tether.run_tool")
+    async def run_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Run one tool call (with its hooks); returns a compact result or the interrupt it raised."""
+        agent = self._agent(params)
+        before_state: dict[str, Any] = params.get("state") or {}
+        run = RunState(state=copy.deepcopy(before_state), run_id=params.get("run_id"))
+        run.interrupt_state = {"interrupts": dict(params.get("interrupts") or {}), "activated": True}
+        agent.run_state = run
+        with _fatal_errors(f"cannot read the input of tool call {params['tool_use'].get('toolUseId')!r}"):
+            tool_use: Any = expand_tool_use(self.blobs, params["tool_use"])
+        tool_use_id = tool_use["toolUseId"]
+        name = tool_use["name"]
+        selected: Tool | None = agent.tool_registry.get(name)
+        hooks = agent.hooks
+        result: ToolResult | None = None
+        if hooks.has(BeforeToolCall):
+            before = BeforeToolCall(
+                agent,
+                tool_use=tool_use,
+                selected_tool=selected,
+                _raiser=InterruptRaiser(run.interrupt_state, "hook", tool_use_id),
+            )
+            try:
+                await hooks.fire(before)
+            except InterruptSignal as signal:
+                return {"interrupt": signal.interrupt.to_dict()}
+            selected = before.selected_tool
+            if before.cancel_tool:
+                text = before.cancel_tool if isinstance(before.cancel_tool, str) else "Tool call cancelled by a hook."
+                result = error_result(tool_use_id, text)
+        started = time.perf_counter()
+        if result is None:
+            if selected is None:
+                known = ", ".join(agent.tool_registry.names) or "none"
+                result = error_result(tool_use_id, f"Unknown tool {name!r}. Available tools: {known}.")
+            else:
+                context = ToolContext(
+                    tool_use=tool_use,
+                    agent=agent,
+                    run_id=run.run_id,
+                    _raiser=InterruptRaiser(run.interrupt_state, "tool", tool_use_id),
+                )
+                try:
+                    async with _heartbeating():
+                        result = await selected.invoke(tool_use, context)
+                except InterruptSignal as signal:
+                    return {"interrupt": signal.interrupt.to_dict()}
+        duration_ms = (time.perf_counter() - started) * 1000.0
+        if hooks.has(AfterToolCall):
+            after = await hooks.fire(AfterToolCall(agent, tool_use=tool_use, selected_tool=selected, result=result))
+            if after.result is not None:
+                result = after.result
+        out: dict[str, Any] = {"result": compact_result(self.blobs, result, self.inline_limit), "duration_ms": duration_ms}
+        changes = state_changes(before_state, run.state)
+        if changes is not None:
+            out["state_changes"] = changes
+        return out
+
+    # -- end of an invocation -------------------------------------------------------------
+
+    @activity.defn(name="tether.finish")
+    async def finish(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Persist the pending messages and apply the conversation manager's after-call management."""
+        agent = self._agent(params)
+        conversations = self.conversations
+        with _fatal_errors(f"cannot read the conversation of run {params.get('run_id')!r}"):
+            conv = conversations.append(params.get("conv"), params.get("pending") or [])
+            loaded = conversations.load(conv)
+        state = dict(params.get("conversation_manager_state") or {})
+        state.pop("kind", None)
+        run = RunState(messages=list(loaded), conversation_manager_state=state)
+        if params.get("manage", True):
+            agent.conversation_manager.apply_management(run)
+        out: dict[str, Any] = {
+            "conv": conv,
+            "length": len(run.messages),
+            "conversation_manager_state": agent.conversation_manager.state(run),
+        }
+        if len(run.messages) != len(loaded):
+            out["conv"] = self._rebase(conv, loaded, run.messages)
+        return out
+
+    @activity.defn(name="tether.invocation_hook")
+    async def invocation_hook(self, params: dict[str, Any]) -> None:
+        """Fire invocation-level hooks (``BeforeInvocation``, ``AfterInvocation``, ``MessageAdded``)."""
+        from .claimcheck import expand_message
+
+        agent = self._agent(params)
+        hooks = agent.hooks
+        kind = params["event"]
+        if kind == "before":
+            await hooks.fire(BeforeInvocation(agent, resumed=bool(params.get("resumed")), resumed_from=params.get("resumed_from")))
+        elif kind == "after":
+            await hooks.fire(AfterInvocation(agent, resumed=bool(params.get("resumed")), resumed_from=params.get("resumed_from")))
+        elif kind == "messages" and hooks.has(MessageAdded):
+            for compact in params.get("messages") or []:
+                await hooks.fire(MessageAdded(agent, expand_message(self.blobs, compact)))
+
+
+@contextlib.asynccontextmanager
+async def _heartbeating() -> AsyncIterator[None]:
+    """Heartbeat while a tool runs, so a dead worker is noticed within the heartbeat timeout."""
+    timeout = activity.info().heartbeat_timeout
+    if not timeout:
+        yield
+        return
+    interval = max(timeout.total_seconds() / 3.0, 0.05)
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(interval)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+__all__ = ["TAIL", "TetherActivities", "fatal"]

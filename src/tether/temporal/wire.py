@@ -1,0 +1,136 @@
+"""The compact run state that crosses the wire, and its conversions to and from local runs.
+
+A workflow carries (through continue-as-new, queries and its result) a dict of the
+:class:`~tether.loop.state.RunState` fields whose messages are a conversation reference plus
+a few compact messages. These functions turn a local run (a ``RunState``, a durable store's
+run, a :class:`~tether.Snapshot` or a :class:`~tether.Checkpoint`) into that dict, which is
+how a local run is promoted into Temporal, and turn it back into a ``Snapshot``, which is how
+a Temporal run is exported and continued locally.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .._json import encode
+from ..checkpoint import Checkpoint, check_metrics
+from ..checkpoint import parse as parse_checkpoint
+from ..errors import CheckpointError, InterruptError, SnapshotError
+from ..loop.state import Cursor, RunState, new_metrics
+from ..snapshot import SCOPE, SNAPSHOT_SCHEMA_VERSION, Snapshot
+from .blobs import BlobStore
+from .claimcheck import DEFAULT_INLINE_LIMIT, Conversations, compact_message, compact_result, expand_message, expand_result
+
+TAIL = 4
+
+
+def _map_results(results: Any, convert: Any) -> dict[str, Any]:
+    if not isinstance(results, dict):
+        return {}
+    return {ident: convert(result) for ident, result in results.items()}
+
+
+def carried_from_run(blobs: BlobStore, run: RunState, *, inline_limit: int = DEFAULT_INLINE_LIMIT) -> dict[str, Any]:
+    """The compact state a workflow starts from, for a local ``run`` (content goes to ``blobs``)."""
+    compact = [compact_message(blobs, message, inline_limit) for message in run.messages]
+    conv = Conversations(blobs).append(None, compact)
+    interrupt_state: dict[str, Any] = encode(run.interrupt_state)
+    context = interrupt_state.get("context")
+    if isinstance(context, dict):
+        context["results"] = _map_results(context.get("results"), lambda r: compact_result(blobs, r, inline_limit))
+    cursor = run.cursor.to_dict()
+    cursor["results"] = _map_results(cursor["results"], lambda r: compact_result(blobs, r, inline_limit))
+    system = None if run.system_prompt is None else compact_message(blobs, {"role": "system", "content": run.system_prompt}, inline_limit)
+    return {
+        "conv": conv,
+        "tail": compact[-TAIL:],
+        "unpersisted": 0,
+        "state": encode(run.state),
+        "conversation_manager_state": encode(run.conversation_manager_state),
+        "interrupt_state": interrupt_state,
+        "system_prompt": system,
+        "model_state": encode(run.model_state),
+        "cursor": encode(cursor),
+        "metrics": check_metrics(run.metrics, "run.metrics", SnapshotError),
+        "settings": None,
+        "started": False,
+    }
+
+
+def run_from_snapshot(snapshot: Snapshot | dict[str, Any]) -> RunState:
+    """A ``RunState`` holding a snapshot's fields (the cursor as ``Agent.load_snapshot`` sets it)."""
+    if not isinstance(snapshot, Snapshot):
+        snapshot = Snapshot.from_dict(snapshot)
+    data = snapshot.to_dict()["data"]
+    if "messages" not in data:
+        raise SnapshotError("snapshot.data.messages is missing; a run promoted to Temporal needs its messages")
+    run = RunState(
+        messages=data["messages"],
+        state=data.get("state") or {},
+        conversation_manager_state={k: v for k, v in (data.get("conversation_manager_state") or {}).items() if k != "kind"},
+        interrupt_state=data.get("interrupt_state") or {},
+        system_prompt=data.get("system_prompt"),
+        model_state=data.get("model_state") or {},
+    )
+    context = run.interrupt_state.get("context")
+    if run.interrupt_state.get("activated") and isinstance(context, dict):
+        try:
+            run.cursor = Cursor.from_dict(context)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SnapshotError(f"snapshot.data.interrupt_state.context is malformed: {exc!r}") from None
+    saved = run.interrupt_state.get("metrics")
+    if saved is not None:
+        run.metrics = check_metrics(saved, "snapshot.data.interrupt_state.metrics", InterruptError)
+    return run
+
+
+def run_from_checkpoint(checkpoint: Checkpoint | dict[str, Any]) -> RunState:
+    """A ``RunState`` positioned to continue from a checkpoint (as a checkpoint resume does)."""
+    raw = checkpoint.to_dict() if isinstance(checkpoint, Checkpoint) else checkpoint
+    header, snapshot = parse_checkpoint(raw)
+    if header["output_tool"] is not None:
+        raise CheckpointError("checkpoint.output_tool: structured-output runs cannot be promoted to Temporal yet")
+    run = run_from_snapshot(snapshot)
+    run.metrics = header["metrics"]
+    if header["position"] == "after_model":
+        run.cursor = Cursor(phase="tools", cycle_index=header["cycle_index"])
+    else:
+        run.cursor = Cursor(phase="model", cycle_index=header["cycle_index"] + 1)
+    return run
+
+
+def messages_of(blobs: BlobStore, carried: dict[str, Any], *, decode: bool = True) -> list[Any]:
+    """The full conversation of a carried state (chain plus the messages not yet persisted)."""
+    conversations = Conversations(blobs)
+    compact = conversations.compact_nodes(carried.get("conv"))
+    unpersisted = int(carried.get("unpersisted", 0))
+    if unpersisted:
+        compact = compact + list(carried["tail"][-unpersisted:])
+    return [expand_message(blobs, message, decode=decode) for message in compact]
+
+
+def snapshot_of(blobs: BlobStore, carried: dict[str, Any], app_data: dict[str, Any] | None = None) -> Snapshot:
+    """A :class:`Snapshot` of a carried state, loadable by a local agent built the same way."""
+    interrupt_state = copy.deepcopy(carried.get("interrupt_state") or {})
+    context = interrupt_state.get("context")
+    if isinstance(context, dict):
+        context["results"] = encode(_map_results(context.get("results"), lambda r: expand_result(blobs, r)))
+    system = carried.get("system_prompt")
+    data = {
+        "messages": messages_of(blobs, carried, decode=False),
+        "state": carried.get("state") or {},
+        "conversation_manager_state": carried.get("conversation_manager_state") or {},
+        "interrupt_state": interrupt_state,
+        "system_prompt": None if system is None else expand_message(blobs, system, decode=False)["content"],
+        "model_state": carried.get("model_state") or {},
+    }
+    return Snapshot.from_dict({"schema_version": SNAPSHOT_SCHEMA_VERSION, "scope": SCOPE, "data": data, "app_data": app_data or {}})
+
+
+def metrics_of(carried: dict[str, Any]) -> dict[str, Any]:
+    """The accumulated metrics of a carried state (a copy)."""
+    return copy.deepcopy(carried.get("metrics") or new_metrics())
+
+
+__all__ = ["carried_from_run", "messages_of", "metrics_of", "run_from_checkpoint", "run_from_snapshot", "snapshot_of"]

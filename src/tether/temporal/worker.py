@@ -1,0 +1,59 @@
+"""Worker helpers: register the agent workflow and its activities on a task queue.
+
+``create_worker(client, "agents", registry, blobs)`` returns a ready ``temporalio`` worker;
+``TetherPlugin(registry, blobs)`` does the same through Temporal's plugin mechanism. The
+workflow sandbox passes ``tether`` (and pydantic) through: the loop core is deterministic
+and pure, so re-importing it per workflow would only cost time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.plugin import SimplePlugin
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from .activities import TetherActivities
+from .blobs import BlobStore
+from .claimcheck import DEFAULT_INLINE_LIMIT
+from .registry import AgentRegistry
+from .workflow import AgentWorkflow
+
+
+def workflow_runner() -> SandboxedWorkflowRunner:
+    """The sandboxed runner with Tether passed through."""
+    return SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("tether", "pydantic", "pydantic_core"))
+
+
+def create_worker(
+    client: Client,
+    task_queue: str,
+    registry: AgentRegistry,
+    blobs: BlobStore,
+    *,
+    inline_limit: int = DEFAULT_INLINE_LIMIT,
+    **worker_options: Any,
+) -> Worker:
+    """A worker serving Tether agent runs on ``task_queue`` (extra options go to ``Worker``)."""
+    activities = TetherActivities(registry, blobs, inline_limit=inline_limit)
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[AgentWorkflow],
+        activities=activities.all(),
+        workflow_runner=workflow_runner(),
+        **worker_options,
+    )
+
+
+class TetherPlugin(SimplePlugin):
+    """A worker plugin adding the agent workflow and activities (``Worker(..., plugins=[...])``)."""
+
+    def __init__(self, registry: AgentRegistry, blobs: BlobStore, *, inline_limit: int = DEFAULT_INLINE_LIMIT) -> None:
+        activities = TetherActivities(registry, blobs, inline_limit=inline_limit)
+        super().__init__("tether.TetherPlugin", activities=activities.all(), workflows=[AgentWorkflow], workflow_runner=workflow_runner())
+
+
+__all__ = ["TetherPlugin", "create_worker", "workflow_runner"]

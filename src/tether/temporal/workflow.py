@@ -1,0 +1,466 @@
+"""`AgentWorkflow`: the loop core, driven deterministically inside a Temporal workflow.
+
+The workflow owns a :class:`~tether.loop.state.RunState` whose messages are *compact* (see
+:mod:`tether.temporal.claimcheck`) and only the last few of them: the core reads nothing
+else. Each effect becomes activities (one per model call, one per tool call, parallel tools
+as parallel activities), and the outcomes are folded into the core exactly as the local
+driver folds them. The conversation itself lives in the blob store, named by one reference,
+so neither history nor the state carried by continue-as-new grows with it.
+
+Interrupts wait inside the workflow for an ``answer_interrupts`` update (or signal); the
+``snapshot`` query returns the run's current state (compact; the client expands it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError, is_cancelled_exception
+
+with workflow.unsafe.imports_passed_through():
+    from ..errors import TetherError
+    from ..interrupts import apply_responses, is_interrupted, pending_interrupts
+    from ..loop.core import CoreConfig, LoopCore, ModelOutcome
+    from ..loop.effects import CallModel, Pause, RunTools, Stop
+    from ..loop.invocation import _resume_interrupt
+    from ..loop.state import Cursor, RunState, new_metrics
+    from ..metrics import diff_metrics, record_tool
+
+WORKFLOW_NAME = "tether.agent"
+TAIL = 4
+DEFAULT_OPTIONS: dict[str, Any] = {
+    "cycles_per_execution": 500,
+    "model_timeout_s": 600.0,
+    "tool_timeout_s": 3600.0,
+    "heartbeat_s": 30.0,
+    "tool_attempts": 5,
+    "hook_attempts": 5,
+}
+"""Per-run options (the client may override any of them)."""
+
+
+def _fail(exc: BaseException) -> ApplicationError:
+    return ApplicationError(f"{type(exc).__name__}: {exc}", type=type(exc).__name__, non_retryable=True)
+
+
+def _copy_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(metrics)
+
+
+def _last_assistant(messages: list[Any]) -> Any:
+    for index in range(len(messages) - 1, max(-1, len(messages) - 4), -1):
+        message = messages[index]
+        if message["role"] == "assistant":
+            return message
+        if not any("toolResult" in block for block in message["content"]):
+            return None
+    return None
+
+
+@workflow.defn(name=WORKFLOW_NAME)
+class AgentWorkflow:
+    """One invocation of a registered agent, durable across workers, restarts and time."""
+
+    def __init__(self) -> None:
+        self._params: dict[str, Any] = {}
+        self._run: RunState | None = None
+        self._core: LoopCore | None = None
+        self._conv: str | None = None
+        self._unpersisted = 0
+        self._settings: dict[str, Any] = {}
+        self._options: dict[str, Any] = dict(DEFAULT_OPTIONS)
+        self._before: dict[str, Any] = new_metrics()
+        self._resumed_from: str | None = None
+        self._status = "starting"
+        self._answers: list[list[dict[str, Any]]] = []
+        self._applied = 0
+        self._cycles_here = 0
+
+    # -- run ------------------------------------------------------------------------------
+
+    @workflow.run
+    async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+        self._params = params
+        self._options.update(params.get("options") or {})
+        carried = params.get("carried")
+        if carried is None or carried.get("settings") is None:
+            described = await self._activity("tether.describe", {"agent": params["agent"], "config": params.get("config") or {}})
+            if carried is None:
+                carried = {
+                    "conv": described["conv"],
+                    "tail": described["tail"],
+                    "unpersisted": 0,
+                    "state": described["state"],
+                    "conversation_manager_state": described["conversation_manager_state"],
+                    "interrupt_state": {},
+                    "system_prompt": described["system_prompt"],
+                    "model_state": {},
+                    "cursor": Cursor().to_dict(),
+                    "metrics": new_metrics(),
+                }
+            carried["settings"] = described["settings"]
+        self._load(carried)
+        try:
+            if not carried.get("started"):
+                added = self._begin(params.get("prompt") or {"kind": "continue"})
+                await self._invocation_hook("before")
+                await self._messages_hook(added)
+            return await self._drive()
+        except TetherError as exc:
+            raise _fail(exc) from None
+        except BaseException as exc:
+            if not is_cancelled_exception(exc):
+                raise
+            # Like Agent.cancel(): tool calls without results get an error result, the
+            # conversation stays valid, and the invocation ends with stop reason "cancelled".
+            _, core = self._state()
+            added = core.cancel()
+            self._unpersisted += len(added)
+            self._trim_tail()
+            self._applied = len(self._answers)  # release update handlers still waiting for their answers
+            return await self._finish(Stop("cancelled"))
+
+    def _load(self, carried: dict[str, Any]) -> None:
+        run = RunState(
+            messages=list(carried["tail"]),
+            state=carried.get("state") or {},
+            conversation_manager_state=carried.get("conversation_manager_state") or {},
+            interrupt_state=carried.get("interrupt_state") or {},
+            system_prompt=carried.get("system_prompt"),  # compact (or None)
+            model_state=carried.get("model_state") or {},
+            cursor=Cursor.from_dict(carried["cursor"]),
+            metrics=carried["metrics"],
+            run_id=self._params.get("run_id"),
+        )
+        self._run = run
+        self._conv = carried.get("conv")
+        self._unpersisted = int(carried.get("unpersisted", 0))
+        self._settings = carried["settings"]
+        self._before = carried.get("before_metrics") or _copy_metrics(run.metrics)
+        self._resumed_from = carried.get("resumed_from")
+        settings = self._settings
+        self._core = LoopCore(
+            run,
+            CoreConfig(
+                max_cycles=settings.get("max_cycles"),
+                max_tokens=settings.get("max_tokens"),
+                has_other_tools=bool(settings.get("has_tools", True)),
+            ),
+        )
+        self._status = "running"
+
+    def _begin(self, prompt: dict[str, Any]) -> list[Any]:
+        """Start or resume the invocation, as :func:`tether.loop.invocation.invoke_stream` does.
+
+        Returns the prompt messages added (none for a resume).
+        """
+        run, core = self._state()
+        kind = prompt.get("kind")
+        resumed: str | None = None
+        if kind == "interrupt_responses":
+            _resume_interrupt(run, prompt.get("responses") or [], None)
+            resumed = "interrupt"
+        elif kind == "continue":
+            if run.cursor.phase != "idle" or is_interrupted(run.interrupt_state):
+                resumed = "continue"
+        elif kind == "messages":
+            if is_interrupted(run.interrupt_state):
+                ids = ", ".join(f"{i.id} ({i.name})" for i in pending_interrupts(run.interrupt_state))
+                raise ApplicationError(
+                    f"run {run.run_id!r} waits for answers to interrupts {ids}", type="InterruptError", non_retryable=True
+                )
+            if run.cursor.phase == "tools":
+                raise ApplicationError(
+                    f"run {run.run_id!r} stopped with tool calls pending; continue it (prompt None) first",
+                    type="PromptError",
+                    non_retryable=True,
+                )
+        else:
+            raise ApplicationError(f"prompt.kind {kind!r} is unknown", type="PromptError", non_retryable=True)
+        self._before = _copy_metrics(run.metrics)
+        self._resumed_from = resumed
+        if resumed is not None:
+            core.resume()
+            return []
+        added = core.start(list(prompt.get("messages") or []))
+        self._unpersisted += len(added)
+        return added
+
+    def _state(self) -> tuple[RunState, LoopCore]:
+        assert self._run is not None and self._core is not None
+        return self._run, self._core
+
+    async def _drive(self) -> dict[str, Any]:
+        run, core = self._state()
+        while True:
+            effect = core.next_effect()
+            if isinstance(effect, CallModel):
+                await self._call_model(effect)
+                self._cycles_here += 1
+            elif isinstance(effect, RunTools):
+                await self._run_tools(effect)
+            elif isinstance(effect, Pause):
+                continue
+            elif isinstance(effect, Stop):
+                if effect.reason != "interrupt":
+                    return await self._finish(effect)
+                await self._wait_for_answers()
+                continue
+            cursor = run.cursor
+            if cursor.phase == "model" and cursor.stop_reason is None and self._should_continue_as_new():
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                params = dict(self._params)
+                params["carried"] = self._carry(started=True)
+                params["prompt"] = None
+                workflow.continue_as_new(params)
+
+    def _should_continue_as_new(self) -> bool:
+        if self._cycles_here >= int(self._options["cycles_per_execution"]):
+            return True
+        return workflow.info().is_continue_as_new_suggested()
+
+    # -- effects --------------------------------------------------------------------------
+
+    def _pending(self) -> list[Any]:
+        run, _ = self._state()
+        return run.messages[len(run.messages) - self._unpersisted :] if self._unpersisted else []
+
+    def _trim_tail(self) -> None:
+        run, _ = self._state()
+        keep = max(TAIL, self._unpersisted)
+        if len(run.messages) > keep:
+            del run.messages[: len(run.messages) - keep]
+
+    async def _call_model(self, effect: CallModel) -> None:
+        run, core = self._state()
+        params = self._base()
+        params.update(
+            conv=self._conv,
+            pending=self._pending(),
+            system_prompt=run.system_prompt,
+            tool_choice=effect.tool_choice,
+            model_state=run.model_state,
+            state=run.state,
+            conversation_manager_state=run.conversation_manager_state,
+            cycle_index=run.cursor.cycle_index,
+        )
+        out = await self._activity(
+            "tether.call_model",
+            params,
+            timeout=float(self._options["model_timeout_s"]),
+            attempts=int(self._settings.get("model_attempts") or 6),
+        )
+        self._conv = out["conv"]
+        self._unpersisted = 0
+        if out.get("rebased"):
+            run.conversation_manager_state = out["conversation_manager_state"]
+            length = int(out["length"])
+            if length < len(run.messages):
+                del run.messages[: len(run.messages) - length]
+        if out.get("model_state") is not None:
+            run.model_state = out["model_state"]
+        added = core.model_done(ModelOutcome(out["message"], out["stop_reason"], out.get("usage") or {}, float(out.get("latency_ms", 0.0))))
+        self._unpersisted += len(added)
+        self._trim_tail()
+        await self._messages_hook(added)
+
+    async def _run_tools(self, effect: RunTools) -> None:
+        if self._settings.get("sequential"):
+            for use in effect.tool_uses:
+                if not await self._run_one(use):
+                    return
+            return
+        await asyncio.gather(*(self._run_one(use) for use in effect.tool_uses))
+
+    async def _run_one(self, tool_use: Any) -> bool:
+        run, core = self._state()
+        tool_use_id = tool_use["toolUseId"]
+        table = run.interrupt_state.get("interrupts") or {}
+        interrupts = {ident: item for ident, item in table.items() if item.get("tool_use_id") == tool_use_id}
+        core.tool_started(tool_use_id)
+        params = self._base()
+        params.update(tool_use=tool_use, interrupts=interrupts, state=run.state)
+        out = await self._activity(
+            "tether.run_tool",
+            params,
+            timeout=float(self._options["tool_timeout_s"]),
+            attempts=int(self._options["tool_attempts"]),
+            heartbeat=float(self._options["heartbeat_s"]),
+            summary=str(tool_use.get("name")),
+        )
+        if "interrupt" in out:
+            core.tool_interrupted([out["interrupt"]])
+            return False
+        result = out["result"]
+        changes = out.get("state_changes")
+        if changes:
+            run.state.update(changes["set"])
+            for key in changes["deleted"]:
+                run.state.pop(key, None)
+        record_tool(run.metrics, tool_use["name"], float(out.get("duration_ms", 0.0)), result["status"] == "error")
+        added = core.tool_done(tool_use_id, result)
+        self._unpersisted += len(added)
+        if added:
+            self._trim_tail()
+            await self._messages_hook(added)
+        return True
+
+    # -- interrupts -----------------------------------------------------------------------
+
+    async def _wait_for_answers(self) -> None:
+        run, core = self._state()
+        run.interrupt_state.pop("output_tool", None)
+        run.interrupt_state["metrics"] = _copy_metrics(run.metrics)
+        self._status = "interrupted"
+        while True:
+            await workflow.wait_condition(lambda: len(self._answers) > self._applied)
+            responses = self._answers[self._applied]
+            try:
+                _resume_interrupt(run, responses, None)
+            except TetherError as exc:  # a signal cannot be refused up front: log and wait on
+                workflow.logger.warning("ignoring interrupt responses for run %s: %s", run.run_id, exc)
+                self._applied += 1
+                continue
+            self._applied += 1
+            break
+        self._status = "running"
+        core.resume()
+
+    @workflow.update(name="answer_interrupts")
+    async def answer_interrupts(self, responses: list[dict[str, Any]]) -> dict[str, Any]:
+        """Answer the run's interrupts (``interruptResponse`` bodies: ``{interruptId, response}``)."""
+        self._answers.append(responses)
+        ticket = len(self._answers)
+        await workflow.wait_condition(lambda: self._applied >= ticket)
+        return self.status()
+
+    @answer_interrupts.validator
+    def _validate_answers(self, responses: list[dict[str, Any]]) -> None:
+        run, _ = self._state()
+        if self._status != "interrupted" or len(self._answers) > self._applied:
+            raise ApplicationError(
+                f"run {run.run_id!r} is not waiting for interrupt answers (status {self._status})", type="InterruptError"
+            )
+        trial = copy.deepcopy(run.interrupt_state)
+        try:
+            apply_responses(trial, responses)
+        except TetherError as exc:
+            raise ApplicationError(str(exc), type=type(exc).__name__) from None
+
+    @workflow.signal(name="answer_interrupts_signal")
+    def answer_interrupts_signal(self, responses: list[dict[str, Any]]) -> None:
+        """Fire-and-forget variant of :meth:`answer_interrupts` (invalid answers are logged and ignored)."""
+        self._answers.append(responses)
+
+    # -- queries --------------------------------------------------------------------------
+
+    @workflow.query(name="status")
+    def status(self) -> dict[str, Any]:
+        """``{"status": "starting" | "running" | "interrupted" | "done", "interrupts": [...]}``."""
+        interrupts = [] if self._run is None else [i.to_dict() for i in pending_interrupts(self._run.interrupt_state)]
+        return {"status": self._status, "interrupts": interrupts if self._status == "interrupted" else []}
+
+    @workflow.query(name="snapshot")
+    def snapshot(self) -> dict[str, Any]:
+        """The run's current state, compact (:meth:`TetherClient.snapshot` expands it)."""
+        if self._run is None:
+            raise ApplicationError("the run has not started yet; query again in a moment", type="NotReady")
+        return {"status": self._status, "run": self._carry(started=True)}
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _carry(self, *, started: bool) -> dict[str, Any]:
+        run, _ = self._state()
+        return {
+            "conv": self._conv,
+            "tail": list(run.messages),
+            "unpersisted": self._unpersisted,
+            "state": run.state,
+            "conversation_manager_state": run.conversation_manager_state,
+            "interrupt_state": run.interrupt_state,
+            "system_prompt": run.system_prompt,
+            "model_state": run.model_state,
+            "cursor": run.cursor.to_dict(),
+            "metrics": run.metrics,
+            "settings": self._settings,
+            "started": started,
+            "before_metrics": self._before,
+            "resumed_from": self._resumed_from,
+        }
+
+    def _base(self) -> dict[str, Any]:
+        params = self._params
+        return {"agent": params["agent"], "config": params.get("config") or {}, "run_id": params.get("run_id")}
+
+    async def _activity(
+        self,
+        name: str,
+        params: dict[str, Any],
+        *,
+        timeout: float = 60.0,
+        attempts: int = 5,
+        heartbeat: float | None = None,
+        summary: str | None = None,
+    ) -> Any:
+        return await workflow.execute_activity(
+            name,
+            params,
+            start_to_close_timeout=timedelta(seconds=timeout),
+            heartbeat_timeout=None if heartbeat is None else timedelta(seconds=heartbeat),
+            retry_policy=RetryPolicy(
+                initial_interval=timedelta(seconds=1),
+                backoff_coefficient=2.0,
+                maximum_interval=timedelta(seconds=30),
+                maximum_attempts=max(1, attempts),
+            ),
+            summary=summary,
+        )
+
+    async def _invocation_hook(self, event: str, **extra: Any) -> None:
+        if not self._settings.get("invocation_hooks"):
+            return
+        params = self._base()
+        params.update(event=event, resumed=self._resumed_from is not None, resumed_from=self._resumed_from, **extra)
+        await self._activity("tether.invocation_hook", params, attempts=int(self._options["hook_attempts"]))
+
+    async def _messages_hook(self, added: list[Any]) -> None:
+        if added:
+            await self._invocation_hook("messages", messages=added)
+
+    async def _finish(self, effect: Stop) -> dict[str, Any]:
+        run, _ = self._state()
+        message = _last_assistant(run.messages)
+        cursor = run.cursor
+        idle = cursor.phase == "idle"
+        params = self._base()
+        params.update(conv=self._conv, pending=self._pending(), conversation_manager_state=run.conversation_manager_state, manage=idle)
+        out = await self._activity("tether.finish", params)
+        self._conv = out["conv"]
+        self._unpersisted = 0
+        run.conversation_manager_state = out["conversation_manager_state"]
+        length = int(out["length"])
+        if length < len(run.messages):
+            del run.messages[: len(run.messages) - length]
+        if idle:
+            cursor.structured_output = None
+            cursor.corrective_turn_used = False
+        await self._invocation_hook("after")
+        self._status = "done"
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        totals = _copy_metrics(run.metrics)
+        return {
+            "stop_reason": effect.reason,
+            "message": message,
+            "metrics": totals,
+            "invocation": diff_metrics(totals, self._before),
+            "state": copy.deepcopy(run.state),
+            "run": self._carry(started=False),
+        }
+
+
+__all__ = ["DEFAULT_OPTIONS", "WORKFLOW_NAME", "AgentWorkflow"]

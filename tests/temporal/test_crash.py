@@ -1,0 +1,108 @@
+"""A killed worker and a restarted server: the run completes, completed activities are not re-run."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+
+from tether.temporal import BlobStore, TetherClient
+
+from .fixtures import running_worker
+from .server import DevServer, require_binary
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def _wait_for(path: Path, timeout: float = 30.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not path.exists():
+            await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+def worker_process(dev_server: DevServer, blobs: BlobStore, task_queue: str) -> Iterator[subprocess.Popen[str]]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.temporal.worker_main", dev_server.address, task_queue, str(blobs.root)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "ready"
+        yield process
+    finally:
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+async def test_kill_9_worker_during_a_slow_tool(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path, worker_process: subprocess.Popen[str]
+) -> None:
+    log = tmp_path / "side.log"
+    marker = tmp_path / "slow-started"
+    tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 1.0})
+    config = {"log": str(log), "sleep": 2.0, "started_marker": str(marker)}
+    await tc.start("slow", "Go.", run_id="crash-1", config=config)
+    await _wait_for(marker)
+    os.kill(worker_process.pid, signal.SIGKILL)
+    worker_process.wait()
+    marker.unlink()
+    async with running_worker(client, task_queue, blobs):
+        result = await tc.result("crash-1")
+    assert result.stop_reason == "end_turn"
+    assert result.text == "all done"
+    lines = log.read_text().splitlines()
+    # Completed activities ran once; only the killed tool call ran again.
+    assert lines == ["model 0", "fast 1", "model 1", "slow-start 2", "slow-start 2", "slow-end 2", "model 2"]
+    assert result.metrics.tool_call_count == 2
+
+
+async def test_dev_server_restart_mid_run(blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
+    server = DevServer(require_binary(), db_file=tmp_path / "t.db")
+    await asyncio.to_thread(server.start)
+    try:
+        log = tmp_path / "side.log"
+        marker = tmp_path / "slow-started"
+        client = await Client.connect(server.address)
+        tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 2.0})
+        config = {"log": str(log), "sleep": 2.0, "started_marker": str(marker)}
+        async with running_worker(client, task_queue, blobs):
+            await tc.start("slow", "Go.", run_id="restart-1", config=config)
+            await _wait_for(marker)
+            await asyncio.to_thread(server.stop)
+            await asyncio.to_thread(server.start)
+            result = await tc.result("restart-1")
+        assert result.stop_reason == "end_turn"
+        assert result.text == "all done"
+        lines = log.read_text().splitlines()
+        assert lines[:3] == ["model 0", "fast 1", "model 1"]  # recorded before the restart: not re-run
+        assert lines[-1] == "model 2" and lines.count("model 2") == 1
+        assert "slow-end 2" in lines
+    finally:
+        await asyncio.to_thread(server.stop)
+
+
+async def test_cancelling_a_run_ends_it_like_agent_cancel(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
+    marker = tmp_path / "slow-started"
+    tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 0.5})
+    config = {"sleep": 1.0, "started_marker": str(marker)}
+    async with running_worker(client, task_queue, blobs):
+        handle = await tc.start("slow", "Go.", run_id="cancel-1", config=config)
+        await _wait_for(marker)
+        await handle.cancel()
+        result = await tc.result("cancel-1")
+        snapshot = await tc.final_snapshot("cancel-1")
+    assert result.stop_reason == "cancelled"
+    last = snapshot.data["messages"][-1]["content"][0]["toolResult"]
+    assert last["status"] == "error" and "cancelled" in last["content"][0]["text"]
+    assert result.metrics.model_call_count == 2
