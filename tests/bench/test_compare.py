@@ -1,0 +1,201 @@
+"""bench/compare.py and the Tether side of each scenario still run, at tiny sizes.
+
+No peer is installed and nothing touches the network: the scenario code runs in-process against
+Tether's adapter, and one end-to-end check runs compare.py for Tether alone. No timing asserts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+PEERS = BENCH / "peers"
+
+
+@pytest.fixture(scope="module")
+def common() -> ModuleType:
+    if str(PEERS) not in sys.path:
+        sys.path.insert(0, str(PEERS))
+    return importlib.import_module("_common")
+
+
+@pytest.fixture(scope="module")
+def adapter(common: ModuleType) -> ModuleType:
+    return importlib.import_module("tether_adapter")
+
+
+@pytest.fixture(scope="module")
+def compare() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_compare", BENCH / "compare.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_fake_model_policy_counts_cycles_from_the_last_result(common: ModuleType) -> None:
+    assert common.next_call(None, 3) == (0, 1)
+    assert common.next_call(2, 3) == (2, 1)
+    assert common.next_call(3, 3) == "done 3"
+    assert common.next_call(None, 0) == "done 0"
+
+
+def test_loop_scenario_runs_tether_and_reports_every_metric(common: ModuleType, adapter: ModuleType) -> None:
+    result = common.run_scenario(adapter.ADAPTER, "loop", [3, 45], 1)
+    assert result["framework"] == "tether"
+    for size in ("3", "45"):
+        metrics = result["sizes"][size]
+        assert "error" not in metrics, metrics
+        for key in ("per_cycle_ms", "cycle_median_ms", "cycle_min_ms", "cycle_max_ms", "first20_ms", "last20_ms"):
+            assert metrics[key] > 0, key
+        assert metrics["cycle_min_ms"] <= metrics["cycle_median_ms"] <= metrics["cycle_max_ms"]
+
+
+def test_loop_scenario_rejects_a_run_that_skipped_tool_calls(common: ModuleType) -> None:
+    def lying_case(cycles: int) -> Any:
+        return lambda: f"done {cycles}"  # the right answer, but add() never ran
+
+    with pytest.raises(RuntimeError, match="add calls"):
+        common._run_loop(lying_case, 3)
+
+    def overshooting_case(cycles: int) -> Any:
+        def run() -> str:
+            for i in range(cycles):
+                common.add(i, 1)
+            return f"done {cycles}0"  # contains "done 3" but is not it
+
+        return run
+
+    with pytest.raises(RuntimeError, match="final answer"):
+        common._run_loop(overshooting_case, 3)
+
+
+def test_loop_scenario_marks_a_size_the_framework_cannot_do(common: ModuleType, adapter: ModuleType) -> None:
+    def capped(cycles: int) -> Any:
+        if cycles > 10:
+            raise RecursionError("maximum recursion depth exceeded")
+        return adapter.loop_case(cycles)
+
+    out = common.scenario_loop(capped, [5, 50], 1)
+    assert "error" not in out["5"]
+    assert out["50"] == {"error": "RecursionError: maximum recursion depth exceeded"}
+
+
+def test_snapshot_scenario_round_trips_through_tether(common: ModuleType, adapter: ModuleType) -> None:
+    result = common.run_scenario(adapter.ADAPTER, "snapshot", [10, 31], 1)
+    for size in (10, 31):
+        metrics = result["sizes"][str(size)]
+        assert metrics["save_ms"] > 0 and metrics["load_ms"] > 0
+        assert metrics["roundtrip_ms"] == pytest.approx(metrics["save_ms"] + metrics["load_ms"])
+    document = adapter.snapshot_case(common.conversation(31)).save()
+    assert result["sizes"]["31"]["bytes"] == len(document)
+    assert len(json.loads(document)["data"]["messages"]) == 31
+
+
+def test_snapshot_scenario_detects_a_lossy_restore(common: ModuleType, adapter: ModuleType) -> None:
+    def lossy(turns: list[Any]) -> Any:
+        built = adapter.snapshot_case(turns)
+        return common.SnapshotCase(built.save, lambda document: built.load(document) - 1, built.api)
+
+    with pytest.raises(RuntimeError, match="restored 9 messages"):
+        common.scenario_snapshot(lossy, [10], 1)
+
+
+def test_durable_scenario_persists_tether_runs(common: ModuleType, adapter: ModuleType) -> None:
+    result = common.run_scenario(adapter.ADAPTER, "durable", [10, 44], 1)
+    small, large = result["sizes"]["10"], result["sizes"]["44"]
+    assert "error" not in small and "error" not in large, result
+    assert (small["turns"], small["cycles"], small["messages"]) == (1, 4, 10)
+    assert (large["turns"], large["cycles"], large["messages"]) == (2, 20, 44)
+    for metrics in (small, large):
+        assert metrics["written_bytes_per_message"] > 0
+        assert metrics["disk_bytes_per_message"] > 0
+        assert metrics["store_ms_per_cycle"] > 0 and metrics["plain_ms_per_cycle"] > 0
+
+
+def test_durable_case_persists_the_conversation_for_a_fresh_agent(common: ModuleType, adapter: ModuleType, tmp_path: Path) -> None:
+    import asyncio
+
+    from tether.durable import SQLiteStore
+
+    case = adapter.durable_case(2, str(tmp_path))
+    for _ in range(2):
+        assert asyncio.run(case.turn()) == "done 2"
+    fresh = adapter.make_agent(2, store=SQLiteStore(tmp_path / "runs.db"))
+    assert str(fresh("again", run_id="bench-run")) == "done 2"
+    assert len(fresh.messages) == 3 * (2 * 2 + 2)  # the two stored turns came back from the file
+
+
+def test_concurrent_scenario_runs_tether_agents(common: ModuleType, adapter: ModuleType) -> None:
+    result = common.run_scenario(adapter.ADAPTER, "concurrent", [3, 7], 1)
+    for size in ("3", "7"):
+        metrics = result["sizes"][size]
+        assert metrics["agents_per_s"] > 0 and metrics["wall_ms"] > 0
+        assert metrics["peak_rss_mib"] >= metrics["baseline_rss_mib"] > 0
+
+
+def test_durable_plan_matches_the_requested_sizes(common: ModuleType) -> None:
+    assert common.durable_plan(10) == (1, 4)
+    assert common.durable_plan(100) == (5, 10)
+    assert common.durable_plan(1000) == (45, 10)
+
+
+def samples_for_render() -> dict[str, Any]:
+    return {
+        "loop": {
+            "tether": {
+                "20": {"per_cycle_ms": [0.1, 0.12, 0.08], "cycle_median_ms": [0.05], "first20_ms": [0.05], "last20_ms": [0.05]},
+                "2000": {"per_cycle_ms": [0.1], "cycle_median_ms": [0.06], "first20_ms": [0.05], "last20_ms": [0.055]},
+            },
+            "strands": {
+                "20": {"per_cycle_ms": [1.0, 1.1, 0.9], "cycle_median_ms": [0.9]},
+                "2000": {"error": "EventLoopException: maximum recursion depth exceeded"},
+            },
+        },
+        "import": {"tether": {"-": {"import_ms": [60.0]}}, "strands": {"-": {"import_ms": [150.0]}}},
+    }
+
+
+def test_report_tables_show_medians_spreads_ratios_and_failures(compare: ModuleType) -> None:
+    samples = samples_for_render()
+    lines = compare.render_table(samples, "loop", ["tether", "strands"], ["20", "2000"])
+    text = "\n".join(lines)
+    assert "| 20 | strands | 1.00 (0.900-1.10) | 10.00x |" in text
+    assert "| 20 | tether | 0.100 (0.080-0.120) | 1.00x |" in text
+    assert "cannot: EventLoopException: maximum recursion depth exceeded" in text
+
+
+def test_targets_are_judged_from_the_samples(compare: ModuleType) -> None:
+    lines = compare.targets(samples_for_render(), ["tether", "strands"])
+    loop_line = next(line for line in lines if "fastest peer at N=20" in line)
+    assert "10.00x vs strands -> met" in loop_line
+    flat_line = next(line for line in lines if "flat to N=2,000" in line)
+    assert "1.20 and 1.10 -> met" in flat_line
+    import_line = next(line for line in lines if "import tether" in line)
+    assert "0.400 of it -> **missed**" in import_line
+
+
+def test_command_line_rejects_unknown_names(compare: ModuleType) -> None:
+    with pytest.raises(SystemExit):
+        compare.parse(["--scenarios", "loop,warp"])
+    with pytest.raises(SystemExit):
+        compare.parse(["--frameworks", "autogen"])
+    settings = compare.parse(["--quick", "--frameworks", "strands"])
+    assert [fw.name for fw in settings.frameworks] == ["tether", "strands"] and settings.rounds == 1
+
+
+def test_compare_runs_tether_end_to_end_in_fresh_processes(compare: ModuleType, tmp_path: Path) -> None:
+    output = tmp_path / "results.md"
+    report = compare.main(["--quick", "--frameworks", "tether", "--scenarios", "loop,import", "--output", str(output)])
+    assert output.read_text() == report
+    assert "| 2,000 | tether |" in report and "| tether |" in report.split("## import")[1]
+    assert "failed:" not in report and "cannot:" not in report
