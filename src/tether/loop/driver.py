@@ -18,17 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 
-from ..errors import ContextWindowExhaustedError, ContextWindowOverflowError, ModelThrottledError
-from ..hooks import AfterModelCall, AfterToolCall, BeforeModelCall, BeforeToolCall, HookRegistry, MessageAdded
+from ..hooks import AfterToolCall, BeforeToolCall, HookRegistry, MessageAdded
 from ..interrupts import InterruptRaiser, InterruptSignal
 from ..metrics import record_tool
 from ..tools.base import Tool, error_result, validation_message
 from ..tools.context import ToolContext
-from ..types import Message, ModelRequest, ToolResult, ToolUse
+from ..types import Message, ToolResult, ToolUse
 from .core import LoopCore, ModelOutcome
 from .effects import CallModel, Effect, Pause, RunTools, Stop
+from .model_call import ModelResponse, respond
 from .policies import Limits, RetryPolicy
-from .stream import StreamAccumulator
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -110,70 +109,30 @@ class LocalDriver:
 
     async def _call_model(self, effect: CallModel) -> AsyncIterator[AgentEvent]:
         run = self.run_state
-        agent = self.agent
-        hooks = self.hooks
-        throttled = 0
-        overflows = 0
-        forward = self.options.forward_deltas
-        while True:
-            if self.cancel_event.is_set():
-                return  # e.g. cancelled during a backoff: the loop's next turn records it
-            if hooks.has(BeforeModelCall):
-                await hooks.fire(BeforeModelCall(agent, cycle_index=run.cursor.cycle_index))
-            request: ModelRequest = {
-                "messages": run.messages,
-                "system_prompt": run.system_prompt,
-                "tool_specs": agent.tool_specs_for(self.options.output_model),
-                "tool_choice": effect.tool_choice,
-                "model_state": run.model_state,
-            }
-            accumulator = StreamAccumulator()
-            started = time.perf_counter()
-            try:
-                async for event in agent.model.stream(request):
-                    accumulator.add(event)
-                    if forward and "contentBlockDelta" in event:
-                        delta = event["contentBlockDelta"]["delta"]
-                        if "text" in delta:
-                            yield {"type": "text_delta", "text": delta["text"]}
-                        elif "reasoningContent" in delta and "text" in delta["reasoningContent"]:
-                            yield {"type": "reasoning_delta", "text": delta["reasoningContent"]["text"]}
-                    if self.cancel_event.is_set():
-                        break
-                if self.cancel_event.is_set():
-                    return  # the loop's next turn records the cancellation
-                message = accumulator.message()
-            except ModelThrottledError as exc:
-                throttled += 1
-                if not await self._after_model_error(exc) and throttled >= self.retry.max_attempts:
-                    raise
-                await self._backoff(self.retry.delay(throttled, exc.retry_after))
-                continue
-            except ContextWindowOverflowError as exc:
-                overflows += 1
-                if overflows > self.limits.max_overflow_reductions:
-                    raise ContextWindowExhaustedError(
-                        f"the context window still overflows after {self.limits.max_overflow_reductions} "
-                        "reductions; raise Limits.max_overflow_reductions or shorten the conversation"
-                    ) from exc
-                await agent.conversation_manager.reduce_context(run, agent.model, exc)
-                continue
-            except Exception as exc:
-                if await self._after_model_error(exc):
-                    continue
-                raise
-            latency_ms = (time.perf_counter() - started) * 1000.0
-            if hooks.has(AfterModelCall):
-                after = await hooks.fire(AfterModelCall(agent, message=message, stop_reason=accumulator.stop_reason))
-                if after.retry:
-                    continue
-            if accumulator.model_state is not None:
-                run.model_state = accumulator.model_state
-            added = self.core.model_done(ModelOutcome(message, accumulator.stop_reason, accumulator.usage, latency_ms))
-            await self._added(added)
-            for item in added:
-                yield {"type": "message", "message": item}
-            return
+        response: ModelResponse | None = None
+        async for item in respond(
+            self.agent,
+            run,
+            tool_specs=self.agent.tool_specs_for(self.options.output_model),
+            tool_choice=effect.tool_choice,
+            cycle_index=run.cursor.cycle_index,
+            retry=self.retry,
+            backoff=self._backoff,
+            forward_deltas=self.options.forward_deltas,
+            cancel=self.cancel_event,
+        ):
+            if isinstance(item, ModelResponse):
+                response = item
+            else:
+                yield item
+        if response is None:
+            return  # cancelled: the loop's next turn records it
+        if response.model_state is not None:
+            run.model_state = response.model_state
+        added = self.core.model_done(ModelOutcome(response.message, response.stop_reason, response.usage, response.latency_ms))
+        await self._added(added)
+        for message in added:
+            yield {"type": "message", "message": message}
 
     async def _backoff(self, delay: float) -> None:
         """Wait ``delay`` seconds, or less if the invocation is cancelled meanwhile."""
@@ -184,13 +143,6 @@ class LocalDriver:
             if remaining <= 0:
                 return
             await asyncio.sleep(min(remaining, _CANCEL_POLL_SECONDS))
-
-    async def _after_model_error(self, exc: Exception) -> bool:
-        """Fire AfterModelCall for a failed call; True when a hook asked for a retry."""
-        if not self.hooks.has(AfterModelCall):
-            return False
-        event = await self.hooks.fire(AfterModelCall(self.agent, exception=exc))
-        return event.retry
 
     # -- tool calls -----------------------------------------------------------------------
 

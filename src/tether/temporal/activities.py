@@ -24,21 +24,20 @@ from .._json import encode
 from ..errors import (
     ConfigurationError,
     ContextWindowExhaustedError,
-    ContextWindowOverflowError,
     ModelAuthError,
     ModelThrottledError,
     ScriptExhaustedError,
     StoreError,
     TetherError,
 )
-from ..hooks import AfterInvocation, AfterModelCall, AfterToolCall, BeforeInvocation, BeforeModelCall, BeforeToolCall, MessageAdded
+from ..hooks import AfterInvocation, AfterToolCall, BeforeInvocation, BeforeToolCall, MessageAdded
 from ..interrupts import InterruptRaiser, InterruptSignal
+from ..loop.model_call import ModelResponse, respond
 from ..loop.state import RunState
-from ..loop.stream import StreamAccumulator
 from ..tools.base import Tool, error_result
 from ..tools.context import ToolContext
 from ..tools.executors import SequentialToolExecutor
-from ..types import Message, ModelRequest, ToolResult
+from ..types import Message, ToolResult
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT, Conversations, compact_message, compact_result, expand_tool_use
 from .registry import AgentRegistry
@@ -154,7 +153,7 @@ class TetherActivities:
             with _fatal_errors(f"cannot read the system prompt of run {params.get('run_id')!r}"):
                 run.system_prompt = self._expand_system(system)
         try:
-            accumulator, latency_ms = await self._stream(agent, run, params)
+            response = await self._stream(agent, run, params)
         except TetherError as exc:
             if isinstance(exc, _NOT_RETRYABLE):
                 raise fatal(exc, "the model call cannot succeed") from None
@@ -162,17 +161,17 @@ class TetherActivities:
                 delay = None if exc.retry_after is None else timedelta(seconds=exc.retry_after)
                 raise ApplicationError(f"model throttled: {exc}", type="ModelThrottledError", next_retry_delay=delay) from None
             raise
-        message = accumulator.message()
+        message = response.message
         for i, block in enumerate(message["content"]):
             if "toolUse" in block and not block["toolUse"].get("toolUseId"):
                 block["toolUse"]["toolUseId"] = f"tooluse_{len(run.messages)}_{i}"
         out: dict[str, Any] = {
             "conv": conv,
             "message": self._compact(message),
-            "stop_reason": accumulator.stop_reason,
-            "usage": accumulator.usage,
-            "latency_ms": latency_ms,
-            "model_state": accumulator.model_state,
+            "stop_reason": response.stop_reason,
+            "usage": response.usage,
+            "latency_ms": response.latency_ms,
+            "model_state": response.model_state,
             "rebased": False,
         }
         if len(run.messages) != len(loaded) or any(a is not b for a, b in zip(run.messages, loaded, strict=False)):
@@ -187,45 +186,21 @@ class TetherActivities:
 
         return expand_message(self.blobs, compact)["content"]
 
-    async def _stream(self, agent: Any, run: RunState, params: dict[str, Any]) -> tuple[StreamAccumulator, float]:
-        """One successful response, handling overflow reductions and hook retries like the local driver."""
-        hooks = agent.hooks
-        overflows = 0
-        while True:
-            if hooks.has(BeforeModelCall):
-                await hooks.fire(BeforeModelCall(agent, cycle_index=int(params.get("cycle_index", 0))))
-            request: ModelRequest = {
-                "messages": run.messages,
-                "system_prompt": run.system_prompt,
-                "tool_specs": agent.tool_specs_for(None),
-                "tool_choice": params.get("tool_choice"),
-                "model_state": run.model_state,
-            }
-            accumulator = StreamAccumulator()
-            started = time.perf_counter()
-            try:
-                async for event in agent.model.stream(request):
-                    accumulator.add(event)
-                message = accumulator.message()
-            except ContextWindowOverflowError as exc:
-                overflows += 1
-                if overflows > agent.limits.max_overflow_reductions:
-                    raise ContextWindowExhaustedError(
-                        f"the context window still overflows after {agent.limits.max_overflow_reductions} "
-                        "reductions; raise Limits.max_overflow_reductions or shorten the conversation"
-                    ) from exc
-                await agent.conversation_manager.reduce_context(run, agent.model, exc)
-                continue
-            except Exception as exc:
-                if hooks.has(AfterModelCall) and (await hooks.fire(AfterModelCall(agent, exception=exc))).retry:
-                    continue
-                raise
-            latency_ms = (time.perf_counter() - started) * 1000.0
-            if hooks.has(AfterModelCall):
-                after = await hooks.fire(AfterModelCall(agent, message=message, stop_reason=accumulator.stop_reason))
-                if after.retry:
-                    continue
-            return accumulator, latency_ms
+    async def _stream(self, agent: Any, run: RunState, params: dict[str, Any]) -> ModelResponse:
+        """One accepted response, with overflow reductions and hook retries exactly as locally.
+
+        Throttling is not retried here: it fails the activity and Temporal's retry policy runs it again.
+        """
+        async for item in respond(
+            agent,
+            run,
+            tool_specs=agent.tool_specs_for(None),
+            tool_choice=params.get("tool_choice"),
+            cycle_index=int(params.get("cycle_index", 0)),
+        ):
+            if isinstance(item, ModelResponse):
+                return item
+        raise RuntimeError("the model call ended without a response")  # only a cancel can do that; none is passed
 
     def _rebase(self, conv: str | None, loaded: list[Message], kept: list[Message]) -> str:
         """A new chain for ``kept`` (reusing compact nodes when ``kept`` is a suffix of ``loaded``)."""
