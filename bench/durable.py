@@ -3,15 +3,19 @@ bytes written per message, for conversations of 10 to 10,000 messages.
 
 Run: ``python bench/durable.py`` (or ``python bench/durable.py 10 100`` for chosen sizes).
 Target: SQLite adds <= 0.5 ms per cycle at 1,000 messages; bytes per message stay flat.
-PostgreSQL: not yet.
+PostgreSQL: a throwaway local server is started like the tests' (``tests/durable/pg.py``: initdb +
+pg_ctl, unix socket, ``synchronous_commit=off`` like SQLite's WAL + synchronous=NORMAL); its
+column says "skipped" with the reason when no PostgreSQL binaries or psycopg are installed.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import statistics
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +26,24 @@ from tether.models import ScriptedModel
 from tether.models.scripted import tool_call
 
 SIZES = (10, 100, 1000, 10000)
+PG_HELPER = Path(__file__).resolve().parents[1] / "tests" / "durable" / "pg.py"
+
+
+def start_postgres(stack: ExitStack) -> tuple[str | None, str]:
+    """A conninfo of a throwaway PostgreSQL server (stopped by ``stack``), or None and why not."""
+    try:
+        import psycopg  # noqa: F401
+
+        spec = importlib.util.spec_from_file_location("tether_bench_pg", PG_HELPER)
+        assert spec is not None and spec.loader is not None
+        pg = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(pg)
+        server = pg.PgServer(durable=True)
+        stack.callback(server.stop)
+        server.start()
+    except Exception as exc:  # ImportError, PgUnavailable: no server here
+        return None, f"skipped ({exc})"
+    return server.conninfo(), ""
 
 
 @tool
@@ -57,10 +79,19 @@ def one(count: int, cycles: int, store: RunStore | None, run_id: str) -> tuple[f
     return elapsed / (cycles + 1), written / added
 
 
-def measure(count: int, repeats: int, cycles: int, directory: Path) -> dict[str, float]:
+def measure(count: int, repeats: int, cycles: int, directory: Path, postgres: str | None = None) -> dict[str, float]:
     """Median per-cycle ms for each configuration, and bytes per message for each store."""
     plain, memory, sqlite, mem_bytes, sql_bytes = [], [], [], [], []
+    pg_times, pg_bytes = [], []
     for r in range(repeats):
+        if postgres is not None:
+            from tether.durable.postgres import PostgresStore
+
+            pg_store = PostgresStore(postgres)
+            per_cycle, per_message = one(count, cycles, pg_store, f"p{count}-{r}")
+            pg_store.close()
+            pg_times.append(per_cycle)
+            pg_bytes.append(per_message)
         plain.append(one(count, cycles, None, "")[0])
         per_cycle, per_message = one(count, cycles, MemoryStore(), f"m{r}")
         memory.append(per_cycle)
@@ -71,7 +102,14 @@ def measure(count: int, repeats: int, cycles: int, directory: Path) -> dict[str,
         sqlite.append(per_cycle)
         sql_bytes.append(per_message)
     ms = 1000.0
-    return {
+    figures = {}
+    if postgres is not None:
+        figures = {
+            "postgres_ms": statistics.median(pg_times) * ms,
+            "postgres_overhead_ms": (statistics.median(pg_times) - statistics.median(plain)) * ms,
+            "postgres_bytes_per_message": statistics.median(pg_bytes),
+        }
+    return figures | {
         "messages": float(count),
         "plain_ms": statistics.median(plain) * ms,
         "memory_ms": statistics.median(memory) * ms,
@@ -83,17 +121,25 @@ def measure(count: int, repeats: int, cycles: int, directory: Path) -> dict[str,
     }
 
 
-def main(sizes: list[int] | tuple[int, ...] = SIZES, repeats: int = 5, cycles: int = 50) -> list[dict[str, float]]:
-    """Print one row per size; returns the rows."""
+def main(
+    sizes: list[int] | tuple[int, ...] = SIZES, repeats: int = 5, cycles: int = 50, postgres: str | bool = True
+) -> list[dict[str, float]]:
+    """Print one row per size; returns the rows. ``postgres``: True starts a throwaway server,
+    a conninfo string uses that database, False leaves the column out."""
     rows = []
-    print(f"{'messages':>9} {'none ms/cycle':>14} {'memory +ms':>11} {'sqlite +ms':>11} {'B/msg mem':>10} {'B/msg sqlite':>13}  postgres")
-    with tempfile.TemporaryDirectory() as tmp:
+    print(
+        f"{'messages':>9} {'none ms/cycle':>14} {'memory +ms':>11} {'sqlite +ms':>11} {'B/msg mem':>10} {'B/msg sqlite':>13}"
+        f" {'postgres +ms':>13} {'B/msg pg':>9}"
+    )
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        conninfo, why = (postgres, "") if isinstance(postgres, str) else start_postgres(stack) if postgres else (None, "skipped")
         for count in sizes:
-            row = measure(count, max(1, repeats // 3) if count >= 10000 else repeats, cycles, Path(tmp))
+            row = measure(count, max(1, repeats // 3) if count >= 10000 else repeats, cycles, Path(tmp), conninfo)
             rows.append(row)
+            pg = f"{row['postgres_overhead_ms']:>13.3f} {row['postgres_bytes_per_message']:>9.0f}" if conninfo else f"  {why}"
             print(
                 f"{count:>9} {row['plain_ms']:>14.3f} {row['memory_overhead_ms']:>11.3f} {row['sqlite_overhead_ms']:>11.3f} "
-                f"{row['memory_bytes_per_message']:>10.0f} {row['sqlite_bytes_per_message']:>13.0f}  not yet"
+                f"{row['memory_bytes_per_message']:>10.0f} {row['sqlite_bytes_per_message']:>13.0f} {pg}"
             )
     return rows
 

@@ -35,6 +35,7 @@ from .tools.registry import ToolRegistry
 from .types import Message, SystemContentBlock, ToolSpec
 
 if TYPE_CHECKING:
+    from .durable.history import Step
     from .durable.indoubt import InDoubtCall
     from .durable.session import DurableSession
     from .durable.store import RunStore
@@ -223,6 +224,27 @@ class Agent:
         ``interruptResponse`` blocks answering the run's interrupts.
         """
         return self._sync(self.resume_async(run_id, responses))
+
+    def fork(
+        self,
+        run_id: str,
+        at: int | Step,
+        new_run_id: str | None = None,
+        edit: Callable[[list[Message]], list[Message]] | dict[str, Any] | None = None,
+    ) -> str:
+        """Start a new durable run from step ``at`` of ``run_id`` (see ``store.history``); returns its id.
+
+        ``edit`` changes the messages at that step (a callable returning the new list, or a
+        message dict replacing the last message). The original run is left untouched; continue
+        the fork with ``agent.resume(new_id)`` or ``agent(prompt, run_id=new_id)``.
+        """
+        from .durable.fork import fork_run
+
+        if self.store is None:
+            from .durable.runner import default_store
+
+            self.store = default_store()
+        return fork_run(self.store, run_id, at, new_run_id=new_run_id, edit=edit)
 
     async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> AgentResult:
         """Async :meth:`resume`."""

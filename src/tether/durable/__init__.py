@@ -7,9 +7,29 @@ in any process. See :mod:`tether.durable.store` for the store protocol.
 
 from __future__ import annotations
 
+from .crypto import AESGCMCipher, RowCipher
+from .fork import fork_run
+from .history import RunSummary, Step
 from .indoubt import RERUN, InDoubtCall
 from .memory import MemoryStore
+from .postgres import PostgresStore  # psycopg itself is imported only when a PostgresStore is made
+from .redaction import RedactionPolicy
 from .sqlite import SQLiteStore
 from .store import RunStore, StoredRun, validate_run_id
 
-__all__ = ["RERUN", "InDoubtCall", "MemoryStore", "RunStore", "SQLiteStore", "StoredRun", "validate_run_id"]
+__all__ = [
+    "RERUN",
+    "AESGCMCipher",
+    "InDoubtCall",
+    "MemoryStore",
+    "PostgresStore",
+    "RedactionPolicy",
+    "RowCipher",
+    "RunSummary",
+    "RunStore",
+    "SQLiteStore",
+    "Step",
+    "StoredRun",
+    "fork_run",
+    "validate_run_id",
+]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from ..loop.core import LoopCore
-from ..loop.driver import DriverOptions, LocalDriver
+from ..loop.driver import AgentEvent, DriverOptions, LocalDriver
 from ..types import Message, ToolResult, ToolUse
 from .session import DurableSession
 
@@ -16,17 +17,32 @@ if TYPE_CHECKING:
 
 class DurableDriver(LocalDriver):
     """Persists the assistant message after each model call, the start of each tool call and
-    each tool result as soon as that tool finishes (so a crash re-runs only unfinished tools)."""
+    each tool result as soon as that tool finishes (so a crash re-runs only unfinished tools).
+
+    Writes at cycle boundaries also append a step row (turn_start, after_model, after_tools)."""
 
     def __init__(self, agent: Agent, core: LoopCore, options: DriverOptions, cancel: threading.Event, session: DurableSession) -> None:
         super().__init__(agent, core, options, cancel)
         self.session = session
+        self.looping = False
+        session.turn_active = True
+
+    async def run(self) -> AsyncIterator[AgentEvent]:
+        self.looping = True  # messages reported before this are the prompt of a new turn
+        async for event in super().run():
+            yield event
 
     async def on_messages(self, messages: list[Message]) -> None:
-        self.session.sync()
+        if not self.looping:
+            position = "turn_start"
+        else:
+            position = "after_model" if messages[0]["role"] == "assistant" else "after_tools"
+        self.session.sync(position)
 
     async def on_tool_started(self, tool_use: ToolUse) -> None:
+        self.session.timeline.tool_started(tool_use["toolUseId"])
         self.session.sync()
 
     async def on_tool_result(self, tool_use_id: str, result: ToolResult) -> None:
+        self.session.timeline.tool_finished(tool_use_id)
         self.session.sync()

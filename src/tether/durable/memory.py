@@ -7,28 +7,35 @@ and its lease is an in-process lock set.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import RunLockedError
+from ..errors import RunLockedError, RunNotFoundError, StoreError
 from ..types import Message, ToolResult
-from .store import SCHEMA_VERSION, StoredRun, decode_head, decode_messages, decode_results, encode_row, validate_run_id
+from .crypto import RowCipher
+from .history import RunSummary, Step, decode_step, encode_step, missing_step, stored_at, summary_of
+from .redaction import RedactionPolicy, redaction_policy
+from .store import SCHEMA_VERSION, StoredRun, decode_head, decode_messages, decode_results, encode_head, encode_row, validate_run_id
 
 
 class _Rows:
-    __slots__ = ("head", "messages", "results")
+    __slots__ = ("head", "messages", "results", "steps")
 
     def __init__(self) -> None:
         self.head = ""
         self.messages: list[str] = []
         self.results: dict[tuple[int, str], str] = {}
+        self.steps: dict[int, str] = {}
 
 
 class MemoryStore:
-    """Runs kept in this process's memory (lost when it exits)."""
+    """Runs kept in this process's memory (lost when it exits); ``cipher`` and
+    ``redact_state_keys`` work as for :class:`~tether.durable.SQLiteStore`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, cipher: RowCipher | None = None, redact_state_keys: RedactionPolicy | Iterable[str] | None = None) -> None:
+        self.cipher = cipher
+        self.redaction = redaction_policy(redact_state_keys)
         self._runs: dict[str, _Rows] = {}
         self._mutex = threading.Lock()
         self._leased: set[str] = set()
@@ -37,31 +44,69 @@ class MemoryStore:
 
     def head(self, run_id: str) -> dict[str, Any] | None:
         rows = self._runs.get(validate_run_id(run_id))
-        return None if rows is None else decode_head(run_id, rows.head)
+        return None if rows is None else decode_head(run_id, rows.head, self.cipher)
 
     def load(self, run_id: str) -> StoredRun | None:
         rows = self._runs.get(validate_run_id(run_id))
         if rows is None:
             return None
-        head = decode_head(run_id, rows.head)
+        head = decode_head(run_id, rows.head, self.cipher)
+        if self.redaction is not None:
+            head = self.redaction.fill(run_id, head)
         start = int(head["start_seq"])
-        messages = decode_messages(run_id, iter(list(enumerate(rows.messages))[start:]))
+        messages = decode_messages(run_id, iter(list(enumerate(rows.messages))[start:]), self.cipher)
         cycle = int(head["cursor"]["cycle_index"])
-        results = decode_results(run_id, iter([(tid, text) for (c, tid), text in rows.results.items() if c == cycle]))
+        results = decode_results(run_id, iter([(tid, text) for (c, tid), text in rows.results.items() if c == cycle]), self.cipher)
         return StoredRun(run_id, head, messages, results)
 
-    def write(self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult]) -> None:
+    def write(
+        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None = None
+    ) -> None:
         rows = self._runs.get(validate_run_id(run_id))
+        step_text = None if step is None else encode_step(step, self.cipher, self.redaction)
+        if step is not None and rows is not None and int(step["step"]) in rows.steps:
+            raise StoreError(f"run {run_id!r}: step {step['step']} is already recorded; step rows are never rewritten")
         if rows is None:
             rows = self._runs[run_id] = _Rows()
-        texts = [encode_row(message) for message in messages]
+        texts = [encode_row(message, self.cipher) for message in messages]
         cycle = int(head["cursor"]["cycle_index"])
-        result_texts = {(cycle, tid): encode_row(result) for tid, result in results.items()}
-        head_text = encode_row(head)
+        result_texts = {(cycle, tid): encode_row(result, self.cipher) for tid, result in results.items()}
+        head_text = encode_head(head, self.cipher, self.redaction)
         rows.messages.extend(texts)
         rows.results.update(result_texts)
         rows.head = head_text
-        self.bytes_written += sum(map(len, texts)) + sum(map(len, result_texts.values())) + len(head_text)
+        if step_text is not None:
+            rows.steps[int(step["step"])] = step_text  # type: ignore[index]
+        self.bytes_written += sum(map(len, texts)) + sum(map(len, result_texts.values())) + len(head_text) + len(step_text or "")
+
+    def history(self, run_id: str) -> list[Step]:
+        rows = self._rows(run_id)
+        return [decode_step(run_id, number, text, self.cipher) for number, text in sorted(rows.steps.items())]
+
+    def load_at(self, run_id: str, step: int) -> StoredRun:
+        rows = self._rows(run_id)
+        text = rows.steps.get(step) if isinstance(step, int) else None
+        if text is None:
+            raise missing_step(run_id, step, len(rows.steps))
+        found = decode_step(run_id, step, text, self.cipher)
+        head = found.head if self.redaction is None else self.redaction.fill(run_id, found.head)
+        start, stop = int(head["start_seq"]), int(head["next_seq"])
+        if stop > len(rows.messages):
+            raise StoreError(f"run {run_id!r}: {stop - len(rows.messages)} message rows of step {step} are missing; the store is damaged")
+        messages = decode_messages(run_id, iter(list(enumerate(rows.messages))[start:stop]), self.cipher)
+        cycle = int(head["cursor"]["cycle_index"])
+        results = decode_results(run_id, iter([(tid, text) for (c, tid), text in rows.results.items() if c == cycle]), self.cipher)
+        return stored_at(run_id, found, messages, results)
+
+    def list_runs(self) -> list[RunSummary]:
+        runs = [summary_of(run_id, decode_head(run_id, rows.head, self.cipher)) for run_id, rows in list(self._runs.items())]
+        return sorted(runs, key=lambda run: (run.created_at or "", run.run_id))
+
+    def _rows(self, run_id: str) -> _Rows:
+        rows = self._runs.get(validate_run_id(run_id))
+        if rows is None:
+            raise RunNotFoundError(f"no run {run_id!r} in this MemoryStore")
+        return rows
 
     @contextmanager
     def lease(self, run_id: str) -> Iterator[None]:

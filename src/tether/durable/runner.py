@@ -7,6 +7,8 @@ drives one invocation with a :class:`DurableDriver`, syncing once more when it e
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
 import os
 import weakref
@@ -27,6 +29,7 @@ from ..loop.state import RunState
 from ..metrics import Metrics, diff_metrics
 from ..result import AgentResult
 from ..tools.base import to_result
+from .history import turn_status
 from .indoubt import IN_DOUBT, RERUN, InDoubtCall
 from .session import DurableSession, run_state_of
 from .sqlite import SQLiteStore
@@ -85,15 +88,19 @@ async def durable_stream(
         if normalized.kind == "interrupt_responses":
             prompt = _answer_in_doubt(session, normalized.responses)
         agent._durable = session
+        session.turn_active = False
+        session.timeline.status = "running"
         try:
             async for event in invoke_stream(
                 agent, prompt, output_model=output_model, invocation_state=invocation_state, forward_deltas=forward_deltas
             ):
                 if event["type"] == "result":
-                    session.sync()
+                    reason = event["result"].stop_reason
+                    session.sync("turn_end", status=turn_status(reason, session.run), stop_reason=reason)
                 yield event
-        except BaseException:
+        except BaseException as exc:
             session.dirty = True  # the in-memory run may be ahead of the store: reload next time
+            _record_stop(session, exc)
             raise
         finally:
             agent._durable = None
@@ -117,6 +124,24 @@ async def _attach(agent: Agent, store: RunStore, run_id: str) -> DurableSession 
     _bound[agent] = session
     await _settle_in_doubt(agent, session)
     return session
+
+
+def _record_stop(session: DurableSession, exc: BaseException) -> None:
+    """Best effort: a turn that raised (``failed``) or was cancelled by Ctrl-C / task
+    cancellation (``interrupted``) records that status, so ``tether runs`` shows it. Other
+    ``BaseException``s stand for the process dying and write nothing; so does a session whose
+    last write failed, or a turn that failed before its loop began (nothing changed)."""
+    if session.broken or not session.turn_active:
+        return
+    if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
+        status, reason = "interrupted", "cancelled (Ctrl-C or task cancellation)"
+    elif isinstance(exc, Exception):
+        status = "interrupted" if turn_status("", session.run) == "interrupted" else "failed"
+        reason = f"{type(exc).__name__}: {exc}"[:200]
+    else:
+        return
+    with contextlib.suppress(Exception):
+        session.sync("turn_end", status=status, stop_reason=reason)
 
 
 def _copy_base(run: RunState) -> RunState:
@@ -151,10 +176,14 @@ async def _settle_in_doubt(agent: Agent, session: DurableSession) -> None:
     started = set(cursor.started)
     core = LoopCore(run, CoreConfig())
     changed = False
+    markers: list[dict[str, Any]] = []
     for use in tool_uses_of(run.messages[-1]):
         tool_use_id = use["toolUseId"]
         if tool_use_id not in started or tool_use_id in cursor.results or tool_use_id in stopped:
             continue
+        session.timeline.in_doubt.add(tool_use_id)
+        marker = {"toolUseId": tool_use_id, "name": use["name"], "action": RERUN}
+        markers.append(marker)
         tool = agent.tool_registry.get(use["name"])
         if tool is None or tool.idempotent:
             continue
@@ -166,11 +195,16 @@ async def _settle_in_doubt(agent: Agent, session: DurableSession) -> None:
                 answer = await answer
             if answer != RERUN:
                 core.tool_done(tool_use_id, to_result(tool_use_id, answer))
+                marker["action"] = "reconciled"
             continue
         ident = interrupt_id("durable", tool_use_id, IN_DOUBT)
         state.setdefault("interrupts", {})[ident] = Interrupt(ident, IN_DOUBT, call.to_reason(), "durable", tool_use_id).to_dict()
         state["activated"] = True
-    if changed:
+        marker["action"] = "interrupt"
+    if markers:
+        status = "interrupted" if state.get("activated") else session.timeline.status
+        session.sync("resumed", status=status, in_doubt=markers)
+    elif changed:
         session.sync()
 
 

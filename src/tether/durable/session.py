@@ -12,6 +12,7 @@ from typing import Any
 
 from ..loop.state import Cursor, RunState
 from ..types import Message, ToolResult
+from .history import Timeline
 from .store import SCHEMA_VERSION, RunStore, StoredRun
 
 
@@ -23,6 +24,9 @@ class DurableSession:
         self.run_id = run_id
         self.run = run
         self.dirty = False
+        self.broken = False  # a write failed: the bookkeeping below may be ahead of the store
+        self.turn_active = False  # the driver of an invocation began (set by DurableDriver)
+        self.timeline = Timeline(None if stored is None else stored.head, run.metrics)
         if stored is None:
             self.persisted: list[Message] = []
             self.start_seq = 0
@@ -39,8 +43,12 @@ class DurableSession:
             self.results_cycle = run.cursor.cycle_index
             self.written = set(stored.results)
 
-    def sync(self) -> None:
-        """Write what changed since the last sync: new messages, new results, the head."""
+    def sync(self, position: str | None = None, *, status: str = "running", **info: Any) -> None:
+        """Write what changed since the last sync: new messages, new results, the head.
+
+        With ``position`` the write also appends a step row (see :mod:`tether.durable.history`);
+        ``status`` is then the run status it records and ``info`` the step's timeline details.
+        """
         run = self.run
         new = self._new_messages(run.messages)
         cursor = run.cursor
@@ -52,7 +60,21 @@ class DurableSession:
             results = {k: v for k, v in cursor.results.items() if k not in self.written}
             self.written.update(results)
         self.rev += 1
-        self.store.write(self.run_id, self.head(), new, results)
+        if position is None:
+            head = self.head()
+            step = None
+        else:
+            self.timeline.begin(position, status)
+            head = self.head()
+            step = self.timeline.step(position, run, head, info)
+        try:
+            if step is None:
+                self.store.write(self.run_id, head, new, results)
+            else:
+                self.store.write(self.run_id, head, new, results, step=step)
+        except BaseException:
+            self.broken = True
+            raise
 
     def _new_messages(self, messages: list[Message]) -> list[Message]:
         persisted = self.persisted
@@ -102,6 +124,7 @@ class DurableSession:
             "conversation_manager_state": run.conversation_manager_state,
             "interrupt_state": run.interrupt_state,
             "system_prompt": run.system_prompt,
+            **self.timeline.head_fields(),
         }
 
 

@@ -10,14 +10,18 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from ..errors import StoreError
+from ..errors import RunNotFoundError, StoreError
 from ..types import Message, ToolResult
+from .crypto import RowCipher
+from .history import RunSummary, Step, decode_step, encode_step, missing_step, stored_at, summary_of
 from .lock import file_lease
-from .store import SCHEMA_VERSION, StoredRun, decode_head, decode_messages, decode_results, encode_row, validate_run_id
+from .redaction import RedactionPolicy, redaction_policy
+from .store import SCHEMA_VERSION, StoredRun, decode_head, decode_messages, decode_results, encode_head, encode_row, validate_run_id
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -29,14 +33,30 @@ CREATE TABLE IF NOT EXISTS results (
     run_id TEXT NOT NULL, cycle INTEGER NOT NULL, tool_use_id TEXT NOT NULL, body TEXT NOT NULL,
     PRIMARY KEY (run_id, cycle, tool_use_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS steps (
+    run_id TEXT NOT NULL, step INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, step)
+) WITHOUT ROWID;
 """
 
 
 class SQLiteStore:
-    """Runs in a SQLite database file; safe to share between processes."""
+    """Runs in a SQLite database file; safe to share between processes.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    ``cipher`` (e.g. :class:`~tether.durable.crypto.AESGCMCipher`) encrypts every row at rest;
+    ``redact_state_keys`` keeps those agent-state keys out of the file (see
+    :mod:`tether.durable.redaction`).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        cipher: RowCipher | None = None,
+        redact_state_keys: RedactionPolicy | Iterable[str] | None = None,
+    ) -> None:
         self.path = Path(path)
+        self.cipher = cipher
+        self.redaction = redaction_policy(redact_state_keys)
         self.lock_dir = Path(f"{self.path}.locks")
         self.bytes_written = 0
         self._local = threading.local()
@@ -77,7 +97,7 @@ class SQLiteStore:
     def head(self, run_id: str) -> dict[str, Any] | None:
         validate_run_id(run_id)
         row = self._connect().execute("SELECT head FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        return None if row is None else decode_head(run_id, row[0])
+        return None if row is None else decode_head(run_id, row[0], self.cipher)
 
     def load(self, run_id: str) -> StoredRun | None:
         validate_run_id(run_id)
@@ -87,7 +107,7 @@ class SQLiteStore:
             row = conn.execute("SELECT head FROM runs WHERE run_id = ?", (run_id,)).fetchone()
             if row is None:
                 return None
-            head = decode_head(run_id, row[0])
+            head = decode_head(run_id, row[0], self.cipher)
             rows = conn.execute(
                 "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq",
                 (run_id, int(head["start_seq"]), int(head["next_seq"])),
@@ -101,15 +121,20 @@ class SQLiteStore:
         expected = int(head["next_seq"]) - int(head["start_seq"])
         if len(rows) != expected:
             raise StoreError(f"run {run_id!r}: {expected - len(rows)} message rows are missing; the store is damaged")
-        return StoredRun(run_id, head, decode_messages(run_id, iter(rows)), decode_results(run_id, iter(results)))
+        if self.redaction is not None:
+            head = self.redaction.fill(run_id, head)
+        return StoredRun(run_id, head, decode_messages(run_id, iter(rows), self.cipher), decode_results(run_id, iter(results), self.cipher))
 
-    def write(self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult]) -> None:
+    def write(
+        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None = None
+    ) -> None:
         validate_run_id(run_id)
+        step_text = None if step is None else encode_step(step, self.cipher, self.redaction)
         first = int(head["next_seq"]) - len(messages)
         cycle = int(head["cursor"]["cycle_index"])
-        message_rows = [(run_id, first + i, encode_row(m)) for i, m in enumerate(messages)]
-        result_rows = [(run_id, cycle, tid, encode_row(r)) for tid, r in results.items()]
-        head_text = encode_row(head)
+        message_rows = [(run_id, first + i, encode_row(m, self.cipher)) for i, m in enumerate(messages)]
+        result_rows = [(run_id, cycle, tid, encode_row(r, self.cipher)) for tid, r in results.items()]
+        head_text = encode_head(head, self.cipher, self.redaction)
         conn = self._connect()
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -121,11 +146,50 @@ class SQLiteStore:
                 "INSERT INTO runs (run_id, head) VALUES (?, ?) ON CONFLICT (run_id) DO UPDATE SET head = excluded.head",
                 (run_id, head_text),
             )
+            if step is not None:
+                conn.execute("INSERT INTO steps (run_id, step, body) VALUES (?, ?, ?)", (run_id, int(step["step"]), step_text))
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
         self.bytes_written += sum(len(r[2]) for r in message_rows) + sum(len(r[3]) for r in result_rows) + len(head_text)
+        self.bytes_written += len(step_text or "")
+
+    def history(self, run_id: str) -> list[Step]:
+        validate_run_id(run_id)
+        conn = self._connect()
+        if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
+            raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
+        rows = conn.execute("SELECT step, body FROM steps WHERE run_id = ? ORDER BY step", (run_id,)).fetchall()
+        return [decode_step(run_id, int(number), body, self.cipher) for number, body in rows]
+
+    def load_at(self, run_id: str, step: int) -> StoredRun:
+        validate_run_id(run_id)
+        conn = self._connect()
+        if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
+            raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
+        row = conn.execute("SELECT body FROM steps WHERE run_id = ? AND step = ?", (run_id, step)).fetchone()
+        if row is None:
+            count = conn.execute("SELECT COUNT(*) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
+            raise missing_step(run_id, step, int(count))
+        found = decode_step(run_id, step, row[0], self.cipher)
+        head = found.head if self.redaction is None else self.redaction.fill(run_id, found.head)
+        start, stop = int(head["start_seq"]), int(head["next_seq"])
+        rows = conn.execute(
+            "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq", (run_id, start, stop)
+        ).fetchall()
+        if len(rows) != stop - start:
+            raise StoreError(f"run {run_id!r}: {stop - start - len(rows)} message rows of step {step} are missing; the store is damaged")
+        results = conn.execute(
+            "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?", (run_id, int(head["cursor"]["cycle_index"]))
+        ).fetchall()
+        messages = decode_messages(run_id, iter(rows), self.cipher)
+        return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher))
+
+    def list_runs(self) -> list[RunSummary]:
+        rows = self._connect().execute("SELECT run_id, head FROM runs").fetchall()
+        runs = [summary_of(run_id, decode_head(run_id, text, self.cipher)) for run_id, text in rows]
+        return sorted(runs, key=lambda run: (run.created_at or "", run.run_id))
 
     def lease(self, run_id: str) -> AbstractContextManager[None]:
         return file_lease(self.lock_dir, validate_run_id(run_id))

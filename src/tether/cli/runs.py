@@ -1,0 +1,162 @@
+"""Inspection commands: ``runs``, ``show``, ``fork``, ``export`` and ``size``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..durable.fork import fork_run
+from ..durable.history import Step, summary_of
+from ..durable.sqlite import SQLiteStore
+from ..errors import RunNotFoundError, StoreError
+from ..snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def console(stderr: bool = False) -> Console:
+    """A rich console on stdout (or stderr); plain text when it is not a terminal."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if os.environ.get("COLUMNS") or stream.isatty() else 120  # pipes: wide enough for the tables
+    return Console(stderr=stderr, highlight=False, width=width)
+
+
+def open_store(path: Path, *, create: bool = False) -> SQLiteStore:
+    """The SQLite store at ``path``; read-only commands refuse a store that does not exist."""
+    if not create and not path.exists():
+        raise StoreError(f"no run store at {str(path)!r}; start a run with `tether run PROMPT` or pass --store PATH")
+    return SQLiteStore(path)
+
+
+def snapshot_of(store: SQLiteStore, run_id: str) -> Snapshot:
+    """The run's current state as a snapshot (loadable with ``Snapshot.from_dict``)."""
+    stored = store.load(run_id)
+    if stored is None:
+        raise RunNotFoundError(f"no run {run_id!r} in {store.path}; see `tether runs`")
+    head = stored.head
+    data = {
+        "messages": stored.messages,
+        "state": head.get("state") or {},
+        "conversation_manager_state": head.get("conversation_manager_state") or {},
+        "interrupt_state": head.get("interrupt_state") or {},
+        "system_prompt": head.get("system_prompt"),
+        "model_state": head.get("model_state") or {},
+    }
+    return Snapshot(data, app_data={"run_id": run_id, "status": summary_of(run_id, head).status})
+
+
+def cmd_runs(args: argparse.Namespace, path: Path) -> int:
+    out = console()
+    if not path.exists():
+        out.print(f"no runs yet ({path} does not exist)")
+        return 0
+    from rich.table import Table
+
+    runs = sorted(open_store(path).list_runs(), key=lambda run: (run.updated_at or "", run.run_id), reverse=True)
+    table = Table(title=f"runs in {path}")
+    table.add_column("id", no_wrap=True)
+    for name in ("status", "turns", "cycles", "tokens", "updated"):
+        table.add_column(name, no_wrap=True, justify="left" if name in ("status", "updated") else "right")
+    for run in runs:
+        table.add_row(run.run_id, _status(run.status), str(run.turns), str(run.cycles), str(run.total_tokens), _when(run.updated_at))
+    out.print(table)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, path: Path) -> int:
+    from rich.table import Table
+
+    store = open_store(path)
+    head = store.head(args.run_id)
+    if head is None:
+        raise RunNotFoundError(f"no run {args.run_id!r} in {path}; see `tether runs`")
+    run = summary_of(args.run_id, head)
+    out = console()
+    out.print(
+        f"[bold]{run.run_id}[/]  {_status(run.status)}  turns {run.turns}  cycles {run.cycles}  tokens {run.total_tokens}"
+        f"  created {_when(run.created_at)}  updated {_when(run.updated_at)}"
+    )
+    table = Table(title="timeline")
+    for name in ("step", "cycle", "position"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("details", overflow="fold", ratio=1)
+    table.add_column("msgs", no_wrap=True, justify="right")
+    table.add_column("time", no_wrap=True)
+    for step in store.history(args.run_id):
+        table.add_row(
+            str(step.step), str(step.cycle_index), step.position, _details(step), str(step.message_count), _when(step.created_at)[11:]
+        )
+    out.print(table)
+    return 0
+
+
+def cmd_fork(args: argparse.Namespace, path: Path) -> int:
+    new_id = fork_run(open_store(path), args.run_id, args.at, new_run_id=args.new_id)
+    out = console()
+    out.print(f"forked {args.run_id} at step {args.at} -> [bold]{new_id}[/]")
+    out.print(f"continue it with: tether resume {new_id}   (or tether run PROMPT --run-id {new_id})")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, path: Path) -> int:
+    sys.stdout.write(snapshot_of(open_store(path), args.run_id).to_json() + "\n")
+    return 0
+
+
+def cmd_size(args: argparse.Namespace, path: Path) -> int:
+    from rich.table import Table
+
+    report = snapshot_of(open_store(path), args.run_id).size_report(top=args.top)
+    out = console()
+    out.print(f"[bold]{args.run_id}[/]: {report['total_bytes']} bytes, {report['message_count']} messages")
+    fields = Table("field", "bytes", title="by field")
+    for name, size in sorted(report["fields"].items(), key=lambda item: -item[1]):
+        fields.add_row(name, str(size))
+    out.print(fields)
+    largest = Table("index", "role", "bytes", title="largest messages")
+    for item in report["largest_messages"]:
+        largest.add_row(str(item["index"]), item["role"], str(item["bytes"]))
+    out.print(largest)
+    return 0
+
+
+_COLORS = {"finished": "green", "running": "cyan", "paused": "yellow", "interrupted": "magenta", "failed": "red"}
+
+
+def _status(status: str) -> str:
+    return f"[{_COLORS.get(status, 'white')}]{status}[/]"
+
+
+def _when(value: str | None) -> str:
+    return "-" if not value else value.replace("T", " ")[:19]  # UTC, to the second
+
+
+def _details(step: Step) -> str:
+    """One timeline cell: the model call, the tool calls, in-doubt markers, the stop."""
+    from rich.markup import escape
+
+    parts: list[str] = []
+    model: dict[str, Any] | None = step.model
+    if model:
+        parts.append(
+            f"model {model.get('latency_ms', 0):.0f} ms, {model.get('input_tokens', 0)} in / {model.get('output_tokens', 0)} out tokens"
+        )
+    for call in step.tools:
+        duration = call.get("duration_ms")
+        timing = "?" if duration is None else f"{duration:.1f} ms"
+        mark = "[red]error[/]" if call.get("error") else "[green]ok[/]"
+        doubt = " [yellow]in doubt, re-run[/]" if call.get("in_doubt") else ""
+        parts.append(f"tool {call.get('name')} {timing} {mark}{doubt}")
+    for marker in step.in_doubt:
+        parts.append(f"[yellow]in doubt[/]: {marker.get('name')} ({marker.get('toolUseId')}) -> {marker.get('action')}")
+    if step.forked_from:
+        parts.append(f"forked from {step.forked_from.get('run_id')} step {step.forked_from.get('step')}")
+    if step.position == "turn_end":
+        parts.append(f"{_status(step.status)} ({escape(str(step.stop_reason))})")
+    return "; ".join(parts) or "-"

@@ -1,0 +1,285 @@
+"""Time travel: the append-only step rows of a run, and the run summaries of a store.
+
+A *step* is one checkpoint of a run at a cycle boundary — ``turn_start`` (the prompt is
+recorded), ``after_model``, ``after_tools``, ``turn_end`` — plus ``resumed`` (a resume found
+in-doubt tool calls) and ``forked`` (the first step of a fork). Each step row is small and
+written once, in the same atomic store write as the head it describes: its number, position,
+cycle index, message seq, UTC time, what the timeline shows (model latency and tokens, tool
+names, durations and error flags, in-doubt markers) and a copy of that head. The head is
+constant-size (the messages are rows of their own), so a step costs O(1) bytes however long
+the run gets, and the head copy plus the message rows below its ``next_seq`` rebuild the run
+exactly as it was at that step, which is what :func:`tether.durable.fork.fork_run` needs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from ..errors import StoreError
+from ..interrupts import pending_interrupts
+from ..loop.core import tool_uses_of
+from ..loop.state import RunState
+from ..types import Message, ToolResult
+from .store import StoredRun, _parse, encode_row
+
+if TYPE_CHECKING:
+    from .crypto import RowCipher
+    from .redaction import RedactionPolicy
+
+POSITIONS = ("turn_start", "after_model", "after_tools", "turn_end", "resumed", "forked")
+STATUSES = ("running", "finished", "interrupted", "paused", "failed")
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO 8601 (the store's clock; the loop core never reads one)."""
+    return datetime.now(UTC).isoformat()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One checkpoint of a run (see the module docstring); ``head`` rebuilds the run there.
+
+    ``cycle_index`` is the cycle the boundary belongs to (``after_model`` and ``after_tools``
+    of one cycle share it); ``head["cursor"]["cycle_index"]`` is the cursor as it was.
+    """
+
+    step: int
+    position: str
+    cycle_index: int
+    seq: int
+    message_count: int
+    created_at: str
+    status: str
+    stop_reason: str | None = None
+    model: dict[str, Any] | None = None
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    in_doubt: list[dict[str, Any]] = field(default_factory=list)
+    results: list[str] = field(default_factory=list)
+    forked_from: dict[str, Any] | None = None
+    head: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The step as JSON data (the head copy included)."""
+        return {
+            "step": self.step,
+            "position": self.position,
+            "cycle_index": self.cycle_index,
+            "seq": self.seq,
+            "message_count": self.message_count,
+            "created_at": self.created_at,
+            "status": self.status,
+            "stop_reason": self.stop_reason,
+            "model": self.model,
+            "tools": self.tools,
+            "in_doubt": self.in_doubt,
+            "results": self.results,
+            "forked_from": self.forked_from,
+            "head": self.head,
+        }
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One line of ``store.list_runs()``: a run's status and totals, read from its head."""
+
+    run_id: str
+    status: str
+    turns: int
+    cycles: int
+    total_tokens: int
+    created_at: str | None
+    updated_at: str | None
+    stop_reason: str | None = None
+    steps: int = 0
+
+
+class Timeline:
+    """The step bookkeeping of one :class:`~tether.durable.session.DurableSession`.
+
+    It numbers steps, counts turns, remembers the metrics at the previous step (so an
+    ``after_model`` step reports that call's latency and tokens) and the durations of the tool
+    calls of the open cycle, as the durable driver observed them.
+    """
+
+    def __init__(self, head: dict[str, Any] | None, metrics: dict[str, Any]) -> None:
+        head = head or {}
+        self.steps = int(head.get("steps", 0))
+        self.turns = int(head.get("turns", 0))
+        self.status = str(head.get("status") or "running")
+        self.created_at = str(head.get("created_at") or now_iso())
+        self.mark = _model_figures(metrics)
+        self.cycle = int((head.get("cursor") or {}).get("cycle_index", 0))
+        self.started: dict[str, float] = {}
+        self.durations: dict[str, float] = {}
+        self.in_doubt: set[str] = set()
+
+    def head_fields(self) -> dict[str, Any]:
+        """The fields this timeline adds to the head row."""
+        return {"status": self.status, "turns": self.turns, "steps": self.steps, "created_at": self.created_at, "updated_at": now_iso()}
+
+    def tool_started(self, tool_use_id: str) -> None:
+        self.started[tool_use_id] = time.perf_counter()
+
+    def tool_finished(self, tool_use_id: str) -> None:
+        began = self.started.pop(tool_use_id, None)
+        if began is not None:
+            self.durations[tool_use_id] = (time.perf_counter() - began) * 1000.0
+
+    def begin(self, position: str, status: str) -> None:
+        """Account a step about to be written (before the head is built)."""
+        self.steps += 1
+        self.status = status
+        if position == "turn_start":
+            self.turns += 1
+
+    def step(self, position: str, run: RunState, head: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        """The step row for ``head`` (already counted by :meth:`begin`)."""
+        cursor = run.cursor
+        cycle = cursor.cycle_index
+        if position == "after_model":
+            cycle = self.cycle  # the model call closed nothing yet, or closed this very cycle
+        elif position == "after_tools":
+            cycle -= 1
+        self.cycle = cursor.cycle_index
+        row: dict[str, Any] = {
+            "step": self.steps,
+            "position": position,
+            "cycle_index": cycle,
+            "seq": int(head["next_seq"]),
+            "message_count": int(head["next_seq"]) - int(head["start_seq"]),
+            "created_at": now_iso(),
+            "status": self.status,
+            "stop_reason": info.get("stop_reason"),
+            "model": None,
+            "tools": [],
+            "in_doubt": list(info.get("in_doubt") or []),
+            "results": sorted(cursor.results),
+            "forked_from": info.get("forked_from"),
+            "head": head,
+        }
+        figures = _model_figures(run.metrics)
+        if position == "after_model":
+            row["model"] = {key: figures[key] - self.mark[key] for key in figures if key != "model_call_count"}
+        self.mark = figures
+        if position == "after_tools":
+            row["tools"] = self._closed_cycle(run.messages)
+        return row
+
+    def _closed_cycle(self, messages: list[Message]) -> list[dict[str, Any]]:
+        """Name, status, duration and in-doubt flag of each call of the cycle just closed."""
+        if len(messages) < 2:
+            return []
+        results: dict[str, ToolResult] = {
+            block["toolResult"]["toolUseId"]: block["toolResult"] for block in messages[-1]["content"] if "toolResult" in block
+        }
+        tools = []
+        for use in tool_uses_of(messages[-2]):
+            ident = use["toolUseId"]
+            result = results.get(ident)
+            duration = self.durations.get(ident)
+            tools.append(
+                {
+                    "toolUseId": ident,
+                    "name": use["name"],
+                    "error": result is not None and result.get("status") == "error",
+                    "duration_ms": None if duration is None else round(duration, 3),
+                    "in_doubt": ident in self.in_doubt,
+                }
+            )
+        self.durations.clear()
+        self.started.clear()
+        self.in_doubt.clear()
+        return tools
+
+
+def _model_figures(metrics: dict[str, Any]) -> dict[str, float]:
+    usage = metrics.get("usage") or {}
+    return {
+        "latency_ms": float(metrics.get("model_latency_ms", 0.0)),
+        "input_tokens": int(usage.get("input_tokens", 0)),
+        "output_tokens": int(usage.get("output_tokens", 0)),
+        "total_tokens": int(usage.get("total_tokens", 0)),
+        "model_call_count": int(metrics.get("model_call_count", 0)),
+    }
+
+
+def turn_status(stop_reason: str, run: RunState) -> str:
+    """The run status a finished invocation leaves: paused, interrupted or finished."""
+    if stop_reason == "checkpoint":
+        return "paused"
+    if stop_reason == "interrupt" or (run.interrupt_state.get("activated") and pending_interrupts(run.interrupt_state)):
+        return "interrupted"
+    return "finished"
+
+
+# -- row codecs shared by the stores ----------------------------------------------------------
+
+
+def encode_step(step: dict[str, Any], cipher: RowCipher | None = None, redaction: RedactionPolicy | None = None) -> str:
+    """JSON text of a step row; the head copy loses the redacted state keys, like the head row."""
+    if redaction is not None:
+        step = {**step, "head": redaction.strip(step["head"])}
+    return encode_row(step, cipher)
+
+
+def decode_step(run_id: str, number: int, text: Any, cipher: RowCipher | None = None) -> Step:
+    """Parse a step row, raising :class:`StoreError` naming the run and the step."""
+    row = _parse(run_id, f"step {number}", text, cipher)
+    try:
+        if not isinstance(row, dict) or not isinstance(row["head"], dict) or int(row["step"]) != number:
+            raise TypeError("not a step row")
+        return Step(
+            step=number,
+            position=str(row["position"]),
+            cycle_index=int(row["cycle_index"]),
+            seq=int(row["seq"]),
+            message_count=int(row["message_count"]),
+            created_at=str(row["created_at"]),
+            status=str(row.get("status") or "running"),
+            stop_reason=row.get("stop_reason"),
+            model=row.get("model"),
+            tools=list(row.get("tools") or []),
+            in_doubt=list(row.get("in_doubt") or []),
+            results=list(row.get("results") or []),
+            forked_from=row.get("forked_from"),
+            head=row["head"],
+        )
+    except (KeyError, TypeError, ValueError):
+        raise StoreError(f"run {run_id!r}: the row of step {number} is corrupt; the store is damaged") from None
+
+
+def summary_of(run_id: str, head: dict[str, Any]) -> RunSummary:
+    """The summary of a run from its head (heads written before steps existed included)."""
+    metrics = head.get("metrics") or {}
+    cursor = head.get("cursor") or {}
+    status = head.get("status")
+    if status not in STATUSES:
+        interrupts = head.get("interrupt_state") or {}
+        waiting = bool(interrupts.get("activated")) and bool(pending_interrupts(interrupts))
+        status = "interrupted" if waiting else "finished" if cursor.get("phase") == "idle" else "running"
+    return RunSummary(
+        run_id=run_id,
+        status=str(status),
+        turns=int(head.get("turns", 0)),
+        cycles=int(metrics.get("cycle_count", 0)),
+        total_tokens=int((metrics.get("usage") or {}).get("total_tokens", 0)),
+        created_at=head.get("created_at"),
+        updated_at=head.get("updated_at"),
+        stop_reason=cursor.get("stop_reason"),
+        steps=int(head.get("steps", 0)),
+    )
+
+
+def missing_step(run_id: str, number: Any, count: int) -> StoreError:
+    """The error for a step number the run does not have."""
+    have = f"steps 1..{count}" if count else "no steps (it was written before step history existed)"
+    return StoreError(f"run {run_id!r} has no step {number!r}: it has {have}; see `tether show {run_id}`")
+
+
+def stored_at(run_id: str, step: Step, messages: list[Message], results: dict[str, ToolResult]) -> StoredRun:
+    """The run as it was at ``step``: its head copy, the live messages then, the results then."""
+    kept = set(step.results)
+    return StoredRun(run_id, step.head, messages, {k: v for k, v in results.items() if k in kept})

@@ -1,0 +1,327 @@
+"""`PostgresStore`: durable runs in a PostgreSQL database (psycopg 3, ``tether[postgres]``).
+
+Same layout as the SQLite store, with a ``tether_`` prefix so the tables can share a database
+with the application: ``tether_meta`` (schema version), ``tether_runs`` (one head row per run,
+replaced at each step), ``tether_messages``, ``tether_results`` and ``tether_steps`` (append-only
+JSON text rows; steps are the time-travel history of :mod:`tether.durable.history`). Every
+statement is parameterized.
+
+The lease is a session-level advisory lock (``pg_try_advisory_lock`` on a 64-bit hash of the
+run id) taken on a connection of its own that is held for the whole lease. The server drops a
+session's advisory locks when its connection ends, so an owner that is killed frees its runs
+at once, with no expiry or heartbeat. (Across a network, a host that vanishes without closing
+its TCP connection is noticed by the server's TCP keepalive: set ``tcp_keepalives_idle`` on
+the server if that matters.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigurationError, RunLockedError, RunNotFoundError, StoreError
+from ..types import Message, ToolResult
+from .crypto import RowCipher
+from .history import RunSummary, Step, decode_step, encode_step, missing_step, stored_at, summary_of
+from .redaction import RedactionPolicy, redaction_policy
+from .store import SCHEMA_VERSION, StoredRun, decode_head, decode_messages, decode_results, encode_head, encode_row, validate_run_id
+
+if TYPE_CHECKING:
+    import psycopg
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS tether_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS tether_runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS tether_messages (run_id TEXT NOT NULL, seq BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, seq))",
+    "CREATE TABLE IF NOT EXISTS tether_results (run_id TEXT NOT NULL, cycle BIGINT NOT NULL, tool_use_id TEXT NOT NULL,"
+    " body TEXT NOT NULL, PRIMARY KEY (run_id, cycle, tool_use_id))",
+    "CREATE TABLE IF NOT EXISTS tether_steps (run_id TEXT NOT NULL, step BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, step))",
+)
+_SCHEMA_LOCK = 0x7465746865720001  # advisory key serializing concurrent schema creation ("tether" + 1)
+_MAX_IDLE_LEASE_CONNECTIONS = 4
+
+
+def advisory_key(run_id: str) -> int:
+    """The signed 64-bit advisory-lock key of a run (a hash, stable across processes)."""
+    digest = hashlib.sha256(b"tether-run:" + run_id.encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _import_psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise ConfigurationError(
+            "PostgresStore needs the 'psycopg' package (psycopg 3), which is not installed; install it with pip install 'tether[postgres]'"
+        ) from exc
+    return psycopg
+
+
+class PostgresStore:
+    """Runs in a PostgreSQL database; safe to share between processes and hosts.
+
+    Connect with a libpq conninfo string or URL (``"postgresql://user@host/db"``,
+    ``"host=/run/postgresql dbname=app"``) and/or keyword arguments (``host=..., dbname=...``).
+    ``cipher`` and ``redact_state_keys`` work as for :class:`~tether.durable.SQLiteStore`.
+    """
+
+    def __init__(
+        self,
+        conninfo: str = "",
+        *,
+        cipher: RowCipher | None = None,
+        redact_state_keys: RedactionPolicy | Iterable[str] | None = None,
+        **connect_kwargs: Any,
+    ) -> None:
+        if not isinstance(conninfo, str):
+            raise ConfigurationError(f"PostgresStore conninfo must be a string (a libpq conninfo or URL), not {type(conninfo).__name__}")
+        self._psycopg = _import_psycopg()
+        self.conninfo = conninfo
+        self.connect_kwargs = dict(connect_kwargs)
+        self.cipher = cipher
+        self.redaction = redaction_policy(redact_state_keys)
+        self.bytes_written = 0
+        self._mutex = threading.RLock()
+        self._idle: list[psycopg.Connection[Any]] = []
+        self._conn: psycopg.Connection[Any] | None = None
+        self._conn = self._open()
+        self._init_schema(self._conn)
+
+    # -- connections ------------------------------------------------------------------------
+
+    @property
+    def where(self) -> str:
+        """The server and database, for error messages (never the password)."""
+        try:
+            params = self._psycopg.conninfo.conninfo_to_dict(self.conninfo, **self.connect_kwargs)
+        except Exception:
+            return "PostgreSQL (unparseable conninfo)"
+        host = params.get("host") or "localhost"
+        return f"PostgreSQL {host}:{params.get('port') or 5432}/{params.get('dbname') or params.get('user') or '?'}"
+
+    def _open(self) -> psycopg.Connection[Any]:
+        try:
+            conn: psycopg.Connection[Any] = self._psycopg.connect(self.conninfo, autocommit=True, **self.connect_kwargs)
+        except self._psycopg.Error as exc:
+            raise StoreError(f"cannot connect to {self.where} ({str(exc).strip()}); check the conninfo and that the server is up") from None
+        return conn
+
+    def _main(self) -> psycopg.Connection[Any]:
+        conn = self._conn
+        if conn is None or conn.closed or conn.broken:
+            conn = self._conn = self._open()
+        return conn
+
+    def _init_schema(self, conn: psycopg.Connection[Any]) -> None:
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO tether_meta (key, value) VALUES ('schema_version', %s) ON CONFLICT (key) DO NOTHING",
+                    (str(SCHEMA_VERSION),),
+                )
+                row = conn.execute("SELECT value FROM tether_meta WHERE key = 'schema_version'").fetchone()
+        except self._psycopg.Error as exc:
+            raise StoreError(f"{self.where} is not a usable run store ({str(exc).strip()})") from None
+        try:
+            version = int(row[0])  # type: ignore[index]
+        except (TypeError, ValueError):
+            raise StoreError(f"{self.where}: tether_meta.schema_version is corrupt ({row!r})") from None
+        if version > SCHEMA_VERSION:
+            self.close()
+            raise StoreError(
+                f"{self.where} was written by a newer Tether (store schema {version}, this one knows {SCHEMA_VERSION}); "
+                "upgrade Tether to open it"
+            )
+
+    # -- the RunStore protocol ----------------------------------------------------------------
+
+    def head(self, run_id: str) -> dict[str, Any] | None:
+        validate_run_id(run_id)
+        with self._mutex:
+            row = self._query(run_id, lambda conn: conn.execute("SELECT head FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone())
+        return None if row is None else decode_head(run_id, row[0], self.cipher)
+
+    def load(self, run_id: str) -> StoredRun | None:
+        validate_run_id(run_id)
+
+        def read(conn: psycopg.Connection[Any]) -> tuple[dict[str, Any], list[Any], list[Any]] | None:
+            with conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                row = conn.execute("SELECT head FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
+                if row is None:
+                    return None
+                head = decode_head(run_id, row[0], self.cipher)
+                rows = conn.execute(
+                    "SELECT seq, body FROM tether_messages WHERE run_id = %s AND seq >= %s AND seq < %s ORDER BY seq",
+                    (run_id, int(head["start_seq"]), int(head["next_seq"])),
+                ).fetchall()
+                results = conn.execute(
+                    "SELECT tool_use_id, body FROM tether_results WHERE run_id = %s AND cycle = %s",
+                    (run_id, int(head["cursor"]["cycle_index"])),
+                ).fetchall()
+            return head, rows, results
+
+        with self._mutex:
+            loaded = self._query(run_id, read)
+        if loaded is None:
+            return None
+        head, rows, results = loaded
+        expected = int(head["next_seq"]) - int(head["start_seq"])
+        if len(rows) != expected:
+            raise StoreError(f"run {run_id!r}: {expected - len(rows)} message rows are missing; the store is damaged")
+        if self.redaction is not None:
+            head = self.redaction.fill(run_id, head)
+        return StoredRun(run_id, head, decode_messages(run_id, iter(rows), self.cipher), decode_results(run_id, iter(results), self.cipher))
+
+    def write(
+        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None = None
+    ) -> None:
+        validate_run_id(run_id)
+        step_text = None if step is None else encode_step(step, self.cipher, self.redaction)
+        first = int(head["next_seq"]) - len(messages)
+        cycle = int(head["cursor"]["cycle_index"])
+        message_rows = [(run_id, first + i, encode_row(m, self.cipher)) for i, m in enumerate(messages)]
+        result_rows = [(run_id, cycle, tid, encode_row(r, self.cipher)) for tid, r in results.items()]
+        head_text = encode_head(head, self.cipher, self.redaction)
+
+        def store(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction(), conn.cursor() as cur:
+                if message_rows:
+                    cur.executemany("INSERT INTO tether_messages (run_id, seq, body) VALUES (%s, %s, %s)", message_rows)
+                if result_rows:
+                    cur.executemany(
+                        "INSERT INTO tether_results (run_id, cycle, tool_use_id, body) VALUES (%s, %s, %s, %s)"
+                        " ON CONFLICT (run_id, cycle, tool_use_id) DO UPDATE SET body = EXCLUDED.body",
+                        result_rows,
+                    )
+                cur.execute(
+                    "INSERT INTO tether_runs (run_id, head) VALUES (%s, %s) ON CONFLICT (run_id) DO UPDATE SET head = EXCLUDED.head",
+                    (run_id, head_text),
+                )
+                if step is not None:
+                    cur.execute("INSERT INTO tether_steps (run_id, step, body) VALUES (%s, %s, %s)", (run_id, int(step["step"]), step_text))
+
+        with self._mutex:
+            self._query(run_id, store)
+        self.bytes_written += sum(len(r[2]) for r in message_rows) + sum(len(r[3]) for r in result_rows) + len(head_text)
+        self.bytes_written += len(step_text or "")
+
+    def history(self, run_id: str) -> list[Step]:
+        validate_run_id(run_id)
+
+        def read(conn: psycopg.Connection[Any]) -> list[Any] | None:
+            with conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None:
+                    return None
+                return conn.execute("SELECT step, body FROM tether_steps WHERE run_id = %s ORDER BY step", (run_id,)).fetchall()
+
+        with self._mutex:
+            rows = self._query(run_id, read)
+        if rows is None:
+            raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
+        return [decode_step(run_id, int(number), body, self.cipher) for number, body in rows]
+
+    def load_at(self, run_id: str, step: int) -> StoredRun:
+        validate_run_id(run_id)
+        if not isinstance(step, int) or isinstance(step, bool):
+            raise StoreError(f"run {run_id!r}: step must be an int, not {step!r}")
+
+        def read(conn: psycopg.Connection[Any]) -> tuple[Any, ...] | None:
+            with conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None:
+                    return None
+                row = conn.execute("SELECT body FROM tether_steps WHERE run_id = %s AND step = %s", (run_id, step)).fetchone()
+                if row is None:
+                    count = conn.execute("SELECT count(*) FROM tether_steps WHERE run_id = %s", (run_id,)).fetchone()
+                    raise missing_step(run_id, step, int(count[0]) if count else 0)
+                found = decode_step(run_id, step, row[0], self.cipher)
+                start, stop = int(found.head["start_seq"]), int(found.head["next_seq"])
+                rows = conn.execute(
+                    "SELECT seq, body FROM tether_messages WHERE run_id = %s AND seq >= %s AND seq < %s ORDER BY seq", (run_id, start, stop)
+                ).fetchall()
+                results = conn.execute(
+                    "SELECT tool_use_id, body FROM tether_results WHERE run_id = %s AND cycle = %s",
+                    (run_id, int(found.head["cursor"]["cycle_index"])),
+                ).fetchall()
+            return found, start, stop, rows, results
+
+        with self._mutex:
+            loaded = self._query(run_id, read)
+        if loaded is None:
+            raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
+        found, start, stop, rows, results = loaded
+        if len(rows) != stop - start:
+            raise StoreError(f"run {run_id!r}: {stop - start - len(rows)} message rows of step {step} are missing; the store is damaged")
+        if self.redaction is not None:
+            self.redaction.fill(run_id, found.head)
+        messages = decode_messages(run_id, iter(rows), self.cipher)
+        return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher))
+
+    def list_runs(self) -> list[RunSummary]:
+        with self._mutex:
+            rows = self._query(None, lambda conn: conn.execute("SELECT run_id, head FROM tether_runs").fetchall())
+        runs = [summary_of(run_id, decode_head(run_id, text, self.cipher)) for run_id, text in rows]
+        return sorted(runs, key=lambda run: (run.created_at or "", run.run_id))
+
+    def _query(self, run_id: str | None, action: Any) -> Any:
+        """Run ``action(conn)`` on the main connection, turning driver errors into StoreError."""
+        try:
+            return action(self._main())
+        except self._psycopg.Error as exc:
+            what = f"run {run_id!r}" if run_id is not None else "listing runs"
+            raise StoreError(f"{what}: {self.where} failed ({type(exc).__name__}: {str(exc).strip()})") from None
+
+    @contextmanager
+    def _lease(self, run_id: str) -> Iterator[None]:
+        key = advisory_key(run_id)
+        with self._mutex:
+            conn = self._idle.pop() if self._idle else None
+        if conn is None or conn.closed or conn.broken:
+            conn = self._open()
+        try:
+            got = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+        except self._psycopg.Error as exc:
+            conn.close()
+            raise StoreError(f"run {run_id!r}: cannot take the lease on {self.where} ({str(exc).strip()})") from None
+        if not got or not got[0]:
+            self._release(conn)
+            raise RunLockedError(
+                f"run {run_id!r} is owned by another live process or invocation; wait for it to finish, then resume the run"
+            )
+        try:
+            yield
+        finally:
+            try:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            except self._psycopg.Error:
+                conn.close()  # closing the session drops its advisory locks too
+            self._release(conn)
+
+    def _release(self, conn: psycopg.Connection[Any]) -> None:
+        with self._mutex:
+            if not conn.closed and not conn.broken and len(self._idle) < _MAX_IDLE_LEASE_CONNECTIONS and self._conn is not None:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def lease(self, run_id: str) -> AbstractContextManager[None]:
+        """Exclusive ownership of the run while the context is open (an advisory lock held on a
+        connection of its own); a second lease raises :class:`~tether.errors.RunLockedError`."""
+        return self._lease(validate_run_id(run_id))
+
+    def close(self) -> None:
+        """Close the connections (leases still open keep theirs until they end)."""
+        with self._mutex:
+            conns = [*self._idle, *([self._conn] if self._conn is not None else [])]
+            self._idle.clear()
+            self._conn = None
+        for conn in conns:
+            conn.close()

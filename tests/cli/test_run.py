@@ -1,0 +1,119 @@
+"""``tether run`` and ``tether resume``: streamed output, stored config, Ctrl-C, interrupts."""
+
+from __future__ import annotations
+
+import signal
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tether.cli.config import CONFIG_KEY, DEMO_SYSTEM_PROMPT
+
+from .conftest import Outcome, calc_call, one_line_error, store_of, tether_process
+
+
+def test_run_streams_tools_and_answer_and_stores_the_run(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
+    spec = script(calc_call(), "It is 413.")
+    outcome = cli("run", "What is 12 * 34 + 5?", "--model", spec, "--run-id", "r1", "--system", "Be brief.")
+    assert outcome.code == 0, outcome.err
+    lines = outcome.out.splitlines()
+    assert lines[0].startswith("run r1") and "scripted" in lines[0]
+    assert '-> calculator {"expression": "12 * 34 + 5"}' in lines
+    assert "<- 413" in lines and "It is 413." in lines
+    assert lines[-1] == "end_turn, 30 tokens, run r1"
+    stored = store_of(home).load("r1")
+    assert stored is not None and stored.head["status"] == "finished"
+    assert stored.head["system_prompt"] == [{"text": "Be brief."}]
+    config = stored.head["state"][CONFIG_KEY]
+    assert config["model"] == spec and config["demo_tools"] is True and config["root"] == str(Path.cwd())
+
+
+def test_a_new_run_id_is_generated_and_printed(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
+    outcome = cli("run", "hi", "--model", script("hello"))
+    (summary,) = store_of(home).list_runs()
+    assert summary.run_id.startswith("run-") and outcome.out.splitlines()[-1].endswith(f"run {summary.run_id}")
+    head = store_of(home).head(summary.run_id)
+    assert head is not None and head["system_prompt"] == [{"text": DEMO_SYSTEM_PROMPT}]  # the demo tools' hint
+
+
+def test_run_again_adds_a_turn_with_the_stored_config(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
+    spec = script("first", "second")
+    assert cli("run", "one", "--model", spec, "--run-id", "t").code == 0
+    outcome = cli("run", "two", "--run-id", "t")  # no --model: the run's stored spec is used
+    assert outcome.code == 0 and "second" in outcome.out
+    (summary,) = store_of(home).list_runs()
+    assert (summary.turns, summary.status) == (2, "finished")
+
+
+def test_model_from_the_environment(
+    home: Path, cli: Callable[..., Outcome], script: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TETHER_MODEL", script("from env"))
+    outcome = cli("run", "hi", "--run-id", "e")
+    assert outcome.code == 0 and "from env" in outcome.out
+
+
+def test_no_demo_tools(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
+    outcome = cli("run", "hi", "--model", script(calc_call(), "done"), "--no-demo-tools", "--run-id", "n")
+    assert outcome.code == 0 and "Unknown tool 'calculator'" in outcome.out
+    head = store_of(home).head("n")
+    assert head is not None and head["system_prompt"] is None
+
+
+def test_user_tools_and_interrupt_answers_survive_resume(
+    tmp_path: Path, home: Path, cli: Callable[..., Outcome], script: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = '''
+        from tether import tool
+        from tether.tools.context import ToolContext
+
+        @tool
+        def approve(item: str, ctx: ToolContext) -> str:
+            """Ask a human to approve."""
+            return f"{item}: {ctx.interrupt('approve', {'item': item})}"
+    '''
+    (tmp_path / "cli_user_tools.py").write_text(textwrap.dedent(module))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    call = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "q", "name": "approve", "input": {"item": "tea"}}}]}
+    outcome = cli("run", "buy tea", "--model", script(call, "bought"), "--tools", "cli_user_tools:approve", "--run-id", "i")
+    assert outcome.code == 0 and "interrupt" in outcome.out and '"item": "tea"' in outcome.out
+    assert "tether resume i --answer ID=VALUE" in outcome.out
+    (pending,) = store_of(home).load("i").head["interrupt_state"]["interrupts"]  # type: ignore[union-attr]
+    assert " interrupted " in cli("runs").out
+    one_line_error(cli("resume", "i", "--answer", "no-equals-sign"), "INTERRUPT_ID=VALUE")
+    resumed = cli("resume", "i", "--answer", f"{pending}=yes")  # the stored config brings the tool back
+    assert resumed.code == 0, resumed.err
+    assert "<- tea: yes" in resumed.out and "bought" in resumed.out
+
+
+def test_resume_of_a_finished_run_calls_nothing(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
+    assert cli("run", "hi", "--model", script("only once"), "--run-id", "f").code == 0
+    again = cli("resume", "f")  # the script has no second reply: a model call would fail
+    assert again.code == 0 and again.out.splitlines()[-1] == "end_turn, 0 tokens, run f"
+
+
+def test_ctrl_c_leaves_a_resumable_run(tmp_path: Path, home: Path, script: Callable[..., str]) -> None:
+    gate = tmp_path / "gate"
+    spec = script(calc_call(), {"wait_for": str(gate), "then": "It is 413."})
+    process = tether_process("run", "What is 12 * 34 + 5?", "--model", spec, "--run-id", "c", home=home)
+    assert process.stdout is not None
+    for line in process.stdout:  # the second model call waits for the gate: interrupt it there
+        if line.startswith("<- 413"):
+            break
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, (out, err)
+    assert "tether resume c" in err and "Traceback" not in err
+    store = store_of(home)
+    (summary,) = store.list_runs()
+    assert (summary.status, summary.cycles) == ("interrupted", 1)
+    assert store.history("c")[-1].stop_reason == "cancelled (Ctrl-C or task cancellation)"
+    gate.touch()
+    resumed = tether_process("resume", "c", home=home, module=False)  # the console script this time
+    out, err = resumed.communicate(timeout=60)
+    assert resumed.returncode == 0, err
+    assert "It is 413." in out and "calculator" not in out  # the finished tool call is not redone
+    (summary,) = store.list_runs()
+    assert (summary.status, summary.cycles, summary.turns) == ("finished", 2, 1)

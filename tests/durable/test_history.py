@@ -1,0 +1,189 @@
+"""Step history and run summaries (contract tests over every store)."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether import Agent, tool
+from tether.durable import RunStore, SQLiteStore
+from tether.durable.history import encode_step, summary_of
+from tether.errors import RunNotFoundError, StoreError
+from tether.models import ScriptedModel
+from tether.models.scripted import tool_call, tool_calls
+from tether.tools.context import ToolContext
+
+from .helpers import Crash, Plan, make_agent
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def broken() -> str:
+    """Always fails."""
+    raise RuntimeError("boom")
+
+
+def two_cycle_agent(store: RunStore, replies: list[Any] | None = None, **kwargs: Any) -> Agent:
+    script = replies or [tool_calls([("add", {"a": 1, "b": 2}), ("broken", {})]), "three"]
+    return Agent(model=ScriptedModel(script, stateful=True, usage=(7, 3)), tools=[add, broken], store=store, **kwargs)
+
+
+def test_one_step_per_cycle_boundary(store: RunStore) -> None:
+    two_cycle_agent(store)("go", run_id="h")
+    steps = store.history("h")
+    assert [s.position for s in steps] == ["turn_start", "after_model", "after_tools", "after_model", "turn_end"]
+    assert [s.step for s in steps] == [1, 2, 3, 4, 5]
+    assert [s.cycle_index for s in steps[:4]] == [0, 0, 0, 1]
+    assert [s.seq for s in steps] == [1, 2, 3, 4, 4]  # messages stored when the step was taken
+    assert [s.status for s in steps] == ["running"] * 4 + ["finished"]
+    assert steps[-1].stop_reason == "end_turn"
+    for s in steps:
+        assert datetime.fromisoformat(s.created_at).utcoffset() == UTC.utcoffset(None)
+    model = steps[1].model
+    assert model is not None and (model["input_tokens"], model["output_tokens"], model["total_tokens"]) == (7, 3, 10)
+    assert model["latency_ms"] >= 0
+    assert steps[0].model is None and steps[2].model is None
+    tools = steps[2].tools
+    assert [(t["name"], t["error"], t["in_doubt"]) for t in tools] == [("add", False, False), ("broken", True, False)]
+    assert all(isinstance(t["duration_ms"], float) and t["duration_ms"] >= 0 for t in tools)
+
+
+def test_history_is_append_only_across_turns(store: RunStore) -> None:
+    agent = two_cycle_agent(store, [tool_call("add", {"a": 1, "b": 2}), "three", "again"])
+    agent("go", run_id="h")
+    first = [s.to_dict() for s in store.history("h")]
+    agent("more", run_id="h")
+    steps = store.history("h")
+    assert [s.to_dict() for s in steps[: len(first)]] == first
+    assert [s.position for s in steps[len(first) :]] == ["turn_start", "after_model", "turn_end"]
+    assert steps[-1].head["turns"] == 2
+
+
+def test_step_rows_stay_constant_size(store: RunStore) -> None:
+    replies = [f"reply {i:03d}" for i in range(40)]
+    agent = Agent(model=ScriptedModel(replies, stateful=True), store=store)
+    for i in range(40):
+        agent(f"question {i:03d}", run_id="long")
+    steps = store.history("long")
+    assert len(steps) == 40 * 3
+    sizes = [len(encode_step(s.to_dict())) for s in steps if s.position == "after_model"]
+    # the conversation grows 40x; a step row changes only by the digits of counters and timings
+    assert max(sizes) < 1.1 * min(sizes), sizes
+
+
+def test_each_step_keeps_the_head_as_it_was(store: RunStore) -> None:
+    two_cycle_agent(store)("go", run_id="h")
+    steps = store.history("h")
+    assert [s.head["cursor"]["phase"] for s in steps] == ["model", "tools", "model", "idle", "idle"]
+    assert [s.head["metrics"]["model_call_count"] for s in steps] == [0, 1, 1, 2, 2]
+    assert [s.head["next_seq"] for s in steps] == [s.seq for s in steps]
+
+
+def test_statuses_in_list_runs(store: RunStore) -> None:
+    two_cycle_agent(store)("go", run_id="done")
+
+    @tool
+    def ask(ctx: ToolContext) -> str:
+        """Ask a human."""
+        return str(ctx.interrupt("approve"))
+
+    Agent(model=ScriptedModel([tool_call("ask")]), tools=[ask], store=store)("q", run_id="waiting")
+    Agent(model=ScriptedModel([tool_call("add", {"a": 1, "b": 1})]), tools=[add], store=store, checkpointing=True)("q", run_id="paused")
+    with pytest.raises(RuntimeError, match="provider down"):
+        Agent(model=ScriptedModel([RuntimeError("provider down")]), store=store)("q", run_id="failed")
+    with pytest.raises(KeyboardInterrupt):
+        Agent(model=ScriptedModel([KeyboardInterrupt()]), store=store)("q", run_id="ctrl-c")
+    with pytest.raises(Crash):
+        make_agent(store, Plan(model=1))("q", run_id="killed")  # the process "dies": nothing more is written
+    runs = {r.run_id: r for r in store.list_runs()}
+    assert {k: v.status for k, v in runs.items()} == {
+        "done": "finished",
+        "waiting": "interrupted",
+        "paused": "paused",
+        "failed": "failed",
+        "ctrl-c": "interrupted",
+        "killed": "running",
+    }
+    done = runs["done"]
+    assert (done.turns, done.cycles, done.total_tokens, done.steps) == (1, 2, 20, 5)
+    assert done.created_at is not None and done.updated_at is not None and done.created_at <= done.updated_at
+    assert store.history("failed")[-1].stop_reason == "RuntimeError: provider down"
+
+
+def test_resumed_runs_go_back_to_running_then_finished(store: RunStore) -> None:
+    with pytest.raises(KeyboardInterrupt):
+        Agent(model=ScriptedModel([KeyboardInterrupt(), "fine"]), store=store)("q", run_id="c")
+    assert str(Agent(model=ScriptedModel(["fine"]), store=store).resume("c")) == "fine"
+    (summary,) = store.list_runs()
+    assert summary.status == "finished" and summary.turns == 1
+    assert [s.position for s in store.history("c")] == ["turn_start", "turn_end", "after_model", "turn_end"]
+
+
+def test_in_doubt_calls_are_marked(store: RunStore) -> None:
+    plan = Plan(tool_after_effect=0)
+    with pytest.raises(Crash):
+        make_agent(store, plan)("go", run_id="d")
+    make_agent(store, plan).resume("d")
+    steps = store.history("d")
+    resumed = next(s for s in steps if s.position == "resumed")
+    assert resumed.in_doubt == [{"toolUseId": "tooluse_1_0", "name": "work", "action": "rerun"}]
+    closing = next(s for s in steps if s.position == "after_tools" and s.step > resumed.step)
+    assert [(t["name"], t["in_doubt"]) for t in closing.tools] == [("work", True)]
+    later = [s for s in steps if s.position == "after_tools" and s.step > closing.step]
+    assert later and all(not t["in_doubt"] for s in later for t in s.tools)
+
+
+def test_unknown_run_and_missing_step(store: RunStore) -> None:
+    with pytest.raises(RunNotFoundError, match="ghost"):
+        store.history("ghost")
+    with pytest.raises(RunNotFoundError, match="ghost"):
+        store.load_at("ghost", 1)
+    two_cycle_agent(store)("go", run_id="h")
+    with pytest.raises(StoreError, match=r"no step 9: it has steps 1\.\.5"):
+        store.load_at("h", 9)
+    with pytest.raises(StoreError, match="run_id"):
+        store.history("../x")
+
+
+def test_summary_of_heads_written_before_steps_existed() -> None:
+    head: dict[str, Any] = {"cursor": {"phase": "idle"}, "next_seq": 2, "metrics": {"cycle_count": 1, "usage": {"total_tokens": 9}}}
+    summary = summary_of("old", head)
+    assert (summary.status, summary.cycles, summary.total_tokens, summary.turns, summary.created_at) == ("finished", 1, 9, 0, None)
+    assert summary_of("old", {**head, "cursor": {"phase": "tools"}}).status == "running"
+
+
+def test_step_rows_honor_state_redaction(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "runs.db", redact_state_keys={"api_token"})
+    Agent(model=ScriptedModel(["hi"]), store=store, state={"api_token": "s3cr3t-value", "plain": 1})("q", run_id="r")
+    with sqlite3.connect(store.path) as conn:
+        bodies = [row[0] for row in conn.execute("SELECT body FROM steps WHERE run_id = 'r'")]
+    assert len(bodies) == 3 and not any("s3cr3t-value" in body for body in bodies)
+    assert all(step.head["state"] == {"plain": 1} for step in store.history("r"))
+
+
+def test_step_rows_are_sealed_by_the_store_cipher(tmp_path: Path) -> None:
+    from tether.durable import AESGCMCipher
+
+    cipher = AESGCMCipher({"k1": bytes(range(32))}, current="k1")
+    store = SQLiteStore(tmp_path / "runs.db", cipher=cipher)
+    agent = Agent(model=ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "the answer is three"], stateful=True), tools=[add], store=store)
+    agent("a private question", run_id="r")
+    with sqlite3.connect(store.path) as conn:
+        bodies = [row[0] for row in conn.execute("SELECT body FROM steps WHERE run_id = 'r'")]
+    assert len(bodies) == 5 and all('"enc"' in body and "private" not in body and "add" not in body for body in bodies)
+    assert [s.position for s in store.history("r")] == ["turn_start", "after_model", "after_tools", "after_model", "turn_end"]
+    fork_id = agent.fork("r", at=3)
+    assert (
+        str(Agent(model=ScriptedModel([None, "forked answer"], stateful=True), tools=[add], store=store).resume(fork_id)) == "forked answer"
+    )
+    with pytest.raises(StoreError):
+        SQLiteStore(tmp_path / "runs.db").history("r")  # without the key the rows cannot be read
