@@ -48,8 +48,7 @@ def script() -> ScriptedModel:
 
 def main() -> str:
     # Run until the first checkpoint after the tools of a cycle, then stop.
-    agent = Agent(model=script(), tools=[multiply, add], system_prompt="You are a careful calculator.",
-                  checkpointing=["after_tools"])
+    agent = Agent(model=script(), tools=[multiply, add], system_prompt="You are a careful calculator.", checkpointing=["after_tools"])
     result = agent("What is 12 * 34 + 5?")
     assert result.checkpoint is not None
     print(f"paused: {result.stop_reason} at {result.checkpoint.position}, cycle {result.checkpoint.cycle_index}")

@@ -124,3 +124,73 @@ def test_load_validates_snapshots_built_by_hand() -> None:
     with pytest.raises(SnapshotError, match=r"snapshot\.data\.messages\[0\]\.role"):
         load(target, NullConversationManager(), Snapshot(data={"messages": [{"role": "x", "content": []}]}))
     assert target.messages == []
+
+
+# -- writing JSON straight from the run: what is not JSON ---------------------------------
+
+
+def _run_with(message: dict[str, Any]) -> RunState:
+    return RunState(messages=[{"role": "user", "content": [{"text": "hi"}]}, message])
+
+
+def _tool_use(value: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t", "name": "n", "input": {"v": value}}}]}
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        ({1, 2}, "data.messages[1].content[0].toolUse.input.v is not JSON (set)"),
+        (float("nan"), "data.messages[1].content[0].toolUse.input.v is not JSON (non-finite float)"),
+        ([float("-inf")], "data.messages[1].content[0].toolUse.input.v[0] is not JSON (non-finite float)"),
+        (object(), "data.messages[1].content[0].toolUse.input.v is not JSON (object)"),
+        (Cursor(), "data.messages[1].content[0].toolUse.input.v is not JSON (Cursor)"),
+    ],
+)
+def test_non_json_in_messages_is_a_snapshot_error_naming_the_path(value: Any, where: str) -> None:
+    with pytest.raises(SnapshotError) as info:
+        take(_run_with(_tool_use(value)), NullConversationManager(), ["messages"])
+    assert where in str(info.value)
+
+
+def test_what_json_itself_accepts_in_messages_is_captured_as_json_does() -> None:
+    """Tuples become lists, str subclasses plain strings, bytes anywhere an envelope (as before)."""
+
+    class Label(str):
+        pass
+
+    run = _run_with(_tool_use({"pair": (1, 2), "label": Label("x"), "raw": b"\x00"}))
+    run.messages[0]["content"][0]["text"] = Label("hi")
+    data = capture(run, NullConversationManager(), ["messages"])
+    assert data["messages"][1]["content"][0]["toolUse"]["input"] == {"v": {"pair": [1, 2], "label": "x", "raw": {"$b64": "AA=="}}}
+    assert type(data["messages"][0]["content"][0]["text"]) is str
+    target = RunState()
+    load(target, NullConversationManager(), take(run, NullConversationManager(), ["messages"]))
+    assert target.messages[1]["content"][0]["toolUse"]["input"]["v"]["raw"] == {"$b64": "AA=="}, "not a bytes position"
+
+
+def test_circular_messages_are_a_snapshot_error() -> None:
+    message: dict[str, Any] = {"role": "user", "content": []}
+    message["content"].append({"toolResult": {"toolUseId": "t", "status": "success", "content": [{"json": message}]}})
+    with pytest.raises(SnapshotError, match=r"data\.messages\[1\].*circular reference"):
+        take(_run_with(message), NullConversationManager(), ["messages"])
+
+
+def test_messages_held_as_a_tuple_are_captured_as_a_list() -> None:
+    run = RunState()
+    run.messages = ({"role": "user", "content": [{"text": "hi"}]},)  # type: ignore[assignment]
+    assert capture(run, NullConversationManager(), ["messages"]) == {"messages": [{"role": "user", "content": [{"text": "hi"}]}]}
+
+
+def test_take_and_load_decode_bytes_in_messages_and_interrupt_results() -> None:
+    source = run_state()
+    snap = take(source, SlidingWindowConversationManager(), list(FIELDS))
+    for _ in range(2):  # the second load reads the stored JSON again
+        target = RunState()
+        load(target, SlidingWindowConversationManager(), snap)
+        assert target.messages == source.messages
+        assert target.interrupt_state["context"]["results"]["t1"]["content"][0]["image"]["source"]["bytes"] == b"\x00img"
+    plain = RunState(messages=[{"role": "user", "content": [{"text": "$b64 is just text here"}]}])
+    target = RunState()
+    load(target, NullConversationManager(), take(plain, NullConversationManager(), ["messages"]))
+    assert target.messages == plain.messages

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import gc
 import json
 from typing import Any
 
@@ -12,6 +13,7 @@ from tether._json import (
     copy_json,
     decode_base64,
     decode_bytes,
+    dump_json,
     dumps,
     encode,
     ensure_json,
@@ -19,6 +21,8 @@ from tether._json import (
     freeze,
     is_json,
     may_hold_bytes,
+    may_hold_infinity,
+    parse_json,
     strict_copy,
     thaw,
 )
@@ -134,3 +138,69 @@ def test_may_hold_bytes_scans_the_frozen_image() -> None:
     assert not may_hold_bytes(freeze({"a": ["text", 1]}))
     assert may_hold_bytes(freeze({"a": [{"$b64": "QQ=="}]}))
     assert may_hold_bytes(freeze({"t": "mentions $b64 in text"}))  # a false positive is allowed, never a false negative
+
+
+# -- JSON text: dump_json / parse_json --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"a": [1, 2.5, None, True, "ü✓"]}, [], {}, 2**80, -0.0, 1e16, 5e-324, "\x00\u2028"],
+)
+def test_dump_json_and_parse_json_round_trip(value: Any) -> None:
+    text = dump_json(value)
+    assert isinstance(text, bytes)
+    assert json.loads(text) == value
+    assert parse_json(text) == value
+    assert parse_json(text.decode()) == value
+
+
+def test_dump_json_writes_lone_surrogates_with_escapes_and_they_parse_back() -> None:
+    value = {"k": "a\ud800b"}
+    text = dump_json(value)
+    assert text == b'{"k":"a\\ud800b"}'
+    assert parse_json(text) == value
+
+
+def test_parse_json_falls_back_to_json_for_deep_nesting_and_utf16() -> None:
+    deep = "[" * 500 + "]" * 500
+    parsed = parse_json(deep)
+    for _ in range(499):
+        parsed = parsed[0]
+    assert parsed == []
+    assert parse_json('{"a": [1]}'.encode("utf-16")) == {"a": [1]}
+
+
+@pytest.mark.parametrize("text", ["NaN", "[Infinity]", '{"a": -Infinity}', "{", "[1] x", "", "\xff", b"\xff"])
+def test_parse_json_refuses_non_json(text: str | bytes) -> None:
+    with pytest.raises(ValueError):
+        parse_json(text)
+
+
+def test_parse_json_gives_exact_types_and_inf_for_overflowing_numbers() -> None:
+    value = parse_json('{"a": [1, 1.5, "s", true, null, {}], "big": 1e400, "neg": -1e999}')
+    assert [type(item) for item in value["a"]] == [int, float, str, bool, type(None), dict]
+    assert value["big"] == float("inf") and value["neg"] == float("-inf")
+    assert not is_json(value)
+
+
+def test_may_hold_infinity_never_misses_and_ignores_common_values() -> None:
+    assert may_hold_infinity(freeze({"a": [1.0, float("inf")]}))
+    assert may_hold_infinity(freeze([-float("inf")]))
+    assert may_hold_infinity(freeze(parse_json('{"x": {"y": [2e308]}}')))
+    common = {"f": [0.0, 1.0, -1.0, 0.5, 21.5, 1e300, -1e-300], "s": "\x00\x00😀 ünï", "i": [0, 2**70, -(2**200)]}
+    assert not may_hold_infinity(freeze(common))
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_large_parses_leave_the_garbage_collector_as_they_found_it(enabled: bool) -> None:
+    big = json.dumps({"messages": [{"text": "x" * 100, "n": i} for i in range(1000)]})
+    assert len(big) > 64 * 1024
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        assert len(parse_json(big)["messages"]) == 1000
+        assert len(thaw(freeze(parse_json(big)))["messages"]) == 1000
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tether._messages import (
+    _check_json_message,
+    _check_message,
     _Invalid,
+    _unsure,
     check_block,
     check_message,
+    check_messages,
     decode_message_bytes,
     validate_messages,
     validate_system_prompt,
@@ -144,3 +151,163 @@ def test_decode_message_bytes_reports_invalid_base64_with_its_path_and_skips_mal
         decode_message_bytes(messages, ["snapshot", "data", "messages"])
     assert info.value.path == ["snapshot", "data", "messages", 3, "content", 0, "image", "source", "bytes", "$b64"]
     assert "base64" in info.value.problem
+
+
+# -- the fast check and the full one agree ----------------------------------------------
+
+json_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=3))
+json_value = st.recursive(
+    json_leaf, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3)), max_leaves=6
+)
+odd = st.one_of(
+    json_value,
+    st.binary(max_size=3),
+    st.tuples(st.integers()),
+    st.frozensets(st.integers(), max_size=2),
+    st.just(float("nan")),
+    st.builds(lambda: {1: "int key"}),
+    st.sampled_from(["user", "assistant", "success", "text", "json", "image"]),
+)
+text_block = st.builds(lambda t: {"text": t}, st.text(max_size=3))
+image = st.builds(
+    lambda b: {"format": "png", "source": {"bytes": b}}, st.one_of(st.binary(max_size=3), st.builds(lambda: {"$b64": "AAE="}))
+)
+item = st.one_of(text_block, st.builds(lambda j: {"json": j}, json_value), st.builds(lambda i: {"image": i}, image))
+valid_block = st.one_of(
+    text_block,
+    st.builds(lambda i, n, j: {"toolUse": {"toolUseId": i, "name": n, "input": j}}, st.text(max_size=3), st.text(max_size=3), json_value),
+    st.builds(
+        lambda i, s, c: {"toolResult": {"toolUseId": i, "status": s, "content": c}},
+        st.text(max_size=3),
+        st.sampled_from(["success", "error"]),
+        st.lists(item, max_size=3),
+    ),
+    st.builds(lambda i: {"image": i}, image),
+    st.builds(lambda: {"cachePoint": {"type": "default"}}),
+)
+valid_message = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": st.lists(valid_block, max_size=3)})
+
+
+def _locations(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path]
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            found += _locations(inner, (*path, key))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            found += _locations(inner, (*path, index))
+    return found
+
+
+@st.composite
+def messages_with_one_flaw_each(draw: st.DrawFn) -> list[Any]:
+    """Valid messages, each one maybe changed at one random place (replaced, deleted or added to)."""
+    messages: list[Any] = draw(st.lists(valid_message, max_size=4))
+    for index in range(len(messages)):
+        if not draw(st.booleans()):
+            continue
+        location = draw(st.sampled_from(_locations(messages[index])))
+        if not location:
+            messages[index] = draw(odd)
+            continue
+        parent: Any = messages[index]
+        for part in location[:-1]:
+            parent = parent[part]
+        action = draw(st.sampled_from(["replace", "delete", "add"]))
+        if action == "delete" and isinstance(parent, dict):
+            del parent[location[-1]]
+        elif action == "add" and isinstance(parent, dict):
+            parent[draw(st.sampled_from(["extra", "text", "json", "toolUse"]))] = draw(odd)
+        else:
+            parent[location[-1]] = draw(odd)
+    return messages
+
+
+def _accepted(check: Any, value: Any) -> bool:
+    try:
+        check(value)
+    except _Invalid:
+        return False
+    return True
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages_with_one_flaw_each())
+def test_what_the_fast_check_vouches_for_the_full_check_accepts(messages: list[Any]) -> None:
+    for pure_json, check in ((False, _check_message), (True, _check_json_message)):
+        vouched = set(range(len(messages))) - set(_unsure(messages, pure_json))
+        for index in vouched:
+            assert _accepted(check, messages[index]), (pure_json, messages[index])
+        try:
+            found = check_messages(messages, ["m"], SnapshotError, pure_json=pure_json)
+        except SnapshotError as exc:
+            first_bad = next(i for i, m in enumerate(messages) if not _accepted(check, m))
+            assert str(exc).startswith(f"m[{first_bad}]")
+        else:
+            assert all(_accepted(check, m) for m in messages)
+            assert found == (len(vouched) < len(messages))
+
+
+def test_check_messages_says_whether_bytes_positions_may_hold_envelopes() -> None:
+    plain = [
+        {"role": "user", "content": [{"text": "hi"}]},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t", "name": "n", "input": {}}}]},
+        {"role": "user", "content": [{"toolResult": {"toolUseId": "t", "status": "success", "content": [{"json": 1}, {"text": "x"}]}}]},
+    ]
+    assert check_messages(plain, ["m"], SnapshotError) is False
+    assert check_messages(plain, ["m"], SnapshotError, pure_json=True) is False
+    assert check_messages([*plain, {"role": "user", "content": [{"image": IMAGE_ENVELOPE}]}], ["m"], SnapshotError) is True
+
+
+def test_the_fast_check_survives_circular_tool_input() -> None:
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+    messages = [{"role": "assistant", "content": [{"toolUse": {"toolUseId": "t", "name": "n", "input": loop}}]}]
+    validate_messages(messages, ["m"], SnapshotError)  # shapes only: fine
+    with pytest.raises(SnapshotError, match=r"m\[0\]\.content\[0\]\.toolUse"):
+        validate_messages(messages, ["m"], SnapshotError, pure_json=True)
+
+
+TEMPLATE: list[dict[str, Any]] = [
+    {"role": "user", "content": [{"text": "hi"}, {"image": {"format": "png", "source": {"bytes": {"$b64": "AAE="}}}}]},
+    {"role": "assistant", "content": [{"text": "ok"}, {"toolUse": {"toolUseId": "t", "name": "n", "input": {"a": [1, 2.5]}}}]},
+    {
+        "role": "user",
+        "content": [{"toolResult": {"toolUseId": "t", "status": "success", "content": [{"text": "x"}, {"json": {"b": None}}]}}],
+    },
+]
+FLAWS: list[Any] = [b"x", 1, None, (1,), frozenset({1}), float("nan"), "user", {"k": 1}, [], {1: 2}]
+
+
+def test_every_single_flaw_in_a_template_is_left_to_the_full_check_or_is_harmless() -> None:
+    """Exhaustive over the template's places: replace with each flaw, delete, or add a key."""
+    cases: list[Any] = []
+    for index, message in enumerate(TEMPLATE):
+        for location in _locations(message):
+            for flaw in [*FLAWS, "delete", "add"]:
+                changed: Any = copy.deepcopy(message)
+                if not location:
+                    cases.append(flaw)
+                    continue
+                parent = changed
+                for part in location[:-1]:
+                    parent = parent[part]
+                if flaw == "delete":
+                    if not isinstance(parent, dict):
+                        continue
+                    del parent[location[-1]]
+                elif flaw == "add":
+                    target = parent[location[-1]]
+                    if not isinstance(target, dict):
+                        continue
+                    target["extra"] = frozenset({1})
+                else:
+                    parent[location[-1]] = flaw
+                cases.append(changed)
+        assert index < len(TEMPLATE)
+    assert len(cases) > 300
+    for pure_json, check in ((False, _check_message), (True, _check_json_message)):
+        vouched = set(range(len(cases))) - set(_unsure(cases, pure_json))
+        assert vouched, "some flaws are harmless (e.g. a text replaced by another string)"
+        for index in vouched:
+            assert _accepted(check, cases[index]), (pure_json, cases[index])

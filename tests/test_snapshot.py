@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -667,3 +668,122 @@ def test_data_can_be_replaced() -> None:
     target = Agent(state={"before": 1})
     target.load_snapshot(snap)
     assert target.state.get() == {"only": True}
+
+
+# -- the JSON API: to_json / to_json_bytes / from_json ------------------------------------
+
+
+def test_to_json_is_compact_utf8_and_matches_to_dict() -> None:
+    snap = rich_agent().take_snapshot(app_data={"é": "✓"})
+    raw = snap.to_json_bytes()
+    assert isinstance(raw, bytes) and raw.decode("utf-8") == snap.to_json()
+    assert json.loads(raw) == snap.to_dict()
+    assert b'"schema_version":1,"scope":"agent"' in raw and ", " not in snap.to_json()[:80]
+    assert "✓" in snap.to_json() and "$b64" in snap.to_json()
+
+
+def test_from_json_accepts_str_bytes_bytearray_and_memoryview_only() -> None:
+    text = rich_agent().take_snapshot().to_json()
+    for form in (text, text.encode(), bytearray(text.encode()), memoryview(text.encode())):
+        target = Agent()
+        target.load_snapshot(Snapshot.from_json(form))  # type: ignore[arg-type]
+        assert target.messages == rich_messages()
+    with pytest.raises(SnapshotError, match="must be str or bytes, got dict"):
+        Snapshot.from_json({"schema_version": 1})  # type: ignore[arg-type]
+
+
+def test_from_json_refuses_numbers_too_large_for_a_float_naming_the_path() -> None:
+    d = valid_dict()
+    text = json.dumps(d)
+    with pytest.raises(SnapshotError, match=r"snapshot\.data\.messages\[1\]\.content\[3\]\.toolUse\.input\.n\[1\] is not JSON"):
+        Snapshot.from_json(text.replace("2.5", "2.5e400", 1))
+    with pytest.raises(SnapshotError, match=r"snapshot\.app_data\.a is not JSON \(non-finite float\)"):
+        Snapshot.from_json(text.replace('"app_data": {"a": 1}', '"app_data": {"a": -1e999}'))
+    assert Snapshot.from_json(text.replace("2.5", "2.5e300", 1)).data["messages"][1]["content"][3]["toolUse"]["input"]["n"][1] == 2.5e300
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "needle"),
+    [
+        (["data", "messages", 3, "role"], "system", "snapshot.data.messages[3].role"),
+        (["data", "messages", 0, "content", 1, "image", "source"], {"bytes": "raw"}, "messages[0].content[1].image.source.bytes"),
+        (["data", "messages", 2, "content", 0, "toolResult", "status"], "ok", "toolResult.status"),
+        (["data", "state"], [], "snapshot.data.state must be an object"),
+        (["data", "interrupt_state", "context"], {"phase": "x"}, "interrupt_state.context.phase"),
+        (["app_data"], "x", "snapshot.app_data must be an object"),
+        (["scope"], "session", "snapshot.scope must be 'agent'"),
+    ],
+)
+def test_from_json_names_the_path_like_from_dict(path: list[Any], value: Any, needle: str) -> None:
+    d = valid_dict()
+    _set(d, path, value)
+    for build in (lambda: Snapshot.from_json(json.dumps(d)), lambda: Snapshot.from_dict(d)):
+        with pytest.raises(SnapshotError) as info:
+            build()
+        assert needle in str(info.value)
+
+
+def test_a_parsed_snapshot_and_the_agents_it_loads_share_nothing() -> None:
+    snap = Snapshot.from_json(rich_agent().take_snapshot(app_data={"k": [1]}).to_json())
+    expected = snap.to_dict()
+    first, second = Agent(), Agent()
+    first.load_snapshot(snap)  # takes the parsed dict itself
+    second.load_snapshot(snap)  # gets a fresh copy
+    first.messages[3]["content"][0]["text"] = "mutated"
+    first.messages.append({"role": "user", "content": [{"text": "more"}]})
+    first.state.set("user", 1)
+    assert second.messages == rich_messages() and second.messages is not first.messages
+    assert second.state.get("user") == {"name": "ada", "tags": ["a", "b"]}
+    assert snap.to_dict() == expected
+    again = snap.to_dict()
+    again["data"]["messages"].clear()
+    again["app_data"]["k"].append(2)
+    assert snap.to_dict() == expected
+    third = Agent()
+    third.load_snapshot(snap)
+    assert third.messages == rich_messages()
+    assert third.messages[0]["content"][1]["image"]["source"]["bytes"] == PNG  # type: ignore[typeddict-item]
+
+
+def test_to_dict_of_a_parsed_snapshot_can_be_mutated_freely() -> None:
+    snap = Snapshot.from_json(rich_agent().take_snapshot().to_json())
+    first = snap.to_dict()  # hands over the parsed dict
+    first["data"]["messages"][0]["content"][0]["text"] = "changed"
+    assert snap.to_dict()["data"]["messages"][0]["content"][0]["text"] == "Look at these"
+    assert snap.data["messages"][0]["content"][0]["text"] == "Look at these"
+
+
+def test_data_of_a_parsed_snapshot_is_live_and_checked_again_on_load() -> None:
+    snap = Snapshot.from_json(rich_agent().take_snapshot().to_json())
+    snap.data["state"]["extra"] = True
+    assert json.loads(snap.to_json())["data"]["state"]["extra"] is True
+    snap.data["messages"][0]["role"] = "robot"
+    with pytest.raises(SnapshotError, match=r"snapshot\.data\.messages\[0\]\.role"):
+        Agent().load_snapshot(snap)
+    snap.data["messages"][0]["role"] = "user"
+    snap.data["state"]["bad"] = {1, 2}
+    with pytest.raises(SnapshotError, match=r"snapshot\.data\.state\.bad is not JSON \(set\)"):
+        snap.to_json()
+
+
+def test_to_json_of_a_hand_built_snapshot_encodes_bytes_and_names_bad_paths() -> None:
+    snap = Snapshot(data={"messages": rich_messages()}, app_data={"a": 1})
+    target = Agent()
+    target.load_snapshot(Snapshot.from_json(snap.to_json()))
+    assert target.messages == rich_messages()
+    with pytest.raises(SnapshotError, match=r"snapshot\.app_data\.x is not JSON \(bytes\)"):
+        Snapshot(data={}, app_data={"x": b"1"}).to_json()
+    with pytest.raises(SnapshotError, match=r"snapshot\.data must be an object"):
+        Snapshot(data=[]).to_json()  # type: ignore[arg-type]
+
+
+def test_concurrent_loads_of_one_parsed_snapshot_never_share_data() -> None:
+    snap = Snapshot.from_json(rich_agent().take_snapshot().to_json())
+    agents = [Agent() for _ in range(8)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda agent: agent.load_snapshot(snap), agents))
+    for agent in agents:
+        assert agent.messages == rich_messages()
+    assert len({id(agent.messages) for agent in agents}) == len(agents)
+    agents[0].messages[0]["content"][0]["text"] = "changed"
+    assert all(agent.messages[0]["content"][0]["text"] == "Look at these" for agent in agents[1:])

@@ -24,8 +24,9 @@ def test_bench_main_runs_at_a_small_size(capsys: pytest.CaptureFixture[str]) -> 
     rows = bench.main([3, 12], repeats=2)
     assert [row["messages"] for row in rows] == [3, 12]
     assert all(row["save_ms"] >= 0 and row["load_ms"] >= 0 and row["json_bytes"] > 0 for row in rows)
+    assert all(row["dict_save_ms"] >= 0 and row["dict_load_ms"] >= 0 for row in rows)
     out = capsys.readouterr().out
-    assert "save ms" in out and "load ms" in out
+    assert "save ms" in out and "load ms" in out and "JSON path" in out and "dict path" in out
 
 
 def test_bench_conversation_is_realistic_and_valid() -> None:

@@ -116,3 +116,26 @@ def test_bad_version_types(version: Any) -> None:
     with pytest.raises(SnapshotError, match="schema_version must be an integer"):
         migrate({"schema_version": version})
     assert issubclass(SnapshotError, TetherError)
+
+
+def test_from_json_migrates_and_checks_what_a_migration_returns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A migrated document is checked in full: a step may return values that are not JSON."""
+    v0 = golden()
+    v0["schema_version"] = 0
+    v0["data"]["state"] = {"old": True}
+
+    def good(data: dict[str, Any]) -> dict[str, Any]:
+        data["data"]["state"] = {"new": data["data"]["state"]["old"]}
+        return data
+
+    monkeypatch.setitem(MIGRATIONS, 0, good)
+    snap = Snapshot.from_json(json.dumps(v0))
+    assert snap.schema_version == 1 and snap.data["state"] == {"new": True}
+
+    def bad(data: dict[str, Any]) -> dict[str, Any]:
+        data["data"]["state"] = {"new": (1, 2)}
+        return data
+
+    monkeypatch.setitem(MIGRATIONS, 0, bad)
+    with pytest.raises(SnapshotError, match=r"snapshot\.data\.state\.new is not JSON \(tuple\)"):
+        Snapshot.from_json(json.dumps(v0))

@@ -131,6 +131,16 @@ def test_random_snapshots_round_trip_exactly(agent: Agent, app_data: dict[str, A
         assert target.messages == original_messages
         assert target.messages is not original_messages
 
+    parsed = Snapshot.from_json(snap.to_json())  # the JSON API gives the same document and agent
+    assert json.loads(snap.to_json()) == d
+    for _ in range(2):  # the first load takes the parsed data, the second a copy
+        other = Agent(conversation_manager=SlidingWindowConversationManager())
+        other.load_snapshot(parsed)
+        assert other.take_snapshot(**selection).to_dict()["data"] == d["data"]
+        if "messages" in snap.data:
+            assert other.messages == original_messages
+    assert parsed.to_dict() == d
+
 
 garbage_scalar = st.one_of(
     json_scalar,
@@ -153,6 +163,12 @@ garbage = st.recursive(
 
 def _only_snapshot_errors(value: Any) -> None:
     try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        pass
+    else:
+        _only_snapshot_errors_from_json(text)
+    try:
         snap = Snapshot.from_dict(value)
     except SnapshotError:
         return
@@ -160,6 +176,19 @@ def _only_snapshot_errors(value: Any) -> None:
     target = Agent(conversation_manager=SlidingWindowConversationManager())
     try:
         target.load_snapshot(snap)
+    except SnapshotError:
+        return
+
+
+def _only_snapshot_errors_from_json(text: str) -> None:
+    try:
+        snap = Snapshot.from_json(text)
+    except SnapshotError:
+        return
+    json.loads(snap.to_json())  # accepted input must be fully valid
+    json.dumps(snap.to_dict(), allow_nan=False)
+    try:
+        Agent(conversation_manager=SlidingWindowConversationManager()).load_snapshot(snap)
     except SnapshotError:
         return
 

@@ -4,8 +4,8 @@
   the answer) decided from the last message only;
 - tool: ``@tool def add(a, b)`` (the default path: a sync tool runs in a worker thread);
 - conversation manager: ``NullConversationManager`` (keeps the whole history, like every peer);
-- snapshot: ``take_snapshot(preset="session").to_dict()`` + ``json.dumps`` / ``json.loads`` +
-  ``Snapshot.from_dict`` + ``load_snapshot`` into a fresh agent;
+- snapshot: ``take_snapshot(preset="session").to_json()`` / ``Snapshot.from_json`` +
+  ``load_snapshot`` into a fresh agent (Tether's own JSON API: the text is the document);
 - durable: ``Agent(store=SQLiteStore(path))`` and ``agent.invoke_async(prompt, run_id=...)``.
 
 Run: ``python bench/peers/tether_adapter.py loop --sizes 20,200``.
@@ -111,20 +111,21 @@ def to_messages(turns: list[_common.Turn]) -> list[Message]:
     return messages
 
 
+SNAPSHOT_API = 'take_snapshot(preset="session").to_json(); Snapshot.from_json + load_snapshot'
+
+
 def snapshot_case(turns: list[_common.Turn]) -> _common.SnapshotCase:
     agent = Agent(messages=to_messages(turns), conversation_manager=NullConversationManager())
     target = Agent(conversation_manager=NullConversationManager())
 
     def save() -> str:
-        return json.dumps(agent.take_snapshot(preset="session").to_dict())
+        return agent.take_snapshot(preset="session").to_json()
 
     def load(document: str | bytes) -> int:
-        target.load_snapshot(Snapshot.from_dict(json.loads(document)))
+        target.load_snapshot(Snapshot.from_json(document))
         return len(target.messages)
 
-    return _common.SnapshotCase(
-        save, load, 'take_snapshot(preset="session").to_dict() + json.dumps; json.loads + Snapshot.from_dict + load_snapshot'
-    )
+    return _common.SnapshotCase(save, load, SNAPSHOT_API)
 
 
 def durable_case(cycles: int, where: str | None) -> _common.DurableCase:
@@ -168,7 +169,7 @@ ADAPTER = _common.Adapter(
     notes={
         "model": "custom tether Model (CountingModel): streams the next add call from the last message",
         "tool": "@tool sync def add (default: runs via asyncio.to_thread)",
-        "snapshot": "take_snapshot(preset='session').to_dict() + json.dumps; json.loads + Snapshot.from_dict + load_snapshot",
+        "snapshot": SNAPSHOT_API,
         "durable": "tether.durable.SQLiteStore + invoke_async(prompt, run_id=...)",
     },
 )

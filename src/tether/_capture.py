@@ -4,14 +4,21 @@ Both directions copy, so a snapshot and the agent never share a mutable object. 
 conversation-manager state and interrupt state may hold ``bytes`` in memory (images, documents,
 redacted reasoning, tool results): they are captured as base64 envelopes and decoded on load at
 the places where bytes are allowed. The other fields must be pure JSON.
+
+What is captured is exactly what the strict checks allowed before the JSON fast path: messages
+(and manager/interrupt state) may also hold what :mod:`json` itself writes as JSON (tuples as
+lists, ``str``/``int`` subclasses as plain values, non-string keys as strings) and bytes anywhere
+(as envelopes); anything else (sets, NaN, datetimes, objects) is a :class:`SnapshotError` naming
+its path. ``pydantic_core`` only ever writes values already checked to be pure JSON, so its own
+conversions (of tuples, sets, datetimes, NaN) never apply.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._json import freeze, is_json, may_hold_bytes, strict_copy, thaw
-from ._messages import _Invalid, decode_message_bytes, decode_tool_result_bytes
+from ._json import describe_non_json, dump_json, freeze, is_json, may_hold_bytes, parse_json, strict_copy, thaw
+from ._messages import _Invalid, _unsure, decode_message_bytes, decode_tool_result_bytes
 from .conversation.base import ConversationManager
 from .errors import SnapshotError, json_path
 from .loop.state import Cursor, RunState
@@ -31,25 +38,67 @@ def _live(run: RunState, manager: ConversationManager, fields: list[str]) -> dic
     return live
 
 
-def _frozen_capture(run: RunState, manager: ConversationManager, fields: list[str]) -> bytes:
+def _json_messages(messages: Any) -> tuple[Any, bool]:
+    """``(messages or a pure-JSON stand-in, whether envelopes may sit at bytes positions)``.
+
+    The fast check (:func:`tether._messages._unsure`) vouches for the common message shapes,
+    which have no bytes positions; a message it leaves is kept if it is pure JSON and otherwise
+    replaced (in a new list) by a copy with bytes as envelopes (tuples become lists, as in
+    :mod:`json`). Anything json cannot encode (a set, NaN, an object) is a
+    :class:`SnapshotError` naming its path.
+    """
+    if type(messages) is not list:
+        return to_json_copy(messages, ["data", "messages"]), True
+    try:
+        unsure: list[int] | range = _unsure(messages, True)
+    except RecursionError:
+        unsure = range(len(messages))
+    fixed: list[Any] | None = None
+    for index in unsure:
+        message = messages[index]
+        if not is_json(message):
+            if fixed is None:
+                fixed = list(messages)
+            fixed[index] = to_json_copy(message, ["data", "messages", index])
+    return (messages if fixed is None else fixed), bool(unsure)
+
+
+def _json_capture(run: RunState, manager: ConversationManager, fields: list[str]) -> tuple[bytes, bool]:
+    """The selected fields as JSON bytes, written straight from the run state (no copies).
+
+    Every value is checked to be pure JSON before it is written: messages by a fast targeted
+    check (the loop keeps them JSON, bytes aside), the other fields by a full walk (they are
+    small). Bytes in messages, conversation-manager or interrupt state become envelopes; in the
+    other fields, and anything json cannot encode anywhere, raise a ``SnapshotError`` naming
+    the path. The flag says whether envelopes may sit at bytes positions.
+    """
     unknown = [name for name in fields if name not in FIELDS]
     if unknown:
         raise SnapshotError(f"unknown snapshot field {unknown[0]!r}; fields are: {', '.join(FIELDS)}")
-    live = _live(run, manager, fields)
-    if is_json(live):  # the common case: one Python type walk, then a C-speed freeze
-        return freeze(live)
     data: dict[str, Any] = {}
-    for name, value in live.items():
-        if name in _MAY_HOLD_BYTES:
+    envelopes = False
+    for name, value in _live(run, manager, fields).items():
+        if name == "messages":
+            data[name], found = _json_messages(value)
+            envelopes |= found
+            continue
+        if name == "interrupt_state":
+            envelopes |= not isinstance(value, dict) or bool(value.get("context"))
+        if is_json(value):
+            data[name] = value
+        elif name in _MAY_HOLD_BYTES:
             data[name] = to_json_copy(value, f"data.{name}")
         else:
-            data[name] = strict_copy(value, f"data.{name}", SnapshotError)
-    return freeze(data)
+            raise SnapshotError(describe_non_json(value, f"data.{name}"))
+    try:
+        return dump_json(data), envelopes
+    except (TypeError, ValueError, RecursionError):  # not reachable for checked data; named anyway
+        raise SnapshotError(describe_non_json(data, "data")) from None
 
 
 def capture(run: RunState, manager: ConversationManager, fields: list[str]) -> dict[str, Any]:
     """The snapshot ``data`` for ``fields``: pure JSON, sharing nothing with ``run``."""
-    result: dict[str, Any] = thaw(_frozen_capture(run, manager, fields))
+    result: dict[str, Any] = parse_json(_json_capture(run, manager, fields)[0])
     return result
 
 
@@ -58,19 +107,24 @@ def take(run: RunState, manager: ConversationManager, fields: list[str], app_dat
     if app_data is not None and not isinstance(app_data, dict):
         raise SnapshotError(f"app_data must be a dict of JSON values, got {type(app_data).__name__}")
     app_copy = strict_copy({} if app_data is None else app_data, "app_data", SnapshotError)
-    return Snapshot._from_frozen(_frozen_capture(run, manager, fields), app_copy)
+    data_json, envelopes = _json_capture(run, manager, fields)
+    return Snapshot._from_json_data(data_json, app_copy, may_hold_bytes=envelopes)
 
 
 def load(run: RunState, manager: ConversationManager, snapshot: Snapshot) -> None:
-    """Apply ``snapshot`` to ``run``: fields present replace the run's, absent ones are kept."""
-    unchecked = snapshot._data is not None  # built by hand or changed through .data
-    if unchecked and not isinstance(snapshot._data, dict):
-        raise SnapshotError(f"snapshot.data must be an object, got {type(snapshot._data).__name__}")
-    frozen = snapshot.frozen_data()
-    data: dict[str, Any] = thaw(frozen)
-    if unchecked:
-        check_data(data, "snapshot.data")
-    _apply_owned(run, manager, data, decode=may_hold_bytes(frozen))
+    """Apply ``snapshot`` to ``run``: fields present replace the run's, absent ones are kept.
+
+    A validated snapshot hands over data the run may keep (its own parsed dict the first
+    time, a fresh copy after that); one built by hand or changed through ``.data`` is copied
+    and checked first.
+    """
+    taken = snapshot._take_data()
+    if taken is None:
+        data = snapshot._live_copy()
+        decode = check_data(data, "snapshot.data")
+    else:
+        data, decode = taken
+    _apply_owned(run, manager, data, decode=decode)
 
 
 def apply(run: RunState, manager: ConversationManager, data: dict[str, Any]) -> None:

@@ -8,15 +8,16 @@ reasoning) accept ``bytes`` or a ``{"$b64": ...}`` envelope holding canonical ba
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._json import BYTES_KEY, decode_base64, find_non_json, is_json
+from ._json import BYTES_KEY, _is_json, decode_base64, find_non_json, is_json
 from .errors import json_path
 from .types import CONTROL_BLOCK_KINDS, MESSAGE_BLOCK_KINDS, SYSTEM_BLOCK_KINDS, Message
 
 _ROLES = ("user", "assistant")
 _STATUSES = ("success", "error")
+_LEAVES: frozenset[type] = frozenset({str, int, bool, type(None)})
 
 
 class _Invalid(ValueError):
@@ -242,22 +243,108 @@ def check_message(message: Any, path: list[Any]) -> None:
         raise exc.under(path) from None
 
 
+def _unsure(messages: list[Any], pure_json: bool) -> list[int]:
+    """Indices of the messages a fast, inlined check cannot vouch for, in order.
+
+    The common shapes (text, toolUse, and toolResult with text/json content) are checked here
+    without building paths or calling per-block functions; anything else (other block kinds,
+    anything suspicious) is left to the full checker, which either accepts it or names the
+    problem. Whatever this accepts the full checker accepts too. With ``pure_json`` each
+    toolUse/toolResult is also checked to be pure JSON. May raise ``RecursionError`` on
+    circular or absurdly deep tool data (callers fall back to the full checker).
+    """
+    unsure: list[int] = []
+    for index, message in enumerate(messages):
+        if type(message) is dict and len(message) == 2:
+            content = message.get("content")
+            role = message.get("role")
+            if type(content) is list and type(role) is str and role in _ROLES:
+                for block in content:
+                    if type(block) is not dict or len(block) != 1:
+                        break
+                    value = block.get("text")
+                    if value is not None:
+                        if type(value) is str:
+                            continue
+                        break
+                    value = block.get("toolUse")
+                    if value is not None:
+                        if (
+                            type(value) is dict
+                            and type(value.get("toolUseId")) is str
+                            and type(value.get("name")) is str
+                            and "input" in value
+                        ):
+                            if not pure_json:
+                                continue
+                            if len(value) == 3:  # toolUseId, name and input: only input is left to check
+                                value = value["input"]
+                                if type(value) in _LEAVES or _is_json(value):
+                                    continue
+                        break
+                    value = block.get("toolResult")
+                    if type(value) is not dict or type(value.get("toolUseId")) is not str:
+                        break
+                    status = value.get("status")
+                    items = value.get("content")
+                    if type(items) is not list or type(status) is not str or status not in _STATUSES or (pure_json and len(value) != 3):
+                        break
+                    for item in items:
+                        if type(item) is not dict or len(item) != 1:
+                            break
+                        value = item.get("text")
+                        if value is not None:
+                            if type(value) is str:
+                                continue
+                            break
+                        if "json" not in item:
+                            break
+                        if pure_json:
+                            value = item["json"]
+                            if type(value) not in _LEAVES and not _is_json(value):
+                                break
+                    else:
+                        continue
+                    break
+                else:
+                    continue
+        unsure.append(index)
+    return unsure
+
+
+def check_messages(value: Any, path: list[Any], error: type[Exception], *, pure_json: bool = False) -> bool:
+    """Raise ``error`` naming the path unless ``value`` is a list of valid messages.
+
+    Returns whether a message holds a block kind with bytes positions (image, document,
+    reasoning; or anything the fast check left to the full one): when False, decoding
+    envelopes can be skipped. ``pure_json`` also requires pure JSON (as in a snapshot dict).
+    """
+    if not isinstance(value, list) or (pure_json and type(value) is not list):
+        raise error(f"{json_path(path)} must be a list of messages, got {type(value).__name__}")
+    try:
+        unsure: Iterable[int] = _unsure(value, pure_json)
+    except RecursionError:
+        unsure = range(len(value))
+    check = _check_json_message if pure_json else _check_message
+    found = False
+    for index in unsure:
+        try:
+            check(value[index])
+        except _Invalid as exc:
+            raise error(f"{json_path(path + [index] + exc.path)}: {exc.problem}") from None
+        found = True
+    return found
+
+
 def validate_messages(value: Any, path: list[Any], error: type[Exception], *, pure_json: bool = False) -> list[Message]:
     """Return ``value`` if it is a list of valid messages, else raise ``error`` naming the path.
 
     With ``pure_json`` the messages must also be pure JSON (bytes only as envelopes), as in a
     snapshot dict; one walk checks both.
     """
-    if not isinstance(value, list) or (pure_json and type(value) is not list):
-        raise error(f"{json_path(path)} must be a list of messages, got {type(value).__name__}")
-    check = _check_json_message if pure_json else _check_message
-    i = 0
-    try:
-        for i, message in enumerate(value):  # noqa: B007 - i names the failing message
-            check(message)
-    except _Invalid as exc:
-        raise error(f"{json_path(path + [i] + exc.path)}: {exc.problem}") from None
-    return value
+    check_messages(value, path, error, pure_json=pure_json)
+    result: list[Message] = value
+    return result
 
 
 def validate_system_prompt(value: Any, path: list[Any], error: type[Exception]) -> None:
