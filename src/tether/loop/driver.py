@@ -11,23 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pydantic
 
-from ..hooks import AfterToolCall, BeforeToolCall, HookRegistry, MessageAdded
-from ..interrupts import InterruptRaiser, InterruptSignal
+from ..hooks import HookRegistry, MessageAdded
 from ..metrics import record_tool
-from ..tools.base import Tool, error_result, validation_message
-from ..tools.context import ToolContext
 from ..types import Message, ToolResult, ToolUse
 from .core import LoopCore, ModelOutcome
 from .effects import CallModel, Effect, Pause, RunTools, Stop
 from .model_call import ModelResponse, respond
 from .policies import Limits, RetryPolicy
+from .tool_call import call_tool
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -157,65 +154,32 @@ class LocalDriver:
             yield event
 
     async def _run_one(self, tool_use: ToolUse, events: list[AgentEvent]) -> bool:
-        agent = self.agent
-        run = self.run_state
-        hooks = self.hooks
-        core = self.core
-        tool_use_id = tool_use["toolUseId"]
-        name = tool_use["name"]
         if self.cancel_event.is_set():
             return False
-        output_tool = self.options.output_tool
-        selected: Tool | None = agent.tool_registry.get(name)
-        structured: Any = None
+        core = self.core
+        tool_use_id = tool_use["toolUseId"]
         events.append({"type": "tool_start", "toolUse": tool_use})
-        result: ToolResult | None = None
-        if hooks.has(BeforeToolCall):
-            before = BeforeToolCall(
-                agent,
-                tool_use=tool_use,
-                selected_tool=selected,
-                invocation_state=self.options.invocation_state,
-                _raiser=InterruptRaiser(run.interrupt_state, "hook", tool_use_id),
-            )
-            try:
-                await hooks.fire(before)
-            except InterruptSignal as signal:
-                core.tool_interrupted([signal.interrupt.to_dict()])
-                return False
-            selected = before.selected_tool
-            if before.cancel_tool:
-                text = before.cancel_tool if isinstance(before.cancel_tool, str) else "Tool call cancelled by a hook."
-                result = error_result(tool_use_id, text)
-        core.tool_started(tool_use_id)
-        await self.on_tool_started(tool_use)
-        started = time.perf_counter()
-        if result is None:
-            if output_tool is not None and name == output_tool:
-                result, structured = self._structured(tool_use)
-            elif selected is None:
-                known = ", ".join(agent.tool_registry.names) or "none"
-                result = error_result(tool_use_id, f"Unknown tool {name!r}. Available tools: {known}.")
-            else:
-                context = ToolContext(
-                    tool_use=tool_use,
-                    agent=agent,
-                    invocation_state=self.options.invocation_state,
-                    run_id=run.run_id,
-                    _raiser=InterruptRaiser(run.interrupt_state, "tool", tool_use_id),
-                )
-                try:
-                    result = await selected.invoke(tool_use, context)
-                except InterruptSignal as signal:
-                    core.tool_interrupted([signal.interrupt.to_dict()])
-                    return False
-        duration_ms = (time.perf_counter() - started) * 1000.0
-        if hooks.has(AfterToolCall):
-            after = await hooks.fire(AfterToolCall(agent, tool_use=tool_use, selected_tool=selected, result=result))
-            if after.result is not None:
-                result = after.result
-        record_tool(run.metrics, name, duration_ms, result["status"] == "error")
-        added = core.tool_done(tool_use_id, result, structured_output=structured)
+
+        async def started() -> None:
+            core.tool_started(tool_use_id)
+            await self.on_tool_started(tool_use)
+
+        outcome = await call_tool(
+            self.agent,
+            self.run_state,
+            tool_use,
+            invocation_state=self.options.invocation_state,
+            output_model=self.options.output_model,
+            output_tool=self.options.output_tool,
+            on_started=started,
+        )
+        if outcome.interrupt is not None:
+            core.tool_interrupted([outcome.interrupt.to_dict()])
+            return False
+        result = outcome.result
+        assert result is not None
+        record_tool(self.run_state.metrics, tool_use["name"], outcome.duration_ms, result["status"] == "error")
+        added = core.tool_done(tool_use_id, result, structured_output=outcome.structured_output)
         await self.on_tool_result(tool_use_id, result)
         events.append({"type": "tool_result", "toolResult": result})
         if added:
@@ -223,20 +187,6 @@ class LocalDriver:
             for message in added:
                 events.append({"type": "message", "message": message})
         return True
-
-    def _structured(self, tool_use: ToolUse) -> tuple[ToolResult, Any]:
-        model = self.options.output_model
-        assert model is not None
-        tool_use_id = tool_use["toolUseId"]
-        try:
-            value = model.model_validate(tool_use["input"])
-        except pydantic.ValidationError as exc:
-            text = f"Invalid structured output: {validation_message(exc)}. Call the tool again with valid input."
-            return error_result(tool_use_id, text), None
-        return (
-            {"toolUseId": tool_use_id, "status": "success", "content": [{"text": "Structured output recorded."}]},
-            value.model_dump(mode="json"),
-        )
 
 
 __all__ = ["AgentEvent", "DriverOptions", "LocalDriver", "Pause", "Stop"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from typing import Any
@@ -30,14 +29,12 @@ from ..errors import (
     StoreError,
     TetherError,
 )
-from ..hooks import AfterInvocation, AfterToolCall, BeforeInvocation, BeforeToolCall, MessageAdded
-from ..interrupts import InterruptRaiser, InterruptSignal
+from ..hooks import AfterInvocation, BeforeInvocation, MessageAdded
 from ..loop.model_call import ModelResponse, respond
 from ..loop.state import RunState
-from ..tools.base import Tool, error_result
-from ..tools.context import ToolContext
+from ..loop.tool_call import call_tool
 from ..tools.executors import SequentialToolExecutor
-from ..types import Message, ToolResult
+from ..types import Message
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT, Conversations, compact_message, compact_result, expand_tool_use
 from .registry import AgentRegistry
@@ -223,49 +220,14 @@ class TetherActivities:
         agent.run_state = run
         with _fatal_errors(f"cannot read the input of tool call {params['tool_use'].get('toolUseId')!r}"):
             tool_use: Any = expand_tool_use(self.blobs, params["tool_use"])
-        tool_use_id = tool_use["toolUseId"]
-        name = tool_use["name"]
-        selected: Tool | None = agent.tool_registry.get(name)
-        hooks = agent.hooks
-        result: ToolResult | None = None
-        if hooks.has(BeforeToolCall):
-            before = BeforeToolCall(
-                agent,
-                tool_use=tool_use,
-                selected_tool=selected,
-                _raiser=InterruptRaiser(run.interrupt_state, "hook", tool_use_id),
-            )
-            try:
-                await hooks.fire(before)
-            except InterruptSignal as signal:
-                return {"interrupt": signal.interrupt.to_dict()}
-            selected = before.selected_tool
-            if before.cancel_tool:
-                text = before.cancel_tool if isinstance(before.cancel_tool, str) else "Tool call cancelled by a hook."
-                result = error_result(tool_use_id, text)
-        started = time.perf_counter()
-        if result is None:
-            if selected is None:
-                known = ", ".join(agent.tool_registry.names) or "none"
-                result = error_result(tool_use_id, f"Unknown tool {name!r}. Available tools: {known}.")
-            else:
-                context = ToolContext(
-                    tool_use=tool_use,
-                    agent=agent,
-                    run_id=run.run_id,
-                    _raiser=InterruptRaiser(run.interrupt_state, "tool", tool_use_id),
-                )
-                try:
-                    async with _heartbeating():
-                        result = await selected.invoke(tool_use, context)
-                except InterruptSignal as signal:
-                    return {"interrupt": signal.interrupt.to_dict()}
-        duration_ms = (time.perf_counter() - started) * 1000.0
-        if hooks.has(AfterToolCall):
-            after = await hooks.fire(AfterToolCall(agent, tool_use=tool_use, selected_tool=selected, result=result))
-            if after.result is not None:
-                result = after.result
-        out: dict[str, Any] = {"result": compact_result(self.blobs, result, self.inline_limit), "duration_ms": duration_ms}
+        outcome = await call_tool(agent, run, tool_use, guard=_heartbeating)
+        if outcome.interrupt is not None:
+            return {"interrupt": outcome.interrupt.to_dict()}
+        assert outcome.result is not None
+        out: dict[str, Any] = {
+            "result": compact_result(self.blobs, outcome.result, self.inline_limit),
+            "duration_ms": outcome.duration_ms,
+        }
         changes = state_changes(before_state, run.state)
         if changes is not None:
             out["state_changes"] = changes
