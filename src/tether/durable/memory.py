@@ -14,9 +14,10 @@ from typing import Any
 from ..errors import RunLockedError, RunNotFoundError, StoreError
 from ..types import Message, ToolResult
 from .crypto import RowCipher
-from .history import RunSummary, Step, decode_step, encode_step, missing_step, stored_at, summary_of
+from .history import RunSummary, Step, decode_step, missing_step, stored_at, summary_of
 from .redaction import RedactionPolicy, redaction_policy
-from .store import SCHEMA_VERSION, StoredRun, decode_head, decode_messages, decode_results, encode_head, encode_row, validate_run_id
+from .rows import encode_write
+from .store import SCHEMA_VERSION, StoredRun, decode_head, decode_messages, decode_results, validate_run_id
 
 
 class _Rows:
@@ -63,21 +64,17 @@ class MemoryStore:
         self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None = None
     ) -> None:
         rows = self._runs.get(validate_run_id(run_id))
-        step_text = None if step is None else encode_step(step, self.cipher, self.redaction)
+        encoded = encode_write(head, messages, results, step, self.cipher, self.redaction)
         if step is not None and rows is not None and int(step["step"]) in rows.steps:
             raise StoreError(f"run {run_id!r}: step {step['step']} is already recorded; step rows are never rewritten")
         if rows is None:
             rows = self._runs[run_id] = _Rows()
-        texts = [encode_row(message, self.cipher) for message in messages]
-        cycle = int(head["cursor"]["cycle_index"])
-        result_texts = {(cycle, tid): encode_row(result, self.cipher) for tid, result in results.items()}
-        head_text = encode_head(head, self.cipher, self.redaction)
-        rows.messages.extend(texts)
-        rows.results.update(result_texts)
-        rows.head = head_text
-        if step_text is not None:
-            rows.steps[int(step["step"])] = step_text  # type: ignore[index]
-        self.bytes_written += sum(map(len, texts)) + sum(map(len, result_texts.values())) + len(head_text) + len(step_text or "")
+        rows.messages.extend(text for _, text in encoded.messages)
+        rows.results.update({(cycle, tid): text for cycle, tid, text in encoded.results})
+        rows.head = encoded.head
+        if step is not None and encoded.step is not None:
+            rows.steps[int(step["step"])] = encoded.step
+        self.bytes_written += encoded.size
 
     def history(self, run_id: str) -> list[Step]:
         rows = self._rows(run_id)

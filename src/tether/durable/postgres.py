@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigurationError, RunLockedError, RunNotFoundError, StoreError
 from ..types import Message, ToolResult
 from .crypto import RowCipher
-from .history import RunSummary, Step, decode_step, encode_step, missing_step, stored_at, summary_of
+from .history import RunSummary, Step, decode_step, missing_step, stored_at, summary_of
 from .redaction import RedactionPolicy, redaction_policy
-from .store import SCHEMA_VERSION, StoredRun, decode_head, decode_messages, decode_results, encode_head, encode_row, validate_run_id
+from .rows import assemble_run, encode_write
+from .store import SCHEMA_VERSION, StoredRun, decode_head, decode_messages, decode_results, validate_run_id
 
 if TYPE_CHECKING:
     import psycopg
@@ -172,23 +173,15 @@ class PostgresStore:
         if loaded is None:
             return None
         head, rows, results = loaded
-        expected = int(head["next_seq"]) - int(head["start_seq"])
-        if len(rows) != expected:
-            raise StoreError(f"run {run_id!r}: {expected - len(rows)} message rows are missing; the store is damaged")
-        if self.redaction is not None:
-            head = self.redaction.fill(run_id, head)
-        return StoredRun(run_id, head, decode_messages(run_id, iter(rows), self.cipher), decode_results(run_id, iter(results), self.cipher))
+        return assemble_run(run_id, head, rows, results, self.cipher, self.redaction)
 
     def write(
         self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None = None
     ) -> None:
         validate_run_id(run_id)
-        step_text = None if step is None else encode_step(step, self.cipher, self.redaction)
-        first = int(head["next_seq"]) - len(messages)
-        cycle = int(head["cursor"]["cycle_index"])
-        message_rows = [(run_id, first + i, encode_row(m, self.cipher)) for i, m in enumerate(messages)]
-        result_rows = [(run_id, cycle, tid, encode_row(r, self.cipher)) for tid, r in results.items()]
-        head_text = encode_head(head, self.cipher, self.redaction)
+        rows = encode_write(head, messages, results, step, self.cipher, self.redaction)
+        message_rows = [(run_id, *row) for row in rows.messages]
+        result_rows = [(run_id, *row) for row in rows.results]
 
         def store(conn: psycopg.Connection[Any]) -> None:
             with conn.transaction(), conn.cursor() as cur:
@@ -202,15 +195,14 @@ class PostgresStore:
                     )
                 cur.execute(
                     "INSERT INTO tether_runs (run_id, head) VALUES (%s, %s) ON CONFLICT (run_id) DO UPDATE SET head = EXCLUDED.head",
-                    (run_id, head_text),
+                    (run_id, rows.head),
                 )
                 if step is not None:
-                    cur.execute("INSERT INTO tether_steps (run_id, step, body) VALUES (%s, %s, %s)", (run_id, int(step["step"]), step_text))
+                    cur.execute("INSERT INTO tether_steps (run_id, step, body) VALUES (%s, %s, %s)", (run_id, int(step["step"]), rows.step))
 
         with self._mutex:
             self._query(run_id, store)
-        self.bytes_written += sum(len(r[2]) for r in message_rows) + sum(len(r[3]) for r in result_rows) + len(head_text)
-        self.bytes_written += len(step_text or "")
+        self.bytes_written += rows.size
 
     def history(self, run_id: str) -> list[Step]:
         validate_run_id(run_id)
