@@ -17,27 +17,31 @@ import pydantic
 from ._capture import load, take
 from ._json import ensure_json
 from ._messages import validate_messages, validate_system_prompt
+from ._prompt import normalize_prompt
 from .agent_state import AgentState
 from .conversation import ConversationManager, SlidingWindowConversationManager
 from .errors import ConfigurationError, PromptError, SnapshotError, StateError
 from .hooks import HookRegistry
+from .invocation import InvocationOptions, invoke_stream
 from .loop.core import LoopCore
 from .loop.driver import AgentEvent, DriverOptions, LocalDriver
-from .loop.invocation import abandon_interrupts, invoke_stream
+from .loop.host import Host, LoopHost
 from .loop.policies import Limits, RetryPolicy
 from .loop.state import POSITIONS, Position, RunState
+from .loop.tracing import NULL_TRACER, Tracer
 from .models.base import Model
 from .result import AgentResult
 from .snapshot import Snapshot, resolve_fields
 from .tools.base import Tool
 from .tools.executors import ConcurrentToolExecutor, ToolExecutor
 from .tools.registry import ToolRegistry
+from .turn import abandon_interrupts
 from .types import Message, SystemContentBlock, ToolSpec
 
 if TYPE_CHECKING:
     from .durable.history import Step
     from .durable.indoubt import InDoubtCall
-    from .durable.session import DurableSession
+    from .durable.runner import DurableBinding
     from .durable.store import RunStore
 
 _ABANDONED_STREAM_GRACE = 20
@@ -92,6 +96,7 @@ class Agent:
         description: str | None = None,
         store: RunStore | None = None,
         reconcile: Callable[[InDoubtCall], Any] | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
         self._model = model
         self.name = name or "agent"
@@ -120,7 +125,8 @@ class Agent:
         self._output_specs: dict[type[pydantic.BaseModel], ToolSpec] = {}
         self.store = store
         self.reconcile = reconcile
-        self._durable: DurableSession | None = None
+        self.tracer: Tracer = tracer or NULL_TRACER
+        self._binding: DurableBinding | None = None
 
     # -- configuration views --------------------------------------------------------------
 
@@ -193,13 +199,33 @@ class Agent:
             return specs
         return [*specs, self._output_spec(output_model)]
 
-    def make_driver(self, core: LoopCore, options: DriverOptions) -> LocalDriver:
-        """The driver for one invocation (the durable agent returns a persisting one)."""
-        if self._durable is not None:
-            from .durable.driver import DurableDriver
+    def host(self) -> Host:
+        """The services the loop uses for one invocation (see :class:`~tether.loop.host.LoopHost`)."""
+        return Host(
+            owner=self,
+            name=self.name,
+            hooks=self.hooks,
+            model_or_none=self._model,
+            tools=self.tool_registry,
+            tool_executor=self.tool_executor,
+            conversation_manager=self.conversation_manager,
+            retry=self.retry,
+            limits=self.limits,
+            specs_for=self.tool_specs_for,
+            tracer=self.tracer,
+        )
 
-            return DurableDriver(self, core, options, self._cancel, self._durable)
-        return LocalDriver(self, core, options, self._cancel)
+    def make_driver(self, host: LoopHost, core: LoopCore, options: DriverOptions, cancel: threading.Event) -> LocalDriver:
+        """The driver of one in-process invocation (durable runs bring their own).
+
+        Override it to wrap the local driver; the arguments are those of
+        :data:`tether.invocation.DriverFactory`.
+        """
+        return LocalDriver(host, core, options, cancel)
+
+    def _adopt(self, run: RunState) -> None:
+        """Make ``run`` this agent's run state (a durable run loaded from its store)."""
+        self.run_state = run
 
     # -- running --------------------------------------------------------------------------
 
@@ -240,11 +266,15 @@ class Agent:
         """
         from .durable.fork import fork_run
 
+        return fork_run(self._store(), run_id, at, new_run_id=new_run_id, edit=edit)
+
+    def _store(self) -> RunStore:
+        """The agent's store, created on first use (``$TETHER_HOME/runs.db``) when none was given."""
         if self.store is None:
             from .durable.runner import default_store
 
             self.store = default_store()
-        return fork_run(self.store, run_id, at, new_run_id=new_run_id, edit=edit)
+        return self.store
 
     async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> AgentResult:
         """Async :meth:`resume`."""
@@ -319,25 +349,35 @@ class Agent:
                 )
         try:
             self._cancel.clear()
+            normalized = normalize_prompt(prompt)
+            options = InvocationOptions(
+                checkpointing=self.checkpointing,
+                output_model=output_model,
+                output_tool=self.output_tool_name(output_model),
+                invocation_state=invocation_state or {},
+                forward_deltas=forward_deltas,
+                cancel=self._cancel,
+            )
+            host = self.host()
             if run_id is None:
-                stream = invoke_stream(
-                    self,
-                    prompt,
-                    output_model=output_model,
-                    invocation_state=invocation_state,
-                    forward_deltas=forward_deltas,
-                )
+                stream = invoke_stream(host, self.run_state, normalized, options, self.make_driver)
             else:
-                from .durable.runner import durable_stream
+                from .durable.runner import DurableBinding, durable_stream
+                from .durable.store import validate_run_id
 
+                validate_run_id(run_id)
+                if self._binding is None:
+                    self._binding = DurableBinding(self.run_state)
                 stream = durable_stream(
-                    self,
+                    self._binding,
+                    self._store(),
+                    host,
                     run_id,
-                    prompt,
+                    normalized,
+                    options,
                     resume=resume,
-                    output_model=output_model,
-                    invocation_state=invocation_state,
-                    forward_deltas=forward_deltas,
+                    reconcile=self.reconcile,
+                    adopt=self._adopt,
                 )
             async with contextlib.aclosing(cast("AsyncGenerator[AgentEvent, None]", stream)):
                 async for event in stream:
@@ -355,7 +395,7 @@ class Agent:
         """
         if self._busy.acquire(blocking=False):
             try:
-                abandon_interrupts(self)
+                abandon_interrupts(self.run_state)
             finally:
                 self._busy.release()
             return

@@ -22,7 +22,7 @@ from tether import (
     ScriptedModel,
     tool,
 )
-from tether.loop import CoreConfig, DriverOptions, LocalDriver, LoopCore, Stop
+from tether.loop import CoreConfig, DriverOptions, LocalDriver, LoopCore, LoopHost, Stop
 from tether.models import tool_calls
 from tether.tools.decorator import FunctionTool
 from tether.types import Message, ModelRequest, StreamEvent, ToolResult, ToolUse
@@ -156,7 +156,7 @@ def test_request_carries_system_prompt_specs_and_messages(add_tool: FunctionTool
 async def drive(agent: Agent, prompt: str, *, forward: bool) -> tuple[list[dict[str, Any]], LocalDriver]:
     core = LoopCore(agent.run_state, CoreConfig())
     core.start([user(prompt)])
-    driver = LocalDriver(agent, core, DriverOptions(forward_deltas=forward), threading.Event())
+    driver = LocalDriver(agent.host(), core, DriverOptions(forward_deltas=forward), threading.Event())
     events = [event async for event in driver.run()]
     return events, driver
 
@@ -193,8 +193,8 @@ class PersistingDriver(LocalDriver):
 
 
 class PersistingAgent(Agent):
-    def make_driver(self, core: LoopCore, options: DriverOptions) -> LocalDriver:
-        return PersistingDriver(self, core, options, self._cancel)
+    def make_driver(self, host: LoopHost, core: LoopCore, options: DriverOptions, cancel: threading.Event) -> LocalDriver:
+        return PersistingDriver(host, core, options, cancel)
 
 
 def test_persistence_points_in_order(add_tool: FunctionTool) -> None:

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
 
 from ..loop.core import LoopCore
 from ..loop.driver import AgentEvent, DriverOptions, LocalDriver
+from ..loop.host import LoopHost
 from ..types import Message, ToolResult, ToolUse
 from .session import DurableSession
-
-if TYPE_CHECKING:
-    from ..agent import Agent
 
 
 class DurableDriver(LocalDriver):
@@ -21,8 +18,8 @@ class DurableDriver(LocalDriver):
 
     Writes at cycle boundaries also append a step row (turn_start, after_model, after_tools)."""
 
-    def __init__(self, agent: Agent, core: LoopCore, options: DriverOptions, cancel: threading.Event, session: DurableSession) -> None:
-        super().__init__(agent, core, options, cancel)
+    def __init__(self, host: LoopHost, core: LoopCore, options: DriverOptions, cancel: threading.Event, session: DurableSession) -> None:
+        super().__init__(host, core, options, cancel)
         self.session = session
         self.looping = False
         session.turn_active = True

@@ -1,99 +1,114 @@
-"""Glue between the agent and a store: bind a run, settle in-doubt calls, drive a turn.
+"""Glue between an agent and a store: bind a run, settle in-doubt calls, drive a turn.
 
 ``durable_stream`` is what ``Agent`` calls when a ``run_id`` is given. It takes the run's lease,
-loads the run (or reuses the agent's in-memory copy when the store has nothing newer), and
-drives one invocation with a :class:`DurableDriver`, syncing once more when it ends.
+loads the run (or reuses the in-memory copy of the agent's :class:`DurableBinding` when the
+store has nothing newer), and drives one invocation with a :class:`DurableDriver`, syncing once
+more when it ends. The agent passes everything in explicitly (its binding, store, host and an
+``adopt`` callback that makes the loaded run the agent's run state); nothing here writes to the
+agent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import os
-import weakref
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import pydantic
+from typing import Any
 
 from .._json import encode
-from .._prompt import normalize_prompt
+from .._prompt import Prompt
 from ..errors import InterruptError, PromptError, RunNotFoundError
-from ..interrupts import Interrupt, interrupt_id, pending_interrupts
+from ..interrupts import Interrupt, interrupt_id
+from ..invocation import InvocationOptions, invoke_stream
 from ..loop.core import CoreConfig, LoopCore, tool_uses_of
 from ..loop.driver import AgentEvent
-from ..loop.invocation import invoke_stream
+from ..loop.host import LoopHost
 from ..loop.state import RunState
-from ..metrics import Metrics, diff_metrics
-from ..result import AgentResult
 from ..tools.base import to_result
+from ..turn import is_waiting, stored_result
+from .driver import DurableDriver
 from .history import turn_status
 from .indoubt import IN_DOUBT, RERUN, InDoubtCall
 from .session import DurableSession, run_state_of
 from .sqlite import SQLiteStore
 from .store import RunStore, validate_run_id
 
-if TYPE_CHECKING:
-    from ..agent import Agent
+Reconcile = Callable[[InDoubtCall], Any]
+"""Decides an in-doubt call of a non-idempotent tool: ``RERUN`` or the result to record."""
 
-_bound: weakref.WeakKeyDictionary[Agent, DurableSession] = weakref.WeakKeyDictionary()
-_bases: weakref.WeakKeyDictionary[Agent, RunState] = weakref.WeakKeyDictionary()
-_default_stores: dict[Path, SQLiteStore] = {}
+
+class DurableBinding:
+    """One agent's attachment to durable runs; the agent owns it (one per agent).
+
+    ``base`` is the agent's run state as it was when it first ran durably: a new run starts
+    from a copy of it (system prompt, initial messages, state). ``session`` is the run the agent
+    drove last, reused without reloading while the store has nothing newer.
+    """
+
+    __slots__ = ("base", "session")
+
+    def __init__(self, initial: RunState) -> None:
+        self.base = _copy_base(initial)
+        self.session: DurableSession | None = None
 
 
 def default_store() -> SQLiteStore:
-    """``$TETHER_HOME/runs.db`` (``./.tether/runs.db`` when TETHER_HOME is unset)."""
-    path = (Path(os.environ.get("TETHER_HOME") or ".tether") / "runs.db").resolve()
-    store = _default_stores.get(path)
-    if store is None:
-        store = _default_stores[path] = SQLiteStore(path)
-    return store
+    """A store on ``$TETHER_HOME/runs.db`` (``./.tether/runs.db`` when TETHER_HOME is unset)."""
+    return SQLiteStore((Path(os.environ.get("TETHER_HOME") or ".tether") / "runs.db").resolve())
 
 
 async def durable_stream(
-    agent: Agent,
+    binding: DurableBinding,
+    store: RunStore,
+    host: LoopHost,
     run_id: str,
-    prompt: Any,
+    prompt: Prompt,
+    options: InvocationOptions,
     *,
     resume: bool,
-    output_model: type[pydantic.BaseModel] | None,
-    invocation_state: dict[str, Any] | None,
-    forward_deltas: bool,
+    reconcile: Reconcile | None,
+    adopt: Callable[[RunState], None],
 ) -> AsyncGenerator[AgentEvent, None]:
-    """One turn (or the resumption of one) of the durable run ``run_id``."""
+    """One turn (or the resumption of one) of the durable run ``run_id``.
+
+    Args:
+        binding: The agent's binding (its base state and last session).
+        store: Where the run lives.
+        host: The loop's services.
+        run_id: The run.
+        prompt: The normalized prompt (``continue`` to resume).
+        options: The per-call options of the invocation.
+        resume: The caller asked to resume: a missing run is an error, not a new run.
+        reconcile: Decides in-doubt calls of non-idempotent tools (None: ask through an interrupt).
+        adopt: Makes the loaded run the agent's run state.
+    """
     validate_run_id(run_id)
-    if agent.store is None:
-        agent.store = default_store()
-    store: RunStore = agent.store
     with store.lease(run_id):
-        session = await _attach(agent, store, run_id)
+        session = await _attach(binding, store, host, run_id, reconcile, adopt)
         if session is None:
             if resume:
                 raise RunNotFoundError(f"no run {run_id!r} in the store; start it with agent(prompt, run_id={run_id!r})")
-            session = _new_run(agent, store, run_id)
+            session = _new_run(binding, store, run_id, adopt)
         run = session.run
-        normalized = normalize_prompt(prompt)
         finished = run.cursor.phase == "idle"
-        waiting = bool(run.interrupt_state.get("activated")) and bool(pending_interrupts(run.interrupt_state))
-        if normalized.kind == "continue" and (finished or waiting):
-            yield {"type": "result", "result": _stored_result(agent)}  # nothing to do: no model call
+        if prompt.kind == "continue" and (finished or is_waiting(run)):
+            yield {"type": "result", "result": stored_result(run)}  # nothing to do: no model call
             return
-        if normalized.kind in ("messages", "checkpoint") and not finished:
+        if prompt.kind in ("messages", "checkpoint") and not finished:
             raise PromptError(
                 f"run {run_id!r} has an unfinished turn; call agent.resume({run_id!r}) to finish it "
                 "(answering its interrupts if it waits for some) before sending a new prompt"
             )
-        if normalized.kind == "interrupt_responses":
-            prompt = _answer_in_doubt(session, normalized.responses)
-        agent._durable = session
+        if prompt.kind == "interrupt_responses":
+            prompt = _answer_in_doubt(session, prompt.responses)
         session.turn_active = False
         session.timeline.status = "running"
         try:
-            async for event in invoke_stream(
-                agent, prompt, output_model=output_model, invocation_state=invocation_state, forward_deltas=forward_deltas
-            ):
+            async for event in invoke_stream(host, run, prompt, options, functools.partial(DurableDriver, session=session)):
                 if event["type"] == "result":
                     reason = event["result"].stop_reason
                     session.sync("turn_end", status=turn_status(reason, session.run), stop_reason=reason)
@@ -102,27 +117,25 @@ async def durable_stream(
             session.dirty = True  # the in-memory run may be ahead of the store: reload next time
             _record_stop(session, exc)
             raise
-        finally:
-            agent._durable = None
 
 
-async def _attach(agent: Agent, store: RunStore, run_id: str) -> DurableSession | None:
-    if agent not in _bases:
-        _bases[agent] = _copy_base(agent.run_state)
-    current = _bound.get(agent)
+async def _attach(
+    binding: DurableBinding, store: RunStore, host: LoopHost, run_id: str, reconcile: Reconcile | None, adopt: Callable[[RunState], None]
+) -> DurableSession | None:
+    current = binding.session
     if current is not None and current.run_id == run_id and current.store is store and not current.dirty:
         head = store.head(run_id)
         if head is not None and int(head.get("rev", -1)) == current.rev:
-            agent.run_state = current.run
+            adopt(current.run)
             return current
     stored = store.load(run_id)
     if stored is None:
         return None
     run = run_state_of(stored)
-    agent.run_state = run
+    adopt(run)
     session = DurableSession(store, run_id, run, stored)
-    _bound[agent] = session
-    await _settle_in_doubt(agent, session)
+    binding.session = session
+    await _settle_in_doubt(host, session, reconcile)
     return session
 
 
@@ -153,17 +166,16 @@ def _copy_base(run: RunState) -> RunState:
     )
 
 
-def _new_run(agent: Agent, store: RunStore, run_id: str) -> DurableSession:
-    base = _bases[agent]
-    run = _copy_base(base)
+def _new_run(binding: DurableBinding, store: RunStore, run_id: str, adopt: Callable[[RunState], None]) -> DurableSession:
+    run = _copy_base(binding.base)
     run.run_id = run_id
-    agent.run_state = run
+    adopt(run)
     session = DurableSession(store, run_id, run)
-    _bound[agent] = session
+    binding.session = session
     return session
 
 
-async def _settle_in_doubt(agent: Agent, session: DurableSession) -> None:
+async def _settle_in_doubt(host: LoopHost, session: DurableSession, reconcile: Reconcile | None) -> None:
     """Idempotent in-doubt calls are left to run again (same key); others are reconciled or
     turned into ``tether.in_doubt`` interrupts."""
     run = session.run
@@ -184,13 +196,13 @@ async def _settle_in_doubt(agent: Agent, session: DurableSession) -> None:
         session.timeline.in_doubt.add(tool_use_id)
         marker = {"toolUseId": tool_use_id, "name": use["name"], "action": RERUN}
         markers.append(marker)
-        tool = agent.tool_registry.get(use["name"])
+        tool = host.tools.get(use["name"])
         if tool is None or tool.idempotent:
             continue
         call = InDoubtCall(session.run_id, use, f"{session.run_id}/{tool_use_id}")
         changed = True
-        if agent.reconcile is not None:
-            answer = agent.reconcile(call)
+        if reconcile is not None:
+            answer = reconcile(call)
             if inspect.isawaitable(answer):
                 answer = await answer
             if answer != RERUN:
@@ -208,7 +220,7 @@ async def _settle_in_doubt(agent: Agent, session: DurableSession) -> None:
         session.sync()
 
 
-def _answer_in_doubt(session: DurableSession, responses: list[dict[str, Any]]) -> Any:
+def _answer_in_doubt(session: DurableSession, responses: list[dict[str, Any]]) -> Prompt:
     """Apply answers to ``tether.in_doubt`` interrupts; returns the prompt for the rest."""
     run = session.run
     table: dict[str, Any] = run.interrupt_state.get("interrupts") or {}
@@ -230,15 +242,5 @@ def _answer_in_doubt(session: DurableSession, responses: list[dict[str, Any]]) -
     if isinstance(run.interrupt_state.get("context"), dict):
         run.interrupt_state["context"] = run.cursor.to_dict()
     if not others:
-        return None
-    return [{"interruptResponse": item} for item in others]
-
-
-def _stored_result(agent: Agent) -> AgentResult:
-    """The result of a run that has nothing left to do, rebuilt from its state."""
-    run = agent.run_state
-    message = next((m for m in reversed(run.messages) if m["role"] == "assistant"), None)
-    metrics = Metrics(run.metrics, diff_metrics(run.metrics, run.metrics))
-    interrupts = pending_interrupts(run.interrupt_state) if run.interrupt_state.get("activated") else []
-    reason = "interrupt" if interrupts else (run.cursor.stop_reason or "end_turn")
-    return AgentResult(reason, message, metrics, agent.state.get(), interrupts=interrupts)
+        return Prompt("continue")
+    return Prompt("interrupt_responses", responses=others)

@@ -1,12 +1,16 @@
-"""The sans-I/O loop core, its effects and state, and the local asyncio driver."""
+"""The sans-I/O loop core (state, effects, core) and its driver half (host, driver, one model
+call, one tool call, tracing seam). Nothing here imports the agent facade or the turn protocol."""
 
 from .core import CoreConfig, LoopCore, ModelOutcome
 from .driver import AgentEvent, DriverOptions, LocalDriver
 from .effects import CallModel, Effect, Pause, RunTools, Stop
+from .host import Host, LoopHost
 from .policies import Limits, RetryPolicy
 from .state import POSITIONS, Cursor, Position, RunState
+from .tracing import NULL_TRACER, Span, Tracer
 
 __all__ = [
+    "NULL_TRACER",
     "POSITIONS",
     "AgentEvent",
     "CallModel",
@@ -14,8 +18,10 @@ __all__ = [
     "Cursor",
     "DriverOptions",
     "Effect",
+    "Host",
     "Limits",
     "LocalDriver",
+    "LoopHost",
     "LoopCore",
     "ModelOutcome",
     "Pause",
@@ -23,5 +29,7 @@ __all__ = [
     "RetryPolicy",
     "RunState",
     "RunTools",
+    "Span",
     "Stop",
+    "Tracer",
 ]

@@ -13,7 +13,7 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pydantic
 
@@ -22,12 +22,10 @@ from ..metrics import record_tool
 from ..types import Message, ToolResult, ToolUse
 from .core import LoopCore, ModelOutcome
 from .effects import CallModel, Effect, Pause, RunTools, Stop
+from .host import LoopHost
 from .model_call import ModelResponse, respond
-from .policies import Limits, RetryPolicy
 from .tool_call import call_tool
-
-if TYPE_CHECKING:
-    from ..agent import Agent
+from .tracing import Span
 
 AgentEvent = dict[str, Any]
 
@@ -43,20 +41,19 @@ class DriverOptions:
     output_model: type[pydantic.BaseModel] | None = None
     output_tool: str | None = None
     forward_deltas: bool = True
+    trace_parent: Span | None = None
 
 
 class LocalDriver:
     """Drives a :class:`LoopCore` to its next stop, in-process."""
 
-    def __init__(self, agent: Agent, core: LoopCore, options: DriverOptions, cancel: threading.Event) -> None:
-        self.agent = agent
+    def __init__(self, host: LoopHost, core: LoopCore, options: DriverOptions, cancel: threading.Event) -> None:
+        self.host = host
         self.core = core
         self.run_state = core.run
         self.options = options
         self.cancel_event = cancel
-        self.hooks: HookRegistry = agent.hooks
-        self.retry: RetryPolicy = agent.retry
-        self.limits: Limits = agent.limits
+        self.hooks: HookRegistry = host.hooks
         self.final: Effect | None = None
         self._has_message_hooks = self.hooks.has(MessageAdded)
 
@@ -100,7 +97,7 @@ class LocalDriver:
         await self.on_messages(messages)
         if self._has_message_hooks:
             for message in messages:
-                await self.hooks.fire(MessageAdded(self.agent, message))
+                await self.hooks.fire(MessageAdded(self.host.owner, message))
 
     # -- model calls ----------------------------------------------------------------------
 
@@ -108,15 +105,16 @@ class LocalDriver:
         run = self.run_state
         response: ModelResponse | None = None
         async for item in respond(
-            self.agent,
+            self.host,
             run,
-            tool_specs=self.agent.tool_specs_for(self.options.output_model),
+            tool_specs=self.host.tool_specs(self.options.output_model),
             tool_choice=effect.tool_choice,
             cycle_index=run.cursor.cycle_index,
-            retry=self.retry,
+            retry=self.host.retry,
             backoff=self._backoff,
             forward_deltas=self.options.forward_deltas,
             cancel=self.cancel_event,
+            parent=self.options.trace_parent,
         ):
             if isinstance(item, ModelResponse):
                 response = item
@@ -149,7 +147,7 @@ class LocalDriver:
         async def run_one(tool_use: ToolUse) -> bool:
             return await self._run_one(tool_use, events)
 
-        await self.agent.tool_executor.execute(effect.tool_uses, run_one)
+        await self.host.tool_executor.execute(effect.tool_uses, run_one)
         for event in events:
             yield event
 
@@ -165,13 +163,14 @@ class LocalDriver:
             await self.on_tool_started(tool_use)
 
         outcome = await call_tool(
-            self.agent,
+            self.host,
             self.run_state,
             tool_use,
             invocation_state=self.options.invocation_state,
             output_model=self.options.output_model,
             output_tool=self.options.output_tool,
             on_started=started,
+            parent=self.options.trace_parent,
         )
         if outcome.interrupt is not None:
             core.tool_interrupted([outcome.interrupt.to_dict()])

@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ContextWindowExhaustedError, ContextWindowOverflowError, ModelThrottledError
 from ..hooks import AfterModelCall, BeforeModelCall
 from ..types import Message, ModelRequest, ToolChoice, ToolSpec
+from .host import LoopHost
 from .policies import RetryPolicy
 from .state import RunState
 from .stream import StreamAccumulator
+from .tracing import Span
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..models.base import Model
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +38,7 @@ class ModelResponse:
 
 
 async def respond(
-    agent: Agent,
+    host: LoopHost,
     run: RunState,
     *,
     tool_specs: list[ToolSpec],
@@ -46,15 +48,57 @@ async def respond(
     backoff: Callable[[float], Awaitable[None]] | None = None,
     forward_deltas: bool = False,
     cancel: threading.Event | None = None,
+    parent: Span | None = None,
 ) -> AsyncIterator[dict[str, Any] | ModelResponse]:
     """Yield text/reasoning delta events (when ``forward_deltas``), then one :class:`ModelResponse`.
 
-    Yields no response when ``cancel`` is set during the call. An overflow makes the agent's
+    Yields no response when ``cancel`` is set during the call. An overflow makes the host's
     conversation manager reduce ``run`` and the call is retried, at most
-    ``agent.limits.max_overflow_reductions`` times. An ``AfterModelCall`` hook may ask for a
-    retry of a failed or a successful call.
+    ``host.limits.max_overflow_reductions`` times. An ``AfterModelCall`` hook may ask for a
+    retry of a failed or a successful call. The whole call (retries included) is one
+    ``model_call`` span under ``parent``.
     """
-    hooks = agent.hooks
+    model = host.model
+    name = str(getattr(model, "model_id", type(model).__name__))
+    span = host.tracer.start_span("model_call", name, {"tether.cycle_index": cycle_index}, parent)
+    ended = False
+    try:
+        async for item in _respond(host, model, run, tool_specs, tool_choice, cycle_index, retry, backoff, forward_deltas, cancel):
+            if isinstance(item, ModelResponse):
+                span.set_attributes(
+                    {
+                        "tether.stop_reason": item.stop_reason,
+                        "tether.input_tokens": int(item.usage.get("inputTokens", 0)),
+                        "tether.output_tokens": int(item.usage.get("outputTokens", 0)),
+                    }
+                )
+                ended = True
+                span.end()  # the call is over: a caller that stops iterating now ends nothing twice
+            yield item
+    except Exception as exc:
+        if not ended:
+            ended = True
+            span.end(exc)
+        raise
+    finally:
+        if not ended:
+            span.end()  # cancelled, or the caller stopped iterating
+
+
+async def _respond(
+    host: LoopHost,
+    model: Model,
+    run: RunState,
+    tool_specs: list[ToolSpec],
+    tool_choice: ToolChoice | None,
+    cycle_index: int,
+    retry: RetryPolicy | None,
+    backoff: Callable[[float], Awaitable[None]] | None,
+    forward_deltas: bool,
+    cancel: threading.Event | None,
+) -> AsyncIterator[dict[str, Any] | ModelResponse]:
+    hooks = host.hooks
+    agent = host.owner
     throttled = 0
     overflows = 0
     while True:
@@ -72,7 +116,7 @@ async def respond(
         accumulator = StreamAccumulator()
         started = time.perf_counter()
         try:
-            async for event in agent.model.stream(request):
+            async for event in model.stream(request):
                 accumulator.add(event)
                 if forward_deltas and "contentBlockDelta" in event:
                     delta = event["contentBlockDelta"]["delta"]
@@ -85,7 +129,7 @@ async def respond(
             message = accumulator.message()
         except ModelThrottledError as exc:
             throttled += 1
-            asked = await _after_error(agent, exc)
+            asked = await _after_error(host, exc)
             if retry is None or (not asked and throttled >= retry.max_attempts):
                 raise
             if backoff is not None:
@@ -93,16 +137,16 @@ async def respond(
             continue
         except ContextWindowOverflowError as exc:
             overflows += 1
-            limit = agent.limits.max_overflow_reductions
+            limit = host.limits.max_overflow_reductions
             if overflows > limit:
                 raise ContextWindowExhaustedError(
                     f"the context window still overflows after {limit} reductions; raise "
                     "Limits.max_overflow_reductions or shorten the conversation"
                 ) from exc
-            await agent.conversation_manager.reduce_context(run, agent.model, exc)
+            await host.conversation_manager.reduce_context(run, model, exc)
             continue
         except Exception as exc:
-            if await _after_error(agent, exc):
+            if await _after_error(host, exc):
                 continue
             raise
         latency_ms = (time.perf_counter() - started) * 1000.0
@@ -114,9 +158,9 @@ async def respond(
         return
 
 
-async def _after_error(agent: Agent, exc: Exception) -> bool:
+async def _after_error(host: LoopHost, exc: Exception) -> bool:
     """Fire AfterModelCall for a failed call; True when a hook asked for a retry."""
-    if not agent.hooks.has(AfterModelCall):
+    if not host.hooks.has(AfterModelCall):
         return False
-    event = await agent.hooks.fire(AfterModelCall(agent, exception=exc))
+    event = await host.hooks.fire(AfterModelCall(host.owner, exception=exc))
     return event.retry

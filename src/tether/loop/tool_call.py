@@ -11,7 +11,7 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pydantic
 
@@ -20,10 +20,9 @@ from ..interrupts import Interrupt, InterruptRaiser, InterruptSignal
 from ..tools.base import Tool, error_result, validation_message
 from ..tools.context import ToolContext
 from ..types import ToolResult, ToolUse
+from .host import LoopHost
 from .state import RunState
-
-if TYPE_CHECKING:
-    from ..agent import Agent
+from .tracing import Span
 
 
 @dataclass(slots=True)
@@ -49,7 +48,7 @@ def structured_result(output_model: type[pydantic.BaseModel], tool_use: ToolUse)
 
 
 async def call_tool(
-    agent: Agent,
+    host: LoopHost,
     run: RunState,
     tool_use: ToolUse,
     *,
@@ -58,18 +57,49 @@ async def call_tool(
     output_tool: str | None = None,
     on_started: Callable[[], Awaitable[None]] | None = None,
     guard: Callable[[], AbstractAsyncContextManager[None]] | None = None,
+    parent: Span | None = None,
 ) -> ToolOutcome:
     """Run ``tool_use`` with its ``BeforeToolCall``/``AfterToolCall`` hooks.
 
     ``on_started`` runs once the call is going to happen (after the before-hooks, which may
     still interrupt it): the durable driver records the start there. ``guard`` wraps the tool
     itself (the Temporal activity heartbeats inside it). Interrupts raised by a hook or by the
-    tool come back in the outcome; every other failure is already an error result.
+    tool come back in the outcome; every other failure is already an error result. The call is
+    one ``tool_call`` span under ``parent``.
     """
-    hooks = agent.hooks
+    span = host.tracer.start_span("tool_call", tool_use["name"], {"tether.tool_use_id": tool_use["toolUseId"]}, parent)
+    try:
+        outcome = await _call_tool(host, run, tool_use, invocation_state, output_model, output_tool, on_started, guard)
+    except BaseException as exc:
+        span.end(exc if isinstance(exc, Exception) else None)  # cancellation is not a failure of the call
+        raise
+    span.set_attributes(_outcome_attributes(outcome))
+    span.end()
+    return outcome
+
+
+def _outcome_attributes(outcome: ToolOutcome) -> dict[str, str | float]:
+    if outcome.interrupt is not None:
+        return {"tether.status": "interrupted", "tether.interrupt": outcome.interrupt.name}
+    assert outcome.result is not None
+    return {"tether.status": outcome.result["status"], "tether.duration_ms": outcome.duration_ms}
+
+
+async def _call_tool(
+    host: LoopHost,
+    run: RunState,
+    tool_use: ToolUse,
+    invocation_state: dict[str, Any] | None,
+    output_model: type[pydantic.BaseModel] | None,
+    output_tool: str | None,
+    on_started: Callable[[], Awaitable[None]] | None,
+    guard: Callable[[], AbstractAsyncContextManager[None]] | None,
+) -> ToolOutcome:
+    hooks = host.hooks
+    agent = host.owner
     tool_use_id = tool_use["toolUseId"]
     name = tool_use["name"]
-    selected: Tool | None = agent.tool_registry.get(name)
+    selected: Tool | None = host.tools.get(name)
     state = invocation_state if invocation_state is not None else {}
     result: ToolResult | None = None
     if hooks.has(BeforeToolCall):
@@ -96,7 +126,7 @@ async def call_tool(
         if output_model is not None and name == output_tool:
             result, structured = structured_result(output_model, tool_use)
         elif selected is None:
-            known = ", ".join(agent.tool_registry.names) or "none"
+            known = ", ".join(host.tools.names) or "none"
             result = error_result(tool_use_id, f"Unknown tool {name!r}. Available tools: {known}.")
         else:
             context = ToolContext(

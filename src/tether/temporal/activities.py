@@ -13,11 +13,9 @@ import asyncio
 import contextlib
 import copy
 from collections.abc import AsyncIterator, Iterator
-from datetime import timedelta
 from typing import Any
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from .._json import encode
 from ..errors import (
@@ -30,6 +28,7 @@ from ..errors import (
     TetherError,
 )
 from ..hooks import AfterInvocation, BeforeInvocation, MessageAdded
+from ..loop.host import LoopHost
 from ..loop.model_call import ModelResponse, respond
 from ..loop.state import RunState
 from ..loop.tool_call import call_tool
@@ -37,6 +36,7 @@ from ..tools.executors import SequentialToolExecutor
 from ..types import Message
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT, Conversations, compact_message, compact_result, expand_tool_use
+from .errors import throttled_failure, to_failure
 from .registry import AgentRegistry
 
 TAIL = 4
@@ -51,18 +51,13 @@ _NOT_RETRYABLE: tuple[type[BaseException], ...] = (
 )
 
 
-def fatal(exc: BaseException, what: str) -> ApplicationError:
-    """A non-retryable failure naming the error type and what failed."""
-    return ApplicationError(f"{what}: {type(exc).__name__}: {exc}", type=type(exc).__name__, non_retryable=True)
-
-
 @contextlib.contextmanager
 def _fatal_errors(what: str) -> Iterator[None]:
     """Turn errors that no retry can fix into non-retryable failures."""
     try:
         yield
     except _NOT_RETRYABLE as exc:
-        raise fatal(exc, what) from None
+        raise to_failure(exc, what) from None
 
 
 def state_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any] | None:
@@ -95,7 +90,7 @@ class TetherActivities:
         try:
             return self.registry.build(params["agent"], params.get("config") or {})
         except TetherError as exc:
-            raise fatal(exc, f"cannot build agent {params.get('agent')!r}") from None
+            raise to_failure(exc, f"cannot build agent {params.get('agent')!r}") from None
 
     def _compact(self, message: Any) -> dict[str, Any]:
         return compact_message(self.blobs, message, self.inline_limit)
@@ -136,7 +131,8 @@ class TetherActivities:
         with _fatal_errors(f"cannot read the conversation of run {params.get('run_id')!r}"):
             conv = conversations.append(params.get("conv"), params.get("pending") or [])
             loaded = conversations.load(conv)
-        run = RunState(
+        run = _fresh_run(
+            agent,
             messages=list(loaded),
             state=params.get("state") or {},
             conversation_manager_state=dict(params.get("conversation_manager_state") or {}),
@@ -144,19 +140,17 @@ class TetherActivities:
             run_id=params.get("run_id"),
         )
         run.conversation_manager_state.pop("kind", None)
-        agent.run_state = run
         system = params.get("system_prompt")
         if system is not None:
             with _fatal_errors(f"cannot read the system prompt of run {params.get('run_id')!r}"):
                 run.system_prompt = self._expand_system(system)
         try:
-            response = await self._stream(agent, run, params)
+            response = await self._stream(agent.host(), run, params)
         except TetherError as exc:
             if isinstance(exc, _NOT_RETRYABLE):
-                raise fatal(exc, "the model call cannot succeed") from None
+                raise to_failure(exc, "the model call cannot succeed") from None
             if isinstance(exc, ModelThrottledError):
-                delay = None if exc.retry_after is None else timedelta(seconds=exc.retry_after)
-                raise ApplicationError(f"model throttled: {exc}", type="ModelThrottledError", next_retry_delay=delay) from None
+                raise throttled_failure(exc) from None
             raise
         message = response.message
         for i, block in enumerate(message["content"]):
@@ -183,15 +177,15 @@ class TetherActivities:
 
         return expand_message(self.blobs, compact)["content"]
 
-    async def _stream(self, agent: Any, run: RunState, params: dict[str, Any]) -> ModelResponse:
+    async def _stream(self, host: LoopHost, run: RunState, params: dict[str, Any]) -> ModelResponse:
         """One accepted response, with overflow reductions and hook retries exactly as locally.
 
         Throttling is not retried here: it fails the activity and Temporal's retry policy runs it again.
         """
         async for item in respond(
-            agent,
+            host,
             run,
-            tool_specs=agent.tool_specs_for(None),
+            tool_specs=host.tool_specs(None),
             tool_choice=params.get("tool_choice"),
             cycle_index=int(params.get("cycle_index", 0)),
         ):
@@ -215,12 +209,15 @@ class TetherActivities:
         """Run one tool call (with its hooks); returns a compact result or the interrupt it raised."""
         agent = self._agent(params)
         before_state: dict[str, Any] = params.get("state") or {}
-        run = RunState(state=copy.deepcopy(before_state), run_id=params.get("run_id"))
-        run.interrupt_state = {"interrupts": dict(params.get("interrupts") or {}), "activated": True}
-        agent.run_state = run
+        run = _fresh_run(
+            agent,
+            state=copy.deepcopy(before_state),
+            run_id=params.get("run_id"),
+            interrupt_state={"interrupts": dict(params.get("interrupts") or {}), "activated": True},
+        )
         with _fatal_errors(f"cannot read the input of tool call {params['tool_use'].get('toolUseId')!r}"):
             tool_use: Any = expand_tool_use(self.blobs, params["tool_use"])
-        outcome = await call_tool(agent, run, tool_use, guard=_heartbeating)
+        outcome = await call_tool(agent.host(), run, tool_use, guard=_heartbeating)
         if outcome.interrupt is not None:
             return {"interrupt": outcome.interrupt.to_dict()}
         assert outcome.result is not None
@@ -274,6 +271,19 @@ class TetherActivities:
                 await hooks.fire(MessageAdded(agent, expand_message(self.blobs, compact)))
 
 
+def _fresh_run(agent: Any, **fields: Any) -> RunState:
+    """The agent's own run state (a fresh agent built for this activity) reset to ``fields``.
+
+    Tools and hooks reach the state through their agent (``context.agent.state``), so the run
+    an activity drives must be the agent's own object, filled in rather than replaced.
+    """
+    run: RunState = agent.run_state
+    fresh = RunState(**fields)
+    for name in RunState.__dataclass_fields__:
+        setattr(run, name, getattr(fresh, name))
+    return run
+
+
 @contextlib.asynccontextmanager
 async def _heartbeating() -> AsyncIterator[None]:
     """Heartbeat while a tool runs, so a dead worker is noticed within the heartbeat timeout."""
@@ -297,4 +307,4 @@ async def _heartbeating() -> AsyncIterator[None]:
             await task
 
 
-__all__ = ["TAIL", "TetherActivities", "fatal"]
+__all__ = ["TAIL", "TetherActivities"]

@@ -6,7 +6,8 @@ returns an :class:`~tether.AgentResult` (the same object a local call returns);
 reads the live run through a query. ``promote`` moves a local run (a durable store's run, a
 snapshot or a checkpoint) into Temporal, and ``snapshot`` / ``AgentResult`` carry it back.
 Prompts are offloaded to the blob store like everything else, so a huge prompt is no
-problem for history either.
+problem for history either. A run that failed with a Tether error raises that same error class
+here (:func:`tether.temporal.errors.from_failure`), with the Temporal failure as its cause.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 
 from .._prompt import normalize_prompt
 from ..checkpoint import Checkpoint
@@ -25,6 +26,7 @@ from ..result import AgentResult
 from ..snapshot import Snapshot
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT, compact_message, expand_message
+from .errors import from_failure
 from .wire import carried_from_run, run_from_checkpoint, run_from_snapshot, snapshot_of
 from .workflow import WORKFLOW_NAME
 
@@ -165,7 +167,10 @@ class TetherClient:
 
     async def _raw_result(self, run_id: str) -> dict[str, Any]:
         handle = self.client.get_workflow_handle(run_id, result_type=dict)
-        raw: dict[str, Any] = await handle.result()
+        try:
+            raw: dict[str, Any] = await handle.result()
+        except WorkflowFailureError as exc:
+            raise from_failure(exc) or exc from None
         return raw
 
     async def result(self, run_id: str) -> AgentResult:
@@ -210,7 +215,10 @@ class TetherClient:
         ``responses`` are ``interruptResponse`` blocks or their bodies (``{interruptId, response}``).
         """
         handle = self.client.get_workflow_handle(run_id)
-        outcome: dict[str, Any] = await handle.execute_update("answer_interrupts", _bodies(responses), result_type=dict)
+        try:
+            outcome: dict[str, Any] = await handle.execute_update("answer_interrupts", _bodies(responses), result_type=dict)
+        except WorkflowUpdateFailedError as exc:
+            raise from_failure(exc) or exc from None
         return outcome
 
     async def signal_interrupts(self, run_id: str, responses: list[dict[str, Any]]) -> None:

@@ -23,13 +23,15 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from ..errors import TetherError
-    from ..interrupts import apply_responses, is_interrupted, pending_interrupts
+    from .._prompt import Prompt
+    from ..errors import InterruptError, PromptError, TetherError
+    from ..interrupts import apply_responses, pending_interrupts
     from ..loop.core import CoreConfig, LoopCore, ModelOutcome
     from ..loop.effects import CallModel, Pause, RunTools, Stop
-    from ..loop.invocation import _resume_interrupt
     from ..loop.state import Cursor, RunState, new_metrics
     from ..metrics import diff_metrics, record_tool
+    from ..turn import begin_turn, copy_metrics, last_assistant, mark_interrupted, resume_interrupt, settle_idle
+    from .errors import to_failure
 
 WORKFLOW_NAME = "tether.agent"
 TAIL = 4
@@ -42,24 +44,6 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "hook_attempts": 5,
 }
 """Per-run options (the client may override any of them)."""
-
-
-def _fail(exc: BaseException) -> ApplicationError:
-    return ApplicationError(f"{type(exc).__name__}: {exc}", type=type(exc).__name__, non_retryable=True)
-
-
-def _copy_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
-    return copy.deepcopy(metrics)
-
-
-def _last_assistant(messages: list[Any]) -> Any:
-    for index in range(len(messages) - 1, max(-1, len(messages) - 4), -1):
-        message = messages[index]
-        if message["role"] == "assistant":
-            return message
-        if not any("toolResult" in block for block in message["content"]):
-            return None
-    return None
 
 
 @workflow.defn(name=WORKFLOW_NAME)
@@ -112,7 +96,7 @@ class AgentWorkflow:
                 await self._messages_hook(added)
             return await self._drive()
         except TetherError as exc:
-            raise _fail(exc) from None
+            raise to_failure(exc) from None
         except BaseException as exc:
             if not is_cancelled_exception(exc):
                 raise
@@ -141,7 +125,7 @@ class AgentWorkflow:
         self._conv = carried.get("conv")
         self._unpersisted = int(carried.get("unpersisted", 0))
         self._settings = carried["settings"]
-        self._before = carried.get("before_metrics") or _copy_metrics(run.metrics)
+        self._before = carried.get("before_metrics") or copy_metrics(run.metrics)
         self._resumed_from = carried.get("resumed_from")
         settings = self._settings
         self._core = LoopCore(
@@ -154,40 +138,21 @@ class AgentWorkflow:
         )
         self._status = "running"
 
-    def _begin(self, prompt: dict[str, Any]) -> list[Any]:
-        """Start or resume the invocation, as :func:`tether.loop.invocation.invoke_stream` does.
+    def _begin(self, wire: dict[str, Any]) -> list[Any]:
+        """Start or resume the invocation through the turn protocol, as a local agent does
+        (:func:`tether.turn.begin_turn`); ``None`` as the prompt waits for interrupt answers.
 
         Returns the prompt messages added (none for a resume).
         """
         run, core = self._state()
-        kind = prompt.get("kind")
-        resumed: str | None = None
-        if kind == "interrupt_responses":
-            _resume_interrupt(run, prompt.get("responses") or [], None)
-            resumed = "interrupt"
-        elif kind == "continue":
-            if run.cursor.phase != "idle" or is_interrupted(run.interrupt_state):
-                resumed = "continue"
-        elif kind == "messages":
-            if is_interrupted(run.interrupt_state):
-                ids = ", ".join(f"{i.id} ({i.name})" for i in pending_interrupts(run.interrupt_state))
-                raise ApplicationError(
-                    f"run {run.run_id!r} waits for answers to interrupts {ids}", type="InterruptError", non_retryable=True
-                )
-            if run.cursor.phase == "tools":
-                raise ApplicationError(
-                    f"run {run.run_id!r} stopped with tool calls pending; continue it (prompt None) first",
-                    type="PromptError",
-                    non_retryable=True,
-                )
-        else:
-            raise ApplicationError(f"prompt.kind {kind!r} is unknown", type="PromptError", non_retryable=True)
-        self._before = _copy_metrics(run.metrics)
-        self._resumed_from = resumed
-        if resumed is not None:
-            core.resume()
-            return []
-        added = core.start(list(prompt.get("messages") or []))
+        kind = wire.get("kind")
+        if kind not in ("messages", "interrupt_responses", "continue"):
+            raise PromptError(f"prompt.kind {kind!r} is unknown; use messages, interrupt_responses or continue")
+        prompt = Prompt(kind, list(wire.get("messages") or []), list(wire.get("responses") or []))
+        turn = begin_turn(run, prompt, continue_waits=True)
+        self._before = turn.before
+        self._resumed_from = turn.resumed_from
+        added = turn.start(core, prompt)
         self._unpersisted += len(added)
         return added
 
@@ -314,14 +279,13 @@ class AgentWorkflow:
 
     async def _wait_for_answers(self) -> None:
         run, core = self._state()
-        run.interrupt_state.pop("output_tool", None)
-        run.interrupt_state["metrics"] = _copy_metrics(run.metrics)
+        mark_interrupted(run, None)
         self._status = "interrupted"
         while True:
             await workflow.wait_condition(lambda: len(self._answers) > self._applied)
             responses = self._answers[self._applied]
             try:
-                _resume_interrupt(run, responses, None)
+                resume_interrupt(run, responses, None)
             except TetherError as exc:  # a signal cannot be refused up front: log and wait on
                 workflow.logger.warning("ignoring interrupt responses for run %s: %s", run.run_id, exc)
                 self._applied += 1
@@ -343,14 +307,12 @@ class AgentWorkflow:
     def _validate_answers(self, responses: list[dict[str, Any]]) -> None:
         run, _ = self._state()
         if self._status != "interrupted" or len(self._answers) > self._applied:
-            raise ApplicationError(
-                f"run {run.run_id!r} is not waiting for interrupt answers (status {self._status})", type="InterruptError"
-            )
+            raise to_failure(InterruptError(f"run {run.run_id!r} is not waiting for interrupt answers (status {self._status})"))
         trial = copy.deepcopy(run.interrupt_state)
         try:
             apply_responses(trial, responses)
         except TetherError as exc:
-            raise ApplicationError(str(exc), type=type(exc).__name__) from None
+            raise to_failure(exc) from None
 
     @workflow.signal(name="answer_interrupts_signal")
     def answer_interrupts_signal(self, responses: list[dict[str, Any]]) -> None:
@@ -434,9 +396,8 @@ class AgentWorkflow:
 
     async def _finish(self, effect: Stop) -> dict[str, Any]:
         run, _ = self._state()
-        message = _last_assistant(run.messages)
-        cursor = run.cursor
-        idle = cursor.phase == "idle"
+        message = last_assistant(run.messages)
+        idle = settle_idle(run)
         params = self._base()
         params.update(conv=self._conv, pending=self._pending(), conversation_manager_state=run.conversation_manager_state, manage=idle)
         out = await self._activity("tether.finish", params)
@@ -446,13 +407,10 @@ class AgentWorkflow:
         length = int(out["length"])
         if length < len(run.messages):
             del run.messages[: len(run.messages) - length]
-        if idle:
-            cursor.structured_output = None
-            cursor.corrective_turn_used = False
         await self._invocation_hook("after")
         self._status = "done"
         await workflow.wait_condition(workflow.all_handlers_finished)
-        totals = _copy_metrics(run.metrics)
+        totals = copy_metrics(run.metrics)
         return {
             "stop_reason": effect.reason,
             "message": message,

@@ -1,4 +1,4 @@
-"""`loop/invocation.py`: new call vs resume, the hooks that see it, and the result it builds."""
+"""`invocation.py` (and the turn protocol it runs): new call vs resume, the hooks that see it, and the result it builds."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from tether import AfterInvocation, Agent, BeforeInvocation, Checkpoint, CheckpointError, ScriptedModel, ToolContext, tool
-from tether.loop.invocation import abandon_interrupts
 from tether.models.scripted import tool_call
 from tether.tools.base import Tool
+from tether.turn import abandon_interrupts
 
 
 def tools() -> list[Tool]:
@@ -131,7 +131,7 @@ def test_abandon_interrupts_does_nothing_when_not_interrupted() -> None:
     agent = Agent(model=ScriptedModel(["hi"]))
     agent("hello")
     before = list(agent.messages)
-    assert abandon_interrupts(agent) == []
+    assert abandon_interrupts(agent.run_state) == []
     agent.cancel()  # idle and not interrupted: nothing changes
     assert agent.messages == before
 

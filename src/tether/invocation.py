@@ -1,0 +1,122 @@
+"""One invocation of an agent, run in-process: begin the turn, drive the loop, finish the turn.
+
+This is the orchestrator above the loop. It receives everything as explicit collaborators:
+the :class:`~tether.loop.host.LoopHost` (services), the :class:`~tether.loop.state.RunState`
+(the truth), the normalized prompt, the per-call :class:`InvocationOptions` and the driver
+factory (the local driver, or the durable one that persists at every step). It never sees the
+``Agent``; the durable runner and the agent facade both call :func:`invoke_stream`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pydantic
+
+from ._prompt import Prompt
+from .hooks import AfterInvocation, BeforeInvocation, MessageAdded
+from .loop.core import CoreConfig, LoopCore
+from .loop.driver import AgentEvent, DriverOptions, LocalDriver
+from .loop.host import LoopHost
+from .loop.state import Position, RunState
+from .result import AgentResult
+from .turn import begin_turn, finish_turn
+
+DriverFactory = Callable[[LoopHost, LoopCore, DriverOptions, threading.Event], LocalDriver]
+"""Builds the driver of one invocation (``LocalDriver`` itself is one)."""
+
+
+@dataclass(frozen=True)
+class InvocationOptions:
+    """What one call of an agent asks for, besides the prompt.
+
+    Args:
+        checkpointing: The positions the run pauses at.
+        output_model: The structured-output model, if any.
+        output_tool: Its tool name (derived by the caller from ``output_model``).
+        invocation_state: The caller's per-call dict handed to tools and hooks (not persisted).
+        forward_deltas: Yield ``text_delta``/``reasoning_delta`` events.
+        cancel: Set (from any thread) to stop at the next step.
+    """
+
+    checkpointing: frozenset[Position] = frozenset()
+    output_model: type[pydantic.BaseModel] | None = None
+    output_tool: str | None = None
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    forward_deltas: bool = True
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+
+async def invoke_stream(
+    host: LoopHost,
+    run: RunState,
+    prompt: Prompt,
+    options: InvocationOptions,
+    driver_factory: DriverFactory = LocalDriver,
+) -> AsyncIterator[AgentEvent]:
+    """Run one invocation on ``run``; yields stream events and finally ``{"type": "result", ...}``.
+
+    Args:
+        host: The services the loop uses (hooks, model, tools, ...).
+        run: The run state, changed in place.
+        prompt: The normalized prompt (see :func:`tether._prompt.normalize_prompt`).
+        options: The per-call options.
+        driver_factory: Builds the driver that performs the core's effects.
+    """
+    manager = host.conversation_manager
+    turn = begin_turn(run, prompt, output_tool=options.output_tool, checkpointing=options.checkpointing, manager=manager)
+    hooks = host.hooks
+    if hooks.has(BeforeInvocation):
+        await hooks.fire(BeforeInvocation(host.owner, resumed=turn.resumed, resumed_from=turn.resumed_from))
+    core = LoopCore(
+        run,
+        CoreConfig(
+            checkpoint_positions=options.checkpointing,
+            max_cycles=host.limits.max_cycles,
+            max_tokens=host.limits.max_tokens,
+            output_tool=options.output_tool,
+            has_other_tools=len(host.tools) > 0,
+        ),
+    )
+    span = host.tracer.start_span(
+        "invocation", host.name, {"tether.run_id": run.run_id or "", "tether.resumed_from": turn.resumed_from or ""}
+    )
+    result: AgentResult | None = None
+    error: Exception | None = None
+    try:
+        added = turn.start(core, prompt)
+        if hooks.has(MessageAdded):
+            for message in added:
+                await hooks.fire(MessageAdded(host.owner, message))
+        for message in added:
+            yield {"type": "message", "message": message}
+        driver_options = DriverOptions(
+            invocation_state=options.invocation_state,
+            output_model=options.output_model,
+            output_tool=options.output_tool,
+            forward_deltas=options.forward_deltas,
+            trace_parent=span,
+        )
+        driver = driver_factory(host, core, driver_options, options.cancel)
+        if not turn.resumed:
+            await driver.on_messages(added)
+        async for event in driver.run():
+            yield event
+        result = finish_turn(run, driver.final, turn, manager=manager, output_model=options.output_model, output_tool=options.output_tool)
+        span.set_attributes({"tether.stop_reason": result.stop_reason, "tether.cycles": result.metrics.invocation.cycle_count})
+    except Exception as exc:
+        error = exc
+        raise
+    finally:
+        try:
+            if hooks.has(AfterInvocation):
+                await hooks.fire(AfterInvocation(host.owner, result=result, resumed=turn.resumed, resumed_from=turn.resumed_from))
+        finally:
+            span.end(error)
+    yield {"type": "result", "result": result}
+
+
+__all__ = ["DriverFactory", "InvocationOptions", "invoke_stream"]
