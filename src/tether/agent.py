@@ -10,7 +10,7 @@ import concurrent.futures
 import contextlib
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import pydantic
 
@@ -35,6 +35,7 @@ from .snapshot import Snapshot, resolve_fields
 from .tools.base import Tool
 from .tools.executors import ConcurrentToolExecutor, ToolExecutor
 from .tools.registry import ToolRegistry
+from .tools.source import ToolSource
 from .turn import abandon_interrupts
 from .types import Message, SystemContentBlock, ToolSpec
 
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from .durable.indoubt import InDoubtCall
     from .durable.runner import DurableBinding
     from .durable.store import RunStore
+
+_T = TypeVar("_T")
 
 _ABANDONED_STREAM_GRACE = 20
 """Event-loop iterations a new invocation waits for an abandoned stream to be finalized."""
@@ -81,7 +84,7 @@ class Agent:
     def __init__(
         self,
         model: Model | None = None,
-        tools: Iterable[Tool | Callable[..., Any]] | None = None,
+        tools: Iterable[Tool | ToolSource | Callable[..., Any]] | None = None,
         system_prompt: str | list[SystemContentBlock] | None = None,
         messages: list[Message] | None = None,
         state: dict[str, Any] | None = None,
@@ -286,7 +289,7 @@ class Agent:
         return result
 
     @staticmethod
-    def _sync(coro: Coroutine[Any, Any, AgentResult]) -> AgentResult:
+    def _sync(coro: Coroutine[Any, Any, _T]) -> _T:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -350,6 +353,7 @@ class Agent:
         try:
             self._cancel.clear()
             normalized = normalize_prompt(prompt)
+            await self.tool_registry.start_sources()
             options = InvocationOptions(
                 checkpointing=self.checkpointing,
                 output_model=output_model,
@@ -384,6 +388,34 @@ class Agent:
                     yield event
         finally:
             self._busy.release()
+
+    # -- lifecycle of tool sources ---------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the agent's tool sources (done on first use anyway; call it to fail early)."""
+        await self.tool_registry.start_sources()
+
+    async def aclose(self) -> None:
+        """Close the agent's tool sources (they start again on the next invocation)."""
+        await self.tool_registry.close_sources()
+
+    def close(self) -> None:
+        """Synchronous :meth:`aclose`."""
+        if self.tool_registry.sources:
+            self._sync(self.aclose())
+
+    async def __aenter__(self) -> Agent:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def cancel(self) -> None:
         """Ask the running invocation to stop at the next step (thread-safe).

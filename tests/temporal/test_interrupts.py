@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
 
+from tether.errors import InterruptError
 from tether.temporal import BlobStore, TetherClient
 
 from .agents import registry
@@ -25,8 +26,9 @@ async def test_interrupt_answered_by_update_after_a_refused_answer(
         snapshot = await tc.snapshot("ask-update")
         assert snapshot.data["interrupt_state"]["activated"] is True
         assert snapshot.data["messages"][-1]["content"][0]["toolUse"]["name"] == "book"
-        with pytest.raises(WorkflowUpdateFailedError):
+        with pytest.raises(InterruptError, match="unknown interrupt id 'int_unknown'") as refused:
             await tc.answer_interrupts("ask-update", [{"interruptId": "int_unknown", "response": "yes"}])
+        assert isinstance(refused.value.__cause__, WorkflowUpdateFailedError)  # the Temporal failure stays visible
         outcome = await tc.answer_interrupts("ask-update", [{"interruptResponse": {"interruptId": interrupts[0].id, "response": "yes"}}])
         assert outcome["status"] in ("running", "done")
         result = await tc.result("ask-update")

@@ -9,6 +9,7 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
+from tether.errors import ScriptExhaustedError
 from tether.temporal import BlobStore, TetherClient, TetherPlugin
 
 from .agents import registry
@@ -56,6 +57,10 @@ async def test_an_error_retrying_cannot_fix_fails_the_run_at_once(
     assert cause.non_retryable and cause.type == "ScriptExhaustedError"
     assert "ran out of responses" in str(cause)
     assert log.read_text().splitlines().count("model 3") == 1  # not retried
+    # The client maps the failure back to the Tether error a local agent would have raised.
+    with pytest.raises(ScriptExhaustedError, match="ran out of responses") as mapped:
+        await tc.result("exhaust-2")
+    assert isinstance(mapped.value.__cause__, WorkflowFailureError)
 
 
 async def test_a_second_turn_continues_the_conversation(client: Client, blobs: BlobStore, task_queue: str) -> None:

@@ -170,7 +170,10 @@ class TetherClient:
         try:
             raw: dict[str, Any] = await handle.result()
         except WorkflowFailureError as exc:
-            raise from_failure(exc) or exc from None
+            error = from_failure(exc)
+            if error is None:
+                raise
+            raise error from exc
         return raw
 
     async def result(self, run_id: str) -> AgentResult:
@@ -218,7 +221,10 @@ class TetherClient:
         try:
             outcome: dict[str, Any] = await handle.execute_update("answer_interrupts", _bodies(responses), result_type=dict)
         except WorkflowUpdateFailedError as exc:
-            raise from_failure(exc) or exc from None
+            error = from_failure(exc)
+            if error is None:
+                raise
+            raise error from exc
         return outcome
 
     async def signal_interrupts(self, run_id: str, responses: list[dict[str, Any]]) -> None:

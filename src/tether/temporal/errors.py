@@ -49,7 +49,7 @@ _CLASSES = _tether_classes()
 def from_failure(exc: BaseException) -> TetherError | None:
     """The Tether error a Temporal failure carries (looked up along its causes), or None.
 
-    The returned error has ``exc`` as its ``__cause__``, so the Temporal details stay visible.
+    Raise it ``from exc`` so the Temporal details stay visible.
     """
     cause: BaseException | None = exc
     seen = 0
@@ -57,9 +57,7 @@ def from_failure(exc: BaseException) -> TetherError | None:
         if isinstance(cause, ApplicationError) and cause.type in _CLASSES:
             cls = _CLASSES[cause.type]
             message = cause.details[0] if cause.details and isinstance(cause.details[0], str) else cause.message
-            error = cls(message)
-            error.__cause__ = exc
-            return error
+            return cls(message)
         cause = cause.__cause__ or getattr(cause, "cause", None)
         seen += 1
     return None

@@ -1,19 +1,22 @@
-"""Tools: ``@tool``, class-based tools, the registry, the context and the executors."""
+"""Tools: ``@tool``, class-based tools, tool sources, the registry, the context and the executors."""
 
 from .base import Tool, error_result, to_result
 from .context import ToolContext
 from .decorator import FunctionTool, parse_docstring, tool
 from .executors import ConcurrentToolExecutor, SequentialToolExecutor, ToolExecutor
 from .registry import ToolRegistry
+from .source import SourceTool, ToolSource
 
 __all__ = [
     "ConcurrentToolExecutor",
     "FunctionTool",
     "SequentialToolExecutor",
+    "SourceTool",
     "Tool",
     "ToolContext",
     "ToolExecutor",
     "ToolRegistry",
+    "ToolSource",
     "error_result",
     "parse_docstring",
     "to_result",

@@ -1,4 +1,5 @@
-"""The tool registry: tools by name, and the specs sent to models (computed once)."""
+"""The tool registry: tools by name, the tool sources that add tools at run time, and the
+specs sent to models (computed once per change)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,80 @@ from ..errors import ToolError
 from ..types import ToolSpec
 from .base import Tool
 from .decorator import FunctionTool
+from .source import SourceTool, ToolSource
 
 
 class ToolRegistry:
-    """Holds an agent's tools; names are unique."""
+    """Holds an agent's tools (names are unique) and its tool sources.
 
-    __slots__ = ("_specs", "_tools")
+    A :class:`~tether.tools.source.ToolSource` is kept as given; its tools join the registry
+    when :meth:`start_sources` has started it, and leave it when :meth:`close_sources` closes it.
+    """
 
-    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+    __slots__ = ("_running", "_sources", "_specs", "_tools")
+
+    def __init__(self, tools: Iterable[Tool | ToolSource | Callable[..., Any]] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._specs: list[ToolSpec] | None = None
+        self._sources: list[ToolSource] = []
+        self._running: dict[int, list[str]] = {}  # id(source) -> names of its tools, while started
         for item in tools:
             self.add(item)
 
-    def add(self, item: Tool | Callable[..., Any]) -> Tool:
-        """Register a tool (a plain function is wrapped as if decorated with ``@tool``)."""
+    @property
+    def sources(self) -> list[ToolSource]:
+        """The tool sources, in the order given."""
+        return list(self._sources)
+
+    async def start_sources(self) -> None:
+        """Start the sources not yet started and register their tools (a no-op when all run).
+
+        A source that fails to start or to list is closed again, and its error propagates.
+        """
+        for source in self._sources:
+            if id(source) in self._running:
+                continue
+            names: list[str] = []
+            try:
+                await source.start()
+                for spec in await source.list_tools():
+                    names.append(self._register(SourceTool(source, spec)).tool_name)
+            except BaseException:
+                for name in names:
+                    del self._tools[name]
+                self._specs = None
+                await source.close()
+                raise
+            self._running[id(source)] = names
+
+    async def close_sources(self) -> None:
+        """Close every started source and drop its tools (each source is closed once)."""
+        errors: list[BaseException] = []
+        for source in self._sources:
+            names = self._running.pop(id(source), None)
+            if names is None:
+                continue
+            for name in names:
+                self._tools.pop(name, None)
+            self._specs = None
+            try:
+                await source.close()
+            except Exception as exc:  # close the others anyway
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def add(self, item: Tool | ToolSource | Callable[..., Any]) -> Tool | ToolSource:
+        """Register a tool (a plain function is wrapped as if decorated with ``@tool``) or a
+        tool source (its tools are registered when it is started)."""
+        if isinstance(item, ToolSource) and not isinstance(item, Tool):
+            if any(source is item for source in self._sources):
+                raise ToolError(f"tool source {item.source_name!r} was added twice")
+            self._sources.append(item)
+            return item
+        return self._register(self._as_tool(item))
+
+    def _as_tool(self, item: Any) -> Tool:
         if isinstance(item, Tool):
             tool = item
         elif isinstance(item, type) and issubclass(item, Tool):
@@ -31,7 +91,10 @@ class ToolRegistry:
         elif callable(item):
             tool = FunctionTool(item)
         else:
-            raise ToolError(f"{item!r} is not a tool: pass a @tool function, a Tool instance or a callable")
+            raise ToolError(f"{item!r} is not a tool: pass a @tool function, a Tool instance, a ToolSource or a callable")
+        return tool
+
+    def _register(self, tool: Tool) -> Tool:
         name = tool.tool_name
         if name in self._tools:
             raise ToolError(f"two tools are named {name!r}; tool names must be unique")
