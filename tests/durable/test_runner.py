@@ -140,3 +140,27 @@ async def test_stream_async_runs_a_durable_turn(store: RunStore) -> None:
     assert kinds[-1] == "result" and "tool_result" in kinds
     loaded = store.load("s")
     assert loaded is not None and loaded.messages == agent.messages == reference_messages()
+
+
+def test_each_agent_owns_its_binding_and_new_runs_start_from_its_own_base(store: RunStore) -> None:
+    a = Agent(model=ScriptedModel(["a1", "a2"], stateful=True), store=store, system_prompt="You are A.", state={"who": "a"})
+    b = Agent(model=ScriptedModel(["b1", "b2"], stateful=True), store=store, system_prompt="You are B.")
+    a("hi", run_id="run-a")
+    b("hi", run_id="run-b")
+    a("again", run_id="run-a-2")  # a new run of A starts from A's base, not from run-a's conversation
+    loaded_a, loaded_b, loaded_a2 = store.load("run-a"), store.load("run-b"), store.load("run-a-2")
+    assert loaded_a is not None and loaded_b is not None and loaded_a2 is not None
+    assert loaded_a.head["system_prompt"] == loaded_a2.head["system_prompt"] == [{"text": "You are A."}]
+    assert loaded_b.head["system_prompt"] == [{"text": "You are B."}] and loaded_b.head["state"] == {}
+    assert len(loaded_a2.messages) == 2 and loaded_a2.head["state"] == {"who": "a"}
+    assert "_durable" not in vars(a) and a.run_state is not b.run_state
+
+
+def test_default_stores_are_owned_per_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TETHER_HOME", str(tmp_path))
+    first, second = Agent(model=ScriptedModel(["1"])), Agent(model=ScriptedModel(["2"]))
+    first("x", run_id="one")
+    second("y", run_id="two")
+    assert first.store is not second.store  # no module-level cache shared between agents
+    assert isinstance(first.store, SQLiteStore) and first.store.path == second.store.path  # type: ignore[union-attr]
+    assert [s.run_id for s in first.store.list_runs()] == ["one", "two"]
