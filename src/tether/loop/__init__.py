@@ -3,7 +3,7 @@ call, one tool call, tracing seam). Nothing here imports the agent facade or the
 
 from .core import CoreConfig, LoopCore, ModelOutcome
 from .driver import AgentEvent, DriverOptions, LocalDriver
-from .effects import CallModel, Effect, Pause, RunTools, Stop
+from .effects import CallModel, CloseCycle, Effect, Pause, RunTools, Stop
 from .host import Host, LoopHost
 from .policies import Limits, RetryPolicy
 from .state import POSITIONS, Cursor, Position, RunState
@@ -14,6 +14,7 @@ __all__ = [
     "POSITIONS",
     "AgentEvent",
     "CallModel",
+    "CloseCycle",
     "CoreConfig",
     "Cursor",
     "DriverOptions",

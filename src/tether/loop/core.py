@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import StructuredOutputError
+from ..errors import StateError, StructuredOutputError
 from ..types import ContentBlock, Message, StopReason, ToolChoice, ToolResult, ToolUse
-from .effects import CallModel, Effect, Pause, RunTools, Stop
+from .effects import CallModel, CloseCycle, Effect, Pause, RunTools, Stop
 from .state import Cursor, Position, RunState
 
 CORRECTIVE_PROMPT = (
@@ -94,10 +94,13 @@ class LoopCore:
             index = cursor.cycle_index if pause == "after_model" else cursor.cycle_index - 1
             return Pause(pause, index)
         if cursor.phase == "tools":
-            pending = [use for use in tool_uses_of(self.run.messages[-1]) if use["toolUseId"] not in cursor.results]
+            uses = self._open_cycle_uses()
             if self.has_open_interrupts():
                 self._save_interrupt_context()
                 return self._stop("interrupt")
+            pending = [use for use in uses if use["toolUseId"] not in cursor.results]
+            if not pending:
+                return CloseCycle(self._close_cycle(uses))
             return RunTools(pending)
         config = self.config
         if config.max_cycles is not None and cursor.invocation_cycles >= config.max_cycles:
@@ -105,6 +108,19 @@ class LoopCore:
         if config.max_tokens is not None and cursor.invocation_tokens >= config.max_tokens:
             return self._stop("limit_tokens")
         return CallModel(self._tool_choice())
+
+    def _open_cycle_uses(self) -> list[ToolUse]:
+        """The tool calls of the open cycle; a StateError when the run says it is in a tool
+        cycle but its last message calls no tool (an inconsistent state never loops)."""
+        messages = self.run.messages
+        last = messages[-1] if messages else None
+        uses = tool_uses_of(last) if last is not None and last["role"] == "assistant" else []
+        if not uses:
+            raise StateError(
+                f"run {self.run.run_id or '(no id)'} is in phase 'tools' but its last message calls no tool; "
+                "the run state is inconsistent (load a snapshot or fork the run at an earlier step)"
+            )
+        return uses
 
     def _tool_choice(self) -> ToolChoice | None:
         name = self.config.output_tool
@@ -205,7 +221,8 @@ class LoopCore:
         if structured_output is not None:
             cursor.structured_output = structured_output
         uses = tool_uses_of(self.run.messages[-1])
-        if len(cursor.results) < len(uses):
+        # Every call of the cycle answered (a result for an id outside the cycle never counts).
+        if any(use["toolUseId"] not in cursor.results for use in uses):
             return []
         return self._close_cycle(uses)
 
@@ -269,8 +286,8 @@ class LoopCore:
         """Stop the invocation; tool calls without results get an error result."""
         cursor = self.run.cursor
         added: list[Message] = []
-        if cursor.phase == "tools" and self.run.messages:
-            uses = tool_uses_of(self.run.messages[-1])
+        uses = tool_uses_of(self.run.messages[-1]) if cursor.phase == "tools" and self.run.messages else []
+        if uses:
             for use in uses:
                 if use["toolUseId"] not in cursor.results:
                     cursor.results[use["toolUseId"]] = {

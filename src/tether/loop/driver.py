@@ -21,7 +21,7 @@ from ..hooks import HookRegistry, MessageAdded
 from ..metrics import record_tool
 from ..types import Message, ToolResult, ToolUse
 from .core import LoopCore, ModelOutcome
-from .effects import CallModel, Effect, Pause, RunTools, Stop
+from .effects import CallModel, CloseCycle, Effect, Pause, RunTools, Stop
 from .host import LoopHost
 from .model_call import ModelResponse, respond
 from .tool_call import call_tool
@@ -87,6 +87,10 @@ class LocalDriver:
             elif isinstance(effect, RunTools):
                 async for event in self._run_tools(effect):
                     yield event
+            elif isinstance(effect, CloseCycle):
+                await self._added(effect.messages)
+                for message in effect.messages:
+                    yield {"type": "message", "message": message}
             else:
                 self.final = effect
                 return

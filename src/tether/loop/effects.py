@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..types import ToolChoice, ToolUse
+from ..types import Message, ToolChoice, ToolUse
 from .state import Position
 
 
@@ -26,6 +26,15 @@ class RunTools:
 
 
 @dataclass(frozen=True, slots=True)
+class CloseCycle:
+    """Every tool call of the open cycle already has a result (e.g. a resumed or forked run):
+    the core appended the results message; the driver reports ``messages`` like any added
+    messages (persist, hooks, stream) and asks for the next effect."""
+
+    messages: list[Message]
+
+
+@dataclass(frozen=True, slots=True)
 class Pause:
     """Stop at a checkpoint; the run state is consistent and resumable as it is."""
 
@@ -40,4 +49,4 @@ class Stop:
     reason: str
 
 
-Effect = CallModel | RunTools | Pause | Stop
+Effect = CallModel | RunTools | CloseCycle | Pause | Stop

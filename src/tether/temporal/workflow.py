@@ -27,7 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from ..errors import InterruptError, PromptError, TetherError
     from ..interrupts import apply_responses, pending_interrupts
     from ..loop.core import CoreConfig, LoopCore, ModelOutcome
-    from ..loop.effects import CallModel, Pause, RunTools, Stop
+    from ..loop.effects import CallModel, CloseCycle, Pause, RunTools, Stop
     from ..loop.state import Cursor, RunState, new_metrics
     from ..metrics import diff_metrics, record_tool
     from ..turn import begin_turn, copy_metrics, last_assistant, mark_interrupted, resume_interrupt, settle_idle
@@ -169,6 +169,10 @@ class AgentWorkflow:
                 self._cycles_here += 1
             elif isinstance(effect, RunTools):
                 await self._run_tools(effect)
+            elif isinstance(effect, CloseCycle):
+                self._unpersisted += len(effect.messages)
+                self._trim_tail()
+                await self._messages_hook(effect.messages)
             elif isinstance(effect, Pause):
                 continue
             elif isinstance(effect, Stop):
