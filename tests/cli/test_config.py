@@ -1,4 +1,4 @@
-"""The run config stored with a CLI run, and loading the user's tools from module:attr."""
+"""The user's agent config, the hint stored with a CLI run and its comparison, loading tools from module:attr."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.cli.config import CONFIG_KEY, RunConfig, build_agent, load_tools
+from tether.cli.config import CONFIG_KEY, RunConfig, build_agent, check_hint, differences, load_tools, user_config
 from tether.durable import MemoryStore
 from tether.errors import ConfigurationError, ToolError
 
@@ -72,8 +72,76 @@ def test_tool_name_clash_is_an_error(user_module: str) -> None:
         build_agent(RunConfig(model="openai:x", tools=[f"{user_module}:shout", f"{user_module}:TOOLS"]), MemoryStore())
 
 
-def test_from_state_ignores_foreign_runs() -> None:
+def test_from_state_ignores_foreign_runs_and_refuses_malformed_hints() -> None:
     assert RunConfig.from_state(None) is None
-    assert RunConfig.from_state({"other": 1}) is None
-    assert RunConfig.from_state({CONFIG_KEY: {"model": 3}}) is None
+    assert RunConfig.from_state({"other": 1}) is None  # a run the SDK made: no hint
     assert RunConfig.from_state({CONFIG_KEY: {"model": "openai:x"}}) == RunConfig(model="openai:x")
+    for bad in (
+        {CONFIG_KEY: {"model": 3}},
+        {CONFIG_KEY: "openai:x"},
+        {CONFIG_KEY: {"model": "openai:x", "tools": "mod:T"}},  # a string would be read as one spec per character
+        {CONFIG_KEY: {"model": "openai:x", "tools": [1]}},
+        {CONFIG_KEY: {"model": "openai:x", "demo_tools": "yes"}},
+        {CONFIG_KEY: {"model": "openai:x", "root": ["/"]}},
+    ):
+        with pytest.raises(ConfigurationError, match=r"run 'r': its stored 'tether.cli' hint is malformed.*--ignore-stored-config"):
+            RunConfig.from_state(bad, "r")
+    with pytest.raises(ConfigurationError, match="state is not a JSON object"):
+        RunConfig.from_state([1], "r")
+
+
+def test_user_config_takes_flags_then_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TETHER_MODEL", "anthropic:env")
+    assert user_config(None, [], False, None) == RunConfig(model="anthropic:env", root=str(tmp_path.resolve()))
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    mine = user_config("openai:flag", ["a:B", "c:D"], True, "sub", "Be brief.")
+    assert mine == RunConfig(model="openai:flag", tools=["a:B", "c:D"], demo_tools=False, root=str(sub), system="Be brief.")
+    assert mine.flags() == ["--model", "openai:flag", "--tools", "a:B", "--tools", "c:D", "--no-demo-tools"]
+    assert RunConfig(model="m", root="/r").flags() == ["--model", "m", "--root", "/r"]
+
+
+@pytest.mark.parametrize(
+    ("mine", "differ"),
+    [
+        (RunConfig(model="openai:x", root="/w"), []),
+        (RunConfig(model="openai:x", root="/w/./", system="another prompt"), []),  # the system prompt is never compared
+        (RunConfig(model="openai:y", root="/w"), ["--model"]),
+        (RunConfig(model="openai:x", tools=["m:T"], root="/w"), ["--tools"]),
+        (RunConfig(model="openai:x", root="/"), ["--root"]),
+        (RunConfig(model="openai:x", demo_tools=False, root="/w"), ["--no-demo-tools"]),
+        (RunConfig(model="anthropic:x", tools=["m:T"], demo_tools=False, root="/"), ["--model", "--tools", "--no-demo-tools"]),
+    ],
+)
+def test_differences_from_the_hint(mine: RunConfig, differ: list[str]) -> None:
+    assert differences(mine, RunConfig(model="openai:x", root="/w", system="Be brief.")) == differ
+
+
+def test_the_root_does_not_matter_without_the_demo_tools() -> None:
+    assert differences(RunConfig(model="m", demo_tools=False, root="/"), RunConfig(model="m", demo_tools=False, root="/w")) == []
+
+
+def test_check_hint_names_the_stored_flags_and_yours(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TETHER_MODEL", "llamacpp")
+    hint = RunConfig(model="openai:gpt-4o", tools=["app.tools:ALL"], root="/srv/app dir")
+    mine = RunConfig(model="llamacpp", root="/home/me")
+    check_hint(hint, hint, "r1", "resume", None)
+    check_hint(mine, None, "r1", "resume", None)  # no hint: nothing to compare
+    with pytest.raises(ConfigurationError) as caught:
+        check_hint(mine, hint, "r1", "resume", None)
+    assert str(caught.value) == (
+        "run 'r1' was created with --model openai:gpt-4o --tools app.tools:ALL --root '/srv/app dir'; pass the same to resume "
+        "(yours: --model llamacpp (from $TETHER_MODEL), no --tools, --root /home/me), or --ignore-stored-config to use yours"
+    )
+    with pytest.raises(ConfigurationError, match=r"pass the same to run \(yours: --model llamacpp\)"):
+        check_hint(RunConfig(model="llamacpp", tools=hint.tools, root=hint.root), hint, "r1", "run", "llamacpp")
+
+
+def test_hint_text_escapes_control_characters() -> None:
+    hint = RunConfig(model="openai:x\x1b[2J", tools=["m:T\nrm -rf ~"], demo_tools=False)
+    with pytest.raises(ConfigurationError) as caught:
+        check_hint(RunConfig(model="openai:x", demo_tools=False), hint, "r", "resume", "openai:x")
+    text = str(caught.value)
+    assert "\x1b" not in text and "\n" not in text
+    assert "--model 'openai:x\\x1b[2J' --tools 'm:T\\nrm -rf ~'" in text

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.cli.models import ScriptFileModel, parse_model, resolve_spec
+from tether.cli.models import ScriptFileModel, parse_model, resolve_spec, spec_origin
 from tether.errors import ConfigurationError
 
 
@@ -74,11 +74,10 @@ def test_bad_specs_name_the_spec(spec: str, problem: str) -> None:
 
 def test_resolution_order(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TETHER_MODEL", raising=False)
-    assert resolve_spec(None) == "llamacpp"
+    assert (resolve_spec(None), spec_origin(None)) == ("llamacpp", "default")
     monkeypatch.setenv("TETHER_MODEL", "openai:gpt-4o")
-    assert resolve_spec(None) == "openai:gpt-4o"
-    assert resolve_spec(None, "anthropic:stored") == "anthropic:stored"
-    assert resolve_spec("bedrock:flag", "anthropic:stored") == "bedrock:flag"
+    assert (resolve_spec(None), spec_origin(None)) == ("openai:gpt-4o", "$TETHER_MODEL")
+    assert (resolve_spec("bedrock:flag"), spec_origin("bedrock:flag")) == ("bedrock:flag", "--model")
 
 
 def test_script_files(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""``tether run`` and ``tether resume``: streamed output, stored config, Ctrl-C, interrupts."""
+"""``tether run`` and ``tether resume``: streamed output, the stored hint, Ctrl-C, interrupts."""
 
 from __future__ import annotations
 
@@ -38,13 +38,16 @@ def test_a_new_run_id_is_generated_and_printed(home: Path, cli: Callable[..., Ou
     assert head is not None and head["system_prompt"] == [{"text": DEMO_SYSTEM_PROMPT}]  # the demo tools' hint
 
 
-def test_run_again_adds_a_turn_with_the_stored_config(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
+def test_run_again_adds_a_turn_with_the_same_flags(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
     spec = script("first", "second")
     assert cli("run", "one", "--model", spec, "--run-id", "t").code == 0
-    outcome = cli("run", "two", "--run-id", "t")  # no --model: the run's stored spec is used
+    # no --model: the run's stored spec is shown, not used
+    one_line_error(cli("run", "two", "--run-id", "t"), f"run 't' was created with --model {spec} --root", "pass the same to run")
+    outcome = cli("run", "two", "--run-id", "t", "--model", spec)
     assert outcome.code == 0 and "second" in outcome.out
     (summary,) = store_of(home).list_runs()
     assert (summary.turns, summary.status) == (2, "finished")
+    one_line_error(cli("run", "three", "--run-id", "t", "--model", spec, "--system", "New."), "keeps its system prompt")
 
 
 def test_model_from_the_environment(
@@ -77,20 +80,26 @@ def test_user_tools_and_interrupt_answers_survive_resume(
     (tmp_path / "cli_user_tools.py").write_text(textwrap.dedent(module))
     monkeypatch.syspath_prepend(str(tmp_path))
     call = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "q", "name": "approve", "input": {"item": "tea"}}}]}
-    outcome = cli("run", "buy tea", "--model", script(call, "bought"), "--tools", "cli_user_tools:approve", "--run-id", "i")
+    spec = script(call, "bought")
+    outcome = cli("run", "buy tea", "--model", spec, "--tools", "cli_user_tools:approve", "--run-id", "i")
     assert outcome.code == 0 and "interrupt" in outcome.out and '"item": "tea"' in outcome.out
-    assert "tether resume i --answer ID=VALUE" in outcome.out
+    flags = f"--model {spec} --tools cli_user_tools:approve --root {Path.cwd()}"
+    assert f"answer with: tether resume i --answer ID=VALUE {flags}" in outcome.out.splitlines()
     (pending,) = store_of(home).load("i").head["interrupt_state"]["interrupts"]  # type: ignore[union-attr]
     assert " interrupted " in cli("runs").out
     one_line_error(cli("resume", "i", "--answer", "no-equals-sign"), "INTERRUPT_ID=VALUE")
-    resumed = cli("resume", "i", "--answer", f"{pending}=yes")  # the stored config brings the tool back
+    one_line_error(
+        cli("resume", "i", "--answer", f"{pending}=yes", "--model", spec), "--tools cli_user_tools:approve", "(yours: no --tools)"
+    )
+    resumed = cli("resume", "i", "--answer", f"{pending}=yes", "--model", spec, "--tools", "cli_user_tools:approve")
     assert resumed.code == 0, resumed.err
     assert "<- tea: yes" in resumed.out and "bought" in resumed.out
 
 
 def test_resume_of_a_finished_run_calls_nothing(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
-    assert cli("run", "hi", "--model", script("only once"), "--run-id", "f").code == 0
-    again = cli("resume", "f")  # the script has no second reply: a model call would fail
+    spec = script("only once")
+    assert cli("run", "hi", "--model", spec, "--run-id", "f").code == 0
+    again = cli("resume", "f", "--model", spec)  # the script has no second reply: a model call would fail
     assert again.code == 0 and again.out.splitlines()[-1] == "end_turn, 0 tokens, run f"
 
 
@@ -105,13 +114,13 @@ def test_ctrl_c_leaves_a_resumable_run(tmp_path: Path, home: Path, script: Calla
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, (out, err)
-    assert "tether resume c" in err and "Traceback" not in err
+    assert f"tether resume c --model {spec} --root {Path.cwd()}" in err and "Traceback" not in err
     store = store_of(home)
     (summary,) = store.list_runs()
     assert (summary.status, summary.cycles) == ("interrupted", 1)
     assert store.history("c")[-1].stop_reason == "cancelled (Ctrl-C or task cancellation)"
     gate.touch()
-    resumed = tether_process("resume", "c", home=home, module=False)  # the console script this time
+    resumed = tether_process("resume", "c", "--model", spec, home=home, module=False)  # the console script this time
     out, err = resumed.communicate(timeout=60)
     assert resumed.returncode == 0, err
     assert "It is 413." in out and "calculator" not in out  # the finished tool call is not redone

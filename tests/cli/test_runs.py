@@ -43,6 +43,7 @@ def test_runs_lists_ids_statuses_and_totals(home: Path, made: str, cli: Callable
 def test_show_prints_the_timeline(home: Path, made: str, cli: Callable[..., Outcome]) -> None:
     out = cli("show", "calc").out
     assert "calc" in out and "finished" in out and "tokens 30" in out
+    assert f"created with: --model {made} --root {Path.cwd()}" in out.splitlines()  # what resume needs
     positions = [row[2] for row in table_rows(out) if row[0]]
     assert positions == ["turn_start", "after_model", "after_tools", "after_model", "turn_end"]
     assert "10 in / 5 out tokens" in out and "tool calculator" in out and " ok" in out
@@ -64,7 +65,8 @@ def test_fork_then_resume_the_fork(home: Path, made: str, cli: Callable[..., Out
     outcome = cli("fork", "calc", "--at", "3")
     assert outcome.code == 0 and "calc.fork-1" in outcome.out
     assert cli("fork", "calc", "--at", "1", "--new-id", "branch").code == 0
-    resumed = cli("resume", "calc.fork-1")  # the stored config rebuilds the same scripted agent
+    assert f"continue it with: tether resume calc.fork-1 --model {made} --root {Path.cwd()}" in outcome.out
+    resumed = cli("resume", "calc.fork-1", "--model", made)  # the same flags as the run it forks
     assert resumed.code == 0 and "It is 413." in resumed.out
     store = store_of(home)
     fork, original = store.load("calc.fork-1"), store.load("calc")

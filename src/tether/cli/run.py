@@ -1,8 +1,11 @@
 """``tether run`` and ``tether resume``: drive a durable agent and stream it to the terminal.
 
-The run's config is stored in its state (see :mod:`tether.cli.config`), so ``resume`` needs
-only the run id. Ctrl-C cancels the invocation: the store keeps the run at its last step
-boundary (marked ``interrupted``), and ``tether resume RUN`` goes on from there.
+Both build the agent from the user's flags and ``$TETHER_MODEL`` only. When they continue an
+existing run (``resume``, or ``run --run-id`` of a run that exists) the flags are checked
+against the hint the run keeps of how it was created and refused when they differ, unless
+``--ignore-stored-config`` (see :mod:`tether.cli.config`). Ctrl-C cancels the invocation: the
+store keeps the run at its last step boundary (marked ``interrupted``), and ``tether resume
+RUN`` with the same flags goes on from there.
 """
 
 from __future__ import annotations
@@ -10,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import secrets
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,8 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, RunNotFoundError
 from ..result import AgentResult
-from .config import DEMO_SYSTEM_PROMPT, RunConfig, build_agent
-from .models import resolve_spec
+from .config import DEMO_SYSTEM_PROMPT, RunConfig, build_agent, check_hint, shown, user_config
 from .runs import console, open_store
 
 if TYPE_CHECKING:
@@ -32,36 +33,41 @@ EXIT_INTERRUPTED = 130
 
 
 def cmd_run(args: argparse.Namespace, path: Path) -> int:
+    """``tether run PROMPT``: a new run, or a new turn of ``--run-id`` when that run exists."""
     store = open_store(path, create=True)
     run_id = args.run_id or new_run_id()
     head = store.head(run_id)
-    stored = RunConfig.from_state(head.get("state") if head else None)
-    demo = not args.no_demo_tools if stored is None or args.no_demo_tools else stored.demo_tools
-    if args.system is not None:
-        system = args.system
+    if head is not None and args.system is not None:
+        raise ConfigurationError(
+            f"run {run_id!r} exists and keeps its system prompt (it is part of the conversation); --system applies to a new run"
+        )
+    config = user_config(args.model, args.tools, args.no_demo_tools, args.root)
+    if head is None:
+        config.system = args.system if args.system is not None else (DEMO_SYSTEM_PROMPT if config.demo_tools else None)
     else:
-        system = stored.system if stored else (DEMO_SYSTEM_PROMPT if demo else None)
-    config = RunConfig(
-        model=resolve_spec(args.model, stored.model if stored else None),
-        tools=list(args.tools) or (stored.tools if stored else []),
-        demo_tools=demo,
-        root=str(Path(args.root).resolve()) if args.root else (stored.root if stored else os.getcwd()),
-        system=system,
-    )
-    agent = build_agent(config, store)
-    return _drive(agent, args.prompt, run_id)
+        _check_stored(args, config, head, run_id, "run")
+    return _drive(build_agent(config, store), args.prompt, run_id, config)
 
 
 def cmd_resume(args: argparse.Namespace, path: Path) -> int:
+    """``tether resume RUN``: finish the run's turn with the user's flags (checked against its hint)."""
     store = open_store(path)
     head = store.head(args.run_id)
     if head is None:
         raise RunNotFoundError(f"no run {args.run_id!r} in {path}; see `tether runs`")
-    config = RunConfig.from_state(head.get("state")) or RunConfig(model="")
-    config.model = resolve_spec(args.model, config.model or None)
-    agent = build_agent(config, store)
     answers = [_answer(item) for item in args.answer]
-    return _drive(agent, answers or None, args.run_id)
+    config = user_config(args.model, args.tools, args.no_demo_tools, args.root)
+    _check_stored(args, config, head, args.run_id, "resume")
+    return _drive(build_agent(config, store), answers or None, args.run_id, config)
+
+
+def _check_stored(args: argparse.Namespace, config: RunConfig, head: dict[str, Any], run_id: str, command: str) -> None:
+    """Refuse ``config`` for an existing run created with other flags (unless --ignore-stored-config).
+
+    Runs before anything is imported or any model built: the hint is only compared, never used.
+    """
+    if not args.ignore_stored_config:
+        check_hint(config, RunConfig.from_state(head.get("state"), run_id), run_id, command, args.model)
 
 
 def new_run_id() -> str:
@@ -80,19 +86,25 @@ def _answer(item: str) -> dict[str, Any]:
     return {"interruptResponse": {"interruptId": ident, "response": value}}
 
 
-def _drive(agent: Agent, prompt: Any, run_id: str) -> int:
+def _drive(agent: Agent, prompt: Any, run_id: str, config: RunConfig) -> int:
+    """Stream one invocation to the terminal; the messages name the flags to resume with."""
+    from rich.markup import escape
+
     out = console()
-    out.print(f"[dim]run[/] [bold]{run_id}[/]  [dim]model[/] {_model_id(agent)}")
+    out.print(f"[dim]run[/] [bold]{run_id}[/]  [dim]model[/] {escape(_model_id(agent))}")
     view = _View(out)
+    flags = shown(config.flags())
     try:
         result = asyncio.run(view.follow(agent, prompt, run_id))
     except KeyboardInterrupt:
         view.stop()
-        console(stderr=True).print(f"interrupted: run {run_id} is saved; continue it with `tether resume {run_id}`")
+        console(stderr=True).print(
+            f"interrupted: run {run_id} is saved; continue it with `tether resume {run_id} {flags}`", markup=False, soft_wrap=True
+        )
         return EXIT_INTERRUPTED
     finally:
         view.stop()
-    view.summary(result, run_id)
+    view.summary(result, run_id, flags)
     return 0
 
 
@@ -152,19 +164,19 @@ class _View:
             self.out.print()
             self.in_text = False
 
-    def summary(self, result: AgentResult, run_id: str) -> None:
+    def summary(self, result: AgentResult, run_id: str, flags: str) -> None:
+        """The closing line; for an interrupt or a checkpoint, the exact command that continues the run."""
         from rich.markup import escape
 
         usage = result.metrics.invocation.usage
-        line = f"[dim]{result.stop_reason}, {usage['total_tokens']} tokens, run[/] [bold]{run_id}[/]"
+        self.out.print(f"[dim]{result.stop_reason}, {usage['total_tokens']} tokens, run[/] [bold]{run_id}[/]")
         if result.stop_reason == "interrupt":
             for interrupt in result.interrupts:
                 reason = escape(json.dumps(interrupt.reason))
                 self.out.print(f"[magenta]interrupt {escape(interrupt.id)}[/] {escape(interrupt.name)}: {reason}")
-            line += f"\nanswer with: tether resume {run_id} --answer ID=VALUE"
+            self.out.print(f"answer with: tether resume {run_id} --answer ID=VALUE {flags}", markup=False, soft_wrap=True)
         elif result.stop_reason == "checkpoint":
-            line += f"\npaused at a checkpoint; continue with: tether resume {run_id}"
-        self.out.print(line)
+            self.out.print(f"paused at a checkpoint; continue with: tether resume {run_id} {flags}", markup=False, soft_wrap=True)
 
 
 def _result_line(result: dict[str, Any]) -> tuple[str, str]:

@@ -1,4 +1,9 @@
-"""Inspection commands: ``runs``, ``show``, ``fork``, ``export`` and ``size``."""
+"""Inspection commands: ``runs``, ``show``, ``fork``, ``export`` and ``size``.
+
+They read rows and print them; nothing read from a row is run, imported or used as a path.
+``show`` displays the hint a run keeps of the flags it was created with (what ``tether resume``
+needs), escaped for the terminal since a row may hold anything.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 from ..durable.fork import fork_run
 from ..durable.history import Step, summary_of
 from ..durable.sqlite import SQLiteStore
-from ..errors import RunNotFoundError, StoreError
+from ..errors import ConfigurationError, RunNotFoundError, StoreError
 from ..snapshot import Snapshot
+from .config import CONFIG_KEY, IGNORE_FLAG, RunConfig, shown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -70,6 +76,7 @@ def cmd_runs(args: argparse.Namespace, path: Path) -> int:
 
 
 def cmd_show(args: argparse.Namespace, path: Path) -> int:
+    from rich.markup import escape
     from rich.table import Table
 
     store = open_store(path)
@@ -77,31 +84,65 @@ def cmd_show(args: argparse.Namespace, path: Path) -> int:
     if head is None:
         raise RunNotFoundError(f"no run {args.run_id!r} in {path}; see `tether runs`")
     run = summary_of(args.run_id, head)
-    out = console()
-    out.print(
-        f"[bold]{run.run_id}[/]  {_status(run.status)}  turns {run.turns}  cycles {run.cycles}  tokens {run.total_tokens}"
-        f"  created {_when(run.created_at)}  updated {_when(run.updated_at)}"
-    )
+    steps = store.history(args.run_id)  # read everything before printing anything
     table = Table(title="timeline")
     for name in ("step", "cycle", "position"):
         table.add_column(name, no_wrap=True)
     table.add_column("details", overflow="fold", ratio=1)
     table.add_column("msgs", no_wrap=True, justify="right")
     table.add_column("time", no_wrap=True)
-    for step in store.history(args.run_id):
+    for step in steps:
         table.add_row(
-            str(step.step), str(step.cycle_index), step.position, _details(step), str(step.message_count), _when(step.created_at)[11:]
+            str(step.step),
+            str(step.cycle_index),
+            escape(step.position),
+            _details(step),
+            str(step.message_count),
+            _when(step.created_at, clock=True),
         )
+    hint = created_with(args.run_id, head)
+    out = console()
+    out.print(
+        f"[bold]{run.run_id}[/]  {_status(run.status)}  turns {run.turns}  cycles {run.cycles}  tokens {run.total_tokens}"
+        f"  created {_when(run.created_at)}  updated {_when(run.updated_at)}"
+    )
+    out.print(f"created with: {hint}", markup=False, soft_wrap=True)
     out.print(table)
     return 0
 
 
 def cmd_fork(args: argparse.Namespace, path: Path) -> int:
-    new_id = fork_run(open_store(path), args.run_id, args.at, new_run_id=args.new_id)
+    store = open_store(path)
+    new_id = fork_run(store, args.run_id, args.at, new_run_id=args.new_id)
     out = console()
     out.print(f"forked {args.run_id} at step {args.at} -> [bold]{new_id}[/]")
-    out.print(f"continue it with: tether resume {new_id}   (or tether run PROMPT --run-id {new_id})")
+    head = store.head(new_id)
+    hint = _hint(new_id, head)
+    flags = "" if hint is None else " " + shown(hint.flags())
+    out.print(
+        f"continue it with: tether resume {new_id}{flags}   (or tether run PROMPT --run-id {new_id} with the same flags)",
+        markup=False,
+        soft_wrap=True,
+    )
     return 0
+
+
+def created_with(run_id: str, head: dict[str, Any]) -> str:
+    """How the run was created, as the flags to pass to continue it (from its stored hint; shown only)."""
+    try:
+        hint = RunConfig.from_state(head.get("state"), run_id)
+    except ConfigurationError:
+        return f"unreadable {CONFIG_KEY!r} hint (the row is damaged or was edited); continue it with {IGNORE_FLAG} and your flags"
+    if hint is None:
+        return "no stored flags (not made by `tether run`); continue it with the flags you want"
+    return shown(hint.flags())
+
+
+def _hint(run_id: str, head: dict[str, Any] | None) -> RunConfig | None:
+    try:
+        return RunConfig.from_state(None if head is None else head.get("state"), run_id)
+    except ConfigurationError:
+        return None
 
 
 def cmd_export(args: argparse.Namespace, path: Path) -> int:
@@ -130,11 +171,17 @@ _COLORS = {"finished": "green", "running": "cyan", "paused": "yellow", "interrup
 
 
 def _status(status: str) -> str:
-    return f"[{_COLORS.get(status, 'white')}]{status}[/]"
+    from rich.markup import escape
+
+    return f"[{_COLORS.get(status, 'white')}]{escape(status)}[/]"
 
 
-def _when(value: str | None) -> str:
-    return "-" if not value else value.replace("T", " ")[:19]  # UTC, to the second
+def _when(value: Any, clock: bool = False) -> str:
+    """A stored timestamp to the second (UTC; ``clock``: the time only), escaped: it is row text printed as markup."""
+    from rich.markup import escape
+
+    text = "-" if not value else str(value).replace("T", " ")[:19]
+    return escape(text[11:] if clock and value else text)
 
 
 def _details(step: Step) -> str:
@@ -152,11 +199,12 @@ def _details(step: Step) -> str:
         timing = "?" if duration is None else f"{duration:.1f} ms"
         mark = "[red]error[/]" if call.get("error") else "[green]ok[/]"
         doubt = " [yellow]in doubt, re-run[/]" if call.get("in_doubt") else ""
-        parts.append(f"tool {call.get('name')} {timing} {mark}{doubt}")
+        parts.append(f"tool {escape(str(call.get('name')))} {timing} {mark}{doubt}")
     for marker in step.in_doubt:
-        parts.append(f"[yellow]in doubt[/]: {marker.get('name')} ({marker.get('toolUseId')}) -> {marker.get('action')}")
+        ident = escape(f"{marker.get('name')} ({marker.get('toolUseId')}) -> {marker.get('action')}")
+        parts.append(f"[yellow]in doubt[/]: {ident}")
     if step.forked_from:
-        parts.append(f"forked from {step.forked_from.get('run_id')} step {step.forked_from.get('step')}")
+        parts.append(escape(f"forked from {step.forked_from.get('run_id')} step {step.forked_from.get('step')}"))
     if step.position == "turn_end":
         parts.append(f"{_status(step.status)} ({escape(str(step.stop_reason))})")
     return "; ".join(parts) or "-"
