@@ -1,4 +1,5 @@
-"""Typed shapes of Tether's JSON data: messages, blocks, tool specs and stream events."""
+"""Typed shapes of Tether's JSON data: messages, blocks, tool specs, model stream events and the
+run state's cursor, metrics and interrupt state."""
 
 from .content import (
     CONTROL_BLOCK_KINDS,
@@ -21,6 +22,16 @@ from .content import (
     ToolResultStatus,
     ToolUse,
 )
+from .state import (
+    CursorData,
+    CursorPhase,
+    InterruptRecord,
+    InterruptState,
+    MetricsData,
+    PausePosition,
+    ToolFigures,
+    UsageTotals,
+)
 from .streaming import ModelRequest, StopReason, StreamEvent, Usage
 from .tools import ToolChoice, ToolSpec
 
@@ -31,23 +42,31 @@ __all__ = [
     "CachePoint",
     "CheckpointResume",
     "ContentBlock",
+    "CursorData",
+    "CursorPhase",
     "DocumentContent",
     "ImageContent",
+    "InterruptRecord",
     "InterruptResponse",
+    "InterruptState",
     "JSONValue",
     "Message",
     "Messages",
+    "MetricsData",
     "ModelRequest",
+    "PausePosition",
     "ReasoningContent",
     "Role",
     "StopReason",
     "StreamEvent",
     "SystemContentBlock",
     "ToolChoice",
+    "ToolFigures",
     "ToolResult",
     "ToolResultContent",
     "ToolResultStatus",
     "ToolSpec",
     "ToolUse",
     "Usage",
+    "UsageTotals",
 ]
