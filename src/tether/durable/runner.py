@@ -25,11 +25,11 @@ from ..errors import InterruptError, PromptError, RunNotFoundError
 from ..interrupts import Interrupt, interrupt_id
 from ..invocation import InvocationOptions, invoke_stream
 from ..loop.core import CoreConfig, LoopCore, tool_uses_of
-from ..loop.driver import AgentEvent
 from ..loop.host import LoopHost
 from ..loop.state import RunState
 from ..tools.base import to_result
 from ..turn import is_waiting, stored_result
+from ..types import AgentEvent
 from .driver import DurableDriver
 from .history import turn_status
 from .indoubt import IN_DOUBT, RERUN, InDoubtCall

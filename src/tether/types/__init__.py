@@ -1,5 +1,5 @@
-"""Typed shapes of Tether's JSON data: messages, blocks, tool specs, model stream events and the
-run state's cursor, metrics and interrupt state."""
+"""Typed shapes of Tether's JSON data: messages, blocks, tool specs, model stream events, the
+run state's cursor, metrics and interrupt state, and the events ``Agent.stream_async`` yields."""
 
 from .content import (
     CONTROL_BLOCK_KINDS,
@@ -22,6 +22,16 @@ from .content import (
     ToolResultStatus,
     ToolUse,
 )
+from .events import (
+    AgentEvent,
+    DeltaEvent,
+    MessageEvent,
+    ReasoningDeltaEvent,
+    ResultEvent,
+    TextDeltaEvent,
+    ToolResultEvent,
+    ToolStartEvent,
+)
 from .state import (
     CursorData,
     CursorPhase,
@@ -39,11 +49,13 @@ __all__ = [
     "CONTROL_BLOCK_KINDS",
     "MESSAGE_BLOCK_KINDS",
     "SYSTEM_BLOCK_KINDS",
+    "AgentEvent",
     "CachePoint",
     "CheckpointResume",
     "ContentBlock",
     "CursorData",
     "CursorPhase",
+    "DeltaEvent",
     "DocumentContent",
     "ImageContent",
     "InterruptRecord",
@@ -51,21 +63,27 @@ __all__ = [
     "InterruptState",
     "JSONValue",
     "Message",
+    "MessageEvent",
     "Messages",
     "MetricsData",
     "ModelRequest",
     "PausePosition",
     "ReasoningContent",
+    "ReasoningDeltaEvent",
+    "ResultEvent",
     "Role",
     "StopReason",
     "StreamEvent",
     "SystemContentBlock",
+    "TextDeltaEvent",
     "ToolChoice",
     "ToolFigures",
     "ToolResult",
     "ToolResultContent",
+    "ToolResultEvent",
     "ToolResultStatus",
     "ToolSpec",
+    "ToolStartEvent",
     "ToolUse",
     "Usage",
     "UsageTotals",
