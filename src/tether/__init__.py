@@ -55,6 +55,15 @@ from .tools import (
     ToolExecutor,
     tool,
 )
+from .types import (
+    AgentEvent,
+    MessageEvent,
+    ReasoningDeltaEvent,
+    ResultEvent,
+    TextDeltaEvent,
+    ToolResultEvent,
+    ToolStartEvent,
+)
 
 __version__ = "0.1.0"
 
@@ -63,6 +72,7 @@ __all__ = [
     "AfterModelCall",
     "AfterToolCall",
     "Agent",
+    "AgentEvent",
     "AgentResult",
     "BeforeInvocation",
     "BeforeModelCall",
@@ -80,6 +90,7 @@ __all__ = [
     "InterruptError",
     "Limits",
     "MessageAdded",
+    "MessageEvent",
     "Metrics",
     "Model",
     "ModelAuthError",
@@ -88,6 +99,8 @@ __all__ = [
     "ModelThrottledError",
     "NullConversationManager",
     "PromptError",
+    "ReasoningDeltaEvent",
+    "ResultEvent",
     "RetryPolicy",
     "ScriptExhaustedError",
     "ScriptedModel",
@@ -100,9 +113,12 @@ __all__ = [
     "StructuredOutputError",
     "SummarizingConversationManager",
     "TetherError",
+    "TextDeltaEvent",
     "Tool",
     "ToolContext",
     "ToolError",
     "ToolExecutor",
+    "ToolResultEvent",
+    "ToolStartEvent",
     "tool",
 ]

@@ -24,7 +24,7 @@ from .errors import ConfigurationError, PromptError, SnapshotError, StateError
 from .hooks import HookRegistry
 from .invocation import InvocationOptions, invoke_stream
 from .loop.core import LoopCore
-from .loop.driver import AgentEvent, DriverOptions, LocalDriver
+from .loop.driver import DriverOptions, LocalDriver
 from .loop.host import Host, LoopHost
 from .loop.policies import Limits, RetryPolicy
 from .loop.state import POSITIONS, Position, RunState
@@ -37,7 +37,7 @@ from .tools.executors import ConcurrentToolExecutor, ToolExecutor
 from .tools.registry import ToolRegistry
 from .tools.source import ToolSource
 from .turn import abandon_interrupts
-from .types import Message, SystemContentBlock, ToolSpec
+from .types import AgentEvent, Message, SystemContentBlock, ToolSpec
 
 if TYPE_CHECKING:
     from .durable.history import Step
@@ -321,8 +321,9 @@ class Agent:
         invocation_state: dict[str, Any] | None = None,
         run_id: str | None = None,
     ) -> AsyncIterator[AgentEvent]:
-        """Run one invocation, yielding events: ``text_delta``, ``reasoning_delta``,
-        ``message``, ``tool_start``, ``tool_result`` and finally ``result`` (an AgentResult)."""
+        """Run one invocation, yielding events (:data:`tether.AgentEvent`): ``text_delta``,
+        ``reasoning_delta``, ``message``, ``tool_start``, ``tool_result`` and finally ``result``
+        (an AgentResult). Narrow an event by its kind: ``if event["type"] == "tool_start": ...``."""
         # aclosing: a caller that stops iterating closes the whole invocation in one step.
         async with contextlib.aclosing(self._events(prompt, output_model, invocation_state, forward_deltas=True, run_id=run_id)) as events:
             async for event in events:

@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, Literal
 
 from ._json import copy_json, strict_copy
 from .errors import CheckpointError, SnapshotError
 from .loop.state import POSITIONS, Position, new_metrics
 from .snapshot import Migration, Snapshot, migrate
+from .types import MetricsData
 
 CHECKPOINT_SCHEMA_VERSION = 1
 
 _KEYS = frozenset({"schema_version", "position", "cycle_index", "snapshot", "app_data", "metrics", "output_tool"})
-_COUNTS = ("cycle_count", "tool_call_count", "model_call_count")
-_USAGE = ("input_tokens", "output_tokens", "total_tokens")
+_COUNTS: tuple[Literal["cycle_count", "tool_call_count", "model_call_count"], ...] = ("cycle_count", "tool_call_count", "model_call_count")
+_USAGE: tuple[Literal["input_tokens", "output_tokens", "total_tokens"], ...] = ("input_tokens", "output_tokens", "total_tokens")
 
 
 class Checkpoint:
@@ -45,7 +46,7 @@ class Checkpoint:
         cycle_index: int,
         snapshot: dict[str, Any] | Snapshot,
         app_data: dict[str, Any] | None = None,
-        metrics: dict[str, Any] | None = None,
+        metrics: MetricsData | None = None,
         output_tool: str | None = None,
         schema_version: int = CHECKPOINT_SCHEMA_VERSION,
     ) -> None:
@@ -54,7 +55,7 @@ class Checkpoint:
         self._snapshot: Snapshot | None = snapshot if isinstance(snapshot, Snapshot) else None
         self._snapshot_dict: dict[str, Any] | None = None if isinstance(snapshot, Snapshot) else snapshot
         self.app_data: dict[str, Any] = {} if app_data is None else app_data
-        self.metrics: dict[str, Any] = new_metrics() if metrics is None else metrics
+        self.metrics: MetricsData = new_metrics() if metrics is None else metrics
         self.output_tool = output_tool
         self.schema_version = schema_version
 
@@ -187,7 +188,7 @@ def _check_position(position: str, messages: list[Any]) -> None:
         raise CheckpointError("checkpoint.snapshot.data.messages must end with a user message of tool results at position after_tools")
 
 
-def check_metrics(value: Any, where: str = "checkpoint.metrics", error: type[Exception] = CheckpointError) -> dict[str, Any]:
+def check_metrics(value: Any, where: str = "checkpoint.metrics", error: type[Exception] = CheckpointError) -> MetricsData:
     """A validated copy of accumulated metrics, so resumed runs can keep adding to them."""
     if not isinstance(value, dict):
         raise error(f"{where} must be an object, got {type(value).__name__}")
@@ -204,11 +205,11 @@ def check_metrics(value: Any, where: str = "checkpoint.metrics", error: type[Exc
     usage = value.get("usage", {})
     if not isinstance(usage, dict):
         raise error(f"{where}.usage must be an object")
-    for key in _USAGE:
-        item = usage.get(key, 0)
+    for part in _USAGE:
+        item = usage.get(part, 0)
         if not isinstance(item, int) or isinstance(item, bool) or item < 0:
-            raise error(f"{where}.usage.{key} must be a non-negative integer, got {item!r}")
-        out["usage"][key] = item
+            raise error(f"{where}.usage.{part} must be a non-negative integer, got {item!r}")
+        out["usage"][part] = item
     tools = value.get("tools", {})
     if not isinstance(tools, dict):
         raise error(f"{where}.tools must be an object")

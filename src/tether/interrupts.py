@@ -16,18 +16,20 @@ The run's ``interrupt_state`` (JSON, it travels in snapshots and checkpoints) ho
 - ``metrics``: the run's accumulated metrics at the stop, so a fresh agent that loads the
   snapshot keeps counting from there (consumed by the resume).
 
-It is cleared when the interrupted cycle closes.
+It is cleared when the interrupted cycle closes. Its shape is
+:class:`~tether.types.InterruptState` (each interrupt an :class:`~tether.types.InterruptRecord`).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ._json import ensure_json
 from .errors import InterruptError
-from .types import JSONValue
+from .types import InterruptRecord, InterruptState, JSONValue
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,8 @@ class Interrupt:
     source: str = "tool"
     tool_use_id: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> InterruptRecord:
+        """The interrupt as a record of ``interrupt_state["interrupts"]`` (JSON)."""
         return {
             "id": self.id,
             "name": self.name,
@@ -54,7 +57,8 @@ class Interrupt:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Interrupt:
+    def from_dict(cls, data: Mapping[str, Any]) -> Interrupt:
+        """An interrupt from a record (or any mapping with ``id`` and ``name``)."""
         return cls(
             id=data["id"],
             name=data["name"],
@@ -86,7 +90,7 @@ class InterruptRaiser:
 
     __slots__ = ("_source", "_state", "_tool_use_id")
 
-    def __init__(self, interrupt_state: dict[str, Any], source: str, tool_use_id: str) -> None:
+    def __init__(self, interrupt_state: InterruptState, source: str, tool_use_id: str) -> None:
         self._state = interrupt_state
         self._source = source
         self._tool_use_id = tool_use_id
@@ -104,20 +108,20 @@ class InterruptRaiser:
         raise InterruptSignal(Interrupt(ident, name, reason, self._source, self._tool_use_id))
 
 
-def pending_interrupts(interrupt_state: dict[str, Any]) -> list[Interrupt]:
+def pending_interrupts(interrupt_state: InterruptState) -> list[Interrupt]:
     """The interrupts of a run that still wait for an answer, in tool-call order."""
     table = interrupt_state.get("interrupts") or {}
     return [Interrupt.from_dict(item) for item in table.values() if "response" not in item]
 
 
-def is_interrupted(interrupt_state: dict[str, Any]) -> bool:
+def is_interrupted(interrupt_state: InterruptState) -> bool:
     """True when the run stopped for interrupts and at least one still waits for an answer."""
     return bool(interrupt_state.get("activated")) and any(
         "response" not in item for item in (interrupt_state.get("interrupts") or {}).values()
     )
 
 
-def apply_responses(interrupt_state: dict[str, Any], responses: list[dict[str, Any]]) -> None:
+def apply_responses(interrupt_state: InterruptState, responses: list[dict[str, Any]]) -> None:
     """Record ``interruptResponse`` answers.
 
     Everything is checked before anything is recorded, so a bad list changes nothing: unknown

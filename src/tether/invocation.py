@@ -19,11 +19,12 @@ import pydantic
 from ._prompt import Prompt
 from .hooks import AfterInvocation, BeforeInvocation, MessageAdded
 from .loop.core import CoreConfig, LoopCore
-from .loop.driver import AgentEvent, DriverOptions, LocalDriver
+from .loop.driver import DriverOptions, LocalDriver
 from .loop.host import LoopHost
 from .loop.state import Position, RunState
 from .result import AgentResult
 from .turn import begin_turn, finish_turn
+from .types import AgentEvent
 
 DriverFactory = Callable[[LoopHost, LoopCore, DriverOptions, threading.Event], LocalDriver]
 """Builds the driver of one invocation (``LocalDriver`` itself is one)."""
@@ -116,6 +117,7 @@ async def invoke_stream(
                 await hooks.fire(AfterInvocation(host.owner, result=result, resumed=turn.resumed, resumed_from=turn.resumed_from))
         finally:
             span.end(error)
+    assert result is not None  # finish_turn returned it: an exception would have left above
     yield {"type": "result", "result": result}
 
 

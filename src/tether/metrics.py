@@ -1,9 +1,14 @@
-"""Run metrics: cycles, tool calls, per-tool figures, token usage and model latency (JSON)."""
+"""Run metrics: cycles, tool calls, per-tool figures, token usage and model latency (JSON).
+
+The data is a :class:`~tether.types.MetricsData` dict; :class:`Metrics` is a read-only view of it.
+"""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
+
+from .types import MetricsData, ToolFigures, UsageTotals
 
 
 class Metrics:
@@ -15,7 +20,7 @@ class Metrics:
 
     __slots__ = ("_data", "_invocation")
 
-    def __init__(self, data: dict[str, Any], invocation: dict[str, Any] | None = None) -> None:
+    def __init__(self, data: MetricsData, invocation: MetricsData | None = None) -> None:
         self._data = data
         self._invocation = invocation
 
@@ -32,16 +37,16 @@ class Metrics:
         return int(self._data["model_call_count"])
 
     @property
-    def usage(self) -> dict[str, int]:
-        """``input_tokens``, ``output_tokens``, ``total_tokens``."""
-        return dict(self._data["usage"])
+    def usage(self) -> UsageTotals:
+        """``input_tokens``, ``output_tokens``, ``total_tokens`` (a copy)."""
+        return self._data["usage"].copy()
 
     @property
     def model_latency_ms(self) -> float:
         return float(self._data["model_latency_ms"])
 
     @property
-    def tool_metrics(self) -> dict[str, dict[str, Any]]:
+    def tool_metrics(self) -> dict[str, ToolFigures]:
         """Per tool name: ``calls``, ``errors``, ``total_duration_ms``."""
         return copy.deepcopy(self._data["tools"])
 
@@ -51,7 +56,8 @@ class Metrics:
         return Metrics(self._invocation if self._invocation is not None else self._data)
 
     def to_dict(self) -> dict[str, Any]:
-        out = copy.deepcopy(self._data)
+        """A copy of the data as JSON, with the current call's part under ``invocation``."""
+        out: dict[str, Any] = dict(copy.deepcopy(self._data))
         if self._invocation is not None:
             out["invocation"] = copy.deepcopy(self._invocation)
         return out
@@ -60,23 +66,43 @@ class Metrics:
         return f"Metrics(cycles={self.cycle_count}, tool_calls={self.tool_call_count}, tokens={self._data['usage']['total_tokens']})"
 
 
-def diff_metrics(now: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
-    """``now - before`` for two accumulated metrics dicts."""
-    out: dict[str, Any] = {}
-    for key in ("cycle_count", "tool_call_count", "model_call_count", "model_latency_ms"):
-        out[key] = now[key] - before.get(key, 0)
-    out["usage"] = {k: now["usage"][k] - before.get("usage", {}).get(k, 0) for k in now["usage"]}
-    tools: dict[str, Any] = {}
+_NO_USAGE: UsageTotals = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+_NO_FIGURES: ToolFigures = {"calls": 0, "errors": 0, "total_duration_ms": 0.0}
+
+
+def diff_metrics(now: MetricsData, before: MetricsData) -> MetricsData:
+    """``now - before`` for two accumulated metrics dicts.
+
+    A figure missing from ``before`` counts as zero; tools without new calls are left out.
+    """
+    prior_usage = before.get("usage", _NO_USAGE)
+    usage = now["usage"]
+    prior_tools = before.get("tools", {})
+    tools: dict[str, ToolFigures] = {}
     for name, figures in now["tools"].items():
-        prior = before.get("tools", {}).get(name, {})
-        delta = {k: v - prior.get(k, 0) for k, v in figures.items()}
-        if delta.get("calls"):
+        prior = prior_tools.get(name, _NO_FIGURES)
+        delta: ToolFigures = {
+            "calls": figures["calls"] - prior.get("calls", 0),
+            "errors": figures["errors"] - prior.get("errors", 0),
+            "total_duration_ms": figures["total_duration_ms"] - prior.get("total_duration_ms", 0),
+        }
+        if delta["calls"]:
             tools[name] = delta
-    out["tools"] = tools
-    return out
+    return {
+        "cycle_count": now["cycle_count"] - before.get("cycle_count", 0),
+        "tool_call_count": now["tool_call_count"] - before.get("tool_call_count", 0),
+        "model_call_count": now["model_call_count"] - before.get("model_call_count", 0),
+        "model_latency_ms": now["model_latency_ms"] - before.get("model_latency_ms", 0),
+        "usage": {
+            "input_tokens": usage["input_tokens"] - prior_usage.get("input_tokens", 0),
+            "output_tokens": usage["output_tokens"] - prior_usage.get("output_tokens", 0),
+            "total_tokens": usage["total_tokens"] - prior_usage.get("total_tokens", 0),
+        },
+        "tools": tools,
+    }
 
 
-def record_tool(metrics: dict[str, Any], name: str, duration_ms: float, error: bool) -> None:
+def record_tool(metrics: MetricsData, name: str, duration_ms: float, error: bool) -> None:
     """Account one finished tool call."""
     metrics["tool_call_count"] += 1
     figures = metrics["tools"].get(name)

@@ -36,7 +36,7 @@ from .loop.state import Cursor, Position, RunState
 from .metrics import Metrics, diff_metrics
 from .result import AgentResult
 from .snapshot import FIELDS
-from .types import Message
+from .types import Message, MetricsData
 
 if TYPE_CHECKING:
     from .conversation.base import ConversationManager
@@ -52,7 +52,7 @@ class Turn:
     """
 
     resumed_from: str | None
-    before: dict[str, Any]
+    before: MetricsData
 
     @property
     def resumed(self) -> bool:
@@ -230,11 +230,11 @@ def abandon_interrupts(run: RunState) -> list[Message]:
 # -- ending an invocation ---------------------------------------------------------------------
 
 
-def copy_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+def copy_metrics(metrics: MetricsData) -> MetricsData:
     """A copy of run metrics that later cycles cannot change."""
-    copy = dict(metrics)
-    copy["usage"] = dict(metrics["usage"])
-    copy["tools"] = {name: dict(figures) for name, figures in metrics["tools"].items()}
+    copy = metrics.copy()
+    copy["usage"] = metrics["usage"].copy()
+    copy["tools"] = {name: figures.copy() for name, figures in metrics["tools"].items()}
     return copy
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, RunNotFoundError
 from ..result import AgentResult
+from ..types import ToolResult
 from .config import DEMO_SYSTEM_PROMPT, RunConfig, build_agent, check_hint, shown, user_config
 from .runs import console, open_store
 
@@ -126,21 +127,20 @@ class _View:
         result: AgentResult | None = None
         self.spin("thinking (the first call also loads the model)...")
         async for event in agent.stream_async(prompt, run_id=run_id):
-            kind = event["type"]
-            if kind == "text_delta":
+            if event["type"] == "text_delta":
                 self.stop()
                 self.out.print(event["text"], end="", markup=False)
                 self.in_text = True
-            elif kind == "tool_start":
+            elif event["type"] == "tool_start":
                 self.end_text()
                 use = event["toolUse"]
                 self.out.print(f"[cyan]-> {use['name']}[/]", escape(json.dumps(use.get("input"), ensure_ascii=False)))
                 self.spin(f"running {use['name']}...")
-            elif kind == "tool_result":
+            elif event["type"] == "tool_result":
                 self.stop()
                 self.out.print(*_result_line(event["toolResult"]))
                 self.spin("thinking...")
-            elif kind == "result":
+            elif event["type"] == "result":
                 result = event["result"]
         self.stop()
         self.end_text()
@@ -179,7 +179,7 @@ class _View:
             self.out.print(f"paused at a checkpoint; continue with: tether resume {run_id} {flags}", markup=False, soft_wrap=True)
 
 
-def _result_line(result: dict[str, Any]) -> tuple[str, str]:
+def _result_line(result: ToolResult) -> tuple[str, str]:
     from rich.markup import escape
 
     parts = [block.get("text") if "text" in block else json.dumps(block.get("json", "<content>")) for block in result["content"]]

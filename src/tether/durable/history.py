@@ -16,13 +16,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import StoreError
 from ..interrupts import pending_interrupts
 from ..loop.core import tool_uses_of
 from ..loop.state import RunState
-from ..types import Message, ToolResult
+from ..types import InterruptState, Message, MetricsData, ToolResult
+from .head import HeadFields
 from .store import StoredRun, _parse, encode_row
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ class Timeline:
     calls of the open cycle, as the durable driver observed them.
     """
 
-    def __init__(self, head: dict[str, Any] | None, metrics: dict[str, Any]) -> None:
+    def __init__(self, head: dict[str, Any] | None, metrics: MetricsData) -> None:
         head = head or {}
         self.steps = int(head.get("steps", 0))
         self.turns = int(head.get("turns", 0))
@@ -116,7 +117,7 @@ class Timeline:
         self.durations: dict[str, float] = {}
         self.in_doubt: set[str] = set()
 
-    def head_fields(self) -> dict[str, Any]:
+    def head_fields(self) -> HeadFields:
         """The fields this timeline adds to the head row."""
         return {"status": self.status, "turns": self.turns, "steps": self.steps, "created_at": self.created_at, "updated_at": now_iso()}
 
@@ -195,7 +196,7 @@ class Timeline:
         return tools
 
 
-def _model_figures(metrics: dict[str, Any]) -> dict[str, float]:
+def _model_figures(metrics: MetricsData) -> dict[str, float]:
     usage = metrics.get("usage") or {}
     return {
         "latency_ms": float(metrics.get("model_latency_ms", 0.0)),
@@ -257,7 +258,7 @@ def summary_of(run_id: str, head: dict[str, Any]) -> RunSummary:
     cursor = head.get("cursor") or {}
     status = head.get("status")
     if status not in STATUSES:
-        interrupts = head.get("interrupt_state") or {}
+        interrupts = cast(InterruptState, head.get("interrupt_state") or {})  # a stored head: JSON as written
         waiting = bool(interrupts.get("activated")) and bool(pending_interrupts(interrupts))
         status = "interrupted" if waiting else "finished" if cursor.get("phase") == "idle" else "running"
     return RunSummary(

@@ -25,11 +25,11 @@ from ..errors import InterruptError, PromptError, RunNotFoundError
 from ..interrupts import Interrupt, interrupt_id
 from ..invocation import InvocationOptions, invoke_stream
 from ..loop.core import CoreConfig, LoopCore, tool_uses_of
-from ..loop.driver import AgentEvent
 from ..loop.host import LoopHost
 from ..loop.state import RunState
 from ..tools.base import to_result
 from ..turn import is_waiting, stored_result
+from ..types import AgentEvent
 from .driver import DurableDriver
 from .history import turn_status
 from .indoubt import IN_DOUBT, RERUN, InDoubtCall
@@ -183,7 +183,7 @@ async def _settle_in_doubt(host: LoopHost, session: DurableSession, reconcile: R
     if cursor.phase != "tools" or not run.messages:
         return
     state = run.interrupt_state
-    table: dict[str, Any] = state.get("interrupts") or {}
+    table = state.get("interrupts") or {}
     stopped = {item.get("tool_use_id") for item in table.values() if item.get("name") != IN_DOUBT}
     started = set(cursor.started)
     core = LoopCore(run, CoreConfig())
@@ -223,7 +223,7 @@ async def _settle_in_doubt(host: LoopHost, session: DurableSession, reconcile: R
 def _answer_in_doubt(session: DurableSession, responses: list[dict[str, Any]]) -> Prompt:
     """Apply answers to ``tether.in_doubt`` interrupts; returns the prompt for the rest."""
     run = session.run
-    table: dict[str, Any] = run.interrupt_state.get("interrupts") or {}
+    table = run.interrupt_state.get("interrupts") or {}
     core = LoopCore(run, CoreConfig())
     others: list[dict[str, Any]] = []
     for i, item in enumerate(responses):
@@ -235,6 +235,7 @@ def _answer_in_doubt(session: DurableSession, responses: list[dict[str, Any]]) -
         if "response" not in item:
             raise InterruptError(f"prompt[{i}].interruptResponse.response is missing (interrupt {entry['id']})")
         tool_use_id = entry["tool_use_id"]
+        assert tool_use_id is not None  # an in-doubt interrupt is raised for one tool call
         answer = item["response"]
         entry["response"] = answer if answer == RERUN else "recorded"
         if answer != RERUN:

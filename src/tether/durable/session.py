@@ -8,10 +8,11 @@ are never rewritten, so the bytes written per message stay flat however long the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ..loop.state import Cursor, RunState
-from ..types import Message, ToolResult
+from ..types import InterruptState, Message, ToolResult
+from .head import DurableHead, as_row
 from .history import Timeline
 from .store import SCHEMA_VERSION, RunStore, StoredRun
 
@@ -61,11 +62,11 @@ class DurableSession:
             self.written.update(results)
         self.rev += 1
         if position is None:
-            head = self.head()
+            head = as_row(self.head())
             step = None
         else:
             self.timeline.begin(position, status)
-            head = self.head()
+            head = as_row(self.head())
             step = self.timeline.step(position, run, head, info)
         try:
             if step is None:
@@ -107,8 +108,8 @@ class DurableSession:
                 return None
         return None
 
-    def head(self) -> dict[str, Any]:
-        """The run's constant-size head row."""
+    def head(self) -> DurableHead:
+        """The run's constant-size head row (see :class:`~tether.durable.head.DurableHead`)."""
         run = self.run
         cursor = run.cursor.to_dict()
         cursor["results"] = {}
@@ -129,7 +130,11 @@ class DurableSession:
 
 
 def run_state_of(stored: StoredRun) -> RunState:
-    """Rebuild the exact ``RunState`` a stored run describes."""
+    """Rebuild the exact ``RunState`` a stored run describes.
+
+    The head is read as the JSON the store loaded (``dict[str, Any]``): it was written by
+    :meth:`DurableSession.head` and the store checked its framing when it loaded it.
+    """
     head = stored.head
     cursor_data = dict(head["cursor"])
     cursor_data["results"] = stored.results
@@ -137,7 +142,7 @@ def run_state_of(stored: StoredRun) -> RunState:
         messages=stored.messages,
         state=head.get("state") or {},
         conversation_manager_state=head.get("conversation_manager_state") or {},
-        interrupt_state=head.get("interrupt_state") or {},
+        interrupt_state=cast(InterruptState, head.get("interrupt_state") or {}),
         system_prompt=head.get("system_prompt"),
         model_state=head.get("model_state") or {},
         cursor=Cursor.from_dict(cursor_data),

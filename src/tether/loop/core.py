@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import StateError, StructuredOutputError
-from ..types import ContentBlock, Message, StopReason, ToolChoice, ToolResult, ToolUse
+from ..types import ContentBlock, InterruptRecord, Message, StopReason, ToolChoice, ToolResult, ToolUse
 from .effects import CallModel, CloseCycle, Effect, Pause, RunTools, Stop
 from .state import Cursor, Position, RunState
 
@@ -248,7 +248,7 @@ class LoopCore:
 
     # -- interrupts -----------------------------------------------------------------------
 
-    def tool_interrupted(self, interrupts: list[dict[str, Any]]) -> None:
+    def tool_interrupted(self, interrupts: list[InterruptRecord]) -> None:
         """Record interrupts raised by a tool call (or its BeforeToolCall hooks).
 
         The call produced no result and did nothing it cannot redo when answered, so it is no
@@ -274,7 +274,7 @@ class LoopCore:
     def _save_interrupt_context(self) -> None:
         """Keep the cursor with the interrupts, in tool-call order (concurrent tools raise in any order)."""
         state = self.run.interrupt_state
-        order = {use["toolUseId"]: i for i, use in enumerate(tool_uses_of(self.run.messages[-1]))}
+        order: dict[str | None, int] = {use["toolUseId"]: i for i, use in enumerate(tool_uses_of(self.run.messages[-1]))}
         table = state.get("interrupts") or {}
         ranked = sorted(table.values(), key=lambda item: (order.get(item.get("tool_use_id"), len(order)), item.get("source") != "hook"))
         state["interrupts"] = {item["id"]: item for item in ranked}

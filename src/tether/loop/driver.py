@@ -19,15 +19,13 @@ import pydantic
 
 from ..hooks import HookRegistry, MessageAdded
 from ..metrics import record_tool
-from ..types import Message, ToolResult, ToolUse
+from ..types import AgentEvent, Message, ToolResult, ToolUse
 from .core import LoopCore, ModelOutcome
 from .effects import CallModel, CloseCycle, Effect, Pause, RunTools, Stop
 from .host import LoopHost
 from .model_call import ModelResponse, respond
 from .tool_call import call_tool
 from .tracing import Span
-
-AgentEvent = dict[str, Any]
 
 _CANCEL_POLL_SECONDS = 0.05
 """How often a throttling backoff checks for cancellation (cancel() is a thread-safe flag)."""

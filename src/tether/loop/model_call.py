@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ContextWindowExhaustedError, ContextWindowOverflowError, ModelThrottledError
 from ..hooks import AfterModelCall, BeforeModelCall
-from ..types import Message, ModelRequest, ToolChoice, ToolSpec
+from ..types import DeltaEvent, Message, ModelRequest, ToolChoice, ToolSpec
 from .host import LoopHost
 from .policies import RetryPolicy
 from .state import RunState
@@ -49,7 +49,7 @@ async def respond(
     forward_deltas: bool = False,
     cancel: threading.Event | None = None,
     parent: Span | None = None,
-) -> AsyncIterator[dict[str, Any] | ModelResponse]:
+) -> AsyncIterator[DeltaEvent | ModelResponse]:
     """Yield text/reasoning delta events (when ``forward_deltas``), then one :class:`ModelResponse`.
 
     Yields no response when ``cancel`` is set during the call. An overflow makes the host's
@@ -96,7 +96,7 @@ async def _respond(
     backoff: Callable[[float], Awaitable[None]] | None,
     forward_deltas: bool,
     cancel: threading.Event | None,
-) -> AsyncIterator[dict[str, Any] | ModelResponse]:
+) -> AsyncIterator[DeltaEvent | ModelResponse]:
     hooks = host.hooks
     agent = host.owner
     throttled = 0

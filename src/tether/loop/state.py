@@ -6,17 +6,18 @@ snapshot, a checkpoint, a durable store row and a Temporal workflow all carry th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from ..types import Message, SystemContentBlock, ToolResult
+from ..types import CursorData, InterruptState, Message, MetricsData, SystemContentBlock, ToolResult
 
 Phase: TypeAlias = Literal["model", "tools", "idle"]
 Position: TypeAlias = Literal["after_model", "after_tools"]
 POSITIONS: tuple[Position, ...] = ("after_model", "after_tools")
 
 
-def new_metrics() -> dict[str, Any]:
+def new_metrics() -> MetricsData:
     """Empty accumulated metrics (JSON)."""
     return {
         "cycle_count": 0,
@@ -49,7 +50,8 @@ class Cursor:
     corrective_turn_used: bool = False
     stop_reason: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CursorData:
+        """The cursor as JSON data (a new dict; ``results`` and ``started`` are copies)."""
         return {
             "phase": self.phase,
             "cycle_index": self.cycle_index,
@@ -64,7 +66,8 @@ class Cursor:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Cursor:
+    def from_dict(cls, data: Mapping[str, Any]) -> Cursor:
+        """A cursor from :meth:`to_dict` data; keys after ``cycle_index`` may be missing (older data)."""
         return cls(
             phase=data["phase"],
             cycle_index=int(data["cycle_index"]),
@@ -90,9 +93,9 @@ class RunState:
     messages: list[Message] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
     conversation_manager_state: dict[str, Any] = field(default_factory=dict)
-    interrupt_state: dict[str, Any] = field(default_factory=dict)
+    interrupt_state: InterruptState = field(default_factory=InterruptState)
     system_prompt: list[SystemContentBlock] | None = None
     model_state: dict[str, Any] = field(default_factory=dict)
     cursor: Cursor = field(default_factory=Cursor)
-    metrics: dict[str, Any] = field(default_factory=new_metrics)
+    metrics: MetricsData = field(default_factory=new_metrics)
     run_id: str | None = None

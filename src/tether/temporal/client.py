@@ -13,7 +13,7 @@ here (:func:`tether.temporal.errors.from_failure`), with the Temporal failure as
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 
@@ -27,6 +27,7 @@ from ..snapshot import Snapshot
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT, compact_message, expand_message
 from .errors import from_failure
+from .shapes import CarriedState, WirePrompt, WorkflowOptions, WorkflowParams
 from .wire import carried_from_run, run_from_checkpoint, run_from_snapshot, snapshot_of
 from .workflow import WORKFLOW_NAME
 
@@ -43,17 +44,17 @@ class TetherClient:
         task_queue: str,
         *,
         inline_limit: int = DEFAULT_INLINE_LIMIT,
-        options: dict[str, Any] | None = None,
+        options: WorkflowOptions | None = None,
     ) -> None:
         self.client = client
         self.blobs = blobs
         self.task_queue = task_queue
         self.inline_limit = inline_limit
-        self.options = dict(options or {})
+        self.options: WorkflowOptions = {**(options or {})}
 
     # -- starting -------------------------------------------------------------------------
 
-    def _prompt(self, prompt: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    def _prompt(self, prompt: Any) -> tuple[WirePrompt, CarriedState | None]:
         normalized = normalize_prompt(prompt)
         if normalized.kind == "checkpoint":
             carried = carried_from_run(self.blobs, run_from_checkpoint(normalized.checkpoint), inline_limit=self.inline_limit)
@@ -71,8 +72,8 @@ class TetherClient:
         *,
         run_id: str,
         config: dict[str, Any] | None = None,
-        options: dict[str, Any] | None = None,
-        carried: dict[str, Any] | None = None,
+        options: WorkflowOptions | None = None,
+        carried: CarriedState | None = None,
         **start_options: Any,
     ) -> WorkflowHandle[Any, dict[str, Any]]:
         """Start one invocation of ``agent`` as workflow ``run_id``; returns its handle.
@@ -88,7 +89,7 @@ class TetherClient:
             if carried is not None:
                 raise PromptError("a checkpointResume prompt cannot be combined with carried state")
             carried = from_checkpoint
-        params = {
+        params: WorkflowParams = {
             "agent": agent,
             "config": config or {},
             "run_id": run_id,
@@ -111,7 +112,9 @@ class TetherClient:
     ) -> WorkflowHandle[Any, dict[str, Any]]:
         """Start the next turn of a finished run (workflow ``previous_run_id``) as workflow ``run_id``."""
         raw = await self._raw_result(previous_run_id)
-        carried = {**raw["run"], "settings": None}  # re-read the agent's settings: its config may differ
+        # The carried state of the finished run (the workflow's result, as JSON); settings None
+        # makes the next run read the agent's settings again: its config may differ.
+        carried = cast(CarriedState, {**raw["run"], "settings": None})
         return await self.start(agent, prompt, run_id=run_id, config=config, carried=carried, **kwargs)
 
     async def promote(

@@ -11,7 +11,7 @@ a Temporal run is exported and continued locally.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from .._json import encode
 from ..checkpoint import Checkpoint, check_metrics
@@ -19,8 +19,10 @@ from ..checkpoint import parse as parse_checkpoint
 from ..errors import CheckpointError, InterruptError, SnapshotError
 from ..loop.state import Cursor, RunState, new_metrics
 from ..snapshot import SCOPE, SNAPSHOT_SCHEMA_VERSION, Snapshot
+from ..types import InterruptState, MetricsData
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT, Conversations, compact_message, compact_result, expand_message, expand_result
+from .shapes import CarriedState
 
 TAIL = 4
 
@@ -31,11 +33,11 @@ def _map_results(results: Any, convert: Any) -> dict[str, Any]:
     return {ident: convert(result) for ident, result in results.items()}
 
 
-def carried_from_run(blobs: BlobStore, run: RunState, *, inline_limit: int = DEFAULT_INLINE_LIMIT) -> dict[str, Any]:
+def carried_from_run(blobs: BlobStore, run: RunState, *, inline_limit: int = DEFAULT_INLINE_LIMIT) -> CarriedState:
     """The compact state a workflow starts from, for a local ``run`` (content goes to ``blobs``)."""
     compact = [compact_message(blobs, message, inline_limit) for message in run.messages]
     conv = Conversations(blobs).append(None, compact)
-    interrupt_state: dict[str, Any] = encode(run.interrupt_state)
+    interrupt_state: InterruptState = encode(run.interrupt_state)
     context = interrupt_state.get("context")
     if isinstance(context, dict):
         context["results"] = _map_results(context.get("results"), lambda r: compact_result(blobs, r, inline_limit))
@@ -69,7 +71,7 @@ def run_from_snapshot(snapshot: Snapshot | dict[str, Any]) -> RunState:
         messages=data["messages"],
         state=data.get("state") or {},
         conversation_manager_state={k: v for k, v in (data.get("conversation_manager_state") or {}).items() if k != "kind"},
-        interrupt_state=data.get("interrupt_state") or {},
+        interrupt_state=cast(InterruptState, data.get("interrupt_state") or {}),  # validated by Snapshot.from_dict
         system_prompt=data.get("system_prompt"),
         model_state=data.get("model_state") or {},
     )
@@ -100,7 +102,7 @@ def run_from_checkpoint(checkpoint: Checkpoint | dict[str, Any]) -> RunState:
     return run
 
 
-def messages_of(blobs: BlobStore, carried: dict[str, Any], *, decode: bool = True) -> list[Any]:
+def messages_of(blobs: BlobStore, carried: CarriedState, *, decode: bool = True) -> list[Any]:
     """The full conversation of a carried state (chain plus the messages not yet persisted)."""
     conversations = Conversations(blobs)
     compact = conversations.compact_nodes(carried.get("conv"))
@@ -110,7 +112,7 @@ def messages_of(blobs: BlobStore, carried: dict[str, Any], *, decode: bool = Tru
     return [expand_message(blobs, message, decode=decode) for message in compact]
 
 
-def snapshot_of(blobs: BlobStore, carried: dict[str, Any], app_data: dict[str, Any] | None = None) -> Snapshot:
+def snapshot_of(blobs: BlobStore, carried: CarriedState, app_data: dict[str, Any] | None = None) -> Snapshot:
     """A :class:`Snapshot` of a carried state, loadable by a local agent built the same way."""
     interrupt_state = copy.deepcopy(carried.get("interrupt_state") or {})
     context = interrupt_state.get("context")
@@ -128,7 +130,7 @@ def snapshot_of(blobs: BlobStore, carried: dict[str, Any], app_data: dict[str, A
     return Snapshot.from_dict({"schema_version": SNAPSHOT_SCHEMA_VERSION, "scope": SCOPE, "data": data, "app_data": app_data or {}})
 
 
-def metrics_of(carried: dict[str, Any]) -> dict[str, Any]:
+def metrics_of(carried: CarriedState) -> MetricsData:
     """The accumulated metrics of a carried state (a copy)."""
     return copy.deepcopy(carried.get("metrics") or new_metrics())
 

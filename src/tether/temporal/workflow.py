@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -31,11 +31,13 @@ with workflow.unsafe.imports_passed_through():
     from ..loop.state import Cursor, RunState, new_metrics
     from ..metrics import diff_metrics, record_tool
     from ..turn import begin_turn, copy_metrics, last_assistant, mark_interrupted, resume_interrupt, settle_idle
+    from ..types import Message, MetricsData, SystemContentBlock
     from .errors import to_failure
+    from .shapes import AgentSettings, CarriedState, CompactMessage, WorkflowOptions
 
 WORKFLOW_NAME = "tether.agent"
 TAIL = 4
-DEFAULT_OPTIONS: dict[str, Any] = {
+DEFAULT_OPTIONS: WorkflowOptions = {
     "cycles_per_execution": 500,
     "model_timeout_s": 600.0,
     "tool_timeout_s": 3600.0,
@@ -51,14 +53,14 @@ class AgentWorkflow:
     """One invocation of a registered agent, durable across workers, restarts and time."""
 
     def __init__(self) -> None:
-        self._params: dict[str, Any] = {}
+        self._params: dict[str, Any] = {}  # a WorkflowParams payload, read key by key
         self._run: RunState | None = None
         self._core: LoopCore | None = None
         self._conv: str | None = None
         self._unpersisted = 0
-        self._settings: dict[str, Any] = {}
-        self._options: dict[str, Any] = dict(DEFAULT_OPTIONS)
-        self._before: dict[str, Any] = new_metrics()
+        self._settings: AgentSettings = {}
+        self._options: WorkflowOptions = DEFAULT_OPTIONS.copy()
+        self._before: MetricsData = new_metrics()
         self._resumed_from: str | None = None
         self._status = "starting"
         self._answers: list[list[dict[str, Any]]] = []
@@ -69,9 +71,11 @@ class AgentWorkflow:
 
     @workflow.run
     async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+        # ``params`` is a WorkflowParams payload (typed as JSON here: see tether.temporal.shapes).
         self._params = params
-        self._options.update(params.get("options") or {})
-        carried = params.get("carried")
+        requested: WorkflowOptions | None = params.get("options")
+        self._options.update(requested or {})
+        carried: CarriedState | None = params.get("carried")
         if carried is None or carried.get("settings") is None:
             described = await self._activity("tether.describe", {"agent": params["agent"], "config": params.get("config") or {}})
             if carried is None:
@@ -109,13 +113,13 @@ class AgentWorkflow:
             self._applied = len(self._answers)  # release update handlers still waiting for their answers
             return await self._finish(Stop("cancelled"))
 
-    def _load(self, carried: dict[str, Any]) -> None:
+    def _load(self, carried: CarriedState) -> None:
         run = RunState(
-            messages=list(carried["tail"]),
+            messages=_run_messages(carried["tail"]),
             state=carried.get("state") or {},
             conversation_manager_state=carried.get("conversation_manager_state") or {},
             interrupt_state=carried.get("interrupt_state") or {},
-            system_prompt=carried.get("system_prompt"),  # compact (or None)
+            system_prompt=_run_system_prompt(carried.get("system_prompt")),  # compact (or None)
             model_state=carried.get("model_state") or {},
             cursor=Cursor.from_dict(carried["cursor"]),
             metrics=carried["metrics"],
@@ -124,10 +128,11 @@ class AgentWorkflow:
         self._run = run
         self._conv = carried.get("conv")
         self._unpersisted = int(carried.get("unpersisted", 0))
-        self._settings = carried["settings"]
+        settings = carried["settings"]
+        assert settings is not None  # run() asked the agent for them when the carried state had none
+        self._settings = settings
         self._before = carried.get("before_metrics") or copy_metrics(run.metrics)
         self._resumed_from = carried.get("resumed_from")
-        settings = self._settings
         self._core = LoopCore(
             run,
             CoreConfig(
@@ -340,16 +345,17 @@ class AgentWorkflow:
 
     # -- helpers --------------------------------------------------------------------------
 
-    def _carry(self, *, started: bool) -> dict[str, Any]:
+    def _carry(self, *, started: bool) -> CarriedState:
+        """The run as the workflow carries it (continue-as-new, the snapshot query, its result)."""
         run, _ = self._state()
         return {
             "conv": self._conv,
-            "tail": list(run.messages),
+            "tail": cast("list[CompactMessage]", list(run.messages)),  # compact: see _run_messages
             "unpersisted": self._unpersisted,
             "state": run.state,
             "conversation_manager_state": run.conversation_manager_state,
             "interrupt_state": run.interrupt_state,
-            "system_prompt": run.system_prompt,
+            "system_prompt": cast("CompactMessage | None", run.system_prompt),  # see _run_system_prompt
             "model_state": run.model_state,
             "cursor": run.cursor.to_dict(),
             "metrics": run.metrics,
@@ -423,6 +429,21 @@ class AgentWorkflow:
             "state": copy.deepcopy(run.state),
             "run": self._carry(started=False),
         }
+
+
+def _run_messages(tail: list[CompactMessage]) -> list[Message]:
+    """The workflow's run holds compact messages as its messages (a new list).
+
+    They keep every part the loop core reads (roles, tool-use ids and names, tool-result ids and
+    statuses); only activities expand them.
+    """
+    return cast("list[Message]", list(tail))
+
+
+def _run_system_prompt(system: CompactMessage | None) -> list[SystemContentBlock] | None:
+    """The workflow's run holds the compact system *message* where a local run holds the system
+    blocks: the core never reads it, and the model activity expands it."""
+    return cast("list[SystemContentBlock] | None", system)
 
 
 __all__ = ["DEFAULT_OPTIONS", "WORKFLOW_NAME", "AgentWorkflow"]

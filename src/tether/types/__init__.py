@@ -1,4 +1,5 @@
-"""Typed shapes of Tether's JSON data: messages, blocks, tool specs and stream events."""
+"""Typed shapes of Tether's JSON data: messages, blocks, tool specs, model stream events, the
+run state's cursor, metrics and interrupt state, and the events ``Agent.stream_async`` yields."""
 
 from .content import (
     CONTROL_BLOCK_KINDS,
@@ -21,6 +22,26 @@ from .content import (
     ToolResultStatus,
     ToolUse,
 )
+from .events import (
+    AgentEvent,
+    DeltaEvent,
+    MessageEvent,
+    ReasoningDeltaEvent,
+    ResultEvent,
+    TextDeltaEvent,
+    ToolResultEvent,
+    ToolStartEvent,
+)
+from .state import (
+    CursorData,
+    CursorPhase,
+    InterruptRecord,
+    InterruptState,
+    MetricsData,
+    PausePosition,
+    ToolFigures,
+    UsageTotals,
+)
 from .streaming import ModelRequest, StopReason, StreamEvent, Usage
 from .tools import ToolChoice, ToolSpec
 
@@ -28,26 +49,42 @@ __all__ = [
     "CONTROL_BLOCK_KINDS",
     "MESSAGE_BLOCK_KINDS",
     "SYSTEM_BLOCK_KINDS",
+    "AgentEvent",
     "CachePoint",
     "CheckpointResume",
     "ContentBlock",
+    "CursorData",
+    "CursorPhase",
+    "DeltaEvent",
     "DocumentContent",
     "ImageContent",
+    "InterruptRecord",
     "InterruptResponse",
+    "InterruptState",
     "JSONValue",
     "Message",
+    "MessageEvent",
     "Messages",
+    "MetricsData",
     "ModelRequest",
+    "PausePosition",
     "ReasoningContent",
+    "ReasoningDeltaEvent",
+    "ResultEvent",
     "Role",
     "StopReason",
     "StreamEvent",
     "SystemContentBlock",
+    "TextDeltaEvent",
     "ToolChoice",
+    "ToolFigures",
     "ToolResult",
     "ToolResultContent",
+    "ToolResultEvent",
     "ToolResultStatus",
     "ToolSpec",
+    "ToolStartEvent",
     "ToolUse",
     "Usage",
+    "UsageTotals",
 ]

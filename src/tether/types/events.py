@@ -1,0 +1,86 @@
+"""The events ``Agent.stream_async`` yields: one ``TypedDict`` per kind, told apart by ``type``.
+
+Every event is a plain dict with a ``"type"`` key naming its kind, so a caller narrows the
+:data:`AgentEvent` union with ``if event["type"] == "tool_start": ...`` and mypy knows which
+other keys are there. An invocation yields, in order of occurrence:
+
+- ``text_delta`` / ``reasoning_delta``: a piece of the model's text or reasoning as it streams;
+- ``message``: a message appended to the conversation (the prompt, each model response, each
+  cycle's tool results, a corrective turn);
+- ``tool_start``: a tool call is about to run;
+- ``tool_result``: a tool call finished (its result, before the cycle closes);
+- ``result``: last, the invocation's :class:`~tether.AgentResult`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypedDict
+
+from .content import Message, ToolResult, ToolUse
+
+if TYPE_CHECKING:  # tether.result imports the types package: a runtime import would be a cycle
+    from ..result import AgentResult
+
+
+class TextDeltaEvent(TypedDict):
+    """A piece of the model's text, as it streams (not sent by ``invoke_async``)."""
+
+    type: Literal["text_delta"]
+    text: str
+
+
+class ReasoningDeltaEvent(TypedDict):
+    """A piece of the model's reasoning text, as it streams (not sent by ``invoke_async``)."""
+
+    type: Literal["reasoning_delta"]
+    text: str
+
+
+class MessageEvent(TypedDict):
+    """A message appended to the conversation."""
+
+    type: Literal["message"]
+    message: Message
+
+
+class ToolStartEvent(TypedDict):
+    """A tool call about to run."""
+
+    type: Literal["tool_start"]
+    toolUse: ToolUse
+
+
+class ToolResultEvent(TypedDict):
+    """A tool call's result, once it finished."""
+
+    type: Literal["tool_result"]
+    toolResult: ToolResult
+
+
+class ResultEvent(TypedDict):
+    """The last event of an invocation: its result.
+
+    ``result`` names ``AgentResult`` by a forward reference (see the import above); resolve it
+    with ``typing.get_type_hints(ResultEvent, localns={"AgentResult": tether.AgentResult})``.
+    """
+
+    type: Literal["result"]
+    result: AgentResult
+
+
+DeltaEvent: TypeAlias = TextDeltaEvent | ReasoningDeltaEvent
+"""The events a model call streams while it runs."""
+
+AgentEvent: TypeAlias = TextDeltaEvent | ReasoningDeltaEvent | MessageEvent | ToolStartEvent | ToolResultEvent | ResultEvent
+"""Any event of ``Agent.stream_async`` (see the module docstring)."""
+
+__all__ = [
+    "AgentEvent",
+    "DeltaEvent",
+    "MessageEvent",
+    "ReasoningDeltaEvent",
+    "ResultEvent",
+    "TextDeltaEvent",
+    "ToolResultEvent",
+    "ToolStartEvent",
+]
