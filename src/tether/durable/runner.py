@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 
-from .._json import encode
+from .._json import json_copy
 from .._prompt import normalize_prompt
 from ..errors import InterruptError, PromptError, RunNotFoundError
 from ..interrupts import Interrupt, interrupt_id, pending_interrupts
@@ -147,8 +147,8 @@ def _record_stop(session: DurableSession, exc: BaseException) -> None:
 def _copy_base(run: RunState) -> RunState:
     return RunState(
         messages=list(run.messages),
-        state=encode(run.state),
-        conversation_manager_state=encode(run.conversation_manager_state),
+        state=json_copy(run.state),
+        conversation_manager_state=json_copy(run.conversation_manager_state),
         system_prompt=run.system_prompt,
     )
 

@@ -4,10 +4,10 @@ from .core import CoreConfig, LoopCore, ModelOutcome
 from .driver import AgentEvent, DriverOptions, LocalDriver
 from .effects import CallModel, Effect, Pause, RunTools, Stop
 from .policies import Limits, RetryPolicy
-from .state import POSITIONS, Cursor, Position, RunState
+from .state import CHECKPOINT_POSITIONS, CheckpointPosition, Cursor, RunState
 
 __all__ = [
-    "POSITIONS",
+    "CHECKPOINT_POSITIONS",
     "AgentEvent",
     "CallModel",
     "CoreConfig",
@@ -19,7 +19,7 @@ __all__ = [
     "LoopCore",
     "ModelOutcome",
     "Pause",
-    "Position",
+    "CheckpointPosition",
     "RetryPolicy",
     "RunState",
     "RunTools",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..types import ToolChoice, ToolUse
-from .state import Position
+from .state import CheckpointPosition
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,7 @@ class RunTools:
 class Pause:
     """Stop at a checkpoint; the run state is consistent and resumable as it is."""
 
-    position: Position
+    position: CheckpointPosition
     cycle_index: int
 
 

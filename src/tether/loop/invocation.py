@@ -16,7 +16,7 @@ from .._capture import load, take
 from .._prompt import Prompt, normalize_prompt
 from ..checkpoint import Checkpoint, check_metrics
 from ..checkpoint import parse as parse_checkpoint
-from ..errors import CheckpointError, InterruptError, PromptError, SnapshotError
+from ..errors import CheckpointError, InterruptError, PromptError, ShapeError, SnapshotError
 from ..hooks import AfterInvocation, BeforeInvocation, MessageAdded
 from ..interrupts import apply_responses, is_interrupted, pending_interrupts
 from ..metrics import Metrics, diff_metrics
@@ -26,7 +26,7 @@ from ..types import Message
 from .core import CoreConfig, LoopCore
 from .driver import AgentEvent, DriverOptions, LocalDriver
 from .effects import Pause, Stop
-from .state import Cursor, Position, RunState
+from .state import CheckpointPosition, Cursor, RunState
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -82,7 +82,10 @@ def _resume_interrupt(run: RunState, responses: list[dict[str, Any]], output_too
             )
         _check_output_tool(state.get("output_tool"), output_tool, "the interrupted call is a structured-output call", InterruptError)
     saved = state.get("metrics")
-    metrics = None if saved is None else check_metrics(saved, "interrupt_state.metrics", InterruptError)
+    try:
+        metrics = None if saved is None else check_metrics(saved, "interrupt_state.metrics")
+    except ShapeError as exc:
+        raise InterruptError(str(exc)) from None
     apply_responses(state, responses)
     if cursor is not None:
         run.cursor = cursor
@@ -109,7 +112,7 @@ def _resume_checkpoint(agent: Agent, raw: Any, output_tool: str | None) -> str:
     except SnapshotError as exc:
         raise CheckpointError(f"checkpoint.{exc}") from None
     run.metrics = header["metrics"]
-    position: Position = header["position"]
+    position: CheckpointPosition = header["position"]
     cycle_index: int = header["cycle_index"]
     if position == "after_model":
         run.cursor = Cursor(phase="tools", cycle_index=cycle_index)
@@ -142,7 +145,10 @@ def abandon_interrupts(agent: Agent) -> list[Message]:
         except (KeyError, TypeError, ValueError) as exc:
             raise InterruptError(f"interrupt_state.context is malformed ({exc!r})") from None
     if state.get("metrics") is not None:
-        run.metrics = check_metrics(state["metrics"], "interrupt_state.metrics", InterruptError)
+        try:
+            run.metrics = check_metrics(state["metrics"], "interrupt_state.metrics")
+        except ShapeError as exc:
+            raise InterruptError(str(exc)) from None
     return LoopCore(run, CoreConfig()).cancel()
 
 
