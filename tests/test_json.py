@@ -10,23 +10,22 @@ from typing import Any
 import pytest
 
 from tether._json import (
-    copy_json,
+    checked_json_copy,
     decode_base64,
     decode_bytes,
     dump_json,
     dumps,
-    encode,
-    ensure_json,
     find_non_json,
     freeze,
     is_json,
+    json_copy,
+    json_roundtrip_copy,
     may_hold_bytes,
     may_hold_infinity,
     parse_json,
-    strict_copy,
     thaw,
 )
-from tether.errors import SnapshotError, StateError
+from tether.errors import ShapeError, TetherError
 
 
 class Str(str):
@@ -39,7 +38,7 @@ class Str(str):
 )
 def test_json_values_are_json(value: Any) -> None:
     assert is_json(value)
-    copy = copy_json(value)
+    copy = json_roundtrip_copy(value, "v")
     assert copy == value and json.dumps(copy) == json.dumps(value)
 
 
@@ -65,24 +64,40 @@ def test_deep_and_circular_values_are_not_json_and_never_raise() -> None:
 
 def test_copies_share_nothing() -> None:
     value = {"a": [1, {"b": "c"}]}
-    for copy in (copy_json(value), encode(value), strict_copy(value, "v", SnapshotError), thaw(freeze(value))):
+    for copy in (json_roundtrip_copy(value, "v"), json_copy(value), checked_json_copy(value, "v"), thaw(freeze(value))):
         assert copy == value
         copy["a"][1]["b"] = "changed"
         assert value["a"][1]["b"] == "c"
 
 
-def test_encode_turns_bytes_into_envelopes_anywhere() -> None:
-    assert encode({"x": [b"\x00\xff"]}) == {"x": [{"$b64": "AP8="}]}
+def test_json_copy_turns_bytes_into_envelopes_anywhere() -> None:
+    assert json_copy({"x": [b"\x00\xff"]}) == {"x": [{"$b64": "AP8="}]}
     assert json.loads(dumps({"x": b"hi"})) == {"x": {"$b64": "aGk="}}
-    assert encode((1, 2)) == [1, 2]
+    assert json_copy((1, 2)) == [1, 2]
 
 
-def test_copy_json_refuses_bytes_and_normalizes_like_json() -> None:
-    with pytest.raises(TypeError):
-        copy_json({"x": b"raw"})
-    with pytest.raises(ValueError):
-        copy_json(float("nan"))
-    assert copy_json({1: (2, 3)}) == {"1": [2, 3]}
+def test_json_copy_names_the_path_of_what_json_cannot_write() -> None:
+    with pytest.raises(ShapeError) as info:
+        json_copy({"a": [1, {2, 3}]}, ["data", "x"])
+    assert str(info.value) == "data.x.a[1] is not JSON (set)"
+    assert (info.value.path, info.value.problem) == (["data", "x", "a", 1], "is not JSON (set)")
+    with pytest.raises(ShapeError, match=r"^v is not JSON \(non-finite float\)$"):
+        json_copy(float("nan"), "v")
+
+
+def test_json_roundtrip_copy_refuses_bytes_and_normalizes_like_json() -> None:
+    with pytest.raises(ShapeError):
+        json_roundtrip_copy({"x": b"raw"}, "v")
+    with pytest.raises(ValueError):  # a ShapeError is a ValueError
+        json_roundtrip_copy(float("nan"), "v")
+    assert json_roundtrip_copy({1: (2, 3)}, "v") == {"1": [2, 3]}
+
+
+def test_shape_error_is_a_tether_value_error_worded_path_then_problem() -> None:
+    error = ShapeError(["m", 0, "role"], "must be 'user' or 'assistant'")
+    assert isinstance(error, TetherError) and isinstance(error, ValueError)
+    assert str(error) == "m[0].role: must be 'user' or 'assistant'"
+    assert str(ShapeError(["role"], "is missing").under(["m", 2])) == "m[2].role: is missing"
 
 
 @pytest.mark.parametrize(
@@ -94,27 +109,27 @@ def test_copy_json_refuses_bytes_and_normalizes_like_json() -> None:
         ({"t": (1,)}, "v.t is not JSON (tuple)", False),
     ],
 )
-def test_strict_copy_and_ensure_json_name_the_path(value: Any, message: str, json_module_refuses: bool) -> None:
-    with pytest.raises(SnapshotError) as info:
-        strict_copy(value, "v", SnapshotError)
+def test_checked_json_copy_and_json_roundtrip_copy_name_the_path(value: Any, message: str, json_module_refuses: bool) -> None:
+    with pytest.raises(ShapeError) as info:
+        checked_json_copy(value, "v")
     assert message in str(info.value)
-    if json_module_refuses:  # ensure_json is lenient where json itself is (tuples, int keys)
-        with pytest.raises(StateError) as state_info:
-            ensure_json(value, "v")
+    if json_module_refuses:  # json_roundtrip_copy is lenient where json itself is (tuples, int keys)
+        with pytest.raises(ShapeError) as state_info:
+            json_roundtrip_copy(value, "v")
         assert message in str(state_info.value)
     else:
-        assert ensure_json(value, "v") == json.loads(json.dumps(value))
+        assert json_roundtrip_copy(value, "v") == json.loads(json.dumps(value))
 
 
-def test_ensure_json_returns_a_copy() -> None:
+def test_json_roundtrip_copy_returns_a_copy() -> None:
     value = {"k": [1]}
-    copy = ensure_json(value, "state")
+    copy = json_roundtrip_copy(value, "state")
     assert copy == value and copy is not value
 
 
 @pytest.mark.parametrize("raw", [b"", b"a", b"ab", b"abc", bytes(range(256))])
 def test_envelopes_round_trip(raw: bytes) -> None:
-    envelope = encode(raw)
+    envelope = json_copy(raw)
     assert envelope == {"$b64": base64.b64encode(raw).decode()}
     assert decode_bytes(envelope) == raw
     assert decode_base64(envelope["$b64"]) == raw

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import tether.checkpoint as checkpoint_module
 from tether import SnapshotError, TetherError
 from tether.errors import CheckpointError
 from tether.snapshot import MIGRATIONS, SNAPSHOT_SCHEMA_VERSION, Migration, Snapshot, migrate, register_migration
@@ -91,9 +92,12 @@ def test_a_failing_or_impure_step_is_reported() -> None:
         migrate(golden(), target=2, migrations={1: wrong_type})
 
 
-def test_error_type_and_name_are_configurable() -> None:
+def test_the_name_is_configurable_and_a_checkpoint_converts_to_its_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(SnapshotError, match="checkpoint schema_version 1 is not supported"):
+        migrate({"schema_version": 1}, target=2, migrations={}, what="checkpoint")
+    monkeypatch.setattr(checkpoint_module, "CHECKPOINT_SCHEMA_VERSION", 2)  # a hypothetical v2, no migration to it
     with pytest.raises(CheckpointError, match="checkpoint schema_version 1 is not supported"):
-        migrate({"schema_version": 1}, target=2, migrations={}, what="checkpoint", error=CheckpointError)
+        checkpoint_module.parse({"schema_version": 1})
 
 
 def test_register_migration_into_a_local_registry() -> None:

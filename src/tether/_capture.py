@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._json import describe_non_json, dump_json, freeze, is_json, may_hold_bytes, parse_json, strict_copy, thaw
-from ._messages import _Invalid, _unsure, decode_message_bytes, decode_tool_result_bytes
+from ._json import describe_non_json, dump_json, freeze, is_json, json_copy, may_hold_bytes, parse_json, thaw
+from ._messages import decode_message_bytes, decode_tool_result_bytes, unvouched_messages
 from .conversation.base import ConversationManager
-from .errors import SnapshotError, json_path
+from .errors import ShapeError, SnapshotError
 from .loop.state import Cursor, RunState
-from .snapshot import FIELDS, Snapshot, check_data, to_json_copy
+from .snapshot import FIELDS, Snapshot, check_data
+from .snapshot.document import copy_app_data
 
 _MAY_HOLD_BYTES = frozenset({"messages", "conversation_manager_state", "interrupt_state"})
 
@@ -41,16 +42,16 @@ def _live(run: RunState, manager: ConversationManager, fields: list[str]) -> dic
 def _json_messages(messages: Any) -> tuple[Any, bool]:
     """``(messages or a pure-JSON stand-in, whether envelopes may sit at bytes positions)``.
 
-    The fast check (:func:`tether._messages._unsure`) vouches for the common message shapes,
-    which have no bytes positions; a message it leaves is kept if it is pure JSON and otherwise
-    replaced (in a new list) by a copy with bytes as envelopes (tuples become lists, as in
-    :mod:`json`). Anything json cannot encode (a set, NaN, an object) is a
-    :class:`SnapshotError` naming its path.
+    The fast check (:func:`tether._messages.unvouched_messages`) vouches for the common message
+    shapes, which have no bytes positions; a message it leaves is kept if it is pure JSON and
+    otherwise replaced (in a new list) by a copy with bytes as envelopes (tuples become lists,
+    as in :mod:`json`). Anything json cannot encode (a set, NaN, an object) is a
+    :class:`~tether.errors.ShapeError` naming its path.
     """
     if type(messages) is not list:
-        return to_json_copy(messages, ["data", "messages"]), True
+        return json_copy(messages, ["data", "messages"]), True
     try:
-        unsure: list[int] | range = _unsure(messages, True)
+        unsure: list[int] | range = unvouched_messages(messages, True)
     except RecursionError:
         unsure = range(len(messages))
     fixed: list[Any] | None = None
@@ -59,7 +60,7 @@ def _json_messages(messages: Any) -> tuple[Any, bool]:
         if not is_json(message):
             if fixed is None:
                 fixed = list(messages)
-            fixed[index] = to_json_copy(message, ["data", "messages", index])
+            fixed[index] = json_copy(message, ["data", "messages", index])
     return (messages if fixed is None else fixed), bool(unsure)
 
 
@@ -75,9 +76,21 @@ def _json_capture(run: RunState, manager: ConversationManager, fields: list[str]
     unknown = [name for name in fields if name not in FIELDS]
     if unknown:
         raise SnapshotError(f"unknown snapshot field {unknown[0]!r}; fields are: {', '.join(FIELDS)}")
+    try:
+        data, envelopes = _json_fields(_live(run, manager, fields))
+    except ShapeError as exc:
+        raise SnapshotError(str(exc)) from None
+    try:
+        return dump_json(data), envelopes
+    except (TypeError, ValueError, RecursionError):  # not reachable for checked data; named anyway
+        raise SnapshotError(describe_non_json(data, "data")) from None
+
+
+def _json_fields(live: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """``live`` with every field pure JSON (copied only where needed), and the envelope flag."""
     data: dict[str, Any] = {}
     envelopes = False
-    for name, value in _live(run, manager, fields).items():
+    for name, value in live.items():
         if name == "messages":
             data[name], found = _json_messages(value)
             envelopes |= found
@@ -87,13 +100,10 @@ def _json_capture(run: RunState, manager: ConversationManager, fields: list[str]
         if is_json(value):
             data[name] = value
         elif name in _MAY_HOLD_BYTES:
-            data[name] = to_json_copy(value, f"data.{name}")
+            data[name] = json_copy(value, f"data.{name}")
         else:
             raise SnapshotError(describe_non_json(value, f"data.{name}"))
-    try:
-        return dump_json(data), envelopes
-    except (TypeError, ValueError, RecursionError):  # not reachable for checked data; named anyway
-        raise SnapshotError(describe_non_json(data, "data")) from None
+    return data, envelopes
 
 
 def capture(run: RunState, manager: ConversationManager, fields: list[str]) -> dict[str, Any]:
@@ -106,7 +116,7 @@ def take(run: RunState, manager: ConversationManager, fields: list[str], app_dat
     """A :class:`Snapshot` of ``fields`` of ``run`` with the application's ``app_data``."""
     if app_data is not None and not isinstance(app_data, dict):
         raise SnapshotError(f"app_data must be a dict of JSON values, got {type(app_data).__name__}")
-    app_copy = strict_copy({} if app_data is None else app_data, "app_data", SnapshotError)
+    app_copy = copy_app_data({} if app_data is None else app_data, "app_data")
     data_json, envelopes = _json_capture(run, manager, fields)
     return Snapshot._from_json_data(data_json, app_copy, may_hold_bytes=envelopes)
 
@@ -131,7 +141,10 @@ def apply(run: RunState, manager: ConversationManager, data: dict[str, Any]) -> 
     """Apply the fields present in ``data`` to ``run`` (copied); absent fields are left as they are."""
     if not isinstance(data, dict):
         raise SnapshotError(f"snapshot.data must be an object, got {type(data).__name__}")
-    frozen = freeze(data if is_json(data) else to_json_copy(data, "snapshot.data"))
+    try:
+        frozen = freeze(data if is_json(data) else json_copy(data, "snapshot.data"))
+    except ShapeError as exc:
+        raise SnapshotError(str(exc)) from None
     _apply_owned(run, manager, thaw(frozen), decode=may_hold_bytes(frozen))
 
 
@@ -157,8 +170,8 @@ def _apply_owned(run: RunState, manager: ConversationManager, data: dict[str, An
             if isinstance(context, dict) and isinstance(context.get("results"), dict):
                 for ident, result in context["results"].items():
                     decode_tool_result_bytes(result, ["snapshot", "data", "interrupt_state", "context", "results", ident])
-        except _Invalid as exc:
-            raise SnapshotError(f"{json_path(exc.path)}: {exc.problem}") from None
+        except ShapeError as exc:
+            raise SnapshotError(str(exc)) from None
     cursor: Cursor | None = Cursor() if "messages" in data else None
     if interrupt_state is not None:
         context = interrupt_state.get("context")

@@ -4,6 +4,13 @@ Everything Tether persists is JSON. In memory, messages may hold ``bytes`` (imag
 sources, redacted reasoning); on the way out they become ``{"$b64": "<base64>"}`` envelopes and
 on the way back in they are decoded at the places where bytes are allowed.
 
+Deep copies come in three kinds, by what they accept (see "deep copies as JSON" below):
+:func:`json_copy` (run data; bytes become envelopes), :func:`checked_json_copy` (application
+data that must be pure JSON already) and :func:`json_roundtrip_copy` (values users hand over
+as JSON, accepted as :mod:`json` accepts them, bytes refused). All three raise
+:class:`~tether.errors.ShapeError` naming the first bad path; callers convert it to the error of
+their context.
+
 Deep copies of data already checked to be pure JSON use :mod:`marshal` as a C-speed copier
 (:func:`freeze` / :func:`thaw`). A frozen blob never leaves the process and is only ever thawed
 from bytes this module produced from plain JSON values, so it is a copy mechanism, not a storage
@@ -30,13 +37,14 @@ from typing import Any
 from pydantic_core import from_json as _from_json
 from pydantic_core import to_json as _to_json
 
-from .errors import StateError, json_path
+from .errors import ShapeError, json_path
 
 BYTES_KEY = "$b64"
 _BYTES_MARKER = BYTES_KEY.encode("ascii")
 _MARSHAL_VERSION = 4
 _SCALARS: frozenset[type] = frozenset({str, int, bool, type(None)})
 _isfinite = math.isfinite
+_ADVICE = "store only dict, list, str, int, float, bool or None"
 
 
 def _default(value: Any) -> Any:
@@ -124,18 +132,12 @@ def dumps(value: Any) -> str:
     return _encoder.encode(value)
 
 
-def encode(value: Any) -> Any:
-    """Return a deep copy of ``value`` that is pure JSON (bytes become envelopes).
+def is_json_unguarded(value: Any) -> bool:
+    """:func:`is_json` without its guard: circular or too-deep values raise ``RecursionError``.
 
-    Raises ``TypeError``/``ValueError``/``RecursionError`` for anything else that is not JSON;
-    callers that need a named path call :func:`find_non_json` on failure.
+    For hot loops that call it once per item and guard the whole loop instead (the fast
+    message check of :mod:`tether._messages`); everyone else calls :func:`is_json`.
     """
-    if _is_json(value):
-        return thaw(freeze(value))
-    return _decode(_encoder.encode(value))
-
-
-def _is_json(value: Any) -> bool:
     tv = type(value)
     if tv is dict:
         for key, item in value.items():
@@ -148,7 +150,7 @@ def _is_json(value: Any) -> bool:
                 if _isfinite(item):
                     continue
                 return False
-            if not _is_json(item):
+            if not is_json_unguarded(item):
                 return False
         return True
     if tv is list:
@@ -160,7 +162,7 @@ def _is_json(value: Any) -> bool:
                 if _isfinite(item):
                     continue
                 return False
-            if not _is_json(item):
+            if not is_json_unguarded(item):
                 return False
         return True
     if tv is float:
@@ -175,7 +177,7 @@ def is_json(value: Any) -> bool:
     interpreter (or circular) is reported as not JSON. Never raises.
     """
     try:
-        return _is_json(value)
+        return is_json_unguarded(value)
     except RecursionError:
         return False
 
@@ -201,38 +203,13 @@ def may_hold_bytes(blob: bytes) -> bool:
     return _BYTES_MARKER in blob
 
 
-def copy_json(value: Any) -> Any:
-    """Deep-copy pure JSON data at C speed.
-
-    Raises ``TypeError``/``ValueError`` for values that are not JSON (bytes included); tuples
-    and non-string keys are normalized the way :mod:`json` does.
-    """
-    if _is_json_safe(value):
-        return thaw(freeze(value))
-    return _decode(_plain_encoder.encode(value))
-
-
-def _is_json_safe(value: Any) -> bool:
-    try:
-        return _is_json(value)
-    except RecursionError:
-        return False
-
-
-def strict_copy(value: Any, what: str, error: type[Exception]) -> Any:
-    """A deep copy of ``value`` if it is pure JSON (exact types), else ``error`` naming the path."""
-    if _is_json_safe(value):
-        return thaw(freeze(value))
-    raise error(describe_non_json(value, what))
-
-
 def describe_non_json(value: Any, what: str) -> str:
     """An error message naming the first place in ``value`` that is not JSON."""
     found = find_non_json(value, [what])
     if found is None:
-        return f"{what} is not JSON; store only dict, list, str, int, float, bool or None"
+        return f"{what} is not JSON; {_ADVICE}"
     path, kind = found
-    return f"{json_path(path)} is not JSON ({kind}); store only dict, list, str, int, float, bool or None"
+    return f"{json_path(path)} is not JSON ({kind}); {_ADVICE}"
 
 
 def find_non_json(value: Any, path: list[Any]) -> tuple[list[Any], str] | None:
@@ -275,13 +252,86 @@ def _find(value: Any, path: list[Any], active: set[int]) -> tuple[list[Any], str
     return path, type(value).__name__
 
 
-def ensure_json(value: Any, what: str, error: type[Exception] = StateError) -> Any:
-    """Return a deep JSON copy of ``value`` or raise ``error`` naming the first bad path."""
+# -- deep copies as JSON -------------------------------------------------------------------
+#
+# Three copies, by what they accept; each returns a fresh pure-JSON value sharing nothing with
+# its input (pure JSON is copied at C speed with freeze/thaw) and raises ShapeError naming the
+# first bad path under ``what``:
+#
+# - json_copy: run data that may hold bytes; bytes become envelopes, and what json itself
+#   accepts (tuples, non-string keys) is normalized the way json writes it.
+# - checked_json_copy: application data that must already be pure JSON (exact types only).
+# - json_roundtrip_copy: values users hand to agent state, interrupts and worker configs, which
+#   have always been accepted as json accepts them; bytes are refused.
+
+
+def json_copy(value: Any, what: str | list[Any] = "value") -> Any:
+    """A pure-JSON deep copy of run data that may hold bytes: ``json.loads(dumps(value))``.
+
+    ``bytes``/``bytearray``/``memoryview`` become ``{"$b64": ...}`` envelopes (decoded back at
+    the places where messages allow bytes); tuples become lists, non-string keys strings and
+    ``str``/``int`` subclasses plain values, as :mod:`json` writes them. Anything else (a set,
+    NaN, an object, a cycle, nesting too deep) raises :class:`~tether.errors.ShapeError`
+    worded ``"<path> is not JSON (<kind>)"``, with ``what`` (a name or a path list) as the root.
+    """
+    if is_json(value):
+        return thaw(freeze(value))
     try:
-        return copy_json(value)
+        return _decode(_encoder.encode(value))
     except (TypeError, ValueError, RecursionError):
         pass
-    raise error(describe_non_json(value, what))
+    where = [what] if isinstance(what, str) else list(what)
+    found = find_non_json(value, where)
+    if found is None:  # find_non_json accepts it but json cannot write it (an integer too long)
+        raise _not_json(where, "a value json cannot encode, e.g. an integer too large") from None
+    raise _not_json(*found) from None
+
+
+def checked_json_copy(value: Any, what: str) -> Any:
+    """A deep copy of application data that must be pure JSON already.
+
+    Exact types only: dict with ``str`` keys, list, ``str``, ``int``, finite ``float``,
+    ``bool``, ``None`` (no tuples, bytes or subclasses). Anything else raises
+    :class:`~tether.errors.ShapeError` worded ``"<path> is not JSON (<kind>); store only ..."``,
+    with ``what`` as the root of the path. Used where a document is checked to be pure JSON
+    throughout (snapshot and checkpoint ``app_data``).
+    """
+    if is_json(value):
+        return thaw(freeze(value))
+    raise _advised(value, what)
+
+
+def json_roundtrip_copy(value: Any, what: str) -> Any:
+    """What ``json.loads(json.dumps(value))`` gives, for values users hand to Tether as JSON.
+
+    A third semantic, between the other two, kept on purpose: agent state, interrupt reasons
+    and responses, worker configs and tool return values have always accepted whatever
+    :func:`json.dumps` accepts (tuples become lists, non-string keys strings), so a strict
+    :func:`checked_json_copy` would refuse values applications store today; and they are not
+    bytes positions, so bytes are refused (a :func:`json_copy` envelope would silently turn
+    them into a dict). Anything json refuses raises :class:`~tether.errors.ShapeError` worded
+    ``"<path> is not JSON (<kind>); store only ..."``, with ``what`` as the root of the path.
+    """
+    if is_json(value):
+        return thaw(freeze(value))
+    try:
+        return _decode(_plain_encoder.encode(value))
+    except (TypeError, ValueError, RecursionError):
+        pass
+    raise _advised(value, what) from None
+
+
+
+def _not_json(path: list[Any], kind: str, advice: str = "") -> ShapeError:
+    return ShapeError(path, f"is not JSON ({kind})", message=f"{json_path(path)} is not JSON ({kind}){advice}")
+
+
+def _advised(value: Any, what: str) -> ShapeError:
+    """The error for ``value`` that is not pure JSON, naming its first bad path (see describe_non_json)."""
+    found = find_non_json(value, [what])
+    if found is None:
+        return ShapeError([what], "is not JSON", message=describe_non_json(value, what))
+    return _not_json(*found, advice=f"; {_ADVICE}")
 
 
 def is_envelope(value: Any) -> bool:

@@ -4,6 +4,11 @@ Used by snapshot/checkpoint loaders and prompt normalization. Validation walks m
 blocks (not deep into tool inputs, which are arbitrary JSON), so it is linear and cheap: paths
 are built only when something is wrong. Bytes positions (image and document sources, redacted
 reasoning) accept ``bytes`` or a ``{"$b64": ...}`` envelope holding canonical base64.
+
+Every check raises :class:`~tether.errors.ShapeError` (``path`` and ``problem``); the inner
+checks raise it with paths relative to the part they check and their callers prefix them. The
+validators do not know whose input they check: a caller presents the error of its own context
+(``ConfigurationError`` for an agent's arguments, ``SnapshotError`` for a snapshot, ...).
 """
 
 from __future__ import annotations
@@ -11,26 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._json import BYTES_KEY, _is_json, decode_base64, find_non_json, is_json
-from .errors import json_path
+from ._json import BYTES_KEY, decode_base64, find_non_json, is_json, is_json_unguarded
+from .errors import ShapeError, json_path
 from .types import CONTROL_BLOCK_KINDS, MESSAGE_BLOCK_KINDS, SYSTEM_BLOCK_KINDS, Message
 
 _ROLES = ("user", "assistant")
 _STATUSES = ("success", "error")
 _LEAVES: frozenset[type] = frozenset({str, int, bool, type(None)})
-
-
-class _Invalid(ValueError):
-    """A validation failure at ``path`` (relative while it propagates, absolute when caught)."""
-
-    def __init__(self, path: list[Any], problem: str) -> None:
-        super().__init__(problem)
-        self.path = path
-        self.problem = problem
-
-    def under(self, prefix: list[Any]) -> _Invalid:
-        """The same failure with ``prefix`` prepended to its path."""
-        return _Invalid(prefix + self.path, self.problem)
 
 
 def _check_bytes(value: Any, path: list[Any]) -> None:
@@ -39,76 +31,76 @@ def _check_bytes(value: Any, path: list[Any]) -> None:
     if type(value) is dict and len(value) == 1 and BYTES_KEY in value:
         raw = value[BYTES_KEY]
         if not isinstance(raw, str):
-            raise _Invalid(path + [BYTES_KEY], "must be a base64 string")
+            raise ShapeError(path + [BYTES_KEY], "must be a base64 string")
         try:
             decode_base64(raw)
         except ValueError as exc:
-            raise _Invalid(path + [BYTES_KEY], str(exc)) from None
+            raise ShapeError(path + [BYTES_KEY], str(exc)) from None
         return
-    raise _Invalid(path, "must be bytes (or a base64 envelope {'$b64': ...})")
+    raise ShapeError(path, "must be bytes (or a base64 envelope {'$b64': ...})")
 
 
 def _check_source(block: Any, kind: str) -> None:
     if not isinstance(block, dict):
-        raise _Invalid([], f"{kind} must be an object")
+        raise ShapeError([], f"{kind} must be an object")
     if not isinstance(block.get("format"), str):
-        raise _Invalid(["format"], "must be a string")
+        raise ShapeError(["format"], "must be a string")
     source = block.get("source")
     if not isinstance(source, dict) or "bytes" not in source:
-        raise _Invalid(["source", "bytes"], "is missing; a source must be {'bytes': ...}")
+        raise ShapeError(["source", "bytes"], "is missing; a source must be {'bytes': ...}")
     _check_bytes(source["bytes"], ["source", "bytes"])
     if kind == "document" and not isinstance(block.get("name"), str):
-        raise _Invalid(["name"], "must be a string")
+        raise ShapeError(["name"], "must be a string")
 
 
 def _check_tool_result(value: Any) -> None:
     if not isinstance(value, dict):
-        raise _Invalid([], "toolResult must be an object")
+        raise ShapeError([], "toolResult must be an object")
     if not isinstance(value.get("toolUseId"), str):
-        raise _Invalid(["toolUseId"], "must be a string")
+        raise ShapeError(["toolUseId"], "must be a string")
     if value.get("status") not in _STATUSES:
-        raise _Invalid(["status"], "must be 'success' or 'error'")
+        raise ShapeError(["status"], "must be 'success' or 'error'")
     content = value.get("content")
     if not isinstance(content, list):
-        raise _Invalid(["content"], "must be a list")
+        raise ShapeError(["content"], "must be a list")
     for i, item in enumerate(content):
         if not isinstance(item, dict) or len(item) != 1:
-            raise _Invalid(["content", i], "must be an object with exactly one key")
+            raise ShapeError(["content", i], "must be an object with exactly one key")
         for key, inner in item.items():
             if key == "text":
                 if not isinstance(inner, str):
-                    raise _Invalid(["content", i, "text"], "must be a string")
+                    raise ShapeError(["content", i, "text"], "must be a string")
             elif key == "image" or key == "document":
                 try:
                     _check_source(inner, key)
-                except _Invalid as exc:
+                except ShapeError as exc:
                     raise exc.under(["content", i, key]) from None
             elif key != "json":
-                raise _Invalid(["content", i], f"unknown tool result content kind {key!r}; use text, json, image or document")
+                raise ShapeError(["content", i], f"unknown tool result content kind {key!r}; use text, json, image or document")
 
 
 def check_tool_result(value: Any, path: list[Any]) -> None:
-    """Raise ``_Invalid`` (with an absolute path) unless ``value`` is a valid tool result."""
+    """Raise ``ShapeError`` (with an absolute path) unless ``value`` is a valid tool result."""
     try:
         _check_tool_result(value)
-    except _Invalid as exc:
+    except ShapeError as exc:
         raise exc.under(path) from None
 
 
 def _check_text(value: Any) -> None:
     if not isinstance(value, str):
-        raise _Invalid([], "must be a string")
+        raise ShapeError([], "must be a string")
 
 
 def _check_tool_use(value: Any) -> None:
     if not isinstance(value, dict):
-        raise _Invalid([], "must be an object")
+        raise ShapeError([], "must be an object")
     if not isinstance(value.get("toolUseId"), str):
-        raise _Invalid(["toolUseId"], "must be a string")
+        raise ShapeError(["toolUseId"], "must be a string")
     if not isinstance(value.get("name"), str):
-        raise _Invalid(["name"], "must be a string")
+        raise ShapeError(["name"], "must be a string")
     if "input" not in value:
-        raise _Invalid(["input"], "is missing")
+        raise ShapeError(["input"], "is missing")
 
 
 def _check_image(value: Any) -> None:
@@ -121,22 +113,22 @@ def _check_document(value: Any) -> None:
 
 def _check_reasoning(value: Any) -> None:
     if not isinstance(value, dict) or not value:
-        raise _Invalid([], "must be a non-empty object")
+        raise ShapeError([], "must be a non-empty object")
     if "reasoningText" in value:
         text = value["reasoningText"]
         if not isinstance(text, dict) or not isinstance(text.get("text"), str):
-            raise _Invalid(["reasoningText", "text"], "must be a string")
+            raise ShapeError(["reasoningText", "text"], "must be a string")
         if "signature" in text and not isinstance(text["signature"], str):
-            raise _Invalid(["reasoningText", "signature"], "must be a string")
+            raise ShapeError(["reasoningText", "signature"], "must be a string")
     if "redactedContent" in value:
         _check_bytes(value["redactedContent"], ["redactedContent"])
 
 
 def _check_cache_point(value: Any) -> None:
     if not isinstance(value, dict):
-        raise _Invalid([], "must be an object")
+        raise ShapeError([], "must be an object")
     if "type" in value and not isinstance(value["type"], str):
-        raise _Invalid(["type"], "must be a string")
+        raise ShapeError(["type"], "must be a string")
 
 
 _BLOCK_CHECKS: dict[str, Callable[[Any], None]] = {
@@ -153,66 +145,66 @@ assert set(_BLOCK_CHECKS) == MESSAGE_BLOCK_KINDS
 
 def _check_block(block: Any) -> None:
     if not isinstance(block, dict) or len(block) != 1:
-        raise _Invalid([], "a content block must be an object with exactly one key")
+        raise ShapeError([], "a content block must be an object with exactly one key")
     for kind, value in block.items():
         if kind == "text":
             if not isinstance(value, str):
-                raise _Invalid(["text"], "must be a string")
+                raise ShapeError(["text"], "must be a string")
             return
         check = _BLOCK_CHECKS.get(kind)
         if check is None:
             if kind in CONTROL_BLOCK_KINDS:
-                raise _Invalid([], f"{kind!r} is a prompt-only control block and cannot be stored in a message")
-            raise _Invalid([], f"unknown content block kind {kind!r}")
+                raise ShapeError([], f"{kind!r} is a prompt-only control block and cannot be stored in a message")
+            raise ShapeError([], f"unknown content block kind {kind!r}")
         try:
             check(value)
-        except _Invalid as exc:
+        except ShapeError as exc:
             raise exc.under([kind]) from None
 
 
 def check_block(block: Any, path: list[Any]) -> None:
-    """Raise ``_Invalid`` (with an absolute path) unless ``block`` is a valid content block."""
+    """Raise ``ShapeError`` (with an absolute path) unless ``block`` is a valid content block."""
     try:
         _check_block(block)
-    except _Invalid as exc:
+    except ShapeError as exc:
         raise exc.under(path) from None
 
 
 def _check_message(message: Any) -> None:
     if not isinstance(message, dict):
-        raise _Invalid([], "a message must be an object")
+        raise ShapeError([], "a message must be an object")
     if message.get("role") not in _ROLES:
-        raise _Invalid(["role"], "must be 'user' or 'assistant'")
+        raise ShapeError(["role"], "must be 'user' or 'assistant'")
     content = message.get("content")
     if not isinstance(content, list):
-        raise _Invalid(["content"], "must be a list of content blocks")
+        raise ShapeError(["content"], "must be a list of content blocks")
     if len(message) != 2:
         extra = sorted(str(key) for key in message if key not in ("role", "content"))
-        raise _Invalid([extra[0]], "unexpected key in a message (a message is {'role': ..., 'content': [...]})")
+        raise ShapeError([extra[0]], "unexpected key in a message (a message is {'role': ..., 'content': [...]})")
     for i, block in enumerate(content):
         try:
             _check_block(block)
-        except _Invalid as exc:
+        except ShapeError as exc:
             raise exc.under(["content", i]) from None
 
 
 def _check_json_message(message: Any) -> None:
     """Like :func:`_check_message`, and also require pure JSON (exact types, envelopes for bytes)."""
     if type(message) is not dict:
-        raise _Invalid([], "a message must be an object")
+        raise ShapeError([], "a message must be an object")
     role = message.get("role")
     if role not in _ROLES or type(role) is not str:
-        raise _Invalid(["role"], "must be 'user' or 'assistant'")
+        raise ShapeError(["role"], "must be 'user' or 'assistant'")
     content = message.get("content")
     if type(content) is not list:
-        raise _Invalid(["content"], "must be a list of content blocks")
+        raise ShapeError(["content"], "must be a list of content blocks")
     if len(message) != 2:
         extra = sorted(str(key) for key in message if key not in ("role", "content"))
-        raise _Invalid([extra[0]], "unexpected key in a message (a message is {'role': ..., 'content': [...]})")
+        raise ShapeError([extra[0]], "unexpected key in a message (a message is {'role': ..., 'content': [...]})")
     for i, block in enumerate(content):
         try:
             _check_json_block(block)
-        except _Invalid as exc:
+        except ShapeError as exc:
             raise exc.under(["content", i]) from None
 
 
@@ -224,26 +216,26 @@ def _check_json_block(block: Any) -> None:
             if type(kind) is str and kind in _BLOCK_CHECKS:
                 try:
                     _BLOCK_CHECKS[kind](value)
-                except _Invalid as exc:
+                except ShapeError as exc:
                     raise exc.under([kind]) from None
                 if is_json(value):
                     return
                 found = find_non_json(value, [kind])
-                raise _Invalid(found[0] if found else [kind], f"is not JSON ({found[1] if found else 'unknown'})")
+                raise ShapeError(found[0] if found else [kind], f"is not JSON ({found[1] if found else 'unknown'})")
     _check_block(block)  # raises for any other shape; a valid one here is not exact JSON types
     found = find_non_json(block, [])
-    raise _Invalid(found[0] if found else [], f"is not JSON ({found[1] if found else type(block).__name__})")
+    raise ShapeError(found[0] if found else [], f"is not JSON ({found[1] if found else type(block).__name__})")
 
 
 def check_message(message: Any, path: list[Any]) -> None:
-    """Raise ``_Invalid`` (with an absolute path) unless ``message`` is a valid message."""
+    """Raise ``ShapeError`` (with an absolute path) unless ``message`` is a valid message."""
     try:
         _check_message(message)
-    except _Invalid as exc:
+    except ShapeError as exc:
         raise exc.under(path) from None
 
 
-def _unsure(messages: list[Any], pure_json: bool) -> list[int]:
+def unvouched_messages(messages: list[Any], pure_json: bool) -> list[int]:
     """Indices of the messages a fast, inlined check cannot vouch for, in order.
 
     The common shapes (text, toolUse, and toolResult with text/json content) are checked here
@@ -279,7 +271,7 @@ def _unsure(messages: list[Any], pure_json: bool) -> list[int]:
                                 continue
                             if len(value) == 3:  # toolUseId, name and input: only input is left to check
                                 value = value["input"]
-                                if type(value) in _LEAVES or _is_json(value):
+                                if type(value) in _LEAVES or is_json_unguarded(value):
                                     continue
                         break
                     value = block.get("toolResult")
@@ -301,7 +293,7 @@ def _unsure(messages: list[Any], pure_json: bool) -> list[int]:
                             break
                         if pure_json:
                             value = item["json"]
-                            if type(value) not in _LEAVES and not _is_json(value):
+                            if type(value) not in _LEAVES and not is_json_unguarded(value):
                                 break
                     else:
                         continue
@@ -312,17 +304,18 @@ def _unsure(messages: list[Any], pure_json: bool) -> list[int]:
     return unsure
 
 
-def check_messages(value: Any, path: list[Any], error: type[Exception], *, pure_json: bool = False) -> bool:
-    """Raise ``error`` naming the path unless ``value`` is a list of valid messages.
+def check_messages(value: Any, path: list[Any], *, pure_json: bool = False) -> bool:
+    """Raise :class:`~tether.errors.ShapeError` naming the path unless ``value`` is a list of valid messages.
 
     Returns whether a message holds a block kind with bytes positions (image, document,
     reasoning; or anything the fast check left to the full one): when False, decoding
     envelopes can be skipped. ``pure_json`` also requires pure JSON (as in a snapshot dict).
     """
     if not isinstance(value, list) or (pure_json and type(value) is not list):
-        raise error(f"{json_path(path)} must be a list of messages, got {type(value).__name__}")
+        problem = f"must be a list of messages, got {type(value).__name__}"
+        raise ShapeError(path, problem, message=f"{json_path(path)} {problem}")
     try:
-        unsure: Iterable[int] = _unsure(value, pure_json)
+        unsure: Iterable[int] = unvouched_messages(value, pure_json)
     except RecursionError:
         unsure = range(len(value))
     check = _check_json_message if pure_json else _check_message
@@ -330,44 +323,45 @@ def check_messages(value: Any, path: list[Any], error: type[Exception], *, pure_
     for index in unsure:
         try:
             check(value[index])
-        except _Invalid as exc:
-            raise error(f"{json_path(path + [index] + exc.path)}: {exc.problem}") from None
+        except ShapeError as exc:
+            raise exc.under(path + [index]) from None
         found = True
     return found
 
 
-def validate_messages(value: Any, path: list[Any], error: type[Exception], *, pure_json: bool = False) -> list[Message]:
-    """Return ``value`` if it is a list of valid messages, else raise ``error`` naming the path.
+def validate_messages(value: Any, path: list[Any], *, pure_json: bool = False) -> list[Message]:
+    """Return ``value`` if it is a list of valid messages, else raise :class:`~tether.errors.ShapeError`.
 
-    With ``pure_json`` the messages must also be pure JSON (bytes only as envelopes), as in a
-    snapshot dict; one walk checks both.
+    The error names the path (``path`` is the root). With ``pure_json`` the messages must also
+    be pure JSON (bytes only as envelopes), as in a snapshot dict; one walk checks both.
     """
-    check_messages(value, path, error, pure_json=pure_json)
+    check_messages(value, path, pure_json=pure_json)
     result: list[Message] = value
     return result
 
 
-def validate_system_prompt(value: Any, path: list[Any], error: type[Exception]) -> None:
-    """Raise ``error`` unless ``value`` is a list of system content blocks."""
+def validate_system_prompt(value: Any, path: list[Any]) -> None:
+    """Raise :class:`~tether.errors.ShapeError` naming the path unless ``value`` is a list of system blocks."""
     if not isinstance(value, list):
-        raise error(f"{json_path(path)} must be a list of system content blocks or null")
+        problem = "must be a list of system content blocks or null"
+        raise ShapeError(path, problem, message=f"{json_path(path)} {problem}")
     for i, block in enumerate(value):
         if not isinstance(block, dict) or len(block) != 1 or next(iter(block)) not in SYSTEM_BLOCK_KINDS:
-            raise error(f"{json_path(path + [i])}: a system block must be {{'text': str}} or {{'cachePoint': {{...}}}}")
+            raise ShapeError(path + [i], "a system block must be {'text': str} or {'cachePoint': {...}}")
         if "text" in block and not isinstance(block["text"], str):
-            raise error(f"{json_path(path + [i, 'text'])}: must be a string")
+            raise ShapeError(path + [i, "text"], "must be a string")
         if "cachePoint" in block:
             try:
                 _check_cache_point(block["cachePoint"])
-            except _Invalid as exc:
-                raise error(f"{json_path(path + [i, 'cachePoint'] + exc.path)}: {exc.problem}") from None
+            except ShapeError as exc:
+                raise exc.under(path + [i, "cachePoint"]) from None
 
 
 def decode_message_bytes(messages: Any, path: list[Any] | None = None) -> None:
     """Turn base64 envelopes back into bytes, in place, where messages allow bytes.
 
     Shapes that are not messages are skipped (validation reports them); an envelope with
-    invalid base64 raises ``_Invalid`` naming its absolute path (``path`` prefixes it,
+    invalid base64 raises ``ShapeError`` naming its absolute path (``path`` prefixes it,
     default ``["messages"]``).
     """
     base = ["messages"] if path is None else path
@@ -416,5 +410,5 @@ def _decoded(value: Any, path: list[Any]) -> Any:
         try:
             return decode_base64(value[BYTES_KEY])
         except ValueError as exc:
-            raise _Invalid(path + [BYTES_KEY], str(exc)) from None
+            raise ShapeError(path + [BYTES_KEY], str(exc)) from None
     return value

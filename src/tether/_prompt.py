@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ._messages import _Invalid, check_block, validate_messages
-from .errors import PromptError, json_path
+from ._messages import check_block, validate_messages
+from .errors import PromptError, ShapeError
 from .types import CONTROL_BLOCK_KINDS, Message
 
 PromptKind = Literal["continue", "messages", "interrupt_responses", "checkpoint"]
@@ -27,6 +27,14 @@ class Prompt:
 
 def normalize_prompt(prompt: Any) -> Prompt:
     """Classify and validate a prompt; raises :class:`PromptError` naming the bad part."""
+    try:
+        return _normalized(prompt)
+    except ShapeError as exc:
+        raise PromptError(str(exc)) from None
+
+
+def _normalized(prompt: Any) -> Prompt:
+    r""":func:`normalize_prompt` before its conversion: shape problems are ``ShapeError``\ s."""
     if prompt is None:
         return Prompt("continue")
     if isinstance(prompt, str):
@@ -41,7 +49,7 @@ def normalize_prompt(prompt: Any) -> Prompt:
     if not prompt:
         return Prompt("continue")
     if all(isinstance(item, dict) and "role" in item for item in prompt):
-        messages = validate_messages(prompt, ["prompt"], PromptError)
+        messages = validate_messages(prompt, ["prompt"])
         for m_index, message in enumerate(messages):
             for b_index, block in enumerate(message["content"]):
                 if any(kind in block for kind in CONTROL_BLOCK_KINDS):
@@ -62,8 +70,5 @@ def normalize_prompt(prompt: Any) -> Prompt:
             raise PromptError("interruptResponse blocks cannot be mixed with other content; send only the responses")
         return Prompt("interrupt_responses", responses=[item["interruptResponse"] for item in prompt])
     for i, item in enumerate(prompt):
-        try:
-            check_block(item, ["prompt", i])
-        except _Invalid as exc:
-            raise PromptError(f"{json_path(exc.path)}: {exc.problem}") from None
+        check_block(item, ["prompt", i])
     return Prompt("messages", [{"role": "user", "content": list(prompt)}])

@@ -15,19 +15,18 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import pydantic
 
 from ._capture import load, take
-from ._json import ensure_json
 from ._messages import validate_messages, validate_system_prompt
 from ._prompt import normalize_prompt
-from .agent_state import AgentState
+from .agent_state import AgentState, state_copy
 from .conversation import ConversationManager, SlidingWindowConversationManager
-from .errors import ConfigurationError, PromptError, SnapshotError, StateError
+from .errors import ConfigurationError, PromptError, ShapeError, SnapshotError, StateError
 from .hooks import HookRegistry
 from .invocation import InvocationOptions, invoke_stream
 from .loop.core import LoopCore
 from .loop.driver import DriverOptions, LocalDriver
 from .loop.host import Host, LoopHost
 from .loop.policies import Limits, RetryPolicy
-from .loop.state import POSITIONS, Position, RunState
+from .loop.state import CHECKPOINT_POSITIONS, CheckpointPosition, RunState
 from .loop.tracing import NULL_TRACER, Tracer
 from .models.base import Model
 from .result import AgentResult
@@ -56,21 +55,24 @@ def _system_blocks(prompt: str | list[SystemContentBlock] | None) -> list[System
         return None
     if isinstance(prompt, str):
         return [{"text": prompt}]
-    validate_system_prompt(prompt, ["system_prompt"], ConfigurationError)
+    try:
+        validate_system_prompt(prompt, ["system_prompt"])
+    except ShapeError as exc:
+        raise ConfigurationError(str(exc)) from None
     return [dict(block) for block in prompt]  # type: ignore[misc]
 
 
-def _positions(value: bool | Iterable[str]) -> frozenset[Position]:
+def _positions(value: bool | Iterable[str]) -> frozenset[CheckpointPosition]:
     if value is True:
-        return frozenset(POSITIONS)
+        return frozenset(CHECKPOINT_POSITIONS)
     if value is False or value is None:
         return frozenset()
     if isinstance(value, str):
         value = [value]
     positions = frozenset(value)
-    unknown = positions - set(POSITIONS)
+    unknown = positions - set(CHECKPOINT_POSITIONS)
     if unknown:
-        raise ConfigurationError(f"checkpointing positions {sorted(unknown)} are unknown; use True or some of {list(POSITIONS)}")
+        raise ConfigurationError(f"checkpointing positions {sorted(unknown)} are unknown; use True or some of {list(CHECKPOINT_POSITIONS)}")
     return positions  # type: ignore[return-value]
 
 
@@ -116,10 +118,13 @@ class Agent:
         self.checkpointing = _positions(checkpointing)
         if state is not None and not isinstance(state, dict):
             raise StateError(f"state must be a dict of JSON values, got {type(state).__name__}")
-        initial_messages = validate_messages(list(messages or []), ["messages"], ConfigurationError)
+        try:
+            initial_messages = validate_messages(list(messages or []), ["messages"])
+        except ShapeError as exc:
+            raise ConfigurationError(str(exc)) from None
         self.run_state = RunState(
             messages=[{"role": m["role"], "content": list(m["content"])} for m in initial_messages],
-            state=ensure_json(state or {}, "state"),
+            state=state_copy(state or {}, "state"),
             system_prompt=_system_blocks(system_prompt),
         )
         self.state = AgentState(lambda: self.run_state.state)
@@ -150,7 +155,10 @@ class Agent:
 
     @messages.setter
     def messages(self, value: list[Message]) -> None:
-        validate_messages(value, ["messages"], ConfigurationError)
+        try:
+            validate_messages(value, ["messages"])
+        except ShapeError as exc:
+            raise ConfigurationError(str(exc)) from None
         self.run_state.messages = value
 
     @property

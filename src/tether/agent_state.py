@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._json import copy_json, ensure_json
-from .errors import StateError
+from ._json import json_roundtrip_copy
+from .errors import ShapeError, StateError
 
 
 class AgentState:
@@ -25,16 +25,16 @@ class AgentState:
         """The value of ``key`` (a copy), or the whole state as a dict when ``key`` is None."""
         store = self._get_store()
         if key is None:
-            return copy_json(store)
+            return state_copy(store, "state")
         if key not in store:
             return default
-        return copy_json(store[key])
+        return state_copy(store[key], f"state[{key!r}]")
 
     def set(self, key: str, value: Any) -> None:
         """Store a JSON value under ``key``."""
         if not isinstance(key, str) or not key:
             raise StateError(f"state keys must be non-empty strings, got {key!r}")
-        self._get_store()[key] = ensure_json(value, f"state[{key!r}]")
+        self._get_store()[key] = state_copy(value, f"state[{key!r}]")
 
     def delete(self, key: str) -> None:
         """Remove ``key`` (no error if it is absent)."""
@@ -51,3 +51,15 @@ class AgentState:
 
     def __repr__(self) -> str:
         return f"AgentState({self._get_store()!r})"
+
+
+def state_copy(value: Any, what: str) -> Any:
+    """A JSON copy of agent state or one of its values, or a :class:`StateError` naming the path.
+
+    Accepted as :mod:`json` accepts it (tuples become lists, non-string keys strings); bytes
+    and anything else json refuses are refused (see :func:`tether._json.json_roundtrip_copy`).
+    """
+    try:
+        return json_roundtrip_copy(value, what)
+    except ShapeError as exc:
+        raise StateError(str(exc)) from None

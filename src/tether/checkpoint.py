@@ -17,11 +17,11 @@ import json
 import math
 from typing import Any, Literal
 
-from ._json import copy_json, strict_copy
-from .errors import CheckpointError, SnapshotError
-from .loop.state import POSITIONS, Position, new_metrics
+from ._json import checked_json_copy, json_roundtrip_copy
+from .errors import CheckpointError, ShapeError, SnapshotError
+from .loop.state import CHECKPOINT_POSITIONS, CheckpointPosition, new_metrics
 from .snapshot import Migration, Snapshot, migrate
-from .types import MetricsData
+from .types import MetricsData, ToolFigures
 
 CHECKPOINT_SCHEMA_VERSION = 1
 
@@ -42,7 +42,7 @@ class Checkpoint:
 
     def __init__(
         self,
-        position: Position,
+        position: CheckpointPosition,
         cycle_index: int,
         snapshot: dict[str, Any] | Snapshot,
         app_data: dict[str, Any] | None = None,
@@ -50,7 +50,7 @@ class Checkpoint:
         output_tool: str | None = None,
         schema_version: int = CHECKPOINT_SCHEMA_VERSION,
     ) -> None:
-        self.position: Position = position
+        self.position: CheckpointPosition = position
         self.cycle_index = cycle_index
         self._snapshot: Snapshot | None = snapshot if isinstance(snapshot, Snapshot) else None
         self._snapshot_dict: dict[str, Any] | None = None if isinstance(snapshot, Snapshot) else snapshot
@@ -88,15 +88,23 @@ class Checkpoint:
         return list(self.snapshot["data"]["messages"])
 
     def to_dict(self) -> dict[str, Any]:
-        """A pure-JSON dict, independent of this checkpoint."""
-        snapshot = self._snapshot.to_dict() if self._snapshot is not None else copy_json(self._snapshot_dict)
+        """A pure-JSON dict, independent of this checkpoint (``CheckpointError`` if a field is not JSON)."""
+        try:
+            if self._snapshot is not None:
+                snapshot = self._snapshot.to_dict()
+            else:
+                snapshot = json_roundtrip_copy(self._snapshot_dict, "checkpoint.snapshot")
+            app_data = json_roundtrip_copy(self.app_data, "checkpoint.app_data")
+            metrics = json_roundtrip_copy(self.metrics, "checkpoint.metrics")
+        except ShapeError as exc:
+            raise CheckpointError(str(exc)) from None
         return {
             "schema_version": self.schema_version,
             "position": self.position,
             "cycle_index": self.cycle_index,
             "snapshot": snapshot,
-            "app_data": copy_json(self.app_data),
-            "metrics": copy_json(self.metrics),
+            "app_data": app_data,
+            "metrics": metrics,
             "output_tool": self.output_tool,
         }
 
@@ -132,16 +140,20 @@ def parse(value: Any) -> tuple[dict[str, Any], Snapshot]:
     """Validate a checkpoint dict: its header fields (copied) and its validated :class:`Snapshot`.
 
     The resume path loads the ``Snapshot`` directly, sparing the extra copy ``from_dict`` makes.
+    Every problem is a :class:`CheckpointError` naming the field.
     """
     if not isinstance(value, dict):
         raise CheckpointError(f"checkpoint must be an object, got {type(value).__name__}")
-    value = migrate(value, target=CHECKPOINT_SCHEMA_VERSION, migrations=CHECKPOINT_MIGRATIONS, what="checkpoint", error=CheckpointError)
+    try:
+        value = migrate(value, target=CHECKPOINT_SCHEMA_VERSION, migrations=CHECKPOINT_MIGRATIONS, what="checkpoint")
+    except SnapshotError as exc:
+        raise CheckpointError(str(exc)) from None
     extra = set(value) - _KEYS
     if extra:
         raise CheckpointError(f"checkpoint.{sorted(map(str, extra))[0]} is not a checkpoint key; keys are: {', '.join(sorted(_KEYS))}")
     position = value.get("position")
-    if position not in POSITIONS:
-        raise CheckpointError(f"checkpoint.position must be one of {', '.join(POSITIONS)}, got {position!r}")
+    if position not in CHECKPOINT_POSITIONS:
+        raise CheckpointError(f"checkpoint.position must be one of {', '.join(CHECKPOINT_POSITIONS)}, got {position!r}")
     cycle_index = value.get("cycle_index")
     if not isinstance(cycle_index, int) or isinstance(cycle_index, bool) or cycle_index < 0:
         raise CheckpointError(f"checkpoint.cycle_index must be a non-negative integer, got {cycle_index!r}")
@@ -157,6 +169,11 @@ def parse(value: Any) -> tuple[dict[str, Any], Snapshot]:
     if messages is None:
         raise CheckpointError("checkpoint.snapshot.data.messages is missing; a checkpoint needs the messages")
     _check_position(position, messages)
+    return _header(value, position, cycle_index), snapshot
+
+
+def _header(value: dict[str, Any], position: CheckpointPosition, cycle_index: int) -> dict[str, Any]:
+    """The checked, copied header fields of a checkpoint dict (``Checkpoint`` keyword arguments)."""
     app_data = value.get("app_data")
     if app_data is None:
         app_data = {}
@@ -166,14 +183,16 @@ def parse(value: Any) -> tuple[dict[str, Any], Snapshot]:
     output_tool = value.get("output_tool")
     if output_tool is not None and (not isinstance(output_tool, str) or not output_tool):
         raise CheckpointError(f"checkpoint.output_tool must be a tool name or null, got {output_tool!r}")
-    header = {
-        "position": position,
-        "cycle_index": cycle_index,
-        "app_data": strict_copy(app_data, "checkpoint.app_data", CheckpointError),
-        "metrics": new_metrics() if metrics is None else check_metrics(metrics),
-        "output_tool": output_tool,
-    }
-    return header, snapshot
+    try:
+        return {
+            "position": position,
+            "cycle_index": cycle_index,
+            "app_data": checked_json_copy(app_data, "checkpoint.app_data"),
+            "metrics": new_metrics() if metrics is None else check_metrics(metrics),
+            "output_tool": output_tool,
+        }
+    except ShapeError as exc:
+        raise CheckpointError(str(exc)) from None
 
 
 def _check_position(position: str, messages: list[Any]) -> None:
@@ -188,42 +207,60 @@ def _check_position(position: str, messages: list[Any]) -> None:
         raise CheckpointError("checkpoint.snapshot.data.messages must end with a user message of tool results at position after_tools")
 
 
-def check_metrics(value: Any, where: str = "checkpoint.metrics", error: type[Exception] = CheckpointError) -> MetricsData:
-    """A validated copy of accumulated metrics, so resumed runs can keep adding to them."""
+def check_metrics(value: Any, where: str = "checkpoint.metrics") -> MetricsData:
+    """A validated copy of accumulated metrics, so resumed runs can keep adding to them.
+
+    Raises :class:`~tether.errors.ShapeError` naming the bad field under ``where``; callers
+    convert it to the error of their context (a checkpoint's is :class:`CheckpointError`).
+    """
     if not isinstance(value, dict):
-        raise error(f"{where} must be an object, got {type(value).__name__}")
+        raise _bad([where], f"must be an object, got {type(value).__name__}")
     out = new_metrics()
     for key in _COUNTS:
         item = value.get(key, 0)
         if not isinstance(item, int) or isinstance(item, bool) or item < 0:
-            raise error(f"{where}.{key} must be a non-negative integer, got {item!r}")
+            raise _bad([where, key], f"must be a non-negative integer, got {item!r}")
         out[key] = item
     latency = value.get("model_latency_ms", 0.0)
     if not _non_negative_number(latency):
-        raise error(f"{where}.model_latency_ms must be a non-negative number, got {latency!r}")
+        raise _bad([where, "model_latency_ms"], f"must be a non-negative number, got {latency!r}")
     out["model_latency_ms"] = float(latency)
     usage = value.get("usage", {})
     if not isinstance(usage, dict):
-        raise error(f"{where}.usage must be an object")
+        raise _bad([where, "usage"], "must be an object")
     for part in _USAGE:
         item = usage.get(part, 0)
         if not isinstance(item, int) or isinstance(item, bool) or item < 0:
-            raise error(f"{where}.usage.{part} must be a non-negative integer, got {item!r}")
+            raise _bad([where, "usage", part], f"must be a non-negative integer, got {item!r}")
         out["usage"][part] = item
     tools = value.get("tools", {})
     if not isinstance(tools, dict):
-        raise error(f"{where}.tools must be an object")
+        raise _bad([where, "tools"], "must be an object")
     for name, figures in tools.items():
-        at = f"{where}.tools.{name}"
-        if not isinstance(figures, dict):
-            raise error(f"{at} must be an object")
-        calls, errors, duration = figures.get("calls", 0), figures.get("errors", 0), figures.get("total_duration_ms", 0.0)
-        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (calls, errors)):
-            raise error(f"{at}.calls and .errors must be non-negative integers")
-        if not _non_negative_number(duration):
-            raise error(f"{at}.total_duration_ms must be a non-negative number")
-        out["tools"][name] = {"calls": calls, "errors": errors, "total_duration_ms": float(duration)}
+        out["tools"][name] = _tool_figures(figures, [where, "tools", name])
     return out
+
+
+def _tool_figures(figures: Any, at: list[Any]) -> ToolFigures:
+    """The checked copy of one tool's accumulated figures."""
+    if not isinstance(figures, dict):
+        raise _bad(at, "must be an object")
+    calls, errors, duration = figures.get("calls", 0), figures.get("errors", 0), figures.get("total_duration_ms", 0.0)
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (calls, errors)):
+        problem = "calls and errors must be non-negative integers"
+        raise _bad(at, problem, message=f"{_dotted(at)}.calls and .errors must be non-negative integers")
+    if not _non_negative_number(duration):
+        raise _bad(at + ["total_duration_ms"], "must be a non-negative number")
+    return {"calls": calls, "errors": errors, "total_duration_ms": float(duration)}
+
+
+def _bad(path: list[Any], problem: str, *, message: str | None = None) -> ShapeError:
+    """A metrics error, worded ``"<where>.<key> <problem>"`` as checkpoint errors always were."""
+    return ShapeError(path, problem, message=f"{_dotted(path)} {problem}" if message is None else message)
+
+
+def _dotted(path: list[Any]) -> str:
+    return ".".join(map(str, path))
 
 
 def _non_negative_number(value: Any) -> bool:

@@ -24,6 +24,37 @@ class PromptError(TetherError, ValueError):
     """A prompt has an invalid shape or cannot be accepted in the run's current status."""
 
 
+class ShapeError(TetherError, ValueError):
+    """A value does not have the shape Tether requires: what the validators and checked copies raise.
+
+    ``path`` says where, as keys and indexes from the root the caller named (``["snapshot",
+    "data", "messages", 3, "content", 0]``); ``problem`` says what is wrong there (``"must be a
+    string"``); ``str(error)`` is the whole sentence, ``"<path>: <problem>"`` unless the raiser
+    words it otherwise (``message``).
+
+    The validators (:func:`~tether._messages.validate_messages`, ``check_message``,
+    :func:`~tether.checkpoint.check_metrics`, the checked JSON copies of :mod:`tether._json`,
+    ...) do not know whose input they check, so they raise this. A caller whose input it is
+    converts it, in one place, to the error of its context, keeping the sentence: ``raise
+    SnapshotError(str(exc)) from None`` for a snapshot, :class:`ConfigurationError` for an
+    agent's arguments, :class:`StateError` for agent state, and so on. A ``ShapeError`` that
+    reaches the caller unconverted is still a ``ValueError`` naming the path.
+    """
+
+    def __init__(self, path: list[Any], problem: str, *, message: str | None = None) -> None:
+        super().__init__(f"{json_path(path)}: {problem}" if message is None else message)
+        self.path = path
+        self.problem = problem
+
+    def under(self, prefix: list[Any]) -> ShapeError:
+        """The same problem with ``prefix`` prepended to its path (worded ``"<path>: <problem>"``).
+
+        Validators of nested parts raise with paths relative to the part they check; the caller
+        that knows where the part sits makes the path absolute with this.
+        """
+        return ShapeError(prefix + self.path, self.problem)
+
+
 class ModelError(TetherError):
     """A model call failed."""
 

@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._json import ensure_json
-from .errors import InterruptError
+from ._json import json_roundtrip_copy
+from .errors import InterruptError, ShapeError
 from .types import InterruptRecord, InterruptState, JSONValue
 
 
@@ -104,7 +104,7 @@ class InterruptRaiser:
         if known is not None and "response" in known:
             return known["response"]
         # The reason is persisted with the run, so it must be JSON; say so where it is raised.
-        reason = ensure_json(reason, f"interrupt {name!r} reason", InterruptError)
+        reason = _json_value(reason, f"interrupt {name!r} reason")
         raise InterruptSignal(Interrupt(ident, name, reason, self._source, self._tool_use_id))
 
 
@@ -153,9 +153,17 @@ def apply_responses(interrupt_state: InterruptState, responses: list[dict[str, A
         if ident in seen or "response" in known:
             raise InterruptError(f"{where}.interruptId: interrupt {ident!r} ({known['name']}) is already answered")
         seen.add(ident)
-        values.append((ident, ensure_json(item["response"], f"{where}.response", InterruptError)))
+        values.append((ident, _json_value(item["response"], f"{where}.response")))
     for ident, value in values:
         table[ident]["response"] = value
+
+
+def _json_value(value: Any, what: str) -> Any:
+    """A JSON copy of an interrupt reason or response (persisted with the run), or an ``InterruptError``."""
+    try:
+        return json_roundtrip_copy(value, what)
+    except ShapeError as exc:
+        raise InterruptError(str(exc)) from None
 
 
 __all__ = [

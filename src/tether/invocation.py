@@ -21,7 +21,7 @@ from .hooks import AfterInvocation, BeforeInvocation, MessageAdded
 from .loop.core import CoreConfig, LoopCore
 from .loop.driver import DriverOptions, LocalDriver
 from .loop.host import LoopHost
-from .loop.state import Position, RunState
+from .loop.state import CheckpointPosition, RunState
 from .result import AgentResult
 from .turn import begin_turn, finish_turn
 from .types import AgentEvent
@@ -43,7 +43,7 @@ class InvocationOptions:
         cancel: Set (from any thread) to stop at the next step.
     """
 
-    checkpointing: frozenset[Position] = frozenset()
+    checkpointing: frozenset[CheckpointPosition] = frozenset()
     output_model: type[pydantic.BaseModel] | None = None
     output_tool: str | None = None
     invocation_state: dict[str, Any] = field(default_factory=dict)

@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 
 from ._capture import load, take
-from ._json import copy_json
 from ._prompt import Prompt
+from .agent_state import state_copy
 from .checkpoint import Checkpoint, check_metrics
 from .checkpoint import parse as parse_checkpoint
-from .errors import CheckpointError, InterruptError, PromptError, SnapshotError
+from .errors import CheckpointError, InterruptError, PromptError, ShapeError, SnapshotError
 from .interrupts import apply_responses, is_interrupted, pending_interrupts
 from .loop.core import CoreConfig, LoopCore
 from .loop.effects import Effect, Pause, Stop
-from .loop.state import Cursor, Position, RunState
+from .loop.state import CheckpointPosition, Cursor, RunState
 from .metrics import Metrics, diff_metrics
 from .result import AgentResult
 from .snapshot import FIELDS
@@ -72,7 +72,7 @@ def begin_turn(
     prompt: Prompt,
     *,
     output_tool: str | None = None,
-    checkpointing: frozenset[Position] = frozenset(),
+    checkpointing: frozenset[CheckpointPosition] = frozenset(),
     manager: ConversationManager | None = None,
     continue_waits: bool = False,
 ) -> Turn:
@@ -99,7 +99,7 @@ def _triage(
     run: RunState,
     prompt: Prompt,
     output_tool: str | None,
-    checkpointing: frozenset[Position],
+    checkpointing: frozenset[CheckpointPosition],
     manager: ConversationManager | None,
     continue_waits: bool,
 ) -> str | None:
@@ -139,9 +139,11 @@ def resume_interrupt(run: RunState, responses: list[dict[str, Any]], output_tool
     cursor: Cursor | None = None
     if state.get("activated"):
         cursor = _interrupted_cursor(run)
-        _check_output_tool(state.get("output_tool"), output_tool, "the interrupted call is a structured-output call", InterruptError)
+        mismatch = _output_tool_mismatch(state.get("output_tool"), output_tool, "the interrupted call is a structured-output call")
+        if mismatch is not None:
+            raise InterruptError(mismatch)
     saved = state.get("metrics")
-    metrics = None if saved is None else check_metrics(saved, "interrupt_state.metrics", InterruptError)
+    metrics = None if saved is None else _interrupt_metrics(saved)
     apply_responses(state, responses)
     if cursor is not None:
         run.cursor = cursor
@@ -150,6 +152,14 @@ def resume_interrupt(run: RunState, responses: list[dict[str, Any]], output_tool
         # that loaded the snapshot keeps counting; consumed here so they never go stale.
         run.metrics = metrics
         del state["metrics"]
+
+
+def _interrupt_metrics(saved: Any) -> MetricsData:
+    """The metrics saved with the interrupts, checked (an InterruptError names the bad field)."""
+    try:
+        return check_metrics(saved, "interrupt_state.metrics")
+    except ShapeError as exc:
+        raise InterruptError(str(exc)) from None
 
 
 def _interrupted_cursor(run: RunState) -> Cursor | None:
@@ -174,9 +184,9 @@ def resume_checkpoint(
     run: RunState,
     raw: Any,
     output_tool: str | None,
-    checkpointing: frozenset[Position],
+    checkpointing: frozenset[CheckpointPosition],
     manager: ConversationManager | None,
-) -> Position:
+) -> CheckpointPosition:
     """Load a checkpoint (object or dict) into ``run``; returns its position."""
     if not checkpointing or manager is None:
         raise CheckpointError(
@@ -185,13 +195,15 @@ def resume_checkpoint(
         )
     # A Checkpoint object is validated like a dict: its fields may have been changed.
     header, snapshot = parse_checkpoint(raw.to_dict() if isinstance(raw, Checkpoint) else raw)
-    _check_output_tool(header["output_tool"], output_tool, "this checkpoint was taken in a structured-output call", CheckpointError)
+    mismatch = _output_tool_mismatch(header["output_tool"], output_tool, "this checkpoint was taken in a structured-output call")
+    if mismatch is not None:
+        raise CheckpointError(mismatch)
     try:
         load(run, manager, snapshot)
     except SnapshotError as exc:
         raise CheckpointError(f"checkpoint.{exc}") from None
     run.metrics = header["metrics"]
-    position: Position = header["position"]
+    position: CheckpointPosition = header["position"]
     cycle_index: int = header["cycle_index"]
     if position == "after_model":
         run.cursor = Cursor(phase="tools", cycle_index=cycle_index)
@@ -200,11 +212,12 @@ def resume_checkpoint(
     return position
 
 
-def _check_output_tool(saved: Any, given: str | None, what: str, error: type[CheckpointError | InterruptError]) -> None:
-    """A paused structured-output call must be resumed with the same output model."""
-    if saved is not None and saved != given:
-        got = f"output_model for {given!r}" if given else "no output_model"
-        raise error(f"{what} for {saved!r} but it was resumed with {got}; pass output_model={saved} again")
+def _output_tool_mismatch(saved: Any, given: str | None, what: str) -> str | None:
+    """Why a paused structured-output call cannot be resumed with ``given`` (None: it can)."""
+    if saved is None or saved == given:
+        return None
+    got = f"output_model for {given!r}" if given else "no output_model"
+    return f"{what} for {saved!r} but it was resumed with {got}; pass output_model={saved} again"
 
 
 def abandon_interrupts(run: RunState) -> list[Message]:
@@ -223,7 +236,7 @@ def abandon_interrupts(run: RunState) -> list[Message]:
         except (KeyError, TypeError, ValueError) as exc:
             raise InterruptError(f"interrupt_state.context is malformed ({exc!r})") from None
     if state.get("metrics") is not None:
-        run.metrics = check_metrics(state["metrics"], "interrupt_state.metrics", InterruptError)
+        run.metrics = _interrupt_metrics(state["metrics"])
     return LoopCore(run, CoreConfig()).cancel()
 
 
@@ -297,7 +310,7 @@ def finish_turn(
     totals = copy_metrics(run.metrics)  # a copy: a result keeps describing its own call
     metrics = Metrics(totals, diff_metrics(totals, turn.before))
     message = last_assistant(run.messages)
-    state = copy_json(run.state)
+    state = state_copy(run.state, "state")
     if isinstance(final, Pause):
         checkpoint = Checkpoint(
             position=final.position,
@@ -332,7 +345,7 @@ def stored_result(run: RunState) -> AgentResult:
     metrics = Metrics(run.metrics, diff_metrics(run.metrics, run.metrics))
     interrupts = pending_interrupts(run.interrupt_state) if run.interrupt_state.get("activated") else []
     reason = "interrupt" if interrupts else (run.cursor.stop_reason or "end_turn")
-    return AgentResult(reason, message, metrics, copy_json(run.state), interrupts=interrupts)
+    return AgentResult(reason, message, metrics, state_copy(run.state, "state"), interrupts=interrupts)
 
 
 __all__ = [

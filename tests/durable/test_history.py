@@ -11,7 +11,8 @@ import pytest
 
 from tether import Agent, tool
 from tether.durable import RunStore, SQLiteStore
-from tether.durable.history import encode_step, summary_of
+from tether.durable.history import summary_of
+from tether.durable.rows import encode_step
 from tether.errors import RunNotFoundError, StoreError
 from tether.models import ScriptedModel
 from tether.models.scripted import tool_call, tool_calls

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._messages import validate_messages
-from ..errors import PromptError, StoreError
+from ..errors import PromptError, ShapeError, StoreError
 from ..loop.core import tool_uses_of
 from ..types import Message
 from .history import Step, Timeline
@@ -79,7 +79,10 @@ def _edited(messages: list[Message], edit: Edit) -> list[Message]:
         raise PromptError(f"fork edit must be a callable or a message dict, got {type(edit).__name__}")
     if not isinstance(edited, list) or not edited:
         raise PromptError("fork edit must return a non-empty list of messages")
-    return validate_messages(edited, ["edit"], PromptError)
+    try:
+        return validate_messages(edited, ["edit"])
+    except ShapeError as exc:
+        raise PromptError(str(exc)) from None
 
 
 def _check_shape(messages: list[Message], cursor: dict[str, Any], results: dict[str, Any], edited: bool) -> dict[str, Any]:

@@ -9,34 +9,28 @@ names, durations and error flags, in-doubt markers) and a copy of that head. The
 constant-size (the messages are rows of their own), so a step costs O(1) bytes however long
 the run gets, and the head copy plus the message rows below its ``next_seq`` rebuild the run
 exactly as it was at that step, which is what :func:`tether.durable.fork.fork_run` needs.
+
+Times are stamped by :func:`tether._clock.now_iso`, the format snapshots use. How a step row is
+written and read back is the row codec's business (:mod:`tether.durable.rows`).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
+from .._clock import now_iso
 from ..errors import StoreError
 from ..interrupts import pending_interrupts
 from ..loop.core import tool_uses_of
 from ..loop.state import RunState
 from ..types import InterruptState, Message, MetricsData, ToolResult
 from .head import HeadFields
-from .store import StoredRun, _parse, encode_row
 
-if TYPE_CHECKING:
-    from .crypto import RowCipher
-    from .redaction import RedactionPolicy
-
-POSITIONS = ("turn_start", "after_model", "after_tools", "turn_end", "resumed", "forked")
+STEP_POSITIONS = ("turn_start", "after_model", "after_tools", "turn_end", "resumed", "forked")
+"""Where a step can be recorded, in cycle order (not the checkpoint positions of the loop)."""
 STATUSES = ("running", "finished", "interrupted", "paused", "failed")
-
-
-def now_iso() -> str:
-    """The current UTC time as ISO 8601 (the store's clock; the loop core never reads one)."""
-    return datetime.now(UTC).isoformat()
 
 
 @dataclass(frozen=True)
@@ -216,42 +210,6 @@ def turn_status(stop_reason: str, run: RunState) -> str:
     return "finished"
 
 
-# -- row codecs shared by the stores ----------------------------------------------------------
-
-
-def encode_step(step: dict[str, Any], cipher: RowCipher | None = None, redaction: RedactionPolicy | None = None) -> str:
-    """JSON text of a step row; the head copy loses the redacted state keys, like the head row."""
-    if redaction is not None:
-        step = {**step, "head": redaction.strip(step["head"])}
-    return encode_row(step, cipher)
-
-
-def decode_step(run_id: str, number: int, text: Any, cipher: RowCipher | None = None) -> Step:
-    """Parse a step row, raising :class:`StoreError` naming the run and the step."""
-    row = _parse(run_id, f"step {number}", text, cipher)
-    try:
-        if not isinstance(row, dict) or not isinstance(row["head"], dict) or int(row["step"]) != number:
-            raise TypeError("not a step row")
-        return Step(
-            step=number,
-            position=str(row["position"]),
-            cycle_index=int(row["cycle_index"]),
-            seq=int(row["seq"]),
-            message_count=int(row["message_count"]),
-            created_at=str(row["created_at"]),
-            status=str(row.get("status") or "running"),
-            stop_reason=row.get("stop_reason"),
-            model=row.get("model"),
-            tools=list(row.get("tools") or []),
-            in_doubt=list(row.get("in_doubt") or []),
-            results=list(row.get("results") or []),
-            forked_from=row.get("forked_from"),
-            head=row["head"],
-        )
-    except (KeyError, TypeError, ValueError):
-        raise StoreError(f"run {run_id!r}: the row of step {number} is corrupt; the store is damaged") from None
-
-
 def summary_of(run_id: str, head: dict[str, Any]) -> RunSummary:
     """The summary of a run from its head (heads written before steps existed included)."""
     metrics = head.get("metrics") or {}
@@ -278,9 +236,3 @@ def missing_step(run_id: str, number: Any, count: int) -> StoreError:
     """The error for a step number the run does not have."""
     have = f"steps 1..{count}" if count else "no steps (it was written before step history existed)"
     return StoreError(f"run {run_id!r} has no step {number!r}: it has {have}; see `tether show {run_id}`")
-
-
-def stored_at(run_id: str, step: Step, messages: list[Message], results: dict[str, ToolResult]) -> StoredRun:
-    """The run as it was at ``step``: its head copy, the live messages then, the results then."""
-    kept = set(step.results)
-    return StoredRun(run_id, step.head, messages, {k: v for k, v in results.items() if k in kept})

@@ -14,10 +14,10 @@ from typing import Any
 from ..errors import RunLockedError, RunNotFoundError, StoreError
 from ..types import Message, ToolResult
 from .crypto import RowCipher
-from .history import RunSummary, Step, decode_step, missing_step, stored_at, summary_of
+from .history import RunSummary, Step, missing_step, summary_of
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import encode_write
-from .store import SCHEMA_VERSION, StoredRun, decode_head, decode_messages, decode_results, validate_run_id
+from .rows import decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
+from .store import SCHEMA_VERSION, StoredRun, validate_run_id
 
 
 class _Rows:

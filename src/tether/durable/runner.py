@@ -19,7 +19,7 @@ from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any
 
-from .._json import encode
+from .._json import json_copy
 from .._prompt import Prompt
 from ..errors import InterruptError, PromptError, RunNotFoundError
 from ..interrupts import Interrupt, interrupt_id
@@ -160,8 +160,8 @@ def _record_stop(session: DurableSession, exc: BaseException) -> None:
 def _copy_base(run: RunState) -> RunState:
     return RunState(
         messages=list(run.messages),
-        state=encode(run.state),
-        conversation_manager_state=encode(run.conversation_manager_state),
+        state=json_copy(run.state),
+        conversation_manager_state=json_copy(run.conversation_manager_state),
         system_prompt=run.system_prompt,
     )
 

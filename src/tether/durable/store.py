@@ -10,20 +10,13 @@ rows). Every row is JSON text; nothing is pickled, so loading cannot run code.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from .._json import dumps
-from .._messages import decode_message_bytes, validate_messages
 from ..errors import StoreError
 from ..types import Message, ToolResult
-from .crypto import RowCipher, open_row
-from .redaction import RedactionPolicy
-
-if TYPE_CHECKING:
-    from .history import RunSummary, Step
+from .history import RunSummary, Step
 
 SCHEMA_VERSION = 1
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -57,11 +50,11 @@ class RunStore(Protocol):
 
     Time travel (:mod:`tether.durable.history`): ``write(..., step=row)`` also appends the
     step row ``row`` (a dict with an int ``"step"`` number, unique per run, and a ``"head"``
-    copy) in the same transaction; encode it with ``history.encode_step(row, cipher,
-    redaction)``, decode with ``history.decode_step``. ``history`` returns the steps in order,
+    copy) in the same transaction; encode it with ``rows.encode_step(row, cipher,
+    redaction)``, decode with ``rows.decode_step``. ``history`` returns the steps in order,
     ``load_at`` rebuilds the run at one step (its head copy, the message rows with seq in
     ``[head.start_seq, head.next_seq)``, the results of its cycle named in ``step.results``:
-    ``history.stored_at``), and ``list_runs`` summarizes every head with
+    ``rows.stored_at``), and ``list_runs`` summarizes every head with
     ``history.summary_of``. Step rows, like message rows, are never rewritten.
     """
 
@@ -100,66 +93,3 @@ class RunStore(Protocol):
     def close(self) -> None:
         """Release resources."""
         ...
-
-
-# -- row encoding shared by the stores -----------------------------------------------------
-
-
-def encode_row(value: Any, cipher: RowCipher | None = None) -> str:
-    """JSON text of a row (bytes become base64 envelopes), sealed by ``cipher`` if given."""
-    text = dumps(value)
-    return text if cipher is None else cipher.seal(text)
-
-
-def encode_head(head: dict[str, Any], cipher: RowCipher | None = None, redaction: RedactionPolicy | None = None) -> str:
-    """JSON text of a head row, without the state keys ``redaction`` keeps out of the store."""
-    return encode_row(head if redaction is None else redaction.strip(head), cipher)
-
-
-def decode_head(run_id: str, text: Any, cipher: RowCipher | None = None) -> dict[str, Any]:
-    """Parse a head row, raising StoreError that names the run."""
-    head = _parse(run_id, "head", text, cipher)
-    if not isinstance(head, dict) or not isinstance(head.get("cursor"), dict) or "next_seq" not in head:
-        raise StoreError(f"run {run_id!r}: the head row is corrupt (missing cursor or next_seq); the store is damaged")
-    version = head.get("schema_version", SCHEMA_VERSION)
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise StoreError(
-            f"run {run_id!r} was written by a newer Tether (schema {version}, this one knows {SCHEMA_VERSION}); upgrade Tether"
-        )
-    return head
-
-
-def decode_messages(run_id: str, rows: Iterator[tuple[int, Any]], cipher: RowCipher | None = None) -> list[Message]:
-    """Parse message rows (``(seq, text)``), validating each; names run and step on failure."""
-    messages: list[Message] = []
-    for seq, text in rows:
-        message = _parse(run_id, f"message seq {seq}", text, cipher)
-        validate_messages([message], [f"run {run_id!r} message seq {seq}"], StoreError)
-        messages.append(message)
-    decode_message_bytes(messages)
-    return messages
-
-
-def decode_results(run_id: str, rows: Iterator[tuple[str, Any]], cipher: RowCipher | None = None) -> dict[str, ToolResult]:
-    """Parse tool-result rows of the open cycle."""
-    results: dict[str, ToolResult] = {}
-    for tool_use_id, text in rows:
-        result = _parse(run_id, f"tool result {tool_use_id}", text, cipher)
-        if not isinstance(result, dict) or result.get("toolUseId") != tool_use_id or "status" not in result:
-            raise StoreError(f"run {run_id!r}: the row for tool result {tool_use_id!r} is corrupt")
-        holder: list[Message] = [{"role": "user", "content": [{"toolResult": result}]}]  # type: ignore[typeddict-item]
-        decode_message_bytes(holder)
-        results[tool_use_id] = result  # type: ignore[assignment]
-    return results
-
-
-def _parse(run_id: str, what: str, text: Any, cipher: RowCipher | None = None) -> Any:
-    import json
-
-    if not isinstance(text, str):
-        raise StoreError(f"run {run_id!r}: {what} is not JSON text; the store is damaged")
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise StoreError(f"run {run_id!r}: {what} is corrupt or truncated ({exc}); the store is damaged") from None
-    return open_row(value, f"run {run_id!r}: {what}", cipher)

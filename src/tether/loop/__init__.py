@@ -6,12 +6,12 @@ from .driver import AgentEvent, DriverOptions, LocalDriver
 from .effects import CallModel, CloseCycle, Effect, Pause, RunTools, Stop
 from .host import Host, LoopHost
 from .policies import Limits, RetryPolicy
-from .state import POSITIONS, Cursor, Position, RunState
+from .state import CHECKPOINT_POSITIONS, CheckpointPosition, Cursor, RunState
 from .tracing import NULL_TRACER, Span, Tracer
 
 __all__ = [
+    "CHECKPOINT_POSITIONS",
     "NULL_TRACER",
-    "POSITIONS",
     "AgentEvent",
     "CallModel",
     "CloseCycle",
@@ -26,7 +26,7 @@ __all__ = [
     "LoopCore",
     "ModelOutcome",
     "Pause",
-    "Position",
+    "CheckpointPosition",
     "RetryPolicy",
     "RunState",
     "RunTools",

@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import StateError, StructuredOutputError
 from ..types import ContentBlock, InterruptRecord, Message, StopReason, ToolChoice, ToolResult, ToolUse
 from .effects import CallModel, CloseCycle, Effect, Pause, RunTools, Stop
-from .state import Cursor, Position, RunState
+from .state import CheckpointPosition, Cursor, RunState
 
 CORRECTIVE_PROMPT = (
     "You did not call the `{name}` tool. Respond now by calling `{name}` with the final answer as its input, and nothing else."
@@ -29,7 +29,7 @@ CORRECTIVE_PROMPT = (
 class CoreConfig:
     """Per-invocation settings of the core (all plain values)."""
 
-    checkpoint_positions: frozenset[Position] = frozenset()
+    checkpoint_positions: frozenset[CheckpointPosition] = frozenset()
     max_cycles: int | None = None
     max_tokens: int | None = None
     output_tool: str | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..types import Message, ToolChoice, ToolUse
-from .state import Position
+from .state import CheckpointPosition
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +38,7 @@ class CloseCycle:
 class Pause:
     """Stop at a checkpoint; the run state is consistent and resumable as it is."""
 
-    position: Position
+    position: CheckpointPosition
     cycle_index: int
 
 

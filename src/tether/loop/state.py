@@ -13,8 +13,10 @@ from typing import Any, Literal, TypeAlias
 from ..types import CursorData, InterruptState, Message, MetricsData, SystemContentBlock, ToolResult
 
 Phase: TypeAlias = Literal["model", "tools", "idle"]
-Position: TypeAlias = Literal["after_model", "after_tools"]
-POSITIONS: tuple[Position, ...] = ("after_model", "after_tools")
+CheckpointPosition: TypeAlias = Literal["after_model", "after_tools"]
+"""A cycle boundary where a run can pause with a checkpoint (see :mod:`tether.checkpoint`)."""
+CHECKPOINT_POSITIONS: tuple[CheckpointPosition, ...] = ("after_model", "after_tools")
+"""Every checkpoint position, in cycle order (not the step positions of the durable history)."""
 
 
 def new_metrics() -> MetricsData:
@@ -45,7 +47,7 @@ class Cursor:
     invocation_tokens: int = 0
     results: dict[str, ToolResult] = field(default_factory=dict)
     started: list[str] = field(default_factory=list)
-    pending_pause: Position | None = None
+    pending_pause: CheckpointPosition | None = None
     structured_output: Any = None
     corrective_turn_used: bool = False
     stop_reason: str | None = None

@@ -17,7 +17,7 @@ from typing import Any
 
 from temporalio import activity
 
-from .._json import encode
+from .._json import json_copy
 from ..errors import (
     ConfigurationError,
     ContextWindowExhaustedError,
@@ -70,7 +70,7 @@ def state_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, An
     deleted = [key for key in before if key not in after]
     if not changed and not deleted:
         return None
-    return {"set": encode(changed), "deleted": deleted}
+    return {"set": json_copy(changed), "deleted": deleted}
 
 
 class TetherActivities:

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .._json import encode
+from .._json import json_copy
 from ..errors import StoreError
 
 REF_PREFIX = "sha256:"
@@ -30,7 +30,7 @@ _REF = re.compile(r"sha256:[0-9a-f]{64}")
 
 def canonical_json(value: Any) -> bytes:
     """Canonical UTF-8 JSON of ``value`` (sorted keys, no spaces, bytes as base64 envelopes)."""
-    return json.dumps(encode(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    return json.dumps(json_copy(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
 
 
 def ref_of(value: Any) -> str:

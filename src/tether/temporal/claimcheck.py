@@ -18,9 +18,9 @@ import copy
 from collections import OrderedDict
 from typing import Any
 
-from .._json import encode
-from .._messages import _Invalid, decode_message_bytes
-from ..errors import StoreError
+from .._json import json_copy
+from .._messages import decode_message_bytes
+from ..errors import ShapeError, StoreError
 from ..types import Message
 from .blobs import BlobStore, canonical_json, is_ref
 
@@ -42,7 +42,7 @@ def _offload(blobs: BlobStore, value: Any, limit: int) -> Any:
 
 def compact_message(blobs: BlobStore, message: Any, limit: int = DEFAULT_INLINE_LIMIT) -> dict[str, Any]:
     """A compact copy of ``message`` (pure JSON; bytes become envelopes first)."""
-    plain: dict[str, Any] = encode(message)
+    plain: dict[str, Any] = json_copy(message, "message")
     content = plain.get("content")
     if not isinstance(content, list):
         return plain
@@ -104,7 +104,7 @@ def expand_message(blobs: BlobStore, message: dict[str, Any], *, decode: bool = 
     if decode:
         try:
             decode_message_bytes([full])
-        except _Invalid as exc:
+        except ShapeError as exc:
             raise StoreError(f"a stored message holds invalid base64 at {exc.path}: {exc.problem}") from None
     return full  # type: ignore[return-value]
 

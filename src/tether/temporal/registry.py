@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .._json import ensure_json
-from ..errors import ConfigurationError
+from .._json import json_roundtrip_copy
+from ..errors import ConfigurationError, ShapeError
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -54,7 +54,10 @@ class AgentRegistry:
         if factory is None:
             known = ", ".join(self.names) or "none"
             raise ConfigurationError(f"no agent factory named {name!r} in this worker's registry (known: {known})")
-        config = ensure_json(config or {}, f"config of agent {name!r}", ConfigurationError)
+        try:
+            config = json_roundtrip_copy(config or {}, f"config of agent {name!r}")
+        except ShapeError as exc:
+            raise ConfigurationError(str(exc)) from None
         agent = factory(config)
         if not isinstance(agent, Agent):
             raise ConfigurationError(f"the factory of agent {name!r} returned {type(agent).__name__}, not an Agent")

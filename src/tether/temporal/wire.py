@@ -13,10 +13,10 @@ from __future__ import annotations
 import copy
 from typing import Any, cast
 
-from .._json import encode
+from .._json import json_copy
 from ..checkpoint import Checkpoint, check_metrics
 from ..checkpoint import parse as parse_checkpoint
-from ..errors import CheckpointError, InterruptError, SnapshotError
+from ..errors import CheckpointError, InterruptError, ShapeError, SnapshotError
 from ..loop.state import Cursor, RunState, new_metrics
 from ..snapshot import SCOPE, SNAPSHOT_SCHEMA_VERSION, Snapshot
 from ..types import InterruptState, MetricsData
@@ -37,24 +37,28 @@ def carried_from_run(blobs: BlobStore, run: RunState, *, inline_limit: int = DEF
     """The compact state a workflow starts from, for a local ``run`` (content goes to ``blobs``)."""
     compact = [compact_message(blobs, message, inline_limit) for message in run.messages]
     conv = Conversations(blobs).append(None, compact)
-    interrupt_state: InterruptState = encode(run.interrupt_state)
+    interrupt_state: InterruptState = json_copy(run.interrupt_state, "run.interrupt_state")
     context = interrupt_state.get("context")
     if isinstance(context, dict):
         context["results"] = _map_results(context.get("results"), lambda r: compact_result(blobs, r, inline_limit))
     cursor = run.cursor.to_dict()
     cursor["results"] = _map_results(cursor["results"], lambda r: compact_result(blobs, r, inline_limit))
     system = None if run.system_prompt is None else compact_message(blobs, {"role": "system", "content": run.system_prompt}, inline_limit)
+    try:
+        metrics = check_metrics(run.metrics, "run.metrics")
+    except ShapeError as exc:
+        raise SnapshotError(str(exc)) from None
     return {
         "conv": conv,
         "tail": compact[-TAIL:],
         "unpersisted": 0,
-        "state": encode(run.state),
-        "conversation_manager_state": encode(run.conversation_manager_state),
+        "state": json_copy(run.state, "run.state"),
+        "conversation_manager_state": json_copy(run.conversation_manager_state, "run.conversation_manager_state"),
         "interrupt_state": interrupt_state,
         "system_prompt": system,
-        "model_state": encode(run.model_state),
-        "cursor": encode(cursor),
-        "metrics": check_metrics(run.metrics, "run.metrics", SnapshotError),
+        "model_state": json_copy(run.model_state, "run.model_state"),
+        "cursor": json_copy(cursor, "run.cursor"),
+        "metrics": metrics,
         "settings": None,
         "started": False,
     }
@@ -83,7 +87,10 @@ def run_from_snapshot(snapshot: Snapshot | dict[str, Any]) -> RunState:
             raise SnapshotError(f"snapshot.data.interrupt_state.context is malformed: {exc!r}") from None
     saved = run.interrupt_state.get("metrics")
     if saved is not None:
-        run.metrics = check_metrics(saved, "snapshot.data.interrupt_state.metrics", InterruptError)
+        try:
+            run.metrics = check_metrics(saved, "snapshot.data.interrupt_state.metrics")
+        except ShapeError as exc:
+            raise InterruptError(str(exc)) from None
     return run
 
 
@@ -117,7 +124,8 @@ def snapshot_of(blobs: BlobStore, carried: CarriedState, app_data: dict[str, Any
     interrupt_state = copy.deepcopy(carried.get("interrupt_state") or {})
     context = interrupt_state.get("context")
     if isinstance(context, dict):
-        context["results"] = encode(_map_results(context.get("results"), lambda r: expand_result(blobs, r)))
+        results = _map_results(context.get("results"), lambda r: expand_result(blobs, r))
+        context["results"] = json_copy(results, "interrupt_state.context.results")
     system = carried.get("system_prompt")
     data = {
         "messages": messages_of(blobs, carried, decode=False),

@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 import pydantic
 
-from .._json import copy_json
-from ..errors import ToolError
+from .._json import json_roundtrip_copy
+from ..errors import ShapeError, ToolError
 from ..types import ToolResult, ToolResultContent, ToolSpec, ToolUse
 from .context import ToolContext
 
@@ -34,16 +34,16 @@ def to_result(tool_use_id: str, value: Any) -> ToolResult:
         if status not in ("success", "error") or not isinstance(value["content"], list):
             return error_result(tool_use_id, "tool returned a malformed toolResult (status/content)")
         try:
-            content: list[ToolResultContent] = copy_json(value["content"])
-        except (TypeError, ValueError):
+            content: list[ToolResultContent] = json_roundtrip_copy(value["content"], "content")
+        except ShapeError:
             content = value["content"]  # may hold bytes (images); the snapshot layer encodes them
         return {"toolUseId": tool_use_id, "status": status, "content": content}
     if isinstance(value, pydantic.BaseModel):
         return {"toolUseId": tool_use_id, "status": "success", "content": [{"json": value.model_dump(mode="json")}]}
     if value is None or isinstance(value, (dict, list, int, float, bool)):
         try:
-            return {"toolUseId": tool_use_id, "status": "success", "content": [{"json": copy_json(value)}]}
-        except (TypeError, ValueError):
+            return {"toolUseId": tool_use_id, "status": "success", "content": [{"json": json_roundtrip_copy(value, "value")}]}
+        except ShapeError:
             pass
     return {"toolUseId": tool_use_id, "status": "success", "content": [{"text": str(value)}]}
 

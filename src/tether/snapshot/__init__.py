@@ -1,0 +1,38 @@
+"""Snapshots: an agent's state as a versioned JSON document.
+
+One concept per module:
+
+- :mod:`~tether.snapshot.document`: the :class:`Snapshot` class (its storage, JSON and dict
+  forms, and loading with validation);
+- :mod:`~tether.snapshot.fields`: the fields a snapshot captures, the presets and the
+  selection rule (preset, then ``include`` adds, then ``exclude`` removes);
+- :mod:`~tether.snapshot.migrations`: schema versions and the registry of pure ``dict ->
+  dict`` migrations that upgrade older documents (newer ones are refused);
+- :mod:`~tether.snapshot.validation`: the checks of a snapshot's ``data``;
+- :mod:`~tether.snapshot.report`: the size report.
+
+The public names are re-exported here (``from tether.snapshot import Snapshot``).
+"""
+
+from __future__ import annotations
+
+from .document import SCOPE, Snapshot
+from .fields import FIELDS, PRESETS, resolve_fields
+from .migrations import MIGRATIONS, SNAPSHOT_SCHEMA_VERSION, Migration, migrate, register_migration
+from .report import size_report
+from .validation import check_data
+
+__all__ = [
+    "FIELDS",
+    "MIGRATIONS",
+    "PRESETS",
+    "SCOPE",
+    "SNAPSHOT_SCHEMA_VERSION",
+    "Migration",
+    "Snapshot",
+    "check_data",
+    "migrate",
+    "register_migration",
+    "resolve_fields",
+    "size_report",
+]

@@ -1,0 +1,136 @@
+"""Validating a snapshot's ``data``: known fields, valid shapes, and pure JSON throughout.
+
+The checks of the parts (messages, a conversation manager's state, the interrupt state and the
+cursor of an interrupted cycle) raise :class:`~tether.errors.ShapeError` naming the path;
+:func:`check_data` turns every one of them into a :class:`~tether.errors.SnapshotError` with
+the same message, in one place.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from .._json import describe_non_json, is_json
+from .._messages import check_message, check_messages, check_tool_result, validate_system_prompt
+from ..errors import ShapeError, SnapshotError
+from ..loop.state import CHECKPOINT_POSITIONS
+from .fields import FIELDS
+
+_PHASES = ("model", "tools", "idle")
+
+
+def check_created_at(value: Any, where: str) -> str | None:
+    """``value`` if it is an ISO-8601 timestamp (or None), else a :class:`SnapshotError`."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise SnapshotError(f"{where} must be an ISO-8601 string, got {type(value).__name__}")
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise SnapshotError(f"{where} must be an ISO-8601 timestamp, got {value!r:.60}") from None
+    return value
+
+
+def check_data(data: dict[str, Any], path: str, *, parsed: bool = False) -> bool:
+    """Validate a snapshot's ``data``: known fields, valid shapes, and pure JSON throughout.
+
+    Messages are checked in one walk (shape and JSON together); the other fields are checked
+    for shape, then for JSON. ``parsed`` says ``data`` came straight from a JSON parser, so it
+    is JSON by construction and only shapes are checked (see :func:`tether._json.parse_json`
+    for the one exception, infinite floats, which the caller checks). Raises
+    :class:`SnapshotError` naming the first bad path. Returns whether envelopes may sit at
+    bytes positions (False means loading can skip decoding them).
+    """
+    try:
+        return _check_fields(data, path, parsed)
+    except ShapeError as exc:
+        raise SnapshotError(str(exc)) from None
+
+
+def _check_fields(data: dict[str, Any], path: str, parsed: bool) -> bool:
+    may_hold_bytes = False
+    for name, item in data.items():
+        if name not in FIELDS:
+            raise SnapshotError(f"{path}.{name} is not a snapshot field; fields are: {', '.join(FIELDS)}")
+        where = [path, name]
+        if name == "messages":
+            may_hold_bytes |= check_messages(item, where, pure_json=not parsed)
+            continue
+        if name == "system_prompt":
+            if item is not None:
+                validate_system_prompt(item, where)
+        elif not isinstance(item, dict):
+            raise SnapshotError(f"{path}.{name} must be an object, got {type(item).__name__}")
+        elif name == "interrupt_state":
+            _check_interrupt_state(item, where)
+            may_hold_bytes |= bool(item.get("context"))
+        elif name == "conversation_manager_state":
+            _check_manager_state(item, where)
+            may_hold_bytes |= item.get("summary_message") is not None
+        if not parsed and not is_json(item):
+            raise SnapshotError(describe_non_json(item, f"{path}.{name}"))
+    return may_hold_bytes
+
+
+def _check_manager_state(state: dict[str, Any], where: list[Any]) -> None:
+    kind = state.get("kind")
+    if kind is not None and not isinstance(kind, str):
+        raise ShapeError(where + ["kind"], "must be the manager kind (a string)")
+    removed = state.get("removed_message_count")
+    if removed is not None and (type(removed) is not int or removed < 0):
+        raise ShapeError(where + ["removed_message_count"], "must be a non-negative integer")
+    if state.get("summary_message") is not None:
+        check_message(state["summary_message"], where + ["summary_message"])
+
+
+def _check_interrupt_state(state: dict[str, Any], where: list[Any]) -> None:
+    table = state.get("interrupts")
+    if table is not None:
+        if not isinstance(table, dict):
+            raise ShapeError(where + ["interrupts"], "must map interrupt ids to {id, name, reason} objects")
+        for ident, item in table.items():
+            at = where + ["interrupts", ident]
+            if not isinstance(item, dict):
+                raise ShapeError(at, "must be an {id, name, reason} object")
+            if item.get("id") != ident:
+                raise ShapeError(at + ["id"], "must be the interrupt id it is stored under")
+            if not isinstance(item.get("name"), str):
+                raise ShapeError(at + ["name"], "must be a string")
+            for key in ("source", "tool_use_id"):
+                if item.get(key) is not None and not isinstance(item[key], str):
+                    raise ShapeError(at + [key], "must be a string or null")
+    if "activated" in state and not isinstance(state["activated"], bool):
+        raise ShapeError(where + ["activated"], "must be true or false")
+    context = state.get("context")
+    if context is not None:
+        _check_cursor(context, where + ["context"])
+
+
+def _check_cursor(context: Any, where: list[Any]) -> None:
+    if not isinstance(context, dict):
+        raise ShapeError(where, "must describe the interrupted cycle (an object)")
+    if context.get("phase") not in _PHASES:
+        raise ShapeError(where + ["phase"], f"must be one of {', '.join(_PHASES)}")
+    for key in ("cycle_index", "invocation_cycles", "invocation_tokens"):
+        number = context.get(key, 0)
+        if type(number) is not int or number < 0:
+            raise ShapeError(where + [key], "must be a non-negative integer")
+    if "cycle_index" not in context:
+        raise ShapeError(where + ["cycle_index"], "is missing")
+    results = context.get("results", {})
+    if not isinstance(results, dict):
+        raise ShapeError(where + ["results"], "must map tool-use ids to tool results")
+    for ident, result in results.items():
+        check_tool_result(result, where + ["results", ident])
+    started = context.get("started", [])
+    if not isinstance(started, list) or not all(isinstance(item, str) for item in started):
+        raise ShapeError(where + ["started"], "must be a list of tool-use ids")
+    if context.get("pending_pause") not in (None, *CHECKPOINT_POSITIONS):
+        raise ShapeError(where + ["pending_pause"], f"must be null or one of {', '.join(CHECKPOINT_POSITIONS)}")
+    if "corrective_turn_used" in context and not isinstance(context["corrective_turn_used"], bool):
+        raise ShapeError(where + ["corrective_turn_used"], "must be true or false")
+    stop = context.get("stop_reason")
+    if stop is not None and not isinstance(stop, str):
+        raise ShapeError(where + ["stop_reason"], "must be a string or null")
