@@ -115,6 +115,12 @@ class StoreError(TetherError):
     """A run store holds corrupt data, a newer schema, or refused an operation."""
 
 
+class LeaseLostError(StoreError):
+    """This writer no longer owns the run: its lease was broken (``tether unlock``) or taken
+    over after it was lost (a terminated database session, a removed lock file). Nothing was
+    written; stop, and let the run's current owner go on (resume it if it is stalled)."""
+
+
 class RunNotFoundError(StoreError, LookupError):
     """No run with the given id exists in the store."""
 

@@ -37,7 +37,7 @@ def test_runs_lists_ids_statuses_and_totals(home: Path, made: str, cli: Callable
     assert outcome.code == 0
     rows = {row[0]: row for row in table_rows(outcome.out)}
     assert rows["calc"][1:5] == ["finished", "1", "2", "30"]  # status, turns, cycles, tokens
-    assert rows["crashed"][1] == "running"
+    assert rows["crashed"][1] == "stalled"  # no live owner: resumable now
 
 
 def test_show_prints_the_timeline(home: Path, made: str, cli: Callable[..., Outcome]) -> None:

@@ -30,10 +30,10 @@ def cipher(current: str = "k1", **keys: bytes) -> AESGCMCipher:
     return AESGCMCipher(keys or {"k1": K1, "k2": K2}, current=current)
 
 
-def head(next_seq: int, cycle: int = 0, **state: Any) -> dict[str, Any]:
+def head(next_seq: int, cycle: int = 0, rev: int = 1, **state: Any) -> dict[str, Any]:
     return {
         "schema_version": 1,
-        "rev": 1,
+        "rev": rev,
         "start_seq": 0,
         "next_seq": next_seq,
         "cursor": {"phase": "model", "cycle_index": cycle},
@@ -76,7 +76,7 @@ def test_each_row_gets_its_own_nonce(backend: Backend) -> None:
 def test_rotation_keeps_old_rows_readable(backend: Backend) -> None:
     backend.make(cipher=cipher("k1")).write("r1", head(1), [msg("old")], {})
     rotated = backend.make(cipher=cipher("k2"))
-    rotated.write("r1", head(2, cycle=1), [msg("new")], {})
+    rotated.write("r1", head(2, cycle=1, rev=2), [msg("new")], {})
     loaded = rotated.load("r1")
     assert loaded is not None and loaded.messages == [msg("old"), msg("new")]
     kids = sorted(json.loads(text)["kid"] for text in backend.rows("r1"))
@@ -85,7 +85,7 @@ def test_rotation_keeps_old_rows_readable(backend: Backend) -> None:
 
 def test_unknown_key_id_names_run_row_and_key(backend: Backend) -> None:
     backend.make(cipher=cipher("k1")).write("r1", head(1), [msg("old")], {})
-    backend.make(cipher=cipher("k2")).write("r1", head(1), [], {})  # the head is now under k2
+    backend.make(cipher=cipher("k2")).write("r1", head(1, rev=2), [], {})  # the head is now under k2
     only_k2 = backend.make(cipher=AESGCMCipher({"k2": K2}, current="k2"))
     assert only_k2.head("r1") is not None
     with pytest.raises(StoreError, match=r"run 'r1': message seq 0 is sealed with key id 'k1'"):

@@ -112,7 +112,7 @@ def test_statuses_in_list_runs(store: RunStore) -> None:
         "paused": "paused",
         "failed": "failed",
         "ctrl-c": "interrupted",
-        "killed": "running",
+        "killed": "stalled",  # its head says running, but no live process holds its lease: resumable now
     }
     done = runs["done"]
     assert (done.turns, done.cycles, done.total_tokens, done.steps) == (1, 2, 20, 5)

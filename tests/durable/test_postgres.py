@@ -59,7 +59,7 @@ def test_tables_and_schema_version(pg_conninfo: str) -> None:
     with psycopg.connect(pg_conninfo) as conn:
         tables = {row[0] for row in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
         version = conn.execute("SELECT value FROM tether_meta WHERE key = 'schema_version'").fetchone()
-    assert tables == {"tether_meta", "tether_runs", "tether_messages", "tether_results", "tether_steps"}
+    assert tables == {"tether_meta", "tether_runs", "tether_leases", "tether_messages", "tether_results", "tether_steps"}
     assert version == (str(SCHEMA_VERSION),)
 
 
@@ -67,7 +67,7 @@ def test_newer_store_schema_refused(pg_conninfo: str) -> None:
     PostgresStore(pg_conninfo).close()
     with psycopg.connect(pg_conninfo, autocommit=True) as conn:
         conn.execute("UPDATE tether_meta SET value = %s WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
-    with pytest.raises(StoreError, match=r"newer Tether \(store schema 2"):
+    with pytest.raises(StoreError, match=rf"newer Tether \(store schema {SCHEMA_VERSION + 1}"):
         PostgresStore(pg_conninfo)
 
 

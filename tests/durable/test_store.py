@@ -47,7 +47,7 @@ def test_rows_append_and_head_replaces(store: RunStore) -> None:
 
 def test_start_seq_hides_trimmed_rows(store: RunStore) -> None:
     store.write("r1", head(3), [msg("a"), msg("b"), msg("c")], {})
-    store.write("r1", head(3, start_seq=2), [], {})
+    store.write("r1", head(3, start_seq=2, rev=2), [], {})
     loaded = store.load("r1")
     assert loaded is not None and [m["content"][0]["text"] for m in loaded.messages] == ["c"]  # type: ignore[typeddict-item]
 
@@ -57,7 +57,7 @@ def test_results_belong_to_their_cycle(store: RunStore) -> None:
     store.write("r1", head(1, cycle=4), [msg("a")], {"t1": result})
     loaded = store.load("r1")
     assert loaded is not None and loaded.results == {"t1": result}
-    store.write("r1", head(1, cycle=5), [], {})
+    store.write("r1", head(1, cycle=5, rev=2), [], {})
     loaded = store.load("r1")
     assert loaded is not None and loaded.results == {}
 

@@ -34,12 +34,12 @@ class DurableDriver(LocalDriver):
             position = "turn_start"
         else:
             position = "after_model" if messages[0]["role"] == "assistant" else "after_tools"
-        self.session.sync(position)
+        await self.session.sync_async(position)
 
     async def on_tool_started(self, tool_use: ToolUse) -> None:
         self.session.timeline.tool_started(tool_use["toolUseId"])
-        self.session.sync()
+        await self.session.sync_async()  # before the tool runs: a fenced owner never starts one
 
     async def on_tool_result(self, tool_use_id: str, result: ToolResult) -> None:
         self.session.timeline.tool_finished(tool_use_id)
-        self.session.sync()
+        await self.session.sync_async()

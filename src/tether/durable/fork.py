@@ -43,11 +43,11 @@ def fork_run(store: RunStore, run_id: str, at: int | Step, *, new_run_id: str | 
     head["cursor"] = cursor
     head["steps"] = 0
     head.pop("created_at", None)
-    with store.lease(new_id):
+    with store.lease(new_id) as lease:
         if store.head(new_id) is not None:
             raise StoreError(f"run {new_id!r} already exists; pick another new_run_id (or omit it to get {run_id}.fork-N)")
         run = run_state_of(StoredRun(new_id, head, messages, results))
-        session = DurableSession(store, new_id, run)
+        session = DurableSession(store, new_id, run, lease=lease)
         session.timeline = Timeline(head, run.metrics)
         status = str(head.get("status") or "running")
         session.sync("forked", status="paused" if status == "running" else status, forked_from={"run_id": run_id, "step": number})

@@ -6,6 +6,7 @@ and its lease is an in-process lock set.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -17,14 +18,15 @@ from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step, summary_of
 from .redaction import RedactionPolicy, redaction_policy
 from .rows import decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
-from .store import SCHEMA_VERSION, StoredRun, validate_run_id
+from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, head_revision, validate_run_id
 
 
 class _Rows:
-    __slots__ = ("head", "messages", "results", "steps")
+    __slots__ = ("head", "messages", "results", "rev", "steps")
 
     def __init__(self) -> None:
         self.head = ""
+        self.rev: int | None = None
         self.messages: list[str] = []
         self.results: dict[tuple[int, str], str] = {}
         self.steps: dict[int, str] = {}
@@ -39,7 +41,8 @@ class MemoryStore:
         self.redaction = redaction_policy(redact_state_keys)
         self._runs: dict[str, _Rows] = {}
         self._mutex = threading.Lock()
-        self._leased: set[str] = set()
+        self._leased: dict[str, object] = {}  # run id -> the token of the live lease
+        self._epochs: dict[str, int] = {}
         self.bytes_written = 0
         self.schema_version = SCHEMA_VERSION
 
@@ -61,19 +64,31 @@ class MemoryStore:
         return StoredRun(run_id, head, messages, results)
 
     def write(
-        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None = None
+        self,
+        run_id: str,
+        head: dict[str, Any],
+        messages: list[Message],
+        results: dict[str, ToolResult],
+        step: dict[str, Any] | None = None,
+        *,
+        lease: Lease | None = None,
     ) -> None:
-        rows = self._runs.get(validate_run_id(run_id))
+        validate_run_id(run_id)
         encoded = encode_write(head, messages, results, step, self.cipher, self.redaction)
-        if step is not None and rows is not None and int(step["step"]) in rows.steps:
-            raise StoreError(f"run {run_id!r}: step {step['step']} is already recorded; step rows are never rewritten")
-        if rows is None:
-            rows = self._runs[run_id] = _Rows()
-        rows.messages.extend(text for _, text in encoded.messages)
-        rows.results.update({(cycle, tid): text for cycle, tid, text in encoded.results})
-        rows.head = encoded.head
-        if step is not None and encoded.step is not None:
-            rows.steps[int(step["step"])] = encoded.step
+        rev = head_revision(head)
+        with self._mutex:
+            rows = self._runs.get(run_id)
+            check_fence(run_id, rev, None if rows is None else rows.rev, rows is not None, lease, self._epochs.get(run_id))
+            if step is not None and rows is not None and int(step["step"]) in rows.steps:
+                raise StoreError(f"run {run_id!r}: step {step['step']} is already recorded; step rows are never rewritten")
+            if rows is None:
+                rows = self._runs[run_id] = _Rows()
+            rows.messages.extend(text for _, text in encoded.messages)
+            rows.results.update({(cycle, tid): text for cycle, tid, text in encoded.results})
+            rows.head = encoded.head
+            rows.rev = rev if rev is not None else rows.rev
+            if step is not None and encoded.step is not None:
+                rows.steps[int(step["step"])] = encoded.step
         self.bytes_written += encoded.size
 
     def history(self, run_id: str) -> list[Step]:
@@ -97,6 +112,7 @@ class MemoryStore:
 
     def list_runs(self) -> list[RunSummary]:
         runs = [summary_of(run_id, decode_head(run_id, rows.head, self.cipher)) for run_id, rows in list(self._runs.items())]
+        runs = [dataclasses.replace(run, status="stalled") if run.status == "running" and not self.owner_alive(run.run_id) else run for run in runs]
         return sorted(runs, key=lambda run: (run.created_at or "", run.run_id))
 
     def _rows(self, run_id: str) -> _Rows:
@@ -106,17 +122,33 @@ class MemoryStore:
         return rows
 
     @contextmanager
-    def lease(self, run_id: str) -> Iterator[None]:
+    def lease(self, run_id: str) -> Iterator[Lease]:
+        """Exclusive ownership of the run in this process while the context is open."""
         validate_run_id(run_id)
+        token = object()
         with self._mutex:
             if run_id in self._leased:
                 raise RunLockedError(f"run {run_id!r} is owned by another invocation; wait for it to finish, then resume")
-            self._leased.add(run_id)
+            self._leased[run_id] = token
+            epoch = self._epochs[run_id] = self._epochs.get(run_id, 0) + 1
         try:
-            yield
+            yield Lease(run_id, epoch)
         finally:
             with self._mutex:
-                self._leased.discard(run_id)
+                if self._leased.get(run_id) is token:
+                    del self._leased[run_id]
+
+    def break_lease(self, run_id: str) -> int:
+        """Fence off the run's owner (its next write raises LeaseLostError) and free the lease."""
+        validate_run_id(run_id)
+        with self._mutex:
+            self._leased.pop(run_id, None)
+            epoch = self._epochs[run_id] = self._epochs.get(run_id, 0) + 1
+        return epoch
+
+    def owner_alive(self, run_id: str) -> bool:
+        """True while an invocation of this process holds the run's lease."""
+        return validate_run_id(run_id) in self._leased
 
     def corrupt_for_test(self, run_id: str, seq: int, text: str) -> None:
         """Overwrite a message row (tests of the corrupt-row error)."""

@@ -7,7 +7,10 @@ JSON text rows; steps are the time-travel history of :mod:`tether.durable.histor
 statement is parameterized.
 
 The lease is a session-level advisory lock (``pg_try_advisory_lock`` on a 64-bit hash of the
-run id) taken on a connection of its own that is held for the whole lease. The server drops a
+run id) taken on a connection of its own that is held for the whole lease, plus an epoch bump
+in ``tether_leases``: every write is a compare-and-swap on the run's revision
+(``tether_runs.rev``) and that epoch, so an owner whose session was terminated (an idle timeout,
+a pooler, a failover, ``tether unlock``) cannot overwrite the run after someone else took it. The server drops a
 session's advisory locks when its connection ends, so an owner that is killed frees its runs
 at once, with no expiry or heartbeat. (Across a network, a host that vanishes without closing
 its TCP connection is noticed by the server's TCP keepalive: set ``tcp_keepalives_idle`` on
@@ -16,6 +19,7 @@ the server if that matters.)
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 from collections.abc import Iterable, Iterator
@@ -28,14 +32,16 @@ from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step, summary_of
 from .redaction import RedactionPolicy, redaction_policy
 from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
-from .store import SCHEMA_VERSION, StoredRun, validate_run_id
+from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, head_revision, validate_run_id
 
 if TYPE_CHECKING:
     import psycopg
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS tether_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS tether_runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS tether_runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL, rev BIGINT)",
+    "ALTER TABLE tether_runs ADD COLUMN IF NOT EXISTS rev BIGINT",  # schema 1 stores: learned at the next write
+    "CREATE TABLE IF NOT EXISTS tether_leases (run_id TEXT PRIMARY KEY, epoch BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS tether_messages (run_id TEXT NOT NULL, seq BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, seq))",
     "CREATE TABLE IF NOT EXISTS tether_results (run_id TEXT NOT NULL, cycle BIGINT NOT NULL, tool_use_id TEXT NOT NULL,"
     " body TEXT NOT NULL, PRIMARY KEY (run_id, cycle, tool_use_id))",
@@ -49,6 +55,18 @@ def advisory_key(run_id: str) -> int:
     """The signed 64-bit advisory-lock key of a run (a hash, stable across processes)."""
     digest = hashlib.sha256(b"tether-run:" + run_id.encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def lock_ids(key: int) -> tuple[int, int]:
+    """How ``pg_locks`` shows a bigint advisory key: (classid, objid) = its high and low halves."""
+    unsigned = key & 0xFFFFFFFFFFFFFFFF
+    return unsigned >> 32, unsigned & 0xFFFFFFFF
+
+
+_HELD = (
+    "SELECT classid::bigint, objid::bigint, pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted"
+    " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+)
 
 
 def _import_psycopg() -> Any:
@@ -127,6 +145,9 @@ class PostgresStore:
                     (str(SCHEMA_VERSION),),
                 )
                 row = conn.execute("SELECT value FROM tether_meta WHERE key = 'schema_version'").fetchone()
+                if row is not None and str(row[0]).isdigit() and int(row[0]) < SCHEMA_VERSION:
+                    conn.execute("UPDATE tether_meta SET value = %s WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+                    row = (str(SCHEMA_VERSION),)
         except self._psycopg.Error as exc:
             raise StoreError(f"{self.where} is not a usable run store ({str(exc).strip()})") from None
         try:
@@ -176,15 +197,26 @@ class PostgresStore:
         return assemble_run(run_id, head, rows, results, self.cipher, self.redaction)
 
     def write(
-        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None = None
+        self,
+        run_id: str,
+        head: dict[str, Any],
+        messages: list[Message],
+        results: dict[str, ToolResult],
+        step: dict[str, Any] | None = None,
+        *,
+        lease: Lease | None = None,
     ) -> None:
         validate_run_id(run_id)
         rows = encode_write(head, messages, results, step, self.cipher, self.redaction)
+        rev = head_revision(head)
         message_rows = [(run_id, *row) for row in rows.messages]
         result_rows = [(run_id, *row) for row in rows.results]
 
         def store(conn: psycopg.Connection[Any]) -> None:
             with conn.transaction(), conn.cursor() as cur:
+                stored = cur.execute("SELECT rev FROM tether_runs WHERE run_id = %s FOR UPDATE", (run_id,)).fetchone()
+                epoch = cur.execute("SELECT epoch FROM tether_leases WHERE run_id = %s FOR SHARE", (run_id,)).fetchone()
+                check_fence(run_id, rev, None if stored is None else stored[0], stored is not None, lease, None if epoch is None else epoch[0])
                 if message_rows:
                     cur.executemany("INSERT INTO tether_messages (run_id, seq, body) VALUES (%s, %s, %s)", message_rows)
                 if result_rows:
@@ -194,8 +226,9 @@ class PostgresStore:
                         result_rows,
                     )
                 cur.execute(
-                    "INSERT INTO tether_runs (run_id, head) VALUES (%s, %s) ON CONFLICT (run_id) DO UPDATE SET head = EXCLUDED.head",
-                    (run_id, rows.head),
+                    "INSERT INTO tether_runs (run_id, head, rev) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (run_id) DO UPDATE SET head = EXCLUDED.head, rev = EXCLUDED.rev",
+                    (run_id, rows.head, rev),
                 )
                 if step is not None:
                     cur.execute("INSERT INTO tether_steps (run_id, step, body) VALUES (%s, %s, %s)", (run_id, int(step["step"]), rows.step))
@@ -261,6 +294,13 @@ class PostgresStore:
         with self._mutex:
             rows = self._query(None, lambda conn: conn.execute("SELECT run_id, head FROM tether_runs").fetchall())
         runs = [summary_of(run_id, decode_head(run_id, text, self.cipher)) for run_id, text in rows]
+        if any(run.status == "running" for run in runs):
+            with self._mutex:
+                held = {(high, low) for high, low, _ in self._query(None, lambda conn: conn.execute(_HELD).fetchall())}
+            runs = [
+                dataclasses.replace(run, status="stalled") if run.status == "running" and lock_ids(advisory_key(run.run_id)) not in held else run
+                for run in runs
+            ]
         return sorted(runs, key=lambda run: (run.created_at or "", run.run_id))
 
     def _query(self, run_id: str | None, action: Any) -> Any:
@@ -272,7 +312,7 @@ class PostgresStore:
             raise StoreError(f"{what}: {self.where} failed ({type(exc).__name__}: {str(exc).strip()})") from None
 
     @contextmanager
-    def _lease(self, run_id: str) -> Iterator[None]:
+    def _lease(self, run_id: str) -> Iterator[Lease]:
         key = advisory_key(run_id)
         with self._mutex:
             conn = self._idle.pop() if self._idle else None
@@ -280,16 +320,25 @@ class PostgresStore:
             conn = self._open()
         try:
             got = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+            epoch = None
+            if got and got[0]:
+                bumped = conn.execute(
+                    "INSERT INTO tether_leases (run_id, epoch) VALUES (%s, 1)"
+                    " ON CONFLICT (run_id) DO UPDATE SET epoch = tether_leases.epoch + 1 RETURNING epoch",
+                    (run_id,),
+                ).fetchone()
+                epoch = int(bumped[0]) if bumped else None
         except self._psycopg.Error as exc:
             conn.close()
             raise StoreError(f"run {run_id!r}: cannot take the lease on {self.where} ({str(exc).strip()})") from None
-        if not got or not got[0]:
+        if epoch is None:
             self._release(conn)
             raise RunLockedError(
-                f"run {run_id!r} is owned by another live process or invocation; wait for it to finish, then resume the run"
+                f"run {run_id!r} is owned by another live process or invocation; wait for it to finish, then resume the run "
+                f"(a stopped owner can be fenced off with `tether unlock {run_id}`)"
             )
         try:
-            yield
+            yield Lease(run_id, epoch)
         finally:
             try:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
@@ -304,10 +353,39 @@ class PostgresStore:
                 return
         conn.close()
 
-    def lease(self, run_id: str) -> AbstractContextManager[None]:
+    def lease(self, run_id: str) -> AbstractContextManager[Lease]:
         """Exclusive ownership of the run while the context is open (an advisory lock held on a
-        connection of its own); a second lease raises :class:`~tether.errors.RunLockedError`."""
+        connection of its own, and a new epoch); a second lease raises :class:`~tether.errors.RunLockedError`."""
         return self._lease(validate_run_id(run_id))
+
+    def break_lease(self, run_id: str) -> int:
+        """Fence off the run's owner: bump the epoch (its next write raises LeaseLostError) and
+        terminate the database session holding the run's advisory lock, freeing it."""
+        validate_run_id(run_id)
+        high, low = lock_ids(advisory_key(run_id))
+
+        def fence(conn: psycopg.Connection[Any]) -> int:
+            with conn.transaction():
+                row = conn.execute(
+                    "INSERT INTO tether_leases (run_id, epoch) VALUES (%s, 1)"
+                    " ON CONFLICT (run_id) DO UPDATE SET epoch = tether_leases.epoch + 1 RETURNING epoch",
+                    (run_id,),
+                ).fetchone()
+            for held_high, held_low, pid in conn.execute(_HELD).fetchall():
+                if (held_high, held_low) == (high, low):
+                    conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            return int(row[0]) if row else 0
+
+        with self._mutex:
+            epoch: int = self._query(run_id, fence)
+        return epoch
+
+    def owner_alive(self, run_id: str) -> bool:
+        """True when a live database session holds the run's lease."""
+        ids = lock_ids(advisory_key(validate_run_id(run_id)))
+        with self._mutex:
+            held = self._query(run_id, lambda conn: conn.execute(_HELD).fetchall())
+        return any((high, low) == ids for high, low, _ in held)
 
     def close(self) -> None:
         """Close the connections (leases still open keep theirs until they end)."""

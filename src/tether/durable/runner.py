@@ -21,7 +21,7 @@ from typing import Any
 
 from .._json import json_copy
 from .._prompt import Prompt
-from ..errors import InterruptError, PromptError, RunNotFoundError
+from ..errors import InterruptError, LeaseLostError, PromptError, RunNotFoundError
 from ..interrupts import Interrupt, interrupt_id
 from ..invocation import InvocationOptions, invoke_stream
 from ..loop.core import CoreConfig, LoopCore, tool_uses_of
@@ -35,7 +35,7 @@ from .history import turn_status
 from .indoubt import IN_DOUBT, RERUN, InDoubtCall
 from .session import DurableSession, run_state_of
 from .sqlite import SQLiteStore
-from .store import RunStore, validate_run_id
+from .store import Lease, RunStore, validate_run_id
 
 Reconcile = Callable[[InDoubtCall], Any]
 """Decides an in-doubt call of a non-idempotent tool: ``RERUN`` or the result to record."""
@@ -87,12 +87,12 @@ async def durable_stream(
         adopt: Makes the loaded run the agent's run state.
     """
     validate_run_id(run_id)
-    with store.lease(run_id):
-        session = await _attach(binding, store, host, run_id, reconcile, adopt)
+    with store.lease(run_id) as lease:
+        session = await _attach(binding, store, host, run_id, reconcile, adopt, lease)
         if session is None:
             if resume:
                 raise RunNotFoundError(f"no run {run_id!r} in the store; start it with agent(prompt, run_id={run_id!r})")
-            session = _new_run(binding, store, run_id, adopt)
+            session = _new_run(binding, store, run_id, adopt, lease)
         run = session.run
         finished = run.cursor.phase == "idle"
         if prompt.kind == "continue" and (finished or is_waiting(run)):
@@ -111,7 +111,7 @@ async def durable_stream(
             async for event in invoke_stream(host, run, prompt, options, functools.partial(DurableDriver, session=session)):
                 if event["type"] == "result":
                     reason = event["result"].stop_reason
-                    session.sync("turn_end", status=turn_status(reason, session.run), stop_reason=reason)
+                    await session.sync_async("turn_end", status=turn_status(reason, session.run), stop_reason=reason)
                 yield event
         except BaseException as exc:
             session.dirty = True  # the in-memory run may be ahead of the store: reload next time
@@ -120,12 +120,19 @@ async def durable_stream(
 
 
 async def _attach(
-    binding: DurableBinding, store: RunStore, host: LoopHost, run_id: str, reconcile: Reconcile | None, adopt: Callable[[RunState], None]
+    binding: DurableBinding,
+    store: RunStore,
+    host: LoopHost,
+    run_id: str,
+    reconcile: Reconcile | None,
+    adopt: Callable[[RunState], None],
+    lease: Lease,
 ) -> DurableSession | None:
     current = binding.session
     if current is not None and current.run_id == run_id and current.store is store and not current.dirty:
         head = store.head(run_id)
         if head is not None and int(head.get("rev", -1)) == current.rev:
+            current.lease = lease  # this turn's ownership
             adopt(current.run)
             return current
     stored = store.load(run_id)
@@ -133,7 +140,7 @@ async def _attach(
         return None
     run = run_state_of(stored)
     adopt(run)
-    session = DurableSession(store, run_id, run, stored)
+    session = DurableSession(store, run_id, run, stored, lease)
     binding.session = session
     await _settle_in_doubt(host, session, reconcile)
     return session
@@ -144,8 +151,8 @@ def _record_stop(session: DurableSession, exc: BaseException) -> None:
     cancellation (``interrupted``) records that status, so ``tether runs`` shows it. Other
     ``BaseException``s stand for the process dying and write nothing; so does a session whose
     last write failed, or a turn that failed before its loop began (nothing changed)."""
-    if session.broken or not session.turn_active:
-        return
+    if session.broken or not session.turn_active or isinstance(exc, LeaseLostError):
+        return  # a fenced writer writes nothing more: the run belongs to its new owner
     if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
         status, reason = "interrupted", "cancelled (Ctrl-C or task cancellation)"
     elif isinstance(exc, Exception):
@@ -166,11 +173,11 @@ def _copy_base(run: RunState) -> RunState:
     )
 
 
-def _new_run(binding: DurableBinding, store: RunStore, run_id: str, adopt: Callable[[RunState], None]) -> DurableSession:
+def _new_run(binding: DurableBinding, store: RunStore, run_id: str, adopt: Callable[[RunState], None], lease: Lease) -> DurableSession:
     run = _copy_base(binding.base)
     run.run_id = run_id
     adopt(run)
-    session = DurableSession(store, run_id, run)
+    session = DurableSession(store, run_id, run, lease=lease)
     binding.session = session
     return session
 
@@ -215,9 +222,9 @@ async def _settle_in_doubt(host: LoopHost, session: DurableSession, reconcile: R
         marker["action"] = "interrupt"
     if markers:
         status = "interrupted" if state.get("activated") else session.timeline.status
-        session.sync("resumed", status=status, in_doubt=markers)
+        await session.sync_async("resumed", status=status, in_doubt=markers)
     elif changed:
-        session.sync()
+        await session.sync_async()
 
 
 def _answer_in_doubt(session: DurableSession, responses: list[dict[str, Any]]) -> Prompt:

@@ -8,22 +8,32 @@ are never rewritten, so the bytes written per message stay flat however long the
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, cast
 
+from .._json import json_copy
 from ..loop.state import Cursor, RunState
 from ..types import InterruptState, Message, ToolResult
 from .head import DurableHead, as_row
 from .history import Timeline
-from .store import SCHEMA_VERSION, RunStore, StoredRun
+from .store import SCHEMA_VERSION, Lease, RunStore, StoredRun
 
 
 class DurableSession:
-    """Tracks what of ``run`` is stored in ``store`` under ``run_id``."""
+    """Tracks what of ``run`` is stored in ``store`` under ``run_id``.
 
-    def __init__(self, store: RunStore, run_id: str, run: RunState, stored: StoredRun | None = None) -> None:
+    Every write carries ``lease`` (the owner's epoch) and the next revision, so a session whose
+    lease was lost fails at its next write with :class:`~tether.errors.LeaseLostError` and
+    never overwrites the new owner's rows (nor starts another tool: the tool-start marker is a
+    write too).
+    """
+
+    def __init__(self, store: RunStore, run_id: str, run: RunState, stored: StoredRun | None = None, lease: Lease | None = None) -> None:
         self.store = store
         self.run_id = run_id
         self.run = run
+        self.lease = lease
+        self._writing: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self.dirty = False
         self.broken = False  # a write failed: the bookkeeping below may be ahead of the store
         self.turn_active = False  # the driver of an invocation began (set by DurableDriver)
@@ -50,6 +60,30 @@ class DurableSession:
         With ``position`` the write also appends a step row (see :mod:`tether.durable.history`);
         ``status`` is then the run status it records and ``info`` the step's timeline details.
         """
+        head, new, results, step = self._prepare(position, status, info)
+        self._write(head, new, results, step)
+
+    async def sync_async(self, position: str | None = None, *, status: str = "running", **info: Any) -> None:
+        """:meth:`sync` with the store's I/O in a worker thread, so a slow store never stalls the
+        event loop (other agents, concurrent tools). What is written is copied first, on the
+        loop's thread; writes of one session stay in order."""
+        async with self._write_lock():
+            head, new, results, step = self._prepare(position, status, info)
+            rows = json_copy((head, new, results, step), f"run {self.run_id!r} rows")
+            await asyncio.to_thread(self._write, *rows)
+
+    def _write_lock(self) -> asyncio.Lock:
+        """The lock ordering this session's writes, for the running event loop (a session
+        outlives the loop of a synchronous ``agent(...)`` call)."""
+        loop = asyncio.get_running_loop()
+        if self._writing is None or self._writing[0] is not loop:
+            self._writing = (loop, asyncio.Lock())
+        return self._writing[1]
+
+    def _prepare(
+        self, position: str | None, status: str, info: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[Message], dict[str, ToolResult], dict[str, Any] | None]:
+        """The rows of the next write (and the bookkeeping that they are written)."""
         run = self.run
         new = self._new_messages(run.messages)
         cursor = run.cursor
@@ -62,17 +96,17 @@ class DurableSession:
             self.written.update(results)
         self.rev += 1
         if position is None:
-            head = as_row(self.head())
-            step = None
-        else:
-            self.timeline.begin(position, status)
-            head = as_row(self.head())
-            step = self.timeline.step(position, run, head, info)
+            return as_row(self.head()), new, results, None
+        self.timeline.begin(position, status)
+        head = as_row(self.head())
+        return head, new, results, self.timeline.step(position, run, head, info)
+
+    def _write(self, head: dict[str, Any], new: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None) -> None:
         try:
             if step is None:
-                self.store.write(self.run_id, head, new, results)
+                self.store.write(self.run_id, head, new, results, lease=self.lease)
             else:
-                self.store.write(self.run_id, head, new, results, step=step)
+                self.store.write(self.run_id, head, new, results, step=step, lease=self.lease)
         except BaseException:
             self.broken = True
             raise

@@ -1,17 +1,22 @@
 """`SQLiteStore`: the default RunStore, an embedded SQLite file (stdlib ``sqlite3``, WAL).
 
-Tables: ``meta`` (schema version), ``runs`` (one head row per run, replaced at each step),
-``messages`` and ``results`` (append-only JSON rows). Every statement is parameterized. The
-lease is a ``flock`` on ``<db>.locks/<hash>.lock``, released by the kernel when the owner dies.
+Tables: ``meta`` (schema version), ``runs`` (one head row per run, replaced at each step, with
+its revision in clear for the compare-and-swap), ``leases`` (each run's lease epoch),
+``messages``, ``results`` and ``steps`` (append-only JSON rows). Every statement is
+parameterized; every driver error becomes a :class:`~tether.errors.StoreError` naming the
+file. The lease is a ``flock`` on a lock file keyed on the database's identity (see
+:mod:`tether.durable.lock`), released by the kernel when the owner dies, plus an epoch bump
+that fences off any earlier owner. The database file is created readable by its owner only.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable
-from contextlib import AbstractContextManager
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +24,15 @@ from ..errors import RunNotFoundError, StoreError
 from ..types import Message, ToolResult
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step, summary_of
-from .lock import file_lease
+from .lock import break_file_lease, file_identity, file_lease, is_held, lock_dir_of, lock_path
 from .redaction import RedactionPolicy, redaction_policy
 from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
-from .store import SCHEMA_VERSION, StoredRun, validate_run_id
+from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, head_revision, validate_run_id
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL, rev INTEGER);
+CREATE TABLE IF NOT EXISTS leases (run_id TEXT PRIMARY KEY, epoch INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS messages (
     run_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
@@ -43,9 +49,10 @@ CREATE TABLE IF NOT EXISTS steps (
 class SQLiteStore:
     """Runs in a SQLite database file; safe to share between processes.
 
-    ``cipher`` (e.g. :class:`~tether.durable.crypto.AESGCMCipher`) encrypts every row at rest;
-    ``redact_state_keys`` keeps those agent-state keys out of the file (see
-    :mod:`tether.durable.redaction`).
+    Args:
+        path: The database file (created, readable by its owner only, when missing).
+        cipher: Encrypts every row at rest (e.g. :class:`~tether.durable.crypto.AESGCMCipher`).
+        redact_state_keys: Agent-state keys kept out of the file (see :mod:`tether.durable.redaction`).
     """
 
     def __init__(
@@ -58,34 +65,38 @@ class SQLiteStore:
         self.path = Path(path)
         self.cipher = cipher
         self.redaction = redaction_policy(redact_state_keys)
-        self.lock_dir = Path(f"{self.path}.locks")
         self.bytes_written = 0
         self._local = threading.local()
+        self._create_private()
+        self.lock_dir = lock_dir_of(self.path)
+        self._identity = file_identity(self.path)
         self._connect()  # fail early on a bad file or a newer schema
+
+    def _create_private(self) -> None:
+        """Create a missing database file with mode 0600 (SQLite gives its -wal/-shm files the same).
+
+        Only a file this call creates is opened: closing a descriptor of a database that this
+        process has connections to would drop their POSIX locks and can corrupt it.
+        """
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            return
+        except OSError as exc:
+            raise StoreError(f"cannot create the run store {self.path} ({exc.strerror or exc})") from None
 
     def _connect(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None:
             return conn
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.DatabaseError as exc:
+            version = self._init_schema(conn)
+        except sqlite3.Error as exc:
             raise StoreError(f"{self.path} is not a usable SQLite run store ({exc})") from None
-        try:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path} is not a usable SQLite run store ({exc})") from None
-        try:
-            version = int(row[0])
-        except (TypeError, ValueError):
-            raise StoreError(f"{self.path}: meta.schema_version is corrupt ({row!r})") from None
         if version > SCHEMA_VERSION:
             conn.close()
             raise StoreError(
@@ -95,97 +106,182 @@ class SQLiteStore:
         self._local.conn = conn
         return conn
 
-    def head(self, run_id: str) -> dict[str, Any] | None:
-        validate_run_id(run_id)
-        row = self._connect().execute("SELECT head FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        return None if row is None else decode_head(run_id, row[0], self.cipher)
-
-    def load(self, run_id: str) -> StoredRun | None:
-        validate_run_id(run_id)
-        conn = self._connect()
-        conn.execute("BEGIN")
-        try:
-            row = conn.execute("SELECT head FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-            if row is None:
-                return None
-            head = decode_head(run_id, row[0], self.cipher)
-            rows = conn.execute(
-                "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq",
-                (run_id, int(head["start_seq"]), int(head["next_seq"])),
-            ).fetchall()
-            results = conn.execute(
-                "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?",
-                (run_id, int(head["cursor"]["cycle_index"])),
-            ).fetchall()
-        finally:
-            conn.execute("COMMIT")
-        return assemble_run(run_id, head, rows, results, self.cipher, self.redaction)
-
-    def write(
-        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None = None
-    ) -> None:
-        validate_run_id(run_id)
-        rows = encode_write(head, messages, results, step, self.cipher, self.redaction)
-        conn = self._connect()
+    def _init_schema(self, conn: sqlite3.Connection) -> int:
+        """Create the tables (or upgrade a schema-1 store in place); returns the stored version."""
         conn.execute("BEGIN IMMEDIATE")
         try:
-            if rows.messages:
-                conn.executemany("INSERT INTO messages (run_id, seq, body) VALUES (?, ?, ?)", [(run_id, *row) for row in rows.messages])
-            if rows.results:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO results (run_id, cycle, tool_use_id, body) VALUES (?, ?, ?, ?)",
-                    [(run_id, *row) for row in rows.results],
-                )
-            conn.execute(
-                "INSERT INTO runs (run_id, head) VALUES (?, ?) ON CONFLICT (run_id) DO UPDATE SET head = excluded.head",
-                (run_id, rows.head),
-            )
-            if step is not None:
-                conn.execute("INSERT INTO steps (run_id, step, body) VALUES (?, ?, ?)", (run_id, int(step["step"]), rows.step))
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            try:
+                version = int(row[0])
+            except (TypeError, ValueError):
+                raise StoreError(f"{self.path}: meta.schema_version is corrupt ({row!r})") from None
+            if version < SCHEMA_VERSION:
+                columns = {info[1] for info in conn.execute("PRAGMA table_info(runs)")}
+                if "rev" not in columns:
+                    conn.execute("ALTER TABLE runs ADD COLUMN rev INTEGER")  # NULL: the revision is learned at the next write
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+                version = SCHEMA_VERSION
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+        return version
+
+    @contextmanager
+    def _errors(self, run_id: str | None) -> Iterator[sqlite3.Connection]:
+        """The connection; any driver error (a full disk, a damaged file) becomes a StoreError."""
+        try:
+            yield self._connect()
+        except sqlite3.Error as exc:
+            what = f"run {run_id!r}" if run_id is not None else "listing runs"
+            raise StoreError(f"{what}: {self.path} failed ({type(exc).__name__}: {exc})") from None
+
+    def head(self, run_id: str) -> dict[str, Any] | None:
+        validate_run_id(run_id)
+        with self._errors(run_id) as conn:
+            row = conn.execute("SELECT head FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else decode_head(run_id, row[0], self.cipher)
+
+    def load(self, run_id: str) -> StoredRun | None:
+        validate_run_id(run_id)
+        with self._errors(run_id) as conn:
+            conn.execute("BEGIN")
+            try:
+                row = conn.execute("SELECT head FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                if row is None:
+                    return None
+                head = decode_head(run_id, row[0], self.cipher)
+                rows = conn.execute(
+                    "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq",
+                    (run_id, int(head["start_seq"]), int(head["next_seq"])),
+                ).fetchall()
+                results = conn.execute(
+                    "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?",
+                    (run_id, int(head["cursor"]["cycle_index"])),
+                ).fetchall()
+            finally:
+                conn.execute("COMMIT")
+        return assemble_run(run_id, head, rows, results, self.cipher, self.redaction)
+
+    def write(
+        self,
+        run_id: str,
+        head: dict[str, Any],
+        messages: list[Message],
+        results: dict[str, ToolResult],
+        step: dict[str, Any] | None = None,
+        *,
+        lease: Lease | None = None,
+    ) -> None:
+        validate_run_id(run_id)
+        rows = encode_write(head, messages, results, step, self.cipher, self.redaction)
+        rev = head_revision(head)
+        with self._errors(run_id) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                stored = conn.execute("SELECT rev FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                epoch = conn.execute("SELECT epoch FROM leases WHERE run_id = ?", (run_id,)).fetchone()
+                check_fence(run_id, rev, None if stored is None else stored[0], stored is not None, lease, None if epoch is None else epoch[0])
+                if rows.messages:
+                    conn.executemany("INSERT INTO messages (run_id, seq, body) VALUES (?, ?, ?)", [(run_id, *row) for row in rows.messages])
+                if rows.results:
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO results (run_id, cycle, tool_use_id, body) VALUES (?, ?, ?, ?)",
+                        [(run_id, *row) for row in rows.results],
+                    )
+                conn.execute(
+                    "INSERT INTO runs (run_id, head, rev) VALUES (?, ?, ?)"
+                    " ON CONFLICT (run_id) DO UPDATE SET head = excluded.head, rev = excluded.rev",
+                    (run_id, rows.head, rev),
+                )
+                if step is not None:
+                    conn.execute("INSERT INTO steps (run_id, step, body) VALUES (?, ?, ?)", (run_id, int(step["step"]), rows.step))
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
         self.bytes_written += rows.size
 
     def history(self, run_id: str) -> list[Step]:
         validate_run_id(run_id)
-        conn = self._connect()
-        if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
-            raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
-        rows = conn.execute("SELECT step, body FROM steps WHERE run_id = ? ORDER BY step", (run_id,)).fetchall()
+        with self._errors(run_id) as conn:
+            if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
+                raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
+            rows = conn.execute("SELECT step, body FROM steps WHERE run_id = ? ORDER BY step", (run_id,)).fetchall()
         return [decode_step(run_id, int(number), body, self.cipher) for number, body in rows]
 
     def load_at(self, run_id: str, step: int) -> StoredRun:
         validate_run_id(run_id)
-        conn = self._connect()
-        if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
-            raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
-        row = conn.execute("SELECT body FROM steps WHERE run_id = ? AND step = ?", (run_id, step)).fetchone()
-        if row is None:
-            count = conn.execute("SELECT COUNT(*) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
-            raise missing_step(run_id, step, int(count))
-        found = decode_step(run_id, step, row[0], self.cipher)
-        head = found.head if self.redaction is None else self.redaction.fill(run_id, found.head)
-        start, stop = int(head["start_seq"]), int(head["next_seq"])
-        rows = conn.execute(
-            "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq", (run_id, start, stop)
-        ).fetchall()
-        if len(rows) != stop - start:
-            raise StoreError(f"run {run_id!r}: {stop - start - len(rows)} message rows of step {step} are missing; the store is damaged")
-        results = conn.execute(
-            "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?", (run_id, int(head["cursor"]["cycle_index"]))
-        ).fetchall()
+        with self._errors(run_id) as conn:
+            if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
+                raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
+            row = conn.execute("SELECT body FROM steps WHERE run_id = ? AND step = ?", (run_id, step)).fetchone()
+            if row is None:
+                count = conn.execute("SELECT COUNT(*) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
+                raise missing_step(run_id, step, int(count))
+            found = decode_step(run_id, step, row[0], self.cipher)
+            head = found.head if self.redaction is None else self.redaction.fill(run_id, found.head)
+            start, stop = int(head["start_seq"]), int(head["next_seq"])
+            rows = conn.execute(
+                "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq", (run_id, start, stop)
+            ).fetchall()
+            if len(rows) != stop - start:
+                raise StoreError(f"run {run_id!r}: {stop - start - len(rows)} message rows of step {step} are missing; the store is damaged")
+            results = conn.execute(
+                "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?", (run_id, int(head["cursor"]["cycle_index"]))
+            ).fetchall()
         messages = decode_messages(run_id, iter(rows), self.cipher)
         return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher))
 
     def list_runs(self) -> list[RunSummary]:
-        rows = self._connect().execute("SELECT run_id, head FROM runs").fetchall()
+        with self._errors(None) as conn:
+            rows = conn.execute("SELECT run_id, head FROM runs").fetchall()
         runs = [summary_of(run_id, decode_head(run_id, text, self.cipher)) for run_id, text in rows]
+        runs = [dataclasses.replace(run, status="stalled") if run.status == "running" and not self.owner_alive(run.run_id) else run for run in runs]
         return sorted(runs, key=lambda run: (run.created_at or "", run.run_id))
 
-    def lease(self, run_id: str) -> AbstractContextManager[None]:
-        return file_lease(self.lock_dir, validate_run_id(run_id))
+    # -- leases -------------------------------------------------------------------------------
+
+    def _lock_path(self, run_id: str) -> Path:
+        return lock_path(self.lock_dir, self._identity, run_id)
+
+    @contextmanager
+    def _lease(self, run_id: str) -> Iterator[Lease]:
+        with file_lease(self._lock_path(run_id), run_id):
+            yield Lease(run_id, self._bump_epoch(run_id))
+
+    def lease(self, run_id: str) -> AbstractContextManager[Lease]:
+        """Exclusive ownership of the run while the context is open (a flock plus a new epoch)."""
+        return self._lease(validate_run_id(run_id))
+
+    def _bump_epoch(self, run_id: str) -> int:
+        with self._errors(run_id) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(
+                    "INSERT INTO leases (run_id, epoch) VALUES (?, 1) ON CONFLICT (run_id) DO UPDATE SET epoch = epoch + 1", (run_id,)
+                )
+                epoch = int(conn.execute("SELECT epoch FROM leases WHERE run_id = ?", (run_id,)).fetchone()[0])
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        return epoch
+
+    def break_lease(self, run_id: str) -> int:
+        """Fence off the run's owner (its next write raises LeaseLostError) and free the lock."""
+        validate_run_id(run_id)
+        epoch = self._bump_epoch(run_id)
+        break_file_lease(self._lock_path(run_id))
+        return epoch
+
+    def owner_alive(self, run_id: str) -> bool:
+        """True when a live process holds the run's lease."""
+        return is_held(self._lock_path(validate_run_id(run_id)))
 
     def close(self) -> None:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)

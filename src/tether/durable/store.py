@@ -14,11 +14,12 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import StoreError
+from ..errors import LeaseLostError, StoreError
 from ..types import Message, ToolResult
 from .history import RunSummary, Step
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""Version of the stored layout (v2 added lease epochs and the revision column for fencing)."""
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
@@ -37,6 +38,61 @@ class StoredRun:
     head: dict[str, Any]
     messages: list[Message]
     results: dict[str, ToolResult] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """One acquisition of a run's lease: the run and the epoch this acquisition was given.
+
+    Every acquisition increments the run's epoch in the store, so an owner that lost its lease
+    (and did not notice) holds a stale epoch: its next fenced write raises
+    :class:`~tether.errors.LeaseLostError` instead of overwriting the new owner's work.
+    """
+
+    run_id: str
+    epoch: int
+
+
+def head_revision(head: dict[str, Any]) -> int | None:
+    """The ``rev`` a head being written carries (None: an unversioned head, written without the
+    revision check; durable sessions always set one)."""
+    rev = head.get("rev")
+    if rev is None:
+        return None
+    if not isinstance(rev, int) or isinstance(rev, bool) or rev < 1:
+        raise StoreError(f"head rev must be a positive integer, got {rev!r}")
+    return rev
+
+
+def check_fence(run_id: str, head_rev: int | None, stored_rev: int | None, exists: bool, lease: Lease | None, epoch: int | None) -> None:
+    """The compare-and-swap every store makes inside its write transaction.
+
+    Args:
+        run_id: The run written.
+        head_rev: The revision of the head being written (the previous one plus one; None:
+            no revision check).
+        stored_rev: The revision the store holds now (None: unknown, a row from schema v1).
+        exists: Whether the run has a head already.
+        lease: The writer's lease (None: an unfenced write, e.g. a tool of its own).
+        epoch: The run's current lease epoch in the store (None: never leased).
+    """
+    if lease is not None and lease.epoch != (epoch or 0):
+        raise LeaseLostError(
+            f"run {run_id!r}: this writer's lease (epoch {lease.epoch}) was lost, the run is now at epoch {epoch}; "
+            "another owner took the run over (or it was unlocked), so nothing was written"
+        )
+    if head_rev is None:
+        return
+    expected = head_rev - 1
+    if not exists:
+        if expected != 0:
+            raise LeaseLostError(f"run {run_id!r} no longer exists in the store (expected revision {expected}); nothing was written")
+        return
+    if stored_rev is not None and stored_rev != expected:
+        raise LeaseLostError(
+            f"run {run_id!r} was changed by another writer (stored revision {stored_rev}, this writer expected {expected}); "
+            "nothing was written"
+        )
 
 
 @runtime_checkable
@@ -69,9 +125,22 @@ class RunStore(Protocol):
         ...
 
     def write(
-        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None = None
+        self,
+        run_id: str,
+        head: dict[str, Any],
+        messages: list[Message],
+        results: dict[str, ToolResult],
+        step: dict[str, Any] | None = None,
+        *,
+        lease: Lease | None = None,
     ) -> None:
-        """Append rows (and the step row, if any) and replace the head, atomically."""
+        """Append rows (and the step row, if any) and replace the head, atomically.
+
+        The write is a compare-and-swap (see :func:`check_fence`): the stored head's revision
+        must be ``head["rev"] - 1`` (a new run: none stored and ``rev`` 1) and, with ``lease``,
+        the run's epoch must still be the lease's. Otherwise nothing is written and
+        :class:`~tether.errors.LeaseLostError` is raised.
+        """
         ...
 
     def history(self, run_id: str) -> list[Step]:
@@ -83,11 +152,21 @@ class RunStore(Protocol):
         ...
 
     def list_runs(self) -> list[RunSummary]:
-        """A summary of every run in the store, ordered by creation time then run id."""
+        """A summary of every run in the store, ordered by creation time then run id.
+
+        A run whose head says ``running`` but whose lease no live process holds is ``stalled``
+        (resumable now); a run whose head cannot be read is listed as ``corrupt``.
+        """
         ...
 
-    def lease(self, run_id: str) -> AbstractContextManager[None]:
-        """Exclusive ownership of the run while the context is open."""
+    def lease(self, run_id: str) -> AbstractContextManager[Lease]:
+        """Exclusive ownership of the run while the context is open; each acquisition bumps
+        the run's epoch. A second live owner gets :class:`~tether.errors.RunLockedError`."""
+        ...
+
+    def break_lease(self, run_id: str) -> int:
+        """Fence off the run's current owner (``tether unlock``): bump the epoch, so its next
+        write fails with LeaseLostError, and free the lease for a new owner. Returns the new epoch."""
         ...
 
     def close(self) -> None:
