@@ -6,7 +6,6 @@ and its lease is an in-process lock set.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -18,7 +17,7 @@ from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step, summary_of
 from .redaction import RedactionPolicy, redaction_policy
 from .rows import decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
-from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, head_revision, validate_run_id
+from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, head_revision, validate_run_id, with_liveness
 
 
 class _Rows:
@@ -112,8 +111,7 @@ class MemoryStore:
 
     def list_runs(self) -> list[RunSummary]:
         runs = [summary_of(run_id, decode_head(run_id, rows.head, self.cipher)) for run_id, rows in list(self._runs.items())]
-        runs = [dataclasses.replace(run, status="stalled") if run.status == "running" and not self.owner_alive(run.run_id) else run for run in runs]
-        return sorted(runs, key=lambda run: (run.created_at or "", run.run_id))
+        return with_liveness(runs, self.owner_alive)
 
     def _rows(self, run_id: str) -> _Rows:
         rows = self._runs.get(validate_run_id(run_id))

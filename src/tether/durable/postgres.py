@@ -19,7 +19,6 @@ the server if that matters.)
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import threading
 from collections.abc import Iterable, Iterator
@@ -32,7 +31,7 @@ from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step, summary_of
 from .redaction import RedactionPolicy, redaction_policy
 from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
-from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, head_revision, validate_run_id
+from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, head_revision, validate_run_id, with_liveness
 
 if TYPE_CHECKING:
     import psycopg
@@ -216,7 +215,9 @@ class PostgresStore:
             with conn.transaction(), conn.cursor() as cur:
                 stored = cur.execute("SELECT rev FROM tether_runs WHERE run_id = %s FOR UPDATE", (run_id,)).fetchone()
                 epoch = cur.execute("SELECT epoch FROM tether_leases WHERE run_id = %s FOR SHARE", (run_id,)).fetchone()
-                check_fence(run_id, rev, None if stored is None else stored[0], stored is not None, lease, None if epoch is None else epoch[0])
+                check_fence(
+                    run_id, rev, None if stored is None else stored[0], stored is not None, lease, None if epoch is None else epoch[0]
+                )
                 if message_rows:
                     cur.executemany("INSERT INTO tether_messages (run_id, seq, body) VALUES (%s, %s, %s)", message_rows)
                 if result_rows:
@@ -294,14 +295,11 @@ class PostgresStore:
         with self._mutex:
             rows = self._query(None, lambda conn: conn.execute("SELECT run_id, head FROM tether_runs").fetchall())
         runs = [summary_of(run_id, decode_head(run_id, text, self.cipher)) for run_id, text in rows]
-        if any(run.status == "running" for run in runs):
-            with self._mutex:
-                held = {(high, low) for high, low, _ in self._query(None, lambda conn: conn.execute(_HELD).fetchall())}
-            runs = [
-                dataclasses.replace(run, status="stalled") if run.status == "running" and lock_ids(advisory_key(run.run_id)) not in held else run
-                for run in runs
-            ]
-        return sorted(runs, key=lambda run: (run.created_at or "", run.run_id))
+        if not any(run.status == "running" for run in runs):
+            return with_liveness(runs, lambda run_id: True)
+        with self._mutex:
+            held = {(high, low) for high, low, _ in self._query(None, lambda conn: conn.execute(_HELD).fetchall())}
+        return with_liveness(runs, lambda run_id: lock_ids(advisory_key(run_id)) in held)
 
     def _query(self, run_id: str | None, action: Any) -> Any:
         """Run ``action(conn)`` on the main connection, turning driver errors into StoreError."""

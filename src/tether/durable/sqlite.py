@@ -11,7 +11,6 @@ that fences off any earlier owner. The database file is created readable by its 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sqlite3
 import threading
@@ -27,7 +26,7 @@ from .history import RunSummary, Step, missing_step, summary_of
 from .lock import break_file_lease, file_identity, file_lease, is_held, lock_dir_of, lock_path
 from .redaction import RedactionPolicy, redaction_policy
 from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
-from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, head_revision, validate_run_id
+from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, head_revision, validate_run_id, with_liveness
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -185,7 +184,9 @@ class SQLiteStore:
             try:
                 stored = conn.execute("SELECT rev FROM runs WHERE run_id = ?", (run_id,)).fetchone()
                 epoch = conn.execute("SELECT epoch FROM leases WHERE run_id = ?", (run_id,)).fetchone()
-                check_fence(run_id, rev, None if stored is None else stored[0], stored is not None, lease, None if epoch is None else epoch[0])
+                check_fence(
+                    run_id, rev, None if stored is None else stored[0], stored is not None, lease, None if epoch is None else epoch[0]
+                )
                 if rows.messages:
                     conn.executemany("INSERT INTO messages (run_id, seq, body) VALUES (?, ?, ?)", [(run_id, *row) for row in rows.messages])
                 if rows.results:
@@ -230,7 +231,8 @@ class SQLiteStore:
                 "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq", (run_id, start, stop)
             ).fetchall()
             if len(rows) != stop - start:
-                raise StoreError(f"run {run_id!r}: {stop - start - len(rows)} message rows of step {step} are missing; the store is damaged")
+                missing = stop - start - len(rows)
+                raise StoreError(f"run {run_id!r}: {missing} message rows of step {step} are missing; the store is damaged")
             results = conn.execute(
                 "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?", (run_id, int(head["cursor"]["cycle_index"]))
             ).fetchall()
@@ -241,8 +243,7 @@ class SQLiteStore:
         with self._errors(None) as conn:
             rows = conn.execute("SELECT run_id, head FROM runs").fetchall()
         runs = [summary_of(run_id, decode_head(run_id, text, self.cipher)) for run_id, text in rows]
-        runs = [dataclasses.replace(run, status="stalled") if run.status == "running" and not self.owner_alive(run.run_id) else run for run in runs]
-        return sorted(runs, key=lambda run: (run.created_at or "", run.run_id))
+        return with_liveness(runs, self.owner_alive)
 
     # -- leases -------------------------------------------------------------------------------
 

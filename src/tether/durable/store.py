@@ -9,7 +9,9 @@ rows). Every row is JSON text; nothing is pickled, so loading cannot run code.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -93,6 +95,12 @@ def check_fence(run_id: str, head_rev: int | None, stored_rev: int | None, exist
             f"run {run_id!r} was changed by another writer (stored revision {stored_rev}, this writer expected {expected}); "
             "nothing was written"
         )
+
+
+def with_liveness(runs: list[RunSummary], alive: Callable[[str], bool]) -> list[RunSummary]:
+    """``runs`` sorted by creation, a ``running`` run whose lease no live owner holds shown as ``stalled``."""
+    seen = [dataclasses.replace(run, status="stalled") if run.status == "running" and not alive(run.run_id) else run for run in runs]
+    return sorted(seen, key=lambda run: (run.created_at or "", run.run_id))
 
 
 @runtime_checkable
