@@ -125,7 +125,8 @@ class SQLiteStore:
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
                 version = SCHEMA_VERSION
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
         return version
@@ -202,7 +203,8 @@ class SQLiteStore:
                 if step is not None:
                     conn.execute("INSERT INTO steps (run_id, step, body) VALUES (?, ?, ?)", (run_id, int(step["step"]), rows.step))
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite already rolled back after e.g. SQLITE_FULL
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
         self.bytes_written += rows.size
@@ -268,7 +270,8 @@ class SQLiteStore:
                 )
                 epoch = int(conn.execute("SELECT epoch FROM leases WHERE run_id = ?", (run_id,)).fetchone()[0])
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite already rolled back after e.g. SQLITE_FULL
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
         return epoch

@@ -1,0 +1,57 @@
+"""`durable/session.py`: store writes run off the event loop, in order, on copies of the rows."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from tether import Agent, ScriptedModel, tool
+from tether.durable import MemoryStore
+from tether.models import tool_calls
+
+
+class GatedStore(MemoryStore):
+    """A store whose writes block until ``gate`` opens, and that records the writing threads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.threads: list[int] = []
+
+    def write(self, *args: Any, **kwargs: Any) -> None:
+        self.threads.append(threading.get_ident())
+        if not self.gate.wait(timeout=60):  # a hang guard, not a timing assertion
+            raise AssertionError("the gate never opened: a blocked write stalled the event loop")
+        super().write(*args, **kwargs)
+
+
+async def test_a_blocked_store_write_does_not_stall_other_agents_on_the_loop() -> None:
+    store = GatedStore()
+    slow = Agent(model=ScriptedModel(["stored"]), store=store)
+    other = Agent(model=ScriptedModel(["free"]))
+    loop_thread = threading.get_ident()
+
+    async def opener() -> str:
+        result = await other.invoke_async("meanwhile")  # runs while the durable agent's write is blocked
+        store.gate.set()
+        return str(result)
+
+    stored, free = await asyncio.gather(slow.invoke_async("hello", run_id="gated"), opener())
+    assert (str(stored), free) == ("stored", "free")
+    assert store.threads and loop_thread not in store.threads
+
+
+async def test_concurrent_tool_results_are_written_in_order_from_copies() -> None:
+    @tool
+    def echo(n: int) -> int:
+        """Echo n."""
+        return n
+
+    store = MemoryStore()
+    agent = Agent(model=ScriptedModel([tool_calls([("echo", {"n": i}) for i in range(6)]), "done"]), tools=[echo], store=store)
+    result = await agent.invoke_async("go", run_id="many")
+    assert str(result) == "done"
+    loaded = store.load("many")
+    assert loaded is not None and loaded.messages == agent.messages  # every revision applied in order (a CAS would refuse otherwise)
+    assert loaded.head["rev"] == len(store.history("many")) + 6 * 2  # a step per boundary plus start and result writes per tool
