@@ -107,7 +107,7 @@ def test_split_brain_the_stopped_owner_is_fenced_off(kind: str, tmp_path: Path, 
         owner_a.send_signal(signal.SIGSTOP)
         take_lease_away(kind, store, "split")
         owner_b = spawn(spec, "split", log, "resume")
-        out_b, err_b = owner_b.communicate(timeout=120)
+        _, err_b = owner_b.communicate(timeout=120)
         assert owner_b.returncode == 0, err_b
         finished = store.head("split")
         assert finished is not None and finished["cursor"]["phase"] == "idle" and finished["status"] == "finished"
@@ -237,7 +237,8 @@ def test_a_schema_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
             "INSERT INTO meta VALUES ('schema_version', '1');"
             "CREATE TABLE runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL);"
         )
-        conn.execute("INSERT INTO runs VALUES ('old', ?)", ('{"rev": 3, "start_seq": 0, "next_seq": 0, "cursor": {"phase": "idle", "cycle_index": 0}}',))
+        old_head = '{"rev": 3, "start_seq": 0, "next_seq": 0, "cursor": {"phase": "idle", "cycle_index": 0}}'
+        conn.execute("INSERT INTO runs VALUES ('old', ?)", (old_head,))
     store = SQLiteStore(path)
     with store.lease("old") as lease:
         store.write("old", bare_head(4), [], {}, lease=lease)  # the unknown stored revision is learned
