@@ -192,3 +192,54 @@ def test_fork_keeps_the_results_recorded_at_the_step(store: RunStore) -> None:
     assert fork is not None
     results = [block["toolResult"] for block in fork.messages[2]["content"]]  # type: ignore[typeddict-item]
     assert [(r["toolUseId"], r["content"]) for r in results] == [("a", [{"json": 4}]), ("q", [{"text": "human said yes"}])]
+
+
+def test_fork_that_removes_an_in_doubt_call_never_spins(store: RunStore) -> None:
+    """Issue #14 item 3: fork at a `resumed` step with an edit removing the in-doubt call, then
+    answer the leftover interrupt: the fork drops it, and every way on terminates."""
+    import concurrent.futures
+
+    from tether import tool
+    from tether.errors import InterruptError
+    from tether.tools.executors import SequentialToolExecutor
+
+    from .helpers import Crash
+
+    log: list[str] = []
+    crash = [True]
+
+    @tool(idempotent=False)
+    def charge(n: int) -> str:
+        """Charge a card."""
+        log.append(f"charge {n}")
+        if crash and crash.pop():
+            raise Crash("after the charge")
+        return f"charged {n}"
+
+    def agent() -> Agent:
+        calls: Any = {"role": "assistant", "content": [{"toolUse": {"toolUseId": f"c{n}", "name": "charge", "input": {"n": n}}} for n in (1, 2)]}
+        script = [calls, "done"]
+        return Agent(model=ScriptedModel(script, stateful=True), tools=[charge], store=store, tool_executor=SequentialToolExecutor())
+
+    with pytest.raises(Crash):
+        agent()("pay twice", run_id="pay")
+    waiting = agent().resume("pay")
+    (leftover,) = waiting.interrupts
+    assert leftover.tool_use_id == "c1"
+    resumed = next(s for s in store.history("pay") if s.position == "resumed")
+
+    def drop_c1(messages: list[Any]) -> list[Any]:
+        messages[-1]["content"] = [b for b in messages[-1]["content"] if b["toolUse"]["toolUseId"] != "c1"]
+        return messages
+
+    fork_id = agent().fork("pay", at=resumed, edit=drop_c1)
+
+    def finish() -> Any:
+        with pytest.raises(InterruptError, match="nothing is interrupted"):
+            agent().resume(fork_id, [{"interruptResponse": {"interruptId": leftover.id, "response": "rerun"}}])
+        return agent().resume(fork_id)
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        result = pool.submit(finish).result(timeout=120)  # a hang guard: before the fix this looped forever
+    assert str(result) == "done"
+    assert log == ["charge 1", "charge 2"]  # c1 never re-ran in the fork; c2 ran once

@@ -41,6 +41,8 @@ def fork_run(store: RunStore, run_id: str, at: int | Step, *, new_run_id: str | 
     cursor = dict(head["cursor"])
     results = _check_shape(messages, cursor, stored.results, edit is not None)
     head["cursor"] = cursor
+    if edit is not None:
+        _drop_removed_calls(head, messages)
     head["steps"] = 0
     head.pop("created_at", None)
     with store.lease(new_id) as lease:
@@ -102,3 +104,30 @@ def _check_shape(messages: list[Message], cursor: dict[str, Any], results: dict[
     if phase == "model" and edited and (last is None or last["role"] != "user"):
         raise PromptError("fork edit: this step calls the model next, so the last message must be a user message")
     return results
+
+
+def _drop_removed_calls(head: dict[str, Any], messages: list[Message]) -> None:
+    """Interrupts (and their saved cursor's results) of tool calls an edit removed are dropped:
+    they could never be answered, and a run waiting for them would never go on."""
+    state = head.get("interrupt_state")
+    if not isinstance(state, dict) or not state.get("interrupts"):
+        return
+    last = messages[-1] if messages else None
+    uses = {use["toolUseId"] for use in tool_uses_of(last)} if last is not None and last["role"] == "assistant" else set()
+    table = {ident: item for ident, item in state["interrupts"].items() if item.get("tool_use_id") in uses}
+    if len(table) == len(state["interrupts"]):
+        return
+    state = dict(state)
+    context = state.get("context")
+    if isinstance(context, dict):
+        context = dict(context)
+        context["results"] = {k: v for k, v in (context.get("results") or {}).items() if k in uses}
+        context["started"] = [k for k in context.get("started") or [] if k in uses]
+        state["context"] = context
+    state["interrupts"] = table
+    if not table:
+        state = {}  # nothing left to answer: the run is not waiting any more
+        if head.get("status") == "interrupted":
+            head["status"] = "paused"
+    head["interrupt_state"] = state
+
