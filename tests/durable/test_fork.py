@@ -217,7 +217,8 @@ def test_fork_that_removes_an_in_doubt_call_never_spins(store: RunStore) -> None
         return f"charged {n}"
 
     def agent() -> Agent:
-        calls: Any = {"role": "assistant", "content": [{"toolUse": {"toolUseId": f"c{n}", "name": "charge", "input": {"n": n}}} for n in (1, 2)]}
+        uses = [{"toolUse": {"toolUseId": f"c{n}", "name": "charge", "input": {"n": n}}} for n in (1, 2)]
+        calls: Any = {"role": "assistant", "content": uses}
         script = [calls, "done"]
         return Agent(model=ScriptedModel(script, stateful=True), tools=[charge], store=store, tool_executor=SequentialToolExecutor())
 
