@@ -121,6 +121,16 @@ class LeaseLostError(StoreError):
     written; stop, and let the run's current owner go on (resume it if it is stalled)."""
 
 
+class RowTooLargeError(StoreError):
+    """A row is larger than the store's ``max_row_bytes``: nothing was written. ``table`` and
+    ``key`` name the row (``results`` and the toolUseId for a tool result, ``messages`` and the
+    seq for a message); the message names the tool when a tool's output is the cause."""
+
+    def __init__(self, message: str, *, table: str = "", key: str = "", size: int = 0, limit: int = 0) -> None:
+        super().__init__(message)
+        self.table, self.key, self.size, self.limit = table, key, size, limit
+
+
 class RunNotFoundError(StoreError, LookupError):
     """No run with the given id exists in the store."""
 

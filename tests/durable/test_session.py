@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tether import Agent, ScriptedModel, tool
-from tether.durable import MemoryStore
-from tether.models import tool_calls
+from tether.durable import MemoryStore, SQLiteStore
+from tether.errors import RowTooLargeError
+from tether.models import tool_call, tool_calls
 
 
 class GatedStore(MemoryStore):
@@ -55,3 +59,19 @@ async def test_concurrent_tool_results_are_written_in_order_from_copies() -> Non
     loaded = store.load("many")
     assert loaded is not None and loaded.messages == agent.messages  # every revision applied in order (a CAS would refuse otherwise)
     assert loaded.head["rev"] == len(store.history("many")) + 6 * 2  # a step per boundary plus start and result writes per tool
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_row_over_the_size_limit_names_the_tool_and_is_not_written(kind: str, tmp_path: Path) -> None:
+    @tool
+    def dump() -> str:
+        """Returns far too much."""
+        return "x" * 50_000
+
+    store = MemoryStore(max_row_bytes=10_000) if kind == "memory" else SQLiteStore(tmp_path / "r.db", max_row_bytes=10_000)
+    agent = Agent(model=ScriptedModel([tool_call("dump"), "done"]), tools=[dump], store=store)
+    expected = r"run 'big': the output of tool 'dump' \(call tooluse_1_0\) is \d+ bytes .*max_row_bytes=10000"
+    with pytest.raises(RowTooLargeError, match=expected):
+        agent("go", run_id="big")
+    loaded = store.load("big")
+    assert loaded is not None and loaded.head["cursor"]["phase"] == "tools" and loaded.results == {}  # nothing of it stored

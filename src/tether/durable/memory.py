@@ -17,7 +17,7 @@ from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step, summary_of
 from .redaction import RedactionPolicy, redaction_policy
 from .rows import decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
-from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, head_revision, validate_run_id, with_liveness
+from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, check_row_sizes, head_revision, validate_run_id, with_liveness
 
 
 class _Rows:
@@ -32,11 +32,18 @@ class _Rows:
 
 
 class MemoryStore:
-    """Runs kept in this process's memory (lost when it exits); ``cipher`` and
-    ``redact_state_keys`` work as for :class:`~tether.durable.SQLiteStore`."""
+    """Runs kept in this process's memory (lost when it exits); ``cipher``,
+    ``redact_state_keys`` and ``max_row_bytes`` work as for :class:`~tether.durable.SQLiteStore`."""
 
-    def __init__(self, *, cipher: RowCipher | None = None, redact_state_keys: RedactionPolicy | Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        cipher: RowCipher | None = None,
+        redact_state_keys: RedactionPolicy | Iterable[str] | None = None,
+        max_row_bytes: int | None = None,
+    ) -> None:
         self.cipher = cipher
+        self.max_row_bytes = max_row_bytes
         self.redaction = redaction_policy(redact_state_keys)
         self._runs: dict[str, _Rows] = {}
         self._mutex = threading.Lock()
@@ -74,6 +81,7 @@ class MemoryStore:
     ) -> None:
         validate_run_id(run_id)
         encoded = encode_write(head, messages, results, step, self.cipher, self.redaction)
+        check_row_sizes(run_id, encoded.messages, encoded.results, self.max_row_bytes)
         rev = head_revision(head)
         with self._mutex:
             rows = self._runs.get(run_id)

@@ -31,7 +31,7 @@ from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step, summary_of
 from .redaction import RedactionPolicy, redaction_policy
 from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
-from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, head_revision, validate_run_id, with_liveness
+from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, check_row_sizes, head_revision, validate_run_id, with_liveness
 
 if TYPE_CHECKING:
     import psycopg
@@ -83,7 +83,7 @@ class PostgresStore:
 
     Connect with a libpq conninfo string or URL (``"postgresql://user@host/db"``,
     ``"host=/run/postgresql dbname=app"``) and/or keyword arguments (``host=..., dbname=...``).
-    ``cipher`` and ``redact_state_keys`` work as for :class:`~tether.durable.SQLiteStore`.
+    ``cipher``, ``redact_state_keys`` and ``max_row_bytes`` work as for :class:`~tether.durable.SQLiteStore`.
     """
 
     def __init__(
@@ -92,6 +92,7 @@ class PostgresStore:
         *,
         cipher: RowCipher | None = None,
         redact_state_keys: RedactionPolicy | Iterable[str] | None = None,
+        max_row_bytes: int | None = None,
         **connect_kwargs: Any,
     ) -> None:
         if not isinstance(conninfo, str):
@@ -101,6 +102,7 @@ class PostgresStore:
         self.connect_kwargs = dict(connect_kwargs)
         self.cipher = cipher
         self.redaction = redaction_policy(redact_state_keys)
+        self.max_row_bytes = max_row_bytes
         self.bytes_written = 0
         self._mutex = threading.RLock()
         self._idle: list[psycopg.Connection[Any]] = []
@@ -207,6 +209,7 @@ class PostgresStore:
     ) -> None:
         validate_run_id(run_id)
         rows = encode_write(head, messages, results, step, self.cipher, self.redaction)
+        check_row_sizes(run_id, rows.messages, rows.results, self.max_row_bytes)
         rev = head_revision(head)
         message_rows = [(run_id, *row) for row in rows.messages]
         result_rows = [(run_id, *row) for row in rows.results]

@@ -12,6 +12,8 @@ import asyncio
 from typing import Any, cast
 
 from .._json import json_copy
+from ..errors import RowTooLargeError
+from ..loop.core import tool_uses_of
 from ..loop.state import Cursor, RunState
 from ..types import InterruptState, Message, ToolResult
 from .head import DurableHead, as_row
@@ -107,9 +109,33 @@ class DurableSession:
                 self.store.write(self.run_id, head, new, results, lease=self.lease)
             else:
                 self.store.write(self.run_id, head, new, results, step=step, lease=self.lease)
+        except RowTooLargeError as exc:
+            self.broken = True
+            raise self._name_the_tool(exc, head, new) from None
         except BaseException:
             self.broken = True
             raise
+
+    def _name_the_tool(self, exc: RowTooLargeError, head: dict[str, Any], new: list[Message]) -> RowTooLargeError:
+        """The store's size error, reworded to name the tool whose output is too large."""
+        ids = [exc.key] if exc.table == "results" else []
+        if exc.table == "messages":
+            first = int(head["next_seq"]) - len(new)
+            index = int(exc.key) - first
+            if 0 <= index < len(new):
+                ids = [block["toolResult"]["toolUseId"] for block in new[index]["content"] if "toolResult" in block]
+        names = {use["toolUseId"]: use["name"] for message in self.run.messages[-3:] for use in tool_uses_of(message)}
+        tools = [f"{names.get(i, '?')!r} (call {i})" for i in ids]
+        if not tools:
+            return exc
+        return RowTooLargeError(
+            f"run {self.run_id!r}: the output of tool {', '.join(tools)} is {exc.size} bytes as stored, over max_row_bytes="
+            f"{exc.limit}; make the tool return less (store big data elsewhere and return a reference) or raise the limit",
+            table=exc.table,
+            key=exc.key,
+            size=exc.size,
+            limit=exc.limit,
+        )
 
     def _new_messages(self, messages: list[Message]) -> list[Message]:
         persisted = self.persisted

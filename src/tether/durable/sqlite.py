@@ -26,7 +26,7 @@ from .history import RunSummary, Step, missing_step, summary_of
 from .lock import break_file_lease, file_identity, file_lease, is_held, lock_dir_of, lock_path
 from .redaction import RedactionPolicy, redaction_policy
 from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
-from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, head_revision, validate_run_id, with_liveness
+from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, check_row_sizes, head_revision, validate_run_id, with_liveness
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -52,6 +52,8 @@ class SQLiteStore:
         path: The database file (created, readable by its owner only, when missing).
         cipher: Encrypts every row at rest (e.g. :class:`~tether.durable.crypto.AESGCMCipher`).
         redact_state_keys: Agent-state keys kept out of the file (see :mod:`tether.durable.redaction`).
+        max_row_bytes: Refuse (with :class:`~tether.errors.RowTooLargeError`, naming the tool) a
+            message or tool-result row larger than this; None: no limit.
     """
 
     def __init__(
@@ -60,8 +62,10 @@ class SQLiteStore:
         *,
         cipher: RowCipher | None = None,
         redact_state_keys: RedactionPolicy | Iterable[str] | None = None,
+        max_row_bytes: int | None = None,
     ) -> None:
         self.path = Path(path)
+        self.max_row_bytes = max_row_bytes
         self.cipher = cipher
         self.redaction = redaction_policy(redact_state_keys)
         self.bytes_written = 0
@@ -179,6 +183,7 @@ class SQLiteStore:
     ) -> None:
         validate_run_id(run_id)
         rows = encode_write(head, messages, results, step, self.cipher, self.redaction)
+        check_row_sizes(run_id, rows.messages, rows.results, self.max_row_bytes)
         rev = head_revision(head)
         with self._errors(run_id) as conn:
             conn.execute("BEGIN IMMEDIATE")

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import LeaseLostError, StoreError
+from ..errors import LeaseLostError, RowTooLargeError, StoreError
 from ..types import Message, ToolResult
 from .history import RunSummary, Step
 
@@ -95,6 +95,30 @@ def check_fence(run_id: str, head_rev: int | None, stored_rev: int | None, exist
             f"run {run_id!r} was changed by another writer (stored revision {stored_rev}, this writer expected {expected}); "
             "nothing was written"
         )
+
+
+def check_row_sizes(
+    run_id: str, messages: list[tuple[int, str]], results: list[tuple[int, str, str]], limit: int | None
+) -> None:
+    """Refuse a write with a message or result row over ``limit`` characters of JSON text.
+
+    Raises :class:`~tether.errors.RowTooLargeError` naming the row; the durable session
+    rewords it to name the tool whose output it is.
+    """
+    if limit is None:
+        return
+    for seq, text in messages:
+        if len(text) > limit:
+            raise RowTooLargeError(
+                f"run {run_id!r}: message seq {seq} is {len(text)} bytes, over max_row_bytes={limit}",
+                table="messages", key=str(seq), size=len(text), limit=limit,
+            )
+    for _, tool_use_id, text in results:
+        if len(text) > limit:
+            raise RowTooLargeError(
+                f"run {run_id!r}: the result of tool call {tool_use_id!r} is {len(text)} bytes, over max_row_bytes={limit}",
+                table="results", key=tool_use_id, size=len(text), limit=limit,
+            )
 
 
 def with_liveness(runs: list[RunSummary], alive: Callable[[str], bool]) -> list[RunSummary]:
