@@ -42,4 +42,7 @@ class DurableDriver(LocalDriver):
 
     async def on_tool_result(self, tool_use_id: str, result: ToolResult) -> None:
         self.session.timeline.tool_finished(tool_use_id)
-        await self.session.sync_async()
+        if self.run_state.cursor.phase == "tools":
+            await self.session.sync_async()
+        # else the result closed the cycle: the results message is reported next (on_messages),
+        # and that one write stores it with the after_tools step, before anything else happens

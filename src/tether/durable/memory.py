@@ -16,8 +16,8 @@ from ..types import Message, ToolResult
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step, summary_of
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
-from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, check_row_sizes, head_revision, validate_run_id, with_liveness
+from .rows import decode_head, decode_messages, decode_results, decode_step, prepare_write, stored_at
+from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
 
 
 class _Rows:
@@ -79,24 +79,32 @@ class MemoryStore:
         *,
         lease: Lease | None = None,
     ) -> None:
-        validate_run_id(run_id)
-        encoded = encode_write(head, messages, results, step, self.cipher, self.redaction)
-        check_row_sizes(run_id, encoded.messages, encoded.results, self.max_row_bytes)
-        rev = head_revision(head)
+        self.commit(run_id, self.prepare(run_id, head, messages, results, step), lease=lease)
+
+    def prepare(
+        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None
+    ) -> PreparedWrite:
+        return prepare_write(run_id, head, messages, results, step, self.cipher, self.redaction, self.max_row_bytes)
+
+    def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
+        """Perform a prepared write atomically (a compare-and-swap on revision and epoch); it never
+        blocks, so ``wait`` makes no difference. Returns True."""
+        encoded, rev = prepared.rows, prepared.rev
         with self._mutex:
             rows = self._runs.get(run_id)
             check_fence(run_id, rev, None if rows is None else rows.rev, rows is not None, lease, self._epochs.get(run_id))
-            if step is not None and rows is not None and int(step["step"]) in rows.steps:
-                raise StoreError(f"run {run_id!r}: step {step['step']} is already recorded; step rows are never rewritten")
+            if prepared.step is not None and rows is not None and prepared.step in rows.steps:
+                raise StoreError(f"run {run_id!r}: step {prepared.step} is already recorded; step rows are never rewritten")
             if rows is None:
                 rows = self._runs[run_id] = _Rows()
             rows.messages.extend(text for _, text in encoded.messages)
             rows.results.update({(cycle, tid): text for cycle, tid, text in encoded.results})
             rows.head = encoded.head
             rows.rev = rev if rev is not None else rows.rev
-            if step is not None and encoded.step is not None:
-                rows.steps[int(step["step"])] = encoded.step
+            if prepared.step is not None and encoded.step is not None:
+                rows.steps[prepared.step] = encoded.step
         self.bytes_written += encoded.size
+        return True
 
     def history(self, run_id: str) -> list[Step]:
         rows = self._rows(run_id)

@@ -30,8 +30,8 @@ from ..types import Message, ToolResult
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step, summary_of
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
-from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, check_row_sizes, head_revision, validate_run_id, with_liveness
+from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, prepare_write, stored_at
+from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
 
 if TYPE_CHECKING:
     import psycopg
@@ -207,10 +207,22 @@ class PostgresStore:
         *,
         lease: Lease | None = None,
     ) -> None:
-        validate_run_id(run_id)
-        rows = encode_write(head, messages, results, step, self.cipher, self.redaction)
-        check_row_sizes(run_id, rows.messages, rows.results, self.max_row_bytes)
-        rev = head_revision(head)
+        self.commit(run_id, self.prepare(run_id, head, messages, results, step), lease=lease)
+
+    def prepare(
+        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None
+    ) -> PreparedWrite:
+        return prepare_write(run_id, head, messages, results, step, self.cipher, self.redaction, self.max_row_bytes)
+
+    def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
+        """Perform a prepared write in one transaction (a compare-and-swap on revision and epoch).
+
+        A round trip to the server can always block: with ``wait=False`` it declines (returns
+        False, nothing written), so a caller on an event loop commits on its writer thread.
+        """
+        if not wait:
+            return False
+        rows, rev = prepared.rows, prepared.rev
         message_rows = [(run_id, *row) for row in rows.messages]
         result_rows = [(run_id, *row) for row in rows.results]
 
@@ -234,12 +246,13 @@ class PostgresStore:
                     " ON CONFLICT (run_id) DO UPDATE SET head = EXCLUDED.head, rev = EXCLUDED.rev",
                     (run_id, rows.head, rev),
                 )
-                if step is not None:
-                    cur.execute("INSERT INTO tether_steps (run_id, step, body) VALUES (%s, %s, %s)", (run_id, int(step["step"]), rows.step))
+                if prepared.step is not None:
+                    cur.execute("INSERT INTO tether_steps (run_id, step, body) VALUES (%s, %s, %s)", (run_id, prepared.step, rows.step))
 
         with self._mutex:
             self._query(run_id, store)
         self.bytes_written += rows.size
+        return True
 
     def history(self, run_id: str) -> list[Step]:
         validate_run_id(run_id)

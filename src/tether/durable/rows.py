@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from .._json import dumps
@@ -26,7 +25,7 @@ from ..types import Message, ToolResult
 from .crypto import RowCipher, open_row
 from .history import Step
 from .redaction import RedactionPolicy
-from .store import SCHEMA_VERSION, StoredRun
+from .store import SCHEMA_VERSION, EncodedWrite, PreparedWrite, StoredRun, check_row_sizes, head_revision, validate_run_id
 
 # -- writing ---------------------------------------------------------------------------------
 
@@ -49,26 +48,6 @@ def encode_step(step: dict[str, Any], cipher: RowCipher | None = None, redaction
     return encode_row(step, cipher)
 
 
-@dataclass(frozen=True, slots=True)
-class EncodedWrite:
-    """The rows of one atomic step: ``(seq, text)`` messages, ``(cycle, toolUseId, text)`` results."""
-
-    messages: list[tuple[int, str]]
-    results: list[tuple[int, str, str]]
-    head: str
-    step: str | None
-
-    @property
-    def size(self) -> int:
-        """Bytes of row text this write stores (for ``bytes_written``)."""
-        return (
-            sum(len(text) for _, text in self.messages)
-            + sum(len(text) for _, _, text in self.results)
-            + len(self.head)
-            + len(self.step or "")
-        )
-
-
 def encode_write(
     head: dict[str, Any],
     messages: list[Message],
@@ -89,6 +68,23 @@ def encode_write(
 
 
 # -- reading ---------------------------------------------------------------------------------
+
+
+def prepare_write(
+    run_id: str,
+    head: dict[str, Any],
+    messages: list[Message],
+    results: dict[str, ToolResult],
+    step: dict[str, Any] | None,
+    cipher: RowCipher | None,
+    redaction: RedactionPolicy | None,
+    max_row_bytes: int | None,
+) -> PreparedWrite:
+    """Encode and check the rows of a write the way every store does (``RunStore.prepare``)."""
+    validate_run_id(run_id)
+    rows = encode_write(head, messages, results, step, cipher, redaction)
+    check_row_sizes(run_id, rows.messages, rows.results, max_row_bytes)
+    return PreparedWrite(rows, head_revision(head), None if step is None else int(step["step"]))
 
 
 def parse_row(run_id: str, what: str, text: Any, cipher: RowCipher | None = None) -> Any:

@@ -9,16 +9,16 @@ are never rewritten, so the bytes written per message stay flat however long the
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import Executor
 from typing import Any, cast
 
-from .._json import json_copy
 from ..errors import RowTooLargeError
 from ..loop.core import tool_uses_of
 from ..loop.state import Cursor, RunState
 from ..types import InterruptState, Message, ToolResult
 from .head import DurableHead, as_row
 from .history import Timeline
-from .store import SCHEMA_VERSION, Lease, RunStore, StoredRun
+from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunStore, StoredRun
 
 
 class DurableSession:
@@ -30,11 +30,20 @@ class DurableSession:
     write too).
     """
 
-    def __init__(self, store: RunStore, run_id: str, run: RunState, stored: StoredRun | None = None, lease: Lease | None = None) -> None:
+    def __init__(
+        self,
+        store: RunStore,
+        run_id: str,
+        run: RunState,
+        stored: StoredRun | None = None,
+        lease: Lease | None = None,
+        writer: Executor | None = None,
+    ) -> None:
         self.store = store
         self.run_id = run_id
         self.run = run
         self.lease = lease
+        self.writer = writer
         self._writing: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self.dirty = False
         self.broken = False  # a write failed: the bookkeeping below may be ahead of the store
@@ -66,13 +75,34 @@ class DurableSession:
         self._write(head, new, results, step)
 
     async def sync_async(self, position: str | None = None, *, status: str = "running", **info: Any) -> None:
-        """:meth:`sync` with the store's I/O in a worker thread, so a slow store never stalls the
-        event loop (other agents, concurrent tools). What is written is copied first, on the
-        loop's thread; writes of one session stay in order."""
+        """:meth:`sync` without blocking the event loop on the store (other agents, concurrent
+        tools go on). The rows are encoded on the loop's thread (they read live run state); the
+        store commits them at once if that cannot block (a local SQLite commit with the lock
+        free), else the commit runs on the ``writer`` thread (a PostgreSQL round trip, a lock
+        held by another process, a WAL checkpoint). Writes of one session stay in order."""
         async with self._write_lock():
             head, new, results, step = self._prepare(position, status, info)
-            rows = json_copy((head, new, results, step), f"run {self.run_id!r} rows")
-            await asyncio.to_thread(self._write, *rows)
+            try:
+                prepared = self.store.prepare(self.run_id, head, new, results, step)
+            except RowTooLargeError as exc:
+                self.broken = True
+                raise self._name_the_tool(exc, head, new) from None
+            except BaseException:
+                self.broken = True
+                raise
+            if self._commit(prepared, wait=False):
+                return  # committed at once: it could not block
+            if self.writer is None:
+                self._commit(prepared, wait=True)
+            else:
+                await asyncio.get_running_loop().run_in_executor(self.writer, self._commit, prepared, True)
+
+    def _commit(self, prepared: PreparedWrite, wait: bool) -> bool:
+        try:
+            return self.store.commit(self.run_id, prepared, lease=self.lease, wait=wait)
+        except BaseException:
+            self.broken = True
+            raise
 
     def _write_lock(self) -> asyncio.Lock:
         """The lock ordering this session's writes, for the running event loop (a session

@@ -25,8 +25,8 @@ from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step, summary_of
 from .lock import break_file_lease, file_identity, file_lease, is_held, lock_dir_of, lock_path
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
-from .store import SCHEMA_VERSION, Lease, StoredRun, check_fence, check_row_sizes, head_revision, validate_run_id, with_liveness
+from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, prepare_write, stored_at
+from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,6 +43,10 @@ CREATE TABLE IF NOT EXISTS steps (
     run_id TEXT NOT NULL, step INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, step)
 ) WITHOUT ROWID;
 """
+
+
+_INLINE_CHECKPOINT_EVERY = 200
+"""One in this many non-blocking commits is declined, so the writer thread checkpoints the WAL."""
 
 
 class SQLiteStore:
@@ -69,6 +73,7 @@ class SQLiteStore:
         self.cipher = cipher
         self.redaction = redaction_policy(redact_state_keys)
         self.bytes_written = 0
+        self._inline_commits = 0
         self._local = threading.local()
         self._create_private()
         self.lock_dir = lock_dir_of(self.path)
@@ -109,6 +114,17 @@ class SQLiteStore:
         self._local.conn = conn
         return conn
 
+    def _inline(self) -> sqlite3.Connection:
+        """This thread's connection for commits that must not block: no busy wait, no checkpoints."""
+        conn: sqlite3.Connection | None = getattr(self._local, "inline", None)
+        if conn is None:
+            self._connect()  # the schema exists
+            conn = sqlite3.connect(self.path, timeout=0.0, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA wal_autocheckpoint=0")
+            self._local.inline = conn
+        return conn
+
     def _init_schema(self, conn: sqlite3.Connection) -> int:
         """Create the tables (or upgrade a schema-1 store in place); returns the stored version."""
         conn.execute("BEGIN IMMEDIATE")
@@ -136,10 +152,11 @@ class SQLiteStore:
         return version
 
     @contextmanager
-    def _errors(self, run_id: str | None) -> Iterator[sqlite3.Connection]:
-        """The connection; any driver error (a full disk, a damaged file) becomes a StoreError."""
+    def _errors(self, run_id: str | None, *, inline: bool = False) -> Iterator[sqlite3.Connection]:
+        """The connection (``inline``: the one for non-blocking commits); any driver error (a
+        full disk, a damaged file) becomes a StoreError."""
         try:
-            yield self._connect()
+            yield self._inline() if inline else self._connect()
         except sqlite3.Error as exc:
             what = f"run {run_id!r}" if run_id is not None else "listing runs"
             raise StoreError(f"{what}: {self.path} failed ({type(exc).__name__}: {exc})") from None
@@ -181,12 +198,34 @@ class SQLiteStore:
         *,
         lease: Lease | None = None,
     ) -> None:
-        validate_run_id(run_id)
-        rows = encode_write(head, messages, results, step, self.cipher, self.redaction)
-        check_row_sizes(run_id, rows.messages, rows.results, self.max_row_bytes)
-        rev = head_revision(head)
-        with self._errors(run_id) as conn:
-            conn.execute("BEGIN IMMEDIATE")
+        self.commit(run_id, self.prepare(run_id, head, messages, results, step), lease=lease, wait=True)
+
+    def prepare(
+        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None
+    ) -> PreparedWrite:
+        return prepare_write(run_id, head, messages, results, step, self.cipher, self.redaction, self.max_row_bytes)
+
+    def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
+        """Perform a prepared write in one transaction (a compare-and-swap on revision and epoch).
+
+        With ``wait=False`` (a caller on an event loop) the commit is made only if it cannot
+        block: on a connection that never waits for another writer's lock and never runs a WAL
+        checkpoint (an fsync); every :data:`_INLINE_CHECKPOINT_EVERY`-th such commit is declined
+        too, so that the caller's writer thread commits it and checkpoints the WAL off the loop.
+        Returns False when it declined (nothing written).
+        """
+        if not wait:
+            self._inline_commits += 1
+            if self._inline_commits % _INLINE_CHECKPOINT_EVERY == 0:
+                return False
+        rows, rev = prepared.rows, prepared.rev
+        with self._errors(run_id, inline=not wait) as conn:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if not wait and "locked" in str(exc):
+                    return False  # another writer holds the database: wait on a thread, not on the loop
+                raise
             try:
                 stored = conn.execute("SELECT rev FROM runs WHERE run_id = ?", (run_id,)).fetchone()
                 epoch = conn.execute("SELECT epoch FROM leases WHERE run_id = ?", (run_id,)).fetchone()
@@ -205,14 +244,15 @@ class SQLiteStore:
                     " ON CONFLICT (run_id) DO UPDATE SET head = excluded.head, rev = excluded.rev",
                     (run_id, rows.head, rev),
                 )
-                if step is not None:
-                    conn.execute("INSERT INTO steps (run_id, step, body) VALUES (?, ?, ?)", (run_id, int(step["step"]), rows.step))
+                if prepared.step is not None:
+                    conn.execute("INSERT INTO steps (run_id, step, body) VALUES (?, ?, ?)", (run_id, prepared.step, rows.step))
             except BaseException:
                 if conn.in_transaction:  # SQLite already rolled back after e.g. SQLITE_FULL
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
         self.bytes_written += rows.size
+        return True
 
     def history(self, run_id: str) -> list[Step]:
         validate_run_id(run_id)
@@ -293,7 +333,8 @@ class SQLiteStore:
         return is_held(self._lock_path(validate_run_id(run_id)))
 
     def close(self) -> None:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        for name in ("conn", "inline"):
+            conn: sqlite3.Connection | None = getattr(self._local, name, None)
+            if conn is not None:
+                conn.close()
+                setattr(self._local, name, None)

@@ -97,6 +97,39 @@ def check_fence(run_id: str, head_rev: int | None, stored_rev: int | None, exist
         )
 
 
+@dataclass(frozen=True, slots=True)
+class EncodedWrite:
+    """The rows of one atomic step: ``(seq, text)`` messages, ``(cycle, toolUseId, text)`` results."""
+
+    messages: list[tuple[int, str]]
+    results: list[tuple[int, str, str]]
+    head: str
+    step: str | None
+
+    @property
+    def size(self) -> int:
+        """Bytes of row text this write stores (for ``bytes_written``)."""
+        return (
+            sum(len(text) for _, text in self.messages)
+            + sum(len(text) for _, _, text in self.results)
+            + len(self.head)
+            + len(self.step or "")
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedWrite:
+    """One store write, encoded and checked, ready for :meth:`RunStore.commit`.
+
+    Encoding is pure CPU and reads the caller's live objects, so it happens on the caller's
+    thread; the commit is the I/O alone and may run on another thread.
+    """
+
+    rows: EncodedWrite
+    rev: int | None
+    step: int | None
+
+
 def check_row_sizes(
     run_id: str, messages: list[tuple[int, str]], results: list[tuple[int, str, str]], limit: int | None
 ) -> None:
@@ -147,6 +180,7 @@ class RunStore(Protocol):
     """
 
     bytes_written: int
+    """Bytes of row text written so far (for benchmarks and size reports)."""
 
     def load(self, run_id: str) -> StoredRun | None:
         """The run, or None when the store has no run with that id."""
@@ -166,12 +200,29 @@ class RunStore(Protocol):
         *,
         lease: Lease | None = None,
     ) -> None:
-        """Append rows (and the step row, if any) and replace the head, atomically.
+        """Append rows (and the step row, if any) and replace the head, atomically:
+        ``commit(run_id, prepare(...), lease=lease)``.
 
         The write is a compare-and-swap (see :func:`check_fence`): the stored head's revision
         must be ``head["rev"] - 1`` (a new run: none stored and ``rev`` 1) and, with ``lease``,
         the run's epoch must still be the lease's. Otherwise nothing is written and
         :class:`~tether.errors.LeaseLostError` is raised.
+        """
+        ...
+
+    def prepare(
+        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None
+    ) -> PreparedWrite:
+        """Encode a write (pure CPU, no I/O; usually :func:`prepare_write` with the store's cipher)."""
+        ...
+
+    def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
+        """Perform a prepared write (the I/O alone: safe to call from another thread).
+
+        With ``wait=False`` the store commits only if it can do so without blocking (no network
+        round trip, no waiting for a lock, no fsync) and returns False otherwise, having written
+        nothing: an event-loop caller then commits on a thread. With ``wait=True`` it always
+        commits (or raises) and returns True.
         """
         ...
 
