@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigurationError, RunLockedError, RunNotFoundError, StoreError
 from ..types import Message, ToolResult
 from .crypto import RowCipher
-from .history import RunSummary, Step, missing_step, summary_of
+from .history import RunSummary, Step, missing_step
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
+from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at, summarize_row
 from .store import SCHEMA_VERSION, StoredRun, validate_run_id
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ class PostgresStore:
         self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None = None
     ) -> None:
         validate_run_id(run_id)
-        rows = encode_write(head, messages, results, step, self.cipher, self.redaction)
+        rows = encode_write(head, messages, results, step, self.cipher, self.redaction, run_id=run_id)
         message_rows = [(run_id, *row) for row in rows.messages]
         result_rows = [(run_id, *row) for row in rows.results]
 
@@ -255,12 +255,13 @@ class PostgresStore:
         if self.redaction is not None:
             self.redaction.fill(run_id, found.head)
         messages = decode_messages(run_id, iter(rows), self.cipher)
-        return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher))
+        cycle = int(found.head["cursor"]["cycle_index"])
+        return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle))
 
     def list_runs(self) -> list[RunSummary]:
         with self._mutex:
             rows = self._query(None, lambda conn: conn.execute("SELECT run_id, head FROM tether_runs").fetchall())
-        runs = [summary_of(run_id, decode_head(run_id, text, self.cipher)) for run_id, text in rows]
+        runs = [summarize_row(run_id, text, self.cipher) for run_id, text in rows]
         return sorted(runs, key=lambda run: (run.created_at or "", run.run_id))
 
     def _query(self, run_id: str | None, action: Any) -> Any:

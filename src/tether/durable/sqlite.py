@@ -18,10 +18,10 @@ from typing import Any
 from ..errors import RunNotFoundError, StoreError
 from ..types import Message, ToolResult
 from .crypto import RowCipher
-from .history import RunSummary, Step, missing_step, summary_of
+from .history import RunSummary, Step, missing_step
 from .lock import file_lease
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at
+from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, encode_write, stored_at, summarize_row
 from .store import SCHEMA_VERSION, StoredRun, validate_run_id
 
 _SCHEMA = """
@@ -125,7 +125,7 @@ class SQLiteStore:
         self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None = None
     ) -> None:
         validate_run_id(run_id)
-        rows = encode_write(head, messages, results, step, self.cipher, self.redaction)
+        rows = encode_write(head, messages, results, step, self.cipher, self.redaction, run_id=run_id)
         conn = self._connect()
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -177,11 +177,12 @@ class SQLiteStore:
             "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?", (run_id, int(head["cursor"]["cycle_index"]))
         ).fetchall()
         messages = decode_messages(run_id, iter(rows), self.cipher)
-        return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher))
+        cycle = int(head["cursor"]["cycle_index"])
+        return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle))
 
     def list_runs(self) -> list[RunSummary]:
         rows = self._connect().execute("SELECT run_id, head FROM runs").fetchall()
-        runs = [summary_of(run_id, decode_head(run_id, text, self.cipher)) for run_id, text in rows]
+        runs = [summarize_row(run_id, text, self.cipher) for run_id, text in rows]
         return sorted(runs, key=lambda run: (run.created_at or "", run.run_id))
 
     def lease(self, run_id: str) -> AbstractContextManager[None]:
