@@ -1,8 +1,9 @@
 """No command prints a traceback: a missing run, a bad store file, a damaged row is one line, exit 1.
 
-The damaged rows are written with the ``sqlite3`` module behind the store's back. Some make the
-store raise a raw ``sqlite3`` error or a ``KeyError``/``ValueError`` instead of a ``StoreError``;
-the CLI reports those too in one line naming the run or the store file.
+The damaged rows are written with the ``sqlite3`` module behind the store's back; the store
+reports each as a ``StoreError`` naming the run and the row. A raw ``sqlite3`` error (a foreign
+file) or an exception Tether did not raise on purpose is reported too, in one line naming the
+run or the store file. ``tether runs`` lists a run whose head is damaged as ``corrupt``.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from .conftest import Outcome, one_line_error, tether_process
 
 NOT_JSON = "garbage{"
 WRONG_SHAPE = '{"cursor": {"cycle_index": "x"}, "next_seq": "a", "start_seq": 0, "metrics": 3, "turns": "many", "state": 5}'
-"""JSON that passes the store's first checks, then breaks ``int()`` and ``.get`` deeper in."""
+"""JSON whose fields have the wrong types (it used to break ``int()`` and ``.get`` deep in the store)."""
 MISSING_FIELDS = '{"cursor": {}, "next_seq": 1}'
-"""A head without ``start_seq``: loading the run raises a raw ``KeyError`` in the store."""
+"""A head without ``start_seq`` (it used to raise a raw ``KeyError`` in the store)."""
 
 COMMANDS: dict[str, list[str]] = {
     "show": ["show", "RUN"],
@@ -48,7 +49,7 @@ CASES = [
     for command in COMMANDS
     for scenario in SCENARIOS
     if not (scenario == "missing run" and command in ("runs", "run"))  # `runs` names no run; `run` would start it
-    and not (scenario == "missing fields" and command == "runs")  # the list needs no more than that head holds
+    and not (scenario in ("not JSON", "wrong shape", "missing fields") and command == "runs")  # listed as corrupt: see below
 ]
 
 
@@ -101,15 +102,35 @@ def test_the_console_script_prints_no_traceback_for_a_damaged_row(tmp_path: Path
     process = tether_process("show", "r1", home=home, module=False)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 1 and out == ""
-    assert err.count("\n") == 1 and err.startswith("error: tether show: run 'r1'") and "ValueError" in err
+    assert err.count("\n") == 1 and err.startswith("error: tether show: run 'r1': head: ") and "the store is damaged" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("damage", [NOT_JSON, WRONG_SHAPE, MISSING_FIELDS])
+def test_runs_lists_a_damaged_run_as_corrupt_and_the_others_as_usual(
+    home: Path, cli: Callable[..., Outcome], script: Callable[..., str], damage: str
+) -> None:
+    spec = script("hello", "again")
+    assert cli("run", "hi", "--model", spec, "--run-id", "r1").code == 0
+    assert cli("run", "hi", "--model", spec, "--run-id", "r2").code == 0
+    corrupt(home / "runs.db", "r1", damage)
+    outcome = cli("runs")
+    assert outcome.code == 0 and outcome.err == "", outcome
+    lines = {line.split()[1]: line for line in outcome.out.splitlines() if line.split()[1:2] in (["r1"], ["r2"])}
+    assert "corrupt" in lines["r1"] and "finished" in lines["r2"], outcome.out
 
 
 def test_tether_debug_shows_the_traceback_of_unexpected_errors(
     home: Path, script: Callable[..., str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from tether.durable import SQLiteStore
+
     assert main(["run", "hi", "--model", script("hello"), "--run-id", "r1"]) == 0
-    corrupt(home / "runs.db", "r1", WRONG_SHAPE)
+
+    def buggy(self: SQLiteStore, run_id: str) -> None:
+        int("not a number")  # a bug: an exception Tether does not raise on purpose
+
+    monkeypatch.setattr(SQLiteStore, "load", buggy)
     assert main(["export", "r1"]) == 1
     assert "TETHER_DEBUG=1" in capsys.readouterr().err
     monkeypatch.setenv("TETHER_DEBUG", "1")

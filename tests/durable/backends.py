@@ -8,6 +8,7 @@ and WAL after a CHECKPOINT).
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,6 +64,64 @@ class Backend:
         with psycopg.connect(self.conninfo) as pg:
             return [row[0] for q in queries for row in pg.execute(q.format(p="tether_") + " WHERE run_id = %s", (run_id,))]
 
+    def raw_get(self, table: str, run_id: str, key: Any = None) -> str:
+        """One stored row text: ``table`` is ``head`` (no key), ``messages`` (seq), ``results``
+        (``(cycle, toolUseId)``) or ``steps`` (number)."""
+        if self.kind == "memory":
+            held = self.made[0]._runs[run_id]  # type: ignore[attr-defined]
+            return str(held.head if table == "head" else getattr(held, table)[key])
+        sql, params = _select(table, run_id, key)
+        return str(self._sql(sql, params, fetch=True)[0][0])
+
+    def raw_set(self, table: str, run_id: str, key: Any, text: str) -> None:
+        """Write one row text behind the store's back (inserting it if it is not there)."""
+        if self.kind == "memory":
+            runs = self.made[0]._runs  # type: ignore[attr-defined]
+            if run_id not in runs:
+                runs[run_id] = type(next(iter(runs.values())))()
+            held = runs[run_id]
+            if table == "head":
+                held.head = text
+            elif table == "messages":
+                held.messages.extend([""] * (key + 1 - len(held.messages)))
+                held.messages[key] = text
+            else:
+                getattr(held, table)[key] = text
+            return
+        columns = {"head": ("runs", ("run_id",), "head"), "messages": ("messages", ("run_id", "seq"), "body")}
+        columns["results"] = ("results", ("run_id", "cycle", "tool_use_id"), "body")
+        columns["steps"] = ("steps", ("run_id", "step"), "body")
+        name, keys, body = columns[table]
+        values = (run_id, *(() if key is None else key if isinstance(key, tuple) else (key,)), text)
+        sql = (
+            f"INSERT INTO {{p}}{name} ({', '.join(keys)}, {body}) VALUES ({', '.join('?' * len(values))})"
+            f" ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {body} = excluded.{body}"
+        )
+        self._sql(sql, values)
+
+    def clone(self, run_id: str, new_id: str) -> None:
+        """Copy every row of ``run_id`` under ``new_id``, byte for byte (as raw SQL would)."""
+        if self.kind == "memory":
+            import copy
+
+            runs = self.made[0]._runs  # type: ignore[attr-defined]
+            runs[new_id] = copy.deepcopy(runs[run_id])
+            return
+        tables = {"runs": "head", "messages": "seq, body", "results": "cycle, tool_use_id, body", "steps": "step, body"}
+        for name, columns in tables.items():
+            sql = f"INSERT INTO {{p}}{name} (run_id, {columns}) SELECT ?, {columns} FROM {{p}}{name} WHERE run_id = ?"
+            self._sql(sql, (new_id, run_id))
+
+    def _sql(self, sql: str, params: tuple[Any, ...], fetch: bool = False) -> list[Any]:
+        if self.kind == "sqlite":
+            with contextlib.closing(sqlite3.connect(self.path)) as conn, conn:
+                return conn.execute(sql.format(p=""), params).fetchall() if fetch else [conn.execute(sql.format(p=""), params)]
+        import psycopg
+
+        with psycopg.connect(self.conninfo, autocommit=True) as pg:
+            cursor = pg.execute(sql.format(p="tether_").replace("?", "%s"), params)
+            return cursor.fetchall() if fetch else []
+
     def raw_bytes(self) -> bytes:
         """All bytes the storage holds (not through the store's decoding)."""
         if self.kind == "memory":
@@ -79,6 +138,16 @@ class Backend:
     def close(self) -> None:
         for store in self.made:
             store.close()
+
+
+def _select(table: str, run_id: str, key: Any) -> tuple[str, tuple[Any, ...]]:
+    if table == "head":
+        return "SELECT head FROM {p}runs WHERE run_id = ?", (run_id,)
+    if table == "messages":
+        return "SELECT body FROM {p}messages WHERE run_id = ? AND seq = ?", (run_id, key)
+    if table == "results":
+        return "SELECT body FROM {p}results WHERE run_id = ? AND cycle = ? AND tool_use_id = ?", (run_id, *key)
+    return "SELECT body FROM {p}steps WHERE run_id = ? AND step = ?", (run_id, key)
 
 
 def _files(root: Path) -> Iterator[Path]:

@@ -37,6 +37,7 @@ def head(next_seq: int, cycle: int = 0, rev: int = 1, **state: Any) -> dict[str,
         "start_seq": 0,
         "next_seq": next_seq,
         "cursor": {"phase": "model", "cycle_index": cycle},
+        "metrics": {},
         "state": state,
     }
 
@@ -59,7 +60,8 @@ def test_rows_are_sealed_and_read_back(backend: Backend) -> None:
     assert len(rows) == 4
     for text in rows:
         row = json.loads(text)
-        assert is_envelope(row) and set(row) == {"enc", "kid", "nonce", "ct"} and row["enc"] == "aesgcm" and row["kid"] == "k1"
+        assert is_envelope(row) and row["enc"] == "aesgcm" and row["v"] == 2 and row["kid"] == "k1"
+        assert set(row) == {"enc", "v", "kid", "nonce", "ct"} | ({"rev"} if text == rows[0] else set())  # the head carries its rev
     assert secret.encode() not in backend.raw_bytes()
     backend.make().write("r2", head(1), [msg(secret)], {})  # control: an unencrypted store does show it
     assert secret.encode() in backend.raw_bytes()
@@ -88,7 +90,7 @@ def test_unknown_key_id_names_run_row_and_key(backend: Backend) -> None:
     backend.make(cipher=cipher("k2")).write("r1", head(1, rev=2), [], {})  # the head is now under k2
     only_k2 = backend.make(cipher=AESGCMCipher({"k2": K2}, current="k2"))
     assert only_k2.head("r1") is not None
-    with pytest.raises(StoreError, match=r"run 'r1': message seq 0 is sealed with key id 'k1'"):
+    with pytest.raises(StoreError, match=r"run 'r1': messages seq 0 is sealed with key id 'k1'"):
         only_k2.load("r1")
 
 
@@ -100,7 +102,7 @@ def test_tampered_ciphertext_is_refused(backend: Backend) -> None:
     ct[0] ^= 1
     envelope["ct"] = base64.b64encode(bytes(ct)).decode()
     corrupt_message(store, "r1", 1, json.dumps(envelope))
-    with pytest.raises(StoreError, match=r"run 'r1': message seq 1 failed authentication with key id 'k1'.*tampered"):
+    with pytest.raises(StoreError, match=r"run 'r1': messages seq 1 failed authentication with key id 'k1'.*tampered"):
         store.load("r1")
 
 
@@ -110,7 +112,7 @@ def test_a_row_cannot_claim_another_key(backend: Backend) -> None:
     envelope = json.loads(backend.rows("r1")[1])
     envelope["kid"] = "k2"  # the key id is authenticated data
     corrupt_message(store, "r1", 0, json.dumps(envelope))
-    with pytest.raises(StoreError, match="message seq 0 failed authentication with key id 'k2'"):
+    with pytest.raises(StoreError, match="messages seq 0 failed authentication with key id 'k2'"):
         store.load("r1")
 
 

@@ -10,6 +10,7 @@ left it, with no side effect executed twice unless it was flagged in doubt.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -27,6 +28,7 @@ import pytest
 from tether import Agent, ScriptedModel
 from tether.durable import MemoryStore, RunStore, SQLiteStore
 from tether.errors import LeaseLostError, RunLockedError, StoreError
+from tether.loop.state import new_metrics
 
 from .worker import build_agent, tool_ids
 
@@ -129,7 +131,8 @@ def test_split_brain_the_stopped_owner_is_fenced_off(kind: str, tmp_path: Path, 
 
 
 def bare_head(rev: int) -> dict[str, Any]:
-    return {"schema_version": 2, "rev": rev, "start_seq": 0, "next_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}}
+    cursor = {"phase": "model", "cycle_index": 0}
+    return {"schema_version": 2, "rev": rev, "start_seq": 0, "next_seq": 0, "cursor": cursor, "metrics": dict(new_metrics())}
 
 
 def test_a_stale_lease_cannot_write(store: RunStore) -> None:
@@ -237,7 +240,7 @@ def test_a_schema_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
             "INSERT INTO meta VALUES ('schema_version', '1');"
             "CREATE TABLE runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL);"
         )
-        old_head = '{"rev": 3, "start_seq": 0, "next_seq": 0, "cursor": {"phase": "idle", "cycle_index": 0}}'
+        old_head = json.dumps({**bare_head(3), "cursor": {"phase": "idle", "cycle_index": 0}})
         conn.execute("INSERT INTO runs VALUES ('old', ?)", (old_head,))
     store = SQLiteStore(path)
     with store.lease("old") as lease:

@@ -74,7 +74,7 @@ def test_newer_store_schema_refused(pg_conninfo: str) -> None:
 def test_connect_with_keyword_arguments(pg_server: PgServer, pg_conninfo: str) -> None:
     dbname = psycopg.conninfo.conninfo_to_dict(pg_conninfo)["dbname"]
     store = PostgresStore(host=str(pg_server.root), port=pg_server.port, user="postgres", dbname=dbname)
-    store.write("kw", {"next_seq": 0, "start_seq": 0, "cursor": {"cycle_index": 0}}, [], {})
+    store.write("kw", {"rev": 1, "next_seq": 0, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}}, [], {})
     store.close()
     assert PostgresStore(pg_conninfo).head("kw") is not None
 
@@ -93,7 +93,7 @@ def test_missing_psycopg_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_a_corrupt_head_row_names_the_run(pg_conninfo: str) -> None:
     store = PostgresStore(pg_conninfo)
-    store.write("r1", {"next_seq": 0, "start_seq": 0, "cursor": {"cycle_index": 0}}, [], {})
+    store.write("r1", {"rev": 1, "next_seq": 0, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}}, [], {})
     with psycopg.connect(pg_conninfo, autocommit=True) as conn:
         conn.execute("UPDATE tether_runs SET head = %s WHERE run_id = %s", ('{"cursor": ', "r1"))
     with pytest.raises(StoreError, match=r"'r1'.*head"):
@@ -104,7 +104,8 @@ def test_values_are_bound_as_parameters(pg_conninfo: str) -> None:
     store = PostgresStore(pg_conninfo)
     sneaky = "x'); DROP TABLE tether_runs; --"  # tool-use ids come from the model: any text
     result: Any = {"toolUseId": sneaky, "status": "success", "content": [{"text": "it's $1 %s"}]}
-    store.write("r1", {"next_seq": 0, "start_seq": 0, "cursor": {"cycle_index": 0}}, [], {sneaky: result})
+    head = {"rev": 1, "next_seq": 0, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}}
+    store.write("r1", head, [], {sneaky: result})
     loaded = store.load("r1")
     assert loaded is not None and loaded.results == {sneaky: result}
 
@@ -218,7 +219,7 @@ def test_bytes_per_message_stay_flat(pg_conninfo: str) -> None:
 def test_is_a_run_store_and_reconnects_after_a_lost_connection(pg_conninfo: str) -> None:
     store = PostgresStore(pg_conninfo)
     assert isinstance(store, RunStore)
-    store.write("r1", {"next_seq": 0, "start_seq": 0, "cursor": {"cycle_index": 0}}, [], {})
+    store.write("r1", {"rev": 1, "next_seq": 0, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}}, [], {})
     with psycopg.connect(pg_conninfo, autocommit=True) as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (store._main().info.backend_pid,))
     with pytest.raises(StoreError, match=r"run 'r1': PostgreSQL .* failed"):

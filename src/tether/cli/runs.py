@@ -167,7 +167,7 @@ def cmd_size(args: argparse.Namespace, path: Path) -> int:
     return 0
 
 
-_COLORS = {"finished": "green", "running": "cyan", "paused": "yellow", "interrupted": "magenta", "failed": "red"}
+_COLORS = {"finished": "green", "running": "cyan", "paused": "yellow", "interrupted": "magenta", "failed": "red", "corrupt": "bold red"}
 
 
 def _status(status: str) -> str:

@@ -31,6 +31,9 @@ from .head import HeadFields
 STEP_POSITIONS = ("turn_start", "after_model", "after_tools", "turn_end", "resumed", "forked")
 """Where a step can be recorded, in cycle order (not the checkpoint positions of the loop)."""
 STATUSES = ("running", "finished", "interrupted", "paused", "failed")
+"""The statuses a head (and a step) records."""
+CORRUPT = "corrupt"
+"""The status ``list_runs`` reports for a run whose head cannot be read (``RunSummary.problem`` says why)."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,11 @@ class Step:
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One line of ``store.list_runs()``: a run's status and totals, read from its head."""
+    """One line of ``store.list_runs()``: a run's status and totals, read from its head.
+
+    A run whose head cannot be read is listed with status :data:`CORRUPT`, zero totals and the
+    reason in ``problem`` (``None`` for every readable run).
+    """
 
     run_id: str
     status: str
@@ -89,6 +96,7 @@ class RunSummary:
     updated_at: str | None
     stop_reason: str | None = None
     steps: int = 0
+    problem: str | None = None
 
 
 class Timeline:
@@ -211,7 +219,18 @@ def turn_status(stop_reason: str, run: RunState) -> str:
 
 
 def summary_of(run_id: str, head: dict[str, Any]) -> RunSummary:
-    """The summary of a run from its head (heads written before steps existed included)."""
+    """The summary of a run from its head (heads written before steps existed included).
+
+    ``head`` is a head the row codec validated (``tether.durable.rows.decode_head``); a head
+    that is not raises :class:`StoreError` naming the run, never another exception.
+    """
+    try:
+        return _summary(run_id, head)
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+        raise StoreError(f"run {run_id!r}: head: cannot summarize it ({type(exc).__name__}: {exc}); the store is damaged") from None
+
+
+def _summary(run_id: str, head: dict[str, Any]) -> RunSummary:
     metrics = head.get("metrics") or {}
     cursor = head.get("cursor") or {}
     status = head.get("status")

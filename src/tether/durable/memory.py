@@ -14,9 +14,9 @@ from typing import Any
 from ..errors import RunLockedError, RunNotFoundError, StoreError
 from ..types import Message, ToolResult
 from .crypto import RowCipher
-from .history import RunSummary, Step, missing_step, summary_of
+from .history import RunSummary, Step, missing_step
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import decode_head, decode_messages, decode_results, decode_step, prepare_write, stored_at
+from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, prepare_write, stored_at, summarize_row
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
 
 
@@ -54,20 +54,17 @@ class MemoryStore:
 
     def head(self, run_id: str) -> dict[str, Any] | None:
         rows = self._runs.get(validate_run_id(run_id))
-        return None if rows is None else decode_head(run_id, rows.head, self.cipher)
+        return None if rows is None else decode_head(run_id, rows.head, self.cipher, rev=rows.rev)
 
     def load(self, run_id: str) -> StoredRun | None:
         rows = self._runs.get(validate_run_id(run_id))
         if rows is None:
             return None
-        head = decode_head(run_id, rows.head, self.cipher)
-        if self.redaction is not None:
-            head = self.redaction.fill(run_id, head)
-        start = int(head["start_seq"])
-        messages = decode_messages(run_id, iter(list(enumerate(rows.messages))[start:]), self.cipher)
+        head = decode_head(run_id, rows.head, self.cipher, rev=rows.rev)
+        message_rows = list(enumerate(rows.messages))[int(head["start_seq"]) : int(head["next_seq"])]
         cycle = int(head["cursor"]["cycle_index"])
-        results = decode_results(run_id, iter([(tid, text) for (c, tid), text in rows.results.items() if c == cycle]), self.cipher)
-        return StoredRun(run_id, head, messages, results)
+        result_rows = [(tid, text) for (c, tid), text in rows.results.items() if c == cycle]
+        return assemble_run(run_id, head, message_rows, result_rows, self.cipher, self.redaction)
 
     def write(
         self,
@@ -122,11 +119,12 @@ class MemoryStore:
             raise StoreError(f"run {run_id!r}: {stop - len(rows.messages)} message rows of step {step} are missing; the store is damaged")
         messages = decode_messages(run_id, iter(list(enumerate(rows.messages))[start:stop]), self.cipher)
         cycle = int(head["cursor"]["cycle_index"])
-        results = decode_results(run_id, iter([(tid, text) for (c, tid), text in rows.results.items() if c == cycle]), self.cipher)
+        result_rows = [(tid, text) for (c, tid), text in rows.results.items() if c == cycle]
+        results = decode_results(run_id, iter(result_rows), self.cipher, cycle=cycle)
         return stored_at(run_id, found, messages, results)
 
     def list_runs(self) -> list[RunSummary]:
-        runs = [summary_of(run_id, decode_head(run_id, rows.head, self.cipher)) for run_id, rows in list(self._runs.items())]
+        runs = [summarize_row(run_id, rows.head, self.cipher, rev=rows.rev) for run_id, rows in list(self._runs.items())]
         return with_liveness(runs, self.owner_alive)
 
     def _rows(self, run_id: str) -> _Rows:

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigurationError, RunLockedError, RunNotFoundError, StoreError
 from ..types import Message, ToolResult
 from .crypto import RowCipher
-from .history import RunSummary, Step, missing_step, summary_of
+from .history import RunSummary, Step, missing_step
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, prepare_write, stored_at
+from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, prepare_write, stored_at, summarize_row
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
 
 if TYPE_CHECKING:
@@ -167,8 +167,9 @@ class PostgresStore:
     def head(self, run_id: str) -> dict[str, Any] | None:
         validate_run_id(run_id)
         with self._mutex:
-            row = self._query(run_id, lambda conn: conn.execute("SELECT head FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone())
-        return None if row is None else decode_head(run_id, row[0], self.cipher)
+            query = "SELECT head, rev FROM tether_runs WHERE run_id = %s"
+            row = self._query(run_id, lambda conn: conn.execute(query, (run_id,)).fetchone())
+        return None if row is None else decode_head(run_id, row[0], self.cipher, rev=row[1])
 
     def load(self, run_id: str) -> StoredRun | None:
         validate_run_id(run_id)
@@ -176,10 +177,10 @@ class PostgresStore:
         def read(conn: psycopg.Connection[Any]) -> tuple[dict[str, Any], list[Any], list[Any]] | None:
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                row = conn.execute("SELECT head FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
+                row = conn.execute("SELECT head, rev FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
                 if row is None:
                     return None
-                head = decode_head(run_id, row[0], self.cipher)
+                head = decode_head(run_id, row[0], self.cipher, rev=row[1])  # a replayed older head is refused
                 rows = conn.execute(
                     "SELECT seq, body FROM tether_messages WHERE run_id = %s AND seq >= %s AND seq < %s ORDER BY seq",
                     (run_id, int(head["start_seq"]), int(head["next_seq"])),
@@ -305,12 +306,13 @@ class PostgresStore:
         if self.redaction is not None:
             self.redaction.fill(run_id, found.head)
         messages = decode_messages(run_id, iter(rows), self.cipher)
-        return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher))
+        cycle = int(found.head["cursor"]["cycle_index"])
+        return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle))
 
     def list_runs(self) -> list[RunSummary]:
         with self._mutex:
-            rows = self._query(None, lambda conn: conn.execute("SELECT run_id, head FROM tether_runs").fetchall())
-        runs = [summary_of(run_id, decode_head(run_id, text, self.cipher)) for run_id, text in rows]
+            rows = self._query(None, lambda conn: conn.execute("SELECT run_id, head, rev FROM tether_runs").fetchall())
+        runs = [summarize_row(run_id, text, self.cipher, rev=rev) for run_id, text, rev in rows]
         if not any(run.status == "running" for run in runs):
             return with_liveness(runs, lambda run_id: True)
         with self._mutex:

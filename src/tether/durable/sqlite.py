@@ -22,10 +22,10 @@ from typing import Any
 from ..errors import RunNotFoundError, StoreError
 from ..types import Message, ToolResult
 from .crypto import RowCipher
-from .history import RunSummary, Step, missing_step, summary_of
+from .history import RunSummary, Step, missing_step
 from .lock import break_file_lease, file_identity, file_lease, is_held, lock_dir_of, lock_path
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, prepare_write, stored_at
+from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, prepare_write, stored_at, summarize_row
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
 
 _SCHEMA = """
@@ -164,18 +164,18 @@ class SQLiteStore:
     def head(self, run_id: str) -> dict[str, Any] | None:
         validate_run_id(run_id)
         with self._errors(run_id) as conn:
-            row = conn.execute("SELECT head FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        return None if row is None else decode_head(run_id, row[0], self.cipher)
+            row = conn.execute("SELECT head, rev FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else decode_head(run_id, row[0], self.cipher, rev=row[1])
 
     def load(self, run_id: str) -> StoredRun | None:
         validate_run_id(run_id)
         with self._errors(run_id) as conn:
             conn.execute("BEGIN")
             try:
-                row = conn.execute("SELECT head FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                row = conn.execute("SELECT head, rev FROM runs WHERE run_id = ?", (run_id,)).fetchone()
                 if row is None:
                     return None
-                head = decode_head(run_id, row[0], self.cipher)
+                head = decode_head(run_id, row[0], self.cipher, rev=row[1])  # a replayed older head is refused
                 rows = conn.execute(
                     "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq",
                     (run_id, int(head["start_seq"]), int(head["next_seq"])),
@@ -284,12 +284,13 @@ class SQLiteStore:
                 "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?", (run_id, int(head["cursor"]["cycle_index"]))
             ).fetchall()
         messages = decode_messages(run_id, iter(rows), self.cipher)
-        return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher))
+        cycle = int(head["cursor"]["cycle_index"])
+        return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle))
 
     def list_runs(self) -> list[RunSummary]:
         with self._errors(None) as conn:
-            rows = conn.execute("SELECT run_id, head FROM runs").fetchall()
-        runs = [summary_of(run_id, decode_head(run_id, text, self.cipher)) for run_id, text in rows]
+            rows = conn.execute("SELECT run_id, head, rev FROM runs").fetchall()
+        runs = [summarize_row(run_id, text, self.cipher, rev=rev) for run_id, text, rev in rows]
         return with_liveness(runs, self.owner_alive)
 
     # -- leases -------------------------------------------------------------------------------

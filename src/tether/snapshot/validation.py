@@ -64,17 +64,19 @@ def _check_fields(data: dict[str, Any], path: str, parsed: bool) -> bool:
         elif not isinstance(item, dict):
             raise SnapshotError(f"{path}.{name} must be an object, got {type(item).__name__}")
         elif name == "interrupt_state":
-            _check_interrupt_state(item, where)
+            check_interrupt_state(item, where)
             may_hold_bytes |= bool(item.get("context"))
         elif name == "conversation_manager_state":
-            _check_manager_state(item, where)
+            check_manager_state(item, where)
             may_hold_bytes |= item.get("summary_message") is not None
         if not parsed and not is_json(item):
             raise SnapshotError(describe_non_json(item, f"{path}.{name}"))
     return may_hold_bytes
 
 
-def _check_manager_state(state: dict[str, Any], where: list[Any]) -> None:
+def check_manager_state(state: dict[str, Any], where: list[Any]) -> None:
+    """Raise ShapeError naming the path unless ``state`` is a valid conversation-manager state
+    (also used for the durable head row, :func:`tether.durable.rows.check_head`)."""
     kind = state.get("kind")
     if kind is not None and not isinstance(kind, str):
         raise ShapeError(where + ["kind"], "must be the manager kind (a string)")
@@ -85,7 +87,9 @@ def _check_manager_state(state: dict[str, Any], where: list[Any]) -> None:
         check_message(state["summary_message"], where + ["summary_message"])
 
 
-def _check_interrupt_state(state: dict[str, Any], where: list[Any]) -> None:
+def check_interrupt_state(state: dict[str, Any], where: list[Any]) -> None:
+    """Raise ShapeError naming the path unless ``state`` is a valid interrupt state: its
+    records, ``activated`` and the cursor of the interrupted cycle (also used for head rows)."""
     table = state.get("interrupts")
     if table is not None:
         if not isinstance(table, dict):
@@ -105,10 +109,12 @@ def _check_interrupt_state(state: dict[str, Any], where: list[Any]) -> None:
         raise ShapeError(where + ["activated"], "must be true or false")
     context = state.get("context")
     if context is not None:
-        _check_cursor(context, where + ["context"])
+        check_cursor(context, where + ["context"])
 
 
-def _check_cursor(context: Any, where: list[Any]) -> None:
+def check_cursor(context: Any, where: list[Any]) -> None:
+    """Raise ShapeError naming the path unless ``context`` is cursor data that
+    :meth:`tether.loop.state.Cursor.from_dict` reads correctly (also used for head rows)."""
     if not isinstance(context, dict):
         raise ShapeError(where, "must describe the interrupted cycle (an object)")
     if context.get("phase") not in _PHASES:
