@@ -16,7 +16,7 @@ def test_python_dash_m_tether_help(tmp_path: Path) -> None:
     process = tether_process("--help", home=tmp_path)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 0, err
-    for command in ("run", "resume", "runs", "show", "fork", "export", "size"):
+    for command in ("run", "resume", "runs", "show", "fork", "export", "size", "unlock"):
         assert command in out
 
 

@@ -1,4 +1,4 @@
-"""The ``tether`` command: run a durable agent, then list, inspect, resume, fork and export runs.
+"""The ``tether`` command: run a durable agent, then list, inspect, resume, fork, export and unlock runs.
 
 ``main(argv)`` returns the exit code: 0 on success, 1 for an error, 2 for a bad command line,
 130 when Ctrl-C stopped a run (which stays resumable). Rich is imported only by the commands
@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..errors import TetherError
-from .app import UsageError, build_parser, default_store_path
+from .app import UsageError, default_store_path, parse_command_line
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -35,7 +35,7 @@ DEBUG_VAR = "TETHER_DEBUG"
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``tether`` command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
     try:
-        args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+        args = parse_command_line(sys.argv[1:] if argv is None else argv)
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
     store = Path(args.store) if args.store else default_store_path()
@@ -77,7 +77,7 @@ def _fail(message: str, code: int) -> int:
 
 
 def _handlers() -> dict[str, Callable[..., int]]:
-    from . import run, runs
+    from . import run, runs, unlock
 
     return {
         "run": run.cmd_run,
@@ -87,6 +87,7 @@ def _handlers() -> dict[str, Callable[..., int]]:
         "fork": runs.cmd_fork,
         "export": runs.cmd_export,
         "size": runs.cmd_size,
+        "unlock": unlock.cmd_unlock,
     }
 
 

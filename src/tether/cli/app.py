@@ -2,13 +2,15 @@
 
 ``run`` and ``resume`` take the same agent flags (``--model``, ``--tools``, ``--no-demo-tools``,
 ``--root``, ``--ignore-stored-config``): the agent always comes from the command line and the
-environment, never from the run store (see :mod:`tether.cli.config`).
+environment, never from the run store (see :mod:`tether.cli.config`). ``resume --stalled``
+takes them too, once for every stalled run; ``unlock`` fences off a run's owner.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -38,6 +40,36 @@ continuing a run:
 """
 
 
+STALLED = """\
+stalled runs:
+  A run whose process died (kill -9, a crash, a reboot) is `stalled` in `tether runs`: no live
+  process owns it and it can be resumed now. `tether resume --stalled FLAGS` resumes every
+  stalled run, one after another, with the same agent flags (each run's stored flags are checked
+  as above: a run created with other flags is skipped and the command exits 1). A run whose
+  owner is alive but stuck is `running`; fence it off first with `tether unlock RUN`.
+"""
+
+FENCING = """\
+fencing:
+  A run is owned by one process at a time: while it runs, the process holds the run's lease (a
+  lock the operating system frees when the process dies) and the lease's epoch, a number the
+  store bumps at every acquisition. Every write to the run checks that epoch.
+
+  `tether unlock RUN` bumps the epoch and frees the lease. Whatever process owned the run (a
+  stopped, hung or unreachable one) is fenced off: it is not killed, but its next write to the
+  store fails ("lease lost"), nothing more of it is stored, and it stops there. The run can
+  then be resumed at once from its last stored step with `tether resume RUN`. A tool call the
+  old owner was running when it was fenced off may still finish its side effect; the resumed
+  run treats such a call as in doubt (see `tether show RUN`).
+
+  A run whose owner died needs no unlock (it shows as `stalled`). Unlocking a run that has a
+  live owner needs --yes: that owner's work since its last write is lost.
+"""
+
+STATUSES = ("running", "stalled", "paused", "interrupted", "finished", "failed", "corrupt")
+"""The statuses ``tether runs --status`` accepts (those ``list_runs()`` reports)."""
+
+
 def default_store_path() -> Path:
     """``$TETHER_HOME/runs.db`` (``./.tether/runs.db`` when TETHER_HOME is unset), like the SDK."""
     return Path(os.environ.get("TETHER_HOME") or ".tether") / "runs.db"
@@ -63,8 +95,10 @@ def build_parser() -> Parser:
     _agent_flags(run)
     run.add_argument("--system", help="the system prompt of a new run (an existing run keeps its own)")
 
-    resume = command("resume", "finish an interrupted or paused run", epilog=CONTINUING)
-    resume.add_argument("run_id", metavar="RUN")
+    resume = command("resume", "finish an interrupted, paused or stalled run", epilog=CONTINUING + "\n" + STALLED)
+    which = resume.add_mutually_exclusive_group(required=True)
+    which.add_argument("run_id", metavar="RUN", nargs="?", help="the run to resume")
+    which.add_argument("--stalled", action="store_true", help="resume every stalled run (no live owner), one after another")
     _agent_flags(resume)
     resume.add_argument(
         "--answer",
@@ -74,7 +108,17 @@ def build_parser() -> Parser:
         help="answer a pending interrupt (the value is JSON, or plain text); repeatable",
     )
 
-    command("runs", "list the runs in the store")
+    runs = command("runs", "list the runs in the store")
+    runs.add_argument(
+        "--status",
+        action="extend",
+        type=_statuses,
+        metavar="STATUS",
+        help=f"only runs with this status ({', '.join(STATUSES)}); repeatable, or a comma list",
+    )
+    unlock = command("unlock", "fence off a run's owner and free its lease, so the run can be resumed", epilog=FENCING)
+    unlock.add_argument("run_id", metavar="RUN", help="the run whose owner is fenced off")
+    unlock.add_argument("--yes", action="store_true", help="unlock even when a live process owns the run (it is fenced off)")
     show = command("show", "the timeline of a run: cycles, model and tool calls, tokens")
     show.add_argument("run_id", metavar="RUN")
     fork = command("fork", "start a new run from a step of another one")
@@ -89,6 +133,17 @@ def build_parser() -> Parser:
     return parser
 
 
+def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse ``argv`` and check what argparse cannot express; raises :class:`UsageError`.
+
+    ``--answer`` answers an interrupt of one run, so it makes no sense with ``resume --stalled``.
+    """
+    args = build_parser().parse_args(list(argv))
+    if args.command == "resume" and args.stalled and args.answer:
+        raise UsageError("tether resume: --answer answers one run's interrupt; it cannot go with --stalled (see tether resume --help)")
+    return args
+
+
 def _agent_flags(parser: Parser) -> None:
     """The flags that build the agent, the same for a new run and for continuing one."""
     parser.add_argument("--model", help="model spec (default: $TETHER_MODEL, else llamacpp); see tether.cli.models")
@@ -100,6 +155,15 @@ def _agent_flags(parser: Parser) -> None:
         action="store_true",
         help="continue an existing run with these flags even if it was created with others",
     )
+
+
+def _statuses(text: str) -> list[str]:
+    """``--status`` values: one status or a comma list, each one of :data:`STATUSES`."""
+    found = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [part for part in found if part not in STATUSES]
+    if not found or unknown:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a status; use {', '.join(STATUSES)} (or a comma list of them)")
+    return found
 
 
 def _step_number(text: str) -> int:

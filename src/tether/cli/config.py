@@ -37,6 +37,7 @@ from typing import Any
 
 from ..agent import Agent
 from ..errors import ConfigurationError
+from ..models.base import Model
 from ..tools.base import Tool
 from .demo_tools import demo_tools
 from .models import parse_model, resolve_spec, spec_origin
@@ -195,18 +196,26 @@ def load_tools(spec: str) -> list[Any]:
     return items
 
 
-def build_agent(config: RunConfig, store: Any) -> Agent:
+def agent_tools(config: RunConfig) -> list[Any]:
+    """The tools ``config`` asks for: the demo tools (unless turned off), then every ``--tools``."""
+    tools: list[Any] = demo_tools(Path(config.root)) if config.demo_tools else []
+    for spec in config.tools:
+        tools.extend(load_tools(spec))
+    return tools
+
+
+def build_agent(config: RunConfig, store: Any, *, model: Model | None = None, tools: list[Any] | None = None) -> Agent:
     """The agent ``config`` describes, bound to ``store``.
 
     ``config`` must be the user's (:func:`user_config`), never a stored hint. A new run starts
     with the config in its state (the hint); an existing run keeps its own state and system prompt.
+    ``model`` and ``tools``, when given, must be what ``config`` names (:func:`parse_model`,
+    :func:`agent_tools`): ``tether resume --stalled`` builds them once for all its runs, so a
+    local model is loaded once.
     """
-    tools: list[Any] = demo_tools(Path(config.root)) if config.demo_tools else []
-    for spec in config.tools:
-        tools.extend(load_tools(spec))
     return Agent(
-        model=parse_model(config.model),
-        tools=tools,
+        model=parse_model(config.model) if model is None else model,
+        tools=agent_tools(config) if tools is None else list(tools),
         system_prompt=config.system,
         store=store,
         state={CONFIG_KEY: config.to_dict()},

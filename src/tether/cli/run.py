@@ -5,7 +5,8 @@ existing run (``resume``, or ``run --run-id`` of a run that exists) the flags ar
 against the hint the run keeps of how it was created and refused when they differ, unless
 ``--ignore-stored-config`` (see :mod:`tether.cli.config`). Ctrl-C cancels the invocation: the
 store keeps the run at its last step boundary (marked ``interrupted``), and ``tether resume
-RUN`` with the same flags goes on from there.
+RUN`` with the same flags goes on from there. ``tether resume --stalled`` resumes every run
+whose owner died, one after another, with the same flags.
 """
 
 from __future__ import annotations
@@ -13,16 +14,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..durable.history import summary_of
+from ..durable.sqlite import SQLiteStore
 from ..errors import ConfigurationError, RunNotFoundError
 from ..result import AgentResult
 from ..types import ToolResult
-from .config import DEMO_SYSTEM_PROMPT, RunConfig, build_agent, check_hint, shown, user_config
-from .runs import console, open_store
+from . import DEBUG_VAR
+from .config import DEMO_SYSTEM_PROMPT, RunConfig, agent_tools, build_agent, check_hint, shown, user_config
+from .models import parse_model
+from .runs import console, open_store, printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,6 +36,7 @@ if TYPE_CHECKING:
 
     from ..agent import Agent
 
+EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
 
 
@@ -52,6 +59,8 @@ def cmd_run(args: argparse.Namespace, path: Path) -> int:
 
 def cmd_resume(args: argparse.Namespace, path: Path) -> int:
     """``tether resume RUN``: finish the run's turn with the user's flags (checked against its hint)."""
+    if args.stalled:
+        return resume_stalled(args, path)
     store = open_store(path)
     head = store.head(args.run_id)
     if head is None:
@@ -60,6 +69,72 @@ def cmd_resume(args: argparse.Namespace, path: Path) -> int:
     config = user_config(args.model, args.tools, args.no_demo_tools, args.root)
     _check_stored(args, config, head, args.run_id, "resume")
     return _drive(build_agent(config, store), answers or None, args.run_id, config)
+
+
+def resume_stalled(args: argparse.Namespace, path: Path) -> int:
+    """``tether resume --stalled``: resume every run ``list_runs()`` reports as stalled, in turn.
+
+    The agent flags are the user's, the same for every run, and checked against each run's hint
+    like a single resume: a run created with other flags is skipped with the reason (unless
+    ``--ignore-stored-config``). The model and tools are built once, before any run is touched,
+    so a bad flag fails the command at once. One line per run says what became of it; a run
+    that fails does not stop the others, and the command exits 1 when any was skipped or
+    failed. Ctrl-C stops the batch (the current run stays resumable) with exit 130.
+    """
+    store = open_store(path)
+    stalled = [run.run_id for run in store.list_runs() if run.status == "stalled"]
+    out = console()
+    if not stalled:
+        out.print("no stalled runs", markup=False)
+        return 0
+    config = user_config(args.model, args.tools, args.no_demo_tools, args.root)
+    model, tools = parse_model(config.model), agent_tools(config)
+    outcomes: dict[str, str] = {}
+    for number, run_id in enumerate(stalled, 1):
+        out.print(f"stalled run {number}/{len(stalled)}: {run_id}", style="bold", markup=False)
+        try:
+            outcome = _resume_one(args, store, run_id, config, build_agent(config, store, model=model, tools=tools))
+        except ConfigurationError as exc:  # its hint differs from the user's flags (or is malformed)
+            outcome = f"skipped: {exc}"
+        except Exception as exc:  # one broken run does not stop the others
+            if os.environ.get(DEBUG_VAR):
+                raise
+            outcome = f"failed: {type(exc).__name__}: {exc}"
+        if outcome is None:
+            return EXIT_INTERRUPTED  # Ctrl-C: _drive said how to continue this run
+        outcomes[run_id] = outcome
+        out.print(f"{run_id}: {printable(outcome)}", markup=False, soft_wrap=True)
+    resumed = sum(outcome.startswith("resumed") for outcome in outcomes.values())
+    left = len(stalled) - resumed
+    out.print(f"{_runs(len(stalled), 'stalled run')}: {resumed} resumed, {left} skipped or failed", markup=False)
+    if not left:
+        return 0
+    console(stderr=True).print(
+        f"error: tether resume --stalled: {left} of {_runs(len(stalled), 'stalled run')} not resumed (see above)",
+        markup=False,
+        soft_wrap=True,
+    )
+    return EXIT_ERROR
+
+
+def _resume_one(args: argparse.Namespace, store: SQLiteStore, run_id: str, config: RunConfig, agent: Agent) -> str | None:
+    """Resume one stalled run; its outcome (``resumed, now STATUS (STOP_REASON)``) or None after Ctrl-C."""
+    head = store.head(run_id)
+    if head is None:
+        return "skipped: it no longer exists"
+    if store.owner_alive(run_id):
+        return "skipped: another process owns it now"
+    _check_stored(args, config, head, run_id, "resume")
+    result = _invoke(agent, None, run_id, config)
+    if result is None:
+        return None
+    now = store.head(run_id)
+    status = "?" if now is None else summary_of(run_id, now).status
+    return f"resumed, now {status} ({result.stop_reason})"
+
+
+def _runs(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _check_stored(args: argparse.Namespace, config: RunConfig, head: dict[str, Any], run_id: str, command: str) -> None:
@@ -88,7 +163,17 @@ def _answer(item: str) -> dict[str, Any]:
 
 
 def _drive(agent: Agent, prompt: Any, run_id: str, config: RunConfig) -> int:
-    """Stream one invocation to the terminal; the messages name the flags to resume with."""
+    """Stream one invocation to the terminal; exit 0, or 130 after Ctrl-C (the run is saved)."""
+    return EXIT_INTERRUPTED if _invoke(agent, prompt, run_id, config) is None else 0
+
+
+def _invoke(agent: Agent, prompt: Any, run_id: str, config: RunConfig) -> AgentResult | None:
+    """Stream one invocation to the terminal; the messages name the flags to resume with.
+
+    Returns the result, or None when Ctrl-C stopped it (the run stays resumable). Errors, such
+    as :class:`~tether.errors.LeaseLostError` when the run was unlocked under this invocation,
+    propagate: ``main`` reports them in one line.
+    """
     from rich.markup import escape
 
     out = console()
@@ -102,11 +187,11 @@ def _drive(agent: Agent, prompt: Any, run_id: str, config: RunConfig) -> int:
         console(stderr=True).print(
             f"interrupted: run {run_id} is saved; continue it with `tether resume {run_id} {flags}`", markup=False, soft_wrap=True
         )
-        return EXIT_INTERRUPTED
+        return None
     finally:
         view.stop()
     view.summary(result, run_id, flags)
-    return 0
+    return result
 
 
 def _model_id(agent: Agent) -> str:
@@ -189,4 +274,4 @@ def _result_line(result: ToolResult) -> tuple[str, str]:
     return f"[{color}]<-[/]", escape(text)
 
 
-__all__ = ["cmd_resume", "cmd_run", "new_run_id"]
+__all__ = ["cmd_resume", "cmd_run", "new_run_id", "resume_stalled"]

@@ -1,6 +1,8 @@
 """Inspection commands: ``runs``, ``show``, ``fork``, ``export`` and ``size``.
 
 They read rows and print them; nothing read from a row is run, imported or used as a path.
+``runs`` shows each run's liveness (``running`` has a live owner, ``stalled`` has none and can be
+resumed now) and the command that resumes the stalled ones.
 ``show`` displays the hint a run keeps of the flags it was created with (what ``tether resume``
 needs), escaped for the terminal since a row may hold anything.
 """
@@ -58,21 +60,71 @@ def snapshot_of(store: SQLiteStore, run_id: str) -> Snapshot:
 
 
 def cmd_runs(args: argparse.Namespace, path: Path) -> int:
+    """``tether runs [--status S]``: the runs, newest first, each status in its own style.
+
+    A footer names what an operator can do: how to resume the stalled runs (no live owner), and
+    why a corrupt run cannot be read.
+    """
     out = console()
     if not path.exists():
         out.print(f"no runs yet ({path} does not exist)")
         return 0
+    from rich.markup import escape
     from rich.table import Table
 
-    runs = sorted(open_store(path).list_runs(), key=lambda run: (run.updated_at or "", run.run_id), reverse=True)
-    table = Table(title=f"runs in {path}")
-    table.add_column("id", no_wrap=True)
-    for name in ("status", "turns", "cycles", "tokens", "updated"):
-        table.add_column(name, no_wrap=True, justify="left" if name in ("status", "updated") else "right")
+    store = open_store(path)
+    every = sorted(store.list_runs(), key=lambda run: (run.updated_at or "", run.run_id), reverse=True)
+    wanted = set(args.status or ())
+    runs = [run for run in every if not wanted or run.status in wanted]
+    if wanted and not runs:
+        out.print(f"no {' or '.join(sorted(wanted))} runs in {path} ({len(every)} in all)", markup=False, soft_wrap=True)
+    else:
+        table = Table(title=f"runs in {path}")
+        table.add_column("id", no_wrap=True)
+        for name in ("status", "turns", "cycles", "tokens", "updated"):
+            table.add_column(name, no_wrap=True, justify="left" if name in ("status", "updated") else "right")
+        for run in runs:
+            table.add_row(
+                escape(printable(run.run_id)),
+                _status(run.status),
+                str(run.turns),
+                str(run.cycles),
+                str(run.total_tokens),
+                _when(run.updated_at),
+            )
+        out.print(table)
     for run in runs:
-        table.add_row(run.run_id, _status(run.status), str(run.turns), str(run.cycles), str(run.total_tokens), _when(run.updated_at))
-    out.print(table)
+        problem = getattr(run, "problem", None)
+        if problem:
+            out.print(
+                f"{printable(run.status)} run {printable(run.run_id)}: {printable(str(problem))}",
+                style=_STYLES["corrupt"],
+                markup=False,
+                soft_wrap=True,
+            )
+    stalled = [run.run_id for run in every if run.status == "stalled"]
+    if stalled:
+        out.print(stalled_hint(store, stalled), style=_STYLES["stalled"], markup=False, soft_wrap=True)
     return 0
+
+
+def stalled_hint(store: SQLiteStore, stalled: list[str]) -> str:
+    """The footer of ``tether runs`` when runs are stalled: the ``resume --stalled`` command to run.
+
+    The flags are those the stalled runs were created with (their stored hints, shown only);
+    when they differ, resuming with one set of flags skips the others.
+    """
+    many = len(stalled) != 1
+    what = f"{len(stalled)} stalled run{'s' if many else ''} (no live owner): resume {'them' if many else 'it'} with"
+    flags = {tuple(hint.flags()) for hint in (hint_of(run_id, store.head(run_id)) for run_id in stalled) if hint is not None}
+    if len(flags) == 1:
+        return f"{what} `tether resume --stalled {shown(flags.pop())}`"
+    if not flags:
+        return f"{what} `tether resume --stalled` and your agent flags (--model, --tools, ...)"
+    return (
+        f"{what} `tether resume --stalled` and the flags they were created with; they differ (see `tether show RUN`), "
+        "and a run created with other flags than yours is skipped"
+    )
 
 
 def cmd_show(args: argparse.Namespace, path: Path) -> int:
@@ -116,11 +168,8 @@ def cmd_fork(args: argparse.Namespace, path: Path) -> int:
     new_id = fork_run(store, args.run_id, args.at, new_run_id=args.new_id)
     out = console()
     out.print(f"forked {args.run_id} at step {args.at} -> [bold]{new_id}[/]")
-    head = store.head(new_id)
-    hint = _hint(new_id, head)
-    flags = "" if hint is None else " " + shown(hint.flags())
     out.print(
-        f"continue it with: tether resume {new_id}{flags}   (or tether run PROMPT --run-id {new_id} with the same flags)",
+        f"continue it with: {resume_command(new_id, store.head(new_id))}   (or tether run PROMPT --run-id {new_id} with the same flags)",
         markup=False,
         soft_wrap=True,
     )
@@ -138,11 +187,23 @@ def created_with(run_id: str, head: dict[str, Any]) -> str:
     return shown(hint.flags())
 
 
-def _hint(run_id: str, head: dict[str, Any] | None) -> RunConfig | None:
+def hint_of(run_id: str, head: dict[str, Any] | None) -> RunConfig | None:
+    """The run's stored hint, for display; None when it has none or it is malformed."""
     try:
         return RunConfig.from_state(None if head is None else head.get("state"), run_id)
     except ConfigurationError:
         return None
+
+
+def resume_command(run_id: str, head: dict[str, Any] | None) -> str:
+    """``tether resume RUN FLAGS``: the command that continues the run, with the flags of its hint."""
+    hint = hint_of(run_id, head)
+    return shown(["tether", "resume", run_id, *([] if hint is None else hint.flags())])
+
+
+def printable(text: str) -> str:
+    """``text`` on one line with control characters escaped (it may come from a row)."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in " ".join(text.split()))
 
 
 def cmd_export(args: argparse.Namespace, path: Path) -> int:
@@ -167,13 +228,22 @@ def cmd_size(args: argparse.Namespace, path: Path) -> int:
     return 0
 
 
-_COLORS = {"finished": "green", "running": "cyan", "paused": "yellow", "interrupted": "magenta", "failed": "red", "corrupt": "bold red"}
+_STYLES = {
+    "finished": "green",
+    "running": "cyan",
+    "paused": "yellow",
+    "interrupted": "magenta",
+    "failed": "red",
+    "stalled": "bold black on yellow",  # no live owner: an operator should resume it
+    "corrupt": "bold white on red",  # its head cannot be read
+}
+"""The style of each status; any other status string shows unstyled."""
 
 
 def _status(status: str) -> str:
     from rich.markup import escape
 
-    return f"[{_COLORS.get(status, 'white')}]{escape(status)}[/]"
+    return f"[{_STYLES.get(status, 'default')}]{escape(status)}[/]"
 
 
 def _when(value: Any, clock: bool = False) -> str:
