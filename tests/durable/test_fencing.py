@@ -248,3 +248,34 @@ def test_a_schema_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT value FROM meta").fetchone() == ("2",)
         assert conn.execute("SELECT rev FROM runs").fetchone() == (4,)
+
+
+def test_break_lease_of_a_missing_run_changes_nothing(store: RunStore) -> None:
+    from tether.errors import RunNotFoundError
+
+    with pytest.raises(RunNotFoundError, match="nothing to unlock"):
+        store.break_lease("ghost")
+    with store.lease("ghost") as lease:
+        assert lease.epoch == 1  # no epoch was spent on the missing run
+
+
+def test_probing_liveness_never_makes_a_real_acquisition_fail(tmp_path: Path) -> None:
+    import threading
+
+    store = SQLiteStore(tmp_path / "runs.db")
+    store.write("r", bare_head(1), [], {})
+    stop = threading.Event()
+
+    def probe() -> None:
+        while not stop.is_set():
+            store.owner_alive("r")  # what `tether runs` does for every running run
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    try:
+        for _ in range(300):
+            with store.lease("r"):
+                pass
+    finally:
+        stop.set()
+        prober.join()

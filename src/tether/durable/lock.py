@@ -15,6 +15,7 @@ import errno
 import fcntl
 import hashlib
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,13 +54,11 @@ def file_lease(path: Path, run_id: str) -> Iterator[None]:
     for _ in range(_ATTEMPTS):
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            if not _flock_briefly_retried(fd):
                 raise RunLockedError(
                     f"run {run_id!r} is owned by another live process or invocation; wait for it to finish, then resume the run "
                     f"(a stopped owner can be fenced off with `tether unlock {run_id}`)"
-                ) from None
+                )
             if not _same_file(fd, path):
                 continue  # unlocked (unlinked) between our open and our flock: take the new file
             try:
@@ -70,6 +69,24 @@ def file_lease(path: Path, run_id: str) -> Iterator[None]:
         finally:
             os.close(fd)
     raise StoreError(f"run {run_id!r}: its lock file {path} keeps being replaced; is `tether unlock` running in a loop?")
+
+
+_PROBE_RETRIES = (0.001, 0.005, 0.02)
+"""Pauses before retrying a lock found taken: :func:`is_held` takes a lock for microseconds to
+see whether an owner is alive, and such a probe must not make a real acquisition fail."""
+
+
+def _flock_briefly_retried(fd: int) -> bool:
+    """Take the exclusive lock without waiting for an owner; False when someone holds it."""
+    for pause in (*_PROBE_RETRIES, None):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if pause is None:
+                return False
+            time.sleep(pause)
+    return False
 
 
 def _same_file(fd: int, path: Path) -> bool:

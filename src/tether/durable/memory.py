@@ -151,8 +151,10 @@ class MemoryStore:
                     del self._leased[run_id]
 
     def break_lease(self, run_id: str) -> int:
-        """Fence off the run's owner (its next write raises LeaseLostError) and free the lease."""
-        validate_run_id(run_id)
+        """Fence off the run's owner (its next write raises LeaseLostError) and free the lease;
+        RunNotFoundError for a run the store does not have."""
+        if validate_run_id(run_id) not in self._runs:
+            raise RunNotFoundError(f"no run {run_id!r} in this MemoryStore; nothing to unlock")
         with self._mutex:
             self._leased.pop(run_id, None)
             epoch = self._epochs[run_id] = self._epochs.get(run_id, 0) + 1

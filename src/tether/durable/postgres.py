@@ -376,8 +376,10 @@ class PostgresStore:
 
     def break_lease(self, run_id: str) -> int:
         """Fence off the run's owner: bump the epoch (its next write raises LeaseLostError) and
-        terminate the database session holding the run's advisory lock, freeing it."""
-        validate_run_id(run_id)
+        terminate the database session holding the run's advisory lock, freeing it;
+        RunNotFoundError for a run the store does not have."""
+        if self.head(run_id) is None:
+            raise RunNotFoundError(f"no run {run_id!r} in {self.where}; nothing to unlock")
         high, low = lock_ids(advisory_key(run_id))
 
         def fence(conn: psycopg.Connection[Any]) -> int:

@@ -171,12 +171,18 @@ class RunStore(Protocol):
 
     Time travel (:mod:`tether.durable.history`): ``write(..., step=row)`` also appends the
     step row ``row`` (a dict with an int ``"step"`` number, unique per run, and a ``"head"``
-    copy) in the same transaction; encode it with ``rows.encode_step(row, cipher,
-    redaction)``, decode with ``rows.decode_step``. ``history`` returns the steps in order,
-    ``load_at`` rebuilds the run at one step (its head copy, the message rows with seq in
-    ``[head.start_seq, head.next_seq)``, the results of its cycle named in ``step.results``:
-    ``rows.stored_at``), and ``list_runs`` summarizes every head with
-    ``history.summary_of``. Step rows, like message rows, are never rewritten.
+    copy) in the same transaction. ``history`` returns the steps in order, ``load_at``
+    rebuilds the run at one step (its head copy, the message rows with seq in
+    ``[head.start_seq, head.next_seq)``, the results of its cycle named in ``step.results``),
+    and ``list_runs`` summarizes every head. Step rows, like message rows, are never rewritten.
+
+    A new backend implements this protocol in one module and leaves the row format to
+    :mod:`tether.durable.rows`: ``prepare`` is ``rows.prepare_write`` with the store's cipher,
+    redaction and size limit; reads decode with ``rows.decode_head`` (passing the revision the
+    store holds), ``decode_messages``, ``decode_results``, ``decode_step``, ``assemble_run``,
+    ``stored_at`` and ``summarize_row`` (which lists an unreadable head as ``corrupt``); the
+    write transaction calls :func:`check_fence`; ``list_runs`` ends with :func:`with_liveness`.
+    Every driver error must surface as a :class:`~tether.errors.StoreError`.
     """
 
     bytes_written: int
@@ -249,7 +255,12 @@ class RunStore(Protocol):
 
     def break_lease(self, run_id: str) -> int:
         """Fence off the run's current owner (``tether unlock``): bump the epoch, so its next
-        write fails with LeaseLostError, and free the lease for a new owner. Returns the new epoch."""
+        write fails with LeaseLostError, and free the lease for a new owner. Returns the new
+        epoch; RunNotFoundError for a run the store does not have."""
+        ...
+
+    def owner_alive(self, run_id: str) -> bool:
+        """True when a live process holds the run's lease (what tells ``running`` from ``stalled``)."""
         ...
 
     def close(self) -> None:
