@@ -45,6 +45,12 @@ CREATE TABLE IF NOT EXISTS steps (
 """
 
 
+_FENCE = (
+    "SELECT (SELECT rev FROM runs WHERE run_id = ?), EXISTS (SELECT 1 FROM runs WHERE run_id = ?),"
+    " (SELECT epoch FROM leases WHERE run_id = ?)"
+)
+"""What the compare-and-swap of a write reads, in one statement: revision, existence, epoch."""
+
 _INLINE_CHECKPOINT_EVERY = 200
 """One in this many non-blocking commits is declined, so the writer thread checkpoints the WAL."""
 
@@ -227,11 +233,8 @@ class SQLiteStore:
                     return False  # another writer holds the database: wait on a thread, not on the loop
                 raise
             try:
-                stored = conn.execute("SELECT rev FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-                epoch = conn.execute("SELECT epoch FROM leases WHERE run_id = ?", (run_id,)).fetchone()
-                check_fence(
-                    run_id, rev, None if stored is None else stored[0], stored is not None, lease, None if epoch is None else epoch[0]
-                )
+                stored_rev, exists, epoch = conn.execute(_FENCE, (run_id, run_id, run_id)).fetchone()
+                check_fence(run_id, rev, stored_rev, bool(exists), lease, epoch)
                 if rows.messages:
                     conn.executemany("INSERT INTO messages (run_id, seq, body) VALUES (?, ?, ?)", [(run_id, *row) for row in rows.messages])
                 if rows.results:
