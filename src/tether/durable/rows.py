@@ -116,12 +116,14 @@ def _problem(exc: BaseException) -> str:
 # -- writing ---------------------------------------------------------------------------------
 
 
-def _text(value: Any, run_id: str, where: str) -> str:
-    """JSON text of a row; a row nested deeper than :data:`MAX_ROW_DEPTH` is refused."""
+def _text(value: Any, run_id: str, where: str | RowPlace | None) -> str:
+    """JSON text of a row; a row nested deeper than :data:`MAX_ROW_DEPTH` is refused (``where``
+    names it in the error, worded only then: this runs for every row written)."""
     text = dumps(value)
     if nesting_exceeds(text):
+        named = "a row" if where is None else where if isinstance(where, str) else _where(where)
         raise StoreError(
-            f"run {run_id!r}: cannot store {where}: it nests arrays and objects more than {MAX_ROW_DEPTH} levels deep "
+            f"run {run_id!r}: cannot store {named}: it nests arrays and objects more than {MAX_ROW_DEPTH} levels deep "
             "(a store reads no deeper rows back)"
         )
     return text
@@ -148,7 +150,7 @@ def encode_row(value: Any, cipher: RowCipher | None = None, place: RowPlace | No
 
     ``place`` is required with a cipher: a sealed row is bound to its table, run and position.
     """
-    text = _text(value, "?" if place is None else place.run_id, "a row" if place is None else _where(place))
+    text = _text(value, "?" if place is None else place.run_id, place)
     if cipher is None:
         return text
     if place is None:
