@@ -51,11 +51,8 @@ _FENCE = (
 )
 """What the compare-and-swap of a write reads, in one statement: revision, existence, epoch."""
 
-_CHECKPOINT_EVERY = 200
-"""One commit in this many checkpoints the WAL (on a thread that may block)."""
-
-_BUSY_TIMEOUT_MS = 30_000
-"""How long a blocking statement waits for another process's lock."""
+_INLINE_CHECKPOINT_EVERY = 200
+"""One in this many non-blocking commits is declined, so the writer thread checkpoints the WAL."""
 
 
 class SQLiteStore:
@@ -82,7 +79,7 @@ class SQLiteStore:
         self.cipher = cipher
         self.redaction = redaction_policy(redact_state_keys)
         self.bytes_written = 0
-        self._commits = 0
+        self._inline_commits = 0
         self._local = threading.local()
         self._create_private()
         self.lock_dir = lock_dir_of(self.path)
@@ -108,10 +105,9 @@ class SQLiteStore:
         if conn is not None:
             return conn
         try:
-            conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA wal_autocheckpoint=0")  # see commit(): checkpoints never run on an event loop
             version = self._init_schema(conn)
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path} is not a usable SQLite run store ({exc})") from None
@@ -122,6 +118,17 @@ class SQLiteStore:
                 f"{SCHEMA_VERSION}); upgrade Tether to open it"
             )
         self._local.conn = conn
+        return conn
+
+    def _inline(self) -> sqlite3.Connection:
+        """This thread's connection for commits that must not block: no busy wait, no checkpoints."""
+        conn: sqlite3.Connection | None = getattr(self._local, "inline", None)
+        if conn is None:
+            self._connect()  # the schema exists
+            conn = sqlite3.connect(self.path, timeout=0.0, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA wal_autocheckpoint=0")
+            self._local.inline = conn
         return conn
 
     def _init_schema(self, conn: sqlite3.Connection) -> int:
@@ -151,10 +158,11 @@ class SQLiteStore:
         return version
 
     @contextmanager
-    def _errors(self, run_id: str | None) -> Iterator[sqlite3.Connection]:
-        """This thread's connection; any driver error (a full disk, a damaged file) becomes a StoreError."""
+    def _errors(self, run_id: str | None, *, inline: bool = False) -> Iterator[sqlite3.Connection]:
+        """The connection (``inline``: the one for non-blocking commits); any driver error (a
+        full disk, a damaged file) becomes a StoreError."""
         try:
-            yield self._connect()
+            yield self._inline() if inline else self._connect()
         except sqlite3.Error as exc:
             what = f"run {run_id!r}" if run_id is not None else "listing runs"
             raise StoreError(f"{what}: {self.path} failed ({type(exc).__name__}: {exc})") from None
@@ -207,29 +215,21 @@ class SQLiteStore:
         """Perform a prepared write in one transaction (a compare-and-swap on revision and epoch).
 
         With ``wait=False`` (a caller on an event loop) the commit is made only if it cannot
-        block: it never waits for another writer's lock, and never checkpoints the WAL (an
-        fsync). Connections do not checkpoint on their own; every :data:`_CHECKPOINT_EVERY`-th
-        commit does, and a ``wait=False`` caller is declined that one, so that its writer thread
-        commits it. Returns False when it declined (nothing written).
+        block: on a connection that never waits for another writer's lock and never runs a WAL
+        checkpoint (an fsync); every :data:`_INLINE_CHECKPOINT_EVERY`-th such commit is declined
+        too, so that the caller's writer thread commits it and checkpoints the WAL off the loop.
+        Returns False when it declined (nothing written).
         """
-        self._commits += 1
-        checkpoint = self._commits % _CHECKPOINT_EVERY == 0
-        if checkpoint and not wait:
-            return False  # this one checkpoints the WAL (an fsync): not on the caller's loop
+        if not wait:
+            self._inline_commits += 1
+            if self._inline_commits % _INLINE_CHECKPOINT_EVERY == 0:
+                return False
         rows, rev = prepared.rows, prepared.rev
-        with self._errors(run_id) as conn:
+        with self._errors(run_id, inline=not wait) as conn:
             try:
-                if wait:
-                    conn.execute("BEGIN IMMEDIATE")
-                else:
-                    conn.execute("PRAGMA busy_timeout = 0")
-                    try:
-                        conn.execute("BEGIN IMMEDIATE")
-                    finally:
-                        conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+                conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
                 if not wait and "locked" in str(exc):
-                    self._commits -= 1
                     return False  # another writer holds the database: wait on a thread, not on the loop
                 raise
             try:
@@ -254,8 +254,6 @@ class SQLiteStore:
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
-            if checkpoint:
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         self.bytes_written += rows.size
         return True
 
@@ -341,7 +339,8 @@ class SQLiteStore:
         return is_held(self._lock_path(validate_run_id(run_id)))
 
     def close(self) -> None:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        for name in ("conn", "inline"):
+            conn: sqlite3.Connection | None = getattr(self._local, name, None)
+            if conn is not None:
+                conn.close()
+                setattr(self._local, name, None)
