@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import RunNotFoundError, StoreError
+from ..errors import LeaseLostError, RunNotFoundError, StoreError
 from ..types import Message, ToolResult
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step
@@ -233,8 +233,10 @@ class SQLiteStore:
                     return False  # another writer holds the database: wait on a thread, not on the loop
                 raise
             try:
-                stored_rev, exists, epoch = conn.execute(_FENCE, (run_id, run_id, run_id)).fetchone()
-                check_fence(run_id, rev, stored_rev, bool(exists), lease, epoch)
+                if not self._swap_head(conn, run_id, rows.head, rev, lease):
+                    stored_rev, exists, epoch = conn.execute(_FENCE, (run_id, run_id, run_id)).fetchone()
+                    check_fence(run_id, rev, stored_rev, bool(exists), lease, epoch)  # says why
+                    raise LeaseLostError(f"run {run_id!r} was changed by another writer; nothing was written")
                 if rows.messages:
                     conn.executemany("INSERT INTO messages (run_id, seq, body) VALUES (?, ?, ?)", [(run_id, *row) for row in rows.messages])
                 if rows.results:
@@ -242,11 +244,6 @@ class SQLiteStore:
                         "INSERT OR REPLACE INTO results (run_id, cycle, tool_use_id, body) VALUES (?, ?, ?, ?)",
                         [(run_id, *row) for row in rows.results],
                     )
-                conn.execute(
-                    "INSERT INTO runs (run_id, head, rev) VALUES (?, ?, ?)"
-                    " ON CONFLICT (run_id) DO UPDATE SET head = excluded.head, rev = excluded.rev",
-                    (run_id, rows.head, rev),
-                )
                 if prepared.step is not None:
                     conn.execute("INSERT INTO steps (run_id, step, body) VALUES (?, ?, ?)", (run_id, prepared.step, rows.step))
             except BaseException:
@@ -256,6 +253,33 @@ class SQLiteStore:
             conn.execute("COMMIT")
         self.bytes_written += rows.size
         return True
+
+    @staticmethod
+    def _swap_head(conn: sqlite3.Connection, run_id: str, head: str, rev: int | None, lease: Lease | None) -> bool:
+        """Replace the head if the run is at ``rev - 1`` and, with ``lease``, still at its epoch:
+        the compare-and-swap of :func:`~tether.durable.store.check_fence` in one statement.
+        False when the run is not there (nothing changed)."""
+        if rev is None:  # an unversioned head (not a durable session's): the checks read first
+            stored_rev, exists, epoch = conn.execute(_FENCE, (run_id, run_id, run_id)).fetchone()
+            check_fence(run_id, None, stored_rev, bool(exists), lease, epoch)
+            conn.execute(
+                "INSERT INTO runs (run_id, head, rev) VALUES (?, ?, NULL) ON CONFLICT (run_id) DO UPDATE SET head = excluded.head",
+                (run_id, head),
+            )
+            return True
+        fenced = "" if lease is None else " AND (SELECT epoch FROM leases WHERE run_id = ?) IS ?"
+        fence_args: tuple[Any, ...] = () if lease is None else (run_id, lease.epoch)
+        if rev == 1:
+            cursor = conn.execute(
+                "INSERT INTO runs (run_id, head, rev) SELECT ?, ?, 1 WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_id = ?)" + fenced,
+                (run_id, head, run_id, *fence_args),
+            )
+        else:
+            cursor = conn.execute(
+                "UPDATE runs SET head = ?, rev = ? WHERE run_id = ? AND (rev = ? OR rev IS NULL)" + fenced,
+                (head, rev, run_id, rev - 1, *fence_args),
+            )
+        return cursor.rowcount == 1
 
     def history(self, run_id: str) -> list[Step]:
         validate_run_id(run_id)
