@@ -42,7 +42,7 @@ def reference(tmp_path: Path) -> list[Any]:
 
 
 def spawn(spec: str, run_id: str, log: Path, action: str, gate: Path | None = None) -> subprocess.Popen[str]:
-    args = [sys.executable, "-m", "tests.durable.fence_worker", spec, run_id, str(log), action, *([str(gate)] if gate else [])]
+    args = [sys.executable, "-m", "tests.durable.worker", spec, run_id, str(log), action, *([str(gate)] if gate else [])]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
     return proc

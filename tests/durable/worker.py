@@ -1,9 +1,10 @@
-"""A durable run in a child process, for the crash-torture and lease tests.
+"""A durable run in a child process, for the crash-torture, lease and fencing tests.
 
-Usage: ``python -m tests.durable.worker DB RUN_ID LOG start|resume [GATE]``. Tools append
-``effect <idempotency key>`` to LOG; before a resume the worker appends ``doubt <key>`` for every
-call the store shows as in doubt. With GATE, tools wait until that file exists. Prints ``ready``
-once imported, exits 0 when the run ends and 3 when another owner holds the run.
+Usage: ``python -m tests.durable.worker STORE RUN_ID LOG start|resume [GATE]``, STORE a SQLite
+path (or ``sqlite:PATH``) or ``postgres:CONNINFO``. Tools append ``effect <idempotency key>`` to
+LOG; before a resume the worker appends ``doubt <key>`` for every call the store shows as in
+doubt. With GATE, tools wait until that file exists. Prints ``ready`` once imported, exits 0
+when the run ends, 3 when another owner holds the run and 4 when its lease was lost (fenced off).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from tether import Agent, tool
 from tether.durable import RunStore, SQLiteStore
-from tether.errors import RunLockedError
+from tether.errors import LeaseLostError, RunLockedError
 from tether.models import ScriptedModel
 from tether.tools.context import ToolContext
 
@@ -72,10 +73,19 @@ def record_doubts(store: RunStore, run_id: str, log: str) -> None:
             append(log, f"doubt {run_id}/{tool_use_id}")
 
 
+def open_store(spec: str) -> RunStore:
+    """``postgres:CONNINFO`` or a SQLite path (optionally ``sqlite:PATH``)."""
+    if spec.startswith("postgres:"):
+        from tether.durable.postgres import PostgresStore
+
+        return PostgresStore(spec.removeprefix("postgres:"))
+    return SQLiteStore(spec.removeprefix("sqlite:"))
+
+
 def main(argv: list[str]) -> int:
     db, run_id, log, action = argv[:4]
     gate = argv[4] if len(argv) > 4 else None
-    store = SQLiteStore(db)
+    store = open_store(db)
     agent = build_agent(store, log, gate)
     print("ready", flush=True)
     try:
@@ -88,6 +98,9 @@ def main(argv: list[str]) -> int:
     except RunLockedError as exc:
         print(f"locked: {exc}", flush=True)
         return 3
+    except LeaseLostError as exc:
+        print(f"lease lost: {exc}", flush=True)
+        return 4
     print(f"done {result.stop_reason}", flush=True)
     return 0 if result.stop_reason == "end_turn" else 1
 
@@ -96,4 +109,4 @@ if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
 
 
-__all__ = ["build_agent", "main", "responses", "tool_ids"]
+__all__ = ["build_agent", "main", "open_store", "responses", "tool_ids"]

@@ -12,11 +12,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import RunLockedError, RunNotFoundError, StoreError
-from ..types import Message, ToolResult
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, prepare_write, stored_at, summarize_row
+from .rows import RowWrites, assemble_run, decode_head, decode_messages, decode_results, decode_step, stored_at, summarize_row
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
 
 
@@ -31,7 +30,7 @@ class _Rows:
         self.steps: dict[int, str] = {}
 
 
-class MemoryStore:
+class MemoryStore(RowWrites):
     """Runs kept in this process's memory (lost when it exits); ``cipher``,
     ``redact_state_keys`` and ``max_row_bytes`` work as for :class:`~tether.durable.SQLiteStore`."""
 
@@ -65,23 +64,6 @@ class MemoryStore:
         cycle = int(head["cursor"]["cycle_index"])
         result_rows = [(tid, text) for (c, tid), text in rows.results.items() if c == cycle]
         return assemble_run(run_id, head, message_rows, result_rows, self.cipher, self.redaction)
-
-    def write(
-        self,
-        run_id: str,
-        head: dict[str, Any],
-        messages: list[Message],
-        results: dict[str, ToolResult],
-        step: dict[str, Any] | None = None,
-        *,
-        lease: Lease | None = None,
-    ) -> None:
-        self.commit(run_id, self.prepare(run_id, head, messages, results, step), lease=lease)
-
-    def prepare(
-        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None
-    ) -> PreparedWrite:
-        return prepare_write(run_id, head, messages, results, step, self.cipher, self.redaction, self.max_row_bytes)
 
     def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
         """Perform a prepared write atomically (a compare-and-swap on revision and epoch); it never

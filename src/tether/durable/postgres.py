@@ -26,11 +26,10 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, RunLockedError, RunNotFoundError, StoreError
-from ..types import Message, ToolResult
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, prepare_write, stored_at, summarize_row
+from .rows import RowWrites, assemble_run, decode_head, decode_messages, decode_results, decode_step, stored_at, summarize_row
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
 
 if TYPE_CHECKING:
@@ -78,7 +77,7 @@ def _import_psycopg() -> Any:
     return psycopg
 
 
-class PostgresStore:
+class PostgresStore(RowWrites):
     """Runs in a PostgreSQL database; safe to share between processes and hosts.
 
     Connect with a libpq conninfo string or URL (``"postgresql://user@host/db"``,
@@ -197,23 +196,6 @@ class PostgresStore:
             return None
         head, rows, results = loaded
         return assemble_run(run_id, head, rows, results, self.cipher, self.redaction)
-
-    def write(
-        self,
-        run_id: str,
-        head: dict[str, Any],
-        messages: list[Message],
-        results: dict[str, ToolResult],
-        step: dict[str, Any] | None = None,
-        *,
-        lease: Lease | None = None,
-    ) -> None:
-        self.commit(run_id, self.prepare(run_id, head, messages, results, step), lease=lease)
-
-    def prepare(
-        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None
-    ) -> PreparedWrite:
-        return prepare_write(run_id, head, messages, results, step, self.cipher, self.redaction, self.max_row_bytes)
 
     def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
         """Perform a prepared write in one transaction (a compare-and-swap on revision and epoch).

@@ -43,7 +43,7 @@ from ..types import Message, ToolResult
 from .crypto import RowCipher, RowPlace, is_envelope
 from .history import CORRUPT, STATUSES, STEP_POSITIONS, RunSummary, Step, summary_of
 from .redaction import RedactionPolicy
-from .store import SCHEMA_VERSION, EncodedWrite, PreparedWrite, StoredRun, check_row_sizes, head_revision, validate_run_id
+from .store import SCHEMA_VERSION, EncodedWrite, Lease, PreparedWrite, StoredRun, check_row_sizes, head_revision, validate_run_id
 
 MAX_ROW_DEPTH = 512
 """The deepest nesting of arrays and objects a row may have (written or read).
@@ -208,6 +208,39 @@ def encode_write(
         head=encode_head(head, cipher, redaction, run_id=run_id),
         step=None if step is None else encode_step(step, cipher, redaction, run_id=run_id),
     )
+
+
+class RowWrites:
+    """The write half every store shares: ``write`` is ``commit(prepare(...))`` and ``prepare``
+    encodes with the store's ``cipher``, ``redaction`` and ``max_row_bytes``. A store sets those
+    three attributes and implements :meth:`commit` (the I/O)."""
+
+    cipher: RowCipher | None
+    redaction: RedactionPolicy | None
+    max_row_bytes: int | None
+
+    def write(
+        self,
+        run_id: str,
+        head: dict[str, Any],
+        messages: list[Message],
+        results: dict[str, ToolResult],
+        step: dict[str, Any] | None = None,
+        *,
+        lease: Lease | None = None,
+    ) -> None:
+        """Append rows (and the step row) and replace the head, atomically (see ``RunStore.write``)."""
+        self.commit(run_id, self.prepare(run_id, head, messages, results, step), lease=lease)
+
+    def prepare(
+        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None
+    ) -> PreparedWrite:
+        """Encode a write (pure CPU, on the caller's thread)."""
+        return prepare_write(run_id, head, messages, results, step, self.cipher, self.redaction, self.max_row_bytes)
+
+    def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
+        """Perform a prepared write (each store implements it)."""
+        raise NotImplementedError
 
 
 # -- reading ---------------------------------------------------------------------------------

@@ -71,8 +71,7 @@ class DurableSession:
         With ``position`` the write also appends a step row (see :mod:`tether.durable.history`);
         ``status`` is then the run status it records and ``info`` the step's timeline details.
         """
-        head, new, results, step = self._prepare(position, status, info)
-        self._write(head, new, results, step)
+        self._commit(self._encoded(position, status, info), wait=True)
 
     async def sync_async(self, position: str | None = None, *, status: str = "running", **info: Any) -> None:
         """:meth:`sync` without blocking the event loop on the store (other agents, concurrent
@@ -81,15 +80,7 @@ class DurableSession:
         free), else the commit runs on the ``writer`` thread (a PostgreSQL round trip, a lock
         held by another process, a WAL checkpoint). Writes of one session stay in order."""
         async with self._write_lock():
-            head, new, results, step = self._prepare(position, status, info)
-            try:
-                prepared = self.store.prepare(self.run_id, head, new, results, step)
-            except RowTooLargeError as exc:
-                self.broken = True
-                raise self._name_the_tool(exc, head, new) from None
-            except BaseException:
-                self.broken = True
-                raise
+            prepared = self._encoded(position, status, info)
             if self._commit(prepared, wait=False):
                 return  # committed at once: it could not block
             if self.writer is None:
@@ -133,12 +124,11 @@ class DurableSession:
         head = as_row(self.head())
         return head, new, results, self.timeline.step(position, run, head, info)
 
-    def _write(self, head: dict[str, Any], new: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None) -> None:
+    def _encoded(self, position: str | None, status: str, info: dict[str, Any]) -> PreparedWrite:
+        """The next write, encoded by the store (on the caller's thread: it reads live state)."""
+        head, new, results, step = self._prepare(position, status, info)
         try:
-            if step is None:
-                self.store.write(self.run_id, head, new, results, lease=self.lease)
-            else:
-                self.store.write(self.run_id, head, new, results, step=step, lease=self.lease)
+            return self.store.prepare(self.run_id, head, new, results, step)
         except RowTooLargeError as exc:
             self.broken = True
             raise self._name_the_tool(exc, head, new) from None

@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LeaseLostError, RunNotFoundError, StoreError
-from ..types import Message, ToolResult
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step
 from .lock import break_file_lease, file_identity, file_lease, is_held, lock_dir_of, lock_path
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import assemble_run, decode_head, decode_messages, decode_results, decode_step, prepare_write, stored_at, summarize_row
+from .rows import RowWrites, assemble_run, decode_head, decode_messages, decode_results, decode_step, stored_at, summarize_row
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
 
 _SCHEMA = """
@@ -55,7 +54,7 @@ _INLINE_CHECKPOINT_EVERY = 200
 """One in this many non-blocking commits is declined, so the writer thread checkpoints the WAL."""
 
 
-class SQLiteStore:
+class SQLiteStore(RowWrites):
     """Runs in a SQLite database file; safe to share between processes.
 
     Args:
@@ -193,23 +192,6 @@ class SQLiteStore:
             finally:
                 conn.execute("COMMIT")
         return assemble_run(run_id, head, rows, results, self.cipher, self.redaction)
-
-    def write(
-        self,
-        run_id: str,
-        head: dict[str, Any],
-        messages: list[Message],
-        results: dict[str, ToolResult],
-        step: dict[str, Any] | None = None,
-        *,
-        lease: Lease | None = None,
-    ) -> None:
-        self.commit(run_id, self.prepare(run_id, head, messages, results, step), lease=lease, wait=True)
-
-    def prepare(
-        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None
-    ) -> PreparedWrite:
-        return prepare_write(run_id, head, messages, results, step, self.cipher, self.redaction, self.max_row_bytes)
 
     def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
         """Perform a prepared write in one transaction (a compare-and-swap on revision and epoch).
