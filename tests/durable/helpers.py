@@ -10,6 +10,7 @@ from tether.models import ScriptedModel
 from tether.models.scripted import tool_call
 from tether.tools.context import ToolContext
 from tether.tools.executors import SequentialToolExecutor
+from tether.types import Message
 
 
 class Crash(BaseException):
@@ -71,3 +72,26 @@ def make_agent(store: RunStore, plan: Plan, **kwargs: Any) -> Agent:
         tool_executor=SequentialToolExecutor(),
         **kwargs,
     )
+
+
+def head_row(next_seq: int, cycle: int = 0, rev: int = 1, phase: str = "model") -> dict[str, Any]:
+    """A minimal valid head row for raw store writes (tests of the row codec)."""
+    return {
+        "schema_version": 1,
+        "rev": rev,
+        "start_seq": 0,
+        "next_seq": next_seq,
+        "cursor": {"phase": phase, "cycle_index": cycle},
+        "metrics": {},
+        "state": {},
+    }
+
+
+def user_row(text: str) -> Message:
+    """A user message with one text block."""
+    return {"role": "user", "content": [{"text": text}]}
+
+
+def calls_row(*ids: str) -> Message:
+    """An assistant message calling ``work`` once per id."""
+    return {"role": "assistant", "content": [{"toolUse": {"toolUseId": i, "name": "work", "input": {}}} for i in ids]}  # type: ignore[misc]

@@ -21,10 +21,12 @@ from tether.durable.crypto import RowPlace
 from tether.durable.rows import decode_head, decode_messages, decode_step, encode_head
 from tether.durable.session import run_state_of
 from tether.errors import StoreError
-from tether.types import Message
 
 from .backends import Backend, backend
 from .helpers import Plan, make_agent
+from .helpers import calls_row as calls
+from .helpers import head_row as head
+from .helpers import user_row as msg
 
 __all__ = ["backend"]
 
@@ -39,24 +41,10 @@ def cipher(current: str = "k1", **options: Any) -> AESGCMCipher:
     return AESGCMCipher({"k1": K1, "k2": K2}, current=current, **options)
 
 
-def head(next_seq: int, cycle: int = 0, rev: int = 1, phase: str = "model") -> dict[str, Any]:
-    return {
-        "schema_version": 1,
-        "rev": rev,
-        "start_seq": 0,
-        "next_seq": next_seq,
-        "cursor": {"phase": phase, "cycle_index": cycle},
-        "metrics": {},
-        "state": {},
-    }
 
 
-def msg(text: str) -> Message:
-    return {"role": "user", "content": [{"text": text}]}
 
 
-def calls(*ids: str) -> Message:
-    return {"role": "assistant", "content": [{"toolUse": {"toolUseId": i, "name": "work", "input": {}}} for i in ids]}  # type: ignore[misc]
 
 
 def result(ident: str, text: str) -> Any:

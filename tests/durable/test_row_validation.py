@@ -22,10 +22,12 @@ from tether.durable.history import Timeline, summary_of
 from tether.durable.rows import MAX_ROW_DEPTH, decode_head
 from tether.durable.session import run_state_of
 from tether.errors import StoreError
-from tether.types import Message
 
 from .backends import Backend, backend
 from .helpers import Crash, Plan, make_agent
+from .helpers import calls_row as calls
+from .helpers import head_row as head
+from .helpers import user_row as msg
 
 __all__ = ["backend"]
 
@@ -33,24 +35,10 @@ BOMB = "[" * 100_000 + "]" * 100_000
 """A 100,000-deep nested array: 200 kB of valid JSON that ``json.loads`` cannot parse."""
 
 
-def head(next_seq: int, cycle: int = 0, rev: int = 1, phase: str = "model") -> dict[str, Any]:
-    return {
-        "schema_version": 1,
-        "rev": rev,
-        "start_seq": 0,
-        "next_seq": next_seq,
-        "cursor": {"phase": phase, "cycle_index": cycle},
-        "metrics": {},
-        "state": {},
-    }
 
 
-def msg(text: str) -> Message:
-    return {"role": "user", "content": [{"text": text}]}
 
 
-def calls(*ids: str) -> Message:
-    return {"role": "assistant", "content": [{"toolUse": {"toolUseId": i, "name": "work", "input": {}}} for i in ids]}  # type: ignore[misc]
 
 
 def result(ident: str, content: Any) -> Any:
