@@ -79,14 +79,25 @@ class DurableSession:
         store commits them at once if that cannot block (a local SQLite commit with the lock
         free), else the commit runs on the ``writer`` thread (a PostgreSQL round trip, a lock
         held by another process, a WAL checkpoint). Writes of one session stay in order."""
-        async with self._write_lock():
+        lock = self._write_lock()
+        if not lock.locked():  # no write in flight: try at once (no await until it is done)
             prepared = self._encoded(position, status, info)
             if self._commit(prepared, wait=False):
                 return  # committed at once: it could not block
-            if self.writer is None:
-                self._commit(prepared, wait=True)
-            else:
-                await asyncio.get_running_loop().run_in_executor(self.writer, self._commit, prepared, True)
+            async with lock:
+                await self._commit_blocking(prepared)
+            return
+        async with lock:  # after the writes in flight, in order
+            prepared = self._encoded(position, status, info)
+            if not self._commit(prepared, wait=False):
+                await self._commit_blocking(prepared)
+
+    async def _commit_blocking(self, prepared: PreparedWrite) -> None:
+        """Commit on the writer thread (inline when the session has none)."""
+        if self.writer is None:
+            self._commit(prepared, wait=True)
+        else:
+            await asyncio.get_running_loop().run_in_executor(self.writer, self._commit, prepared, True)
 
     def _commit(self, prepared: PreparedWrite, wait: bool) -> bool:
         try:
