@@ -20,7 +20,7 @@ from .host import LoopHost
 from .policies import RetryPolicy
 from .state import RunState
 from .stream import StreamAccumulator
-from .tracing import Span
+from .tracing import NULL_TRACER, Span
 
 if TYPE_CHECKING:
     from ..models.base import Model
@@ -37,7 +37,7 @@ class ModelResponse:
     model_state: dict[str, Any] | None
 
 
-async def respond(
+def respond(
     host: LoopHost,
     run: RunState,
     *,
@@ -56,14 +56,24 @@ async def respond(
     conversation manager reduce ``run`` and the call is retried, at most
     ``host.limits.max_overflow_reductions`` times. An ``AfterModelCall`` hook may ask for a
     retry of a failed or a successful call. The whole call (retries included) is one
-    ``model_call`` span under ``parent``.
+    ``model_call`` span under ``parent`` (no span, and no cost, with the null tracer).
     """
     model = host.model
+    calls = _respond(host, model, run, tool_specs, tool_choice, cycle_index, retry, backoff, forward_deltas, cancel)
+    if host.tracer is NULL_TRACER:
+        return calls
+    return _traced(host, model, calls, cycle_index, parent)
+
+
+async def _traced(
+    host: LoopHost, model: Model, calls: AsyncIterator[DeltaEvent | ModelResponse], cycle_index: int, parent: Span | None
+) -> AsyncIterator[DeltaEvent | ModelResponse]:
+    """``calls`` inside one ``model_call`` span."""
     name = str(getattr(model, "model_id", type(model).__name__))
     span = host.tracer.start_span("model_call", name, {"tether.cycle_index": cycle_index}, parent)
     ended = False
     try:
-        async for item in _respond(host, model, run, tool_specs, tool_choice, cycle_index, retry, backoff, forward_deltas, cancel):
+        async for item in calls:
             if isinstance(item, ModelResponse):
                 span.set_attributes(
                     {

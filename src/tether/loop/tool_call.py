@@ -22,7 +22,7 @@ from ..tools.context import ToolContext
 from ..types import ToolResult, ToolUse
 from .host import LoopHost
 from .state import RunState
-from .tracing import Span
+from .tracing import NULL_TRACER, Span
 
 
 @dataclass(slots=True)
@@ -67,6 +67,8 @@ async def call_tool(
     tool come back in the outcome; every other failure is already an error result. The call is
     one ``tool_call`` span under ``parent``.
     """
+    if host.tracer is NULL_TRACER:
+        return await _call_tool(host, run, tool_use, invocation_state, output_model, output_tool, on_started, guard)
     span = host.tracer.start_span("tool_call", tool_use["name"], {"tether.tool_use_id": tool_use["toolUseId"]}, parent)
     try:
         outcome = await _call_tool(host, run, tool_use, invocation_state, output_model, output_tool, on_started, guard)
