@@ -222,7 +222,7 @@ class LoopCore:
             cursor.structured_output = structured_output
         uses = tool_uses_of(self.run.messages[-1])
         # Every call of the cycle answered (a result for an id outside the cycle never counts).
-        if any(use["toolUseId"] not in cursor.results for use in uses):
+        if len(cursor.results) < len(uses) or any(use["toolUseId"] not in cursor.results for use in uses):
             return []
         return self._close_cycle(uses)
 

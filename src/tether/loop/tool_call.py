@@ -47,7 +47,7 @@ def structured_result(output_model: type[pydantic.BaseModel], tool_use: ToolUse)
     return recorded, value.model_dump(mode="json")
 
 
-async def call_tool(
+def call_tool(
     host: LoopHost,
     run: RunState,
     tool_use: ToolUse,
@@ -58,7 +58,7 @@ async def call_tool(
     on_started: Callable[[], Awaitable[None]] | None = None,
     guard: Callable[[], AbstractAsyncContextManager[None]] | None = None,
     parent: Span | None = None,
-) -> ToolOutcome:
+) -> Awaitable[ToolOutcome]:
     """Run ``tool_use`` with its ``BeforeToolCall``/``AfterToolCall`` hooks.
 
     ``on_started`` runs once the call is going to happen (after the before-hooks, which may
@@ -67,11 +67,17 @@ async def call_tool(
     tool come back in the outcome; every other failure is already an error result. The call is
     one ``tool_call`` span under ``parent``.
     """
+    call = _call_tool(host, run, tool_use, invocation_state, output_model, output_tool, on_started, guard)
     if host.tracer is NULL_TRACER:
-        return await _call_tool(host, run, tool_use, invocation_state, output_model, output_tool, on_started, guard)
+        return call  # no span, no extra frame
+    return _traced(host, tool_use, call, parent)
+
+
+async def _traced(host: LoopHost, tool_use: ToolUse, call: Awaitable[ToolOutcome], parent: Span | None) -> ToolOutcome:
+    """``call`` inside one ``tool_call`` span."""
     span = host.tracer.start_span("tool_call", tool_use["name"], {"tether.tool_use_id": tool_use["toolUseId"]}, parent)
     try:
-        outcome = await _call_tool(host, run, tool_use, invocation_state, output_model, output_tool, on_started, guard)
+        outcome = await call
     except BaseException as exc:
         span.end(exc if isinstance(exc, Exception) else None)  # cancellation is not a failure of the call
         raise
