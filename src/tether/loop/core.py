@@ -222,8 +222,12 @@ class LoopCore:
             cursor.structured_output = structured_output
         uses = tool_uses_of(self.run.messages[-1])
         # Every call of the cycle answered (a result for an id outside the cycle never counts).
-        if len(cursor.results) < len(uses) or any(use["toolUseId"] not in cursor.results for use in uses):
+        results = cursor.results
+        if len(results) < len(uses):
             return []
+        for use in uses:
+            if use["toolUseId"] not in results:
+                return []
         return self._close_cycle(uses)
 
     def _close_cycle(self, uses: list[ToolUse]) -> list[Message]:
