@@ -164,21 +164,44 @@ def encode_head(head: dict[str, Any], cipher: RowCipher | None, redaction: Redac
     Sealed, the head is bound to its revision ``head["rev"]``, which the envelope also carries
     in clear as ``"rev"`` (authenticated) so that a reader can rebuild the place.
     """
-    row = head if redaction is None else redaction.strip(head)
+    return _head_row(head, _head_text(head, redaction, run_id), cipher, run_id)
+
+
+def _head_text(head: dict[str, Any], redaction: RedactionPolicy | None, run_id: str) -> str:
+    """The plaintext JSON of a head (redacted state keys left out)."""
+    return _text(head if redaction is None else redaction.strip(head), run_id, "head")
+
+
+def _head_row(head: dict[str, Any], text: str, cipher: RowCipher | None, run_id: str) -> str:
     if cipher is None:
-        return _text(row, run_id, "head")
+        return text
     rev = head.get("rev")
     if type(rev) is not int or rev < 0:
         raise StoreError(f"run {run_id!r}: cannot seal a head whose rev is {rev!r} (a non-negative integer is required)")
-    envelope = cipher.seal(_text(row, run_id, "head"), RowPlace("head", run_id, rev))
+    envelope = cipher.seal(text, RowPlace("head", run_id, rev))
     return _sealed({**envelope, "rev": rev})
 
 
-def encode_step(step: dict[str, Any], cipher: RowCipher | None, redaction: RedactionPolicy | None, *, run_id: str) -> str:
-    """JSON text of a step row (bound to its number); the head copy loses the redacted state keys."""
-    if redaction is not None:
-        step = {**step, "head": redaction.strip(step["head"])}
-    return encode_row(step, cipher, RowPlace("steps", run_id, int(step["step"])))
+def encode_step(
+    step: dict[str, Any], cipher: RowCipher | None, redaction: RedactionPolicy | None, *, run_id: str, head_text: str | None = None
+) -> str:
+    """JSON text of a step row (bound to its number); the head copy loses the redacted state keys.
+
+    ``head_text``, the plaintext JSON of ``step["head"]`` already encoded for the head row of
+    the same write, is spliced in instead of encoding the head a second time.
+    """
+    place = RowPlace("steps", run_id, int(step["step"]))
+    if head_text is None:
+        if redaction is not None:
+            step = {**step, "head": redaction.strip(step["head"])}
+        return encode_row(step, cipher, place)
+    body = _text({key: value for key, value in step.items() if key != "head"}, run_id, place)
+    text = f'{body[:-1]}, "head": {head_text}}}'
+    if nesting_exceeds(text):
+        raise StoreError(f"run {run_id!r}: cannot store {_where(place)}: its head nests more than {MAX_ROW_DEPTH} levels deep")
+    if cipher is None:
+        return text
+    return _sealed(cipher.seal(text, place))
 
 
 def encode_write(
@@ -199,15 +222,21 @@ def encode_write(
     """
     first = int(head["next_seq"]) - len(messages)
     cycle = int(head["cursor"]["cycle_index"])
+    head_text = _head_text(head, redaction, run_id)  # encoded once: the step row embeds the same head
     return EncodedWrite(
         messages=[(first + i, encode_row(message, cipher, RowPlace("messages", run_id, first + i))) for i, message in enumerate(messages)],
         results=[
             (cycle, tool_use_id, encode_row(result, cipher, RowPlace("results", run_id, f"{cycle}/{tool_use_id}")))
             for tool_use_id, result in results.items()
         ],
-        head=encode_head(head, cipher, redaction, run_id=run_id),
-        step=None if step is None else encode_step(step, cipher, redaction, run_id=run_id),
+        head=_head_row(head, head_text, cipher, run_id),
+        step=None if step is None else encode_step(step, cipher, redaction, run_id=run_id, head_text=_shared(step, head, head_text)),
     )
+
+
+def _shared(step: dict[str, Any], head: dict[str, Any], head_text: str) -> str | None:
+    """The head's text when the step row embeds that very head (as durable sessions write it)."""
+    return head_text if step.get("head") is head else None
 
 
 class RowWrites:
