@@ -123,3 +123,24 @@ def test_a_source_tool_takes_its_idempotency_from_the_source(tmp_path: Path) -> 
     assert mul is not None and charge is not None and mul.idempotent and not charge.idempotent
     assert "call mul src-1/" in source.log[2]  # the durable idempotency key reaches the source
     agent.close()
+
+
+async def test_a_source_listing_garbage_is_refused_with_its_name_and_closed() -> None:
+    nameless: Any = {"description": "No name.", "inputSchema": {"json": {"type": "object"}}}
+    source = Calculator(extra=[nameless])
+    agent = Agent(model=ScriptedModel(["unreached"]), tools=[source])
+    with pytest.raises(ToolError, match="tool source 'calc' listed a tool without a name"):
+        await agent.start()
+    assert agent.tool_names == [] and source.log[-1] == "close"
+
+
+async def test_a_malformed_result_from_a_source_is_an_error_result() -> None:
+    class Sloppy(Calculator):
+        async def call_tool(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
+            return {"status": "done", "content": 5}  # type: ignore[typeddict-item]
+
+    agent = Agent(model=ScriptedModel([tool_call("mul", {"a": 1, "b": 1}), "ok"]), tools=[Sloppy()])
+    await agent.invoke_async("go")
+    block: Any = agent.messages[2]["content"][0]["toolResult"]
+    assert block["status"] == "error" and "returned a malformed toolResult" in block["content"][0]["text"]
+    await agent.aclose()

@@ -360,7 +360,10 @@ class PostgresStore(RowWrites):
         """Fence off the run's owner: bump the epoch (its next write raises LeaseLostError) and
         terminate the database session holding the run's advisory lock, freeing it;
         RunNotFoundError for a run the store does not have."""
-        if self.head(run_id) is None:
+        validate_run_id(run_id)
+        with self._mutex:
+            found = self._query(run_id, lambda conn: conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone())
+        if found is None:
             raise RunNotFoundError(f"no run {run_id!r} in {self.where}; nothing to unlock")
         high, low = lock_ids(advisory_key(run_id))
 

@@ -239,6 +239,23 @@ def _shared(step: dict[str, Any], head: dict[str, Any], head_text: str) -> str |
     return head_text if step.get("head") is head else None
 
 
+def prepare_write(
+    run_id: str,
+    head: dict[str, Any],
+    messages: list[Message],
+    results: dict[str, ToolResult],
+    step: dict[str, Any] | None,
+    cipher: RowCipher | None,
+    redaction: RedactionPolicy | None,
+    max_row_bytes: int | None,
+) -> PreparedWrite:
+    """Encode and check the rows of a write the way every store does (``RunStore.prepare``)."""
+    validate_run_id(run_id)
+    rows = encode_write(head, messages, results, step, cipher, redaction, run_id=run_id)
+    check_row_sizes(run_id, rows.messages, rows.results, max_row_bytes)
+    return PreparedWrite(rows, head_revision(head), None if step is None else int(step["step"]))
+
+
 class RowWrites:
     """The write half every store shares: ``write`` is ``commit(prepare(...))`` and ``prepare``
     encodes with the store's ``cipher``, ``redaction`` and ``max_row_bytes``. A store sets those
@@ -273,23 +290,6 @@ class RowWrites:
 
 
 # -- reading ---------------------------------------------------------------------------------
-
-
-def prepare_write(
-    run_id: str,
-    head: dict[str, Any],
-    messages: list[Message],
-    results: dict[str, ToolResult],
-    step: dict[str, Any] | None,
-    cipher: RowCipher | None,
-    redaction: RedactionPolicy | None,
-    max_row_bytes: int | None,
-) -> PreparedWrite:
-    """Encode and check the rows of a write the way every store does (``RunStore.prepare``)."""
-    validate_run_id(run_id)
-    rows = encode_write(head, messages, results, step, cipher, redaction, run_id=run_id)
-    check_row_sizes(run_id, rows.messages, rows.results, max_row_bytes)
-    return PreparedWrite(rows, head_revision(head), None if step is None else int(step["step"]))
 
 
 def _parse(run_id: str, where: str, text: Any, what: str = "") -> Any:

@@ -334,7 +334,10 @@ class SQLiteStore(RowWrites):
     def break_lease(self, run_id: str) -> int:
         """Fence off the run's owner (its next write raises LeaseLostError) and free the lock;
         RunNotFoundError for a run the store does not have."""
-        if self.head(run_id) is None:
+        validate_run_id(run_id)
+        with self._errors(run_id) as conn:
+            exists = conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is not None
+        if not exists:
             raise RunNotFoundError(f"no run {run_id!r} in {self.path}; nothing to unlock")
         epoch = self._bump_epoch(run_id)
         break_file_lease(self._lock_path(run_id))

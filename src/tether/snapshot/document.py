@@ -130,6 +130,10 @@ class Snapshot:
                 return self._owned.pop()
             except IndexError:  # another thread took it first
                 pass
+        return self._stored_copy()
+
+    def _stored_copy(self) -> dict[str, Any]:
+        """A new dict of the stored data, from its frozen or its JSON form."""
         if self._frozen is not None:
             result: dict[str, Any] = thaw(self._frozen)
             return result
@@ -147,12 +151,7 @@ class Snapshot:
         """The data for reading only (the owned dict is never lent: a load may take it)."""
         if self._data is not None:
             return self._data
-        if self._frozen is not None:
-            result: dict[str, Any] = thaw(self._frozen)
-            return result
-        assert self._json is not None
-        parsed: dict[str, Any] = parse_json(self._json)
-        return parsed
+        return self._stored_copy()
 
     def _live_json(self) -> dict[str, Any]:
         """The live ``_data`` if it is pure JSON, else a pure-JSON copy (bytes become envelopes).
