@@ -7,7 +7,7 @@ and its lease is an in-process lock set.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -15,12 +15,22 @@ from ..errors import RunLockedError, RunNotFoundError, StoreError
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import RowWrites, assemble_run, decode_head, decode_messages, decode_results, decode_step, stored_at, summarize_row
+from .rows import (
+    RowWrites,
+    assemble_run,
+    decode_head,
+    decode_messages,
+    decode_results,
+    decode_step_at,
+    decode_steps,
+    stored_at,
+    summarize_row,
+)
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
 
 
 class _Rows:
-    __slots__ = ("head", "messages", "results", "rev", "steps")
+    __slots__ = ("blobs", "head", "messages", "results", "rev", "steps")
 
     def __init__(self) -> None:
         self.head = ""
@@ -28,6 +38,11 @@ class _Rows:
         self.messages: list[str] = []
         self.results: dict[tuple[int, str], str] = {}
         self.steps: dict[int, str] = {}
+        self.blobs: dict[str, str] = {}
+
+    def fetch(self, ids: Collection[str]) -> list[tuple[Any, Any]]:
+        """The blob rows of ``ids`` this run has (the row codec's ``BlobFetch``)."""
+        return [(ident, self.blobs[ident]) for ident in ids if ident in self.blobs]
 
 
 class MemoryStore(RowWrites):
@@ -53,13 +68,13 @@ class MemoryStore(RowWrites):
 
     def head(self, run_id: str) -> dict[str, Any] | None:
         rows = self._runs.get(validate_run_id(run_id))
-        return None if rows is None else decode_head(run_id, rows.head, self.cipher, rev=rows.rev)
+        return None if rows is None else decode_head(run_id, rows.head, self.cipher, rev=rows.rev, blobs=rows.fetch)
 
     def load(self, run_id: str) -> StoredRun | None:
         rows = self._runs.get(validate_run_id(run_id))
         if rows is None:
             return None
-        head = decode_head(run_id, rows.head, self.cipher, rev=rows.rev)
+        head = decode_head(run_id, rows.head, self.cipher, rev=rows.rev, blobs=rows.fetch)
         message_rows = list(enumerate(rows.messages))[int(head["start_seq"]) : int(head["next_seq"])]
         cycle = int(head["cursor"]["cycle_index"])
         result_rows = [(tid, text) for (c, tid), text in rows.results.items() if c == cycle]
@@ -82,19 +97,23 @@ class MemoryStore(RowWrites):
             rows.rev = rev if rev is not None else rows.rev
             if prepared.step is not None and encoded.step is not None:
                 rows.steps[prepared.step] = encoded.step
+            for ident, text in encoded.blobs:
+                rows.blobs.setdefault(ident, text)
         self.bytes_written += encoded.size
         return True
 
     def history(self, run_id: str) -> list[Step]:
         rows = self._rows(run_id)
-        return [decode_step(run_id, number, text, self.cipher) for number, text in sorted(rows.steps.items())]
+        return decode_steps(run_id, sorted(rows.steps.items()), self.cipher, rows.fetch)
 
     def load_at(self, run_id: str, step: int) -> StoredRun:
         rows = self._rows(run_id)
-        text = rows.steps.get(step) if isinstance(step, int) else None
+        text = rows.steps.get(step) if isinstance(step, int) and not isinstance(step, bool) else None
         if text is None:
             raise missing_step(run_id, step, len(rows.steps))
-        found = decode_step(run_id, step, text, self.cipher)
+        found = decode_step_at(run_id, step, sorted((n, t) for n, t in rows.steps.items() if n <= step), self.cipher, rows.fetch)
+        if found is None:
+            raise StoreError(f"run {run_id!r}: steps step {step}: no step up to it holds a whole head; the store is damaged")
         head = found.head if self.redaction is None else self.redaction.fill(run_id, found.head)
         start, stop = int(head["start_seq"]), int(head["next_seq"])
         if stop > len(rows.messages):

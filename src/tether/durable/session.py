@@ -4,6 +4,8 @@ It remembers which message objects are already stored, so a step appends only wh
 conversation manager that drops the oldest messages moves ``start_seq`` forward; any other
 rewrite of the history (a summary replacing a prefix) starts a new live segment. History rows
 are never rewritten, so the bytes written per message stay flat however long the run gets.
+The session's :class:`~tether.durable.packing.HeadPacker` remembers what it stored, so an
+unchanged large value is not written again and a step row holds only what its head changed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..loop.state import Cursor, RunState
 from ..types import InterruptState, Message, ToolResult
 from .head import DurableHead, as_row
 from .history import Timeline
+from .rows import new_packer
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunStore, StoredRun
 
 
@@ -49,6 +52,7 @@ class DurableSession:
         self.broken = False  # a write failed: the bookkeeping below may be ahead of the store
         self.turn_active = False  # the driver of an invocation began (set by DurableDriver)
         self.timeline = Timeline(None if stored is None else stored.head, run.metrics)
+        self.packer = new_packer(getattr(store, "cipher", None))  # what this session stored: blobs, the last step's head
         if stored is None:
             self.persisted: list[Message] = []
             self.start_seq = 0
@@ -139,7 +143,7 @@ class DurableSession:
         """The next write, encoded by the store (on the caller's thread: it reads live state)."""
         head, new, results, step = self._prepare(position, status, info)
         try:
-            return self.store.prepare(self.run_id, head, new, results, step)
+            return self.store.prepare(self.run_id, head, new, results, step, self.packer)
         except RowTooLargeError as exc:
             self.broken = True
             raise self._name_the_tool(exc, head, new) from None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -23,8 +23,20 @@ from ..errors import LeaseLostError, RunNotFoundError, StoreError
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step
 from .lock import break_file_lease, file_identity, file_lease, is_held, lock_dir_of, lock_path
+from .packing import KEYFRAME_EVERY
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import RowWrites, assemble_run, decode_head, decode_messages, decode_results, decode_step, stored_at, summarize_row
+from .rows import (
+    BlobFetch,
+    RowWrites,
+    assemble_run,
+    decode_head,
+    decode_messages,
+    decode_results,
+    decode_step_at,
+    decode_steps,
+    stored_at,
+    summarize_row,
+)
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
 
 _SCHEMA = """
@@ -41,6 +53,7 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE TABLE IF NOT EXISTS steps (
     run_id TEXT NOT NULL, step INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, step)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS blobs (run_id TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, id));
 """
 
 
@@ -170,7 +183,7 @@ class SQLiteStore(RowWrites):
         validate_run_id(run_id)
         with self._errors(run_id) as conn:
             row = conn.execute("SELECT head, rev FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        return None if row is None else decode_head(run_id, row[0], self.cipher, rev=row[1])
+            return None if row is None else decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=self._blobs(conn, run_id))
 
     def load(self, run_id: str) -> StoredRun | None:
         validate_run_id(run_id)
@@ -180,7 +193,7 @@ class SQLiteStore(RowWrites):
                 row = conn.execute("SELECT head, rev FROM runs WHERE run_id = ?", (run_id,)).fetchone()
                 if row is None:
                     return None
-                head = decode_head(run_id, row[0], self.cipher, rev=row[1])  # a replayed older head is refused
+                head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=self._blobs(conn, run_id))  # an older head is refused
                 rows = conn.execute(
                     "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq",
                     (run_id, int(head["start_seq"]), int(head["next_seq"])),
@@ -228,6 +241,10 @@ class SQLiteStore(RowWrites):
                     )
                 if prepared.step is not None:
                     conn.execute("INSERT INTO steps (run_id, step, body) VALUES (?, ?, ?)", (run_id, prepared.step, rows.step))
+                if rows.blobs:  # content-addressed: a blob the run has already is left as it is
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO blobs (run_id, id, body) VALUES (?, ?, ?)", [(run_id, *blob) for blob in rows.blobs]
+                    )
             except BaseException:
                 if conn.in_transaction:  # SQLite already rolled back after e.g. SQLITE_FULL
                     conn.execute("ROLLBACK")
@@ -263,38 +280,77 @@ class SQLiteStore(RowWrites):
             )
         return cursor.rowcount == 1
 
+    @staticmethod
+    def _blobs(conn: sqlite3.Connection, run_id: str) -> BlobFetch:
+        """The reader of run ``run_id``'s blob rows on ``conn`` (for the row codec)."""
+
+        def fetch(ids: Collection[str]) -> list[tuple[Any, Any]]:
+            wanted = list(ids)
+            found: list[tuple[Any, Any]] = []
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                found += conn.execute(f"SELECT id, body FROM blobs WHERE run_id = ? AND id IN ({marks})", (run_id, *chunk)).fetchall()
+            return found
+
+        return fetch
+
+    def _known(self, conn: sqlite3.Connection, run_id: str) -> None:
+        if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
+            raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
+
     def history(self, run_id: str) -> list[Step]:
         validate_run_id(run_id)
         with self._errors(run_id) as conn:
-            if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
-                raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
-            rows = conn.execute("SELECT step, body FROM steps WHERE run_id = ? ORDER BY step", (run_id,)).fetchall()
-        return [decode_step(run_id, int(number), body, self.cipher) for number, body in rows]
+            conn.execute("BEGIN")
+            try:
+                self._known(conn, run_id)
+                rows = conn.execute("SELECT step, body FROM steps WHERE run_id = ? ORDER BY step", (run_id,)).fetchall()
+                return decode_steps(run_id, rows, self.cipher, self._blobs(conn, run_id))
+            finally:
+                conn.execute("COMMIT")
 
     def load_at(self, run_id: str, step: int) -> StoredRun:
         validate_run_id(run_id)
         with self._errors(run_id) as conn:
-            if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
-                raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
-            row = conn.execute("SELECT body FROM steps WHERE run_id = ? AND step = ?", (run_id, step)).fetchone()
-            if row is None:
-                count = conn.execute("SELECT COUNT(*) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
-                raise missing_step(run_id, step, int(count))
-            found = decode_step(run_id, step, row[0], self.cipher)
-            head = found.head if self.redaction is None else self.redaction.fill(run_id, found.head)
-            start, stop = int(head["start_seq"]), int(head["next_seq"])
-            rows = conn.execute(
-                "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq", (run_id, start, stop)
-            ).fetchall()
-            if len(rows) != stop - start:
-                missing = stop - start - len(rows)
-                raise StoreError(f"run {run_id!r}: {missing} message rows of step {step} are missing; the store is damaged")
-            results = conn.execute(
-                "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?", (run_id, int(head["cursor"]["cycle_index"]))
-            ).fetchall()
+            conn.execute("BEGIN")
+            try:
+                self._known(conn, run_id)
+                found = self._step_at(conn, run_id, step)
+                head = found.head if self.redaction is None else self.redaction.fill(run_id, found.head)
+                start, stop = int(head["start_seq"]), int(head["next_seq"])
+                rows = conn.execute(
+                    "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq", (run_id, start, stop)
+                ).fetchall()
+                if len(rows) != stop - start:
+                    missing = stop - start - len(rows)
+                    raise StoreError(f"run {run_id!r}: {missing} message rows of step {step} are missing; the store is damaged")
+                results = conn.execute(
+                    "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?", (run_id, int(head["cursor"]["cycle_index"]))
+                ).fetchall()
+            finally:
+                conn.execute("COMMIT")
         messages = decode_messages(run_id, iter(rows), self.cipher)
         cycle = int(head["cursor"]["cycle_index"])
         return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle))
+
+    def _step_at(self, conn: sqlite3.Connection, run_id: str, step: int) -> Step:
+        """Step ``step`` rebuilt from the nearest step row at or before it that holds a whole head."""
+        if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+            count = conn.execute("SELECT COUNT(*) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
+            raise missing_step(run_id, step, int(count))
+        query = "SELECT step, body FROM steps WHERE run_id = ? AND step <= ? AND step > ? ORDER BY step"
+        rows = conn.execute(query, (run_id, step, step - 2 * KEYFRAME_EVERY)).fetchall()
+        if not rows or rows[-1][0] != step:
+            count = conn.execute("SELECT COUNT(*) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
+            raise missing_step(run_id, step, int(count))
+        found = decode_step_at(run_id, step, rows, self.cipher, self._blobs(conn, run_id))
+        if found is None:  # no whole head in the window (written with another keyframe spacing): read from the start
+            rows = conn.execute(query, (run_id, step, 0)).fetchall()
+            found = decode_step_at(run_id, step, rows, self.cipher, self._blobs(conn, run_id))
+        if found is None:
+            raise StoreError(f"run {run_id!r}: steps step {step}: no step up to it holds a whole head; the store is damaged")
+        return found
 
     def list_runs(self) -> list[RunSummary]:
         with self._errors(None) as conn:

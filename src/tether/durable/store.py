@@ -19,9 +19,12 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import LeaseLostError, RowTooLargeError, StoreError
 from ..types import Message, ToolResult
 from .history import RunSummary, Step
+from .packing import HeadPacker
 
-SCHEMA_VERSION = 2
-"""Version of the stored layout (v2 added lease epochs and the revision column for fencing)."""
+SCHEMA_VERSION = 3
+"""Version of the stored layout: v2 added lease epochs and the revision column for fencing; v3
+packed heads (:mod:`tether.durable.packing`: large values as blob rows, step heads as deltas)
+and the blobs table. Stores and rows of versions 1 and 2 are read as they are."""
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
@@ -99,12 +102,14 @@ def check_fence(run_id: str, head_rev: int | None, stored_rev: int | None, exist
 
 @dataclass(frozen=True, slots=True)
 class EncodedWrite:
-    """The rows of one atomic step: ``(seq, text)`` messages, ``(cycle, toolUseId, text)`` results."""
+    """The rows of one atomic step: ``(seq, text)`` messages, ``(cycle, toolUseId, text)`` results,
+    ``(id, text)`` blobs (content-addressed: a store keeps the row it has under that id)."""
 
     messages: list[tuple[int, str]]
     results: list[tuple[int, str, str]]
     head: str
     step: str | None
+    blobs: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -114,6 +119,7 @@ class EncodedWrite:
             + sum(len(text) for _, _, text in self.results)
             + len(self.head)
             + len(self.step or "")
+            + sum(len(text) for _, text in self.blobs)
         )
 
 
@@ -217,9 +223,18 @@ class RunStore(Protocol):
         ...
 
     def prepare(
-        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None
+        self,
+        run_id: str,
+        head: dict[str, Any],
+        messages: list[Message],
+        results: dict[str, ToolResult],
+        step: dict[str, Any] | None,
+        packer: HeadPacker | None = None,
     ) -> PreparedWrite:
-        """Encode a write (pure CPU, no I/O; usually :func:`prepare_write` with the store's cipher)."""
+        """Encode a write (pure CPU, no I/O; usually :func:`prepare_write` with the store's cipher).
+
+        ``packer`` (a durable session's) stores the head packed: large values as blobs, the step
+        row's head as a delta (see :mod:`tether.durable.packing`)."""
         ...
 
     def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
