@@ -37,7 +37,7 @@ class _Rows:
         self.rev: int | None = None
         self.messages: list[str] = []
         self.results: dict[tuple[int, str], str] = {}
-        self.steps: dict[int, str] = {}
+        self.steps: dict[int, str | bytes] = {}
         self.blobs: dict[str, str] = {}
 
     def fetch(self, ids: Collection[str]) -> list[tuple[Any, Any]]:

@@ -25,8 +25,11 @@ so one damaged run never hides the others from ``list_runs``.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
+import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
@@ -134,6 +137,67 @@ def _sealed(envelope: dict[str, Any]) -> str:
     return json.dumps(envelope, separators=(",", ":"))
 
 
+STEP_DICTIONARY_V1 = (
+    b'{"step":1,"position":"turn_start","cycle_index":0,"created_at":"2026-01-01T00:00:00.000000Z","head":{"schema_version":3,'
+    b'"rev":1,"start_seq":0,"next_seq":1,"cursor":{"phase":"model","cycle_index":0,"invocation_cycles":0,"invocation_tokens":0,'
+    b'"results":{},"started":[],"pending_pause":null,"structured_output":null,"corrective_turn_used":false,"stop_reason":null},'
+    b'"metrics":{"cycle_count":0,"tool_call_count":0,"model_call_count":0,"usage":{"input_tokens":0,"output_tokens":0,'
+    b'"total_tokens":0},"model_latency_ms":0.0,"tools":{}},"model_state":{},"state":{},"conversation_manager_state":{},'
+    b'"interrupt_state":{},"system_prompt":null,"status":"running","turns":1,"steps":1,"created_at":"2026-01-01T00:00:00.000000Z",'
+    b'"updated_at":"2026-01-01T00:00:00.000000Z"}}'
+    b'{"step":3,"position":"after_tools","cycle_index":0,"created_at":"2026-01-01T00:00:00.000000Z","tools":[{"toolUseId":'
+    b'"tooluse_","name":"","error":false,"duration_ms":0.1,"in_doubt":false}],"delta":{"rev":[4],"next_seq":[3],"cursor":'
+    b'{"phase":["model"],"cycle_index":[1]},"metrics":{"tool_call_count":[1],"tools":{"":{"calls":[1],"errors":[0],'
+    b'"total_duration_ms":[0.1]}}},"status":["finished"],"stop_reason":["end_turn"]}}'
+    b'{"step":2,"position":"after_model","cycle_index":0,"created_at":"2026-01-01T00:00:00.000000Z","delta":{"rev":[2],'
+    b'"next_seq":[2],"cursor":{"phase":["tools"],"invocation_cycles":[1],"invocation_tokens":[15]},"metrics":{"cycle_count":[1],'
+    b'"model_call_count":[1],"usage":{"input_tokens":[10],"output_tokens":[5],"total_tokens":[15]},"model_latency_ms":[0.1]},'
+    b'"model_state":{}}}'
+)
+"""The preset dictionary of compressed step rows (``z1:``): typical step rows, so that a row of
+a few hundred characters compresses to about a quarter. Frozen: rows written with it must stay
+readable, so a better dictionary is a new prefix (``z2:``), never an edit of this one."""
+_ZIPPED = "z1:"
+_ZIPPED_BYTES = b"z1:"
+_MAX_STEP_TEXT = 64 * 1024 * 1024
+"""The largest step row text a compressed row may inflate to (a bound against a crafted row)."""
+
+
+def zip_step(text: str) -> bytes | str:
+    """A step row's JSON text compressed: ``b"z1:"`` and the raw deflate of the text with
+    :data:`STEP_DICTIONARY_V1` (a store that keeps only text stores :func:`zip_text` of it), or
+    ``text`` itself when that is not shorter."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, STEP_DICTIONARY_V1)
+    zipped = _ZIPPED_BYTES + packer.compress(text.encode("utf-8", "surrogatepass")) + packer.flush()
+    return zipped if len(zipped) < len(text) else text
+
+
+def zip_text(row: bytes | str) -> str:
+    """A step row as text: a compressed row as ``z1:<base64>`` (for stores of text columns)."""
+    return row if isinstance(row, str) else _ZIPPED + base64.b64encode(row[len(_ZIPPED_BYTES) :]).decode("ascii")
+
+
+def is_zipped(row: Any) -> bool:
+    """True for a compressed step row, as bytes or as text."""
+    return (isinstance(row, bytes) and row.startswith(_ZIPPED_BYTES)) or (isinstance(row, str) and row.startswith(_ZIPPED))
+
+
+def unzip_step(row: bytes | str) -> str:
+    """The JSON text of a step row written by :func:`zip_step` (ValueError when it is damaged)."""
+    try:
+        if isinstance(row, bytes):
+            data = row[len(_ZIPPED_BYTES) :]
+        else:
+            data = base64.b64decode(row[len(_ZIPPED) :], validate=True)
+        inflater = zlib.decompressobj(-15, STEP_DICTIONARY_V1)
+        out = inflater.decompress(data, _MAX_STEP_TEXT) + inflater.flush()
+    except (binascii.Error, zlib.error) as exc:
+        raise ValueError(f"a compressed step row does not inflate ({exc})") from None
+    if inflater.unconsumed_tail or not inflater.eof:
+        raise ValueError("a compressed step row is truncated or inflates past its bound")
+    return out.decode("utf-8", "surrogatepass")
+
+
 def _where(place: RowPlace) -> str:
     """How errors name a row: ``messages seq 3``, ``results cycle 2 toolUseId 'x'``, ``steps step 4``, ``head``."""
     if place.table == "messages":
@@ -229,7 +293,8 @@ def encode_write(
         kind, value = packer.step_head(packed, int(step["step"]), step.get("created_at"))
         row = _compact_step(step, previous if kind == "delta" else None)
         row[kind] = value
-        step_text = encode_row(row, cipher, RowPlace("steps", run_id, int(step["step"])))
+        place = RowPlace("steps", run_id, int(step["step"]))
+        step_text = zip_step(_text(row, run_id, place)) if cipher is None else encode_row(row, cipher, place)
     return EncodedWrite(
         messages=message_rows,
         results=result_rows,
@@ -661,6 +726,13 @@ def _check_step(row: Any, number: int) -> Step:
 def _step_row(run_id: str, number: int, text: Any, cipher: RowCipher | None) -> dict[str, Any]:
     """A step row parsed and opened (an object; StoreError naming the step otherwise)."""
     where = f"steps step {number}"
+    if is_zipped(text):
+        try:
+            text = unzip_step(text)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise _damaged(run_id, where, _problem(exc)) from None
+        if cipher is not None and not cipher.allow_plaintext:
+            raise StoreError(f"run {run_id!r}: {where} is not encrypted but the store's cipher requires it")
     row = parse_row(run_id, where, text, cipher, RowPlace("steps", run_id, number))
     if type(row) is not dict:
         raise _damaged(run_id, where, f"step: must be an object, got {type(row).__name__}")

@@ -63,6 +63,9 @@ _FENCE = (
 )
 """What the compare-and-swap of a write reads, in one statement: revision, existence, epoch."""
 
+PAGE_SIZE = 1024
+"""The page size of a new store file."""
+
 _INLINE_CHECKPOINT_EVERY = 200
 """One in this many non-blocking commits is declined, so the writer thread checkpoints the WAL."""
 
@@ -118,6 +121,7 @@ class SQLiteStore(RowWrites):
             return conn
         try:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # takes effect only in a new, empty file
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             version = self._init_schema(conn)

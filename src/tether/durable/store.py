@@ -108,7 +108,7 @@ class EncodedWrite:
     messages: list[tuple[int, str]]
     results: list[tuple[int, str, str]]
     head: str
-    step: str | None
+    step: str | bytes | None
     blobs: list[tuple[str, str]] = field(default_factory=list)
 
     @property
