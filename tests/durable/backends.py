@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tether.durable import MemoryStore, RunStore, SQLiteStore
+from tether.durable.rows import is_zipped, unzip_step
 
 KINDS = ["memory", "sqlite", "postgres"]
 
@@ -51,11 +52,21 @@ class Backend:
         return store
 
     def rows(self, run_id: str) -> list[str]:
-        """Every stored row text of ``run_id``: head, messages, results, steps."""
+        """Every stored row text of ``run_id``: head, messages, results, steps, blobs (compressed
+        step rows inflated, so that a test can look for plaintext in them)."""
+        return [_plain(row) for row in self._rows(run_id)]
+
+    def _rows(self, run_id: str) -> list[Any]:
         if self.kind == "memory":
             held = self.made[0]._runs[run_id]  # type: ignore[attr-defined]
-            return [held.head, *held.messages, *held.results.values(), *held.steps.values()]
-        queries = ["SELECT head FROM {p}runs", "SELECT body FROM {p}messages", "SELECT body FROM {p}results", "SELECT body FROM {p}steps"]
+            return [held.head, *held.messages, *held.results.values(), *held.steps.values(), *held.blobs.values()]
+        queries = [
+            "SELECT head FROM {p}runs",
+            "SELECT body FROM {p}messages",
+            "SELECT body FROM {p}results",
+            "SELECT body FROM {p}steps",
+            "SELECT body FROM {p}blobs",
+        ]
         if self.kind == "sqlite":
             with sqlite3.connect(self.path) as conn:
                 return [row[0] for q in queries for row in conn.execute(q.format(p="") + " WHERE run_id = ?", (run_id,))]
@@ -69,9 +80,9 @@ class Backend:
         (``(cycle, toolUseId)``) or ``steps`` (number)."""
         if self.kind == "memory":
             held = self.made[0]._runs[run_id]  # type: ignore[attr-defined]
-            return str(held.head if table == "head" else getattr(held, table)[key])
+            return _plain(held.head if table == "head" else getattr(held, table)[key])
         sql, params = _select(table, run_id, key)
-        return str(self._sql(sql, params, fetch=True)[0][0])
+        return _plain(self._sql(sql, params, fetch=True)[0][0])
 
     def raw_set(self, table: str, run_id: str, key: Any, text: str) -> None:
         """Write one row text behind the store's back (inserting it if it is not there)."""
@@ -127,13 +138,20 @@ class Backend:
         if self.kind == "memory":
             return "".join(text for run_id in self.made[0]._runs for text in self.rows(run_id)).encode()  # type: ignore[attr-defined]
         if self.kind == "sqlite":
-            return b"".join(p.read_bytes() for p in sorted(self.path.parent.glob(f"{self.path.name}*")) if p.is_file())
+            files = b"".join(p.read_bytes() for p in sorted(self.path.parent.glob(f"{self.path.name}*")) if p.is_file())
+            return files + self._inflated()
         import psycopg
 
         with psycopg.connect(self.conninfo, autocommit=True) as pg:
             pg.execute("CHECKPOINT")
         assert self.data_dir is not None
-        return b"".join(p.read_bytes() for p in _files(self.data_dir))
+        return b"".join(p.read_bytes() for p in _files(self.data_dir)) + self._inflated()
+
+    def _inflated(self) -> bytes:
+        """The compressed step rows of every run, inflated: the file bytes hold them deflated,
+        where a plaintext search would not see what they hold."""
+        rows = self._sql("SELECT body FROM {p}steps", (), fetch=True)
+        return "".join(unzip_step(row[0]) for row in rows if is_zipped(row[0])).encode()
 
     def close(self) -> None:
         for store in self.made:
@@ -163,3 +181,8 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
     made = Backend(request.param, tmp_path, request)
     yield made
     made.close()
+
+
+def _plain(row: Any) -> str:
+    """A row's text; a compressed step row inflated to its JSON text."""
+    return unzip_step(row) if is_zipped(row) else str(row)

@@ -285,8 +285,11 @@ def encode_write(
     if packer is None:
         packer = HeadPacker(_blob_key(cipher))  # a write of its own: whole step head, blobs written again
     packed = packer.pack(head if redaction is None else redaction.strip(head))
-    if nesting_exceeds(packed.text):
-        raise StoreError(f"run {run_id!r}: cannot store the head: it nests arrays and objects more than {MAX_ROW_DEPTH} levels deep")
+    if nesting_exceeds(packed.text) or any(nesting_exceeds(text) for _, text in packed.blobs):
+        raise StoreError(
+            f"run {run_id!r}: cannot store head: it nests arrays and objects more than {MAX_ROW_DEPTH} levels deep "
+            "(a store reads no deeper rows back)"
+        )
     step_text = None
     if step is not None:
         previous = packer.previous_step_head
