@@ -21,15 +21,28 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, RunLockedError, RunNotFoundError, StoreError
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step
+from .packing import KEYFRAME_EVERY
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import RowWrites, assemble_run, decode_head, decode_messages, decode_results, decode_step, stored_at, summarize_row
+from .rows import (
+    BlobFetch,
+    RowWrites,
+    assemble_run,
+    decode_head,
+    decode_messages,
+    decode_results,
+    decode_step_at,
+    decode_steps,
+    stored_at,
+    summarize_row,
+    zip_text,
+)
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
 
 if TYPE_CHECKING:
@@ -44,9 +57,20 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS tether_results (run_id TEXT NOT NULL, cycle BIGINT NOT NULL, tool_use_id TEXT NOT NULL,"
     " body TEXT NOT NULL, PRIMARY KEY (run_id, cycle, tool_use_id))",
     "CREATE TABLE IF NOT EXISTS tether_steps (run_id TEXT NOT NULL, step BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, step))",
+    "CREATE TABLE IF NOT EXISTS tether_blobs (run_id TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, id))",
 )
 _SCHEMA_LOCK = 0x7465746865720001  # advisory key serializing concurrent schema creation ("tether" + 1)
 _MAX_IDLE_LEASE_CONNECTIONS = 4
+
+
+def _blobs(conn: psycopg.Connection[Any], run_id: str) -> BlobFetch:
+    """The reader of run ``run_id``'s blob rows on ``conn`` (for the row codec)."""
+
+    def fetch(ids: Collection[str]) -> list[tuple[Any, Any]]:
+        query = "SELECT id, body FROM tether_blobs WHERE run_id = %s AND id = ANY(%s)"
+        return [(ident, body) for ident, body in conn.execute(query, (run_id, list(ids))).fetchall()]
+
+    return fetch
 
 
 def advisory_key(run_id: str) -> int:
@@ -165,10 +189,17 @@ class PostgresStore(RowWrites):
 
     def head(self, run_id: str) -> dict[str, Any] | None:
         validate_run_id(run_id)
+        query = "SELECT head, rev FROM tether_runs WHERE run_id = %s"
+
+        def read(conn: psycopg.Connection[Any]) -> dict[str, Any] | None:
+            with conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                row = conn.execute(query, (run_id,)).fetchone()
+                return None if row is None else decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=_blobs(conn, run_id))
+
         with self._mutex:
-            query = "SELECT head, rev FROM tether_runs WHERE run_id = %s"
-            row = self._query(run_id, lambda conn: conn.execute(query, (run_id,)).fetchone())
-        return None if row is None else decode_head(run_id, row[0], self.cipher, rev=row[1])
+            head: dict[str, Any] | None = self._query(run_id, read)
+        return head
 
     def load(self, run_id: str) -> StoredRun | None:
         validate_run_id(run_id)
@@ -179,7 +210,7 @@ class PostgresStore(RowWrites):
                 row = conn.execute("SELECT head, rev FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
                 if row is None:
                     return None
-                head = decode_head(run_id, row[0], self.cipher, rev=row[1])  # a replayed older head is refused
+                head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=_blobs(conn, run_id))  # an older head is refused
                 rows = conn.execute(
                     "SELECT seq, body FROM tether_messages WHERE run_id = %s AND seq >= %s AND seq < %s ORDER BY seq",
                     (run_id, int(head["start_seq"]), int(head["next_seq"])),
@@ -208,6 +239,7 @@ class PostgresStore(RowWrites):
         rows, rev = prepared.rows, prepared.rev
         message_rows = [(run_id, *row) for row in rows.messages]
         result_rows = [(run_id, *row) for row in rows.results]
+        blob_rows = [(run_id, *row) for row in rows.blobs]
 
         def store(conn: psycopg.Connection[Any]) -> None:
             with conn.transaction(), conn.cursor() as cur:
@@ -229,8 +261,13 @@ class PostgresStore(RowWrites):
                     " ON CONFLICT (run_id) DO UPDATE SET head = EXCLUDED.head, rev = EXCLUDED.rev",
                     (run_id, rows.head, rev),
                 )
-                if prepared.step is not None:
-                    cur.execute("INSERT INTO tether_steps (run_id, step, body) VALUES (%s, %s, %s)", (run_id, prepared.step, rows.step))
+                if prepared.step is not None and rows.step is not None:
+                    step_row = (run_id, prepared.step, zip_text(rows.step))
+                    cur.execute("INSERT INTO tether_steps (run_id, step, body) VALUES (%s, %s, %s)", step_row)
+                if blob_rows:  # content-addressed: a blob the run has already is left as it is
+                    cur.executemany(
+                        "INSERT INTO tether_blobs (run_id, id, body) VALUES (%s, %s, %s) ON CONFLICT (run_id, id) DO NOTHING", blob_rows
+                    )
 
         with self._mutex:
             self._query(run_id, store)
@@ -240,18 +277,19 @@ class PostgresStore(RowWrites):
     def history(self, run_id: str) -> list[Step]:
         validate_run_id(run_id)
 
-        def read(conn: psycopg.Connection[Any]) -> list[Any] | None:
+        def read(conn: psycopg.Connection[Any]) -> list[Step] | None:
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None:
                     return None
-                return conn.execute("SELECT step, body FROM tether_steps WHERE run_id = %s ORDER BY step", (run_id,)).fetchall()
+                rows = conn.execute("SELECT step, body FROM tether_steps WHERE run_id = %s ORDER BY step", (run_id,)).fetchall()
+                return decode_steps(run_id, [(int(number), body) for number, body in rows], self.cipher, _blobs(conn, run_id))
 
         with self._mutex:
-            rows = self._query(run_id, read)
-        if rows is None:
+            steps: list[Step] | None = self._query(run_id, read)
+        if steps is None:
             raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
-        return [decode_step(run_id, int(number), body, self.cipher) for number, body in rows]
+        return steps
 
     def load_at(self, run_id: str, step: int) -> StoredRun:
         validate_run_id(run_id)
@@ -263,11 +301,7 @@ class PostgresStore(RowWrites):
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None:
                     return None
-                row = conn.execute("SELECT body FROM tether_steps WHERE run_id = %s AND step = %s", (run_id, step)).fetchone()
-                if row is None:
-                    count = conn.execute("SELECT count(*) FROM tether_steps WHERE run_id = %s", (run_id,)).fetchone()
-                    raise missing_step(run_id, step, int(count[0]) if count else 0)
-                found = decode_step(run_id, step, row[0], self.cipher)
+                found = self._step_at(conn, run_id, step)
                 start, stop = int(found.head["start_seq"]), int(found.head["next_seq"])
                 rows = conn.execute(
                     "SELECT seq, body FROM tether_messages WHERE run_id = %s AND seq >= %s AND seq < %s ORDER BY seq", (run_id, start, stop)
@@ -290,6 +324,21 @@ class PostgresStore(RowWrites):
         messages = decode_messages(run_id, iter(rows), self.cipher)
         cycle = int(found.head["cursor"]["cycle_index"])
         return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle))
+
+    def _step_at(self, conn: psycopg.Connection[Any], run_id: str, step: int) -> Step:
+        """Step ``step`` rebuilt from the nearest step row at or before it that holds a whole head."""
+        query = "SELECT step, body FROM tether_steps WHERE run_id = %s AND step <= %s AND step > %s ORDER BY step"
+        rows = [(int(n), body) for n, body in conn.execute(query, (run_id, step, step - 2 * KEYFRAME_EVERY)).fetchall()]
+        if not rows or rows[-1][0] != step:
+            count = conn.execute("SELECT count(*) FROM tether_steps WHERE run_id = %s", (run_id,)).fetchone()
+            raise missing_step(run_id, step, int(count[0]) if count else 0)
+        found = decode_step_at(run_id, step, rows, self.cipher, _blobs(conn, run_id))
+        if found is None:  # no whole head in the window (written with another keyframe spacing): read from the start
+            rows = [(int(n), body) for n, body in conn.execute(query, (run_id, step, 0)).fetchall()]
+            found = decode_step_at(run_id, step, rows, self.cipher, _blobs(conn, run_id))
+        if found is None:
+            raise StoreError(f"run {run_id!r}: steps step {step}: no step up to it holds a whole head; the store is damaged")
+        return found
 
     def list_runs(self) -> list[RunSummary]:
         with self._mutex:
