@@ -112,8 +112,9 @@ def apply(base: Any, patch: Any) -> Any:
     return out
 
 
-def checked_patch(base: Any, base_text: str, new: Any, new_text: str) -> dict[str, Any] | None:
-    """A patch from ``base`` to ``new`` that reproduces ``new_text`` exactly, or None."""
+def checked_patch(base: Any, base_text: str | None, new: Any, new_text: str) -> dict[str, Any] | None:
+    """A patch from ``base`` (whose text is ``base_text``, if known) to ``new`` that reproduces
+    ``new_text`` exactly, or None."""
     if new_text == base_text:
         return {}
     patch = diff(base, new)
@@ -158,6 +159,10 @@ class HeadPacker:
 
     def pack(self, head: dict[str, Any]) -> PackedHead:
         """The stored form of ``head`` (already stripped of redacted keys)."""
+        text = dumps(head)
+        if len(text) < BLOB_MIN and not any(is_ref(head.get(name)) for name in BLOB_FIELDS):
+            self._bases.clear()  # no field is large: nothing is a blob (the common case, one encoding)
+            return PackedHead(text, head)
         packed = dict(head)
         blobs: list[tuple[str, str]] = []
         for name in BLOB_FIELDS:
@@ -165,11 +170,11 @@ class HeadPacker:
             if not value:
                 self._bases.pop(name, None)
                 continue
-            text = dumps(value)
-            if len(text) < BLOB_MIN and not is_ref(value):  # a small value shaped like a reference is a blob too
+            field_text = dumps(value)
+            if len(field_text) < BLOB_MIN and not is_ref(value):  # a small value shaped like a reference is a blob too
                 self._bases.pop(name, None)
                 continue
-            packed[name] = self._ref(name, value, text, blobs)
+            packed[name] = self._ref(name, value, field_text, blobs)
         return PackedHead(dumps(packed), packed, blobs)
 
     def _ref(self, name: str, value: Any, text: str, blobs: list[tuple[str, str]]) -> dict[str, Any]:
@@ -194,8 +199,7 @@ class HeadPacker:
         previous = self._step_head
         self._step_head = (packed.text, _parse(packed.text))  # a frozen copy: the live head's dicts change
         if previous is not None and self._since_keyframe + 1 < self.keyframe_every:
-            base = predicted(previous[1], number, created_at)
-            patch = checked_patch(base, dumps(base), packed.packed, packed.text)
+            patch = checked_patch(predicted(previous[1], number, created_at), None, packed.packed, packed.text)
             if patch is not None:
                 self._since_keyframe += 1
                 return "delta", patch

@@ -167,7 +167,7 @@ def zip_step(text: str) -> bytes | str:
     """A step row's JSON text compressed: ``b"z1:"`` and the raw deflate of the text with
     :data:`STEP_DICTIONARY_V1` (a store that keeps only text stores :func:`zip_text` of it), or
     ``text`` itself when that is not shorter."""
-    packer = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, STEP_DICTIONARY_V1)
+    packer = zlib.compressobj(6, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, STEP_DICTIONARY_V1)
     zipped = _ZIPPED_BYTES + packer.compress(text.encode("utf-8", "surrogatepass")) + packer.flush()
     return zipped if len(zipped) < len(text) else text
 
@@ -322,7 +322,7 @@ def _compact_step(step: dict[str, Any], previous: dict[str, Any] | None) -> dict
         if key == "head" or _STEP_DEFAULTS.get(key, _ABSENT) == value:
             continue
         if key == "model" and previous is not None and step.get("position") == "after_model":
-            if dumps(value) == dumps(_model_change(previous, head)):
+            if _same_figures(value, _model_change(previous, head)):
                 continue
         if key == "seq" and value == head.get("next_seq"):
             continue
@@ -335,6 +335,11 @@ def _compact_step(step: dict[str, Any], previous: dict[str, Any] | None) -> dict
 
 
 _ABSENT = object()
+
+
+def _same_figures(a: Any, b: Any) -> bool:
+    """True when flat dicts of numbers ``a`` and ``b`` are equal as JSON (``1`` is not ``1.0``)."""
+    return type(a) is dict and type(b) is dict and a == b and all(type(a[key]) is type(b[key]) for key in a)
 
 
 def _model_change(previous: Any, head: Any) -> dict[str, Any] | None:
