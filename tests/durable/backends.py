@@ -18,6 +18,7 @@ import pytest
 
 from tether.durable import MemoryStore, RunStore, SQLiteStore
 from tether.durable.rows import is_zipped, unzip_step
+from tether.durable.sqlite import SPAN
 
 KINDS = ["memory", "sqlite", "postgres"]
 
@@ -68,8 +69,13 @@ class Backend:
             "SELECT body FROM {p}blobs",
         ]
         if self.kind == "sqlite":
-            with sqlite3.connect(self.path) as conn:
-                return [row[0] for q in queries for row in conn.execute(q.format(p="") + " WHERE run_id = ?", (run_id,))]
+            with contextlib.closing(sqlite3.connect(self.path)) as conn:
+                out = []
+                for q in queries:
+                    keyed = "messages" in q or "steps" in q
+                    where = f" WHERE {_KEY_RANGE}" if keyed else " WHERE run_id = ?"
+                    out += [row[0] for row in conn.execute(q.format(p="") + where, (run_id, run_id) if keyed else (run_id,))]
+                return out
         import psycopg
 
         with psycopg.connect(self.conninfo) as pg:
@@ -81,7 +87,7 @@ class Backend:
         if self.kind == "memory":
             held = self.made[0]._runs[run_id]  # type: ignore[attr-defined]
             return _plain(held.head if table == "head" else getattr(held, table)[key])
-        sql, params = _select(table, run_id, key)
+        sql, params = _select(table, run_id, key, self.kind)
         return _plain(self._sql(sql, params, fetch=True)[0][0])
 
     def raw_set(self, table: str, run_id: str, key: Any, text: str) -> None:
@@ -98,6 +104,17 @@ class Backend:
                 held.messages[key] = text
             else:
                 getattr(held, table)[key] = text
+            return
+        if self.kind == "sqlite" and table != "results":
+            if table == "head":
+                sql = (
+                    "INSERT INTO runs (run_id, head, num) VALUES (?, ?, (SELECT coalesce(max(num), 0) + 1 FROM runs))"
+                    " ON CONFLICT (run_id) DO UPDATE SET head = excluded.head"
+                )
+                self._sql(sql, (run_id, text))
+            else:
+                sql = f"INSERT INTO {table} (k, body) VALUES ({_RUN_BASE} + ?, ?) ON CONFLICT (k) DO UPDATE SET body = excluded.body"
+                self._sql(sql, (run_id, key, text))
             return
         columns = {"head": ("runs", ("run_id",), "head"), "messages": ("messages", ("run_id", "seq"), "body")}
         columns["results"] = ("results", ("run_id", "cycle", "tool_use_id"), "body")
@@ -118,7 +135,25 @@ class Backend:
             runs = self.made[0]._runs  # type: ignore[attr-defined]
             runs[new_id] = copy.deepcopy(runs[run_id])
             return
-        tables = {"runs": "head", "messages": "seq, body", "results": "cycle, tool_use_id, body", "steps": "step, body"}
+        if self.kind == "sqlite":
+            self._sql(
+                "INSERT INTO runs (run_id, head, num) SELECT ?, head, (SELECT max(num) + 1 FROM runs) FROM runs WHERE run_id = ?",
+                (new_id, run_id),
+            )
+            for name in ("messages", "steps"):
+                shift = f"{_RUN_BASE.replace('?', ':new')} - {_RUN_BASE.replace('?', ':old')}"
+                sql = f"INSERT INTO {name} (k, body) SELECT k + {shift}, body FROM {name} WHERE {_KEY_RANGE.replace('?', ':old')}"
+                with contextlib.closing(sqlite3.connect(self.path)) as conn, conn:
+                    conn.execute(sql, {"new": new_id, "old": run_id})
+            tables = {"results": "cycle, tool_use_id, body", "blobs": "id, body"}
+        else:
+            tables = {
+                "runs": "head",
+                "messages": "seq, body",
+                "results": "cycle, tool_use_id, body",
+                "steps": "step, body",
+                "blobs": "id, body",
+            }
         for name, columns in tables.items():
             sql = f"INSERT INTO {{p}}{name} (run_id, {columns}) SELECT ?, {columns} FROM {{p}}{name} WHERE run_id = ?"
             self._sql(sql, (new_id, run_id))
@@ -158,7 +193,14 @@ class Backend:
             store.close()
 
 
-def _select(table: str, run_id: str, key: Any) -> tuple[str, tuple[Any, ...]]:
+_RUN_BASE = f"(SELECT num FROM runs WHERE run_id = ?) * {SPAN}"
+_KEY_RANGE = f"k >= {_RUN_BASE} AND k < {_RUN_BASE} + {SPAN}"
+"""SQLite keys messages and steps by ``num * 2**32 + seq`` (see tether.durable.sqlite)."""
+
+
+def _select(table: str, run_id: str, key: Any, kind: str = "postgres") -> tuple[str, tuple[Any, ...]]:
+    if kind == "sqlite" and table in ("messages", "steps"):
+        return f"SELECT body FROM {table} WHERE k = {_RUN_BASE} + ?", (run_id, key)
     if table == "head":
         return "SELECT head FROM {p}runs WHERE run_id = ?", (run_id,)
     if table == "messages":

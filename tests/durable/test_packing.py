@@ -187,7 +187,7 @@ def test_a_long_run_replays_at_most_a_keyframe_spacing_of_deltas(tmp_path: Path)
     import sqlite3
 
     with sqlite3.connect(store.path) as conn:
-        bodies = [json.loads(unzip_step(b) if is_zipped(b) else b) for (b,) in conn.execute("SELECT body FROM steps ORDER BY step")]
+        bodies = [json.loads(unzip_step(b) if is_zipped(b) else b) for (b,) in conn.execute("SELECT body FROM steps ORDER BY k")]
     whole = [i + 1 for i, body in enumerate(bodies) if "head" in body]
     assert whole[0] == 1 and all(b - a <= KEYFRAME_EVERY for a, b in zip(whole, [*whole[1:], len(bodies) + 1], strict=True))
     assert sum("delta" in body for body in bodies) > len(bodies) // 2

@@ -1,8 +1,9 @@
 """`SQLiteStore`: the default RunStore, an embedded SQLite file (stdlib ``sqlite3``, WAL).
 
 Tables: ``meta`` (schema version), ``runs`` (one head row per run, replaced at each step, with
-its revision in clear for the compare-and-swap), ``leases`` (each run's lease epoch),
-``messages``, ``results`` and ``steps`` (append-only JSON rows). Every statement is
+its revision in clear for the compare-and-swap and its number), ``leases`` (each run's lease
+epoch), ``messages``, ``results`` and ``steps`` (append-only rows) and ``blobs`` (a run's large
+values, content-addressed; see :mod:`tether.durable.packing`). Every statement is
 parameterized; every driver error becomes a :class:`~tether.errors.StoreError` naming the
 file. The lease is a ``flock`` on a lock file keyed on the database's identity (see
 :mod:`tether.durable.lock`), released by the kernel when the owner dies, plus an epoch bump
@@ -41,21 +42,38 @@ from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence,
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL, rev INTEGER);
+CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL, rev INTEGER, num INTEGER);
 CREATE TABLE IF NOT EXISTS leases (run_id TEXT PRIMARY KEY, epoch INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS messages (
-    run_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS messages (k INTEGER PRIMARY KEY, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS results (
     run_id TEXT NOT NULL, cycle INTEGER NOT NULL, tool_use_id TEXT NOT NULL, body TEXT NOT NULL,
     PRIMARY KEY (run_id, cycle, tool_use_id)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS steps (
-    run_id TEXT NOT NULL, step INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, step)
-) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS steps (k INTEGER PRIMARY KEY, body NOT NULL);
 CREATE TABLE IF NOT EXISTS blobs (run_id TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, id));
 """
+"""The layout of schema 3. ``messages`` and ``steps`` are keyed by one integer, ``k = num * 2**32 +
+seq`` (or step number), where ``num`` is the run's number (``runs.num``, given when the run is
+created): a run's rows are one key range, and appending to a rowid table is a cheap B-tree
+operation (a new rightmost page, never a redistribution among siblings), which halves the pages
+each save point writes. Step bodies may be compressed bytes (see ``tether.durable.rows.zip_step``)."""
 
+_RUN_NUMBERS = "CREATE UNIQUE INDEX IF NOT EXISTS runs_num ON runs (num)"
+
+SPAN = 2**32
+"""Keys per run in ``messages`` and ``steps``: a run holds fewer than 2**32 messages and steps."""
+
+_MIGRATE_2 = (
+    "ALTER TABLE messages RENAME TO messages_v2",
+    "ALTER TABLE steps RENAME TO steps_v2",
+    "CREATE TABLE messages (k INTEGER PRIMARY KEY, body TEXT NOT NULL)",
+    "CREATE TABLE steps (k INTEGER PRIMARY KEY, body NOT NULL)",
+    f"INSERT INTO messages (k, body) SELECT r.num * {SPAN} + m.seq, m.body FROM messages_v2 m JOIN runs r USING (run_id) ORDER BY 1",
+    f"INSERT INTO steps (k, body) SELECT r.num * {SPAN} + s.step, s.body FROM steps_v2 s JOIN runs r USING (run_id) ORDER BY 1",
+    "DROP TABLE messages_v2",
+    "DROP TABLE steps_v2",
+)
+"""Moves a schema-2 store's messages and steps to the layout of schema 3 (in the open transaction)."""
 
 _FENCE = (
     "SELECT (SELECT rev FROM runs WHERE run_id = ?), EXISTS (SELECT 1 FROM runs WHERE run_id = ?),"
@@ -164,8 +182,16 @@ class SQLiteStore(RowWrites):
                 columns = {info[1] for info in conn.execute("PRAGMA table_info(runs)")}
                 if "rev" not in columns:
                     conn.execute("ALTER TABLE runs ADD COLUMN rev INTEGER")  # NULL: the revision is learned at the next write
+                if "num" not in columns:
+                    conn.execute("ALTER TABLE runs ADD COLUMN num INTEGER")
+                conn.execute("UPDATE runs SET num = rowid WHERE num IS NULL")  # every run gets a number
+                if "run_id" in {info[1] for info in conn.execute("PRAGMA table_info(messages)")}:
+                    for statement in _MIGRATE_2:
+                        conn.execute(statement)
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
                 version = SCHEMA_VERSION
+            if version == SCHEMA_VERSION:
+                conn.execute(_RUN_NUMBERS)
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -194,14 +220,11 @@ class SQLiteStore(RowWrites):
         with self._errors(run_id) as conn:
             conn.execute("BEGIN")
             try:
-                row = conn.execute("SELECT head, rev FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                row = conn.execute("SELECT head, rev, num FROM runs WHERE run_id = ?", (run_id,)).fetchone()
                 if row is None:
                     return None
                 head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=self._blobs(conn, run_id))  # an older head is refused
-                rows = conn.execute(
-                    "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq",
-                    (run_id, int(head["start_seq"]), int(head["next_seq"])),
-                ).fetchall()
+                rows = _messages(conn, row[2], int(head["start_seq"]), int(head["next_seq"]))
                 results = conn.execute(
                     "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?",
                     (run_id, int(head["cursor"]["cycle_index"])),
@@ -232,19 +255,21 @@ class SQLiteStore(RowWrites):
                     return False  # another writer holds the database: wait on a thread, not on the loop
                 raise
             try:
-                if not self._swap_head(conn, run_id, rows.head, rev, lease):
+                num = self._swap_head(conn, run_id, rows.head, rev, lease)
+                if num is None:
                     stored_rev, exists, epoch = conn.execute(_FENCE, (run_id, run_id, run_id)).fetchone()
                     check_fence(run_id, rev, stored_rev, bool(exists), lease, epoch)  # says why
                     raise LeaseLostError(f"run {run_id!r} was changed by another writer; nothing was written")
+                base = num * SPAN
                 if rows.messages:
-                    conn.executemany("INSERT INTO messages (run_id, seq, body) VALUES (?, ?, ?)", [(run_id, *row) for row in rows.messages])
+                    conn.executemany("INSERT INTO messages (k, body) VALUES (?, ?)", [(base + seq, body) for seq, body in rows.messages])
                 if rows.results:
                     conn.executemany(
                         "INSERT OR REPLACE INTO results (run_id, cycle, tool_use_id, body) VALUES (?, ?, ?, ?)",
                         [(run_id, *row) for row in rows.results],
                     )
                 if prepared.step is not None:
-                    conn.execute("INSERT INTO steps (run_id, step, body) VALUES (?, ?, ?)", (run_id, prepared.step, rows.step))
+                    conn.execute("INSERT INTO steps (k, body) VALUES (?, ?)", (base + prepared.step, rows.step))
                 if rows.blobs:  # content-addressed: a blob the run has already is left as it is
                     conn.executemany(
                         "INSERT OR IGNORE INTO blobs (run_id, id, body) VALUES (?, ?, ?)", [(run_id, *blob) for blob in rows.blobs]
@@ -258,31 +283,35 @@ class SQLiteStore(RowWrites):
         return True
 
     @staticmethod
-    def _swap_head(conn: sqlite3.Connection, run_id: str, head: str, rev: int | None, lease: Lease | None) -> bool:
+    def _swap_head(conn: sqlite3.Connection, run_id: str, head: str, rev: int | None, lease: Lease | None) -> int | None:
         """Replace the head if the run is at ``rev - 1`` and, with ``lease``, still at its epoch:
         the compare-and-swap of :func:`~tether.durable.store.check_fence` in one statement.
-        False when the run is not there (nothing changed)."""
+        Returns the run's number (a new run gets the next one), or None when the run is not
+        there (nothing changed)."""
+        new_num = "(SELECT coalesce(max(num), 0) + 1 FROM runs)"
         if rev is None:  # an unversioned head (not a durable session's): the checks read first
             stored_rev, exists, epoch = conn.execute(_FENCE, (run_id, run_id, run_id)).fetchone()
             check_fence(run_id, None, stored_rev, bool(exists), lease, epoch)
-            conn.execute(
-                "INSERT INTO runs (run_id, head, rev) VALUES (?, ?, NULL) ON CONFLICT (run_id) DO UPDATE SET head = excluded.head",
+            row = conn.execute(
+                f"INSERT INTO runs (run_id, head, rev, num) VALUES (?, ?, NULL, {new_num})"
+                " ON CONFLICT (run_id) DO UPDATE SET head = excluded.head RETURNING num",
                 (run_id, head),
-            )
-            return True
+            ).fetchall()  # a RETURNING statement is run to its end before the commit
+            return _number(row[0] if row else None)
         fenced = "" if lease is None else " AND (SELECT epoch FROM leases WHERE run_id = ?) IS ?"
         fence_args: tuple[Any, ...] = () if lease is None else (run_id, lease.epoch)
         if rev == 1:
-            cursor = conn.execute(
-                "INSERT INTO runs (run_id, head, rev) SELECT ?, ?, 1 WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_id = ?)" + fenced,
+            row = conn.execute(
+                f"INSERT INTO runs (run_id, head, rev, num) SELECT ?, ?, 1, {new_num}"
+                " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_id = ?)" + fenced + " RETURNING num",
                 (run_id, head, run_id, *fence_args),
-            )
+            ).fetchall()
         else:
-            cursor = conn.execute(
-                "UPDATE runs SET head = ?, rev = ? WHERE run_id = ? AND (rev = ? OR rev IS NULL)" + fenced,
+            row = conn.execute(
+                "UPDATE runs SET head = ?, rev = ? WHERE run_id = ? AND (rev = ? OR rev IS NULL)" + fenced + " RETURNING num",
                 (head, rev, run_id, rev - 1, *fence_args),
-            )
-        return cursor.rowcount == 1
+            ).fetchall()
+        return _number(row[0]) if row else None
 
     @staticmethod
     def _blobs(conn: sqlite3.Connection, run_id: str) -> BlobFetch:
@@ -299,18 +328,20 @@ class SQLiteStore(RowWrites):
 
         return fetch
 
-    def _known(self, conn: sqlite3.Connection, run_id: str) -> None:
-        if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
+    def _known(self, conn: sqlite3.Connection, run_id: str) -> int:
+        """The number of run ``run_id`` (RunNotFoundError when the store does not have it)."""
+        row = conn.execute("SELECT num FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
             raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
+        return _number(row)
 
     def history(self, run_id: str) -> list[Step]:
         validate_run_id(run_id)
         with self._errors(run_id) as conn:
             conn.execute("BEGIN")
             try:
-                self._known(conn, run_id)
-                rows = conn.execute("SELECT step, body FROM steps WHERE run_id = ? ORDER BY step", (run_id,)).fetchall()
-                return decode_steps(run_id, rows, self.cipher, self._blobs(conn, run_id))
+                num = self._known(conn, run_id)
+                return decode_steps(run_id, _steps(conn, num, 1, SPAN), self.cipher, self._blobs(conn, run_id))
             finally:
                 conn.execute("COMMIT")
 
@@ -319,13 +350,11 @@ class SQLiteStore(RowWrites):
         with self._errors(run_id) as conn:
             conn.execute("BEGIN")
             try:
-                self._known(conn, run_id)
-                found = self._step_at(conn, run_id, step)
+                num = self._known(conn, run_id)
+                found = self._step_at(conn, run_id, num, step)
                 head = found.head if self.redaction is None else self.redaction.fill(run_id, found.head)
                 start, stop = int(head["start_seq"]), int(head["next_seq"])
-                rows = conn.execute(
-                    "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq", (run_id, start, stop)
-                ).fetchall()
+                rows = _messages(conn, num, start, stop)
                 if len(rows) != stop - start:
                     missing = stop - start - len(rows)
                     raise StoreError(f"run {run_id!r}: {missing} message rows of step {step} are missing; the store is damaged")
@@ -338,20 +367,16 @@ class SQLiteStore(RowWrites):
         cycle = int(head["cursor"]["cycle_index"])
         return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle))
 
-    def _step_at(self, conn: sqlite3.Connection, run_id: str, step: int) -> Step:
+    def _step_at(self, conn: sqlite3.Connection, run_id: str, num: int, step: int) -> Step:
         """Step ``step`` rebuilt from the nearest step row at or before it that holds a whole head."""
-        if isinstance(step, bool) or not isinstance(step, int) or step < 1:
-            count = conn.execute("SELECT COUNT(*) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
-            raise missing_step(run_id, step, int(count))
-        query = "SELECT step, body FROM steps WHERE run_id = ? AND step <= ? AND step > ? ORDER BY step"
-        rows = conn.execute(query, (run_id, step, step - 2 * KEYFRAME_EVERY)).fetchall()
+        if isinstance(step, bool) or not isinstance(step, int) or not 1 <= step < SPAN:
+            raise missing_step(run_id, step, _count_steps(conn, num))
+        rows = _steps(conn, num, max(1, step - 2 * KEYFRAME_EVERY + 1), step + 1)
         if not rows or rows[-1][0] != step:
-            count = conn.execute("SELECT COUNT(*) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
-            raise missing_step(run_id, step, int(count))
+            raise missing_step(run_id, step, _count_steps(conn, num))
         found = decode_step_at(run_id, step, rows, self.cipher, self._blobs(conn, run_id))
         if found is None:  # no whole head in the window (written with another keyframe spacing): read from the start
-            rows = conn.execute(query, (run_id, step, 0)).fetchall()
-            found = decode_step_at(run_id, step, rows, self.cipher, self._blobs(conn, run_id))
+            found = decode_step_at(run_id, step, _steps(conn, num, 1, step + 1), self.cipher, self._blobs(conn, run_id))
         if found is None:
             raise StoreError(f"run {run_id!r}: steps step {step}: no step up to it holds a whole head; the store is damaged")
         return found
@@ -413,3 +438,29 @@ class SQLiteStore(RowWrites):
             if conn is not None:
                 conn.close()
                 setattr(self._local, name, None)
+
+
+def _number(row: Any) -> int:
+    """A run's number from a row holding it (a run without one is a damaged store)."""
+    if row is None or type(row[0]) is not int:
+        raise StoreError(f"a run's number is {None if row is None else row[0]!r}, not an integer; the store is damaged")
+    return int(row[0])
+
+
+def _messages(conn: sqlite3.Connection, num: int, start: int, stop: int) -> list[tuple[int, Any]]:
+    """The ``(seq, body)`` message rows of run number ``num`` with ``start <= seq < stop``."""
+    base = num * SPAN
+    rows = conn.execute("SELECT k, body FROM messages WHERE k >= ? AND k < ? ORDER BY k", (base + start, base + stop)).fetchall()
+    return [(k - base, body) for k, body in rows]
+
+
+def _steps(conn: sqlite3.Connection, num: int, first: int, stop: int) -> list[tuple[int, Any]]:
+    """The ``(step, body)`` step rows of run number ``num`` with ``first <= step < stop``."""
+    base = num * SPAN
+    rows = conn.execute("SELECT k, body FROM steps WHERE k >= ? AND k < ? ORDER BY k", (base + first, base + stop)).fetchall()
+    return [(k - base, body) for k, body in rows]
+
+
+def _count_steps(conn: sqlite3.Connection, num: int) -> int:
+    base = num * SPAN
+    return int(conn.execute("SELECT COUNT(*) FROM steps WHERE k >= ? AND k < ?", (base, base + SPAN)).fetchone()[0])
