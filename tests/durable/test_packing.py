@@ -191,3 +191,86 @@ def test_a_long_run_replays_at_most_a_keyframe_spacing_of_deltas(tmp_path: Path)
     whole = [i + 1 for i, body in enumerate(bodies) if "head" in body]
     assert whole[0] == 1 and all(b - a <= KEYFRAME_EVERY for a, b in zip(whole, [*whole[1:], len(bodies) + 1], strict=True))
     assert sum("delta" in body for body in bodies) > len(bodies) // 2
+
+
+# -- large values are stored once ---------------------------------------------------------------
+
+
+@tool
+def fetch(page: int) -> str:
+    """Return a large page.
+
+    Args:
+        page: Which page.
+    """
+    return f"page {page} " + "p" * (3 * BLOB_MIN)
+
+
+def _blob_count(store: RunStore) -> int:
+    if isinstance(store, MemoryStore):
+        return sum(len(rows.blobs) for rows in store._runs.values())
+    if isinstance(store, SQLiteStore):
+        import sqlite3
+
+        with sqlite3.connect(store.path) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM blobs").fetchone()[0])
+    import psycopg
+
+    with psycopg.connect(store.conninfo) as conn:  # type: ignore[attr-defined]
+        return int(conn.execute("SELECT COUNT(*) FROM tether_blobs").fetchone()[0])  # type: ignore[index]
+
+
+def test_large_tool_results_are_one_blob_each_and_read_back_whole(store: RunStore) -> None:
+    script = [tool_calls([("fetch", {"page": 1}), ("fetch", {"page": 2})]), "done"]
+    agent = Agent(model=ScriptedModel(script), tools=[fetch], store=store)
+    agent("read", run_id="r")
+    assert _blob_count(store) == 2  # the first result's row and its message row share one blob
+    loaded = store.load("r")
+    assert loaded is not None and loaded.messages == agent.messages
+    results = [block["toolResult"] for block in loaded.messages[2]["content"]]
+    assert [r["content"][0]["text"][:7] for r in results] == ["page 1 ", "page 2 "]
+    for step in store.history("r"):
+        at = store.load_at("r", step.step)
+        assert at.messages == agent.messages[: step.message_count]
+    resumed = Agent(model=ScriptedModel(["again"]), tools=[fetch], store=store)
+    assert str(resumed("more", run_id="r")) == "again" and resumed.messages[:4] == agent.messages
+
+
+def test_a_state_set_once_is_stored_once(store: RunStore) -> None:
+    big = {"doc": "d" * (4 * BLOB_MIN)}
+    script = [tool_calls([("work", {"n": 0})]) for _ in range(6)] + ["done"]
+    Agent(model=ScriptedModel(script), tools=[work], store=store, state={"big": big})("go", run_id="r")
+    assert _blob_count(store) == 1
+    assert all(step.head["state"]["big"] == big for step in store.history("r"))
+
+
+def test_blobs_are_verified_sealed_and_bound_to_their_run(tmp_path: Path) -> None:
+    import sqlite3
+
+    from tether.durable import AESGCMCipher
+
+    plain = SQLiteStore(tmp_path / "plain.db")
+    Agent(model=ScriptedModel([tool_calls([("fetch", {"page": 1})]), "done"]), tools=[fetch], store=plain)("go", run_id="r")
+    with sqlite3.connect(plain.path) as conn:
+        (ident,) = conn.execute("SELECT id FROM blobs").fetchone()
+        assert ident.startswith("sha256:")
+        conn.execute("UPDATE blobs SET body = replace(body, 'page 1', 'page 9')")
+    with pytest.raises(StoreError, match=r"run 'r': blobs 'sha256:[0-9a-f]+': its text does not match its digest"):
+        plain.load("r")
+
+    cipher = AESGCMCipher({"k": b"k" * 32}, "k")
+    sealed = SQLiteStore(tmp_path / "sealed.db", cipher=cipher)
+    Agent(
+        model=ScriptedModel([tool_calls([("fetch", {"page": 1})]), "done"]), tools=[fetch], store=sealed, state={"big": "s" * 4 * BLOB_MIN}
+    )("go", run_id="r")
+    assert b"pppppppp" not in (tmp_path / "sealed.db").read_bytes() + (tmp_path / "sealed.db-wal").read_bytes()
+    loaded = sealed.load("r")
+    assert loaded is not None and loaded.head["state"]["big"] == "s" * 4 * BLOB_MIN
+    with sqlite3.connect(sealed.path) as conn:
+        ids = [row[0] for row in conn.execute("SELECT id FROM blobs")]
+        assert len(ids) == 2 and all(i.startswith("hmac:") for i in ids)
+        bodies = [row[0] for row in conn.execute("SELECT body FROM blobs ORDER BY id")]
+        for ident, body in zip(sorted(ids), reversed(bodies), strict=True):  # each sealed row moved to the other's id
+            conn.execute("UPDATE blobs SET body = ? WHERE id = ?", (body, ident))
+    with pytest.raises(StoreError, match=r"run 'r': blobs 'hmac:[0-9a-f]+' failed authentication"):
+        sealed.load("r")

@@ -78,7 +78,7 @@ class MemoryStore(RowWrites):
         message_rows = list(enumerate(rows.messages))[int(head["start_seq"]) : int(head["next_seq"])]
         cycle = int(head["cursor"]["cycle_index"])
         result_rows = [(tid, text) for (c, tid), text in rows.results.items() if c == cycle]
-        return assemble_run(run_id, head, message_rows, result_rows, self.cipher, self.redaction)
+        return assemble_run(run_id, head, message_rows, result_rows, self.cipher, self.redaction, rows.fetch)
 
     def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
         """Perform a prepared write atomically (a compare-and-swap on revision and epoch); it never
@@ -118,10 +118,10 @@ class MemoryStore(RowWrites):
         start, stop = int(head["start_seq"]), int(head["next_seq"])
         if stop > len(rows.messages):
             raise StoreError(f"run {run_id!r}: {stop - len(rows.messages)} message rows of step {step} are missing; the store is damaged")
-        messages = decode_messages(run_id, iter(list(enumerate(rows.messages))[start:stop]), self.cipher)
+        messages = decode_messages(run_id, iter(list(enumerate(rows.messages))[start:stop]), self.cipher, rows.fetch)
         cycle = int(head["cursor"]["cycle_index"])
         result_rows = [(tid, text) for (c, tid), text in rows.results.items() if c == cycle]
-        results = decode_results(run_id, iter(result_rows), self.cipher, cycle=cycle)
+        results = decode_results(run_id, iter(result_rows), self.cipher, cycle=cycle, blobs=rows.fetch)
         return stored_at(run_id, found, messages, results)
 
     def list_runs(self) -> list[RunSummary]:

@@ -55,6 +55,12 @@ def is_ref(value: Any) -> bool:
     return type(value) is dict and BLOB_REF in value and len(value) <= 2 and (len(value) == 1 or PATCH in value)
 
 
+def is_result_ref(value: Any) -> bool:
+    """True for a tool result stored as a blob: ``{"$blob": id}`` with a string id (a real tool
+    result always has ``toolUseId``, ``status`` and ``content``, so the two never mix)."""
+    return type(value) is dict and len(value) == 1 and type(value.get(BLOB_REF)) is str
+
+
 def blob_id(text: str, mac_key: bytes | None = None) -> str:
     """The content address of a blob's text: ``sha256:<hex>``, or with a store cipher a keyed
     digest ``hmac:<hex>`` (a plain digest of encrypted data would let a reader confirm guesses)."""
@@ -154,6 +160,7 @@ class HeadPacker:
         self.mac_key = mac_key
         self.keyframe_every = keyframe_every
         self._bases: dict[str, _Base] = {}
+        self._stored: set[str] = set()  # blob ids this packer has handed to a write
         self._step_head: tuple[str, dict[str, Any]] | None = None
         self._since_keyframe = 0
 
@@ -183,10 +190,19 @@ class HeadPacker:
             patch = checked_patch(base.value, base.text, value, text)
             if patch is not None and (not patch or len(dumps(patch)) * REBASE_FRACTION <= len(text)):
                 return {BLOB_REF: base.ident, PATCH: patch} if patch else {BLOB_REF: base.ident}
-        ident = blob_id(text, self.mac_key)
-        blobs.append((ident, text))
+        ident = self.blob(text, blobs)
         self._bases[name] = _Base(ident, text, _parse(text))
         return {BLOB_REF: ident}
+
+    def blob(self, text: str, blobs: list[tuple[str, str]]) -> str:
+        """The id of the blob of ``text``, adding its row to ``blobs`` unless this packer
+        already handed it to a write (a tool result stored in its results row and then in its
+        message is one blob row)."""
+        ident = blob_id(text, self.mac_key)
+        if ident not in self._stored:
+            self._stored.add(ident)
+            blobs.append((ident, text))
+        return ident
 
     @property
     def previous_step_head(self) -> dict[str, Any] | None:

@@ -204,7 +204,7 @@ class PostgresStore(RowWrites):
     def load(self, run_id: str) -> StoredRun | None:
         validate_run_id(run_id)
 
-        def read(conn: psycopg.Connection[Any]) -> tuple[dict[str, Any], list[Any], list[Any]] | None:
+        def read(conn: psycopg.Connection[Any]) -> StoredRun | None:
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 row = conn.execute("SELECT head, rev FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
@@ -219,14 +219,11 @@ class PostgresStore(RowWrites):
                     "SELECT tool_use_id, body FROM tether_results WHERE run_id = %s AND cycle = %s",
                     (run_id, int(head["cursor"]["cycle_index"])),
                 ).fetchall()
-            return head, rows, results
+                return assemble_run(run_id, head, rows, results, self.cipher, self.redaction, _blobs(conn, run_id))
 
         with self._mutex:
-            loaded = self._query(run_id, read)
-        if loaded is None:
-            return None
-        head, rows, results = loaded
-        return assemble_run(run_id, head, rows, results, self.cipher, self.redaction)
+            loaded: StoredRun | None = self._query(run_id, read)
+        return loaded
 
     def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
         """Perform a prepared write in one transaction (a compare-and-swap on revision and epoch).
@@ -296,7 +293,7 @@ class PostgresStore(RowWrites):
         if not isinstance(step, int) or isinstance(step, bool):
             raise StoreError(f"run {run_id!r}: step must be an int, not {step!r}")
 
-        def read(conn: psycopg.Connection[Any]) -> tuple[Any, ...] | None:
+        def read(conn: psycopg.Connection[Any]) -> StoredRun | None:
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None:
@@ -310,20 +307,21 @@ class PostgresStore(RowWrites):
                     "SELECT tool_use_id, body FROM tether_results WHERE run_id = %s AND cycle = %s",
                     (run_id, int(found.head["cursor"]["cycle_index"])),
                 ).fetchall()
-            return found, start, stop, rows, results
+                if len(rows) != stop - start:
+                    missing = stop - start - len(rows)
+                    raise StoreError(f"run {run_id!r}: {missing} message rows of step {step} are missing; the store is damaged")
+                if self.redaction is not None:
+                    self.redaction.fill(run_id, found.head)
+                blobs = _blobs(conn, run_id)
+                messages = decode_messages(run_id, iter(rows), self.cipher, blobs)
+                cycle = int(found.head["cursor"]["cycle_index"])
+                return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle, blobs=blobs))
 
         with self._mutex:
-            loaded = self._query(run_id, read)
+            loaded: StoredRun | None = self._query(run_id, read)
         if loaded is None:
             raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
-        found, start, stop, rows, results = loaded
-        if len(rows) != stop - start:
-            raise StoreError(f"run {run_id!r}: {stop - start - len(rows)} message rows of step {step} are missing; the store is damaged")
-        if self.redaction is not None:
-            self.redaction.fill(run_id, found.head)
-        messages = decode_messages(run_id, iter(rows), self.cipher)
-        cycle = int(found.head["cursor"]["cycle_index"])
-        return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle))
+        return loaded
 
     def _step_at(self, conn: psycopg.Connection[Any], run_id: str, step: int) -> Step:
         """Step ``step`` rebuilt from the nearest step row at or before it that holds a whole head."""

@@ -45,7 +45,7 @@ from ..snapshot.validation import check_cursor, check_interrupt_state, check_man
 from ..types import Message, ToolResult
 from .crypto import RowCipher, RowPlace, is_envelope
 from .history import CORRUPT, STATUSES, STEP_POSITIONS, RunSummary, Step, model_figures, summary_of
-from .packing import BLOB_FIELDS, HeadPacker, apply, blob_id, is_ref, predicted, refs_of, unpack_head
+from .packing import BLOB_FIELDS, BLOB_MIN, BLOB_REF, HeadPacker, apply, blob_id, is_ref, is_result_ref, predicted, refs_of, unpack_head
 from .redaction import RedactionPolicy
 from .store import SCHEMA_VERSION, EncodedWrite, Lease, PreparedWrite, StoredRun, check_row_sizes, head_revision, validate_run_id
 
@@ -265,6 +265,7 @@ def encode_write(
     *,
     run_id: str,
     packer: HeadPacker | None = None,
+    max_row_bytes: int | None = None,
 ) -> EncodedWrite:
     """Encode the rows of ``RunStore.write`` for run ``run_id``.
 
@@ -277,13 +278,28 @@ def encode_write(
     """
     first = int(head["next_seq"]) - len(messages)
     cycle = int(head["cursor"]["cycle_index"])
-    message_rows = [(first + i, encode_row(message, cipher, RowPlace("messages", run_id, first + i))) for i, message in enumerate(messages)]
-    result_rows = [
-        (cycle, tool_use_id, encode_row(result, cipher, RowPlace("results", run_id, f"{cycle}/{tool_use_id}")))
-        for tool_use_id, result in results.items()
-    ]
     if packer is None:
         packer = HeadPacker(_blob_key(cipher))  # a write of its own: whole step head, blobs written again
+    blobs: list[tuple[str, str]] = []
+    message_rows: list[tuple[int, str]] = []
+    full: list[tuple[int, str]] = []
+    for i, message in enumerate(messages):
+        place = RowPlace("messages", run_id, first + i)
+        text = _text(message, run_id, place)
+        full.append((first + i, text))
+        if len(text) >= BLOB_MIN and message.get("role") == "user":
+            text = _results_as_blobs(message, text, packer, blobs)
+        message_rows.append((first + i, text if cipher is None else _sealed(cipher.seal(text, place))))
+    result_rows: list[tuple[int, str, str]] = []
+    full_results: list[tuple[int, str, str]] = []
+    for tool_use_id, result in results.items():
+        place = RowPlace("results", run_id, f"{cycle}/{tool_use_id}")
+        text = _text(result, run_id, place)
+        full_results.append((cycle, tool_use_id, text))
+        if len(text) >= BLOB_MIN:
+            text = dumps({BLOB_REF: packer.blob(text, blobs)})
+        result_rows.append((cycle, tool_use_id, text if cipher is None else _sealed(cipher.seal(text, place))))
+    check_row_sizes(run_id, full, full_results, max_row_bytes)  # the sizes as the tool returned them
     packed = packer.pack(head if redaction is None else redaction.strip(head))
     if nesting_exceeds(packed.text) or any(nesting_exceeds(text) for _, text in packed.blobs):
         raise StoreError(
@@ -303,8 +319,25 @@ def encode_write(
         results=result_rows,
         head=_head_row(head, packed.text, cipher, run_id),
         step=step_text,
-        blobs=[(ident, _blob_row(text, cipher, run_id, ident)) for ident, text in packed.blobs],
+        blobs=[(ident, _blob_row(text, cipher, run_id, ident)) for ident, text in [*blobs, *packed.blobs]],
     )
+
+
+def _results_as_blobs(message: Message, text: str, packer: HeadPacker, blobs: list[tuple[str, str]]) -> str:
+    """The text of a results message whose large tool results are blob references
+    (``{"toolResult": {"$blob": id}}``), or ``text`` when none is large."""
+    content: list[Any] = []
+    changed = False
+    blocks: list[Any] = list(message["content"])
+    for block in blocks:
+        result = block.get("toolResult") if type(block) is dict else None
+        if result is not None:
+            result_text = dumps(result)
+            if len(result_text) >= BLOB_MIN:
+                block = {"toolResult": {BLOB_REF: packer.blob(result_text, blobs)}}
+                changed = True
+        content.append(block)
+    return dumps({**message, "content": content}) if changed else text
 
 
 _STEP_DEFAULTS: dict[str, Any] = {"stop_reason": None, "model": None, "tools": [], "in_doubt": [], "results": [], "forked_from": None}
@@ -370,8 +403,7 @@ def prepare_write(
 ) -> PreparedWrite:
     """Encode and check the rows of a write the way every store does (``RunStore.prepare``)."""
     validate_run_id(run_id)
-    rows = encode_write(head, messages, results, step, cipher, redaction, run_id=run_id, packer=packer)
-    check_row_sizes(run_id, rows.messages, rows.results, max_row_bytes)
+    rows = encode_write(head, messages, results, step, cipher, redaction, run_id=run_id, packer=packer, max_row_bytes=max_row_bytes)
     return PreparedWrite(rows, head_revision(head), None if step is None else int(step["step"]))
 
 
@@ -630,14 +662,30 @@ def decode_head(
     return checked
 
 
-def decode_messages(run_id: str, rows: Iterator[tuple[int, Any]], cipher: RowCipher | None = None) -> list[Message]:
-    """Parse, open and validate message rows (``(seq, text)``); StoreError naming run and seq."""
+def decode_messages(
+    run_id: str, rows: Iterator[tuple[int, Any]], cipher: RowCipher | None = None, blobs: BlobFetch | None = None
+) -> list[Message]:
+    """Parse, open and validate message rows (``(seq, text)``); StoreError naming run and seq.
+    Tool results stored as blobs are read through ``blobs``."""
     messages: list[Any] = []
     seqs: list[int] = []
+    refs: list[tuple[int, list[Any], int]] = []  # (message index, content, block index) of each blob reference
     for seq, text in rows:
         where = f"messages seq {seq}"
-        messages.append(parse_row(run_id, where, text, cipher, RowPlace("messages", run_id, seq)))
+        message = parse_row(run_id, where, text, cipher, RowPlace("messages", run_id, seq))
+        if type(message) is dict and type(message.get("content")) is list and message.get("role") == "user":
+            for i, block in enumerate(message["content"]):
+                if type(block) is dict and is_result_ref(block.get("toolResult")):
+                    refs.append((len(messages), message["content"], i))
+        messages.append(message)
         seqs.append(seq)
+    if refs:
+        ids = {content[i]["toolResult"][BLOB_REF] for _, content, i in refs}
+        if blobs is None:
+            raise _damaged(run_id, f"messages seq {seqs[refs[0][0]]}", "it refers to a blob, and this read has no blobs")
+        values = decode_blobs(run_id, ids, blobs, cipher)
+        for _, content, i in refs:
+            content[i] = {"toolResult": values[content[i]["toolResult"][BLOB_REF]]}
     try:
         validate_messages(messages, ["messages"])
         decode_message_bytes(messages)
@@ -652,16 +700,23 @@ def decode_messages(run_id: str, rows: Iterator[tuple[int, Any]], cipher: RowCip
     return messages
 
 
-def decode_results(run_id: str, rows: Iterator[tuple[str, Any]], cipher: RowCipher | None = None, *, cycle: int) -> dict[str, ToolResult]:
+def decode_results(
+    run_id: str, rows: Iterator[tuple[str, Any]], cipher: RowCipher | None = None, *, cycle: int, blobs: BlobFetch | None = None
+) -> dict[str, ToolResult]:
     """Parse, open and validate the tool-result rows of cycle ``cycle`` (``(toolUseId, text)``).
 
     Each must be a valid tool result (content a list of valid items) whose ``toolUseId`` is the
-    row's; StoreError naming the run, the cycle and the id otherwise.
+    row's; StoreError naming the run, the cycle and the id otherwise. A result stored as a blob
+    is read through ``blobs``.
     """
     results: dict[str, ToolResult] = {}
     for tool_use_id, text in rows:
         where = f"results cycle {cycle} toolUseId {tool_use_id!r}"
         result = parse_row(run_id, where, text, cipher, RowPlace("results", run_id, f"{cycle}/{tool_use_id}"))
+        if is_result_ref(result):
+            if blobs is None:
+                raise _damaged(run_id, where, "it refers to a blob, and this read has no blobs")
+            result = decode_blobs(run_id, [result[BLOB_REF]], blobs, cipher)[result[BLOB_REF]]
         try:
             _check_tool_result(result, ["result"])
             if result["toolUseId"] != tool_use_id:
@@ -864,6 +919,7 @@ def assemble_run(
     result_rows: Iterable[tuple[str, Any]],
     cipher: RowCipher | None,
     redaction: RedactionPolicy | None,
+    blobs: BlobFetch | None = None,
 ) -> StoredRun:
     """A loaded run from its decoded head and raw rows; missing or foreign rows are a damaged store."""
     expected = head["next_seq"] - head["start_seq"]
@@ -871,8 +927,8 @@ def assemble_run(
         raise StoreError(f"run {run_id!r}: {expected - len(message_rows)} message rows are missing; the store is damaged")
     if redaction is not None:
         head = redaction.fill(run_id, head)
-    messages = decode_messages(run_id, iter(message_rows), cipher)
-    results = decode_results(run_id, iter(result_rows), cipher, cycle=head["cursor"]["cycle_index"])
+    messages = decode_messages(run_id, iter(message_rows), cipher, blobs)
+    results = decode_results(run_id, iter(result_rows), cipher, cycle=head["cursor"]["cycle_index"], blobs=blobs)
     _check_open_cycle(run_id, head["cursor"], messages, results)
     return StoredRun(run_id, head, messages, results)
 

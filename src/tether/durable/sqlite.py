@@ -248,9 +248,9 @@ class SQLiteStore(RowWrites):
                     "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?",
                     (run_id, int(head["cursor"]["cycle_index"])),
                 ).fetchall()
+                return assemble_run(run_id, head, rows, results, self.cipher, self.redaction, self._blobs(conn, run_id))
             finally:
                 conn.execute("COMMIT")
-        return assemble_run(run_id, head, rows, results, self.cipher, self.redaction)
 
     def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
         """Perform a prepared write in one transaction (a compare-and-swap on revision and epoch).
@@ -382,11 +382,12 @@ class SQLiteStore(RowWrites):
                 results = conn.execute(
                     "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?", (run_id, int(head["cursor"]["cycle_index"]))
                 ).fetchall()
+                blobs = self._blobs(conn, run_id)
+                messages = decode_messages(run_id, iter(rows), self.cipher, blobs)
+                cycle = int(head["cursor"]["cycle_index"])
+                return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle, blobs=blobs))
             finally:
                 conn.execute("COMMIT")
-        messages = decode_messages(run_id, iter(rows), self.cipher)
-        cycle = int(head["cursor"]["cycle_index"])
-        return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle))
 
     def _step_at(self, conn: sqlite3.Connection, run_id: str, num: int, step: int) -> Step:
         """Step ``step`` rebuilt from the nearest step row at or before it that holds a whole head."""
