@@ -274,3 +274,20 @@ def test_blobs_are_verified_sealed_and_bound_to_their_run(tmp_path: Path) -> Non
             conn.execute("UPDATE blobs SET body = ? WHERE id = ?", (body, ident))
     with pytest.raises(StoreError, match=r"run 'r': blobs 'hmac:[0-9a-f]+' failed authentication"):
         sealed.load("r")
+
+
+def test_size_breaks_a_run_down_by_kind_of_row(store: RunStore) -> None:
+    from tether.errors import RunNotFoundError
+
+    script = [tool_calls([("fetch", {"page": 1}), ("fetch", {"page": 2})]), "done"]
+    Agent(model=ScriptedModel(script), tools=[fetch], store=store, state={"big": "s" * 4 * BLOB_MIN})("read", run_id="big")
+    Agent(model=ScriptedModel(["hi"]), store=store)("hello", run_id="small")
+    size = store.size("big")
+    assert list(size.tables) == ["head", "messages", "results", "steps", "blobs"]
+    assert size.tables["head"][0] == 1 and size.tables["messages"][0] == 4 and size.tables["results"][0] == 1
+    assert size.tables["steps"][0] == len(store.history("big")) and size.tables["blobs"][0] == 3  # the state and two results
+    assert size.tables["blobs"][1] > 4 * BLOB_MIN + 6 * BLOB_MIN and size.total == sum(b for _, b in size.tables.values())
+    assert [s.run_id for s in store.run_sizes()] == ["big", "small"]
+    assert store.run_sizes()[0] == size
+    with pytest.raises(RunNotFoundError):
+        store.size("nope")

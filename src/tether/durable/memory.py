@@ -26,7 +26,7 @@ from .rows import (
     stored_at,
     summarize_row,
 )
-from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
+from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunSize, StoredRun, check_fence, largest_first, validate_run_id, with_liveness
 
 
 class _Rows:
@@ -128,6 +128,14 @@ class MemoryStore(RowWrites):
         runs = [summarize_row(run_id, rows.head, self.cipher, rev=rows.rev) for run_id, rows in list(self._runs.items())]
         return with_liveness(runs, self.owner_alive)
 
+    def size(self, run_id: str) -> RunSize:
+        """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""
+        return RunSize(run_id, _sizes(self._rows(run_id)))
+
+    def run_sizes(self) -> list[RunSize]:
+        """:meth:`size` of every run, the largest first."""
+        return largest_first({run_id: _sizes(rows) for run_id, rows in list(self._runs.items())})
+
     def _rows(self, run_id: str) -> _Rows:
         rows = self._runs.get(validate_run_id(run_id))
         if rows is None:
@@ -171,3 +179,17 @@ class MemoryStore(RowWrites):
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def _sizes(rows: _Rows) -> dict[str, tuple[int, int]]:
+    def total(texts: Iterable[str | bytes]) -> tuple[int, int]:
+        sizes = [len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass")) for text in texts]
+        return len(sizes), sum(sizes)
+
+    return {
+        "head": total([rows.head]),
+        "messages": total(rows.messages),
+        "results": total(rows.results.values()),
+        "steps": total(rows.steps.values()),
+        "blobs": total(rows.blobs.values()),
+    }

@@ -43,7 +43,7 @@ from .rows import (
     summarize_row,
     zip_text,
 )
-from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
+from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunSize, StoredRun, check_fence, largest_first, validate_run_id, with_liveness
 
 if TYPE_CHECKING:
     import psycopg
@@ -61,6 +61,16 @@ _SCHEMA = (
 )
 _SCHEMA_LOCK = 0x7465746865720001  # advisory key serializing concurrent schema creation ("tether" + 1)
 _MAX_IDLE_LEASE_CONNECTIONS = 4
+
+
+_SIZED = (
+    ("head", "tether_runs", "head"),
+    ("messages", "tether_messages", "body"),
+    ("results", "tether_results", "body"),
+    ("steps", "tether_steps", "body"),
+    ("blobs", "tether_blobs", "body"),
+)
+"""Each kind of row a run is stored as: its table and column (for ``size``)."""
 
 
 def _blobs(conn: psycopg.Connection[Any], run_id: str) -> BlobFetch:
@@ -337,6 +347,45 @@ class PostgresStore(RowWrites):
         if found is None:
             raise StoreError(f"run {run_id!r}: steps step {step}: no step up to it holds a whole head; the store is damaged")
         return found
+
+    def size(self, run_id: str) -> RunSize:
+        """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""
+        validate_run_id(run_id)
+
+        def read(conn: psycopg.Connection[Any]) -> dict[str, tuple[int, int]] | None:
+            with conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None:
+                    return None
+                tables = {}
+                for table, name, column in _SIZED:
+                    row = conn.execute(f"SELECT COUNT(*), SUM(octet_length({column})) FROM {name} WHERE run_id = %s", (run_id,)).fetchone()
+                    tables[table] = (0, 0) if row is None else (int(row[0] or 0), int(row[1] or 0))
+                return tables
+
+        with self._mutex:
+            tables: dict[str, tuple[int, int]] | None = self._query(run_id, read)
+        if tables is None:
+            raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
+        return RunSize(run_id, tables)
+
+    def run_sizes(self) -> list[RunSize]:
+        """:meth:`size` of every run, the largest first (one query per kind of row)."""
+
+        def read(conn: psycopg.Connection[Any]) -> dict[str, dict[str, tuple[int, int]]]:
+            per_run: dict[str, dict[str, tuple[int, int]]] = {}
+            with conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                for table, name, column in _SIZED:
+                    query = f"SELECT run_id, COUNT(*), SUM(octet_length({column})) FROM {name} GROUP BY run_id"
+                    for run_id, rows, size in conn.execute(query).fetchall():
+                        if table == "head" or run_id in per_run:
+                            per_run.setdefault(run_id, {})[table] = (int(rows or 0), int(size or 0))
+            return per_run
+
+        with self._mutex:
+            per_run = self._query(None, read)
+        return largest_first(per_run)
 
     def list_runs(self) -> list[RunSummary]:
         with self._mutex:

@@ -38,7 +38,18 @@ from .rows import (
     stored_at,
     summarize_row,
 )
-from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
+from .store import (
+    SCHEMA_VERSION,
+    STORED_TABLES,
+    Lease,
+    PreparedWrite,
+    RunSize,
+    StoredRun,
+    check_fence,
+    largest_first,
+    validate_run_id,
+    with_liveness,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -403,6 +414,47 @@ class SQLiteStore(RowWrites):
             raise StoreError(f"run {run_id!r}: steps step {step}: no step up to it holds a whole head; the store is damaged")
         return found
 
+    def size(self, run_id: str) -> RunSize:
+        """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""
+        validate_run_id(run_id)
+        with self._errors(run_id) as conn:
+            conn.execute("BEGIN")
+            try:
+                base = self._known(conn, run_id) * SPAN
+                tables = {"head": _sum(conn, "SELECT 1, length(CAST(head AS BLOB)) FROM runs WHERE run_id = ?", (run_id,))}
+                for table in ("messages", "steps"):
+                    tables[table] = _sum(
+                        conn, f"SELECT COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} WHERE k >= ? AND k < ?", (base, base + SPAN)
+                    )
+                for table in ("results", "blobs"):
+                    tables[table] = _sum(conn, f"SELECT COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} WHERE run_id = ?", (run_id,))
+            finally:
+                conn.execute("COMMIT")
+        return RunSize(run_id, {table: tables[table] for table in STORED_TABLES})
+
+    def run_sizes(self) -> list[RunSize]:
+        """:meth:`size` of every run, the largest first (one query per kind of row)."""
+        per_run: dict[str, dict[str, tuple[int, int]]] = {}
+        with self._errors(None) as conn:
+            conn.execute("BEGIN")
+            try:
+                names = dict(conn.execute("SELECT num, run_id FROM runs").fetchall())
+                for run_id, rows, size in conn.execute("SELECT run_id, 1, length(CAST(head AS BLOB)) FROM runs"):
+                    per_run.setdefault(run_id, {})["head"] = (rows, size or 0)
+                for table in ("messages", "steps"):
+                    query = f"SELECT k / {SPAN}, COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} GROUP BY k / {SPAN}"
+                    for num, rows, size in conn.execute(query):
+                        if num in names:
+                            per_run[names[num]][table] = (rows, size or 0)
+                for table in ("results", "blobs"):
+                    query = f"SELECT run_id, COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} GROUP BY run_id"
+                    for run_id, rows, size in conn.execute(query):
+                        if run_id in per_run:
+                            per_run[run_id][table] = (rows, size or 0)
+            finally:
+                conn.execute("COMMIT")
+        return largest_first(per_run)
+
     def list_runs(self) -> list[RunSummary]:
         with self._errors(None) as conn:
             rows = conn.execute("SELECT run_id, head, rev FROM runs").fetchall()
@@ -486,3 +538,9 @@ def _steps(conn: sqlite3.Connection, num: int, first: int, stop: int) -> list[tu
 def _count_steps(conn: sqlite3.Connection, num: int) -> int:
     base = num * SPAN
     return int(conn.execute("SELECT COUNT(*) FROM steps WHERE k >= ? AND k < ?", (base, base + SPAN)).fetchone()[0])
+
+
+def _sum(conn: sqlite3.Connection, query: str, params: tuple[Any, ...]) -> tuple[int, int]:
+    """``(rows, bytes)`` from a query returning one such row (NULL sums are 0)."""
+    row = conn.execute(query, params).fetchone()
+    return (0, 0) if row is None else (int(row[0] or 0), int(row[1] or 0))

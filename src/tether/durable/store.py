@@ -166,6 +166,35 @@ def with_liveness(runs: list[RunSummary], alive: Callable[[str], bool]) -> list[
     return sorted(seen, key=lambda run: (run.created_at or "", run.run_id))
 
 
+STORED_TABLES = ("head", "messages", "results", "steps", "blobs")
+"""The kinds of rows a run is stored as (what :class:`RunSize` breaks its bytes down by)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunSize:
+    """How much of a store one run takes: rows and bytes of row data by kind of row.
+
+    ``tables`` maps each of :data:`STORED_TABLES` to ``(rows, bytes)``; the bytes are those of
+    the stored row data (as written: sealed rows with their envelope, compressed step rows
+    compressed), without the database's own page and index overhead.
+    """
+
+    run_id: str
+    tables: dict[str, tuple[int, int]]
+
+    @property
+    def total(self) -> int:
+        """Bytes of row data of the run, all kinds together."""
+        return sum(size for _, size in self.tables.values())
+
+
+def largest_first(per_run: dict[str, dict[str, tuple[int, int]]]) -> list[RunSize]:
+    """:class:`RunSize` of each run from ``{run_id: {table: (rows, bytes)}}`` (missing kinds are
+    ``(0, 0)``), the largest run first."""
+    sizes = [RunSize(run_id, {table: tables.get(table, (0, 0)) for table in STORED_TABLES}) for run_id, tables in per_run.items()]
+    return sorted(sizes, key=lambda size: (-size.total, size.run_id))
+
+
 @runtime_checkable
 class RunStore(Protocol):
     """Storage for durable runs (SQLite, PostgreSQL, memory).
@@ -261,6 +290,14 @@ class RunStore(Protocol):
         A run whose head says ``running`` but whose lease no live process holds is ``stalled``
         (resumable now); a run whose head cannot be read is listed as ``corrupt``.
         """
+        ...
+
+    def size(self, run_id: str) -> RunSize:
+        """The rows and bytes the run takes, by kind of row; RunNotFoundError when it does not exist."""
+        ...
+
+    def run_sizes(self) -> list[RunSize]:
+        """:meth:`size` of every run in the store, the largest first."""
         ...
 
     def lease(self, run_id: str) -> AbstractContextManager[Lease]:
