@@ -291,3 +291,26 @@ def test_size_breaks_a_run_down_by_kind_of_row(store: RunStore) -> None:
     assert store.run_sizes()[0] == size
     with pytest.raises(RunNotFoundError):
         store.size("nope")
+
+
+def test_deleting_a_run_removes_its_rows_and_blobs_and_only_its_own(store: RunStore) -> None:
+    from tether.errors import RunLockedError, RunNotFoundError
+
+    shared = {"big": "s" * 4 * BLOB_MIN}  # the same value in two runs: each run has its own blob
+    for run_id in ("a", "b"):
+        Agent(model=ScriptedModel([tool_calls([("fetch", {"page": 1})]), "done"]), tools=[fetch], store=store, state=shared)(
+            "go", run_id=run_id
+        )
+    assert _blob_count(store) == 4
+    with store.lease("a"), pytest.raises(RunLockedError):
+        store.delete_run("a")  # a live owner: refused, nothing deleted
+    assert store.load("a") is not None
+    store.delete_run("a")
+    assert store.load("a") is None and store.head("a") is None and _blob_count(store) == 2
+    assert [run.run_id for run in store.list_runs()] == ["b"]
+    loaded = store.load("b")
+    assert loaded is not None and loaded.head["state"] == shared and len(store.history("b")) > 1
+    with pytest.raises(RunNotFoundError):
+        store.delete_run("a")
+    Agent(model=ScriptedModel(["again"]), store=store)("new", run_id="a")  # the id can be used again
+    assert [m["role"] for m in (store.load("a") or pytest.fail()).messages] == ["user", "assistant"]

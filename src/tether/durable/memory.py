@@ -128,6 +128,13 @@ class MemoryStore(RowWrites):
         runs = [summarize_row(run_id, rows.head, self.cipher, rev=rows.rev) for run_id, rows in list(self._runs.items())]
         return with_liveness(runs, self.owner_alive)
 
+    def delete_run(self, run_id: str) -> None:
+        """Delete the run and all its rows (blobs too), under its lease."""
+        self._rows(run_id)
+        with self.lease(run_id) as lease, self._mutex:
+            check_fence(run_id, None, None, True, lease, self._epochs.get(run_id))
+            self._runs.pop(run_id, None)
+
     def size(self, run_id: str) -> RunSize:
         """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""
         return RunSize(run_id, _sizes(self._rows(run_id)))

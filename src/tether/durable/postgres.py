@@ -348,6 +348,27 @@ class PostgresStore(RowWrites):
             raise StoreError(f"run {run_id!r}: steps step {step}: no step up to it holds a whole head; the store is damaged")
         return found
 
+    def delete_run(self, run_id: str) -> None:
+        """Delete the run and all its rows (blobs too) in one transaction, under its lease."""
+        validate_run_id(run_id)
+
+        def delete(conn: psycopg.Connection[Any], lease: Lease) -> bool:
+            with conn.transaction():
+                found = conn.execute("SELECT rev FROM tether_runs WHERE run_id = %s FOR UPDATE", (run_id,)).fetchone()
+                if found is None:
+                    return False
+                epoch = conn.execute("SELECT epoch FROM tether_leases WHERE run_id = %s FOR SHARE", (run_id,)).fetchone()
+                check_fence(run_id, None, None, True, lease, None if epoch is None else epoch[0])
+                for table in ("tether_messages", "tether_results", "tether_steps", "tether_blobs", "tether_runs"):
+                    conn.execute(f"DELETE FROM {table} WHERE run_id = %s", (run_id,))  # the lease epoch stays: it fences
+            return True
+
+        with self._lease(run_id) as lease:
+            with self._mutex:
+                deleted: bool = self._query(run_id, lambda conn: delete(conn, lease))
+        if not deleted:
+            raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
+
     def size(self, run_id: str) -> RunSize:
         """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""
         validate_run_id(run_id)

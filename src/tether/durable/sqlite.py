@@ -414,6 +414,29 @@ class SQLiteStore(RowWrites):
             raise StoreError(f"run {run_id!r}: steps step {step}: no step up to it holds a whole head; the store is damaged")
         return found
 
+    def delete_run(self, run_id: str) -> None:
+        """Delete the run and all its rows (blobs too) in one transaction, under its lease."""
+        validate_run_id(run_id)
+        with self._lease(run_id) as lease:
+            with self._errors(run_id) as conn:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    row = conn.execute("SELECT num FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                    epoch = conn.execute("SELECT epoch FROM leases WHERE run_id = ?", (run_id,)).fetchone()
+                    if row is None:
+                        raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
+                    check_fence(run_id, None, None, True, lease, None if epoch is None else epoch[0])
+                    base = _number(row) * SPAN
+                    for table in ("messages", "steps"):
+                        conn.execute(f"DELETE FROM {table} WHERE k >= ? AND k < ?", (base, base + SPAN))
+                    for table in ("results", "blobs", "runs"):
+                        conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))  # the lease epoch stays: it fences
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+
     def size(self, run_id: str) -> RunSize:
         """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""
         validate_run_id(run_id)

@@ -292,6 +292,13 @@ class RunStore(Protocol):
         """
         ...
 
+    def delete_run(self, run_id: str) -> None:
+        """Delete the run: its head and every row of it, blobs included (they belong to the run,
+        so no other run loses one), in one transaction. Takes the run's lease first, so a run
+        with a live owner is refused (:class:`~tether.errors.RunLockedError`) and a stale owner
+        is fenced off; RunNotFoundError when the store does not have it."""
+        ...
+
     def size(self, run_id: str) -> RunSize:
         """The rows and bytes the run takes, by kind of row; RunNotFoundError when it does not exist."""
         ...
