@@ -10,6 +10,7 @@ overriding the ``on_*`` methods.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from .host import LoopHost
 from .model_call import ModelResponse, respond
 from .tool_call import call_tool
 from .tracing import Span
+
+_log = logging.getLogger(__name__)
 
 _CANCEL_POLL_SECONDS = 0.05
 """How often a throttling backoff checks for cancellation (cancel() is a thread-safe flag)."""
@@ -144,23 +147,44 @@ class LocalDriver:
     # -- tool calls -----------------------------------------------------------------------
 
     async def _run_tools(self, effect: RunTools) -> AsyncIterator[AgentEvent]:
-        events: list[AgentEvent] = []
+        """Run the cycle's calls through the executor, yielding each call's events as they happen.
+
+        The executor runs in a task of its own and hands events over a queue, so a
+        ``tool_start`` reaches the caller before that tool's body runs (the call waits until
+        the caller has taken the event and asked for the next one) and a ``tool_result`` as
+        soon as its tool finished, however the executor schedules the calls. A caller that stops
+        iterating, or a cancelled invocation, cancels the calls still running.
+        """
+        queue: asyncio.Queue[_Handoff | None] = asyncio.Queue()
 
         async def run_one(tool_use: ToolUse) -> bool:
-            return await self._run_one(tool_use, events)
+            return await self._run_one(tool_use, queue)
 
-        await self.host.tool_executor.execute(effect.tool_uses, run_one)
-        for event in events:
-            yield event
+        task = asyncio.ensure_future(self.host.tool_executor.execute(effect.tool_uses, run_one))
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (item := await queue.get()) is not None:
+                event, taken = item
+                yield event
+                if taken is not None and not taken.done():
+                    taken.set_result(None)  # the caller came back for more: the tool may start
+            await task  # its error, if any
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait([task])  # unlike awaiting it, never swallows our own cancellation
 
-    async def _run_one(self, tool_use: ToolUse, events: list[AgentEvent]) -> bool:
+    async def _run_one(self, tool_use: ToolUse, queue: asyncio.Queue[_Handoff | None]) -> bool:
         if self.cancel_event.is_set():
             return False
         core = self.core
         tool_use_id = tool_use["toolUseId"]
-        events.append({"type": "tool_start", "toolUse": tool_use})
 
         async def started() -> None:
+            taken = asyncio.get_running_loop().create_future()
+            queue.put_nowait(({"type": "tool_start", "toolUse": tool_use}, taken))
+            await taken  # the caller saw tool_start before anything of the call is recorded or run
+            _log.debug("tool call %s: %s started", tool_use_id, tool_use["name"])
             core.tool_started(tool_use_id)
             await self.on_tool_started(tool_use)
 
@@ -175,19 +199,25 @@ class LocalDriver:
             parent=self.options.trace_parent,
         )
         if outcome.interrupt is not None:
+            _log.debug("tool call %s: %s interrupted (%s)", tool_use_id, tool_use["name"], outcome.interrupt.name)
             core.tool_interrupted([outcome.interrupt.to_dict()])
             return False
         result = outcome.result
         assert result is not None
+        _log.debug("tool call %s: %s finished (%s, %.1f ms)", tool_use_id, tool_use["name"], result["status"], outcome.duration_ms)
         record_tool(self.run_state.metrics, tool_use["name"], outcome.duration_ms, result["status"] == "error")
         added = core.tool_done(tool_use_id, result, structured_output=outcome.structured_output)
         await self.on_tool_result(tool_use_id, result)
-        events.append({"type": "tool_result", "toolResult": result})
+        queue.put_nowait(({"type": "tool_result", "toolResult": result}, None))
         if added:
             await self._added(added)
             for message in added:
-                events.append({"type": "message", "message": message})
+                queue.put_nowait(({"type": "message", "message": message}, None))
         return True
+
+
+_Handoff = tuple[AgentEvent, "asyncio.Future[None] | None"]
+"""An event for the caller and, for ``tool_start``, the future set once the caller has taken it."""
 
 
 __all__ = ["AgentEvent", "DriverOptions", "LocalDriver", "Pause", "Stop"]
