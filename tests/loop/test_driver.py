@@ -272,7 +272,7 @@ def _two_calls() -> Message:
     }
 
 
-@pytest.mark.parametrize("executor", ["concurrent", "sequential"])
+@pytest.mark.parametrize("executor", ["concurrent", "sequential", "single"])
 @pytest.mark.parametrize("store", [None, "sqlite"])
 @pytest.mark.parametrize("in_thread", [False, True])
 async def test_tool_start_reaches_the_caller_before_the_tool_body_runs(
@@ -288,10 +288,13 @@ async def test_tool_start_reaches_the_caller_before_the_tool_body_runs(
         seen.append(f"body {name}")
         return name
 
+    message = _two_calls()
+    if executor == "single":  # one call: the concurrent executor runs it in order, in the invocation's task
+        del message["content"][1]
     agent = Agent(
-        model=ScriptedModel([_two_calls(), "done"]),
+        model=ScriptedModel([message, "done"]),
         tools=[mark],
-        tool_executor=ConcurrentToolExecutor() if executor == "concurrent" else SequentialToolExecutor(),
+        tool_executor=SequentialToolExecutor() if executor == "sequential" else ConcurrentToolExecutor(),
         store=SQLiteStore(tmp_path / "runs.db") if store else None,
     )
     async for event in agent.stream_async("go", run_id="r1" if store else None):
@@ -299,7 +302,7 @@ async def test_tool_start_reaches_the_caller_before_the_tool_body_runs(
             seen.append(f"start {event['toolUse']['toolUseId']}")
         elif event["type"] == "tool_result":
             seen.append(f"result {event['toolResult']['toolUseId']}")
-    for name in "ab":
+    for name in "ab" if executor != "single" else "a":
         assert seen.index(f"start {name}") < seen.index(f"body {name}") < seen.index(f"result {name}")
     if executor == "sequential":  # one call after the other, and the caller hears of each as it happens
         assert seen == ["start a", "body a", "result a", "start b", "body b", "result b"]
@@ -327,7 +330,11 @@ async def test_a_tool_result_is_yielded_while_other_calls_still_run() -> None:
     assert order == [("a", "success"), ("b", "success")]
 
 
-async def test_a_caller_that_stops_at_tool_start_never_runs_the_tool() -> None:
+@pytest.mark.parametrize("calls", [1, 2])
+@pytest.mark.parametrize("executor", ["concurrent", "sequential"])
+async def test_a_caller_that_stops_at_tool_start_never_runs_the_tool(executor: str, calls: int) -> None:
+    from tether import ConcurrentToolExecutor, SequentialToolExecutor
+
     ran: list[str] = []
 
     @tool
@@ -335,7 +342,13 @@ async def test_a_caller_that_stops_at_tool_start_never_runs_the_tool() -> None:
         ran.append(name)
         return name
 
-    agent = Agent(model=ScriptedModel([_two_calls(), "done"]), tools=[mark])
+    message = _two_calls()
+    del message["content"][calls:]
+    agent = Agent(
+        model=ScriptedModel([message, "done"]),
+        tools=[mark],
+        tool_executor=ConcurrentToolExecutor() if executor == "concurrent" else SequentialToolExecutor(),
+    )
     async with contextlib.aclosing(agent.stream_async("go")) as events:
         async for event in events:
             if event["type"] == "tool_start":

@@ -10,9 +10,10 @@ overriding the ``on_*`` methods.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,7 @@ from .core import LoopCore, ModelOutcome
 from .effects import CallModel, CloseCycle, Effect, Pause, RunTools, Stop
 from .host import LoopHost
 from .model_call import ModelResponse, respond
-from .tool_call import call_tool
+from .tool_call import ToolOutcome, begin_call
 from .tracing import Span
 
 _log = logging.getLogger(__name__)
@@ -147,73 +148,97 @@ class LocalDriver:
     # -- tool calls -----------------------------------------------------------------------
 
     async def _run_tools(self, effect: RunTools) -> AsyncIterator[AgentEvent]:
-        """Run the cycle's calls through the executor, yielding each call's events as they happen.
+        """Run the cycle's calls, yielding each call's events as they happen.
 
-        The executor runs in a task of its own and hands events over a queue, so a
-        ``tool_start`` reaches the caller before that tool's body runs (the call waits until
-        the caller has taken the event and asked for the next one) and a ``tool_result`` as
-        soon as its tool finished, however the executor schedules the calls. A caller that stops
-        iterating, or a cancelled invocation, cancels the calls still running.
+        A ``tool_start`` reaches the caller before that call is recorded as started or its
+        tool runs (the call waits until the caller has taken the event and asked for the next
+        one), and a ``tool_result`` as soon as its tool finished. Calls the executor runs in
+        order run right here; otherwise the executor runs in a task of its own and hands the
+        events over a queue. A caller that stops iterating, or a cancelled invocation, cancels
+        the calls still running; a call whose ``tool_start`` was not taken never runs.
         """
+        executor = self.host.tool_executor
+        if executor.runs_in_order(effect.tool_uses):
+            for tool_use in effect.tool_uses:
+                finished = False
+                async with contextlib.aclosing(self._tool_events(tool_use)) as events:
+                    async for event in events:
+                        finished = finished or event["type"] == "tool_result"
+                        yield event
+                if not finished:
+                    return  # interrupted, or cancelled: the calls after it do not run
+            return
         queue: asyncio.Queue[_Handoff | None] = asyncio.Queue()
 
         async def run_one(tool_use: ToolUse) -> bool:
-            return await self._run_one(tool_use, queue)
+            finished = False
+            async with contextlib.aclosing(self._tool_events(tool_use)) as events:
+                async for event in events:
+                    if event["type"] == "tool_start":
+                        taken = asyncio.get_running_loop().create_future()
+                        queue.put_nowait((event, taken))
+                        await taken
+                    else:
+                        finished = finished or event["type"] == "tool_result"
+                        queue.put_nowait((event, None))
+            return finished
 
-        task = asyncio.ensure_future(self.host.tool_executor.execute(effect.tool_uses, run_one))
+        task = asyncio.ensure_future(executor.execute(effect.tool_uses, run_one))
         task.add_done_callback(lambda _: queue.put_nowait(None))
         try:
             while (item := await queue.get()) is not None:
                 event, taken = item
                 yield event
                 if taken is not None and not taken.done():
-                    taken.set_result(None)  # the caller came back for more: the tool may start
+                    taken.set_result(None)  # the caller came back for more: the call may go on
             await task  # its error, if any
         finally:
             if not task.done():
                 task.cancel()
                 await asyncio.wait([task])  # unlike awaiting it, never swallows our own cancellation
 
-    async def _run_one(self, tool_use: ToolUse, queue: asyncio.Queue[_Handoff | None]) -> bool:
+    async def _tool_events(self, tool_use: ToolUse) -> AsyncGenerator[AgentEvent, None]:
+        """One call: ``tool_start`` (before the start is recorded and the tool runs), then
+        ``tool_result`` and the messages it closed the cycle with. Yields nothing when the
+        invocation was cancelled first or a before-hook interrupted it; no ``tool_result``
+        when the tool interrupted."""
         if self.cancel_event.is_set():
-            return False
+            return
         core = self.core
         tool_use_id = tool_use["toolUseId"]
-
-        async def started() -> None:
-            taken = asyncio.get_running_loop().create_future()
-            queue.put_nowait(({"type": "tool_start", "toolUse": tool_use}, taken))
-            await taken  # the caller saw tool_start before anything of the call is recorded or run
+        options = self.options
+        pending = await begin_call(
+            self.host, self.run_state, tool_use, invocation_state=options.invocation_state, parent=options.trace_parent
+        )
+        if isinstance(pending, ToolOutcome):
+            assert pending.interrupt is not None
+            _log.debug("tool call %s: %s interrupted by a hook (%s)", tool_use_id, tool_use["name"], pending.interrupt.name)
+            core.tool_interrupted([pending.interrupt.to_dict()])
+            return
+        try:
+            yield {"type": "tool_start", "toolUse": tool_use}
             _log.debug("tool call %s: %s started", tool_use_id, tool_use["name"])
             core.tool_started(tool_use_id)
             await self.on_tool_started(tool_use)
-
-        outcome = await call_tool(
-            self.host,
-            self.run_state,
-            tool_use,
-            invocation_state=self.options.invocation_state,
-            output_model=self.options.output_model,
-            output_tool=self.options.output_tool,
-            on_started=started,
-            parent=self.options.trace_parent,
-        )
+        except BaseException as exc:
+            pending.abandon(exc)
+            raise
+        outcome = await pending.finish(output_model=options.output_model, output_tool=options.output_tool)
         if outcome.interrupt is not None:
             _log.debug("tool call %s: %s interrupted (%s)", tool_use_id, tool_use["name"], outcome.interrupt.name)
             core.tool_interrupted([outcome.interrupt.to_dict()])
-            return False
+            return
         result = outcome.result
         assert result is not None
         _log.debug("tool call %s: %s finished (%s, %.1f ms)", tool_use_id, tool_use["name"], result["status"], outcome.duration_ms)
         record_tool(self.run_state.metrics, tool_use["name"], outcome.duration_ms, result["status"] == "error")
         added = core.tool_done(tool_use_id, result, structured_output=outcome.structured_output)
         await self.on_tool_result(tool_use_id, result)
-        queue.put_nowait(({"type": "tool_result", "toolResult": result}, None))
+        yield {"type": "tool_result", "toolResult": result}
         if added:
             await self._added(added)
             for message in added:
-                queue.put_nowait(({"type": "message", "message": message}, None))
-        return True
+                yield {"type": "message", "message": message}
 
 
 _Handoff = tuple[AgentEvent, "asyncio.Future[None] | None"]
