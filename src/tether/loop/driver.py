@@ -83,6 +83,9 @@ class LocalDriver:
                 for message in added:
                     yield {"type": "message", "message": message}
             effect = core.next_effect()
+            if _log.isEnabledFor(logging.DEBUG):
+                run_id = self.run_state.run_id
+                _log.debug("%scycle %d: %s", f"run {run_id!r} " if run_id else "", self.run_state.cursor.cycle_index, _describe(effect))
             if isinstance(effect, CallModel):
                 async for event in self._call_model(effect):
                     yield event
@@ -239,6 +242,19 @@ class LocalDriver:
             await self._added(added)
             for message in added:
                 yield {"type": "message", "message": message}
+
+
+def _describe(effect: Effect) -> str:
+    """An effect in a few words, for DEBUG logs (names and ids, never message contents)."""
+    if isinstance(effect, RunTools):
+        return "run tools " + ", ".join(f"{use['name']} ({use['toolUseId']})" for use in effect.tool_uses)
+    if isinstance(effect, CloseCycle):
+        return f"close the cycle ({len(effect.messages)} messages)"
+    if isinstance(effect, CallModel):
+        return "call the model"
+    if isinstance(effect, Pause):
+        return f"pause at {effect.position}"
+    return f"stop ({effect.reason})"
 
 
 _Handoff = tuple[AgentEvent, "asyncio.Future[None] | None"]
