@@ -162,6 +162,17 @@ def tool(
     :func:`parse_docstring`); the description is the docstring's text before them. A
     parameter annotated ``ToolContext`` receives the call's context and is not in the schema.
     Sync functions run in a worker thread unless ``run_in_thread=False``.
+
+    Args:
+        func: The function (when used as a bare ``@tool``).
+        name: The tool's name (default: the function's), 1-64 letters, digits, ``_``, ``-``.
+        description: What the tool does, for the model (default: from the docstring).
+        idempotent: False for a tool that must not run twice blindly (a payment): after a
+            crash, an in-doubt call of it is reconciled or asked about instead of re-run.
+        run_in_thread: Run a sync function in a worker thread (False: on the event loop).
+
+    Returns:
+        The tool, or a decorator making one.
     """
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
