@@ -355,3 +355,35 @@ async def test_a_caller_that_stops_at_tool_start_never_runs_the_tool(executor: s
                 break
     assert ran == []
     assert agent.run_state.cursor.started == []  # nothing recorded as started: nothing in doubt
+
+
+@pytest.mark.parametrize("executor", ["concurrent", "sequential"])
+async def test_a_result_the_caller_has_seen_is_stored(executor: str, tmp_path: Any) -> None:
+    from tether import ConcurrentToolExecutor, SequentialToolExecutor
+    from tether.durable import SQLiteStore
+
+    ran: list[str] = []
+
+    @tool
+    async def mark(name: str) -> str:
+        ran.append(name)
+        return name
+
+    def build() -> Agent:
+        return Agent(
+            model=ScriptedModel([_two_calls(), "done"], stateful=True),
+            tools=[mark],
+            tool_executor=SequentialToolExecutor() if executor == "sequential" else ConcurrentToolExecutor(),
+            store=SQLiteStore(tmp_path / "runs.db"),
+        )
+
+    seen: list[str] = []
+    async with contextlib.aclosing(build().stream_async("go", run_id="r")) as events:
+        async for event in events:
+            if event["type"] == "tool_result":
+                seen.append(event["toolResult"]["toolUseId"])
+                if len(seen) == 2:
+                    break  # the caller stops right after the result that closed the cycle
+    result = await build().resume_async("r")
+    assert str(result) == "done"
+    assert sorted(ran) == ["a", "b"]  # neither call ran again: both results had been stored

@@ -237,11 +237,10 @@ class LocalDriver:
         record_tool(self.run_state.metrics, tool_use["name"], outcome.duration_ms, result["status"] == "error")
         added = core.tool_done(tool_use_id, result, structured_output=outcome.structured_output)
         await self.on_tool_result(tool_use_id, result)
+        await self._added(added)  # stored before the caller hears of it: a caller that stops then loses nothing
         yield {"type": "tool_result", "toolResult": result}
-        if added:
-            await self._added(added)
-            for message in added:
-                yield {"type": "message", "message": message}
+        for message in added:
+            yield {"type": "message", "message": message}
 
 
 def _describe(effect: Effect) -> str:
