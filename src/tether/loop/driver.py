@@ -164,10 +164,14 @@ class LocalDriver:
         if executor.runs_in_order(effect.tool_uses):
             for tool_use in effect.tool_uses:
                 finished = False
-                async with contextlib.aclosing(self._tool_events(tool_use)) as events:
+                events = self._tool_events(tool_use)
+                try:
                     async for event in events:
                         finished = finished or event["type"] == "tool_result"
                         yield event
+                except BaseException:
+                    await events.aclose()  # the caller stopped, or the invocation was cancelled
+                    raise
                 if not finished:
                     return  # interrupted, or cancelled: the calls after it do not run
             return
