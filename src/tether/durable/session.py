@@ -11,6 +11,7 @@ unchanged large value is not written again and a step row holds only what its he
 from __future__ import annotations
 
 import asyncio
+import logging
 from concurrent.futures import Executor
 from typing import Any, cast
 
@@ -22,6 +23,8 @@ from .head import DurableHead, as_row
 from .history import Timeline
 from .rows import new_packer
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunStore, StoredRun
+
+_log = logging.getLogger(__name__)
 
 
 class DurableSession:
@@ -83,6 +86,7 @@ class DurableSession:
         store commits them at once if that cannot block (a local SQLite commit with the lock
         free), else the commit runs on the ``writer`` thread (a PostgreSQL round trip, a lock
         held by another process, a WAL checkpoint). Writes of one session stay in order."""
+        _log.debug("run %r: store write (%s)", self.run_id, position or "progress")
         lock = self._write_lock()
         if not lock.locked():  # no write in flight: try at once (no await until it is done)
             prepared = self._encoded(position, status, info)
@@ -98,6 +102,7 @@ class DurableSession:
 
     async def _commit_blocking(self, prepared: PreparedWrite) -> None:
         """Commit on the writer thread (inline when the session has none)."""
+        _log.debug("run %r: the store would block (another writer's lock, a round trip): committing on a thread", self.run_id)
         if self.writer is None:
             self._commit(prepared, wait=True)
         else:
