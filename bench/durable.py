@@ -20,6 +20,7 @@ column says "skipped" with the reason when no PostgreSQL binaries or psycopg are
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import json
 import sqlite3
@@ -164,6 +165,17 @@ def step(key: str, context: ToolContext) -> str:
     return f"value of {key}"
 
 
+def _noise(size: int) -> str:
+    """``size`` characters of hex that no store can compress (PostgreSQL compresses a run of one
+    letter to nothing), the same in every run."""
+    out = []
+    digest = b"tether"
+    while len(out) * 64 < size:
+        digest = hashlib.sha256(digest).digest()
+        out.append(hashlib.sha256(digest).hexdigest())
+    return "".join(out)[:size]
+
+
 def _wchar() -> int:
     """Bytes this process has written so far (Linux ``/proc/self/io``; 0 elsewhere)."""
     try:
@@ -180,7 +192,7 @@ def storage_run(messages: int, scenario: str, store: RunStore) -> tuple[int, flo
     their compact JSON bytes per message."""
     cycles = max(1, (messages - 2) // 2)
     script: list[Any] = [tool_call("step", {"key": f"k{i}"}) for i in range(cycles)] + ["done"]
-    state = {"blob": {"data": "s" * STATE_BYTES}} if scenario != "plain" else None
+    state = {"blob": {"data": _noise(STATE_BYTES)}} if scenario != "plain" else None
     agent = Agent(model=ScriptedModel(script), tools=[step], store=store, state=state, conversation_manager=NullConversationManager())
     agent("go", run_id="run", invocation_state={"changing": scenario == "state changing"})
     count = len(agent.messages)

@@ -58,6 +58,10 @@ _SCHEMA = (
     " body TEXT NOT NULL, PRIMARY KEY (run_id, cycle, tool_use_id))",
     "CREATE TABLE IF NOT EXISTS tether_steps (run_id TEXT NOT NULL, step BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, step))",
     "CREATE TABLE IF NOT EXISTS tether_blobs (run_id TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, id))",
+    # A head is replaced at every save point: leave each page room, so PostgreSQL prunes the dead
+    # versions of a head before its page is full and every update stays a HOT update in place
+    # (with full pages a head of ~850 bytes can miss pruning and move to a new page each time).
+    "ALTER TABLE tether_runs SET (fillfactor = 50)",
 )
 _SCHEMA_LOCK = 0x7465746865720001  # advisory key serializing concurrent schema creation ("tether" + 1)
 _MAX_IDLE_LEASE_CONNECTIONS = 4
