@@ -360,7 +360,6 @@ class Agent:
                     "(a stream_async you stopped iterating but still hold must be closed with aclose())"
                 )
         try:
-            self._cancel.clear()
             normalized = normalize_prompt(prompt)
             await self.tool_registry.start_sources()
             options = InvocationOptions(
@@ -396,6 +395,7 @@ class Agent:
                 async for event in stream:
                     yield event
         finally:
+            self._cancel.clear()  # a cancel applies to one invocation (this one, or the next if idle)
             self._busy.release()
 
     # -- lifecycle of tool sources ---------------------------------------------------------
@@ -430,13 +430,18 @@ class Agent:
         """Ask the running invocation to stop at the next step (thread-safe).
 
         Tool calls that had not started get an error result; the result's stop reason is
-        ``cancelled`` and the conversation stays valid. Called while no invocation runs and
-        the agent waits for interrupt answers, it gives up on them: the interrupted tool calls
-        get a "cancelled" error result and the agent accepts new prompts again.
+        ``cancelled`` and the conversation stays valid. Called while no invocation runs, it
+        applies to the next one, which returns ``cancelled`` without calling the model (as in
+        Strands) — unless the agent waits for interrupt answers: then it gives up on them (the
+        interrupted tool calls get a "cancelled" error result) and the agent accepts new
+        prompts again.
         """
         if self._busy.acquire(blocking=False):
             try:
-                abandon_interrupts(self.run_state)
+                if self.run_state.interrupt_state.get("activated"):
+                    abandon_interrupts(self.run_state)
+                else:
+                    self._cancel.set()
             finally:
                 self._busy.release()
             return
@@ -456,7 +461,14 @@ class Agent:
         return take(self.run_state, self.conversation_manager, resolve_fields(preset, include, exclude), app_data)
 
     def load_snapshot(self, snapshot: Snapshot | dict[str, Any]) -> None:
-        """Apply a snapshot: fields present in it replace the agent's, absent ones are kept."""
+        """Apply a snapshot: fields present in it replace the agent's, absent ones are kept.
+
+        Its version and scope are validated first (``SnapshotError``). A snapshot dict, and
+        any object with a ``to_dict()`` giving one (a Strands ``Snapshot``), is read with
+        :meth:`Snapshot.from_dict`.
+        """
+        if not isinstance(snapshot, (Snapshot, dict)) and callable(getattr(snapshot, "to_dict", None)):
+            snapshot = snapshot.to_dict()
         if isinstance(snapshot, dict):
             snapshot = Snapshot.from_dict(snapshot)
         if not isinstance(snapshot, Snapshot):
