@@ -252,12 +252,12 @@ def test_a_bad_checkpoint_leaves_the_agent_unchanged() -> None:
     agent = Agent(model=ScriptedModel(counting_script(2), stateful=True), tools=[adder(log)], checkpointing=True)
     cp = agent("go").checkpoint
     assert cp is not None
-    before = json.dumps(agent.take_snapshot().data)
+    before = json.dumps(agent.take_snapshot(preset="all").data)
     broken = cp.to_dict()
     broken["position"] = "sideways"
     with pytest.raises(CheckpointError, match="position"):
         agent({"checkpointResume": {"checkpoint": broken}})
-    assert json.dumps(agent.take_snapshot().data) == before
+    assert json.dumps(agent.take_snapshot(preset="all").data) == before
 
 
 # -- Checkpoint.from_dict validation ------------------------------------------------------

@@ -74,8 +74,18 @@ def manager_state_writer(state: dict[str, Any]) -> tuple[str | None, str | None]
 
 
 def manager_state_in(state: dict[str, Any]) -> dict[str, Any]:
-    """The run's shape of a conversation-manager state in either snapshot shape (a new dict)."""
-    return {key: value for key, value in state.items() if key not in ("kind", "__name__")}
+    """The run's shape of a conversation-manager state in either snapshot shape (a new dict).
+
+    Keys Strands always writes are dropped when they hold the value Tether writes for them
+    anyway (:data:`MANAGER_DEFAULTS`), so a round trip through a snapshot changes nothing.
+    """
+    kind, _ = manager_state_writer(state)
+    defaults = MANAGER_DEFAULTS.get(kind or "", {})
+    return {
+        key: value
+        for key, value in state.items()
+        if key not in ("kind", "__name__") and not (key in defaults and value == defaults[key] and type(value) is type(defaults[key]))
+    }
 
 
 def legacy_manager_state(state: dict[str, Any]) -> dict[str, Any]:
