@@ -9,8 +9,8 @@ import pydantic
 import pytest
 
 import tether
-from tether import Agent, Checkpoint, CheckpointError, ConfigurationError, PromptError, ScriptedModel, TetherError, tool
 import tether.checkpoint as checkpoint_module
+from tether import Agent, Checkpoint, CheckpointError, ConfigurationError, PromptError, ScriptedModel, TetherError, tool
 from tether.checkpoint import CHECKPOINT_SCHEMA_VERSION
 from tether.models.scripted import tool_call, tool_calls
 from tether.tools.base import Tool
@@ -330,7 +330,7 @@ def test_from_dict_checks_the_header_and_keeps_the_snapshot_opaque_until_resume(
     with pytest.raises(CheckpointError, match="snapshot must be an object"):
         Checkpoint.from_dict({**checkpoint_dict, "snapshot": [1]})
     agent = Agent(model=ScriptedModel(counting_script(1), stateful=True), tools=[adder([])], checkpointing=True)
-    with pytest.raises(CheckpointError, match="Unsupported checkpoint.snapshot schema version: 99"):
+    with pytest.raises(CheckpointError, match=r"Unsupported checkpoint\.snapshot schema version: 99"):
         agent({"checkpointResume": {"checkpoint": cp.to_dict()}})
     assert agent.messages == [], "a refused resume changes nothing"
 

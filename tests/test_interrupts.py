@@ -272,7 +272,8 @@ def test_interrupts_inside_a_checkpointed_run() -> None:
     paused = other(answer((interrupted.interrupts[0].id, "sure")))
     assert paused.stop_reason == "checkpoint"
     assert paused.checkpoint is not None and paused.checkpoint.position == "after_tools"
-    assert paused.checkpoint.snapshot["data"]["interrupt_state"] == {"interrupts": {}, "context": {}, "activated": False}  # Strands' empty state
+    empty = {"interrupts": {}, "context": {}, "activated": False}  # Strands' shape of an empty state
+    assert paused.checkpoint.snapshot["data"]["interrupt_state"] == empty
     assert paused.metrics.invocation.tool_call_count == 1
     end = fresh()({"checkpointResume": {"checkpoint": paused.checkpoint.to_dict()}})
     assert end.text == "end"

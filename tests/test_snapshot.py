@@ -254,11 +254,14 @@ def test_mutating_the_snapshot_does_not_change_the_agent() -> None:
     snap = agent.take_snapshot(preset="all")
     target = Agent()
     target.load_snapshot(snap)
-    before = (json.dumps(target.take_snapshot(preset="all").data, default=repr), json.dumps(agent.take_snapshot(preset="all").data, default=repr))
+    def both() -> tuple[str, str]:
+        return tuple(json.dumps(a.take_snapshot(preset="all").data, default=repr) for a in (target, agent))  # type: ignore[return-value]
+
+    before = both()
     snap.data["messages"][0]["content"][0]["text"] = "changed"
     snap.data["state"]["user"]["name"] = "eve"
     snap.data["system_prompt"].append({"text": "x"})
-    after = (json.dumps(target.take_snapshot(preset="all").data, default=repr), json.dumps(agent.take_snapshot(preset="all").data, default=repr))
+    after = both()
     assert before == after
 
 

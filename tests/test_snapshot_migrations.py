@@ -70,7 +70,7 @@ def test_steps_chain() -> None:
 
 
 def test_missing_step_is_an_error() -> None:
-    with pytest.raises(SnapshotError, match="schema_version '1.1' is not supported: no migration to '1.2'"):
+    with pytest.raises(SnapshotError, match=r"schema_version '1\.1' is not supported: no migration to '1\.2'"):
         migrate(golden(), target="1.2", versions=VERSIONS, migrations={"1.0": v1_to_v2})
 
 
@@ -97,16 +97,16 @@ def test_a_failing_or_impure_step_is_reported() -> None:
     def wrong_type(data: dict[str, Any]) -> dict[str, Any]:
         return [data]  # type: ignore[return-value]
 
-    with pytest.raises(SnapshotError, match=r"migration from schema_version '1.0' to '1.1' failed: KeyError\('missing'\)"):
+    with pytest.raises(SnapshotError, match=r"migration from schema_version '1\.0' to '1\.1' failed: KeyError\('missing'\)"):
         migrate(golden(), target="1.1", versions=VERSIONS, migrations={"1.0": broken})
     with pytest.raises(SnapshotError, match="returned list, not a dict"):
         migrate(golden(), target="1.1", versions=VERSIONS, migrations={"1.0": wrong_type})
 
 
 def test_the_name_is_configurable_and_a_checkpoint_converts_to_its_error() -> None:
-    with pytest.raises(SnapshotError, match="checkpoint schema_version '1.0' is not supported"):
+    with pytest.raises(SnapshotError, match=r"checkpoint schema_version '1\.0' is not supported"):
         migrate({"schema_version": "1.0"}, target="1.1", versions=VERSIONS, migrations={}, what="checkpoint")
-    with pytest.raises(CheckpointError, match="Unsupported checkpoint schema version: '0.0'"):
+    with pytest.raises(CheckpointError, match=r"Unsupported checkpoint schema version: '0\.0'"):
         checkpoint_module.parse({"schema_version": "0.0", "position": "after_model"})
 
 

@@ -51,7 +51,8 @@ def test_state_is_json_tagged_and_restores(manager: ConversationManager) -> None
 
 def test_restore_refuses_another_kind_of_state() -> None:
     state = SlidingWindowConversationManager().state(RunState())
-    with pytest.raises(SnapshotError, match="'SlidingWindowConversationManager' manager but this agent uses 'SummarizingConversationManager'"):
+    expected = "'SlidingWindowConversationManager' manager but this agent uses 'SummarizingConversationManager'"
+    with pytest.raises(SnapshotError, match=expected):
         SummarizingConversationManager().restore(RunState(), state)
     with pytest.raises(SnapshotError, match="'sliding_window' manager but this agent uses 'SummarizingConversationManager'"):
         SummarizingConversationManager().restore(RunState(), {"kind": "sliding_window"})  # Tether's earlier shape

@@ -314,7 +314,15 @@ class Snapshot:
             app_data = {}
         elif not isinstance(app_data, dict):
             raise SnapshotError(f"{path}.app_data must be an object, got {type(app_data).__name__}")
-        may_hold_bytes = check_data(data, f"{path}.data", parsed=trusted)
+        try:
+            may_hold_bytes = check_data(data, f"{path}.data", parsed=trusted)
+        except SnapshotError:
+            # Strands' snapshots hold raw bytes in memory: as envelopes, they may be valid.
+            enveloped = None if trusted else _enveloped(data)
+            if enveloped is None:
+                raise
+            data = enveloped
+            may_hold_bytes = check_data(data, f"{path}.data")
         try:
             frozen = freeze(data)
         except ValueError:  # exotic types (e.g. str subclasses as keys) that the checks let by
@@ -351,6 +359,25 @@ class Snapshot:
         messages = data.get("messages")
         count = f", messages={len(messages)}" if isinstance(messages, list) else ""
         return f"Snapshot(schema_version={self.schema_version!r}, created_at={self.created_at!r}, fields={list(data)}{count})"
+
+
+_MAY_HOLD_BYTES = ("messages", "conversation_manager_state", "interrupt_state")
+
+
+def _enveloped(data: dict[str, Any]) -> dict[str, Any] | None:
+    """``data`` (a new dict) with the bytes in the fields that may hold them as envelopes;
+    None when there are none (or a field cannot be copied), so the first error stands."""
+    out = dict(data)
+    changed = False
+    for name in _MAY_HOLD_BYTES:
+        value = data.get(name)
+        if value is not None and not is_json(value):
+            try:
+                out[name] = json_copy(value, f"data.{name}")
+            except ShapeError:
+                return None
+            changed = True
+    return out if changed else None
 
 
 def copy_app_data(app_data: Any, what: str) -> dict[str, Any]:
