@@ -34,6 +34,10 @@ def trim_point(messages: list[Message], at_least: int) -> int | None:
     return None
 
 
+_STATE_NAMES: dict[type, str] = {}
+"""Each manager class's :meth:`ConversationManager.state_name` (classes never change it)."""
+
+
 class ConversationManager(ABC):
     """Base class: reduce on overflow, optionally trim after each invocation."""
 
@@ -43,10 +47,11 @@ class ConversationManager(ABC):
     def state_name(cls) -> str:
         """The class name that tags this manager's snapshot state: that of the class defining
         its ``kind`` (``SlidingWindowConversationManager`` for it and its subclasses)."""
-        for klass in cls.__mro__:
-            if "kind" in vars(klass):
-                return klass.__name__
-        return cls.__name__  # pragma: no cover - ConversationManager itself defines kind
+        name = _STATE_NAMES.get(cls)
+        if name is None:
+            name = next((klass.__name__ for klass in cls.__mro__ if "kind" in vars(klass)), cls.__name__)
+            _STATE_NAMES[cls] = name
+        return name
 
     def state(self, run: RunState) -> dict[str, Any]:
         """This manager's JSON state for ``run``, in the snapshot shape Strands reads

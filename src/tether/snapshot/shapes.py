@@ -79,13 +79,14 @@ def manager_state_in(state: dict[str, Any]) -> dict[str, Any]:
     Keys Strands always writes are dropped when they hold the value Tether writes for them
     anyway (:data:`MANAGER_DEFAULTS`), so a round trip through a snapshot changes nothing.
     """
+    out = dict(state)
+    out.pop("__name__", None)
+    out.pop("kind", None)
     kind, _ = manager_state_writer(state)
-    defaults = MANAGER_DEFAULTS.get(kind or "", {})
-    return {
-        key: value
-        for key, value in state.items()
-        if key not in ("kind", "__name__") and not (key in defaults and value == defaults[key] and type(value) is type(defaults[key]))
-    }
+    for key, default in MANAGER_DEFAULTS.get(kind or "", {}).items():
+        if key in out and out[key] == default and type(out[key]) is type(default):
+            del out[key]
+    return out
 
 
 def legacy_manager_state(state: dict[str, Any]) -> dict[str, Any]:
