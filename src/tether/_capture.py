@@ -38,7 +38,7 @@ def _live(run: RunState, manager: ConversationManager, fields: list[str]) -> dic
         if name == "conversation_manager_state":
             live[name] = manager.state(run)
         elif name == "interrupt_state":
-            live[name] = interrupt_state_out(cast(dict[str, Any], run.interrupt_state))
+            live[name] = interrupt_state_out(run.interrupt_state)
         else:
             live[name] = getattr(run, name)
     return live

@@ -22,6 +22,7 @@ Readers accept both the Strands shapes and Tether's earlier ones (``{"kind": "sl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 MANAGER_NAMES: dict[str, str] = {
@@ -97,7 +98,7 @@ def legacy_manager_state(state: dict[str, Any]) -> dict[str, Any]:
     return manager_state_out(kind, MANAGER_NAMES[kind], state)
 
 
-def interrupt_state_out(state: dict[str, Any]) -> dict[str, Any]:
+def interrupt_state_out(state: Mapping[str, Any]) -> dict[str, Any]:
     """A run's ``interrupt_state`` in the snapshot shape (new dicts; values are shared)."""
     records: dict[str, Any] = {}
     extras: dict[str, Any] = {}

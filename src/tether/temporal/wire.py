@@ -19,7 +19,7 @@ from ..checkpoint import parse as parse_checkpoint
 from ..errors import CheckpointError, InterruptError, ShapeError, SnapshotError
 from ..loop.state import Cursor, RunState, new_metrics
 from ..snapshot import SCOPE, SNAPSHOT_SCHEMA_VERSION, Snapshot
-from ..snapshot.shapes import interrupt_state_in, manager_state_in
+from ..snapshot.shapes import interrupt_state_in, interrupt_state_out, manager_state_in
 from ..types import InterruptState, MetricsData
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT, Conversations, compact_message, compact_result, expand_message, expand_result
@@ -132,7 +132,7 @@ def snapshot_of(blobs: BlobStore, carried: CarriedState, app_data: dict[str, Any
         "messages": messages_of(blobs, carried, decode=False),
         "state": carried.get("state") or {},
         "conversation_manager_state": carried.get("conversation_manager_state") or {},
-        "interrupt_state": interrupt_state,
+        "interrupt_state": interrupt_state_out(interrupt_state),  # the snapshot shape (Strands')
         "system_prompt": None if system is None else expand_message(blobs, system, decode=False)["content"],
         "model_state": carried.get("model_state") or {},
     }
