@@ -29,6 +29,7 @@ from .._json import (
     parse_json,
     thaw,
 )
+from .._messages import decode_message_bytes
 from ..errors import ShapeError, SnapshotError
 from .migrations import SNAPSHOT_SCHEMA_VERSION, SchemaVersion, migrate
 from .report import size_report
@@ -317,7 +318,8 @@ class Snapshot:
         try:
             may_hold_bytes = check_data(data, f"{path}.data", parsed=trusted)
         except SnapshotError:
-            # Strands' snapshots hold raw bytes in memory: as envelopes, they may be valid.
+            # Strands' snapshots hold raw bytes in their messages in memory: as envelopes,
+            # where messages may hold bytes, they are valid.
             enveloped = None if trusted else _enveloped(data)
             if enveloped is None:
                 raise
@@ -361,23 +363,31 @@ class Snapshot:
         return f"Snapshot(schema_version={self.schema_version!r}, created_at={self.created_at!r}, fields={list(data)}{count})"
 
 
-_MAY_HOLD_BYTES = ("messages", "conversation_manager_state", "interrupt_state")
-
-
 def _enveloped(data: dict[str, Any]) -> dict[str, Any] | None:
-    """``data`` (a new dict) with the bytes in the fields that may hold them as envelopes;
-    None when there are none (or a field cannot be copied), so the first error stands."""
-    out = dict(data)
-    changed = False
-    for name in _MAY_HOLD_BYTES:
-        value = data.get(name)
-        if value is not None and not is_json(value):
-            try:
-                out[name] = json_copy(value, f"data.{name}")
-            except ShapeError:
-                return None
-            changed = True
-    return out if changed else None
+    """``data`` (a new dict) with the raw bytes of its messages as envelopes, if every one of
+    them sits where a message may hold bytes; else None, so the first error stands."""
+    messages = data.get("messages")
+    if not isinstance(messages, list) or is_json(messages):
+        return None
+    try:
+        copied = json_copy(messages, "data.messages")
+        probe = thaw(freeze(copied))
+        decode_message_bytes(probe, ["snapshot", "data", "messages"])
+    except (ShapeError, ValueError):
+        return None
+    if _count_bytes(probe) != _count_bytes(messages):
+        return None  # some bytes were elsewhere (e.g. inside a json block): refused
+    return {**data, "messages": copied}
+
+
+def _count_bytes(value: Any) -> int:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return 1
+    if isinstance(value, dict):
+        return sum(_count_bytes(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_count_bytes(item) for item in value)
+    return 0
 
 
 def copy_app_data(app_data: Any, what: str) -> dict[str, Any]:
