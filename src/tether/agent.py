@@ -457,7 +457,17 @@ class Agent:
         exclude: Iterable[str] | None = None,
         app_data: dict[str, Any] | None = None,
     ) -> Snapshot:
-        """Capture the selected fields as a :class:`Snapshot` (independent of the agent)."""
+        """Capture the selected fields as a :class:`Snapshot` (independent of the agent).
+
+        As in Strands, ``preset`` is the base, ``include`` adds and ``exclude`` removes; a
+        selection with no field (no ``preset`` nor ``include``) raises :class:`SnapshotError`.
+
+        Args:
+            preset: ``"session"`` (every field but the system prompt) or ``"all"``.
+            include: Fields to add.
+            exclude: Fields to remove.
+            app_data: The application's own JSON, stored verbatim.
+        """
         return take(self.run_state, self.conversation_manager, resolve_fields(preset, include, exclude), app_data)
 
     def load_snapshot(self, snapshot: Snapshot | dict[str, Any]) -> None:
