@@ -3,9 +3,9 @@
 Prints, per conversation size, the median time of two round trips:
 
 - the JSON path (Tether's own serialization API):
-  *save* ``agent.take_snapshot().to_json()``; *load* ``Snapshot.from_json`` + ``agent.load_snapshot``;
+  *save* ``agent.take_snapshot(preset="all").to_json()``; *load* ``Snapshot.from_json`` + ``agent.load_snapshot``;
 - the dict path (for code that handles the dict itself):
-  *save* ``json.dumps(agent.take_snapshot().to_dict())``;
+  *save* ``json.dumps(agent.take_snapshot(preset="all").to_dict())``;
   *load* ``json.loads`` + ``Snapshot.from_dict`` + ``agent.load_snapshot``.
 
 Messages are realistic: a user question, an assistant answer with text and a tool call, and the
@@ -84,17 +84,17 @@ def measure(size: int, repeats: int) -> dict[str, float]:
         conversation_manager=NullConversationManager(),
     )
     target = Agent(conversation_manager=NullConversationManager())
-    text = agent.take_snapshot().to_json()
-    dict_text = json.dumps(agent.take_snapshot().to_dict())
+    text = agent.take_snapshot(preset="all").to_json()
+    dict_text = json.dumps(agent.take_snapshot(preset="all").to_dict())
 
     def save_json() -> None:
-        agent.take_snapshot().to_json()
+        agent.take_snapshot(preset="all").to_json()
 
     def load_json() -> None:
         target.load_snapshot(Snapshot.from_json(text))
 
     def save_dict() -> None:
-        json.dumps(agent.take_snapshot().to_dict())
+        json.dumps(agent.take_snapshot(preset="all").to_dict())
 
     def load_dict() -> None:
         target.load_snapshot(Snapshot.from_dict(json.loads(dict_text)))

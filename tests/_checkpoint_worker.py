@@ -103,7 +103,7 @@ def main(argv: list[str]) -> int:
     elif mode == "interrupt-first":
         agent = build(workdir, INTERRUPT_SCRIPT, checkpointing=False)
         result = agent("deploy, with approval")
-        (workdir / "snapshot.json").write_text(json.dumps(agent.take_snapshot().to_dict()), encoding="utf-8")
+        (workdir / "snapshot.json").write_text(json.dumps(agent.take_snapshot(preset="all").to_dict()), encoding="utf-8")
         interrupts = [item.to_dict() for item in result.interrupts]
         (workdir / "interrupts.json").write_text(
             json.dumps({"stop_reason": result.stop_reason, "interrupts": interrupts}), encoding="utf-8"

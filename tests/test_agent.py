@@ -458,10 +458,18 @@ def test_cancel_result_does_not_report_an_earlier_reply() -> None:
     assert str(result) == ""
 
 
-def test_cancel_before_a_call_does_not_leak_into_it() -> None:
-    agent = Agent(model=ScriptedModel(["fine"]))
+def test_cancel_before_a_call_cancels_that_call_and_only_that_call() -> None:
+    """As in Strands: a cancel while idle makes the next invocation return ``cancelled`` (no
+    model call, no checkpoint); the one after runs normally."""
+    model = ScriptedModel(["fine"])
+    agent = Agent(model=model, checkpointing=True)
     agent.cancel()
-    assert agent("hi").stop_reason == "end_turn"
+    result = agent("hi")
+    assert result.stop_reason == "cancelled" and result.checkpoint is None
+    assert model.index == 0, "the model was not called"
+    assert agent.messages == [{"role": "user", "content": [{"text": "hi"}]}]
+    again = agent("hi again")
+    assert again.stop_reason == "end_turn" and again.text == "fine"
 
 
 # -- limits ---------------------------------------------------------------------------------

@@ -39,7 +39,8 @@ def test_capture_is_pure_json_and_shares_nothing() -> None:
     data = capture(run, SlidingWindowConversationManager(), list(FIELDS))
     assert data["messages"][0]["content"][1]["image"]["source"]["bytes"] == {"$b64": "AQI="}
     assert data["interrupt_state"]["context"]["results"]["t1"]["content"][0]["image"]["source"]["bytes"] == {"$b64": "AGltZw=="}
-    assert data["conversation_manager_state"] == {"removed_message_count": 1, "kind": "sliding_window"}
+    expected = {"__name__": "SlidingWindowConversationManager", "removed_message_count": 1, "model_call_count": 0}
+    assert data["conversation_manager_state"] == expected  # Strands' shape
     data["state"]["k"].append(3)
     data["system_prompt"][0]["text"] = "changed"
     assert run.state == {"k": [1, 2]} and run.system_prompt == [{"text": "sys"}]
@@ -79,7 +80,7 @@ def test_apply_without_an_activated_interrupt_resets_the_cursor_with_messages_on
     [
         ({"bogus": 1}, "snapshot.data.bogus is not a snapshot field"),
         ({"messages": {}}, "snapshot.data.messages must be a list"),
-        ({"system_prompt": "x"}, "snapshot.data.system_prompt must be a list"),
+        ({"system_prompt": 3}, "snapshot.data.system_prompt must be a list of blocks, a string or null"),
         ({"state": []}, "snapshot.data.state must be an object"),
         ({"interrupt_state": {"activated": True, "context": {"phase": "tools"}}}, "interrupt_state.context is malformed"),
         ({"messages": [{"role": "user", "content": [{"image": {"source": {"bytes": {"$b64": "?"}}}}]}]}, "messages[0].content[0].image"),
@@ -101,7 +102,7 @@ def test_apply_refuses_bad_data_and_changes_nothing(data: dict[str, Any], needle
 def test_apply_refuses_another_managers_state_before_changing_anything() -> None:
     target = RunState(messages=[{"role": "user", "content": [{"text": "mine"}]}])
     data = capture(run_state(), SlidingWindowConversationManager(), list(FIELDS))
-    with pytest.raises(SnapshotError, match="'sliding_window' manager but this agent uses 'null'"):
+    with pytest.raises(SnapshotError, match="'SlidingWindowConversationManager' manager but this agent uses 'NullConversationManager'"):
         apply(target, NullConversationManager(), data)
     assert target.messages == [{"role": "user", "content": [{"text": "mine"}]}]
 

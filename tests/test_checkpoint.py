@@ -9,6 +9,7 @@ import pydantic
 import pytest
 
 import tether
+import tether.checkpoint as checkpoint_module
 from tether import Agent, Checkpoint, CheckpointError, ConfigurationError, PromptError, ScriptedModel, TetherError, tool
 from tether.checkpoint import CHECKPOINT_SCHEMA_VERSION
 from tether.models.scripted import tool_call, tool_calls
@@ -252,12 +253,12 @@ def test_a_bad_checkpoint_leaves_the_agent_unchanged() -> None:
     agent = Agent(model=ScriptedModel(counting_script(2), stateful=True), tools=[adder(log)], checkpointing=True)
     cp = agent("go").checkpoint
     assert cp is not None
-    before = json.dumps(agent.take_snapshot().data)
+    before = json.dumps(agent.take_snapshot(preset="all").data)
     broken = cp.to_dict()
     broken["position"] = "sideways"
     with pytest.raises(CheckpointError, match="position"):
         agent({"checkpointResume": {"checkpoint": broken}})
-    assert json.dumps(agent.take_snapshot().data) == before
+    assert json.dumps(agent.take_snapshot(preset="all").data) == before
 
 
 # -- Checkpoint.from_dict validation ------------------------------------------------------
@@ -287,10 +288,11 @@ def test_round_trip_through_dict_and_json(checkpoint_dict: dict[str, Any]) -> No
 @pytest.mark.parametrize(
     ("mutate", "match"),
     [
-        (lambda d: d.update(schema_version=CHECKPOINT_SCHEMA_VERSION + 1), "newer than this Tether supports"),
-        (lambda d: d.update(schema_version=0), "schema_version 0 is not supported"),
-        (lambda d: d.pop("schema_version"), r"checkpoint\.schema_version must be an integer"),
-        (lambda d: d.update(schema_version="1"), r"checkpoint\.schema_version must be an integer"),
+        (lambda d: d.update(schema_version="2.0"), "newer than this Tether supports"),
+        (lambda d: d.update(schema_version=0), "Unsupported checkpoint schema version: 0"),
+        (lambda d: d.update(schema_version="0.0"), "Unsupported checkpoint schema version: '0.0'"),
+        (lambda d: d.pop("schema_version"), r"checkpoint\.schema_version must be a version string"),
+        (lambda d: d.update(schema_version="1"), "Unsupported checkpoint schema version: '1'"),
         (lambda d: d.update(position="after_lunch"), r"checkpoint\.position must be one of"),
         (lambda d: d.update(cycle_index=-1), r"checkpoint\.cycle_index"),
         (lambda d: d.update(cycle_index=True), r"checkpoint\.cycle_index"),
@@ -298,7 +300,8 @@ def test_round_trip_through_dict_and_json(checkpoint_dict: dict[str, Any]) -> No
         (lambda d: d.update(snapshot=[]), r"checkpoint\.snapshot must be an object"),
         (lambda d: d["snapshot"]["data"].pop("messages"), r"checkpoint\.snapshot\.data\.messages is missing"),
         (lambda d: d["snapshot"]["data"]["messages"][0].update(role="robot"), r"checkpoint\.snapshot\.data\.messages\[0\]"),
-        (lambda d: d["snapshot"].update(schema_version=99), r"checkpoint\.snapshot schema_version 99"),
+        (lambda d: d["snapshot"].update(schema_version=99), "Unsupported checkpoint.snapshot schema version: 99"),
+        (lambda d: d["snapshot"].update(scope="unknown"), r"checkpoint\.snapshot\.scope must be one of"),
         (lambda d: d["snapshot"]["data"]["messages"].pop(), "must end with an assistant message calling tools"),
         (lambda d: d.update(position="after_tools"), "must end with a user message of tool results"),
         (lambda d: d.update(app_data=[1]), r"checkpoint\.app_data must be an object"),
@@ -308,13 +311,28 @@ def test_round_trip_through_dict_and_json(checkpoint_dict: dict[str, Any]) -> No
         (lambda d: d["metrics"].update(model_latency_ms=float("nan")), r"checkpoint\.metrics\.model_latency_ms"),
         (lambda d: d["metrics"].update(tools={"add": {"calls": -1}}), r"checkpoint\.metrics\.tools\.add"),
         (lambda d: d.update(output_tool=7), r"checkpoint\.output_tool"),
-        (lambda d: d.update(extra=1), r"checkpoint\.extra is not a checkpoint key"),
     ],
 )
 def test_malformed_checkpoints_raise_checkpoint_error_naming_the_problem(checkpoint_dict: dict[str, Any], mutate: Any, match: str) -> None:
+    """What a resume validates (``parse``): the header and the snapshot inside, in full."""
     mutate(checkpoint_dict)
     with pytest.raises(CheckpointError, match=match):
-        Checkpoint.from_dict(checkpoint_dict)
+        checkpoint_module.parse(checkpoint_dict)
+
+
+def test_from_dict_checks_the_header_and_keeps_the_snapshot_opaque_until_resume(checkpoint_dict: dict[str, Any]) -> None:
+    """Strands' behaviour 6: the snapshot is opaque until resume (a bad one fails there)."""
+    checkpoint_dict["snapshot"]["schema_version"] = 99
+    cp = Checkpoint.from_dict(checkpoint_dict)
+    assert cp.snapshot["schema_version"] == 99
+    with pytest.raises(CheckpointError, match="position must be one of"):
+        Checkpoint.from_dict({**checkpoint_dict, "position": "after_lunch"})
+    with pytest.raises(CheckpointError, match="snapshot must be an object"):
+        Checkpoint.from_dict({**checkpoint_dict, "snapshot": [1]})
+    agent = Agent(model=ScriptedModel(counting_script(1), stateful=True), tools=[adder([])], checkpointing=True)
+    with pytest.raises(CheckpointError, match=r"Unsupported checkpoint\.snapshot schema version: 99"):
+        agent({"checkpointResume": {"checkpoint": cp.to_dict()}})
+    assert agent.messages == [], "a refused resume changes nothing"
 
 
 def test_not_an_object_and_not_json_are_checkpoint_errors() -> None:
@@ -393,7 +411,7 @@ def test_equality_repr_and_snapshot_object(checkpoint_dict: dict[str, Any]) -> N
     assert first == second
     second.app_data["x"] = 1
     assert first != second
-    assert repr(first) == "Checkpoint(position='after_model', cycle_index=0, schema_version=1)"
+    assert repr(first) == "Checkpoint(position='after_model', cycle_index=0, schema_version='1.0')"
     snapshot = first.snapshot_object()
     assert snapshot.data["messages"] == checkpoint_dict["snapshot"]["data"]["messages"]
     inspector = Agent()

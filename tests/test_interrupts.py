@@ -235,7 +235,7 @@ def test_interrupt_state_travels_in_a_snapshot_to_a_fresh_agent() -> None:
     script = [tool_calls([("ask", {"question": "q"}), ("work", {"n": 3})]), "thanks"]
     agent = Agent(model=scripted(script), tools=make_tools(calls))
     result = agent("go")
-    text = json.dumps(agent.take_snapshot().to_dict())
+    text = json.dumps(agent.take_snapshot(preset="all").to_dict())
 
     other_calls = Calls()
     fresh = Agent(model=scripted(script), tools=make_tools(other_calls))
@@ -266,13 +266,14 @@ def test_interrupts_inside_a_checkpointed_run() -> None:
     agent = fresh()
     interrupted = agent({"checkpointResume": {"checkpoint": json.loads(json.dumps(first.checkpoint.to_dict()))}})
     assert interrupted.stop_reason == "interrupt"
-    snapshot = json.loads(json.dumps(agent.take_snapshot().to_dict()))
+    snapshot = json.loads(json.dumps(agent.take_snapshot(preset="all").to_dict()))
     other = fresh()
     other.load_snapshot(snapshot)
     paused = other(answer((interrupted.interrupts[0].id, "sure")))
     assert paused.stop_reason == "checkpoint"
     assert paused.checkpoint is not None and paused.checkpoint.position == "after_tools"
-    assert paused.checkpoint.snapshot["data"]["interrupt_state"] == {}
+    empty = {"interrupts": {}, "context": {}, "activated": False}  # Strands' shape of an empty state
+    assert paused.checkpoint.snapshot["data"]["interrupt_state"] == empty
     assert paused.metrics.invocation.tool_call_count == 1
     end = fresh()({"checkpointResume": {"checkpoint": paused.checkpoint.to_dict()}})
     assert end.text == "end"
@@ -345,11 +346,11 @@ def test_bad_prompts_while_interrupted_are_refused_and_change_nothing(
     interrupted: tuple[Agent, Interrupt], prompt: Any, error: type[Exception], match: str
 ) -> None:
     agent, interrupt = interrupted
-    before = json.dumps(agent.take_snapshot().data)
+    before = json.dumps(agent.take_snapshot(preset="all").data)
     with pytest.raises(error, match=match):
         agent(prompt)
     assert issubclass(error, TetherError)
-    assert json.dumps(agent.take_snapshot().data) == before
+    assert json.dumps(agent.take_snapshot(preset="all").data) == before
     assert agent(answer((interrupt.id, "still works"))).stop_reason == "end_turn"
 
 
@@ -429,7 +430,7 @@ def test_apply_responses_checks_everything_before_recording() -> None:
 
 def test_malformed_metrics_in_the_interrupt_state_are_refused(interrupted: tuple[Agent, Interrupt]) -> None:
     agent, interrupt = interrupted
-    snapshot = agent.take_snapshot().to_dict()
+    snapshot = agent.take_snapshot(preset="all").to_dict()
     snapshot["data"]["interrupt_state"]["metrics"]["cycle_count"] = "one"
     fresh = Agent(model=scripted(["ok"]), tools=make_tools(Calls()))
     fresh.load_snapshot(snapshot)

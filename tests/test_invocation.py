@@ -139,7 +139,7 @@ def test_abandon_interrupts_does_nothing_when_not_interrupted() -> None:
 def test_interrupt_state_without_context_outside_a_tool_cycle_is_refused() -> None:
     agent = Agent(model=ScriptedModel([tool_call("ask", {}), "ok"]), tools=tools())
     result = agent("go")
-    snapshot = agent.take_snapshot().to_dict()
+    snapshot = agent.take_snapshot(preset="all").to_dict()
     del snapshot["data"]["interrupt_state"]["context"]
     fresh = Agent(model=ScriptedModel(["ok"]), tools=tools())
     fresh.load_snapshot(snapshot)
@@ -157,7 +157,7 @@ def test_cancel_on_a_fresh_agent_that_loaded_an_interrupted_snapshot() -> None:
     agent = Agent(model=ScriptedModel([tool_call("ask", {}), "ok"]), tools=tools())
     assert agent("go").stop_reason == "interrupt"
     fresh = Agent(model=ScriptedModel(["after cancel"]), tools=tools())
-    fresh.load_snapshot(json.loads(agent.take_snapshot().to_json()))
+    fresh.load_snapshot(json.loads(agent.take_snapshot(preset="all").to_json()))
     fresh.cancel()
     last = fresh.messages[-1]
     assert last["role"] == "user" and last["content"][0]["toolResult"]["status"] == "error"

@@ -86,8 +86,8 @@ def rich_agent(**kwargs: Any) -> Agent:
 # -- field selection ----------------------------------------------------------------------
 
 
-def test_default_captures_every_field() -> None:
-    snap = rich_agent().take_snapshot()
+def test_the_all_preset_captures_every_field() -> None:
+    snap = rich_agent().take_snapshot(preset="all")
     assert list(snap.data) == list(FIELDS)
 
 
@@ -104,7 +104,7 @@ def test_session_preset_is_every_field_but_the_system_prompt() -> None:
         ("session", ["system_prompt"], ["system_prompt"], [f for f in FIELDS if f != "system_prompt"]),
         ("session", None, ["messages", "state"], ["conversation_manager_state", "interrupt_state", "model_state"]),
         (None, ["state", "messages"], None, ["messages", "state"]),
-        (None, None, ["messages"], [f for f in FIELDS if f != "messages"]),
+        ("all", None, ["messages"], [f for f in FIELDS if f != "messages"]),
         (None, ["state"], ["messages"], ["state"]),
     ],
 )
@@ -122,8 +122,11 @@ def test_resolution_order_is_preset_then_include_then_exclude(
         ({"preset": "everything"}, "unknown snapshot preset 'everything'"),
         ({"include": ["messagez"]}, "unknown snapshot field 'messagez'"),
         ({"exclude": ["nope"]}, "unknown snapshot field 'nope'"),
-        ({"include": ["state"], "exclude": ["state"]}, "empty"),
-        ({"exclude": list(FIELDS)}, "empty"),
+        ({"include": ["state"], "exclude": ["state"]}, "No snapshot fields resolved"),
+        ({"exclude": list(FIELDS)}, "No snapshot fields resolved"),
+        ({}, "No snapshot fields resolved"),
+        ({"exclude": ["messages"]}, "No snapshot fields resolved"),
+        ({"include": []}, "No snapshot fields resolved"),
         ({"include": "messages"}, "list of field names"),
         ({"include": 3}, "list of field names"),
         ({"exclude": [["messages"]]}, "unknown snapshot field"),
@@ -141,10 +144,10 @@ def test_bad_selection_raises_snapshot_error(kwargs: dict[str, Any], needle: str
 
 def test_snapshot_fields_and_created_at() -> None:
     before = datetime.now().astimezone()
-    snap = rich_agent().take_snapshot(app_data={"k": [1, {"x": None}]})
+    snap = rich_agent().take_snapshot(preset="all", app_data={"k": [1, {"x": None}]})
     d = snap.to_dict()
     assert set(d) == {"schema_version", "scope", "created_at", "data", "app_data"}
-    assert d["schema_version"] == SNAPSHOT_SCHEMA_VERSION == 1
+    assert d["schema_version"] == SNAPSHOT_SCHEMA_VERSION == "1.0"  # Strands' version string
     assert d["scope"] == "agent"
     assert d["app_data"] == {"k": [1, {"x": None}]}
     assert d["created_at"].endswith("Z")
@@ -155,7 +158,7 @@ def test_snapshot_fields_and_created_at() -> None:
 
 
 def test_created_at_is_filled_when_absent_and_kept_when_given() -> None:
-    d = rich_agent().take_snapshot().to_dict()
+    d = rich_agent().take_snapshot(preset="all").to_dict()
     del d["created_at"]
     assert Snapshot.from_dict(d).created_at.endswith("Z")
     d["created_at"] = "2020-01-02T03:04:05.000006Z"
@@ -164,7 +167,7 @@ def test_created_at_is_filled_when_absent_and_kept_when_given() -> None:
 
 
 def test_system_prompt_is_stored_as_blocks_with_cache_points() -> None:
-    snap = rich_agent().take_snapshot()
+    snap = rich_agent().take_snapshot(preset="all")
     assert snap.data["system_prompt"] == [{"text": "You are helpful."}, {"cachePoint": {"type": "default"}}]
     target = Agent(system_prompt="old")
     target.load_snapshot(Snapshot.from_dict(json.loads(json.dumps(snap.to_dict()))))
@@ -185,7 +188,7 @@ def test_null_system_prompt_clears_and_absent_keeps() -> None:
 
 
 def test_bytes_become_envelopes_and_come_back_as_the_same_bytes() -> None:
-    d = rich_agent().take_snapshot().to_dict()
+    d = rich_agent().take_snapshot(preset="all").to_dict()
     text = json.dumps(d)
     assert "\\u0000" not in text and "$b64" in text
     messages = d["data"]["messages"]
@@ -207,14 +210,14 @@ def test_envelope_shaped_json_outside_bytes_positions_stays_verbatim() -> None:
         state={"raw": envelope},
     )
     target = Agent()
-    target.load_snapshot(Snapshot.from_dict(json.loads(json.dumps(agent.take_snapshot().to_dict()))))
+    target.load_snapshot(Snapshot.from_dict(json.loads(json.dumps(agent.take_snapshot(preset="all").to_dict()))))
     assert target.messages[1]["content"][0]["toolUse"]["input"] == {"blob": {"$b64": "AAAA"}}
     assert target.state.get("raw") == {"$b64": "AAAA"}
 
 
 @pytest.mark.parametrize("bad", ["!!!!", "QQ", "QR==", "Q Q==", "ü"])
 def test_invalid_base64_is_a_snapshot_error_naming_the_path(bad: str) -> None:
-    d = rich_agent().take_snapshot().to_dict()
+    d = rich_agent().take_snapshot(preset="all").to_dict()
     d["data"]["messages"][2]["content"][0]["toolResult"]["content"][2]["image"]["source"]["bytes"] = {"$b64": bad}
     with pytest.raises(SnapshotError) as info:
         Snapshot.from_dict(d)
@@ -235,7 +238,7 @@ def test_invalid_base64_in_an_unvalidated_snapshot_fails_on_load_naming_the_path
 
 def test_mutating_the_agent_does_not_change_the_snapshot() -> None:
     agent = rich_agent()
-    snap = agent.take_snapshot(app_data={"a": [1]})
+    snap = agent.take_snapshot(preset="all", app_data={"a": [1]})
     expected = snap.to_dict()
     agent.messages[0]["content"][0]["text"] = "changed"
     agent.messages.append({"role": "user", "content": [{"text": "more"}]})
@@ -248,19 +251,22 @@ def test_mutating_the_agent_does_not_change_the_snapshot() -> None:
 
 def test_mutating_the_snapshot_does_not_change_the_agent() -> None:
     agent = rich_agent()
-    snap = agent.take_snapshot()
+    snap = agent.take_snapshot(preset="all")
     target = Agent()
     target.load_snapshot(snap)
-    before = (json.dumps(target.take_snapshot().data, default=repr), json.dumps(agent.take_snapshot().data, default=repr))
+    def both() -> tuple[str, str]:
+        return tuple(json.dumps(a.take_snapshot(preset="all").data, default=repr) for a in (target, agent))  # type: ignore[return-value]
+
+    before = both()
     snap.data["messages"][0]["content"][0]["text"] = "changed"
     snap.data["state"]["user"]["name"] = "eve"
     snap.data["system_prompt"].append({"text": "x"})
-    after = (json.dumps(target.take_snapshot().data, default=repr), json.dumps(agent.take_snapshot().data, default=repr))
+    after = both()
     assert before == after
 
 
 def test_loaded_agents_do_not_share_state_with_each_other_or_the_snapshot() -> None:
-    snap = rich_agent().take_snapshot()
+    snap = rich_agent().take_snapshot(preset="all")
     first, second = Agent(), Agent()
     first.load_snapshot(snap)
     second.load_snapshot(snap)
@@ -272,7 +278,7 @@ def test_loaded_agents_do_not_share_state_with_each_other_or_the_snapshot() -> N
 
 
 def test_to_dict_output_is_independent_of_the_snapshot() -> None:
-    snap = rich_agent().take_snapshot(app_data={"nested": {"x": 1}})
+    snap = rich_agent().take_snapshot(preset="all", app_data={"nested": {"x": 1}})
     first = snap.to_dict()
     first["data"]["messages"].clear()
     first["app_data"]["nested"]["x"] = 2
@@ -285,7 +291,7 @@ def test_to_dict_output_is_independent_of_the_snapshot() -> None:
 
 
 def test_from_dict_copies_its_input() -> None:
-    d = rich_agent().take_snapshot(app_data={"x": [1]}).to_dict()
+    d = rich_agent().take_snapshot(preset="all", app_data={"x": [1]}).to_dict()
     snap = Snapshot.from_dict(d)
     d["data"]["messages"][0]["content"][0]["text"] = "changed"
     d["app_data"]["x"].append(2)
@@ -294,7 +300,7 @@ def test_from_dict_copies_its_input() -> None:
 
 
 def test_mutations_through_data_are_part_of_the_snapshot() -> None:
-    snap = rich_agent().take_snapshot()
+    snap = rich_agent().take_snapshot(preset="all")
     snap.data["state"]["extra"] = True
     assert snap.to_dict()["data"]["state"]["extra"] is True
     target = Agent()
@@ -307,7 +313,7 @@ def test_mutations_through_data_are_part_of_the_snapshot() -> None:
 
 def test_app_data_is_stored_verbatim_and_deep_copied() -> None:
     app = {"ticket": "T-1", "nested": {"list": [1, 2.5, "x", None, True]}, "empty": {}}
-    snap = Agent().take_snapshot(app_data=app)
+    snap = Agent().take_snapshot(preset="all", app_data=app)
     app["nested"]["list"].append("later")  # type: ignore[index]
     assert snap.app_data == {"ticket": "T-1", "nested": {"list": [1, 2.5, "x", None, True]}, "empty": {}}
     assert Snapshot.from_dict(json.loads(json.dumps(snap.to_dict()))).app_data == snap.app_data
@@ -326,20 +332,20 @@ def test_app_data_is_stored_verbatim_and_deep_copied() -> None:
 )
 def test_non_json_app_data_is_refused_naming_the_path(app_data: dict[str, Any], path: str) -> None:
     with pytest.raises(SnapshotError) as info:
-        Agent().take_snapshot(app_data=app_data)
+        Agent().take_snapshot(preset="all", app_data=app_data)
     assert path in str(info.value)
 
 
 def test_app_data_must_be_a_dict() -> None:
     with pytest.raises(SnapshotError, match="app_data must be a dict"):
-        Agent().take_snapshot(app_data=[1, 2])  # type: ignore[arg-type]
+        Agent().take_snapshot(preset="all", app_data=[1, 2])  # type: ignore[arg-type]
 
 
 def test_circular_app_data_is_refused() -> None:
     loop: dict[str, Any] = {}
     loop["self"] = loop
     with pytest.raises(SnapshotError, match="circular"):
-        Agent().take_snapshot(app_data=loop)
+        Agent().take_snapshot(preset="all", app_data=loop)
 
 
 # -- non-JSON agent state -----------------------------------------------------------------
@@ -349,15 +355,15 @@ def test_non_json_state_is_a_snapshot_error_naming_the_path() -> None:
     agent = Agent()
     agent.run_state.state["bad"] = {"inner": {1, 2}}
     with pytest.raises(SnapshotError, match=r"data\.state\.bad\.inner"):
-        agent.take_snapshot()
-    assert agent.take_snapshot(exclude=["state"]).data["messages"] == []
+        agent.take_snapshot(preset="all")
+    assert agent.take_snapshot(preset="all", exclude=["state"]).data["messages"] == []
 
 
 def test_bytes_in_model_state_are_refused() -> None:
     agent = Agent()
     agent.run_state.model_state = {"blob": b"x"}
     with pytest.raises(SnapshotError, match=r"data\.model_state\.blob is not JSON \(bytes\)"):
-        agent.take_snapshot()
+        agent.take_snapshot(preset="all")
 
 
 # -- selective restore --------------------------------------------------------------------
@@ -384,8 +390,12 @@ def test_restore_is_selective() -> None:
 
 def test_conversation_manager_state_round_trips() -> None:
     source = rich_agent(conversation_manager=SlidingWindowConversationManager(window_size=10))
-    snap = source.take_snapshot()
-    assert snap.data["conversation_manager_state"] == {"removed_message_count": 3, "kind": "sliding_window"}
+    snap = source.take_snapshot(preset="all")
+    assert snap.data["conversation_manager_state"] == {
+        "__name__": "SlidingWindowConversationManager",
+        "removed_message_count": 3,
+        "model_call_count": 0,
+    }, "Strands' shape"
     target = Agent(conversation_manager=SlidingWindowConversationManager(window_size=10))
     target.load_snapshot(snap)
     assert target.run_state.conversation_manager_state == {"removed_message_count": 3}
@@ -393,19 +403,19 @@ def test_conversation_manager_state_round_trips() -> None:
 
 @pytest.mark.parametrize("other", [NullConversationManager, SummarizingConversationManager])
 def test_restoring_another_managers_state_is_a_clear_error(other: type) -> None:
-    snap = rich_agent().take_snapshot()
+    snap = rich_agent().take_snapshot(preset="all")
     target = Agent(messages=[{"role": "user", "content": [{"text": "mine"}]}], conversation_manager=other())
     with pytest.raises(SnapshotError) as info:
         target.load_snapshot(snap)
-    assert "sliding_window" in str(info.value) and other.kind in str(info.value)
+    assert "SlidingWindowConversationManager" in str(info.value) and other.__name__ in str(info.value)
     assert target.messages == [{"role": "user", "content": [{"text": "mine"}]}], "a refused load changes nothing"
-    target.load_snapshot(rich_agent().take_snapshot(exclude=["conversation_manager_state"]))
+    target.load_snapshot(rich_agent().take_snapshot(preset="all", exclude=["conversation_manager_state"]))
     assert target.messages == rich_messages()
 
 
 def test_load_accepts_a_dict_and_refuses_other_types() -> None:
     target = Agent()
-    target.load_snapshot(rich_agent().take_snapshot().to_dict())
+    target.load_snapshot(rich_agent().take_snapshot(preset="all").to_dict())
     assert target.messages == rich_messages()
     with pytest.raises(SnapshotError, match="takes a Snapshot"):
         target.load_snapshot("snapshot")  # type: ignore[arg-type]
@@ -442,7 +452,7 @@ def test_round_trip_into_a_fresh_agent_that_continues_with_tools() -> None:
     )
     assert first("What is 2*3?").stop_reason == "end_turn"
     first.state.set("session", {"turns": 1})
-    text = json.dumps(first.take_snapshot(app_data={"user": "u"}).to_dict())
+    text = json.dumps(first.take_snapshot(preset="all", app_data={"user": "u"}).to_dict())
 
     model = ScriptedModel([tool_call("multiply", {"a": 6, "b": 7}), "It is 42."])
     model.record_requests = True
@@ -466,7 +476,7 @@ def test_load_is_refused_while_running() -> None:
     assert agent._busy.acquire(blocking=False)
     try:
         with pytest.raises(SnapshotError, match="running"):
-            agent.load_snapshot(Agent().take_snapshot())
+            agent.load_snapshot(Agent().take_snapshot(preset="all"))
     finally:
         agent._busy.release()
 
@@ -480,7 +490,7 @@ def test_snapshot_error_hierarchy() -> None:
 
 
 def valid_dict() -> dict[str, Any]:
-    return rich_agent().take_snapshot(app_data={"a": 1}).to_dict()
+    return rich_agent().take_snapshot(preset="all", app_data={"a": 1}).to_dict()
 
 
 def _set(d: dict[str, Any], path: list[Any], value: Any) -> None:
@@ -500,17 +510,19 @@ def _delete(d: dict[str, Any], path: list[Any]) -> None:
 @pytest.mark.parametrize(
     ("path", "value", "needle"),
     [
-        (["schema_version"], 2, "newer than this Tether supports"),
-        (["schema_version"], 0, "schema_version 0 is not supported"),
-        (["schema_version"], "1", "schema_version must be an integer"),
-        (["schema_version"], True, "schema_version must be an integer"),
-        (["scope"], "session", "snapshot.scope must be 'agent'"),
+        (["schema_version"], "2.0", "newer than this Tether supports"),
+        (["schema_version"], 99, "Unsupported snapshot schema version: 99"),
+        (["schema_version"], 0, "Unsupported snapshot schema version: 0"),
+        (["schema_version"], "1", "Unsupported snapshot schema version: '1'"),
+        (["schema_version"], "0.9", "Unsupported snapshot schema version: '0.9'"),
+        (["schema_version"], True, "schema_version must be a version string"),
+        (["schema_version"], 1.0, "schema_version must be a version string"),
+        (["scope"], "session", "snapshot.scope must be one of 'agent', 'multiAgent'"),
         (["created_at"], 5, "snapshot.created_at"),
         (["created_at"], "yesterday", "snapshot.created_at"),
         (["data"], [], "snapshot.data must be an object"),
         (["app_data"], "x", "snapshot.app_data must be an object"),
         (["app_data", "x"], float("inf"), "snapshot.app_data.x"),
-        (["extra"], 1, "snapshot.extra is not a snapshot key"),
         (["data", "nonsense"], {}, "snapshot.data.nonsense is not a snapshot field"),
         (["data", "messages"], {}, "snapshot.data.messages must be a list"),
         (["data", "messages", 3], "hi", "snapshot.data.messages[3]"),
@@ -531,13 +543,17 @@ def _delete(d: dict[str, Any], path: list[Any]) -> None:
         (["data", "messages", 2, "content", 0, "toolResult", "status"], "ok", "messages[2].content[0].toolResult.status"),
         (["data", "messages", 2, "content", 0, "toolResult", "content", 1], {"xml": "<a/>"}, "toolResult.content[1]"),
         (["data", "messages", 2, "content", 0, "toolResult", "content", 1, "json"], b"x", "toolResult.content[1].json"),
-        (["data", "system_prompt"], "text", "snapshot.data.system_prompt"),
+        (["data", "system_prompt"], 3, "snapshot.data.system_prompt"),
         (["data", "system_prompt", 1], {"image": {}}, "snapshot.data.system_prompt[1]"),
         (["data", "system_prompt", 0, "text"], 3, "snapshot.data.system_prompt[0].text"),
         (["data", "state"], [], "snapshot.data.state must be an object"),
         (["data", "state", "user", "tags", 1], (1,), "snapshot.data.state.user.tags[1]"),
         (["data", "model_state"], None, "snapshot.data.model_state must be an object"),
         (["data", "conversation_manager_state", "kind"], 3, "conversation_manager_state.kind"),
+        (["data", "conversation_manager_state", "__name__"], 3, "conversation_manager_state.__name__"),
+        (["data", "interrupt_state", "tether_interrupts"], [], "interrupt_state.tether_interrupts"),
+        (["data", "interrupt_state", "tether_interrupts"], {"i1": {"source": 1}}, "tether_interrupts.i1.source"),
+        (["data", "interrupt_state", "context"], 3, "interrupt_state.context: must be an object"),
         (["data", "conversation_manager_state", "removed_message_count"], -1, "removed_message_count"),
         (["data", "conversation_manager_state", "summary_message"], {"role": "x"}, "summary_message.role"),
         (["data", "interrupt_state"], [], "snapshot.data.interrupt_state must be an object"),
@@ -561,8 +577,7 @@ def test_malformed_snapshots_raise_snapshot_error_naming_the_path(path: list[Any
 @pytest.mark.parametrize(
     ("path", "needle"),
     [
-        (["schema_version"], "schema_version must be an integer"),
-        (["scope"], "snapshot.scope"),
+        (["schema_version"], "schema_version must be a version string"),
         (["data"], "snapshot.data is missing"),
         (["data", "messages", 1, "content", 3, "toolUse", "input"], "toolUse.input: is missing"),
         (["data", "messages", 0, "content", 1, "image", "source", "bytes"], "image.source.bytes"),
@@ -590,7 +605,7 @@ def test_checkpoint_style_path_prefix() -> None:
 
 
 def test_from_json_and_to_json() -> None:
-    snap = rich_agent().take_snapshot(app_data={"é": "✓"})
+    snap = rich_agent().take_snapshot(preset="all", app_data={"é": "✓"})
     again = Snapshot.from_json(snap.to_json())
     assert again == snap
     assert Snapshot.from_json(snap.to_json().encode()) == snap
@@ -626,7 +641,7 @@ def test_size_report_counts_bytes_per_field_and_the_largest_messages() -> None:
     agent = rich_agent()
     big = "x" * 5000
     agent.messages.append({"role": "user", "content": [{"text": big}]})
-    snap = agent.take_snapshot(app_data={"k": "v"})
+    snap = agent.take_snapshot(preset="all", app_data={"k": "v"})
     report = snap.size_report(top=2)
     data = snap.to_dict()["data"]
     for name in FIELDS:
@@ -653,7 +668,7 @@ def test_size_report_without_messages() -> None:
 
 
 def test_equality_and_repr() -> None:
-    snap = rich_agent().take_snapshot()
+    snap = rich_agent().take_snapshot(preset="all")
     copy = Snapshot.from_dict(snap.to_dict())
     assert copy == snap
     copy.data["state"]["x"] = 1
@@ -663,7 +678,7 @@ def test_equality_and_repr() -> None:
 
 
 def test_data_can_be_replaced() -> None:
-    snap = rich_agent().take_snapshot()
+    snap = rich_agent().take_snapshot(preset="all")
     snap.data = {"state": {"only": True}}
     target = Agent(state={"before": 1})
     target.load_snapshot(snap)
@@ -674,16 +689,16 @@ def test_data_can_be_replaced() -> None:
 
 
 def test_to_json_is_compact_utf8_and_matches_to_dict() -> None:
-    snap = rich_agent().take_snapshot(app_data={"é": "✓"})
+    snap = rich_agent().take_snapshot(preset="all", app_data={"é": "✓"})
     raw = snap.to_json_bytes()
     assert isinstance(raw, bytes) and raw.decode("utf-8") == snap.to_json()
     assert json.loads(raw) == snap.to_dict()
-    assert b'"schema_version":1,"scope":"agent"' in raw and ", " not in snap.to_json()[:80]
+    assert b'"schema_version":"1.0","scope":"agent"' in raw and ", " not in snap.to_json()[:80]
     assert "✓" in snap.to_json() and "$b64" in snap.to_json()
 
 
 def test_from_json_accepts_str_bytes_bytearray_and_memoryview_only() -> None:
-    text = rich_agent().take_snapshot().to_json()
+    text = rich_agent().take_snapshot(preset="all").to_json()
     for form in (text, text.encode(), bytearray(text.encode()), memoryview(text.encode())):
         target = Agent()
         target.load_snapshot(Snapshot.from_json(form))  # type: ignore[arg-type]
@@ -694,6 +709,7 @@ def test_from_json_accepts_str_bytes_bytearray_and_memoryview_only() -> None:
 
 def test_from_json_refuses_numbers_too_large_for_a_float_naming_the_path() -> None:
     d = valid_dict()
+    d["created_at"] = "2026-01-01T00:00:00Z"  # a timestamp of now may contain the "2.5" replaced below
     text = json.dumps(d)
     with pytest.raises(SnapshotError, match=r"snapshot\.data\.messages\[1\]\.content\[3\]\.toolUse\.input\.n\[1\] is not JSON"):
         Snapshot.from_json(text.replace("2.5", "2.5e400", 1))
@@ -711,7 +727,7 @@ def test_from_json_refuses_numbers_too_large_for_a_float_naming_the_path() -> No
         (["data", "state"], [], "snapshot.data.state must be an object"),
         (["data", "interrupt_state", "context"], {"phase": "x"}, "interrupt_state.context.phase"),
         (["app_data"], "x", "snapshot.app_data must be an object"),
-        (["scope"], "session", "snapshot.scope must be 'agent'"),
+        (["scope"], "session", "snapshot.scope must be one of 'agent', 'multiAgent'"),
     ],
 )
 def test_from_json_names_the_path_like_from_dict(path: list[Any], value: Any, needle: str) -> None:
@@ -724,7 +740,7 @@ def test_from_json_names_the_path_like_from_dict(path: list[Any], value: Any, ne
 
 
 def test_a_parsed_snapshot_and_the_agents_it_loads_share_nothing() -> None:
-    snap = Snapshot.from_json(rich_agent().take_snapshot(app_data={"k": [1]}).to_json())
+    snap = Snapshot.from_json(rich_agent().take_snapshot(preset="all", app_data={"k": [1]}).to_json())
     expected = snap.to_dict()
     first, second = Agent(), Agent()
     first.load_snapshot(snap)  # takes the parsed dict itself
@@ -746,7 +762,7 @@ def test_a_parsed_snapshot_and_the_agents_it_loads_share_nothing() -> None:
 
 
 def test_to_dict_of_a_parsed_snapshot_can_be_mutated_freely() -> None:
-    snap = Snapshot.from_json(rich_agent().take_snapshot().to_json())
+    snap = Snapshot.from_json(rich_agent().take_snapshot(preset="all").to_json())
     first = snap.to_dict()  # hands over the parsed dict
     first["data"]["messages"][0]["content"][0]["text"] = "changed"
     assert snap.to_dict()["data"]["messages"][0]["content"][0]["text"] == "Look at these"
@@ -754,7 +770,7 @@ def test_to_dict_of_a_parsed_snapshot_can_be_mutated_freely() -> None:
 
 
 def test_data_of_a_parsed_snapshot_is_live_and_checked_again_on_load() -> None:
-    snap = Snapshot.from_json(rich_agent().take_snapshot().to_json())
+    snap = Snapshot.from_json(rich_agent().take_snapshot(preset="all").to_json())
     snap.data["state"]["extra"] = True
     assert json.loads(snap.to_json())["data"]["state"]["extra"] is True
     snap.data["messages"][0]["role"] = "robot"
@@ -778,7 +794,7 @@ def test_to_json_of_a_hand_built_snapshot_encodes_bytes_and_names_bad_paths() ->
 
 
 def test_concurrent_loads_of_one_parsed_snapshot_never_share_data() -> None:
-    snap = Snapshot.from_json(rich_agent().take_snapshot().to_json())
+    snap = Snapshot.from_json(rich_agent().take_snapshot(preset="all").to_json())
     agents = [Agent() for _ in range(8)]
     with ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(lambda agent: agent.load_snapshot(snap), agents))

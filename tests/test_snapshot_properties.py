@@ -105,7 +105,7 @@ def agents(draw: st.DrawFn) -> Agent:
 
 
 field_selection = st.one_of(
-    st.just({}),
+    st.just({"preset": "all"}),
     st.just({"preset": "session"}),
     st.builds(
         lambda names: {"include": names}, st.lists(st.sampled_from(["messages", "state", "system_prompt", "interrupt_state"]), min_size=1)
@@ -223,7 +223,7 @@ def _locations(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 @SETTINGS
 @given(agents(), st.data())
 def test_garbage_nested_in_a_valid_snapshot_raises_only_snapshot_error(agent: Agent, data: st.DataObject) -> None:
-    d = agent.take_snapshot(app_data={"a": [1]}).to_dict()
+    d = agent.take_snapshot(preset="all", app_data={"a": [1]}).to_dict()
     location = data.draw(st.sampled_from(_locations(d)[1:]))
     parent: Any = d
     for part in location[:-1]:

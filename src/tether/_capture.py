@@ -15,25 +15,30 @@ conversions (of tuples, sets, datetimes, NaN) never apply.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ._json import describe_non_json, dump_json, freeze, is_json, json_copy, may_hold_bytes, parse_json, thaw
 from ._messages import decode_message_bytes, decode_tool_result_bytes, unvouched_messages
 from .conversation.base import ConversationManager
 from .errors import ShapeError, SnapshotError
 from .loop.state import Cursor, RunState
-from .snapshot import FIELDS, Snapshot, check_data
+from .snapshot import FIELDS, SCOPE, Snapshot, check_data
 from .snapshot.document import copy_app_data
+from .snapshot.shapes import interrupt_state_in, interrupt_state_out
+from .types import InterruptState
 
 _MAY_HOLD_BYTES = frozenset({"messages", "conversation_manager_state", "interrupt_state"})
 
 
 def _live(run: RunState, manager: ConversationManager, fields: list[str]) -> dict[str, Any]:
-    """The selected fields as the run holds them (no copies)."""
+    """The selected fields as the run holds them (no copies), the manager and interrupt
+    states in the snapshot shapes (new dicts over the run's values)."""
     live: dict[str, Any] = {}
     for name in fields:
         if name == "conversation_manager_state":
             live[name] = manager.state(run)
+        elif name == "interrupt_state":
+            live[name] = interrupt_state_out(run.interrupt_state)
         else:
             live[name] = getattr(run, name)
     return live
@@ -126,8 +131,12 @@ def load(run: RunState, manager: ConversationManager, snapshot: Snapshot) -> Non
 
     A validated snapshot hands over data the run may keep (its own parsed dict the first
     time, a fresh copy after that); one built by hand or changed through ``.data`` is copied
-    and checked first.
+    and checked first. The snapshot's version and scope are checked before anything else
+    (:meth:`Snapshot.validate`), as Strands does.
     """
+    snapshot.validate()
+    if snapshot.scope != SCOPE:
+        raise SnapshotError(f"Expected snapshot scope {SCOPE!r}, got {snapshot.scope!r}; an agent loads only agent snapshots")
     taken = snapshot._take_data()
     if taken is None:
         data = snapshot._live_copy()
@@ -157,11 +166,13 @@ def _apply_owned(run: RunState, manager: ConversationManager, data: dict[str, An
             if not isinstance(value, list):
                 raise SnapshotError(f"snapshot.data.messages must be a list, got {type(value).__name__}")
         elif name == "system_prompt":
-            if value is not None and not isinstance(value, list):
-                raise SnapshotError(f"snapshot.data.system_prompt must be a list of blocks or null, got {type(value).__name__}")
+            if value is not None and not isinstance(value, (list, str)):
+                raise SnapshotError(f"snapshot.data.system_prompt must be a list of blocks, a string or null, got {type(value).__name__}")
         elif not isinstance(value, dict):
             raise SnapshotError(f"snapshot.data.{name} must be an object, got {type(value).__name__}")
     interrupt_state = data.get("interrupt_state")
+    if interrupt_state is not None:
+        interrupt_state = interrupt_state_in(interrupt_state)
     if decode:
         try:
             if "messages" in data:
@@ -175,7 +186,7 @@ def _apply_owned(run: RunState, manager: ConversationManager, data: dict[str, An
     cursor: Cursor | None = Cursor() if "messages" in data else None
     if interrupt_state is not None:
         context = interrupt_state.get("context")
-        if interrupt_state.get("activated") and isinstance(context, dict):
+        if interrupt_state.get("activated") and isinstance(context, dict) and "phase" in context:
             try:
                 cursor = Cursor.from_dict(context)
             except (KeyError, TypeError, ValueError) as exc:
@@ -187,10 +198,11 @@ def _apply_owned(run: RunState, manager: ConversationManager, data: dict[str, An
     if "state" in data:
         run.state = data["state"]
     if "system_prompt" in data:
-        run.system_prompt = data["system_prompt"]
+        system = data["system_prompt"]
+        run.system_prompt = [{"text": system}] if isinstance(system, str) else system
     if "model_state" in data:
         run.model_state = data["model_state"]
     if interrupt_state is not None:
-        run.interrupt_state = interrupt_state
+        run.interrupt_state = cast(InterruptState, interrupt_state)
     if cursor is not None:
         run.cursor = cursor

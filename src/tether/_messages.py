@@ -21,6 +21,9 @@ from .errors import ShapeError, json_path
 from .types import CONTROL_BLOCK_KINDS, MESSAGE_BLOCK_KINDS, SYSTEM_BLOCK_KINDS, Message
 
 _ROLES = ("user", "assistant")
+_STRANDS_MESSAGE_KEYS = ("tracking_id", "metadata")
+"""Optional message keys Strands writes (a message's durable id, and metadata it strips before
+model calls); Tether keeps them as they are so that Strands -> Tether -> Strands loses nothing."""
 _STATUSES = ("success", "error")
 _LEAVES: frozenset[type] = frozenset({str, int, bool, type(None)})
 
@@ -179,13 +182,29 @@ def _check_message(message: Any) -> None:
     if not isinstance(content, list):
         raise ShapeError(["content"], "must be a list of content blocks")
     if len(message) != 2:
-        extra = sorted(str(key) for key in message if key not in ("role", "content"))
-        raise ShapeError([extra[0]], "unexpected key in a message (a message is {'role': ..., 'content': [...]})")
+        _check_extra_keys(message, pure_json=False)
     for i, block in enumerate(content):
         try:
             _check_block(block)
         except ShapeError as exc:
             raise exc.under(["content", i]) from None
+
+
+def _check_extra_keys(message: dict[Any, Any], *, pure_json: bool) -> None:
+    """Keys of a message beyond role and content: only Strands' ``tracking_id`` (a string) and
+    ``metadata`` (a JSON object)."""
+    extra = sorted(str(key) for key in message if key not in ("role", "content", *_STRANDS_MESSAGE_KEYS))
+    if extra:
+        raise ShapeError([extra[0]], "unexpected key in a message (a message is {'role': ..., 'content': [...]})")
+    if "tracking_id" in message and type(message["tracking_id"]) is not str:
+        raise ShapeError(["tracking_id"], "must be a string")
+    if "metadata" in message:
+        metadata = message["metadata"]
+        if not isinstance(metadata, dict) or (pure_json and type(metadata) is not dict):
+            raise ShapeError(["metadata"], "must be an object")
+        if pure_json and not is_json(metadata):
+            found = find_non_json(metadata, ["metadata"])
+            raise ShapeError(found[0] if found else ["metadata"], "is not JSON")
 
 
 def _check_json_message(message: Any) -> None:
@@ -199,8 +218,7 @@ def _check_json_message(message: Any) -> None:
     if type(content) is not list:
         raise ShapeError(["content"], "must be a list of content blocks")
     if len(message) != 2:
-        extra = sorted(str(key) for key in message if key not in ("role", "content"))
-        raise ShapeError([extra[0]], "unexpected key in a message (a message is {'role': ..., 'content': [...]})")
+        _check_extra_keys(message, pure_json=True)
     for i, block in enumerate(content):
         try:
             _check_json_block(block)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ._messages import check_block, validate_messages
-from .errors import PromptError, ShapeError
+from .errors import CheckpointResumeError, PromptError, PromptShapeError, ShapeError
 from .types import CONTROL_BLOCK_KINDS, Message
 
 PromptKind = Literal["continue", "messages", "interrupt_responses", "checkpoint"]
@@ -57,17 +57,20 @@ def _normalized(prompt: Any) -> Prompt:
         return Prompt("messages", [{"role": m["role"], "content": list(m["content"])} for m in messages])
     kinds = [next(iter(item)) if isinstance(item, dict) and len(item) == 1 else None for item in prompt]
     if "checkpointResume" in kinds:
+        # TypeError/KeyError too, as in Strands (see PromptShapeError, CheckpointResumeError).
         if len(prompt) != 1:
-            raise PromptError("a checkpointResume block must be the only block of the prompt")
+            repeated = kinds.count("checkpointResume") > 1
+            only = "a prompt may hold only one checkpointResume block"
+            raise PromptShapeError(only if repeated else "a checkpointResume block must be the only block of the prompt")
         body = prompt[0]["checkpointResume"]
         if not isinstance(body, dict) or "checkpoint" not in body:
-            from .errors import CheckpointError
-
-            raise CheckpointError("checkpointResume block has no 'checkpoint'; pass {'checkpointResume': {'checkpoint': cp.to_dict()}}")
+            raise CheckpointResumeError(
+                "checkpointResume block has no 'checkpoint'; pass {'checkpointResume': {'checkpoint': cp.to_dict()}}"
+            )
         return Prompt("checkpoint", checkpoint=body["checkpoint"])
     if "interruptResponse" in kinds:
         if any(kind != "interruptResponse" for kind in kinds):
-            raise PromptError("interruptResponse blocks cannot be mixed with other content; send only the responses")
+            raise PromptShapeError("interruptResponse blocks cannot be mixed with other content; send only the responses")
         return Prompt("interrupt_responses", responses=[item["interruptResponse"] for item in prompt])
     for i, item in enumerate(prompt):
         check_block(item, ["prompt", i])

@@ -414,7 +414,6 @@ class Agent:
                     "(a stream_async you stopped iterating but still hold must be closed with aclose())"
                 )
         try:
-            self._cancel.clear()
             normalized = normalize_prompt(prompt)
             await self.tool_registry.start_sources()
             options = InvocationOptions(
@@ -450,6 +449,7 @@ class Agent:
                 async for event in stream:
                     yield event
         finally:
+            self._cancel.clear()  # a cancel applies to one invocation (this one, or the next if idle)
             self._busy.release()
 
     # -- lifecycle of tool sources ---------------------------------------------------------
@@ -484,13 +484,18 @@ class Agent:
         """Ask the running invocation to stop at the next step (thread-safe).
 
         Tool calls that had not started get an error result; the result's stop reason is
-        ``cancelled`` and the conversation stays valid. Called while no invocation runs and
-        the agent waits for interrupt answers, it gives up on them: the interrupted tool calls
-        get a "cancelled" error result and the agent accepts new prompts again.
+        ``cancelled`` and the conversation stays valid. Called while no invocation runs, it
+        applies to the next one, which returns ``cancelled`` without calling the model (as in
+        Strands) — unless the agent waits for interrupt answers: then it gives up on them (the
+        interrupted tool calls get a "cancelled" error result) and the agent accepts new
+        prompts again.
         """
         if self._busy.acquire(blocking=False):
             try:
-                abandon_interrupts(self.run_state)
+                if self.run_state.interrupt_state.get("activated"):
+                    abandon_interrupts(self.run_state)
+                else:
+                    self._cancel.set()
             finally:
                 self._busy.release()
             return
@@ -506,11 +511,28 @@ class Agent:
         exclude: Iterable[str] | None = None,
         app_data: dict[str, Any] | None = None,
     ) -> Snapshot:
-        """Capture the selected fields as a :class:`Snapshot` (independent of the agent)."""
+        """Capture the selected fields as a :class:`Snapshot` (independent of the agent).
+
+        As in Strands, ``preset`` is the base, ``include`` adds and ``exclude`` removes; a
+        selection with no field (no ``preset`` nor ``include``) raises :class:`SnapshotError`.
+
+        Args:
+            preset: ``"session"`` (every field but the system prompt) or ``"all"``.
+            include: Fields to add.
+            exclude: Fields to remove.
+            app_data: The application's own JSON, stored verbatim.
+        """
         return take(self.run_state, self.conversation_manager, resolve_fields(preset, include, exclude), app_data)
 
     def load_snapshot(self, snapshot: Snapshot | dict[str, Any]) -> None:
-        """Apply a snapshot: fields present in it replace the agent's, absent ones are kept."""
+        """Apply a snapshot: fields present in it replace the agent's, absent ones are kept.
+
+        Its version and scope are validated first (``SnapshotError``). A snapshot dict, and
+        any object with a ``to_dict()`` giving one (a Strands ``Snapshot``), is read with
+        :meth:`Snapshot.from_dict`.
+        """
+        if not isinstance(snapshot, (Snapshot, dict)) and callable(getattr(snapshot, "to_dict", None)):
+            snapshot = snapshot.to_dict()
         if isinstance(snapshot, dict):
             snapshot = Snapshot.from_dict(snapshot)
         if not isinstance(snapshot, Snapshot):

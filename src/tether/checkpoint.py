@@ -8,12 +8,21 @@ alone. ``metrics`` carries the run's accumulated metrics so they keep adding up 
 processes; ``output_tool`` names the structured-output tool of the paused call, so a resume
 without the same ``output_model`` is refused instead of silently losing the structured output.
 
-Callers treat the dict as opaque and pass it back in a ``checkpointResume`` block.
+The shape is Strands' (``strands.experimental.checkpoint``): ``schema_version`` ``"1.0"``,
+``position``, ``cycle_index`` (default 0), ``snapshot`` and ``app_data`` (default ``{}``);
+``metrics`` and ``output_tool`` are Tether's, and a Strands reader ignores them. A checkpoint
+with an empty ``snapshot`` (what Strands 1.62 writes: a marker whose state lives in a session)
+resumes from the agent's current state. Keys this Tether does not know are ignored with a
+logged warning, so a newer writer may add fields.
+
+Callers treat the dict as opaque and pass it back in a ``checkpointResume`` block: the snapshot
+inside is validated only then.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 from typing import Any, Literal
 
@@ -21,13 +30,19 @@ from ._json import checked_json_copy, json_roundtrip_copy
 from .errors import CheckpointError, ShapeError, SnapshotError
 from .loop.state import CHECKPOINT_POSITIONS, CheckpointPosition, new_metrics
 from .snapshot import Migration, Snapshot, migrate
+from .snapshot.migrations import LEGACY_SCHEMA_VERSION, SchemaVersion
 from .types import MetricsData, ToolFigures
 
-CHECKPOINT_SCHEMA_VERSION = 1
+CHECKPOINT_SCHEMA_VERSION = "1.0"
+"""The checkpoint schema version this Tether writes (the one Strands writes)."""
+CHECKPOINT_VERSIONS: tuple[SchemaVersion, ...] = (LEGACY_SCHEMA_VERSION, CHECKPOINT_SCHEMA_VERSION)
+"""Every released checkpoint schema version, oldest first (``1``: Tether's first release)."""
 
 _KEYS = frozenset({"schema_version", "position", "cycle_index", "snapshot", "app_data", "metrics", "output_tool"})
 _COUNTS: tuple[Literal["cycle_count", "tool_call_count", "model_call_count"], ...] = ("cycle_count", "tool_call_count", "model_call_count")
 _USAGE: tuple[Literal["input_tokens", "output_tokens", "total_tokens"], ...] = ("input_tokens", "output_tokens", "total_tokens")
+
+logger = logging.getLogger(__name__)
 
 
 class Checkpoint:
@@ -43,17 +58,29 @@ class Checkpoint:
     def __init__(
         self,
         position: CheckpointPosition,
-        cycle_index: int,
-        snapshot: dict[str, Any] | Snapshot,
+        cycle_index: int = 0,
+        snapshot: dict[str, Any] | Snapshot | None = None,
         app_data: dict[str, Any] | None = None,
         metrics: MetricsData | None = None,
         output_tool: str | None = None,
-        schema_version: int = CHECKPOINT_SCHEMA_VERSION,
+        schema_version: SchemaVersion = CHECKPOINT_SCHEMA_VERSION,
     ) -> None:
+        """A checkpoint (not validated: it is validated when resumed).
+
+        Args:
+            position: ``after_model`` or ``after_tools``.
+            cycle_index: The 0-based cycle it belongs to.
+            snapshot: The run's snapshot (dict or :class:`Snapshot`); ``{}`` resumes from the
+                agent's current state.
+            app_data: The application's own JSON.
+            metrics: The run's accumulated metrics at the pause.
+            output_tool: The structured-output tool of the paused call, if any.
+            schema_version: The document's schema version.
+        """
         self.position: CheckpointPosition = position
         self.cycle_index = cycle_index
         self._snapshot: Snapshot | None = snapshot if isinstance(snapshot, Snapshot) else None
-        self._snapshot_dict: dict[str, Any] | None = None if isinstance(snapshot, Snapshot) else snapshot
+        self._snapshot_dict: dict[str, Any] | None = None if isinstance(snapshot, Snapshot) else ({} if snapshot is None else snapshot)
         self.app_data: dict[str, Any] = {} if app_data is None else app_data
         self.metrics: MetricsData = new_metrics() if metrics is None else metrics
         self.output_tool = output_tool
@@ -84,8 +111,11 @@ class Checkpoint:
 
     @property
     def messages(self) -> list[Any]:
-        """The conversation at the checkpoint (a new list over the snapshot's messages)."""
-        return list(self.snapshot["data"]["messages"])
+        """The conversation at the checkpoint (a new list over the snapshot's messages; empty
+        when the snapshot has none)."""
+        data = self.snapshot.get("data")
+        messages = data.get("messages") if isinstance(data, dict) else None
+        return list(messages) if isinstance(messages, list) else []
 
     def to_dict(self) -> dict[str, Any]:
         """A pure-JSON dict, independent of this checkpoint (``CheckpointError`` if a field is not JSON)."""
@@ -116,13 +146,15 @@ class Checkpoint:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"Checkpoint(position={self.position!r}, cycle_index={self.cycle_index}, schema_version={self.schema_version})"
+        return f"Checkpoint(position={self.position!r}, cycle_index={self.cycle_index}, schema_version={self.schema_version!r})"
 
     def to_json(self) -> str:
+        """The checkpoint as JSON text (see :meth:`to_dict`)."""
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Checkpoint:
+        """Parse JSON text and read it with :meth:`from_dict`."""
         try:
             value = json.loads(text)
         except (ValueError, UnicodeDecodeError) as exc:
@@ -131,49 +163,85 @@ class Checkpoint:
 
     @classmethod
     def from_dict(cls, value: Any) -> Checkpoint:
-        """Validate and copy a checkpoint dict; problems raise ``CheckpointError`` naming the field."""
-        header, snapshot = parse(value)
-        return cls(snapshot=snapshot, **header)
+        """Validate and copy a checkpoint dict; problems raise ``CheckpointError`` naming the field.
+
+        The header is checked here; the snapshot is kept as given (a copy) and validated when
+        the checkpoint is resumed, as in Strands. Unknown keys are ignored with a warning.
+
+        Args:
+            value: The dict (``Checkpoint.to_dict()`` of Tether or Strands).
+        """
+        value = _migrated(value)
+        snapshot = value.get("snapshot", {})
+        if not isinstance(snapshot, dict):
+            raise CheckpointError(f"checkpoint.snapshot must be an object, got {type(snapshot).__name__}")
+        try:
+            snapshot_copy = checked_json_copy(snapshot, "checkpoint.snapshot")
+        except ShapeError as exc:
+            raise CheckpointError(str(exc)) from None
+        return cls(snapshot=snapshot_copy, **_header(value))
 
 
 def parse(value: Any) -> tuple[dict[str, Any], Snapshot]:
-    """Validate a checkpoint dict: its header fields (copied) and its validated :class:`Snapshot`.
-
-    The resume path loads the ``Snapshot`` directly, sparing the extra copy ``from_dict`` makes.
-    Every problem is a :class:`CheckpointError` naming the field.
-    """
-    if not isinstance(value, dict):
-        raise CheckpointError(f"checkpoint must be an object, got {type(value).__name__}")
-    try:
-        value = migrate(value, target=CHECKPOINT_SCHEMA_VERSION, migrations=CHECKPOINT_MIGRATIONS, what="checkpoint")
-    except SnapshotError as exc:
-        raise CheckpointError(str(exc)) from None
-    extra = set(value) - _KEYS
-    if extra:
-        raise CheckpointError(f"checkpoint.{sorted(map(str, extra))[0]} is not a checkpoint key; keys are: {', '.join(sorted(_KEYS))}")
-    position = value.get("position")
-    if position not in CHECKPOINT_POSITIONS:
-        raise CheckpointError(f"checkpoint.position must be one of {', '.join(CHECKPOINT_POSITIONS)}, got {position!r}")
-    cycle_index = value.get("cycle_index")
-    if not isinstance(cycle_index, int) or isinstance(cycle_index, bool) or cycle_index < 0:
-        raise CheckpointError(f"checkpoint.cycle_index must be a non-negative integer, got {cycle_index!r}")
-    if "snapshot" not in value:
+    """Validate a checkpoint dict that must carry its snapshot: its header fields (copied) and
+    its validated :class:`Snapshot` (see :func:`parse_resumable`)."""
+    header, snapshot = parse_resumable(value)
+    if snapshot is None:
         raise CheckpointError("checkpoint.snapshot is missing; a checkpoint carries the snapshot of the run")
+    return header, snapshot
+
+
+def parse_resumable(value: Any) -> tuple[dict[str, Any], Snapshot | None]:
+    """Validate a checkpoint dict for resuming: its header fields (copied) and its snapshot.
+
+    The snapshot is a validated :class:`Snapshot`, or None when the checkpoint carries none
+    (an empty ``snapshot``, as Strands 1.62 writes: resume from the agent's current state).
+    The resume path loads the ``Snapshot`` directly, sparing the extra copy ``from_dict``
+    makes. Every problem is a :class:`CheckpointError` naming the field.
+    """
+    value = _migrated(value)
+    header = _header(value)
+    raw = value.get("snapshot", {})
+    if isinstance(raw, dict) and not raw:
+        return header, None
     try:
-        snapshot = Snapshot.from_dict(value["snapshot"], path="checkpoint.snapshot")
+        snapshot = Snapshot.from_dict(raw, path="checkpoint.snapshot")
     except SnapshotError as exc:
         raise CheckpointError(str(exc)) from None
     # Snapshot.from_dict validated the input's data; read the messages there instead of
     # thawing the snapshot's copy.
-    messages = value["snapshot"]["data"].get("messages")
+    messages = raw["data"].get("messages")
     if messages is None:
         raise CheckpointError("checkpoint.snapshot.data.messages is missing; a checkpoint needs the messages")
-    _check_position(position, messages)
-    return _header(value, position, cycle_index), snapshot
+    check_position(header["position"], messages)
+    return header, snapshot
 
 
-def _header(value: dict[str, Any], position: CheckpointPosition, cycle_index: int) -> dict[str, Any]:
+def _migrated(value: Any) -> dict[str, Any]:
+    """``value`` at the current schema version, with unknown keys reported."""
+    if not isinstance(value, dict):
+        raise CheckpointError(f"checkpoint must be an object, got {type(value).__name__}")
+    try:
+        value = migrate(
+            value, target=CHECKPOINT_SCHEMA_VERSION, versions=CHECKPOINT_VERSIONS, migrations=CHECKPOINT_MIGRATIONS, what="checkpoint"
+        )
+    except SnapshotError as exc:
+        raise CheckpointError(str(exc)) from None
+    if not _KEYS.issuperset(value):
+        extra = sorted(str(key) for key in value if key not in _KEYS)
+        logger.warning("unknown_keys=<%s> | ignoring unknown fields in checkpoint data", extra)
+    result: dict[str, Any] = value
+    return result
+
+
+def _header(value: dict[str, Any]) -> dict[str, Any]:
     """The checked, copied header fields of a checkpoint dict (``Checkpoint`` keyword arguments)."""
+    position = value.get("position")
+    if position not in CHECKPOINT_POSITIONS:
+        raise CheckpointError(f"checkpoint.position must be one of {', '.join(CHECKPOINT_POSITIONS)}, got {position!r}")
+    cycle_index = value.get("cycle_index", 0)
+    if not isinstance(cycle_index, int) or isinstance(cycle_index, bool) or cycle_index < 0:
+        raise CheckpointError(f"checkpoint.cycle_index must be a non-negative integer, got {cycle_index!r}")
     app_data = value.get("app_data")
     if app_data is None:
         app_data = {}
@@ -195,16 +263,15 @@ def _header(value: dict[str, Any], position: CheckpointPosition, cycle_index: in
         raise CheckpointError(str(exc)) from None
 
 
-def _check_position(position: str, messages: list[Any]) -> None:
-    """The conversation must end where the position says the run stopped."""
+def check_position(position: str, messages: list[Any], where: str = "checkpoint.snapshot.data.messages") -> None:
+    """Raise :class:`CheckpointError` unless the conversation ends where ``position`` says the
+    run stopped (``where`` names the messages in the error)."""
     last = messages[-1] if messages else None
     if position == "after_model":
         if last is None or last["role"] != "assistant" or not any("toolUse" in block for block in last["content"]):
-            raise CheckpointError(
-                "checkpoint.snapshot.data.messages must end with an assistant message calling tools at position after_model"
-            )
+            raise CheckpointError(f"{where} must end with an assistant message calling tools at position after_model")
     elif last is None or last["role"] != "user" or not any("toolResult" in block for block in last["content"]):
-        raise CheckpointError("checkpoint.snapshot.data.messages must end with a user message of tool results at position after_tools")
+        raise CheckpointError(f"{where} must end with a user message of tool results at position after_tools")
 
 
 def check_metrics(value: Any, where: str = "checkpoint.metrics") -> MetricsData:
@@ -267,7 +334,21 @@ def _non_negative_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
-CHECKPOINT_MIGRATIONS: dict[int, Migration] = {}
-"""``CHECKPOINT_MIGRATIONS[v]`` upgrades a checkpoint dict from schema ``v`` to ``v + 1`` (pure)."""
+def _legacy_checkpoint(document: dict[str, Any]) -> dict[str, Any]:
+    """Legacy ``1`` -> ``"1.0"``: the same fields (the snapshot inside migrates itself)."""
+    return document
 
-__all__ = ["CHECKPOINT_MIGRATIONS", "CHECKPOINT_SCHEMA_VERSION", "Checkpoint", "check_metrics", "parse"]
+
+CHECKPOINT_MIGRATIONS: dict[SchemaVersion, Migration] = {LEGACY_SCHEMA_VERSION: _legacy_checkpoint}
+"""``CHECKPOINT_MIGRATIONS[v]`` upgrades a checkpoint dict from version ``v`` to the next one (pure)."""
+
+__all__ = [
+    "CHECKPOINT_MIGRATIONS",
+    "CHECKPOINT_SCHEMA_VERSION",
+    "CHECKPOINT_VERSIONS",
+    "Checkpoint",
+    "check_metrics",
+    "check_position",
+    "parse",
+    "parse_resumable",
+]

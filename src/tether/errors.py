@@ -24,6 +24,15 @@ class PromptError(TetherError, ValueError):
     """A prompt has an invalid shape or cannot be accepted in the run's current status."""
 
 
+class PromptShapeError(PromptError, TypeError):
+    """A prompt mixes control blocks (``checkpointResume``, ``interruptResponse``) with other
+    content, or repeats a ``checkpointResume`` block.
+
+    Also a ``TypeError``, which Strands raises for these prompts, so code written for Strands
+    (``except TypeError``) and for Tether (``except PromptError``) both catch it.
+    """
+
+
 class ShapeError(TetherError, ValueError):
     """A value does not have the shape Tether requires: what the validators and checked copies raise.
 
@@ -107,8 +116,27 @@ class CheckpointError(TetherError, ValueError):
     """A checkpoint is malformed or cannot be resumed by this agent."""
 
 
+CheckpointException = CheckpointError
+"""Alias of :class:`CheckpointError`, the name Strands uses."""
+
+
+class CheckpointResumeError(CheckpointError, KeyError):
+    """A ``checkpointResume`` block has no ``checkpoint`` key.
+
+    Also a ``KeyError``, which Strands raises for it, so both kinds of ``except`` catch it.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 class InterruptError(TetherError, ValueError):
     """An interrupt response is invalid for the run's interrupt state."""
+
+
+class ResultError(TetherError, TypeError):
+    """A dict given to ``AgentResult.from_dict`` is not a serialized result, or a field of one
+    is malformed. Also a ``TypeError``, which Strands raises for it."""
 
 
 class StoreError(TetherError):

@@ -26,8 +26,8 @@ import pydantic
 from ._capture import load, take
 from ._prompt import Prompt
 from .agent_state import state_copy
-from .checkpoint import Checkpoint, check_metrics
-from .checkpoint import parse as parse_checkpoint
+from .checkpoint import Checkpoint, check_metrics, check_position
+from .checkpoint import parse_resumable as parse_checkpoint
 from .errors import CheckpointError, InterruptError, PromptError, ShapeError, SnapshotError
 from .interrupts import apply_responses, is_interrupted, pending_interrupts
 from .loop.core import CoreConfig, LoopCore
@@ -198,12 +198,15 @@ def resume_checkpoint(
     mismatch = _output_tool_mismatch(header["output_tool"], output_tool, "this checkpoint was taken in a structured-output call")
     if mismatch is not None:
         raise CheckpointError(mismatch)
-    try:
-        load(run, manager, snapshot)
-    except SnapshotError as exc:
-        raise CheckpointError(f"checkpoint.{exc}") from None
-    run.metrics = header["metrics"]
     position: CheckpointPosition = header["position"]
+    if snapshot is None:  # a marker without state (Strands 1.62): the agent's state is the run's
+        check_position(position, run.messages, where="the agent's messages (the checkpoint carries no snapshot)")
+    else:
+        try:
+            load(run, manager, snapshot)
+        except SnapshotError as exc:
+            raise CheckpointError(f"checkpoint.{exc}") from None
+    run.metrics = header["metrics"]
     cycle_index: int = header["cycle_index"]
     if position == "after_model":
         run.cursor = Cursor(phase="tools", cycle_index=cycle_index)

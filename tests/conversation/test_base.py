@@ -1,4 +1,4 @@
-"""The manager base: turn boundaries, JSON state with a kind tag, and the default overflow answer."""
+"""The manager base: turn boundaries, JSON state tagged with the manager (Strands' shape), and the default overflow answer."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_state_is_json_tagged_and_restores(manager: ConversationManager) -> None
     run = RunState()
     run.conversation_manager_state = {"removed_message_count": 4}
     state = manager.state(run)
-    assert state["kind"] == manager.kind
+    assert state["__name__"] == type(manager).__name__ and "kind" not in state  # Strands' shape
     restored = RunState()
     manager.restore(restored, json.loads(json.dumps(state)))
     assert restored.conversation_manager_state == {"removed_message_count": 4}
@@ -51,8 +51,41 @@ def test_state_is_json_tagged_and_restores(manager: ConversationManager) -> None
 
 def test_restore_refuses_another_kind_of_state() -> None:
     state = SlidingWindowConversationManager().state(RunState())
-    with pytest.raises(SnapshotError, match="'sliding_window' manager but this agent uses 'summarizing'"):
+    expected = "'SlidingWindowConversationManager' manager but this agent uses 'SummarizingConversationManager'"
+    with pytest.raises(SnapshotError, match=expected):
         SummarizingConversationManager().restore(RunState(), state)
+    with pytest.raises(SnapshotError, match="'sliding_window' manager but this agent uses 'SummarizingConversationManager'"):
+        SummarizingConversationManager().restore(RunState(), {"kind": "sliding_window"})  # Tether's earlier shape
+
+
+def test_subclasses_share_their_kinds_name_and_custom_kinds_use_their_own() -> None:
+    class Wider(SlidingWindowConversationManager):
+        pass
+
+    class Mine(NullConversationManager):
+        kind = "mine"
+
+    assert Wider().state(RunState())["__name__"] == "SlidingWindowConversationManager"
+    Wider().restore(RunState(), SlidingWindowConversationManager().state(RunState()))
+    state = Mine().state(RunState())
+    assert state == {"__name__": "Mine", "removed_message_count": 0}
+    run = RunState()
+    Mine().restore(run, state)
+    Mine().restore(run, {"kind": "mine", "removed_message_count": 1})
+    assert run.conversation_manager_state == {"removed_message_count": 1}
+    with pytest.raises(SnapshotError, match="'Mine' manager"):
+        NullConversationManager().restore(RunState(), state)
+
+
+def test_strands_keys_survive_a_round_trip() -> None:
+    """Keys Strands writes that Tether does not use are kept; defaults are not stored."""
+    strands = {"__name__": "SlidingWindowConversationManager", "removed_message_count": 2, "model_call_count": 7}
+    run = RunState()
+    SlidingWindowConversationManager().restore(run, strands)
+    assert run.conversation_manager_state == {"removed_message_count": 2, "model_call_count": 7}
+    assert SlidingWindowConversationManager().state(run) == strands
+    SlidingWindowConversationManager().restore(run, {**strands, "model_call_count": 0})
+    assert run.conversation_manager_state == {"removed_message_count": 2}
 
 
 def test_restore_accepts_untagged_state() -> None:

@@ -37,7 +37,7 @@ async def test_a_local_sqlite_run_is_promoted_and_finished_on_temporal(
     await reference.invoke_async([{"interruptResponse": {"interruptId": first.interrupts[0].id, "response": "yes"}}])
     assert result.stop_reason == "end_turn"
     assert result.text == "Booking handled."
-    assert snapshot.data["messages"] == reference.take_snapshot().data["messages"]
+    assert snapshot.data["messages"] == reference.take_snapshot(preset="all").data["messages"]
     assert result.metrics.model_call_count == 2  # the local call is counted too
     assert log.read_text().splitlines() == ["model 0", "book Lisbon yes", "model 1"]
 
@@ -71,7 +71,7 @@ async def test_a_finished_temporal_turn_continues_locally_and_back(client: Clien
         local.load_snapshot(exported)
         assert local.messages == exported.data["messages"]
         # local -> Temporal: promote the snapshot with a new prompt; the script continues from model_state.
-        handle = await tc.promote("two_tools", local.take_snapshot(), run_id="round-2", prompt="Anything else?", config=config)
+        handle = await tc.promote("two_tools", local.take_snapshot(preset="all"), run_id="round-2", prompt="Anything else?", config=config)
         assert handle.id == "round-2"
         with_extra = await tc.result("round-2")
     assert first.stop_reason == "end_turn"

@@ -28,8 +28,8 @@ async def test_two_tool_agent_matches_a_local_run(client: Client, blobs: BlobSto
 
     assert result.stop_reason == expected.stop_reason == "end_turn"
     assert result.text == expected.text
-    assert snapshot.data["messages"] == local.take_snapshot().data["messages"]
-    assert snapshot.data == local.take_snapshot().data
+    assert snapshot.data["messages"] == local.take_snapshot(preset="all").data["messages"]
+    assert snapshot.data == local.take_snapshot(preset="all").data
     assert result.metrics.to_dict()["tool_call_count"] == 3
     assert result.metrics.cycle_count == expected.metrics.cycle_count == 3
     assert result.metrics.usage == expected.metrics.usage
@@ -75,7 +75,7 @@ async def test_a_second_turn_continues_the_conversation(client: Client, blobs: B
     await local.invoke_async("Compute things.")
     expected = await local.invoke_async("Thanks.")
     assert second.text == expected.text == "Anything else?"
-    assert snapshot.data == local.take_snapshot().data
+    assert snapshot.data == local.take_snapshot(preset="all").data
     assert second.metrics.model_call_count == 4
     assert second.metrics.invocation.model_call_count == 1
 

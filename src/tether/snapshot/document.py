@@ -14,6 +14,7 @@ The dict API (``to_dict``/``from_dict``) is kept and copies, as before.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from .._clock import now_iso
@@ -28,13 +29,19 @@ from .._json import (
     parse_json,
     thaw,
 )
+from .._messages import decode_message_bytes
 from ..errors import ShapeError, SnapshotError
-from .migrations import SNAPSHOT_SCHEMA_VERSION, migrate
+from .migrations import SNAPSHOT_SCHEMA_VERSION, SchemaVersion, migrate
 from .report import size_report
 from .validation import check_created_at, check_data
 
 SCOPE = "agent"
+"""The scope of an agent's snapshot (the only one ``Agent.load_snapshot`` applies)."""
+SCOPES: tuple[str, ...] = ("agent", "multiAgent")
+"""Every valid scope (Strands' ``multiAgent`` snapshots are valid documents, not agent state)."""
 _KEYS = frozenset({"schema_version", "scope", "created_at", "data", "app_data"})
+
+logger = logging.getLogger(__name__)
 
 _header_encoder = json.JSONEncoder(ensure_ascii=True, allow_nan=False)
 
@@ -63,9 +70,18 @@ class Snapshot:
         data: dict[str, Any],
         app_data: dict[str, Any] | None = None,
         created_at: str | None = None,
-        schema_version: int = SNAPSHOT_SCHEMA_VERSION,
+        schema_version: SchemaVersion = SNAPSHOT_SCHEMA_VERSION,
         scope: str = SCOPE,
     ) -> None:
+        """A snapshot of ``data`` (not validated until it is loaded or :meth:`validate` is called).
+
+        Args:
+            data: The captured fields (a live dict: changes to it are part of this snapshot).
+            app_data: The application's own JSON, stored verbatim.
+            created_at: ISO-8601 timestamp; now when omitted.
+            schema_version: The document's schema version (``"1.0"``).
+            scope: ``"agent"`` (or Strands' ``"multiAgent"``, which an agent does not load).
+        """
         self._data: dict[str, Any] | None = data
         self._frozen: bytes | None = None
         self._json: bytes | None = None
@@ -86,6 +102,7 @@ class Snapshot:
         frozen: bytes | None = None,
         owned: dict[str, Any] | None = None,
         may_hold_bytes: bool = True,
+        scope: str = SCOPE,
     ) -> Snapshot:
         """A snapshot over a validated image (JSON bytes or a frozen blob) of pure-JSON data.
 
@@ -101,13 +118,28 @@ class Snapshot:
         snapshot.app_data = app_data
         snapshot.created_at = now_iso() if created_at is None else created_at
         snapshot.schema_version = SNAPSHOT_SCHEMA_VERSION
-        snapshot.scope = SCOPE
+        snapshot.scope = scope
         return snapshot
 
     @classmethod
     def _from_json_data(cls, data_json: bytes, app_data: dict[str, Any], *, may_hold_bytes: bool = True) -> Snapshot:
         """A snapshot over ``data_json``, JSON bytes of valid pure-JSON data written by Tether."""
         return cls._stored(app_data, None, json_image=data_json, may_hold_bytes=may_hold_bytes)
+
+    def validate(self) -> None:
+        """Check that this Tether can load this snapshot: its schema version and scope.
+
+        ``Agent.load_snapshot`` calls it first (as Strands' does); the data itself is checked
+        when it is loaded. Raises :class:`SnapshotError` (``SnapshotException``).
+        """
+        version = self.schema_version
+        if version != SNAPSHOT_SCHEMA_VERSION or type(version) is not type(SNAPSHOT_SCHEMA_VERSION):
+            raise SnapshotError(
+                f"Unsupported snapshot schema version: {version!r}. Current version: {SNAPSHOT_SCHEMA_VERSION}; "
+                "build snapshots with take_snapshot or Snapshot.from_dict, which migrate older versions"
+            )
+        if self.scope not in SCOPES:
+            raise SnapshotError(f"Invalid snapshot scope: {self.scope!r}. Valid scopes: {sorted(SCOPES)}")
 
     @property
     def data(self) -> dict[str, Any]:
@@ -249,6 +281,12 @@ class Snapshot:
         """Validate and copy a snapshot dict; any problem is a ``SnapshotError`` naming its path.
 
         Older schema versions are migrated first; the result shares nothing with ``value``.
+        As in Strands, a missing ``scope`` is ``"agent"`` and keys this Tether does not know
+        (written by a newer writer) are ignored with a logged warning.
+
+        Args:
+            value: The snapshot dict (``Snapshot.to_dict()`` of Tether or Strands).
+            path: The name of the document in error messages.
         """
         return cls._validated(value, path, parsed=False)
 
@@ -260,12 +298,12 @@ class Snapshot:
         migrated = migrate(value, what=path)
         trusted = parsed and migrated is value  # a migration step may return anything
         value = migrated
-        extra = [key for key in value if key not in _KEYS]
-        if extra:
-            raise SnapshotError(f"{path}.{sorted(map(str, extra))[0]} is not a snapshot key; keys are: {', '.join(sorted(_KEYS))}")
-        scope = value.get("scope")
-        if scope != SCOPE:
-            raise SnapshotError(f"{path}.scope must be {SCOPE!r}, got {scope!r}")
+        if not _KEYS.issuperset(value):
+            extra = sorted(str(key) for key in value if key not in _KEYS)
+            logger.warning("unknown_keys=<%s> | ignoring unknown fields in %s", extra, path)
+        scope = value.get("scope", SCOPE)
+        if scope not in SCOPES:
+            raise SnapshotError(f"{path}.scope must be one of {', '.join(map(repr, SCOPES))}, got {scope!r}")
         created_at = check_created_at(value.get("created_at"), f"{path}.created_at")
         if "data" not in value:
             raise SnapshotError(f"{path}.data is missing; it holds the captured fields")
@@ -277,20 +315,29 @@ class Snapshot:
             app_data = {}
         elif not isinstance(app_data, dict):
             raise SnapshotError(f"{path}.app_data must be an object, got {type(app_data).__name__}")
-        may_hold_bytes = check_data(data, f"{path}.data", parsed=trusted)
+        try:
+            may_hold_bytes = check_data(data, f"{path}.data", parsed=trusted)
+        except SnapshotError:
+            # Strands' snapshots hold raw bytes in their messages in memory: as envelopes,
+            # where messages may hold bytes, they are valid.
+            enveloped = None if trusted else _enveloped(data)
+            if enveloped is None:
+                raise
+            data = enveloped
+            may_hold_bytes = check_data(data, f"{path}.data")
         try:
             frozen = freeze(data)
         except ValueError:  # exotic types (e.g. str subclasses as keys) that the checks let by
             raise SnapshotError(describe_non_json(data, f"{path}.data")) from None
         if not trusted:
             app_copy = copy_app_data(app_data, f"{path}.app_data")
-            return cls._stored(app_copy, created_at, frozen=frozen, may_hold_bytes=may_hold_bytes)
+            return cls._stored(app_copy, created_at, frozen=frozen, may_hold_bytes=may_hold_bytes, scope=scope)
         # Parsed JSON: only a number too big for a float (parsed as inf) can be non-JSON.
         if may_hold_infinity(frozen) and not is_json(data):
             raise SnapshotError(describe_non_json(data, f"{path}.data"))
         if not is_json(app_data):
             raise SnapshotError(describe_non_json(app_data, f"{path}.app_data"))
-        return cls._stored(app_data, created_at, frozen=frozen, owned=data, may_hold_bytes=may_hold_bytes)
+        return cls._stored(app_data, created_at, frozen=frozen, owned=data, may_hold_bytes=may_hold_bytes, scope=scope)
 
     def size_report(self, top: int = 5) -> dict[str, Any]:
         """Serialized bytes per field and the ``top`` largest messages (index, role, bytes)."""
@@ -313,7 +360,34 @@ class Snapshot:
         data = self._peek()
         messages = data.get("messages")
         count = f", messages={len(messages)}" if isinstance(messages, list) else ""
-        return f"Snapshot(schema_version={self.schema_version}, created_at={self.created_at!r}, fields={list(data)}{count})"
+        return f"Snapshot(schema_version={self.schema_version!r}, created_at={self.created_at!r}, fields={list(data)}{count})"
+
+
+def _enveloped(data: dict[str, Any]) -> dict[str, Any] | None:
+    """``data`` (a new dict) with the raw bytes of its messages as envelopes, if every one of
+    them sits where a message may hold bytes; else None, so the first error stands."""
+    messages = data.get("messages")
+    if not isinstance(messages, list) or is_json(messages):
+        return None
+    try:
+        copied = json_copy(messages, "data.messages")
+        probe = thaw(freeze(copied))
+        decode_message_bytes(probe, ["snapshot", "data", "messages"])
+    except (ShapeError, ValueError):
+        return None
+    if _count_bytes(probe) != _count_bytes(messages):
+        return None  # some bytes were elsewhere (e.g. inside a json block): refused
+    return {**data, "messages": copied}
+
+
+def _count_bytes(value: Any) -> int:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return 1
+    if isinstance(value, dict):
+        return sum(_count_bytes(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_count_bytes(item) for item in value)
+    return 0
 
 
 def copy_app_data(app_data: Any, what: str) -> dict[str, Any]:

@@ -26,9 +26,15 @@ PRESETS: dict[str, tuple[str, ...]] = {
 def resolve_fields(preset: str | None = None, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None) -> list[str]:
     """The fields a snapshot captures, in canonical order.
 
-    ``preset`` (default: every field, unless only ``include`` is given) is the base, ``include``
-    adds and ``exclude`` removes. Unknown names, unknown presets and an empty result raise
-    :class:`SnapshotError`.
+    ``preset`` is the base, ``include`` adds and ``exclude`` removes, as in Strands: with no
+    preset the base is empty, so a call with neither ``preset`` nor ``include`` selects
+    nothing. Unknown names, unknown presets and an empty result raise :class:`SnapshotError`.
+
+    Args:
+        preset: ``"session"`` (every field but ``system_prompt``, as in Strands) or ``"all"``
+            (every field; Tether's).
+        include: Fields to add.
+        exclude: Fields to remove.
     """
     if preset is not None and not isinstance(preset, str):
         raise SnapshotError(f"preset must be a preset name, got {type(preset).__name__}")
@@ -38,14 +44,16 @@ def resolve_fields(preset: str | None = None, include: Iterable[str] | None = No
         if preset not in PRESETS:
             raise SnapshotError(f"unknown snapshot preset {preset!r}; known presets: {', '.join(PRESETS)}")
         selected = set(PRESETS[preset])
-    elif include is None:
-        selected = set(FIELDS)
     else:
         selected = set()
     selected.update(included)
     selected.difference_update(excluded)
     if not selected:
-        raise SnapshotError("the snapshot field selection is empty; include at least one field")
+        raise SnapshotError(
+            "No snapshot fields resolved. Provide a preset (take_snapshot(preset='session') or preset='all') "
+            "or at least one field in 'include'; passing only 'exclude' without a preset or 'include' always "
+            "results in an empty set"
+        )
     return [name for name in FIELDS if name in selected]
 
 

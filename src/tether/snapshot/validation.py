@@ -16,6 +16,7 @@ from .._messages import check_message, check_messages, check_tool_result, valida
 from ..errors import ShapeError, SnapshotError
 from ..loop.state import CHECKPOINT_POSITIONS
 from .fields import FIELDS
+from .shapes import TETHER_INTERRUPTS
 
 _PHASES = ("model", "tools", "idle")
 
@@ -59,12 +60,12 @@ def _check_fields(data: dict[str, Any], path: str, parsed: bool) -> bool:
             may_hold_bytes |= check_messages(item, where, pure_json=not parsed)
             continue
         if name == "system_prompt":
-            if item is not None:
+            if item is not None and not isinstance(item, str):  # Strands accepts a plain string
                 validate_system_prompt(item, where)
         elif not isinstance(item, dict):
             raise SnapshotError(f"{path}.{name} must be an object, got {type(item).__name__}")
         elif name == "interrupt_state":
-            check_interrupt_state(item, where)
+            check_interrupt_state(item, where, snapshot=True)
             may_hold_bytes |= bool(item.get("context"))
         elif name == "conversation_manager_state":
             check_manager_state(item, where)
@@ -75,11 +76,15 @@ def _check_fields(data: dict[str, Any], path: str, parsed: bool) -> bool:
 
 
 def check_manager_state(state: dict[str, Any], where: list[Any]) -> None:
-    """Raise ShapeError naming the path unless ``state`` is a valid conversation-manager state
+    """Raise ShapeError naming the path unless ``state`` is a valid conversation-manager state,
+    in the snapshot shape (``__name__``) or Tether's (``kind``), see :mod:`tether.snapshot.shapes`
     (also used for the durable head row, :func:`tether.durable.rows.check_head`)."""
     kind = state.get("kind")
     if kind is not None and not isinstance(kind, str):
         raise ShapeError(where + ["kind"], "must be the manager kind (a string)")
+    name = state.get("__name__")
+    if name is not None and not isinstance(name, str):
+        raise ShapeError(where + ["__name__"], "must be the manager's class name (a string)")
     removed = state.get("removed_message_count")
     if removed is not None and (type(removed) is not int or removed < 0):
         raise ShapeError(where + ["removed_message_count"], "must be a non-negative integer")
@@ -87,9 +92,14 @@ def check_manager_state(state: dict[str, Any], where: list[Any]) -> None:
         check_message(state["summary_message"], where + ["summary_message"])
 
 
-def check_interrupt_state(state: dict[str, Any], where: list[Any]) -> None:
+def check_interrupt_state(state: dict[str, Any], where: list[Any], *, snapshot: bool = False) -> None:
     """Raise ShapeError naming the path unless ``state`` is a valid interrupt state: its
-    records, ``activated`` and the cursor of the interrupted cycle (also used for head rows)."""
+    records, ``activated`` and the cursor of the interrupted cycle (also used for head rows).
+
+    ``snapshot`` accepts the snapshot shape too (see :mod:`tether.snapshot.shapes`): the
+    Tether-only fields of records under ``tether_interrupts``, and a ``context`` that is not a
+    loop cursor (empty, or Strands' own context), which is kept as it is.
+    """
     table = state.get("interrupts")
     if table is not None:
         if not isinstance(table, dict):
@@ -108,8 +118,32 @@ def check_interrupt_state(state: dict[str, Any], where: list[Any]) -> None:
     if "activated" in state and not isinstance(state["activated"], bool):
         raise ShapeError(where + ["activated"], "must be true or false")
     context = state.get("context")
+    if snapshot:
+        _check_snapshot_extras(state, where)
+        if context is not None and not isinstance(context, dict):
+            raise ShapeError(where + ["context"], "must be an object")
+        if not context or "phase" not in context:
+            return
     if context is not None:
         check_cursor(context, where + ["context"])
+
+
+def _check_snapshot_extras(state: dict[str, Any], where: list[Any]) -> None:
+    """The Tether-only record fields (``tether_interrupts``) of an interrupt state in a snapshot."""
+    extras = state.get(TETHER_INTERRUPTS)
+    if extras is None:
+        return
+    if not isinstance(extras, dict):
+        raise ShapeError(where + [TETHER_INTERRUPTS], "must map interrupt ids to {source, tool_use_id} objects")
+    for ident, extra in extras.items():
+        at = where + [TETHER_INTERRUPTS, ident]
+        if not isinstance(extra, dict):
+            raise ShapeError(at, "must be a {source, tool_use_id} object")
+        for key in ("source", "tool_use_id"):
+            if extra.get(key) is not None and not isinstance(extra[key], str):
+                raise ShapeError(at + [key], "must be a string or null")
+        if "answered" in extra and not isinstance(extra["answered"], bool):
+            raise ShapeError(at + ["answered"], "must be true or false")
 
 
 def check_cursor(context: Any, where: list[Any]) -> None:

@@ -19,6 +19,7 @@ from ..checkpoint import parse as parse_checkpoint
 from ..errors import CheckpointError, InterruptError, ShapeError, SnapshotError
 from ..loop.state import Cursor, RunState, new_metrics
 from ..snapshot import SCOPE, SNAPSHOT_SCHEMA_VERSION, Snapshot
+from ..snapshot.shapes import interrupt_state_in, interrupt_state_out, manager_state_in
 from ..types import InterruptState, MetricsData
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT, Conversations, compact_message, compact_result, expand_message, expand_result
@@ -74,13 +75,13 @@ def run_from_snapshot(snapshot: Snapshot | dict[str, Any]) -> RunState:
     run = RunState(
         messages=data["messages"],
         state=data.get("state") or {},
-        conversation_manager_state={k: v for k, v in (data.get("conversation_manager_state") or {}).items() if k != "kind"},
-        interrupt_state=cast(InterruptState, data.get("interrupt_state") or {}),  # validated by Snapshot.from_dict
-        system_prompt=data.get("system_prompt"),
+        conversation_manager_state=manager_state_in(data.get("conversation_manager_state") or {}),
+        interrupt_state=cast(InterruptState, interrupt_state_in(data.get("interrupt_state") or {})),  # validated by Snapshot.from_dict
+        system_prompt=[{"text": system}] if isinstance(system := data.get("system_prompt"), str) else system,
         model_state=data.get("model_state") or {},
     )
     context = run.interrupt_state.get("context")
-    if run.interrupt_state.get("activated") and isinstance(context, dict):
+    if run.interrupt_state.get("activated") and isinstance(context, dict) and "phase" in context:
         try:
             run.cursor = Cursor.from_dict(context)
         except (KeyError, TypeError, ValueError) as exc:
@@ -131,7 +132,7 @@ def snapshot_of(blobs: BlobStore, carried: CarriedState, app_data: dict[str, Any
         "messages": messages_of(blobs, carried, decode=False),
         "state": carried.get("state") or {},
         "conversation_manager_state": carried.get("conversation_manager_state") or {},
-        "interrupt_state": interrupt_state,
+        "interrupt_state": interrupt_state_out(interrupt_state),  # the snapshot shape (Strands')
         "system_prompt": None if system is None else expand_message(blobs, system, decode=False)["content"],
         "model_state": carried.get("model_state") or {},
     }
