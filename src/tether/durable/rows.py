@@ -167,7 +167,8 @@ def zip_step(text: str) -> bytes | str:
     """A step row's JSON text compressed: ``b"z1:"`` and the raw deflate of the text with
     :data:`STEP_DICTIONARY_V1` (a store that keeps only text stores :func:`zip_text` of it), or
     ``text`` itself when that is not shorter."""
-    packer = zlib.compressobj(6, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, STEP_DICTIONARY_V1)
+    # A 2 KiB window covers the dictionary and a row, and small tables are quick to set up.
+    packer = zlib.compressobj(6, zlib.DEFLATED, -11, 2, zlib.Z_DEFAULT_STRATEGY, STEP_DICTIONARY_V1)
     zipped = _ZIPPED_BYTES + packer.compress(text.encode("utf-8", "surrogatepass")) + packer.flush()
     return zipped if len(zipped) < len(text) else text
 
