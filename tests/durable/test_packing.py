@@ -140,15 +140,15 @@ def work(n: int, context: ToolContext) -> str:
 cycles = st.lists(st.lists(st.integers(0, 30), min_size=1, max_size=3), min_size=1, max_size=45)
 
 
-def _check_run(store: RunStore, script: list[list[int]], turns: int) -> None:
+def _check_run(store: RunStore, script: list[list[int]], turns: int, run_id: str = "r") -> None:
     recorded = _recording(store)
     agent = Agent(model=ScriptedModel(_model_script(script, turns), stateful=True), tools=[work], store=store)
     for turn in range(turns):
-        agent(f"turn {turn}", run_id="r")
-    history = store.history("r")
+        agent(f"turn {turn}", run_id=run_id)
+    history = store.history(run_id)
     assert [step.to_dict() for step in history] == recorded
     for step in history:
-        at = store.load_at("r", step.step)
+        at = store.load_at(run_id, step.step)
         assert json.loads(json.dumps(at.head)) == recorded[step.step - 1]["head"]
 
 
@@ -176,6 +176,18 @@ def test_history_and_load_at_give_back_every_step_as_it_was_sqlite(
     store = SQLiteStore(tmp_path_factory.mktemp("packed") / "runs.db")
     try:
         _check_run(store, script, turns)
+    finally:
+        store.close()
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(script=cycles, turns=st.integers(1, 2))
+def test_history_and_load_at_give_back_every_step_as_it_was_postgres(pg_conninfo: str, script: list[list[int]], turns: int) -> None:
+    from tether.durable.postgres import PostgresStore
+
+    store = PostgresStore(pg_conninfo)
+    try:
+        _check_run(store, script, turns, run_id=f"r{len(store.list_runs())}")  # one database for every example
     finally:
         store.close()
 

@@ -80,3 +80,62 @@ def test_a_row_over_the_size_limit_names_the_tool_and_is_not_written(kind: str, 
         agent("go", run_id="big")
     loaded = store.load("big")
     assert loaded is not None and loaded.head["cursor"]["phase"] == "tools" and loaded.results == {}  # nothing of it stored
+
+
+class DecliningStore(MemoryStore):
+    """A store that never commits inline (like PostgreSQL): every write goes to the writer thread."""
+
+    def commit(self, run_id: str, prepared: Any, *, lease: Any = None, wait: bool = True) -> bool:
+        return False if not wait else super().commit(run_id, prepared, lease=lease, wait=True)
+
+
+def test_writes_of_concurrent_tools_keep_their_order_when_the_lock_changes_hands() -> None:
+    # A write arriving just as the lock was released (before the waiter it woke took it) used
+    # to be encoded at once with the next revision, then queue behind that waiter: committed
+    # out of order, it failed as if another writer had taken the run (LeaseLostError).
+    @tool
+    def work(n: int) -> str:
+        """Work.
+
+        Args:
+            n: Which.
+        """
+        return f"did {n}"
+
+    store = DecliningStore()
+    for i in range(40):
+        script = [tool_calls([("work", {"n": k}) for k in range(4)]) for _ in range(3)] + ["done"]
+        agent = Agent(model=ScriptedModel(script), tools=[work], store=store)
+        assert str(agent("go", run_id=f"r{i}")) == "done"
+        loaded = store.load(f"r{i}")
+        assert loaded is not None and loaded.messages == agent.messages
+
+
+async def test_a_blocking_sync_waits_for_the_write_a_cancelled_sync_async_left_in_flight() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tether.durable.session import DurableSession
+    from tether.loop.state import RunState
+
+    class FirstGated(GatedStore):
+        def commit(self, run_id: str, prepared: Any, *, lease: Any = None, wait: bool = True) -> bool:
+            if wait and self.threads:  # only the first write waits at the gate
+                return MemoryStore.commit(self, run_id, prepared, lease=lease, wait=True)
+            return super().commit(run_id, prepared, lease=lease, wait=wait)
+
+    store = FirstGated()
+    writer = ThreadPoolExecutor(1)
+    session = DurableSession(store, "r", RunState(), writer=writer)
+    first = asyncio.create_task(session.sync_async("turn_start"))
+    while not store.threads:  # the first write is in flight on the writer thread
+        await asyncio.sleep(0.001)
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    second = asyncio.get_running_loop().run_in_executor(None, session.sync, "turn_end")  # e.g. recording the stop
+    await asyncio.sleep(0.05)  # a chance for a wrong implementation to commit it first (not a timing assertion)
+    store.gate.set()
+    await second
+    head = store.head("r")
+    assert head is not None and head["rev"] == 2 and [step.position for step in store.history("r")] == ["turn_start", "turn_end"]
+    writer.shutdown()

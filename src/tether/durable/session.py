@@ -51,6 +51,7 @@ class DurableSession:
         self.lease = lease
         self.writer = writer
         self._writing: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        self._queued = 0  # writes in flight or waiting for the lock (a write encoded now must not pass them)
         self.dirty = False
         self.broken = False  # a write failed: the bookkeeping below may be ahead of the store
         self.turn_active = False  # the driver of an invocation began (set by DurableDriver)
@@ -77,28 +78,50 @@ class DurableSession:
 
         With ``position`` the write also appends a step row (see :mod:`tether.durable.history`);
         ``status`` is then the run status it records and ``info`` the step's timeline details.
+        With a ``writer`` thread the commit goes through it, after any write it still has in
+        flight (a cancelled :meth:`sync_async` leaves its commit running there).
         """
-        self._commit(self._encoded(position, status, info), wait=True)
+        prepared = self._encoded(position, status, info)
+        if self.writer is None:
+            self._commit(prepared, wait=True)
+            return
+        try:
+            pending = self.writer.submit(self._commit, prepared, True)
+        except RuntimeError:  # the writer was shut down: nothing can be in flight on it
+            self._commit(prepared, wait=True)
+            return
+        pending.result()
 
     async def sync_async(self, position: str | None = None, *, status: str = "running", **info: Any) -> None:
         """:meth:`sync` without blocking the event loop on the store (other agents, concurrent
         tools go on). The rows are encoded on the loop's thread (they read live run state); the
         store commits them at once if that cannot block (a local SQLite commit with the lock
         free), else the commit runs on the ``writer`` thread (a PostgreSQL round trip, a lock
-        held by another process, a WAL checkpoint). Writes of one session stay in order."""
+        held by another process, a WAL checkpoint). Writes of one session stay in order: a write
+        is encoded (and takes its revision) at once only when no other write is in flight or
+        waiting; checking the lock alone is not enough, since a released lock is free for a
+        moment before the waiter it woke takes it."""
         _log.debug("run %r: store write (%s)", self.run_id, position or "progress")
         lock = self._write_lock()
-        if not lock.locked():  # no write in flight: try at once (no await until it is done)
+        if self._queued == 0:  # no write in flight or waiting: try at once (no await until it is done)
             prepared = self._encoded(position, status, info)
             if self._commit(prepared, wait=False):
                 return  # committed at once: it could not block
-            async with lock:
-                await self._commit_blocking(prepared)
+            self._queued += 1
+            try:
+                async with lock:  # free, and nobody waits for it: taken at once, ahead of every later write
+                    await self._commit_blocking(prepared)
+            finally:
+                self._queued -= 1
             return
-        async with lock:  # after the writes in flight, in order
-            prepared = self._encoded(position, status, info)
-            if not self._commit(prepared, wait=False):
-                await self._commit_blocking(prepared)
+        self._queued += 1
+        try:
+            async with lock:  # after the writes in flight or waiting, in order
+                prepared = self._encoded(position, status, info)
+                if not self._commit(prepared, wait=False):
+                    await self._commit_blocking(prepared)
+        finally:
+            self._queued -= 1
 
     async def _commit_blocking(self, prepared: PreparedWrite) -> None:
         """Commit on the writer thread (inline when the session has none)."""
