@@ -21,10 +21,10 @@ import os
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from ..errors import TetherError
-from .app import UsageError, default_store_path, parse_command_line
+from .app import UsageError, parse_command_line
+from .stores import StoreSpec, parse_store
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -38,10 +38,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse_command_line(sys.argv[1:] if argv is None else argv)
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
-    store = Path(args.store) if args.store else default_store_path()
     handler = _handlers()[args.command]
     prefix = f"tether {args.command}"
+    store: StoreSpec | str = args.store or "the default store"
     try:
+        store = parse_store(args.store)
         return handler(args, store)
     except (TetherError, OSError) as exc:  # their messages name the run or the file
         return _fail(f"{prefix}: {exc}", EXIT_ERROR)
@@ -57,14 +58,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _unexpected(exc, prefix, args, store)
 
 
-def _unexpected(exc: Exception, prefix: str, args: argparse.Namespace, store: Path) -> int:
+def _unexpected(exc: Exception, prefix: str, args: argparse.Namespace, store: StoreSpec | str) -> int:
     """One line for an exception Tether did not raise on purpose (``TETHER_DEBUG=1``: re-raise it)."""
     if os.environ.get(DEBUG_VAR):
         raise exc
     return _fail(f"{prefix}: {_where(args, store)}: {type(exc).__name__}: {exc} (set {DEBUG_VAR}=1 for the traceback)", EXIT_ERROR)
 
 
-def _where(args: argparse.Namespace, store: Path) -> str:
+def _where(args: argparse.Namespace, store: StoreSpec | str) -> str:
     run_id = getattr(args, "run_id", None)
     return f"store {str(store)!r}" if run_id is None else f"run {run_id!r} in {str(store)!r}"
 

@@ -17,11 +17,10 @@ import json
 import os
 import secrets
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..durable.history import summary_of
-from ..durable.sqlite import SQLiteStore
+from ..durable.store import RunStore
 from ..errors import ConfigurationError, RunNotFoundError
 from ..result import AgentResult
 from ..types import ToolResult
@@ -29,6 +28,7 @@ from . import DEBUG_VAR
 from .config import DEMO_SYSTEM_PROMPT, RunConfig, agent_tools, build_agent, check_hint, shown, user_config
 from .models import parse_model
 from .runs import console, open_store, printable
+from .stores import StoreSpec
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -40,7 +40,7 @@ EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
 
 
-def cmd_run(args: argparse.Namespace, path: Path) -> int:
+def cmd_run(args: argparse.Namespace, path: StoreSpec) -> int:
     """``tether run PROMPT``: a new run, or a new turn of ``--run-id`` when that run exists."""
     store = open_store(path, create=True)
     run_id = args.run_id or new_run_id()
@@ -57,7 +57,7 @@ def cmd_run(args: argparse.Namespace, path: Path) -> int:
     return _drive(build_agent(config, store), args.prompt, run_id, config)
 
 
-def cmd_resume(args: argparse.Namespace, path: Path) -> int:
+def cmd_resume(args: argparse.Namespace, path: StoreSpec) -> int:
     """``tether resume RUN``: finish the run's turn with the user's flags (checked against its hint)."""
     if args.stalled:
         return resume_stalled(args, path)
@@ -71,7 +71,7 @@ def cmd_resume(args: argparse.Namespace, path: Path) -> int:
     return _drive(build_agent(config, store), answers or None, args.run_id, config)
 
 
-def resume_stalled(args: argparse.Namespace, path: Path) -> int:
+def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
     """``tether resume --stalled``: resume every run ``list_runs()`` reports as stalled, in turn.
 
     The agent flags are the user's, the same for every run, and checked against each run's hint
@@ -117,7 +117,7 @@ def resume_stalled(args: argparse.Namespace, path: Path) -> int:
     return EXIT_ERROR
 
 
-def _resume_one(args: argparse.Namespace, store: SQLiteStore, run_id: str, config: RunConfig, agent: Agent) -> str | None:
+def _resume_one(args: argparse.Namespace, store: RunStore, run_id: str, config: RunConfig, agent: Agent) -> str | None:
     """Resume one stalled run; its outcome (``resumed, now STATUS (STOP_REASON)``) or None after Ctrl-C."""
     head = store.head(run_id)
     if head is None:

@@ -12,15 +12,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..durable.fork import fork_run
 from ..durable.history import Step, summary_of
-from ..durable.sqlite import SQLiteStore
-from ..errors import ConfigurationError, RunNotFoundError, StoreError
+from ..durable.store import RunStore
+from ..errors import ConfigurationError, RunNotFoundError
 from ..snapshot import Snapshot
 from .config import CONFIG_KEY, IGNORE_FLAG, RunConfig, shown
+from .stores import StoreSpec
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,18 +35,16 @@ def console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, width=width)
 
 
-def open_store(path: Path, *, create: bool = False) -> SQLiteStore:
-    """The SQLite store at ``path``; read-only commands refuse a store that does not exist."""
-    if not create and not path.exists():
-        raise StoreError(f"no run store at {str(path)!r}; start a run with `tether run PROMPT` or pass --store PATH")
-    return SQLiteStore(path)
+def open_store(path: StoreSpec, *, create: bool = False) -> RunStore:
+    """The store ``path`` names; read-only commands refuse a SQLite file that does not exist."""
+    return path.open(create=create)
 
 
-def snapshot_of(store: SQLiteStore, run_id: str) -> Snapshot:
+def snapshot_of(store: RunStore, run_id: str, where: StoreSpec | str = "the store") -> Snapshot:
     """The run's current state as a snapshot (loadable with ``Snapshot.from_dict``)."""
     stored = store.load(run_id)
     if stored is None:
-        raise RunNotFoundError(f"no run {run_id!r} in {store.path}; see `tether runs`")
+        raise RunNotFoundError(f"no run {run_id!r} in {where}; see `tether runs`")
     head = stored.head
     data = {
         "messages": stored.messages,
@@ -59,7 +57,7 @@ def snapshot_of(store: SQLiteStore, run_id: str) -> Snapshot:
     return Snapshot(data, app_data={"run_id": run_id, "status": summary_of(run_id, head).status})
 
 
-def cmd_runs(args: argparse.Namespace, path: Path) -> int:
+def cmd_runs(args: argparse.Namespace, path: StoreSpec) -> int:
     """``tether runs [--status S]``: the runs, newest first, each status in its own style.
 
     A footer names what an operator can do: how to resume the stalled runs (no live owner), and
@@ -108,7 +106,7 @@ def cmd_runs(args: argparse.Namespace, path: Path) -> int:
     return 0
 
 
-def stalled_hint(store: SQLiteStore, stalled: list[str]) -> str:
+def stalled_hint(store: RunStore, stalled: list[str]) -> str:
     """The footer of ``tether runs`` when runs are stalled: the ``resume --stalled`` command to run.
 
     The flags are those the stalled runs were created with (their stored hints, shown only);
@@ -127,7 +125,7 @@ def stalled_hint(store: SQLiteStore, stalled: list[str]) -> str:
     )
 
 
-def cmd_show(args: argparse.Namespace, path: Path) -> int:
+def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
     from rich.markup import escape
     from rich.table import Table
 
@@ -163,7 +161,7 @@ def cmd_show(args: argparse.Namespace, path: Path) -> int:
     return 0
 
 
-def cmd_fork(args: argparse.Namespace, path: Path) -> int:
+def cmd_fork(args: argparse.Namespace, path: StoreSpec) -> int:
     store = open_store(path)
     new_id = fork_run(store, args.run_id, args.at, new_run_id=args.new_id)
     out = console()
@@ -206,15 +204,15 @@ def printable(text: str) -> str:
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in " ".join(text.split()))
 
 
-def cmd_export(args: argparse.Namespace, path: Path) -> int:
-    sys.stdout.write(snapshot_of(open_store(path), args.run_id).to_json() + "\n")
+def cmd_export(args: argparse.Namespace, path: StoreSpec) -> int:
+    sys.stdout.write(snapshot_of(open_store(path), args.run_id, path).to_json() + "\n")
     return 0
 
 
-def cmd_size(args: argparse.Namespace, path: Path) -> int:
+def cmd_size(args: argparse.Namespace, path: StoreSpec) -> int:
     from rich.table import Table
 
-    report = snapshot_of(open_store(path), args.run_id).size_report(top=args.top)
+    report = snapshot_of(open_store(path), args.run_id, path).size_report(top=args.top)
     out = console()
     out.print(f"[bold]{args.run_id}[/]: {report['total_bytes']} bytes, {report['message_count']} messages")
     fields = Table("field", "bytes", title="by field")

@@ -146,6 +146,13 @@ class MemoryStore(RowWrites):
         """True while an invocation of this process holds the run's lease."""
         return validate_run_id(run_id) in self._leased
 
+    def delete_run(self, run_id: str) -> None:
+        """Delete the run's rows under its lease (see :meth:`~tether.durable.store.RunStore.delete_run`)."""
+        if validate_run_id(run_id) not in self._runs:
+            raise RunNotFoundError(f"no run {run_id!r} in this MemoryStore; nothing to delete")
+        with self.lease(run_id), self._mutex:
+            self._runs.pop(run_id, None)
+
     def corrupt_for_test(self, run_id: str, seq: int, text: str) -> None:
         """Overwrite a message row (tests of the corrupt-row error)."""
         self._runs[run_id].messages[seq] = text

@@ -390,6 +390,22 @@ class PostgresStore(RowWrites):
             held = self._query(run_id, lambda conn: conn.execute(_HELD).fetchall())
         return any((high, low) == ids for high, low, _ in held)
 
+    def delete_run(self, run_id: str) -> None:
+        """Delete the run's rows in one transaction under its lease (see :meth:`~tether.durable.store.RunStore.delete_run`)."""
+        validate_run_id(run_id)
+        with self._mutex:
+            found = self._query(run_id, lambda conn: conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone())
+        if found is None:
+            raise RunNotFoundError(f"no run {run_id!r} in {self.where}; nothing to delete")
+
+        def delete(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction():
+                for table in ("tether_runs", "tether_messages", "tether_results", "tether_steps"):
+                    conn.execute(f"DELETE FROM {table} WHERE run_id = %s", (run_id,))  # fixed table names
+
+        with self.lease(run_id), self._mutex:
+            self._query(run_id, delete)
+
     def close(self) -> None:
         """Close the connections (leases still open keep theirs until they end)."""
         with self._mutex:

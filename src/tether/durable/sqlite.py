@@ -347,6 +347,25 @@ class SQLiteStore(RowWrites):
         """True when a live process holds the run's lease."""
         return is_held(self._lock_path(validate_run_id(run_id)))
 
+    def delete_run(self, run_id: str) -> None:
+        """Delete the run's rows in one transaction under its lease, then its lock file (see :meth:`RunStore.delete_run`)."""
+        validate_run_id(run_id)
+        with self._errors(run_id) as conn:
+            exists = conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is not None
+        if not exists:
+            raise RunNotFoundError(f"no run {run_id!r} in {self.path}; nothing to delete")
+        with self.lease(run_id), self._errors(run_id) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for table in ("runs", "messages", "results", "steps"):
+                    conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            break_file_lease(self._lock_path(run_id))  # while locked: a waiting locker sees the file replaced and retries
+
     def close(self) -> None:
         for name in ("conn", "inline"):
             conn: sqlite3.Connection | None = getattr(self._local, name, None)

@@ -263,6 +263,15 @@ class RunStore(Protocol):
         """True when a live process holds the run's lease (what tells ``running`` from ``stalled``)."""
         ...
 
+    def delete_run(self, run_id: str) -> None:
+        """Delete the run: its head, messages, results and steps, in one transaction, holding its lease.
+
+        RunNotFoundError when the store has no such run; RunLockedError when a live process owns
+        it (``break_lease`` first to delete it anyway). The run's lease epoch is kept, so an owner
+        fenced off before stays fenced off if the id is used again.
+        """
+        ...
+
     def close(self) -> None:
         """Release resources."""
         ...
