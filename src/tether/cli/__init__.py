@@ -1,4 +1,4 @@
-"""The ``tether`` command: run a durable agent, then list, inspect, resume, fork, export and unlock runs.
+"""The ``tether`` command: run a durable agent, then list, inspect, resume, fork, export, unlock and delete runs.
 
 ``main(argv)`` returns the exit code: 0 on success, 1 for an error, 2 for a bad command line,
 130 when Ctrl-C stopped a run (which stays resumable). Rich is imported only by the commands
@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 
 from ..errors import TetherError
 from .app import UsageError, parse_command_line
+from .sigint import hard_exit
 from .stores import StoreSpec, parse_store
 
 EXIT_ERROR = 1
@@ -33,9 +35,31 @@ DEBUG_VAR = "TETHER_DEBUG"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``tether`` command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    """Run the ``tether`` command line ``argv``; returns the exit code.
+
+    Args:
+        argv: The arguments after ``tether``. None means this process's own command line
+            (``sys.argv[1:]``: the console script, ``python -m tether``): the command then owns
+            the process, and after Ctrl-C it ends it at once (:func:`~tether.cli.sigint.hard_exit`)
+            rather than wait for a model call still running in a thread, and no later Ctrl-C
+            can print a traceback.
+    """
+    if argv is not None:
+        return _main(argv)
     try:
-        args = parse_command_line(sys.argv[1:] if argv is None else argv)
+        code = _main(sys.argv[1:])
+    except KeyboardInterrupt:  # a Ctrl-C between two of _main's own handlers
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        code = _fail("tether: interrupted", EXIT_INTERRUPTED)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command is done: from here on the process only exits
+    if code == EXIT_INTERRUPTED:
+        hard_exit(code)
+    return code
+
+
+def _main(argv: Sequence[str]) -> int:
+    try:
+        args = parse_command_line(argv)
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
     handler = _handlers()[args.command]
@@ -46,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args, store)
     except (TetherError, OSError) as exc:  # their messages name the run or the file
         return _fail(f"{prefix}: {exc}", EXIT_ERROR)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C outside a run (loading the model, reading the store): nothing was changed by it
         return _fail(f"{prefix}: interrupted", EXIT_INTERRUPTED)
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] != "rich":
@@ -78,7 +102,7 @@ def _fail(message: str, code: int) -> int:
 
 
 def _handlers() -> dict[str, Callable[..., int]]:
-    from . import run, runs, unlock
+    from . import delete, run, runs, unlock
 
     return {
         "run": run.cmd_run,
@@ -89,6 +113,8 @@ def _handlers() -> dict[str, Callable[..., int]]:
         "export": runs.cmd_export,
         "size": runs.cmd_size,
         "unlock": unlock.cmd_unlock,
+        "rm": delete.cmd_rm,
+        "prune": delete.cmd_prune,
     }
 
 

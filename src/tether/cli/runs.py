@@ -21,9 +21,11 @@ from ..errors import ConfigurationError, RunNotFoundError
 from ..snapshot import Snapshot
 from .config import CONFIG_KEY, IGNORE_FLAG, RunConfig, shown
 from .stores import StoreSpec
+from .transcript import message_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
 
 def console(stderr: bool = False) -> Console:
@@ -31,8 +33,28 @@ def console(stderr: bool = False) -> Console:
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    width = None if os.environ.get("COLUMNS") or stream.isatty() else 120  # pipes: wide enough for the tables
+    width = None if os.environ.get("COLUMNS") or stream.isatty() else 120  # pipes: see print_table for tables
     return Console(stderr=stderr, highlight=False, width=width)
+
+
+def print_table(out: Console, table: Table) -> None:
+    """Print ``table`` to fit: a terminal's width (or ``$COLUMNS``), else as wide as the table needs.
+
+    On a terminal rich shrinks the wrappable columns to the width; in a pipe or a file there is
+    no width to fit, so nothing is cut or wrapped at all (``tether runs | grep`` sees whole rows).
+    """
+    if out.is_terminal or os.environ.get("COLUMNS"):
+        out.print(table)
+        return
+    from rich.measure import Measurement
+
+    needed = Measurement.get(out, out.options.update(width=100_000), table).maximum
+    width = out.width
+    out.width = max(width, needed)
+    try:
+        out.print(table)
+    finally:
+        out.width = width
 
 
 def open_store(path: StoreSpec, *, create: bool = False) -> RunStore:
@@ -78,7 +100,7 @@ def cmd_runs(args: argparse.Namespace, path: StoreSpec) -> int:
         out.print(f"no {' or '.join(sorted(wanted))} runs in {path} ({len(every)} in all)", markup=False, soft_wrap=True)
     else:
         table = Table(title=f"runs in {path}")
-        table.add_column("id", no_wrap=True)
+        table.add_column("id", no_wrap=True, min_width=max((len(printable(run.run_id)) for run in runs), default=2))  # ids are never cut
         for name in ("status", "turns", "cycles", "tokens", "updated"):
             table.add_column(name, no_wrap=True, justify="left" if name in ("status", "updated") else "right")
         for run in runs:
@@ -90,7 +112,7 @@ def cmd_runs(args: argparse.Namespace, path: StoreSpec) -> int:
                 str(run.total_tokens),
                 _when(run.updated_at),
             )
-        out.print(table)
+        print_table(out, table)
     for run in runs:
         problem = getattr(run, "problem", None)
         if problem:
@@ -126,6 +148,7 @@ def stalled_hint(store: RunStore, stalled: list[str]) -> str:
 
 
 def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
+    """``tether show RUN [--full]``: the run's summary, its messages (tool calls abbreviated), then its timeline."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -135,6 +158,8 @@ def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
         raise RunNotFoundError(f"no run {args.run_id!r} in {path}; see `tether runs`")
     run = summary_of(args.run_id, head)
     steps = store.history(args.run_id)  # read everything before printing anything
+    stored = store.load(args.run_id)
+    messages = message_lines(stored.messages if stored is not None else [], full=args.full)
     table = Table(title="timeline")
     for name in ("step", "cycle", "position"):
         table.add_column(name, no_wrap=True)
@@ -157,7 +182,10 @@ def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
         f"  created {_when(run.created_at)}  updated {_when(run.updated_at)}"
     )
     out.print(f"created with: {hint}", markup=False, soft_wrap=True)
-    out.print(table)
+    out.print(f"messages ({len(stored.messages) if stored is not None else 0}):", style="bold")
+    for line in messages:
+        out.print(line, markup=False, soft_wrap=True, highlight=False)
+    print_table(out, table)
     return 0
 
 
@@ -218,11 +246,11 @@ def cmd_size(args: argparse.Namespace, path: StoreSpec) -> int:
     fields = Table("field", "bytes", title="by field")
     for name, size in sorted(report["fields"].items(), key=lambda item: -item[1]):
         fields.add_row(name, str(size))
-    out.print(fields)
+    print_table(out, fields)
     largest = Table("index", "role", "bytes", title="largest messages")
     for item in report["largest_messages"]:
         largest.add_row(str(item["index"]), item["role"], str(item["bytes"]))
-    out.print(largest)
+    print_table(out, largest)
     return 0
 
 
