@@ -16,6 +16,7 @@ import json
 import os
 import secrets
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +58,7 @@ def cmd_run(args: argparse.Namespace, path: StoreSpec) -> int:
     else:
         _check_stored(args, config, head, run_id, "run")
     prompt = read_prompt(args.prompt)
-    return _drive(build_agent(config, store), prompt, run_id, config, _output(args))
+    return _drive(build_agent(config, store), prompt, run_id, config, _output(args), path.flags())
 
 
 def cmd_resume(args: argparse.Namespace, path: StoreSpec) -> int:
@@ -73,7 +74,7 @@ def cmd_resume(args: argparse.Namespace, path: StoreSpec) -> int:
     _check_stored(args, config, head, args.run_id, "resume")
     agent = build_agent(config, store)
     check_tools(store, args.run_id, agent, config)
-    return _drive(agent, answers or None, args.run_id, config, _output(args))
+    return _drive(agent, answers or None, args.run_id, config, _output(args), path.flags())
 
 
 def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
@@ -98,7 +99,7 @@ def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
     for number, run_id in enumerate(stalled, 1):
         out.print(f"stalled run {number}/{len(stalled)}: {run_id}", style="bold", markup=False)
         try:
-            outcome = _resume_one(args, store, run_id, config, build_agent(config, store, model=model, tools=tools))
+            outcome = _resume_one(args, store, run_id, config, build_agent(config, store, model=model, tools=tools), path.flags())
         except ConfigurationError as exc:  # its hint differs from the user's flags (or is malformed)
             outcome = f"skipped: {exc}"
         except Exception as exc:  # one broken run does not stop the others
@@ -122,7 +123,9 @@ def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
     return EXIT_ERROR
 
 
-def _resume_one(args: argparse.Namespace, store: RunStore, run_id: str, config: RunConfig, agent: Agent) -> str | None:
+def _resume_one(
+    args: argparse.Namespace, store: RunStore, run_id: str, config: RunConfig, agent: Agent, store_flags: list[str]
+) -> str | None:
     """Resume one stalled run; its outcome (``resumed, now STATUS (STOP_REASON)``) or None after Ctrl-C."""
     head = store.head(run_id)
     if head is None:
@@ -131,7 +134,7 @@ def _resume_one(args: argparse.Namespace, store: RunStore, run_id: str, config: 
         return "skipped: another process owns it now"
     _check_stored(args, config, head, run_id, "resume")
     check_tools(store, run_id, agent, config)
-    result = _invoke(agent, None, run_id, config, _output(args))
+    result = _invoke(agent, None, run_id, config, _output(args), store_flags)
     if result is None:
         return None
     now = store.head(run_id)
@@ -203,13 +206,17 @@ def _output(args: argparse.Namespace) -> str:
     return "json" if getattr(args, "json", False) else "quiet" if getattr(args, "quiet", False) else "stream"
 
 
-def _drive(agent: Agent, prompt: Any, run_id: str, config: RunConfig, output: str = "stream") -> int:
+def _drive(agent: Agent, prompt: Any, run_id: str, config: RunConfig, output: str = "stream", store_flags: Sequence[str] = ()) -> int:
     """Run one invocation, printed as ``output`` says; exit 0, or 130 after Ctrl-C (the run is saved)."""
-    return EXIT_INTERRUPTED if _invoke(agent, prompt, run_id, config, output) is None else 0
+    return EXIT_INTERRUPTED if _invoke(agent, prompt, run_id, config, output, store_flags) is None else 0
 
 
-def _invoke(agent: Agent, prompt: Any, run_id: str, config: RunConfig, output: str = "stream") -> AgentResult | None:
+def _invoke(
+    agent: Agent, prompt: Any, run_id: str, config: RunConfig, output: str = "stream", store_flags: Sequence[str] = ()
+) -> AgentResult | None:
     """Run one invocation (streamed to the terminal unless ``output`` is ``quiet`` or ``json``).
+
+    ``store_flags`` (``--store STORE`` when the user gave one) go into the commands it prints.
 
     Returns the result, or None when Ctrl-C stopped it: the run stays resumable and one line on
     stderr names the command that continues it. Errors, such as
@@ -223,7 +230,7 @@ def _invoke(agent: Agent, prompt: Any, run_id: str, config: RunConfig, output: s
     if streaming:
         out.print(f"[dim]run[/] [bold]{run_id}[/]  [dim]model[/] {escape(_model_id(agent))}")
     view = _View(out, show=streaming)
-    flags = shown(config.flags())
+    flags = shown([*store_flags, *config.flags()])
     try:
         result = run_cancellable(view.follow(agent, prompt, run_id))
     finally:

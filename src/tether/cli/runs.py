@@ -99,7 +99,8 @@ def cmd_runs(args: argparse.Namespace, path: StoreSpec) -> int:
     if wanted and not runs:
         out.print(f"no {' or '.join(sorted(wanted))} runs in {path} ({len(every)} in all)", markup=False, soft_wrap=True)
     else:
-        table = Table(title=f"runs in {path}")
+        out.print(f"runs in {path}", markup=False, soft_wrap=True)  # a long path is not wrapped into the table's width
+        table = Table()
         table.add_column("id", no_wrap=True, min_width=max((len(printable(run.run_id)) for run in runs), default=2))  # ids are never cut
         for name in ("status", "turns", "cycles", "tokens", "updated"):
             table.add_column(name, no_wrap=True, justify="left" if name in ("status", "updated") else "right")
@@ -124,11 +125,11 @@ def cmd_runs(args: argparse.Namespace, path: StoreSpec) -> int:
             )
     stalled = [run.run_id for run in every if run.status == "stalled"]
     if stalled:
-        out.print(stalled_hint(store, stalled), style=_STYLES["stalled"], markup=False, soft_wrap=True)
+        out.print(stalled_hint(store, stalled, path), style=_STYLES["stalled"], markup=False, soft_wrap=True)
     return 0
 
 
-def stalled_hint(store: RunStore, stalled: list[str]) -> str:
+def stalled_hint(store: RunStore, stalled: list[str], where: StoreSpec | None = None) -> str:
     """The footer of ``tether runs`` when runs are stalled: the ``resume --stalled`` command to run.
 
     The flags are those the stalled runs were created with (their stored hints, shown only);
@@ -137,12 +138,13 @@ def stalled_hint(store: RunStore, stalled: list[str]) -> str:
     many = len(stalled) != 1
     what = f"{len(stalled)} stalled run{'s' if many else ''} (no live owner): resume {'them' if many else 'it'} with"
     flags = {tuple(hint.flags()) for hint in (hint_of(run_id, store.head(run_id)) for run_id in stalled) if hint is not None}
+    command = shown(["tether", "resume", "--stalled", *(where.flags() if where is not None else [])])
     if len(flags) == 1:
-        return f"{what} `tether resume --stalled {shown(flags.pop())}`"
+        return f"{what} `{command} {shown(flags.pop())}`"
     if not flags:
-        return f"{what} `tether resume --stalled` and your agent flags (--model, --tools, ...)"
+        return f"{what} `{command}` and your agent flags (--model, --tools, ...)"
     return (
-        f"{what} `tether resume --stalled` and the flags they were created with; they differ (see `tether show RUN`), "
+        f"{what} `{command}` and the flags they were created with; they differ (see `tether show RUN`), "
         "and a run created with other flags than yours is skipped"
     )
 
@@ -190,15 +192,14 @@ def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
 
 
 def cmd_fork(args: argparse.Namespace, path: StoreSpec) -> int:
+    """``tether fork RUN --at STEP``: a new run from that step, and the exact command that continues it."""
+    from rich.markup import escape
+
     store = open_store(path)
     new_id = fork_run(store, args.run_id, args.at, new_run_id=args.new_id)
     out = console()
-    out.print(f"forked {args.run_id} at step {args.at} -> [bold]{new_id}[/]")
-    out.print(
-        f"continue it with: {resume_command(new_id, store.head(new_id))}   (or tether run PROMPT --run-id {new_id} with the same flags)",
-        markup=False,
-        soft_wrap=True,
-    )
+    out.print(f"forked {escape(printable(args.run_id))} at step {args.at} -> [bold]{escape(printable(new_id))}[/]")
+    out.print(f"continue it with: {resume_command(new_id, store.head(new_id), path, next_turn=True)}", markup=False, soft_wrap=True)
     return 0
 
 
@@ -221,10 +222,18 @@ def hint_of(run_id: str, head: dict[str, Any] | None) -> RunConfig | None:
         return None
 
 
-def resume_command(run_id: str, head: dict[str, Any] | None) -> str:
-    """``tether resume RUN FLAGS``: the command that continues the run, with the flags of its hint."""
+def resume_command(run_id: str, head: dict[str, Any] | None, where: StoreSpec | None = None, *, next_turn: bool = False) -> str:
+    """``tether resume RUN [--store STORE] FLAGS``: the command that continues the run, with the flags of its hint.
+
+    With ``next_turn``, a run whose turn is over (finished, failed) has nothing to resume: its
+    command is a new turn, ``tether run 'Your next message' --run-id RUN FLAGS``.
+    """
     hint = hint_of(run_id, head)
-    return shown(["tether", "resume", run_id, *([] if hint is None else hint.flags())])
+    flags = [*(where.flags() if where is not None else []), *([] if hint is None else hint.flags())]
+    status = summary_of(run_id, head).status if head is not None else None
+    if next_turn and status in ("finished", "failed"):
+        return shown(["tether", "run", "Your next message", "--run-id", run_id, *flags])
+    return shown(["tether", "resume", run_id, *flags])
 
 
 def printable(text: str) -> str:

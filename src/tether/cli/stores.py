@@ -29,9 +29,22 @@ class StoreSpec:
 
     path: Path | None = None
     url: str | None = None
+    given: bool = False
+    """True when the user passed ``--store`` (the commands the CLI prints then pass it too)."""
 
     def __str__(self) -> str:
         return str(self.path) if self.path is not None else _without_password(self.url or "")
+
+    def flags(self) -> list[str]:
+        """``--store STORE`` for the follow-up commands the CLI prints (none for the default store).
+
+        A SQLite path is made absolute, so the command works from any directory; a URL's
+        password is not repeated (the printed command then needs it from ``PGPASSWORD`` or
+        ``~/.pgpass``).
+        """
+        if not self.given:
+            return []
+        return ["--store", str(self.path.resolve()) if self.path is not None else str(self)]
 
     def exists(self) -> bool:
         """False for a SQLite file not created yet (a server database always counts as existing)."""
@@ -59,16 +72,16 @@ def parse_store(text: str | None) -> StoreSpec:
         raise ConfigurationError(f"--store is empty; pass {FORMS}")
     match = _SCHEME.match(text)
     if match is None or (len(match.group(1)) == 1 and not match.group(2)):  # a plain path (or a Windows drive, C:\...)
-        return StoreSpec(path=Path(text).expanduser())
+        return StoreSpec(path=Path(text).expanduser(), given=True)
     scheme = match.group(1).lower()
     if scheme in _POSTGRES and match.group(2):
-        return StoreSpec(url=text)
+        return StoreSpec(url=text, given=True)
     if scheme == "sqlite" and text.startswith("sqlite:///") and len(text) > len("sqlite:///"):
-        return StoreSpec(path=Path(text[len("sqlite:///") :]).expanduser())
+        return StoreSpec(path=Path(text[len("sqlite:///") :]).expanduser(), given=True)
     if scheme == "sqlite":
         raise ConfigurationError(f"--store {text!r}: a SQLite URL is sqlite:///relative/path or sqlite:////absolute/path")
     if not match.group(2):
-        return StoreSpec(path=Path(text).expanduser())  # a file name with a colon (run:1.db) is still a path
+        return StoreSpec(path=Path(text).expanduser(), given=True)  # a file name with a colon (run:1.db) is still a path
     raise ConfigurationError(f"--store {_without_password(text)!r}: unknown kind of store {scheme!r}; pass {FORMS}")
 
 

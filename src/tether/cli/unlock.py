@@ -30,7 +30,7 @@ def cmd_unlock(args: argparse.Namespace, path: StoreSpec) -> int:
         )
     epoch = store.break_lease(run_id)
     console().print(
-        f"run {run_id!r} unlocked: its owner (if any) is fenced off (epoch {epoch}); resume it with: {resume_command(run_id, head)}",
+        f"run {run_id!r} unlocked: its owner (if any) is fenced off (epoch {epoch}); resume it with: {resume_command(run_id, head, path)}",
         markup=False,
         soft_wrap=True,
     )
