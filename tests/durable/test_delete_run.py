@@ -32,7 +32,7 @@ def test_delete_run_removes_the_run_and_only_it(store: RunStore) -> None:
 
 
 def test_delete_run_of_an_unknown_run_names_it(store: RunStore) -> None:
-    with pytest.raises(RunNotFoundError, match="'ghost'.*nothing to delete"):
+    with pytest.raises(RunNotFoundError, match=r"'ghost'.*nothing to delete"):
         store.delete_run("ghost")
 
 

@@ -101,7 +101,7 @@ def cmd_runs(args: argparse.Namespace, path: StoreSpec) -> int:
     else:
         out.print(f"runs in {path}", markup=False, soft_wrap=True)  # a long path is not wrapped into the table's width
         table = Table()
-        table.add_column("id", no_wrap=True, min_width=max((len(printable(run.run_id)) for run in runs), default=2))  # ids are never cut
+        table.add_column("id", overflow="fold")  # a narrow terminal folds long ids (never cuts them); the other columns stay whole
         for name in ("status", "turns", "cycles", "tokens", "updated"):
             table.add_column(name, no_wrap=True, justify="left" if name in ("status", "updated") else "right")
         for run in runs:
