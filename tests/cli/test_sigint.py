@@ -12,11 +12,12 @@ import json
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from .conftest import store_of, tether_process
+from .conftest import Outcome, store_of, tether_process
 
 BLOCKER = '''
 import pathlib, time
@@ -82,3 +83,17 @@ def test_ctrl_c_stops_at_once_and_leaves_the_run_resumable(tmp_path: Path, home:
     assert "The report is done." in out
     (summary,) = store_of(home).list_runs()
     assert summary.status == "finished"
+
+
+def test_main_called_from_python_leaves_the_callers_ctrl_c_handler(
+    home: Path, cli: Callable[..., Outcome], script: Callable[..., str]
+) -> None:
+    def mine(signum: int, frame: object) -> None:
+        raise AssertionError("not called")
+
+    previous = signal.signal(signal.SIGINT, mine)
+    try:
+        assert cli("run", "hi", "--model", script("hello")).code == 0
+        assert signal.getsignal(signal.SIGINT) is mine
+    finally:
+        signal.signal(signal.SIGINT, previous)

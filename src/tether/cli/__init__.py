@@ -21,6 +21,7 @@ import os
 import signal
 import sqlite3
 import sys
+import threading
 from collections.abc import Callable, Sequence
 
 from ..errors import TetherError
@@ -44,8 +45,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             rather than wait for a model call still running in a thread, and no later Ctrl-C
             can print a traceback.
     """
-    if argv is not None:
-        return _main(argv)
+    if argv is not None:  # called from Python: leave the caller's Ctrl-C handling as it was
+        in_main = threading.current_thread() is threading.main_thread()
+        previous = signal.getsignal(signal.SIGINT) if in_main else None
+        try:
+            return _main(argv)
+        finally:
+            if in_main and previous is not None:
+                signal.signal(signal.SIGINT, previous)
     try:
         code = _main(sys.argv[1:])
     except KeyboardInterrupt:  # a Ctrl-C between two of _main's own handlers
