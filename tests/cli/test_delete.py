@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -80,3 +81,13 @@ def test_prune_needs_a_number_of_days(home: Path, cli: Callable[..., Outcome]) -
     one_line_error(cli("prune", "--older-than", "soon"), "--older-than", "'soon'")
     one_line_error(cli("prune", "--older-than", "-1"), "--older-than")
     one_line_error(cli("prune"), "--older-than")
+
+
+def test_rm_deletes_a_corrupt_run(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
+    make(cli, script, "bad", "good")
+    with sqlite3.connect(home / "runs.db") as conn:
+        conn.execute("UPDATE runs SET head = '{not json' WHERE run_id = 'bad'")
+    assert {run.run_id: run.status for run in store_of(home).list_runs()}["bad"] == "corrupt"
+    done = cli("rm", "bad")
+    assert done.code == 0 and done.out.strip() == "deleted bad"
+    assert ids(home) == ["good"]

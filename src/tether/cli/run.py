@@ -175,6 +175,8 @@ def read_prompt(prompt: str) -> str:
     """The prompt argument, or standard input when it is ``-`` (a trailing newline dropped)."""
     if prompt != "-":
         return prompt
+    if sys.stdin.isatty():
+        print("reading the prompt from standard input; end it with Ctrl-D", file=sys.stderr)
     text = sys.stdin.read().removesuffix("\n")
     if not text.strip():
         raise ConfigurationError("tether run -: standard input held no prompt (pipe one in, e.g. echo 'What is 2 + 2?' | tether run -)")
