@@ -45,6 +45,7 @@ EXIT_INTERRUPTED = 130
 
 def cmd_run(args: argparse.Namespace, path: StoreSpec) -> int:
     """``tether run PROMPT``: a new run, or a new turn of ``--run-id`` when that run exists."""
+    prompt = read_prompt(args.prompt)  # before the store is created: an empty stdin leaves nothing behind
     store = open_store(path, create=True)
     run_id = args.run_id or new_run_id()
     head = store.head(run_id)
@@ -57,7 +58,6 @@ def cmd_run(args: argparse.Namespace, path: StoreSpec) -> int:
         config.system = args.system if args.system is not None else (DEMO_SYSTEM_PROMPT if config.demo_tools else None)
     else:
         _check_stored(args, config, head, run_id, "run")
-    prompt = read_prompt(args.prompt)
     return _drive(build_agent(config, store), prompt, run_id, config, _output(args), path.flags())
 
 
@@ -73,7 +73,7 @@ def cmd_resume(args: argparse.Namespace, path: StoreSpec) -> int:
     config = user_config(args.model, args.tools, args.no_demo_tools, args.root)
     _check_stored(args, config, head, args.run_id, "resume")
     agent = build_agent(config, store)
-    check_tools(store, args.run_id, agent, config)
+    check_tools(store, args.run_id, agent)
     return _drive(agent, answers or None, args.run_id, config, _output(args), path.flags())
 
 
@@ -133,7 +133,7 @@ def _resume_one(
     if store.owner_alive(run_id):
         return "skipped: another process owns it now"
     _check_stored(args, config, head, run_id, "resume")
-    check_tools(store, run_id, agent, config)
+    check_tools(store, run_id, agent)
     result = _invoke(agent, None, run_id, config, _output(args), store_flags)
     if result is None:
         return None
@@ -183,7 +183,7 @@ def read_prompt(prompt: str) -> str:
     return text
 
 
-def check_tools(store: RunStore, run_id: str, agent: Agent, config: RunConfig) -> None:
+def check_tools(store: RunStore, run_id: str, agent: Agent) -> None:
     """Refuse to continue ``run_id`` when tools its messages call are not among ``agent``'s.
 
     A run created from Python with its own tools, continued with only the demo tools, would
