@@ -181,7 +181,8 @@ def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
     out = console()
     out.print(
         f"[bold]{run.run_id}[/]  {_status(run.status)}  turns {run.turns}  cycles {run.cycles}  tokens {run.total_tokens}"
-        f"  created {_when(run.created_at)}  updated {_when(run.updated_at)}"
+        f"  created {_when(run.created_at)}  updated {_when(run.updated_at)}",
+        soft_wrap=True,
     )
     out.print(f"created with: {hint}", markup=False, soft_wrap=True)
     out.print(f"messages ({len(stored.messages) if stored is not None else 0}):", style="bold")
