@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -85,6 +86,7 @@ def test_postgresql_url_opens_a_postgres_store(
     assert not any("postgresql:" in p.name for p in Path.cwd().iterdir())
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="XDG_DATA_HOME names the data directory on Linux only")
 def test_default_store_is_in_the_user_data_directory_without_tether_home(tmp_path: Path, script: Callable[..., str]) -> None:
     """No TETHER_HOME: runs go to the platform's data directory (XDG_DATA_HOME on Linux), whatever the cwd."""
     data = tmp_path / "data"
