@@ -14,6 +14,12 @@ from tether.types import Message
 pytest_plugins = ["tests._exit_plugin"]
 
 
+@pytest.fixture(autouse=True)
+def _hermetic_tether_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Default stores (``Agent(run_id=...)`` without a store, ``tether`` without --store) go to a temporary TETHER_HOME."""
+    monkeypatch.setenv("TETHER_HOME", str(tmp_path_factory.mktemp("tether-home")))
+
+
 def user(text: str) -> Message:
     """A user message with one text block."""
     return {"role": "user", "content": [{"text": text}]}

@@ -83,10 +83,20 @@ def one_line_error(outcome: Outcome, *needles: str) -> None:
     assert "Traceback" not in outcome.err
 
 
-def tether_process(*args: str, home: Path, module: bool = True, **kwargs: Any) -> subprocess.Popen[str]:
-    """Start ``python -m tether ARGS`` (or the ``tether`` console script) with TETHER_HOME=home."""
+def tether_process(
+    *args: str, home: Path, module: bool = True, extra_env: dict[str, str] | None = None, **kwargs: Any
+) -> subprocess.Popen[str]:
+    """Start ``python -m tether ARGS`` (or the ``tether`` console script) with TETHER_HOME=home.
+
+    ``extra_env`` is added to the environment; a ``HOME`` in it also drops TETHER_HOME (the
+    default store is then the user data directory) and COLUMNS (no terminal width).
+    """
     env = {**os.environ, "TETHER_HOME": str(home), "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
     env.pop("TETHER_MODEL", None)
+    if extra_env and "HOME" in extra_env:
+        env.pop("TETHER_HOME")
+        env.pop("COLUMNS")
+    env.update(extra_env or {})
     command = [sys.executable, "-m", "tether"] if module else [str(Path(sys.executable).with_name("tether"))]
     return subprocess.Popen(
         [*command, *args],

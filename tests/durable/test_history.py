@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,8 +12,10 @@ import pytest
 
 from tether import Agent, tool
 from tether.durable import RunStore, SQLiteStore
+from tether.durable.crypto import RowPlace, is_envelope
 from tether.durable.history import summary_of
 from tether.durable.rows import encode_step, is_zipped, unzip_step
+from tether.durable.sqlite import SPAN
 from tether.errors import RunNotFoundError, StoreError
 from tether.models import ScriptedModel
 from tether.models.scripted import tool_call, tool_calls
@@ -179,10 +182,19 @@ def test_step_rows_are_sealed_by_the_store_cipher(tmp_path: Path) -> None:
     agent = Agent(model=ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "the answer is three"], stateful=True), tools=[add], store=store)
     agent("a private question", run_id="r")
     with sqlite3.connect(store.path) as conn:
-        bodies = [unzip_step(row[0]) if is_zipped(row[0]) else row[0] for row in conn.execute("SELECT body FROM steps")]
-    # Plaintext would hold the quoted tool name and the prompt with its spaces; base64 ciphertext
-    # has neither quotes nor spaces, so these can never match it by chance.
-    assert len(bodies) == 5 and all('"enc"' in body and "a private question" not in body and '"add"' not in body for body in bodies)
+        rows = [(int(k) % SPAN, body) for k, body in conn.execute("SELECT k, body FROM steps ORDER BY k")]  # one run in the file
+    assert len(rows) == 5
+    for number, body in rows:
+        # Decrypt and compare: each stored row is an envelope whose plaintext is the step itself,
+        # and no part of that plaintext (a known string of 16+ bytes, which ciphertext cannot hold
+        # by chance) is stored in clear.
+        envelope = json.loads(body)
+        assert is_envelope(envelope)
+        plaintext = cipher.open(envelope, f"steps step {number}", RowPlace("steps", "r", number))
+        assert json.loads(plaintext)["step"] == number
+        assert not [plaintext[i : i + 16] for i in range(len(plaintext) - 15) if plaintext[i : i + 16] in body]
+    tools = [call["name"] for step in store.history("r") for call in step.tools]
+    assert tools == ["add"]  # the tool call is in the rows, readable with the key only
     assert [s.position for s in store.history("r")] == ["turn_start", "after_model", "after_tools", "after_model", "turn_end"]
     fork_id = agent.fork("r", at=3)
     assert (

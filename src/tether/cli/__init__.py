@@ -1,4 +1,4 @@
-"""The ``tether`` command: run a durable agent, then list, inspect, resume, fork, export and unlock runs.
+"""The ``tether`` command: run a durable agent, then list, inspect, resume, fork, export, unlock and delete runs.
 
 ``main(argv)`` returns the exit code: 0 on success, 1 for an error, 2 for a bad command line,
 130 when Ctrl-C stopped a run (which stays resumable). Rich is imported only by the commands
@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sqlite3
 import sys
+import threading
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from ..errors import TetherError
-from .app import UsageError, default_store_path, parse_command_line
+from .app import UsageError, parse_command_line
+from .sigint import hard_exit
+from .stores import StoreSpec, parse_store
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -33,19 +36,48 @@ DEBUG_VAR = "TETHER_DEBUG"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``tether`` command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    """Run the ``tether`` command line ``argv``; returns the exit code.
+
+    Args:
+        argv: The arguments after ``tether``. None means this process's own command line
+            (``sys.argv[1:]``: the console script, ``python -m tether``): the command then owns
+            the process, and after Ctrl-C it ends it at once (:func:`~tether.cli.sigint.hard_exit`)
+            rather than wait for a model call still running in a thread, and no later Ctrl-C
+            can print a traceback.
+    """
+    if argv is not None:  # called from Python: leave the caller's Ctrl-C handling as it was
+        in_main = threading.current_thread() is threading.main_thread()
+        previous = signal.getsignal(signal.SIGINT) if in_main else None
+        try:
+            return _main(argv)
+        finally:
+            if in_main and previous is not None:
+                signal.signal(signal.SIGINT, previous)
     try:
-        args = parse_command_line(sys.argv[1:] if argv is None else argv)
+        code = _main(sys.argv[1:])
+    except KeyboardInterrupt:  # a Ctrl-C between two of _main's own handlers
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        code = _fail("tether: interrupted", EXIT_INTERRUPTED)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command is done: from here on the process only exits
+    if code == EXIT_INTERRUPTED:
+        hard_exit(code)
+    return code
+
+
+def _main(argv: Sequence[str]) -> int:
+    try:
+        args = parse_command_line(argv)
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
-    store = Path(args.store) if args.store else default_store_path()
     handler = _handlers()[args.command]
     prefix = f"tether {args.command}"
+    store: StoreSpec | str = args.store or "the default store"
     try:
+        store = parse_store(args.store)
         return handler(args, store)
     except (TetherError, OSError) as exc:  # their messages name the run or the file
         return _fail(f"{prefix}: {exc}", EXIT_ERROR)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C outside a run (loading the model, reading the store): nothing was changed by it
         return _fail(f"{prefix}: interrupted", EXIT_INTERRUPTED)
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] != "rich":
@@ -57,14 +89,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _unexpected(exc, prefix, args, store)
 
 
-def _unexpected(exc: Exception, prefix: str, args: argparse.Namespace, store: Path) -> int:
+def _unexpected(exc: Exception, prefix: str, args: argparse.Namespace, store: StoreSpec | str) -> int:
     """One line for an exception Tether did not raise on purpose (``TETHER_DEBUG=1``: re-raise it)."""
     if os.environ.get(DEBUG_VAR):
         raise exc
     return _fail(f"{prefix}: {_where(args, store)}: {type(exc).__name__}: {exc} (set {DEBUG_VAR}=1 for the traceback)", EXIT_ERROR)
 
 
-def _where(args: argparse.Namespace, store: Path) -> str:
+def _where(args: argparse.Namespace, store: StoreSpec | str) -> str:
     run_id = getattr(args, "run_id", None)
     return f"store {str(store)!r}" if run_id is None else f"run {run_id!r} in {str(store)!r}"
 
@@ -77,7 +109,7 @@ def _fail(message: str, code: int) -> int:
 
 
 def _handlers() -> dict[str, Callable[..., int]]:
-    from . import run, runs, unlock
+    from . import delete, run, runs, unlock
 
     return {
         "run": run.cmd_run,
@@ -88,6 +120,8 @@ def _handlers() -> dict[str, Callable[..., int]]:
         "export": runs.cmd_export,
         "size": runs.cmd_size,
         "unlock": unlock.cmd_unlock,
+        "rm": delete.cmd_rm,
+        "prune": delete.cmd_prune,
     }
 
 

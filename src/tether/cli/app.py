@@ -9,9 +9,7 @@ takes them too, once for every stalled run; ``unlock`` fences off a run's owner.
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import NoReturn
 
 
@@ -66,21 +64,22 @@ fencing:
   live owner needs --yes: that owner's work since its last write is lost.
 """
 
+STORE_HELP = (
+    "the run store: a SQLite file PATH, sqlite:///PATH or a postgresql:// URL "
+    "(default: $TETHER_HOME/runs.db, else runs.db in your user data directory)"
+)
+
 STATUSES = ("running", "stalled", "paused", "interrupted", "finished", "failed", "corrupt")
 """The statuses ``tether runs --status`` accepts (those ``list_runs()`` reports)."""
-
-
-def default_store_path() -> Path:
-    """``$TETHER_HOME/runs.db`` (``./.tether/runs.db`` when TETHER_HOME is unset), like the SDK."""
-    return Path(os.environ.get("TETHER_HOME") or ".tether") / "runs.db"
 
 
 def build_parser() -> Parser:
     """The ``tether`` parser with all its subcommands."""
     parser = Parser(prog="tether", description="Run and inspect durable Tether agent runs.")
-    parser.add_argument("--store", metavar="PATH", help="the SQLite run store (default: $TETHER_HOME/runs.db)")
+    parser.add_argument("--version", action="version", version=f"tether {_version()}")
+    parser.add_argument("--store", metavar="STORE", help=STORE_HELP)
     common = Parser(add_help=False)
-    common.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    common.add_argument("--store", metavar="STORE", default=argparse.SUPPRESS, help=STORE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(name: str, help: str, epilog: str | None = None) -> Parser:
@@ -90,9 +89,10 @@ def build_parser() -> Parser:
         return sub
 
     run = command("run", "run a durable agent on a prompt, streaming the answer", epilog=CONTINUING)
-    run.add_argument("prompt", help="what to ask")
+    run.add_argument("prompt", help="what to ask; - reads it from standard input")
     run.add_argument("--run-id", help="the run's id (a new run, or a new turn of an existing one)")
     _agent_flags(run)
+    _output_flags(run)
     run.add_argument("--system", help="the system prompt of a new run (an existing run keeps its own)")
 
     resume = command("resume", "finish an interrupted, paused or stalled run", epilog=CONTINUING + "\n" + STALLED)
@@ -100,6 +100,7 @@ def build_parser() -> Parser:
     which.add_argument("run_id", metavar="RUN", nargs="?", help="the run to resume")
     which.add_argument("--stalled", action="store_true", help="resume every stalled run (no live owner), one after another")
     _agent_flags(resume)
+    _output_flags(resume)
     resume.add_argument(
         "--answer",
         action="append",
@@ -119,8 +120,16 @@ def build_parser() -> Parser:
     unlock = command("unlock", "fence off a run's owner and free its lease, so the run can be resumed", epilog=FENCING)
     unlock.add_argument("run_id", metavar="RUN", help="the run whose owner is fenced off")
     unlock.add_argument("--yes", action="store_true", help="unlock even when a live process owns the run (it is fenced off)")
-    show = command("show", "the timeline of a run: cycles, model and tool calls, tokens")
+    show = command("show", "a run: its messages, then the timeline of cycles, model and tool calls, tokens")
     show.add_argument("run_id", metavar="RUN")
+    show.add_argument("--full", action="store_true", help="print tool inputs and results in full (default: abbreviated)")
+    rm = command("rm", "delete runs: their messages, results, steps and lease")
+    rm.add_argument("run_ids", metavar="RUN", nargs="+", help="the runs to delete")
+    rm.add_argument("--force", action="store_true", help="delete a run even while a live process owns it")
+    prune = command("prune", "delete the runs not updated for DAYS days (runs with a live owner are kept)")
+    prune.add_argument("--older-than", required=True, type=_days, metavar="DAYS", help="age in days (a decimal is fine: 0.5)")
+    prune.add_argument("--status", action="extend", type=_statuses, metavar="STATUS", help="only runs with this status (repeatable)")
+    prune.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
     fork = command("fork", "start a new run from a step of another one")
     fork.add_argument("run_id", metavar="RUN")
     fork.add_argument("--at", required=True, type=_step_number, metavar="STEP", help="the step number (see tether show)")
@@ -141,7 +150,30 @@ def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:
     args = build_parser().parse_args(list(argv))
     if args.command == "resume" and args.stalled and args.answer:
         raise UsageError("tether resume: --answer answers one run's interrupt; it cannot go with --stalled (see tether resume --help)")
+    if args.command == "resume" and args.stalled and args.json:
+        raise UsageError("tether resume: --json prints one run's result; it cannot go with --stalled (see tether resume --help)")
     return args
+
+
+def _version() -> str:
+    """The installed distribution's version (the package's own when run from a source tree)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("tether")
+    except metadata.PackageNotFoundError:
+        from .. import __version__
+
+        return __version__
+
+
+def _output_flags(parser: Parser) -> None:
+    """How ``run`` and ``resume`` print: streamed (default), the answer only, or one JSON object."""
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument("--quiet", "-q", action="store_true", help="print only the final answer (errors still go to stderr)")
+    how.add_argument(
+        "--json", action="store_true", help="print one JSON object: run_id, answer, stop_reason, usage, status (nothing streamed)"
+    )
 
 
 def _agent_flags(parser: Parser) -> None:
@@ -164,6 +196,16 @@ def _statuses(text: str) -> list[str]:
     if not found or unknown:
         raise argparse.ArgumentTypeError(f"{text!r} is not a status; use {', '.join(STATUSES)} (or a comma list of them)")
     return found
+
+
+def _days(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--older-than {text!r} is not a number of days") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"--older-than {text!r}: days must be a finite number, 0 or more")
+    return value
 
 
 def _step_number(text: str) -> int:

@@ -12,23 +12,26 @@ whose owner died, one after another, with the same flags.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import secrets
+import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..durable.history import summary_of
-from ..durable.sqlite import SQLiteStore
+from ..durable.store import RunStore
 from ..errors import ConfigurationError, RunNotFoundError
+from ..loop.core import tool_uses_of
 from ..result import AgentResult
 from ..types import ToolResult
 from . import DEBUG_VAR
 from .config import DEMO_SYSTEM_PROMPT, RunConfig, agent_tools, build_agent, check_hint, shown, user_config
 from .models import parse_model
 from .runs import console, open_store, printable
+from .sigint import run_cancellable
+from .stores import StoreSpec
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -40,8 +43,9 @@ EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
 
 
-def cmd_run(args: argparse.Namespace, path: Path) -> int:
+def cmd_run(args: argparse.Namespace, path: StoreSpec) -> int:
     """``tether run PROMPT``: a new run, or a new turn of ``--run-id`` when that run exists."""
+    prompt = read_prompt(args.prompt)  # before the store is created: an empty stdin leaves nothing behind
     store = open_store(path, create=True)
     run_id = args.run_id or new_run_id()
     head = store.head(run_id)
@@ -54,10 +58,10 @@ def cmd_run(args: argparse.Namespace, path: Path) -> int:
         config.system = args.system if args.system is not None else (DEMO_SYSTEM_PROMPT if config.demo_tools else None)
     else:
         _check_stored(args, config, head, run_id, "run")
-    return _drive(build_agent(config, store), args.prompt, run_id, config)
+    return _drive(build_agent(config, store), prompt, run_id, config, _output(args), path.flags())
 
 
-def cmd_resume(args: argparse.Namespace, path: Path) -> int:
+def cmd_resume(args: argparse.Namespace, path: StoreSpec) -> int:
     """``tether resume RUN``: finish the run's turn with the user's flags (checked against its hint)."""
     if args.stalled:
         return resume_stalled(args, path)
@@ -68,10 +72,12 @@ def cmd_resume(args: argparse.Namespace, path: Path) -> int:
     answers = [_answer(item) for item in args.answer]
     config = user_config(args.model, args.tools, args.no_demo_tools, args.root)
     _check_stored(args, config, head, args.run_id, "resume")
-    return _drive(build_agent(config, store), answers or None, args.run_id, config)
+    agent = build_agent(config, store)
+    check_tools(store, args.run_id, agent)
+    return _drive(agent, answers or None, args.run_id, config, _output(args), path.flags())
 
 
-def resume_stalled(args: argparse.Namespace, path: Path) -> int:
+def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
     """``tether resume --stalled``: resume every run ``list_runs()`` reports as stalled, in turn.
 
     The agent flags are the user's, the same for every run, and checked against each run's hint
@@ -93,7 +99,7 @@ def resume_stalled(args: argparse.Namespace, path: Path) -> int:
     for number, run_id in enumerate(stalled, 1):
         out.print(f"stalled run {number}/{len(stalled)}: {run_id}", style="bold", markup=False)
         try:
-            outcome = _resume_one(args, store, run_id, config, build_agent(config, store, model=model, tools=tools))
+            outcome = _resume_one(args, store, run_id, config, build_agent(config, store, model=model, tools=tools), path.flags())
         except ConfigurationError as exc:  # its hint differs from the user's flags (or is malformed)
             outcome = f"skipped: {exc}"
         except Exception as exc:  # one broken run does not stop the others
@@ -117,7 +123,9 @@ def resume_stalled(args: argparse.Namespace, path: Path) -> int:
     return EXIT_ERROR
 
 
-def _resume_one(args: argparse.Namespace, store: SQLiteStore, run_id: str, config: RunConfig, agent: Agent) -> str | None:
+def _resume_one(
+    args: argparse.Namespace, store: RunStore, run_id: str, config: RunConfig, agent: Agent, store_flags: list[str]
+) -> str | None:
     """Resume one stalled run; its outcome (``resumed, now STATUS (STOP_REASON)``) or None after Ctrl-C."""
     head = store.head(run_id)
     if head is None:
@@ -125,7 +133,8 @@ def _resume_one(args: argparse.Namespace, store: SQLiteStore, run_id: str, confi
     if store.owner_alive(run_id):
         return "skipped: another process owns it now"
     _check_stored(args, config, head, run_id, "resume")
-    result = _invoke(agent, None, run_id, config)
+    check_tools(store, run_id, agent)
+    result = _invoke(agent, None, run_id, config, _output(args), store_flags)
     if result is None:
         return None
     now = store.head(run_id)
@@ -162,36 +171,97 @@ def _answer(item: str) -> dict[str, Any]:
     return {"interruptResponse": {"interruptId": ident, "response": value}}
 
 
-def _drive(agent: Agent, prompt: Any, run_id: str, config: RunConfig) -> int:
-    """Stream one invocation to the terminal; exit 0, or 130 after Ctrl-C (the run is saved)."""
-    return EXIT_INTERRUPTED if _invoke(agent, prompt, run_id, config) is None else 0
+def read_prompt(prompt: str) -> str:
+    """The prompt argument, or standard input when it is ``-`` (a trailing newline dropped)."""
+    if prompt != "-":
+        return prompt
+    if sys.stdin.isatty():
+        print("reading the prompt from standard input; end it with Ctrl-D", file=sys.stderr)
+    text = sys.stdin.read().removesuffix("\n")
+    if not text.strip():
+        raise ConfigurationError("tether run -: standard input held no prompt (pipe one in, e.g. echo 'What is 2 + 2?' | tether run -)")
+    return text
 
 
-def _invoke(agent: Agent, prompt: Any, run_id: str, config: RunConfig) -> AgentResult | None:
-    """Stream one invocation to the terminal; the messages name the flags to resume with.
+def check_tools(store: RunStore, run_id: str, agent: Agent) -> None:
+    """Refuse to continue ``run_id`` when tools its messages call are not among ``agent``'s.
 
-    Returns the result, or None when Ctrl-C stopped it (the run stays resumable). Errors, such
-    as :class:`~tether.errors.LeaseLostError` when the run was unlocked under this invocation,
+    A run created from Python with its own tools, continued with only the demo tools, would
+    send the model "Unknown tool" results and end failed. Nothing is written: the check runs
+    before the run is touched, and the error names the missing tools and the flag to pass.
+    """
+    if agent.tool_registry.sources:
+        return  # a tool source's names are known only once started: the loop reports unknown tools
+    stored = store.load(run_id)
+    called = dict.fromkeys(use["name"] for message in (stored.messages if stored else []) for use in tool_uses_of(message))
+    missing = [name for name in called if name not in set(agent.tool_names)]
+    if missing:
+        names = ", ".join(repr(name) for name in missing)
+        raise ConfigurationError(
+            f"run {run_id!r} calls tools this command does not have ({names}); pass the module that defines them with "
+            f"--tools MODULE:ATTR (e.g. --tools myapp.tools:TOOLS); the run was not changed"
+        )
+
+
+def _output(args: argparse.Namespace) -> str:
+    """How to print an invocation: ``stream`` (default), ``quiet`` (the answer only) or ``json``."""
+    return "json" if getattr(args, "json", False) else "quiet" if getattr(args, "quiet", False) else "stream"
+
+
+def _drive(agent: Agent, prompt: Any, run_id: str, config: RunConfig, output: str = "stream", store_flags: Sequence[str] = ()) -> int:
+    """Run one invocation, printed as ``output`` says; exit 0, or 130 after Ctrl-C (the run is saved)."""
+    return EXIT_INTERRUPTED if _invoke(agent, prompt, run_id, config, output, store_flags) is None else 0
+
+
+def _invoke(
+    agent: Agent, prompt: Any, run_id: str, config: RunConfig, output: str = "stream", store_flags: Sequence[str] = ()
+) -> AgentResult | None:
+    """Run one invocation (streamed to the terminal unless ``output`` is ``quiet`` or ``json``).
+
+    ``store_flags`` (``--store STORE`` when the user gave one) go into the commands it prints.
+
+    Returns the result, or None when Ctrl-C stopped it: the run stays resumable and one line on
+    stderr names the command that continues it. Errors, such as
+    :class:`~tether.errors.LeaseLostError` when the run was unlocked under this invocation,
     propagate: ``main`` reports them in one line.
     """
     from rich.markup import escape
 
     out = console()
-    out.print(f"[dim]run[/] [bold]{run_id}[/]  [dim]model[/] {escape(_model_id(agent))}")
-    view = _View(out)
-    flags = shown(config.flags())
+    streaming = output == "stream"
+    if streaming:
+        out.print(f"[dim]run[/] [bold]{run_id}[/]  [dim]model[/] {escape(_model_id(agent))}")
+    view = _View(out, show=streaming)
+    flags = shown([*store_flags, *config.flags()])
     try:
-        result = asyncio.run(view.follow(agent, prompt, run_id))
-    except KeyboardInterrupt:
+        result = run_cancellable(view.follow(agent, prompt, run_id))
+    finally:
         view.stop()
+    if result is None:
         console(stderr=True).print(
             f"interrupted: run {run_id} is saved; continue it with `tether resume {run_id} {flags}`", markup=False, soft_wrap=True
         )
         return None
-    finally:
-        view.stop()
-    view.summary(result, run_id, flags)
+    if output == "json":
+        sys.stdout.write(json.dumps(result_json(result, run_id), ensure_ascii=False) + "\n")
+    elif output == "quiet":
+        if result.text:
+            sys.stdout.write(result.text + "\n")
+        view.hints(result, run_id, flags, console(stderr=True))
+    else:
+        view.summary(result, run_id, flags)
     return result
+
+
+def result_json(result: AgentResult, run_id: str) -> dict[str, Any]:
+    """The ``--json`` object: run id, answer, stop reason, usage, and the pending interrupts."""
+    return {
+        "run_id": run_id,
+        "answer": result.text,
+        "stop_reason": result.stop_reason,
+        "usage": dict(result.metrics.invocation.usage),
+        "interrupts": [{"id": item.id, "name": item.name, "reason": item.reason} for item in result.interrupts],
+    }
 
 
 def _model_id(agent: Agent) -> str:
@@ -201,8 +271,9 @@ def _model_id(agent: Agent) -> str:
 class _View:
     """Renders an invocation's stream events: text as it comes, tool calls, a spinner meanwhile."""
 
-    def __init__(self, out: Console) -> None:
+    def __init__(self, out: Console, show: bool = True) -> None:
         self.out = out
+        self.show = show
         self.status: Status | None = None
         self.in_text = False
 
@@ -212,7 +283,11 @@ class _View:
         result: AgentResult | None = None
         self.spin("thinking (the first call also loads the model)...")
         async for event in agent.stream_async(prompt, run_id=run_id):
-            if event["type"] == "text_delta":
+            if event["type"] == "result":
+                result = event["result"]
+            elif not self.show:
+                continue
+            elif event["type"] == "text_delta":
                 self.stop()
                 self.out.print(event["text"], end="", markup=False)
                 self.in_text = True
@@ -225,14 +300,14 @@ class _View:
                 self.stop()
                 self.out.print(*_result_line(event["toolResult"]))
                 self.spin("thinking...")
-            elif event["type"] == "result":
-                result = event["result"]
         self.stop()
         self.end_text()
         assert result is not None
         return result
 
     def spin(self, text: str) -> None:
+        if not self.show:
+            return
         if self.status is None:
             self.status = self.out.status(text)
             self.status.start()
@@ -251,17 +326,23 @@ class _View:
 
     def summary(self, result: AgentResult, run_id: str, flags: str) -> None:
         """The closing line; for an interrupt or a checkpoint, the exact command that continues the run."""
-        from rich.markup import escape
 
         usage = result.metrics.invocation.usage
         self.out.print(f"[dim]{result.stop_reason}, {usage['total_tokens']} tokens, run[/] [bold]{run_id}[/]")
+        self.hints(result, run_id, flags, self.out)
+
+    @staticmethod
+    def hints(result: AgentResult, run_id: str, flags: str, out: Console) -> None:
+        """For an interrupt or a checkpoint, what is pending and the exact command that continues the run."""
+        from rich.markup import escape
+
         if result.stop_reason == "interrupt":
             for interrupt in result.interrupts:
                 reason = escape(json.dumps(interrupt.reason))
-                self.out.print(f"[magenta]interrupt {escape(interrupt.id)}[/] {escape(interrupt.name)}: {reason}")
-            self.out.print(f"answer with: tether resume {run_id} --answer ID=VALUE {flags}", markup=False, soft_wrap=True)
+                out.print(f"[magenta]interrupt {escape(interrupt.id)}[/] {escape(interrupt.name)}: {reason}")
+            out.print(f"answer with: tether resume {run_id} --answer ID=VALUE {flags}", markup=False, soft_wrap=True)
         elif result.stop_reason == "checkpoint":
-            self.out.print(f"paused at a checkpoint; continue with: tether resume {run_id} {flags}", markup=False, soft_wrap=True)
+            out.print(f"paused at a checkpoint; continue with: tether resume {run_id} {flags}", markup=False, soft_wrap=True)
 
 
 def _result_line(result: ToolResult) -> tuple[str, str]:

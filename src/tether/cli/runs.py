@@ -12,19 +12,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..durable.fork import fork_run
 from ..durable.history import Step, summary_of
-from ..durable.sqlite import SQLiteStore
-from ..durable.store import STORED_TABLES
-from ..errors import ConfigurationError, RunNotFoundError, StoreError
+from ..durable.store import STORED_TABLES, RunStore
+from ..errors import ConfigurationError, RunNotFoundError
 from ..snapshot import Snapshot
 from .config import CONFIG_KEY, IGNORE_FLAG, RunConfig, shown
+from .stores import StoreSpec
+from .transcript import message_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
 
 def console(stderr: bool = False) -> Console:
@@ -32,22 +33,40 @@ def console(stderr: bool = False) -> Console:
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    width = None if os.environ.get("COLUMNS") or stream.isatty() else 120  # pipes: wide enough for the tables
+    width = None if os.environ.get("COLUMNS") or stream.isatty() else 120  # pipes: see print_table for tables
     return Console(stderr=stderr, highlight=False, width=width)
 
 
-def open_store(path: Path, *, create: bool = False) -> SQLiteStore:
-    """The SQLite store at ``path``; read-only commands refuse a store that does not exist."""
-    if not create and not path.exists():
-        raise StoreError(f"no run store at {str(path)!r}; start a run with `tether run PROMPT` or pass --store PATH")
-    return SQLiteStore(path)
+def print_table(out: Console, table: Table) -> None:
+    """Print ``table`` to fit: a terminal's width (or ``$COLUMNS``), else as wide as the table needs.
+
+    On a terminal rich shrinks the wrappable columns to the width; in a pipe or a file there is
+    no width to fit, so nothing is cut or wrapped at all (``tether runs | grep`` sees whole rows).
+    """
+    if out.is_terminal or os.environ.get("COLUMNS"):
+        out.print(table)
+        return
+    from rich.measure import Measurement
+
+    needed = Measurement.get(out, out.options.update(width=100_000), table).maximum
+    width = out.width
+    out.width = max(width, needed)
+    try:
+        out.print(table)
+    finally:
+        out.width = width
 
 
-def snapshot_of(store: SQLiteStore, run_id: str) -> Snapshot:
+def open_store(path: StoreSpec, *, create: bool = False) -> RunStore:
+    """The store ``path`` names; read-only commands refuse a SQLite file that does not exist."""
+    return path.open(create=create)
+
+
+def snapshot_of(store: RunStore, run_id: str, where: StoreSpec | str = "the store") -> Snapshot:
     """The run's current state as a snapshot (loadable with ``Snapshot.from_dict``)."""
     stored = store.load(run_id)
     if stored is None:
-        raise RunNotFoundError(f"no run {run_id!r} in {store.path}; see `tether runs`")
+        raise RunNotFoundError(f"no run {run_id!r} in {where}; see `tether runs`")
     head = stored.head
     data = {
         "messages": stored.messages,
@@ -60,7 +79,7 @@ def snapshot_of(store: SQLiteStore, run_id: str) -> Snapshot:
     return Snapshot(data, app_data={"run_id": run_id, "status": summary_of(run_id, head).status})
 
 
-def cmd_runs(args: argparse.Namespace, path: Path) -> int:
+def cmd_runs(args: argparse.Namespace, path: StoreSpec) -> int:
     """``tether runs [--status S]``: the runs, newest first, each status in its own style.
 
     A footer names what an operator can do: how to resume the stalled runs (no live owner), and
@@ -80,8 +99,9 @@ def cmd_runs(args: argparse.Namespace, path: Path) -> int:
     if wanted and not runs:
         out.print(f"no {' or '.join(sorted(wanted))} runs in {path} ({len(every)} in all)", markup=False, soft_wrap=True)
     else:
-        table = Table(title=f"runs in {path}")
-        table.add_column("id", no_wrap=True)
+        out.print(f"runs in {path}", markup=False, soft_wrap=True)  # a long path is not wrapped into the table's width
+        table = Table()
+        table.add_column("id", overflow="fold")  # a narrow terminal folds long ids (never cuts them); the other columns stay whole
         for name in ("status", "turns", "cycles", "tokens", "updated"):
             table.add_column(name, no_wrap=True, justify="left" if name in ("status", "updated") else "right")
         for run in runs:
@@ -93,7 +113,7 @@ def cmd_runs(args: argparse.Namespace, path: Path) -> int:
                 str(run.total_tokens),
                 _when(run.updated_at),
             )
-        out.print(table)
+        print_table(out, table)
     for run in runs:
         problem = getattr(run, "problem", None)
         if problem:
@@ -105,11 +125,11 @@ def cmd_runs(args: argparse.Namespace, path: Path) -> int:
             )
     stalled = [run.run_id for run in every if run.status == "stalled"]
     if stalled:
-        out.print(stalled_hint(store, stalled), style=_STYLES["stalled"], markup=False, soft_wrap=True)
+        out.print(stalled_hint(store, stalled, path), style=_STYLES["stalled"], markup=False, soft_wrap=True)
     return 0
 
 
-def stalled_hint(store: SQLiteStore, stalled: list[str]) -> str:
+def stalled_hint(store: RunStore, stalled: list[str], where: StoreSpec | None = None) -> str:
     """The footer of ``tether runs`` when runs are stalled: the ``resume --stalled`` command to run.
 
     The flags are those the stalled runs were created with (their stored hints, shown only);
@@ -118,17 +138,19 @@ def stalled_hint(store: SQLiteStore, stalled: list[str]) -> str:
     many = len(stalled) != 1
     what = f"{len(stalled)} stalled run{'s' if many else ''} (no live owner): resume {'them' if many else 'it'} with"
     flags = {tuple(hint.flags()) for hint in (hint_of(run_id, store.head(run_id)) for run_id in stalled) if hint is not None}
+    command = shown(["tether", "resume", "--stalled", *(where.flags() if where is not None else [])])
     if len(flags) == 1:
-        return f"{what} `tether resume --stalled {shown(flags.pop())}`"
+        return f"{what} `{command} {shown(flags.pop())}`"
     if not flags:
-        return f"{what} `tether resume --stalled` and your agent flags (--model, --tools, ...)"
+        return f"{what} `{command}` and your agent flags (--model, --tools, ...)"
     return (
-        f"{what} `tether resume --stalled` and the flags they were created with; they differ (see `tether show RUN`), "
+        f"{what} `{command}` and the flags they were created with; they differ (see `tether show RUN`), "
         "and a run created with other flags than yours is skipped"
     )
 
 
-def cmd_show(args: argparse.Namespace, path: Path) -> int:
+def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
+    """``tether show RUN [--full]``: the run's summary, its messages (tool calls abbreviated), then its timeline."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -138,6 +160,8 @@ def cmd_show(args: argparse.Namespace, path: Path) -> int:
         raise RunNotFoundError(f"no run {args.run_id!r} in {path}; see `tether runs`")
     run = summary_of(args.run_id, head)
     steps = store.history(args.run_id)  # read everything before printing anything
+    stored = store.load(args.run_id)
+    messages = message_lines(stored.messages if stored is not None else [], full=args.full)
     table = Table(title="timeline")
     for name in ("step", "cycle", "position"):
         table.add_column(name, no_wrap=True)
@@ -157,23 +181,26 @@ def cmd_show(args: argparse.Namespace, path: Path) -> int:
     out = console()
     out.print(
         f"[bold]{run.run_id}[/]  {_status(run.status)}  turns {run.turns}  cycles {run.cycles}  tokens {run.total_tokens}"
-        f"  created {_when(run.created_at)}  updated {_when(run.updated_at)}"
+        f"  created {_when(run.created_at)}  updated {_when(run.updated_at)}",
+        soft_wrap=True,
     )
     out.print(f"created with: {hint}", markup=False, soft_wrap=True)
-    out.print(table)
+    out.print(f"messages ({len(stored.messages) if stored is not None else 0}):", style="bold")
+    for line in messages:
+        out.print(line, markup=False, soft_wrap=True, highlight=False)
+    print_table(out, table)
     return 0
 
 
-def cmd_fork(args: argparse.Namespace, path: Path) -> int:
+def cmd_fork(args: argparse.Namespace, path: StoreSpec) -> int:
+    """``tether fork RUN --at STEP``: a new run from that step, and the exact command that continues it."""
+    from rich.markup import escape
+
     store = open_store(path)
     new_id = fork_run(store, args.run_id, args.at, new_run_id=args.new_id)
     out = console()
-    out.print(f"forked {args.run_id} at step {args.at} -> [bold]{new_id}[/]")
-    out.print(
-        f"continue it with: {resume_command(new_id, store.head(new_id))}   (or tether run PROMPT --run-id {new_id} with the same flags)",
-        markup=False,
-        soft_wrap=True,
-    )
+    out.print(f"forked {escape(printable(args.run_id))} at step {args.at} -> [bold]{escape(printable(new_id))}[/]")
+    out.print(f"continue it with: {resume_command(new_id, store.head(new_id), path, next_turn=True)}", markup=False, soft_wrap=True)
     return 0
 
 
@@ -196,10 +223,18 @@ def hint_of(run_id: str, head: dict[str, Any] | None) -> RunConfig | None:
         return None
 
 
-def resume_command(run_id: str, head: dict[str, Any] | None) -> str:
-    """``tether resume RUN FLAGS``: the command that continues the run, with the flags of its hint."""
+def resume_command(run_id: str, head: dict[str, Any] | None, where: StoreSpec | None = None, *, next_turn: bool = False) -> str:
+    """``tether resume RUN [--store STORE] FLAGS``: the command that continues the run, with the flags of its hint.
+
+    With ``next_turn``, a run whose turn is over (finished, failed) has nothing to resume: its
+    command is a new turn, ``tether run 'Your next message' --run-id RUN FLAGS``.
+    """
     hint = hint_of(run_id, head)
-    return shown(["tether", "resume", run_id, *([] if hint is None else hint.flags())])
+    flags = [*(where.flags() if where is not None else []), *([] if hint is None else hint.flags())]
+    status = summary_of(run_id, head).status if head is not None else None
+    if next_turn and status in ("finished", "failed"):
+        return shown(["tether", "run", "Your next message", "--run-id", run_id, *flags])
+    return shown(["tether", "resume", run_id, *flags])
 
 
 def printable(text: str) -> str:
@@ -207,12 +242,12 @@ def printable(text: str) -> str:
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in " ".join(text.split()))
 
 
-def cmd_export(args: argparse.Namespace, path: Path) -> int:
-    sys.stdout.write(snapshot_of(open_store(path), args.run_id).to_json() + "\n")
+def cmd_export(args: argparse.Namespace, path: StoreSpec) -> int:
+    sys.stdout.write(snapshot_of(open_store(path), args.run_id, path).to_json() + "\n")
     return 0
 
 
-def cmd_size(args: argparse.Namespace, path: Path) -> int:
+def cmd_size(args: argparse.Namespace, path: StoreSpec) -> int:
     """``tether size RUN``: the run's rows in the store by kind, its state by field and its
     largest messages; ``tether size``: the store's largest runs."""
     from rich.markup import escape
@@ -225,25 +260,25 @@ def cmd_size(args: argparse.Namespace, path: Path) -> int:
         table = Table("run", "bytes", *STORED_TABLES, title=f"largest runs in {escape(str(path))} ({len(runs)} runs)")
         for run in runs[: args.top]:
             table.add_row(escape(run.run_id), str(run.total), *(_rows_and_bytes(run.tables[name]) for name in STORED_TABLES))
-        out.print(table)
+        print_table(out, table)
         return 0
     stored = store.size(args.run_id)
-    report = snapshot_of(store, args.run_id).size_report(top=args.top)
+    report = snapshot_of(store, args.run_id, path).size_report(top=args.top)
     rows = Table("rows", "count", "bytes", title="as stored")
     for name in STORED_TABLES:
         count, size = stored.tables[name]
         rows.add_row(name, str(count), str(size))
     out.print(f"[bold]{escape(args.run_id)}[/]: {report['total_bytes']} bytes, {report['message_count']} messages (as JSON)")
     out.print(f"{stored.total} bytes of rows in the store")
-    out.print(rows)
+    print_table(out, rows)
     fields = Table("field", "bytes", title="by field")
     for name, size in sorted(report["fields"].items(), key=lambda item: -item[1]):
         fields.add_row(name, str(size))
-    out.print(fields)
+    print_table(out, fields)
     largest = Table("index", "role", "bytes", title="largest messages")
     for item in report["largest_messages"]:
         largest.add_row(str(item["index"]), item["role"], str(item["bytes"]))
-    out.print(largest)
+    print_table(out, largest)
     return 0
 
 

@@ -11,13 +11,13 @@ a live owner did since its last write, a run with a live owner is unlocked only 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ..errors import RunLockedError, RunNotFoundError
 from .runs import console, open_store, resume_command
+from .stores import StoreSpec
 
 
-def cmd_unlock(args: argparse.Namespace, path: Path) -> int:
+def cmd_unlock(args: argparse.Namespace, path: StoreSpec) -> int:
     """``tether unlock RUN [--yes]``: break the run's lease; one line naming the new epoch and how to resume."""
     store = open_store(path)
     run_id: str = args.run_id
@@ -30,7 +30,7 @@ def cmd_unlock(args: argparse.Namespace, path: Path) -> int:
         )
     epoch = store.break_lease(run_id)
     console().print(
-        f"run {run_id!r} unlocked: its owner (if any) is fenced off (epoch {epoch}); resume it with: {resume_command(run_id, head)}",
+        f"run {run_id!r} unlocked: its owner (if any) is fenced off (epoch {epoch}); resume it with: {resume_command(run_id, head, path)}",
         markup=False,
         soft_wrap=True,
     )

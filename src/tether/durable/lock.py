@@ -1,7 +1,11 @@
 """Run leases tied to the owner's life: an OS file lock per run, keyed on the database file's identity.
 
-``fcntl.flock`` is released by the kernel when the owning process dies, so a killed worker
-frees its runs at once and no lease expiry or heartbeat is needed. The lock file of a run is
+The lock is ``fcntl.flock`` on POSIX (Linux, macOS) and ``msvcrt.locking`` on Windows; both are
+held per open file and released by the operating system when the owning process dies, so a
+killed worker frees its runs at once and no lease expiry or heartbeat is needed. (A library such
+as ``filelock`` owns its descriptor and the lock file's life, so it cannot re-check, after
+locking, that the file is still the one at the path; that check is what makes
+:func:`break_file_lease` safe.) The lock file of a run is
 named after the database file's *identity* (device and inode) and lives next to its real path,
 so opening the same database through a symlink or another path still contends for the same
 lock. A lock is only half of ownership: every acquisition also bumps the run's epoch inside
@@ -12,10 +16,10 @@ removed (a stale-lock cleanup, ``tether unlock``) is fenced off at its next writ
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import logging
 import os
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +28,41 @@ from pathlib import Path
 from ..errors import RunLockedError, StoreError
 
 _log = logging.getLogger(__name__)
+
+if sys.platform == "win32":
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        """Lock the first byte of the file without waiting; False when another handle holds it."""
+        os.lseek(fd, 0, os.SEEK_SET)
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EDEADLOCK, errno.EAGAIN):
+                return False
+            raise
+        return True
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        """Take the exclusive flock without waiting; False when another open file holds it."""
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                return False
+            raise
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
 
 _ATTEMPTS = 8
 """Times a lock is retried when its file is replaced between open and flock (an unlock race)."""
@@ -67,7 +106,7 @@ def file_lease(path: Path, run_id: str) -> Iterator[None]:
             try:
                 yield
             finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+                _unlock(fd)
             return
         finally:
             os.close(fd)
@@ -82,14 +121,12 @@ see whether an owner is alive, and such a probe must not make a real acquisition
 def _flock_briefly_retried(fd: int) -> bool:
     """Take the exclusive lock without waiting for an owner; False when someone holds it."""
     for pause in (*_PROBE_RETRIES, None):
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if _try_lock(fd):
             return True
-        except BlockingIOError:
-            if pause is None:
-                return False
-            _log.info("a run lock is held (by another owner, or a liveness probe); trying again in %.3f s", pause)
-            time.sleep(pause)
+        if pause is None:
+            return False
+        _log.info("a run lock is held (by another owner, or a liveness probe); trying again in %.3f s", pause)
+        time.sleep(pause)
     return False
 
 
@@ -109,13 +146,9 @@ def is_held(path: Path) -> bool:
     except FileNotFoundError:
         return False
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                return True
-            raise
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        if not _try_lock(fd):
+            return True
+        _unlock(fd)
         return False
     finally:
         os.close(fd)
@@ -123,8 +156,15 @@ def is_held(path: Path) -> bool:
 
 def break_file_lease(path: Path) -> None:
     """Remove the lock file so a new owner can lock a fresh one (the old owner keeps a lock on
-    an unlinked file; the epoch bump that goes with this fences its writes)."""
+    an unlinked file; the epoch bump that goes with this fences its writes).
+
+    Windows does not unlink a file another process holds open: there the old owner keeps the
+    lock until it exits, fenced off all the same by the epoch bump (its next write fails).
+    """
     try:
         os.unlink(path)
     except FileNotFoundError:
         pass
+    except PermissionError:
+        if sys.platform != "win32":
+            raise

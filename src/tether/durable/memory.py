@@ -130,7 +130,8 @@ class MemoryStore(RowWrites):
 
     def delete_run(self, run_id: str) -> None:
         """Delete the run and all its rows (blobs too), under its lease."""
-        self._rows(run_id)
+        if validate_run_id(run_id) not in self._runs:
+            raise RunNotFoundError(f"no run {run_id!r} in this MemoryStore; nothing to delete")
         with self.lease(run_id) as lease, self._mutex:
             check_fence(run_id, None, None, True, lease, self._epochs.get(run_id))
             self._runs.pop(run_id, None)

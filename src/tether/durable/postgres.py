@@ -371,7 +371,7 @@ class PostgresStore(RowWrites):
             with self._mutex:
                 deleted: bool = self._query(run_id, lambda conn: delete(conn, lease))
         if not deleted:
-            raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
+            raise RunNotFoundError(f"no run {run_id!r} in {self.where}; nothing to delete")
 
     def size(self, run_id: str) -> RunSize:
         """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""

@@ -15,10 +15,8 @@ import contextlib
 import functools
 import inspect
 import logging
-import os
 from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 from .._json import json_copy
@@ -64,8 +62,10 @@ class DurableBinding:
 
 
 def default_store() -> SQLiteStore:
-    """A store on ``$TETHER_HOME/runs.db`` (``./.tether/runs.db`` when TETHER_HOME is unset)."""
-    return SQLiteStore((Path(os.environ.get("TETHER_HOME") or ".tether") / "runs.db").resolve())
+    """A store on ``$TETHER_HOME/runs.db``, else in the user's data directory (see :mod:`tether.home`)."""
+    from ..home import default_store_path
+
+    return SQLiteStore(default_store_path())
 
 
 async def durable_stream(

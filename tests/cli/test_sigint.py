@@ -1,0 +1,99 @@
+"""Ctrl-C on the real ``tether`` console script: it stops at once, says so in one line, leaves the run
+resumable, and no number of Ctrl-Cs prints a traceback.
+
+The run is stopped while a tool runs in a thread and blocks until a gate file exists. The gate is
+opened only after the process has exited, so the process can only exit if Ctrl-C does not wait
+for that thread (``asyncio.run`` did: Ctrl-C took as long as the model call or tool it waited for).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from .conftest import Outcome, store_of, tether_process
+
+BLOCKER = '''
+import pathlib, time
+from tether import tool
+
+HERE = pathlib.Path(__file__).parent
+
+
+@tool
+def slow_job(job: str) -> str:
+    """Do a slow job.
+
+    Args:
+        job: What to do.
+    """
+    (HERE / "started").touch()
+    while not (HERE / "gate").exists():
+        time.sleep(0.01)
+    return "done: " + job
+
+
+TOOLS = [slow_job]
+'''
+
+
+def start_blocked(tmp_path: Path, home: Path, run_id: str) -> subprocess.Popen[str]:
+    """``tether run`` whose tool call blocks in a thread; returns once the tool has started."""
+    (tmp_path / "blocker.py").write_text(BLOCKER, encoding="utf-8")
+    call = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "s1", "name": "slow_job", "input": {"job": "report"}}}]}
+    (tmp_path / "script.json").write_text(json.dumps([call, "The report is done."]), encoding="utf-8")
+    args = ["run", "make the report", "--model", f"scripted:{tmp_path / 'script.json'}", "--tools", "blocker:TOOLS", "--no-demo-tools"]
+    process = tether_process(*args, "--run-id", run_id, home=home, module=False, cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "started").exists():  # a bound on a wait, not a synchronisation by sleeping
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.01)
+    return process
+
+
+@pytest.mark.parametrize("presses", [1, 25])
+def test_ctrl_c_stops_at_once_and_leaves_the_run_resumable(tmp_path: Path, home: Path, presses: int) -> None:
+    process = start_blocked(tmp_path, home, "r")
+    try:
+        for _ in range(presses):
+            process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)  # the tool still blocks: exiting proves nothing waits for it
+    finally:
+        if process.poll() is None:  # failed: leave no process behind
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, (out, err)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    (line,) = err.splitlines()
+    resume = "tether resume r --tools blocker:TOOLS --no-demo-tools"
+    assert line.startswith("interrupted: run r is saved; continue it with `tether resume r --model scripted:") and "--tools" in line
+    (summary,) = store_of(home).list_runs()
+    assert summary.status == "interrupted"
+    (tmp_path / "gate").touch()
+    spec = f"scripted:{tmp_path / 'script.json'}"
+    resumed = tether_process(*resume.split()[1:], "--model", spec, home=home, module=False, cwd=tmp_path)
+    out, err = resumed.communicate(timeout=60)
+    assert resumed.returncode == 0, err
+    assert "The report is done." in out
+    (summary,) = store_of(home).list_runs()
+    assert summary.status == "finished"
+
+
+def test_main_called_from_python_leaves_the_callers_ctrl_c_handler(
+    home: Path, cli: Callable[..., Outcome], script: Callable[..., str]
+) -> None:
+    def mine(signum: int, frame: object) -> None:
+        raise AssertionError("not called")
+
+    previous = signal.signal(signal.SIGINT, mine)
+    try:
+        assert cli("run", "hi", "--model", script("hello")).code == 0
+        assert signal.getsignal(signal.SIGINT) is mine
+    finally:
+        signal.signal(signal.SIGINT, previous)

