@@ -15,7 +15,9 @@ from tether.temporal.workflow import DEFAULT_OPTIONS
 from .fixtures import activity_starts, history_events, kill_9, running_worker, wait_for_file
 
 
-async def test_a_blocking_sync_tool_runs_once_and_the_run_succeeds(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
+async def test_a_blocking_sync_tool_runs_once_and_the_run_succeeds(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
+) -> None:
     # run_in_thread=False and a 3 s sleep against a 1 s heartbeat timeout: locally the tool
     # blocks the loop; on a worker it runs in a thread, so the heartbeats go on.
     log = tmp_path / "side.log"

@@ -121,7 +121,7 @@ def test_compact_state_offloads_key_by_key_and_limits_what_stays_inline(blobs: B
     with pytest.raises(PayloadTooLargeError, match=r"state\['big'\] is 1002 bytes"):
         compact_state(blobs, state, "state", limit=100, hard_limit=500)
     many = {f"k{i}": i for i in range(MAX_COMPACT_BYTES // 8)}
-    with pytest.raises(PayloadTooLargeError, match="^state is"):
+    with pytest.raises(PayloadTooLargeError, match=r"^state is"):
         compact_state(blobs, many, "state", limit=100, hard_limit=None)
 
 
