@@ -510,7 +510,7 @@ class AgentWorkflow:
 def _failure_text(exc: ActivityError) -> str:
     """A model-readable account of why a tool activity failed for good."""
     cause = exc.cause
-    attempts = f"after {exc.retry_state.name.lower().replace('_', ' ')}" if exc.retry_state is not None else ""
+    attempts = f"({exc.retry_state.name.lower().replace('_', ' ')})" if exc.retry_state is not None else ""
     if isinstance(cause, TimeoutError):
         what = f"it timed out ({cause.type.name.lower().replace('_', '-') if cause.type is not None else 'timeout'})"
     else:
