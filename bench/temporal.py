@@ -56,7 +56,9 @@ def script(cycles: int) -> list[Any]:
 
 def build_agent(config: dict[str, Any]) -> Agent:
     """The agent of the tether runs."""
-    return Agent(model=ScriptedModel(script(int(config["cycles"])), stateful=True), tools=[tick], conversation_manager=NullConversationManager())
+    return Agent(
+        model=ScriptedModel(script(int(config["cycles"])), stateful=True), tools=[tick], conversation_manager=NullConversationManager()
+    )
 
 
 # -- the bare floor: the same calls as plain activities -----------------------------------------
