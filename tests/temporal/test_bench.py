@@ -27,7 +27,7 @@ async def test_temporal_bench_runs_at_a_tiny_size(dev_server: DevServer, capsys:
     bench = load_bench()
     row = await bench.main_async(2, 3, 1, dev_server.address)
     out = capsys.readouterr().out
-    assert "tether/bare" in out
+    assert "tether/bare:" in out
     assert (row["workflows"], row["cycles"]) == (2, 3)
     assert row["bare_ms_per_cycle"] > 0 and row["tether_ms_per_cycle"] > 0
     assert row["ratio"] > 0

@@ -466,9 +466,11 @@ async def _heartbeating() -> AsyncIterator[None]:
     interval = max(timeout.total_seconds() / 3.0, 0.05)
 
     async def beat() -> None:
+        # No beat at the start: the heartbeat timeout counts from the start, and most calls
+        # end long before the first beat is due (a beat is a call into the worker's core).
         while True:
-            activity.heartbeat()
             await asyncio.sleep(interval)
+            activity.heartbeat()
 
     task = asyncio.create_task(beat())
     try:
