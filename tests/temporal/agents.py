@@ -35,6 +35,7 @@ from tether import (
 )
 from tether.durable.indoubt import InDoubtCall
 from tether.errors import ContextWindowOverflowError, ModelAuthError, ModelThrottledError
+from tether.loop.state import RunState
 from tether.models.scripted import tool_call, tool_calls
 from tether.temporal import AgentRegistry
 from tether.types import ModelRequest, StreamEvent
@@ -346,4 +347,16 @@ def bulky_agent(config: dict[str, Any]) -> Agent:
         script.append(tool_call("ask", {}))
     script.append("bulky done")
     state = {"seed": "s" * int(config.get("state_size", 1)), "small": 1}
-    return Agent(model=LoggingModel(script, config), tools=[grow, ask], state=state)
+    manager = NotesManager(int(config.get("notes_size", 0)))
+    return Agent(model=LoggingModel(script, config), tools=[grow, ask], state=state, conversation_manager=manager)
+
+
+class NotesManager(NullConversationManager):
+    """Keeps every message and, after each invocation, ``size`` bytes of notes in its state."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def apply_management(self, run: RunState) -> None:
+        if self.size:
+            run.conversation_manager_state["notes"] = "n" * self.size

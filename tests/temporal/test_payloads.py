@@ -44,7 +44,7 @@ async def test_a_megabytes_agent_state_ends_normally_with_small_history_events(
     log = tmp_path / "side.log"
     run_id = f"bulky-state-{size}"
     tc = TetherClient(client, blobs, task_queue)
-    config = {"log": str(log), "state_size": size, "grow_size": size}
+    config = {"log": str(log), "state_size": size, "grow_size": size, "notes_size": size}
     async with running_worker(client, task_queue, blobs):
         result = await tc.execute("bulky", "Grow.", run_id=run_id, config=config)
         snapshot = await tc.final_snapshot(run_id)
@@ -52,9 +52,11 @@ async def test_a_megabytes_agent_state_ends_normally_with_small_history_events(
     assert result.stop_reason == "end_turn" and result.text == "bulky done"
     assert len(result.state["seed"]) == size and len(result.state["grown"]) == size and result.state["small"] == 1
     assert snapshot.data["state"] == result.state
+    assert len(snapshot.data["conversation_manager_state"]["notes"]) == size  # the conversation manager's state
     assert log.read_text().splitlines().count("grow") == 1  # the tool ran once
     assert "state" not in raw  # the result does not repeat the state ...
     assert is_placeholder(raw["run"]["state"]["grown"]) and raw["run"]["state"]["small"] == 1  # ... and carries it compact
+    assert is_placeholder(raw["run"]["conversation_manager_state"])
     assert await _largest_event(client, run_id) < EVENT_LIMIT
 
 
