@@ -1,8 +1,17 @@
-"""Durable-run overhead: per-cycle cost of SQLiteStore and MemoryStore against no store, and
-bytes written per message, for conversations of 10 to 10,000 messages.
+"""Durable-run cost: per-cycle time of SQLiteStore, MemoryStore and PostgresStore against no
+store, and what a run costs in storage, for conversations of 10 to 10,000 messages.
 
 Run: ``python bench/durable.py`` (or ``python bench/durable.py 10 100`` for chosen sizes).
-Target: SQLite adds <= 0.5 ms per cycle at 1,000 messages; bytes per message stay flat.
+
+Two tables. **Time**: a conversation of N messages gets 50 more tool cycles; the extra ms per
+cycle over no store. **Storage**: a tool loop of N/2 cycles makes a run of N messages in a fresh
+store: bytes on disk per message after the run (SQLite: database + WAL after a checkpoint;
+PostgreSQL: ``pg_total_relation_size`` of the tether tables), bytes written per message during
+the run (SQLite: the process's ``wchar``, WAL and checkpoints included; PostgreSQL: the WAL LSN
+difference), against the messages' own JSON; once plain, once with a 64 KiB agent state set
+before the run and never changed, once with a 64 KiB state changed by every tool call.
+Targets at 1,000 messages on SQLite: extra time <= 0.5 ms per cycle; on disk <= 3x the
+messages' JSON; written <= 6 KiB per message; the unchanged 64 KiB state adds <= 3x its size.
 PostgreSQL: a throwaway local server is started like the tests' (``tests/durable/pg.py``: initdb +
 pg_ctl, unix socket, ``synchronous_commit=off`` like SQLite's WAL + synchronous=NORMAL); its
 column says "skipped" with the reason when no PostgreSQL binaries or psycopg are installed.
@@ -10,7 +19,10 @@ column says "skipped" with the reason when no PostgreSQL binaries or psycopg are
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import json
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -19,7 +31,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from tether import Agent, tool
+from tether import Agent, ToolContext, tool
 from tether.conversation import NullConversationManager
 from tether.durable import MemoryStore, RunStore, SQLiteStore
 from tether.models import ScriptedModel
@@ -133,11 +145,126 @@ def _postgres_figures(count: int, repeats: int, cycles: int, conninfo: str) -> d
     }
 
 
+STATE_BYTES = 64 * 1024
+SCENARIOS = ("plain", "state once", "state changing")
+
+
+@tool
+def step(key: str, context: ToolContext) -> str:
+    """Look a key up; with a changing state, change it a little.
+
+    Args:
+        key: The key.
+    """
+    if context.invocation_state.get("changing"):
+        context.agent.state.set("counter", {"key": key, "n": len(key)})  # a small change beside the big value
+        blob = context.agent.state.get("blob")
+        blob["last"] = key
+        context.agent.state.set("blob", blob)
+    return f"value of {key}"
+
+
+def _wchar() -> int:
+    """Bytes this process has written so far (Linux ``/proc/self/io``; 0 elsewhere)."""
+    try:
+        for line in Path("/proc/self/io").read_text().splitlines():
+            if line.startswith("wchar:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def storage_run(messages: int, scenario: str, store: RunStore) -> tuple[int, float]:
+    """Run a tool loop that ends with ``messages`` messages in ``store``; returns the messages and
+    their compact JSON bytes per message."""
+    cycles = max(1, (messages - 2) // 2)
+    script: list[Any] = [tool_call("step", {"key": f"k{i}"}) for i in range(cycles)] + ["done"]
+    state = {"blob": {"data": "s" * STATE_BYTES}} if scenario != "plain" else None
+    agent = Agent(model=ScriptedModel(script), tools=[step], store=store, state=state, conversation_manager=NullConversationManager())
+    agent("go", run_id="run", invocation_state={"changing": scenario == "state changing"})
+    count = len(agent.messages)
+    return count, sum(len(json.dumps(m, separators=(",", ":"))) for m in agent.messages) / count
+
+
+def sqlite_storage(messages: int, scenario: str, directory: Path) -> dict[str, float]:
+    """On-disk and written bytes per message of one SQLite run."""
+    path = directory / f"storage-{messages}-{scenario.replace(' ', '-')}.db"
+    store = SQLiteStore(path)
+    before = _wchar()
+    count, json_bytes = storage_run(messages, scenario, store)
+    written = _wchar() - before
+    store.close()
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    disk = sum(p.stat().st_size for p in directory.glob(f"{path.name}*") if p.is_file())
+    return {"count": count, "json": json_bytes, "disk": disk / count, "written": written / count, "disk_total": disk}
+
+
+def postgres_storage(messages: int, scenario: str, admin: str) -> dict[str, float]:
+    """On-disk and WAL bytes per message of one PostgreSQL run, in a database of its own."""
+    import psycopg
+
+    from tether.durable.postgres import PostgresStore
+
+    name = f"bench_{messages}_{scenario.replace(' ', '_')}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+        conn.execute(f"CREATE DATABASE {name}")
+    conninfo = admin.rsplit("dbname=", 1)[0] + f"dbname={name}"
+    store = PostgresStore(conninfo)
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        start = conn.execute("SELECT pg_current_wal_lsn()").fetchone()[0]  # type: ignore[index]
+        count, json_bytes = storage_run(messages, scenario, store)
+        store.close()
+        wal = conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s)", (start,)).fetchone()[0]  # type: ignore[index]
+        disk = conn.execute(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c WHERE c.relkind = 'r' AND c.relname LIKE 'tether%%'"
+        ).fetchone()[0]  # type: ignore[index]
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+    return {"count": count, "json": json_bytes, "disk": float(disk) / count, "written": float(wal) / count, "disk_total": float(disk)}
+
+
+def storage(sizes: list[int] | tuple[int, ...], postgres: str | None, why: str) -> list[dict[str, Any]]:
+    """Print the storage table; returns one row per size and scenario."""
+    rows: list[dict[str, Any]] = []
+    print(
+        f"\n{'messages':>9} {'scenario':>15} {'JSON B/msg':>10} {'sqlite disk B/msg':>18} {'(x JSON)':>8} {'sqlite written B/msg':>21}"
+        f" {'pg disk B/msg':>14} {'pg WAL B/msg':>13}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for messages in sizes:
+            plain_disk: dict[str, float] = {}
+            for scenario in SCENARIOS:
+                lite = sqlite_storage(messages, scenario, Path(tmp))
+                pg = postgres_storage(messages, scenario, postgres) if postgres is not None else None
+                row = {"messages": messages, "scenario": scenario, "sqlite": lite, "postgres": pg}
+                rows.append(row)
+                if scenario == "plain":
+                    plain_disk = {"sqlite": lite["disk_total"], "postgres": pg["disk_total"] if pg else 0.0}
+                pg_cols = f"{pg['disk']:>14.0f} {pg['written']:>13.0f}" if pg else f"  {why}"
+                print(
+                    f"{messages:>9} {scenario:>15} {lite['json']:>10.0f} {lite['disk']:>18.0f} {lite['disk'] / lite['json']:>8.1f}"
+                    f" {lite['written']:>21.0f} {pg_cols}"
+                )
+                if scenario == "state once":
+                    added = (lite["disk_total"] - plain_disk["sqlite"]) / STATE_BYTES
+                    pg_added = f", PostgreSQL {(pg['disk_total'] - plain_disk['postgres']) / STATE_BYTES:.2f}x" if pg else ""
+                    print(f"{'':>9} {'':>15} the unchanged 64 KiB state adds {added:.2f}x its size on disk (SQLite){pg_added}")
+    return rows
+
+
 def main(
-    sizes: list[int] | tuple[int, ...] = SIZES, repeats: int = 5, cycles: int = 50, postgres: str | bool = True
+    sizes: list[int] | tuple[int, ...] = SIZES,
+    repeats: int = 5,
+    cycles: int = 50,
+    postgres: str | bool = True,
+    storage_sizes: list[int] | tuple[int, ...] | None = None,
 ) -> list[dict[str, float]]:
-    """Print one row per size; returns the rows. ``postgres``: True starts a throwaway server,
-    a conninfo string uses that database, False leaves the column out."""
+    """Print the time table (one row per size) and the storage table; returns the time rows.
+    ``postgres``: True starts a throwaway server, a conninfo string uses that database, False
+    leaves the column out. ``storage_sizes`` defaults to ``sizes``."""
     rows = []
     print(
         f"{'messages':>9} {'none ms/cycle':>14} {'memory +ms':>11} {'sqlite +ms':>11} {'B/msg mem':>10} {'B/msg sqlite':>13}"
@@ -153,6 +280,7 @@ def main(
                 f"{count:>9} {row['plain_ms']:>14.3f} {row['memory_overhead_ms']:>11.3f} {row['sqlite_overhead_ms']:>11.3f} "
                 f"{row['memory_bytes_per_message']:>10.0f} {row['sqlite_bytes_per_message']:>13.0f} {pg}"
             )
+        storage(storage_sizes if storage_sizes is not None else sizes, conninfo, why)
     return rows
 
 

@@ -83,3 +83,19 @@ def test_bad_input_raises_a_tether_error_naming_the_field(build: Any, error: typ
         build()
     assert isinstance(info.value, tether.TetherError)
     assert names in str(info.value)
+
+
+def test_store_errors_are_exported_and_raised_from_agent_calls(tmp_path: Any) -> None:
+    from tether.durable import SQLiteStore
+
+    for name in ("StoreError", "RunNotFoundError", "RunLockedError", "LeaseLostError", "RowTooLargeError"):
+        assert getattr(tether, name) is getattr(errors, name)
+        assert name in tether.__all__
+        assert issubclass(getattr(tether, name), tether.StoreError)
+    store = SQLiteStore(tmp_path / "runs.db")
+    agent = tether.Agent(model=tether.ScriptedModel(["ok"]), store=store)
+    with pytest.raises(tether.RunNotFoundError, match="'nope'"):
+        agent.resume("nope")
+    agent("hi", run_id="r")
+    with store.lease("r"), pytest.raises(tether.RunLockedError, match="'r'"):
+        tether.Agent(model=tether.ScriptedModel(["ok"]), store=store)("again", run_id="r")

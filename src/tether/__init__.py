@@ -1,7 +1,15 @@
 """Tether: model-driven AI agents whose runs are plain, versioned JSON.
 
 The public API is re-exported here; everything else is importable but not promised.
+
+Tether logs through ``logging.getLogger("tether")`` and its children (``tether.loop``,
+``tether.durable``, ``tether.conversation``, ...): WARNING for retries with their wait and
+attempt, INFO for lock waits, in-doubt decisions and conversation reductions, DEBUG for each
+step. Message contents are never logged at INFO or above. Like any library it adds only a
+``NullHandler``; configure logging (``logging.basicConfig(level=logging.INFO)``) to see them.
 """
+
+import logging as _logging
 
 from .agent import Agent
 from .checkpoint import Checkpoint
@@ -17,16 +25,21 @@ from .errors import (
     ContextWindowExhaustedError,
     ContextWindowOverflowError,
     InterruptError,
+    LeaseLostError,
     ModelAuthError,
     ModelError,
     ModelResponseError,
     ModelThrottledError,
     PromptError,
+    RowTooLargeError,
+    RunLockedError,
+    RunNotFoundError,
     ScriptExhaustedError,
     ShapeError,
     SnapshotError,
     SnapshotException,
     StateError,
+    StoreError,
     StructuredOutputError,
     TetherError,
     ToolError,
@@ -68,6 +81,8 @@ from .types import (
 
 __version__ = "0.1.0"
 
+_logging.getLogger("tether").addHandler(_logging.NullHandler())
+
 __all__ = [
     "AfterInvocation",
     "AfterModelCall",
@@ -89,6 +104,7 @@ __all__ = [
     "HookRegistry",
     "Interrupt",
     "InterruptError",
+    "LeaseLostError",
     "Limits",
     "MessageAdded",
     "MessageEvent",
@@ -103,6 +119,9 @@ __all__ = [
     "ReasoningDeltaEvent",
     "ResultEvent",
     "RetryPolicy",
+    "RowTooLargeError",
+    "RunLockedError",
+    "RunNotFoundError",
     "ScriptExhaustedError",
     "ScriptedModel",
     "SequentialToolExecutor",
@@ -112,6 +131,7 @@ __all__ = [
     "SnapshotError",
     "SnapshotException",
     "StateError",
+    "StoreError",
     "StructuredOutputError",
     "SummarizingConversationManager",
     "TetherError",

@@ -55,6 +55,7 @@ def _default(value: Any) -> Any:
 
 _encoder = json.JSONEncoder(default=_default, ensure_ascii=False, allow_nan=False, check_circular=True)
 _plain_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+_compact_encoder = json.JSONEncoder(default=_default, ensure_ascii=False, allow_nan=False, check_circular=True, separators=(",", ":"))
 _ascii_encoder = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 _decode = json.JSONDecoder().decode
 _INFINITY_TAIL = re.compile(b"\xf0[\x7f\xff]")
@@ -130,6 +131,11 @@ def may_hold_infinity(blob: bytes) -> bool:
 def dumps(value: Any) -> str:
     """Serialize JSON data, encoding any bytes as envelopes."""
     return _encoder.encode(value)
+
+
+def dumps_compact(value: Any) -> str:
+    """:func:`dumps` without the spaces after ``,`` and ``:`` (store rows: ~10% smaller)."""
+    return _compact_encoder.encode(value)
 
 
 def is_json_unguarded(value: Any) -> bool:

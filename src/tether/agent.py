@@ -29,6 +29,7 @@ from .loop.policies import Limits, RetryPolicy
 from .loop.state import CHECKPOINT_POSITIONS, CheckpointPosition, RunState
 from .loop.tracing import NULL_TRACER, Tracer
 from .models.base import Model
+from .models.registry import from_string
 from .result import AgentResult
 from .snapshot import Snapshot, resolve_fields
 from .tools.base import Tool
@@ -85,7 +86,7 @@ class Agent:
 
     def __init__(
         self,
-        model: Model | None = None,
+        model: Model | str | None = None,
         tools: Iterable[Tool | ToolSource | Callable[..., Any]] | None = None,
         system_prompt: str | list[SystemContentBlock] | None = None,
         messages: list[Message] | None = None,
@@ -103,11 +104,64 @@ class Agent:
         reconcile: Callable[[InDoubtCall], Any] | None = None,
         tracer: Tracer | None = None,
     ) -> None:
-        self._model = model
+        """Configure an agent; nothing runs and no provider SDK is imported until the first call.
+
+        Args:
+            model: The model: a :class:`~tether.models.Model` (``OpenAIModel(...)``, ...) or a
+                model string, the same the ``tether`` command takes: ``"openai:MODEL"``,
+                ``"anthropic:MODEL"``, ``"bedrock:MODEL"``, ``"openai-compatible:URL:MODEL"``,
+                ``"llamacpp"`` or ``"llamacpp:PATH"`` (see :func:`tether.models.from_string`).
+                ``None`` leaves it unset (a run then fails naming ``Agent(model=...)``).
+            tools: The tools: ``@tool`` functions, plain functions (wrapped as if decorated),
+                :class:`~tether.tools.Tool` objects and tool sources (started on first use).
+            system_prompt: The system prompt: a string or system content blocks (``text``,
+                ``cachePoint``).
+            messages: The conversation to start from (validated, then copied).
+            state: The agent state, a dict of JSON values (copied); tools and hooks read and
+                write it as ``agent.state`` and it is part of snapshots and durable runs.
+            conversation_manager: Keeps the conversation within the context window (default:
+                :class:`~tether.conversation.SlidingWindowConversationManager`).
+            hooks: Hook providers (objects with ``register_hooks``) or typed callbacks
+                (``def on_tool(event: BeforeToolCall)``).
+            tool_executor: How one cycle's tool calls are scheduled (default: all at once,
+                :class:`~tether.tools.ConcurrentToolExecutor`).
+            name: A human name, used in traces and messages (default ``"agent"``).
+            agent_id: A stable id of the agent (default: ``name``).
+            retry: The backoff of throttled model calls (default :class:`~tether.RetryPolicy`);
+                provider SDKs' own retries are turned off, so this is the only retry policy.
+            limits: Per-invocation limits on cycles, tokens and context reductions
+                (default: none but three reductions, see :class:`~tether.Limits`).
+            checkpointing: Where an invocation pauses with a resumable checkpoint: ``True``
+                (after every model call and every tool round), ``False`` (never) or some of
+                ``"after_model"``, ``"after_tools"``.
+            description: What the agent does, in a sentence (for people and for agents that
+                use it).
+            store: Where durable runs (``agent(prompt, run_id=...)``) are kept (default: a
+                SQLite file under ``$TETHER_HOME``, created on first use).
+            reconcile: Decides a durable run's in-doubt calls of non-idempotent tools after a
+                crash: returns a result to record or ``tether.durable.RERUN`` (default: the run
+                stops with a ``tether.in_doubt`` interrupt).
+            tracer: Receives spans at invocation, model-call and tool-call boundaries
+                (default: none).
+
+        Raises:
+            ConfigurationError: An invalid value, naming it: an unknown model string (the
+                message lists the valid forms), an ``Agent`` among ``tools``, bad messages,
+                an unknown checkpointing position.
+            StateError: ``state`` is not a dict of JSON values.
+        """
+        self._model = from_string(model) if isinstance(model, str) else model
         self.name = name or "agent"
         self.agent_id = agent_id or self.name
         self.description = description
-        self.tool_registry = ToolRegistry(tools or ())
+        tools = list(tools or ())
+        for index, item in enumerate(tools):
+            if isinstance(item, Agent):
+                raise ConfigurationError(
+                    f"tools[{index}] is an Agent ({item.name!r}); an agent cannot be used as a tool yet. "
+                    "Wrap it in a @tool function that calls it and returns its answer as text"
+                )
+        self.tool_registry = ToolRegistry(tools)
         self.hooks = HookRegistry()
         for hook in hooks or ():
             self.hooks.add(hook)

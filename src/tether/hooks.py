@@ -39,7 +39,13 @@ class HookEvent:
 
 @dataclass
 class BeforeInvocation(HookEvent):
-    """An invocation starts; ``resumed`` tells a resume (checkpoint/interrupt) from a new call."""
+    """An invocation starts; ``resumed`` tells a resume (checkpoint/interrupt) from a new call.
+
+    Attributes:
+        agent: The agent whose invocation fired the event.
+        resumed: True when the invocation resumes a paused or interrupted one.
+        resumed_from: What it resumes from (see below), None for a new call.
+    """
 
     resumed: bool = False
     resumed_from: str | None = None
@@ -48,7 +54,14 @@ class BeforeInvocation(HookEvent):
 
 @dataclass
 class AfterInvocation(HookEvent):
-    """An invocation ended (normally, paused, interrupted or with an error)."""
+    """An invocation ended (normally, paused, interrupted or with an error).
+
+    Attributes:
+        agent: The agent whose invocation fired the event.
+        result: The invocation's result; None when it ended with an error.
+        resumed: True when the invocation resumed a paused or interrupted one.
+        resumed_from: What it resumed from (as in :class:`BeforeInvocation`), or None.
+    """
 
     result: AgentResult | None = None
     resumed: bool = False
@@ -58,14 +71,24 @@ class AfterInvocation(HookEvent):
 
 @dataclass
 class MessageAdded(HookEvent):
-    """A message was appended to the conversation."""
+    """A message was appended to the conversation.
+
+    Attributes:
+        agent: The agent whose invocation fired the event.
+        message: The message (the live object in the conversation: do not change it).
+    """
 
     message: Message | None = None
 
 
 @dataclass
 class BeforeModelCall(HookEvent):
-    """A model call is about to happen."""
+    """A model call is about to happen.
+
+    Attributes:
+        agent: The agent whose invocation fired the event.
+        cycle_index: The cycle of the call (0 for the first model call of the run).
+    """
 
     cycle_index: int = 0
 
@@ -75,6 +98,13 @@ class AfterModelCall(HookEvent):
     """A model call finished (``message``) or failed (``exception``).
 
     Set ``retry = True`` to discard this response and call the model again.
+
+    Attributes:
+        agent: The agent whose invocation fired the event.
+        message: The complete assistant message, or None when the call failed.
+        stop_reason: Why the model stopped (``end_turn``, ``tool_use``, ...), or None.
+        exception: The error of a failed call, or None.
+        retry: Set it to True to call the model again.
     """
 
     message: Message | None = None
@@ -91,6 +121,13 @@ class BeforeToolCall(HookEvent):
     Replace ``selected_tool`` or ``tool_use["input"]`` to change what runs; set
     ``cancel_tool`` to ``True`` or a message to skip it with an error result; call
     ``interrupt(name, reason)`` to stop for a human answer (returns the answer on resume).
+
+    Attributes:
+        agent: The agent whose invocation fired the event.
+        tool_use: The call (``toolUseId``, ``name``, ``input``).
+        selected_tool: The tool that will run, None for an unknown name; replace it to run another.
+        invocation_state: The caller's per-call dict (``invocation_state=`` of the call).
+        cancel_tool: Set it to True or a message to skip the call with an error result.
     """
 
     tool_use: ToolUse | None = None
@@ -108,7 +145,16 @@ class BeforeToolCall(HookEvent):
 
 @dataclass
 class AfterToolCall(HookEvent):
-    """A tool call finished; assign ``result`` to rewrite what the model sees."""
+    """A tool call finished; assign ``result`` to rewrite what the model sees.
+
+    Attributes:
+        agent: The agent whose invocation fired the event.
+        tool_use: The call (``toolUseId``, ``name``, ``input``).
+        selected_tool: The tool that ran, or None for an unknown name.
+        result: The call's result (a tool's failure is an ``error`` result); assign to replace it.
+        exception: An exception the call raised, if any (tool failures are error results,
+            so it is normally None).
+    """
 
     tool_use: ToolUse | None = None
     selected_tool: Tool | None = None

@@ -38,6 +38,13 @@ class Interrupt:
 
     ``source`` is ``"tool"`` (raised by ``ToolContext.interrupt``) or ``"hook"`` (raised by
     ``BeforeToolCall.interrupt``); ``tool_use_id`` is the tool call it belongs to.
+
+    Attributes:
+        id: The id to answer with (``{"interruptResponse": {"interruptId": id, "response": ...}}``).
+        name: What is asked, as named by the tool or hook (``"approve"``).
+        reason: JSON details for whoever answers (what to approve, the options, ...).
+        source: ``"tool"`` or ``"hook"``: what raised it.
+        tool_use_id: The tool call it belongs to, or None.
     """
 
     id: str

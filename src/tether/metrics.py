@@ -21,6 +21,12 @@ class Metrics:
     __slots__ = ("_data", "_invocation")
 
     def __init__(self, data: MetricsData, invocation: MetricsData | None = None) -> None:
+        """Wrap metrics data (the view does not copy it).
+
+        Args:
+            data: The run's accumulated metrics.
+            invocation: The current invocation's own metrics, if tracked apart.
+        """
         self._data = data
         self._invocation = invocation
 

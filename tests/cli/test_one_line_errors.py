@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tether.cli import main
+from tether.durable.sqlite import SPAN
 
 from .conftest import Outcome, one_line_error, tether_process
 
@@ -57,7 +58,8 @@ def corrupt(db: Path, run_id: str, text: str) -> None:
     """Overwrite the run's head and every step row with ``text``."""
     with contextlib.closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE runs SET head = ? WHERE run_id = ?", (text, run_id))
-        conn.execute("UPDATE steps SET body = ? WHERE run_id = ?", (text, run_id))
+        base = f"(SELECT num FROM runs WHERE run_id = ?) * {SPAN}"  # steps are keyed by run number and step
+        conn.execute(f"UPDATE steps SET body = ? WHERE k >= {base} AND k < {base} + {SPAN}", (text, run_id, run_id))
 
 
 @pytest.mark.parametrize(("command", "scenario"), CASES)

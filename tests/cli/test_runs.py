@@ -95,5 +95,18 @@ def test_size_reports_fields_and_largest_messages(home: Path, made: str, cli: Ca
     rows = table_rows(out)
     for name, size in report["fields"].items():
         assert [name, str(size)] in rows, name
-    largest = [row for row in rows if len(row) == 3]
+    largest = [row for row in rows if len(row) == 3 and row[0].isdigit()]
     assert largest == [[str(item["index"]), item["role"], str(item["bytes"])] for item in report["largest_messages"]]
+    stored = store_of(home).size("calc")
+    for name, (count, size) in stored.tables.items():  # the rows as stored, by kind
+        assert [name, str(count), str(size)] in rows, name
+    assert f"{stored.total} bytes of rows in the store" in out and stored.tables["messages"][0] == 4
+
+
+def test_size_without_a_run_lists_the_largest_runs(home: Path, made: str, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
+    assert cli("run", "A longer question " + "q" * 4000, "--model", script("Short."), "--run-id", "big").code == 0
+    out = cli("size", "--top", "1").out
+    sizes = store_of(home).run_sizes()
+    assert [size.run_id for size in sizes] == ["big", "calc"]
+    assert "(2 runs)" in out and "big" in out and "calc" not in out.split("(2 runs)")[1]
+    assert str(sizes[0].total) in out

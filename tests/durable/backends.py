@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 
 from tether.durable import MemoryStore, RunStore, SQLiteStore
+from tether.durable.rows import is_zipped, unzip_step
+from tether.durable.sqlite import SPAN
 
 KINDS = ["memory", "sqlite", "postgres"]
 
@@ -51,14 +53,29 @@ class Backend:
         return store
 
     def rows(self, run_id: str) -> list[str]:
-        """Every stored row text of ``run_id``: head, messages, results, steps."""
+        """Every stored row text of ``run_id``: head, messages, results, steps, blobs (compressed
+        step rows inflated, so that a test can look for plaintext in them)."""
+        return [_plain(row) for row in self._rows(run_id)]
+
+    def _rows(self, run_id: str) -> list[Any]:
         if self.kind == "memory":
             held = self.made[0]._runs[run_id]  # type: ignore[attr-defined]
-            return [held.head, *held.messages, *held.results.values(), *held.steps.values()]
-        queries = ["SELECT head FROM {p}runs", "SELECT body FROM {p}messages", "SELECT body FROM {p}results", "SELECT body FROM {p}steps"]
+            return [held.head, *held.messages, *held.results.values(), *held.steps.values(), *held.blobs.values()]
+        queries = [
+            "SELECT head FROM {p}runs",
+            "SELECT body FROM {p}messages",
+            "SELECT body FROM {p}results",
+            "SELECT body FROM {p}steps",
+            "SELECT body FROM {p}blobs",
+        ]
         if self.kind == "sqlite":
-            with sqlite3.connect(self.path) as conn:
-                return [row[0] for q in queries for row in conn.execute(q.format(p="") + " WHERE run_id = ?", (run_id,))]
+            with contextlib.closing(sqlite3.connect(self.path)) as conn:
+                out = []
+                for q in queries:
+                    keyed = "messages" in q or "steps" in q
+                    where = f" WHERE {_KEY_RANGE}" if keyed else " WHERE run_id = ?"
+                    out += [row[0] for row in conn.execute(q.format(p="") + where, (run_id, run_id) if keyed else (run_id,))]
+                return out
         import psycopg
 
         with psycopg.connect(self.conninfo) as pg:
@@ -69,9 +86,9 @@ class Backend:
         (``(cycle, toolUseId)``) or ``steps`` (number)."""
         if self.kind == "memory":
             held = self.made[0]._runs[run_id]  # type: ignore[attr-defined]
-            return str(held.head if table == "head" else getattr(held, table)[key])
-        sql, params = _select(table, run_id, key)
-        return str(self._sql(sql, params, fetch=True)[0][0])
+            return _plain(held.head if table == "head" else getattr(held, table)[key])
+        sql, params = _select(table, run_id, key, self.kind)
+        return _plain(self._sql(sql, params, fetch=True)[0][0])
 
     def raw_set(self, table: str, run_id: str, key: Any, text: str) -> None:
         """Write one row text behind the store's back (inserting it if it is not there)."""
@@ -87,6 +104,17 @@ class Backend:
                 held.messages[key] = text
             else:
                 getattr(held, table)[key] = text
+            return
+        if self.kind == "sqlite" and table != "results":
+            if table == "head":
+                sql = (
+                    "INSERT INTO runs (run_id, head, num) VALUES (?, ?, (SELECT coalesce(max(num), 0) + 1 FROM runs))"
+                    " ON CONFLICT (run_id) DO UPDATE SET head = excluded.head"
+                )
+                self._sql(sql, (run_id, text))
+            else:
+                sql = f"INSERT INTO {table} (k, body) VALUES ({_RUN_BASE} + ?, ?) ON CONFLICT (k) DO UPDATE SET body = excluded.body"
+                self._sql(sql, (run_id, key, text))
             return
         columns = {"head": ("runs", ("run_id",), "head"), "messages": ("messages", ("run_id", "seq"), "body")}
         columns["results"] = ("results", ("run_id", "cycle", "tool_use_id"), "body")
@@ -107,7 +135,25 @@ class Backend:
             runs = self.made[0]._runs  # type: ignore[attr-defined]
             runs[new_id] = copy.deepcopy(runs[run_id])
             return
-        tables = {"runs": "head", "messages": "seq, body", "results": "cycle, tool_use_id, body", "steps": "step, body"}
+        if self.kind == "sqlite":
+            self._sql(
+                "INSERT INTO runs (run_id, head, num) SELECT ?, head, (SELECT max(num) + 1 FROM runs) FROM runs WHERE run_id = ?",
+                (new_id, run_id),
+            )
+            for name in ("messages", "steps"):
+                shift = f"{_RUN_BASE.replace('?', ':new')} - {_RUN_BASE.replace('?', ':old')}"
+                sql = f"INSERT INTO {name} (k, body) SELECT k + {shift}, body FROM {name} WHERE {_KEY_RANGE.replace('?', ':old')}"
+                with contextlib.closing(sqlite3.connect(self.path)) as conn, conn:
+                    conn.execute(sql, {"new": new_id, "old": run_id})
+            tables = {"results": "cycle, tool_use_id, body", "blobs": "id, body"}
+        else:
+            tables = {
+                "runs": "head",
+                "messages": "seq, body",
+                "results": "cycle, tool_use_id, body",
+                "steps": "step, body",
+                "blobs": "id, body",
+            }
         for name, columns in tables.items():
             sql = f"INSERT INTO {{p}}{name} (run_id, {columns}) SELECT ?, {columns} FROM {{p}}{name} WHERE run_id = ?"
             self._sql(sql, (new_id, run_id))
@@ -127,20 +173,34 @@ class Backend:
         if self.kind == "memory":
             return "".join(text for run_id in self.made[0]._runs for text in self.rows(run_id)).encode()  # type: ignore[attr-defined]
         if self.kind == "sqlite":
-            return b"".join(p.read_bytes() for p in sorted(self.path.parent.glob(f"{self.path.name}*")) if p.is_file())
+            files = b"".join(p.read_bytes() for p in sorted(self.path.parent.glob(f"{self.path.name}*")) if p.is_file())
+            return files + self._inflated()
         import psycopg
 
         with psycopg.connect(self.conninfo, autocommit=True) as pg:
             pg.execute("CHECKPOINT")
         assert self.data_dir is not None
-        return b"".join(p.read_bytes() for p in _files(self.data_dir))
+        return b"".join(p.read_bytes() for p in _files(self.data_dir)) + self._inflated()
+
+    def _inflated(self) -> bytes:
+        """The compressed step rows of every run, inflated: the file bytes hold them deflated,
+        where a plaintext search would not see what they hold."""
+        rows = self._sql("SELECT body FROM {p}steps", (), fetch=True)
+        return "".join(unzip_step(row[0]) for row in rows if is_zipped(row[0])).encode()
 
     def close(self) -> None:
         for store in self.made:
             store.close()
 
 
-def _select(table: str, run_id: str, key: Any) -> tuple[str, tuple[Any, ...]]:
+_RUN_BASE = f"(SELECT num FROM runs WHERE run_id = ?) * {SPAN}"
+_KEY_RANGE = f"k >= {_RUN_BASE} AND k < {_RUN_BASE} + {SPAN}"
+"""SQLite keys messages and steps by ``num * 2**32 + seq`` (see tether.durable.sqlite)."""
+
+
+def _select(table: str, run_id: str, key: Any, kind: str = "postgres") -> tuple[str, tuple[Any, ...]]:
+    if kind == "sqlite" and table in ("messages", "steps"):
+        return f"SELECT body FROM {table} WHERE k = {_RUN_BASE} + ?", (run_id, key)
     if table == "head":
         return "SELECT head FROM {p}runs WHERE run_id = ?", (run_id,)
     if table == "messages":
@@ -163,3 +223,8 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
     made = Backend(request.param, tmp_path, request)
     yield made
     made.close()
+
+
+def _plain(row: Any) -> str:
+    """A row's text; a compressed step row inflated to its JSON text."""
+    return unzip_step(row) if is_zipped(row) else str(row)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tether.durable import MemoryStore, RunStore, SQLiteStore
+from tether.durable.sqlite import SPAN
 
 from .pg import PgServer, PgUnavailable
 
@@ -77,7 +78,8 @@ def corrupt_message(store: RunStore, run_id: str, seq: int, text: str) -> None:
     else:
         assert isinstance(store, SQLiteStore)
         with sqlite3.connect(store.path) as conn:
-            conn.execute("UPDATE messages SET body = ? WHERE run_id = ? AND seq = ?", (text, run_id, seq))
+            key = f"(SELECT num FROM runs WHERE run_id = ?) * {SPAN} + ?"  # messages are keyed by run number and seq
+            conn.execute(f"UPDATE messages SET body = ? WHERE k = {key}", (text, run_id, seq))
 
 
 Corrupt = Callable[[RunStore, str, int, str], None]

@@ -27,6 +27,7 @@ import pytest
 
 from tether import Agent, ScriptedModel
 from tether.durable import MemoryStore, RunStore, SQLiteStore
+from tether.durable.store import SCHEMA_VERSION
 from tether.errors import LeaseLostError, RunLockedError, StoreError
 from tether.loop.state import new_metrics
 
@@ -246,7 +247,7 @@ def test_a_schema_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
     with store.lease("old") as lease:
         store.write("old", bare_head(4), [], {}, lease=lease)  # the unknown stored revision is learned
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT value FROM meta").fetchone() == ("2",)
+        assert conn.execute("SELECT value FROM meta").fetchone() == (str(SCHEMA_VERSION),)
         assert conn.execute("SELECT rev FROM runs").fetchone() == (4,)
 
 

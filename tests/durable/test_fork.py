@@ -9,6 +9,7 @@ import pytest
 
 from tether import Agent, tool
 from tether.durable import MemoryStore, RunStore, SQLiteStore
+from tether.durable.sqlite import SPAN
 from tether.errors import PromptError, RunNotFoundError, StoreError
 from tether.models import ScriptedModel
 from tether.models.scripted import tool_call
@@ -34,11 +35,13 @@ def raw_rows(store: RunStore, run_id: str) -> list[Any]:
     """Every stored row of ``run_id``, exactly as the store holds it (for byte-for-byte checks)."""
     if isinstance(store, MemoryStore):
         rows = store._runs[run_id]
-        return [rows.head, list(rows.messages), sorted(rows.results.items()), sorted(rows.steps.items())]
+        return [rows.head, list(rows.messages), sorted(rows.results.items()), sorted(rows.steps.items()), sorted(rows.blobs.items())]
     if isinstance(store, SQLiteStore):
         with sqlite3.connect(store.path) as conn:
             tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'meta'")]
-            return [(t, sorted(conn.execute(f"SELECT * FROM {t} WHERE run_id = ?", (run_id,)).fetchall())) for t in sorted(tables)]
+            base = f"(SELECT num FROM runs WHERE run_id = :run) * {SPAN}"  # messages and steps: keyed by run number
+            where = {t: f"k >= {base} AND k < {base} + {SPAN}" if t in ("messages", "steps") else "run_id = :run" for t in tables}
+            return [(t, sorted(conn.execute(f"SELECT * FROM {t} WHERE {where[t]}", {"run": run_id}).fetchall())) for t in sorted(tables)]
     import psycopg  # the PostgreSQL store: every tether_ table that has a run_id column
 
     with psycopg.connect(store.conninfo, autocommit=True) as conn:  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ import pytest
 from tether import Agent, tool
 from tether.durable import RunStore, SQLiteStore
 from tether.durable.history import summary_of
-from tether.durable.rows import encode_step
+from tether.durable.rows import encode_step, is_zipped, unzip_step
 from tether.errors import RunNotFoundError, StoreError
 from tether.models import ScriptedModel
 from tether.models.scripted import tool_call, tool_calls
@@ -166,7 +166,7 @@ def test_step_rows_honor_state_redaction(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "runs.db", redact_state_keys={"api_token"})
     Agent(model=ScriptedModel(["hi"]), store=store, state={"api_token": "s3cr3t-value", "plain": 1})("q", run_id="r")
     with sqlite3.connect(store.path) as conn:
-        bodies = [row[0] for row in conn.execute("SELECT body FROM steps WHERE run_id = 'r'")]
+        bodies = [unzip_step(row[0]) if is_zipped(row[0]) else row[0] for row in conn.execute("SELECT body FROM steps")]
     assert len(bodies) == 3 and not any("s3cr3t-value" in body for body in bodies)
     assert all(step.head["state"] == {"plain": 1} for step in store.history("r"))
 
@@ -179,7 +179,7 @@ def test_step_rows_are_sealed_by_the_store_cipher(tmp_path: Path) -> None:
     agent = Agent(model=ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "the answer is three"], stateful=True), tools=[add], store=store)
     agent("a private question", run_id="r")
     with sqlite3.connect(store.path) as conn:
-        bodies = [row[0] for row in conn.execute("SELECT body FROM steps WHERE run_id = 'r'")]
+        bodies = [unzip_step(row[0]) if is_zipped(row[0]) else row[0] for row in conn.execute("SELECT body FROM steps")]
     # Plaintext would hold the quoted tool name and the prompt with its spaces; base64 ciphertext
     # has neither quotes nor spaces, so these can never match it by chance.
     assert len(bodies) == 5 and all('"enc"' in body and "a private question" not in body and '"add"' not in body for body in bodies)

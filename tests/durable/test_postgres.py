@@ -59,7 +59,7 @@ def test_tables_and_schema_version(pg_conninfo: str) -> None:
     with psycopg.connect(pg_conninfo) as conn:
         tables = {row[0] for row in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
         version = conn.execute("SELECT value FROM tether_meta WHERE key = 'schema_version'").fetchone()
-    assert tables == {"tether_meta", "tether_runs", "tether_leases", "tether_messages", "tether_results", "tether_steps"}
+    assert tables == {"tether_meta", "tether_runs", "tether_leases", "tether_messages", "tether_results", "tether_steps", "tether_blobs"}
     assert version == (str(SCHEMA_VERSION),)
 
 

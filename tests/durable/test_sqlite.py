@@ -15,7 +15,7 @@ from tether import Agent
 from tether.conversation import NullConversationManager
 from tether.durable import MemoryStore, RunStore, SQLiteStore
 from tether.durable.store import SCHEMA_VERSION
-from tether.errors import RunLockedError, StoreError
+from tether.errors import ConfigurationError, RunLockedError, StoreError
 from tether.models import ScriptedModel
 
 from .helpers import Crash
@@ -146,3 +146,18 @@ def test_db_file_grows_linearly(tmp_path: Path) -> None:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         sizes[count] = path.stat().st_size
     assert sizes[1000] < 1.5 * 10 * sizes[100], sizes
+
+
+def test_durability_full_syncs_every_commit_off_the_event_loop(tmp_path: Path) -> None:
+    from tether.durable.rows import prepare_write
+
+    store = SQLiteStore(tmp_path / "runs.db", durability="full")
+    conn = store._connect()
+    assert conn.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
+    head = {"schema_version": 3, "rev": 1, "start_seq": 0, "next_seq": 0, "cursor": {"phase": "idle", "cycle_index": 0}, "metrics": {}}
+    prepared = prepare_write("r", head, [], {}, None, None, None, None)
+    assert store.commit("r", prepared, wait=False) is False  # declined: a writer thread commits it
+    assert store.commit("r", prepared, wait=True) is True and store.head("r") is not None
+    assert SQLiteStore(tmp_path / "n.db")._connect().execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
+    with pytest.raises(ConfigurationError, match="durability='fast' is not one of 'normal', 'full'"):
+        SQLiteStore(tmp_path / "x.db", durability="fast")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 from dataclasses import dataclass, field
@@ -256,3 +257,133 @@ def test_cancel_during_a_throttling_backoff_stops_without_another_call() -> None
     result = agent("x")
     assert result.stop_reason == "cancelled"
     assert model.index == 1
+
+
+# -- events in true order ---------------------------------------------------------------------
+
+
+def _two_calls() -> Message:
+    return {
+        "role": "assistant",
+        "content": [
+            {"toolUse": {"toolUseId": "a", "name": "mark", "input": {"name": "a"}}},
+            {"toolUse": {"toolUseId": "b", "name": "mark", "input": {"name": "b"}}},
+        ],
+    }
+
+
+@pytest.mark.parametrize("executor", ["concurrent", "sequential", "single"])
+@pytest.mark.parametrize("store", [None, "sqlite"])
+@pytest.mark.parametrize("in_thread", [False, True])
+async def test_tool_start_reaches_the_caller_before_the_tool_body_runs(
+    executor: str, store: str | None, in_thread: bool, tmp_path: Any
+) -> None:
+    from tether import ConcurrentToolExecutor, SequentialToolExecutor
+    from tether.durable import SQLiteStore
+
+    seen: list[str] = []
+
+    @tool(run_in_thread=in_thread)
+    def mark(name: str) -> str:
+        seen.append(f"body {name}")
+        return name
+
+    message = _two_calls()
+    if executor == "single":  # one call: the concurrent executor runs it in order, in the invocation's task
+        del message["content"][1]
+    agent = Agent(
+        model=ScriptedModel([message, "done"]),
+        tools=[mark],
+        tool_executor=SequentialToolExecutor() if executor == "sequential" else ConcurrentToolExecutor(),
+        store=SQLiteStore(tmp_path / "runs.db") if store else None,
+    )
+    async for event in agent.stream_async("go", run_id="r1" if store else None):
+        if event["type"] == "tool_start":
+            seen.append(f"start {event['toolUse']['toolUseId']}")
+        elif event["type"] == "tool_result":
+            seen.append(f"result {event['toolResult']['toolUseId']}")
+    for name in "ab" if executor != "single" else "a":
+        assert seen.index(f"start {name}") < seen.index(f"body {name}") < seen.index(f"result {name}")
+    if executor == "sequential":  # one call after the other, and the caller hears of each as it happens
+        assert seen == ["start a", "body a", "result a", "start b", "body b", "result b"]
+
+
+async def test_a_tool_result_is_yielded_while_other_calls_still_run() -> None:
+    import asyncio
+
+    release = asyncio.Event()
+    bodies: list[str] = []
+
+    @tool
+    async def mark(name: str) -> str:
+        bodies.append(name)
+        if name == "b":  # b finishes only once the caller has seen a's result (the timeout only ends a broken run)
+            await asyncio.wait_for(release.wait(), 60)
+        return name
+
+    agent = Agent(model=ScriptedModel([_two_calls(), "done"]), tools=[mark])
+    order: list[tuple[str, str]] = []
+    async for event in agent.stream_async("go"):
+        if event["type"] == "tool_result":
+            order.append((event["toolResult"]["toolUseId"], event["toolResult"]["status"]))
+            release.set()
+    assert order == [("a", "success"), ("b", "success")]
+
+
+@pytest.mark.parametrize("calls", [1, 2])
+@pytest.mark.parametrize("executor", ["concurrent", "sequential"])
+async def test_a_caller_that_stops_at_tool_start_never_runs_the_tool(executor: str, calls: int) -> None:
+    from tether import ConcurrentToolExecutor, SequentialToolExecutor
+
+    ran: list[str] = []
+
+    @tool
+    async def mark(name: str) -> str:
+        ran.append(name)
+        return name
+
+    message = _two_calls()
+    del message["content"][calls:]
+    agent = Agent(
+        model=ScriptedModel([message, "done"]),
+        tools=[mark],
+        tool_executor=ConcurrentToolExecutor() if executor == "concurrent" else SequentialToolExecutor(),
+    )
+    async with contextlib.aclosing(agent.stream_async("go")) as events:
+        async for event in events:
+            if event["type"] == "tool_start":
+                break
+    assert ran == []
+    assert agent.run_state.cursor.started == []  # nothing recorded as started: nothing in doubt
+
+
+@pytest.mark.parametrize("executor", ["concurrent", "sequential"])
+async def test_a_result_the_caller_has_seen_is_stored(executor: str, tmp_path: Any) -> None:
+    from tether import ConcurrentToolExecutor, SequentialToolExecutor
+    from tether.durable import SQLiteStore
+
+    ran: list[str] = []
+
+    @tool
+    async def mark(name: str) -> str:
+        ran.append(name)
+        return name
+
+    def build() -> Agent:
+        return Agent(
+            model=ScriptedModel([_two_calls(), "done"], stateful=True),
+            tools=[mark],
+            tool_executor=SequentialToolExecutor() if executor == "sequential" else ConcurrentToolExecutor(),
+            store=SQLiteStore(tmp_path / "runs.db"),
+        )
+
+    seen: list[str] = []
+    async with contextlib.aclosing(build().stream_async("go", run_id="r")) as events:
+        async for event in events:
+            if event["type"] == "tool_result":
+                seen.append(event["toolResult"]["toolUseId"])
+                if len(seen) == 2:
+                    break  # the caller stops right after the result that closed the cycle
+    result = await build().resume_async("r")
+    assert str(result) == "done"
+    assert sorted(ran) == ["a", "b"]  # neither call ran again: both results had been stored

@@ -16,6 +16,7 @@ import pytest
 from tether import Agent, tool
 from tether.errors import ConfigurationError, ContextWindowOverflowError, ModelResponseError
 from tether.loop.stream import StreamAccumulator
+from tether.models.llamacpp import format_chat
 from tether.types import ModelRequest
 
 from .conftest import require, smollm2_path
@@ -169,3 +170,85 @@ def test_reserved_or_unknown_tool_names_are_configuration_errors(model: Any) -> 
     specs = Agent(tools=[add]).tool_specs_for(None)
     with pytest.raises(ConfigurationError, match="tool_choice names tool 'nope'"):
         model.output_schema(request([prompt], tool_specs=specs, tool_choice={"tool": {"name": "nope"}}))
+
+
+# -- streaming -------------------------------------------------------------------------------
+
+
+def _short(**kwargs: Any) -> Any:
+    require("llama_cpp", "pip install llama-cpp-python")
+    from tether.models import LlamaCppModel
+
+    return LlamaCppModel(smollm2_path(), **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "max_tokens", "finish"), [("Say hello.", 8, "length"), ("Reply with one word: yes or no?", 64, "stop")]
+)
+async def test_free_text_streams_token_by_token_with_the_usage_of_a_plain_call(prompt: str, max_tokens: int, finish: str) -> None:
+    small = _short(max_tokens=max_tokens)
+    req = request([{"role": "user", "content": [{"text": prompt}]}])
+    events = [event async for event in small.stream(req)]
+    deltas = [e["contentBlockDelta"]["delta"]["text"] for e in events if "contentBlockDelta" in e]
+    assert len(deltas) > 1  # several pieces, not one block at the end
+    acc = StreamAccumulator()
+    for event in events:
+        acc.add(event)
+    assert acc.message()["content"] == [{"text": "".join(deltas)}]
+    # the same generation without streaming reports the same token counts
+    plain = small._load().create_chat_completion(messages=format_chat(req), temperature=0.0, seed=0, max_tokens=max_tokens)
+    assert plain["choices"][0]["finish_reason"] == finish  # both ways a generation can end
+    assert acc.stop_reason == ("max_tokens" if finish == "length" else "end_turn")
+    assert acc.usage["inputTokens"] == plain["usage"]["prompt_tokens"]
+    assert acc.usage["outputTokens"] == plain["usage"]["completion_tokens"]
+    assert "".join(deltas) == plain["choices"][0]["message"]["content"]
+
+
+async def test_a_final_answer_streams_its_text_before_the_reply_is_complete() -> None:
+    small = _short(max_tokens=40, max_tool_rounds=0)  # with no tool rounds left, only an answer is allowed
+    specs = Agent(tools=[add]).tool_specs_for(None)
+    events = [event async for event in small.stream(request([{"role": "user", "content": [{"text": "Say hi."}]}], tool_specs=specs))]
+    kinds = [next(iter(e)) for e in events]
+    deltas = [e["contentBlockDelta"]["delta"]["text"] for e in events if "contentBlockDelta" in e]
+    assert len(deltas) > 1 and kinds.index("contentBlockDelta") < kinds.index("messageStop")
+    acc = StreamAccumulator()
+    for event in events:
+        acc.add(event)
+    assert acc.stop_reason == "end_turn"
+    assert acc.message()["content"] == [{"text": "".join(deltas)}]
+    assert not any(ch in "".join(deltas) for ch in '{}"')  # the answer's text, not the JSON around it
+
+
+async def test_agent_stream_async_yields_the_local_models_text_deltas() -> None:
+    agent = Agent(model=_short(max_tokens=6))
+    deltas = [event["text"] async for event in agent.stream_async("Say hello.") if event["type"] == "text_delta"]
+    assert len(deltas) > 1
+    assert "".join(deltas) == str(agent.messages[-1]["content"][0]["text"])
+
+
+async def test_a_caller_that_stops_early_stops_the_generation() -> None:
+    small = _short(max_tokens=64)
+    req = request([{"role": "user", "content": [{"text": "Count from one to fifty."}]}])
+    stream = small.stream(req)
+    async for event in stream:
+        if "contentBlockDelta" in event:
+            break
+    await stream.aclose()  # type: ignore[attr-defined]
+    acc = await fold(small, request([{"role": "user", "content": [{"text": "Hi."}]}]))
+    assert acc.message()["content"]  # the model (and its lock) is free for the next call
+
+
+@pytest.mark.parametrize(
+    ("pieces", "streamed"),
+    [
+        (['{"tool": "final', '_answer", "ans', 'wer": "4', "13 is", ' the answer"}'], ["4", "13 is", " the answer"]),
+        (['{"tool":"final_answer","answer":"a\\', 'nb\\u00', 'e9c"}'], ["a", "\nb", "\u00e9c"]),
+        (['{"tool": "add", "arguments": {"a": 1, "b": 2}}'], []),
+    ],
+)
+def test_answer_text_decodes_the_answer_string_as_it_streams(pieces: list[str], streamed: list[str]) -> None:
+    from tether.models.llamacpp import _AnswerText
+
+    answer = _AnswerText()
+    assert [out for piece in pieces if (out := answer.feed(piece))] == streamed
+    assert answer.text == "".join(streamed)

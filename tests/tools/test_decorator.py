@@ -254,3 +254,55 @@ async def test_any_parameter_name_works(recwarn: pytest.WarningsRecorder) -> Non
     assert result["content"] == [{"text": "x|2|m|5|q"}]
     bad = await invoke(clashing, {"json": 1})
     assert bad["content"][0]["text"] == "Invalid input for tool 'clashing': json: Input should be a valid string; schema: Field required"
+
+
+def test_numpy_docstring() -> None:
+    @tool
+    def convert(amount: float, currency: str = "EUR") -> str:
+        """Convert an amount of money.
+
+        Uses the day's rate.
+
+        Parameters
+        ----------
+        amount : float
+            How much, in US dollars,
+            before fees.
+        currency : str, optional
+            The ISO code to convert to.
+
+        Returns
+        -------
+        str
+            The converted amount.
+        """
+        return f"{amount} {currency}"
+
+    props = convert.spec["inputSchema"]["json"]["properties"]
+    assert convert.spec["description"] == "Convert an amount of money.\n\nUses the day's rate."
+    assert props["amount"]["description"] == "How much, in US dollars, before fees."
+    assert props["currency"]["description"] == "The ISO code to convert to."
+
+
+def test_rest_docstring_with_types_and_returns() -> None:
+    @tool
+    def search(query: str, limit: int = 5) -> list[str]:
+        """Search the catalogue.
+
+        :param query: Words to look for.
+        :type query: str
+        :param limit: At most this many
+            hits.
+        :returns: The matching titles.
+        :rtype: list[str]
+        """
+        return [query] * limit
+
+    props = search.spec["inputSchema"]["json"]["properties"]
+    assert search.spec["description"] == "Search the catalogue."
+    assert props["query"]["description"] == "Words to look for."
+    assert props["limit"]["description"] == "At most this many hits."
+
+
+def test_a_malformed_docstring_still_describes_the_tool() -> None:
+    assert parse_docstring("Odd one.\n\n:param: nothing named")[0].startswith("Odd one.")

@@ -127,9 +127,9 @@ def build_parser() -> Parser:
     fork.add_argument("--new-id", help="the new run's id (default: RUN.fork-N)")
     export = command("export", "print the run's current state as snapshot JSON")
     export.add_argument("run_id", metavar="RUN")
-    size = command("size", "bytes of the run's state by field, and its largest messages")
-    size.add_argument("run_id", metavar="RUN")
-    size.add_argument("--top", type=int, default=5, help="how many of the largest messages to list")
+    size = command("size", "what a run takes in the store (by kind of row) and by field; without RUN, the largest runs")
+    size.add_argument("run_id", metavar="RUN", nargs="?", help="the run (default: list the store's largest runs)")
+    size.add_argument("--top", type=int, default=5, help="how many of the largest messages (or runs) to list")
     return parser
 
 

@@ -4,7 +4,8 @@
 ``llamacpp:/path/model.gguf``, ``openai:MODEL``, ``anthropic:MODEL``, ``bedrock:MODEL``,
 ``openai-compatible:URL:MODEL`` (any OpenAI-style server, e.g. ``http://localhost:8080/v1``)
 and ``scripted:PATH`` (replays a JSON script; for tests and demos). Providers are imported
-only when chosen.
+only when chosen. The parsing is :func:`tether.models.from_string` (``Agent(model=...)`` takes
+the same strings); only ``scripted:PATH`` is the command's own.
 
 A spec decides where requests go and which credentials they carry (``openai-compatible:URL``
 sends ``OPENAI_API_KEY`` to ``URL``), so it comes only from the user: ``--model``, then
@@ -17,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -25,12 +25,11 @@ from typing import Any
 from ..errors import ConfigurationError
 from ..models import ScriptedModel
 from ..models.base import Model
+from ..models.registry import Provider, from_string
 from ..types import ModelRequest, StreamEvent
 
 DEFAULT_SPEC = "llamacpp"
 ENV_VAR = "TETHER_MODEL"
-_URL_AND_MODEL = re.compile(r"(https?://[^/:\s]+(?::\d+)?+(?:/[^:\s]*)?):(.+)")  # a port is always the URL's
-_KINDS = "llamacpp[:PATH], openai:MODEL, anthropic:MODEL, bedrock:MODEL, openai-compatible:URL:MODEL, scripted:PATH"
 
 
 def resolve_spec(flag: str | None) -> str:
@@ -46,44 +45,15 @@ def spec_origin(flag: str | None) -> str:
 
 
 def parse_model(spec: str) -> Model:
-    """Build the model a spec names; raises :class:`ConfigurationError` naming the spec."""
-    if not isinstance(spec, str) or not spec.strip():
-        raise ConfigurationError(f"--model {spec!r} is empty; use one of: {_KINDS}")
-    kind, _, rest = spec.strip().partition(":")
-    if kind == "llamacpp":
-        from ..models import LlamaCppModel
-
-        return LlamaCppModel(rest or None)
-    if kind == "scripted":
-        return ScriptFileModel(_required(spec, rest, "PATH"))
-    if kind == "openai":
-        from ..models import OpenAIModel
-
-        return OpenAIModel(_required(spec, rest, "MODEL"))
-    if kind == "anthropic":
-        from ..models import AnthropicModel
-
-        return AnthropicModel(_required(spec, rest, "MODEL"))
-    if kind == "bedrock":
-        from ..models import BedrockModel
-
-        return BedrockModel(_required(spec, rest, "MODEL"))
-    if kind == "openai-compatible":
-        match = _URL_AND_MODEL.fullmatch(rest)
-        if match is None:
-            raise ConfigurationError(
-                f"--model {spec!r}: expected openai-compatible:URL:MODEL, e.g. openai-compatible:http://localhost:8080/v1:llama3"
-            )
-        from ..models import OpenAIModel
-
-        return OpenAIModel(match.group(2), base_url=match.group(1))
-    raise ConfigurationError(f"--model {spec!r}: unknown provider {kind!r}; use one of: {_KINDS}")
+    """Build the model a spec names (:func:`tether.models.from_string`, plus ``scripted:PATH``);
+    raises :class:`ConfigurationError` naming the spec."""
+    return from_string(spec, extra=_CLI_ONLY, field="--model")
 
 
-def _required(spec: str, value: str, what: str) -> str:
-    if not value.strip():
-        raise ConfigurationError(f"--model {spec!r} names no {what}; write it after the colon")
-    return value.strip()
+def _scripted(rest: str, spec: str, field: str) -> Model:
+    if not rest.strip():
+        raise ConfigurationError(f"{field} {spec!r} names no PATH; write it after the colon")
+    return ScriptFileModel(rest.strip())
 
 
 class ScriptFileModel(ScriptedModel):
@@ -118,3 +88,7 @@ class ScriptFileModel(ScriptedModel):
             await asyncio.sleep(0.05)
         async for event in super().stream(request):
             yield event
+
+
+_CLI_ONLY = {"scripted": Provider("scripted:PATH", _scripted)}
+"""Prefixes only the command accepts, besides :data:`tether.models.registry.PROVIDERS`."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..durable.fork import fork_run
 from ..durable.history import Step, summary_of
 from ..durable.sqlite import SQLiteStore
+from ..durable.store import STORED_TABLES
 from ..errors import ConfigurationError, RunNotFoundError, StoreError
 from ..snapshot import Snapshot
 from .config import CONFIG_KEY, IGNORE_FLAG, RunConfig, shown
@@ -212,11 +213,29 @@ def cmd_export(args: argparse.Namespace, path: Path) -> int:
 
 
 def cmd_size(args: argparse.Namespace, path: Path) -> int:
+    """``tether size RUN``: the run's rows in the store by kind, its state by field and its
+    largest messages; ``tether size``: the store's largest runs."""
+    from rich.markup import escape
     from rich.table import Table
 
-    report = snapshot_of(open_store(path), args.run_id).size_report(top=args.top)
+    store = open_store(path)
     out = console()
-    out.print(f"[bold]{args.run_id}[/]: {report['total_bytes']} bytes, {report['message_count']} messages")
+    if args.run_id is None:
+        runs = store.run_sizes()
+        table = Table("run", "bytes", *STORED_TABLES, title=f"largest runs in {escape(str(path))} ({len(runs)} runs)")
+        for run in runs[: args.top]:
+            table.add_row(escape(run.run_id), str(run.total), *(_rows_and_bytes(run.tables[name]) for name in STORED_TABLES))
+        out.print(table)
+        return 0
+    stored = store.size(args.run_id)
+    report = snapshot_of(store, args.run_id).size_report(top=args.top)
+    rows = Table("rows", "count", "bytes", title="as stored")
+    for name in STORED_TABLES:
+        count, size = stored.tables[name]
+        rows.add_row(name, str(count), str(size))
+    out.print(f"[bold]{escape(args.run_id)}[/]: {report['total_bytes']} bytes, {report['message_count']} messages (as JSON)")
+    out.print(f"{stored.total} bytes of rows in the store")
+    out.print(rows)
     fields = Table("field", "bytes", title="by field")
     for name, size in sorted(report["fields"].items(), key=lambda item: -item[1]):
         fields.add_row(name, str(size))
@@ -238,6 +257,10 @@ _STYLES = {
     "corrupt": "bold white on red",  # its head cannot be read
 }
 """The style of each status; any other status string shows unstyled."""
+
+
+def _rows_and_bytes(figures: tuple[int, int]) -> str:
+    return f"{figures[0]} / {figures[1]}"
 
 
 def _status(status: str) -> str:

@@ -7,6 +7,7 @@ cannot be restored into a different kind of manager.
 
 from __future__ import annotations
 
+import logging
 from abc import ABC
 from typing import Any, ClassVar
 
@@ -14,6 +15,8 @@ from ..errors import ContextWindowExhaustedError, SnapshotError
 from ..loop.state import RunState
 from ..models.base import Model
 from ..types import Message
+
+_log = logging.getLogger(__name__)
 
 
 def _starts_turn(message: Message) -> bool:
@@ -66,5 +69,6 @@ class ConversationManager(ABC):
         ) from error
 
     def _record_removed(self, run: RunState, count: int) -> None:
+        _log.info("%s removed %d messages from the conversation (%d left)", type(self).__name__, count, len(run.messages))
         state = run.conversation_manager_state
         state["removed_message_count"] = int(state.get("removed_message_count", 0)) + count

@@ -18,6 +18,11 @@ class SlidingWindowConversationManager(ConversationManager):
     kind = "sliding_window"
 
     def __init__(self, window_size: int = 40) -> None:
+        """Keep at most ``window_size`` messages.
+
+        Args:
+            window_size: The most messages kept after an invocation (>= 2).
+        """
         if window_size < 2:
             raise ConfigurationError(f"window_size must be >= 2, got {window_size}")
         self.window_size = window_size

@@ -45,6 +45,14 @@ class SummarizingConversationManager(ConversationManager):
         summarization_model: Model | None = None,
         summary_prompt: str = SUMMARY_PROMPT,
     ) -> None:
+        """Summarize the oldest part of the conversation on overflow.
+
+        Args:
+            summary_ratio: The fraction (0..1, exclusive) of the messages to summarize.
+            preserve_recent_messages: The newest messages always kept verbatim (>= 1).
+            summarization_model: The model that writes the summary (default: the agent's).
+            summary_prompt: The instruction sent with the messages to summarize.
+        """
         if not 0.0 < summary_ratio < 1.0:
             raise ConfigurationError(f"summary_ratio must be within (0, 1), got {summary_ratio}")
         if preserve_recent_messages < 1:

@@ -15,7 +15,7 @@ from .memory import MemoryStore
 from .postgres import PostgresStore  # psycopg itself is imported only when a PostgresStore is made
 from .redaction import RedactionPolicy
 from .sqlite import SQLiteStore
-from .store import RunStore, StoredRun, validate_run_id
+from .store import RunSize, RunStore, StoredRun, validate_run_id
 
 __all__ = [
     "RERUN",
@@ -25,6 +25,7 @@ __all__ = [
     "PostgresStore",
     "RedactionPolicy",
     "RowCipher",
+    "RunSize",
     "RunSummary",
     "RunStore",
     "SQLiteStore",

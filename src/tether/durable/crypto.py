@@ -32,6 +32,8 @@ plaintext, or raises :class:`~tether.errors.StoreError` naming ``where``; bindin
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 import os
 from collections.abc import Mapping
@@ -44,7 +46,7 @@ ENVELOPE_KEYS = frozenset({"enc", "kid", "nonce", "ct"})
 """The keys of a version-1 envelope (no ``"v"``: sealed before rows were bound to their place)."""
 ENVELOPE_V2_KEYS = ENVELOPE_KEYS | {"v"}
 """The keys of a version-2 envelope (the head row also carries ``"rev"``, which the codec reads)."""
-TABLES = ("head", "messages", "results", "steps")
+TABLES = ("head", "messages", "results", "steps", "blobs")
 
 
 def is_envelope(value: Any) -> bool:
@@ -57,7 +59,7 @@ class RowPlace:
     """Where a row belongs: what a sealed row is bound to.
 
     ``table`` is one of :data:`TABLES`; ``position`` is the message's ``seq``, the tool result's
-    ``f"{cycle}/{toolUseId}"``, the step's number or the head's ``rev``. ``position`` is None
+    ``f"{cycle}/{toolUseId}"``, the step's number, the blob's id or the head's ``rev``. ``position`` is None
     only for a head whose revision the reader does not know (a version-2 head then cannot be
     verified, and a cipher refuses to open it).
     """
@@ -125,6 +127,9 @@ class AESGCMCipher:
         if current not in self._aeads:
             raise ConfigurationError(f"AESGCMCipher current={current!r} is not one of the key ids {sorted(self._aeads)}")
         self.current = current
+        self.blob_key = hmac.new(bytes(keys[current]), b"tether-blob-id", hashlib.sha256).digest()
+        """The key of the keyed digests that name blob rows (see ``tether.durable.packing.blob_id``):
+        derived from the current key, so blob ids say nothing to a reader without it."""
         self.allow_plaintext = allow_plaintext
         self.allow_unbound_rows = allow_unbound_rows
 

@@ -113,15 +113,18 @@ class Timeline:
         self.turns = int(head.get("turns", 0))
         self.status = str(head.get("status") or "running")
         self.created_at = str(head.get("created_at") or now_iso())
-        self.mark = _model_figures(metrics)
+        self.mark = model_figures(metrics)
         self.cycle = int((head.get("cursor") or {}).get("cycle_index", 0))
         self.started: dict[str, float] = {}
         self.durations: dict[str, float] = {}
         self.in_doubt: set[str] = set()
+        self.stamp: str | None = None  # the time of the step being written (between begin and step)
 
     def head_fields(self) -> HeadFields:
-        """The fields this timeline adds to the head row."""
-        return {"status": self.status, "turns": self.turns, "steps": self.steps, "created_at": self.created_at, "updated_at": now_iso()}
+        """The fields this timeline adds to the head row (a step's head is stamped with the
+        step's own time, so that a step row need not record it twice)."""
+        stamp = self.stamp or now_iso()
+        return {"status": self.status, "turns": self.turns, "steps": self.steps, "created_at": self.created_at, "updated_at": stamp}
 
     def tool_started(self, tool_use_id: str) -> None:
         self.started[tool_use_id] = time.perf_counter()
@@ -135,6 +138,7 @@ class Timeline:
         """Account a step about to be written (before the head is built)."""
         self.steps += 1
         self.status = status
+        self.stamp = now_iso()
         if position == "turn_start":
             self.turns += 1
 
@@ -153,7 +157,7 @@ class Timeline:
             "cycle_index": cycle,
             "seq": int(head["next_seq"]),
             "message_count": int(head["next_seq"]) - int(head["start_seq"]),
-            "created_at": now_iso(),
+            "created_at": self.stamp or now_iso(),
             "status": self.status,
             "stop_reason": info.get("stop_reason"),
             "model": None,
@@ -163,10 +167,11 @@ class Timeline:
             "forked_from": info.get("forked_from"),
             "head": head,
         }
-        figures = _model_figures(run.metrics)
+        figures = model_figures(run.metrics)
         if position == "after_model":
             row["model"] = {key: figures[key] - self.mark[key] for key in figures if key != "model_call_count"}
         self.mark = figures
+        self.stamp = None
         if position == "after_tools":
             row["tools"] = self._closed_cycle(run.messages)
         return row
@@ -198,7 +203,8 @@ class Timeline:
         return tools
 
 
-def _model_figures(metrics: MetricsData) -> dict[str, float]:
+def model_figures(metrics: MetricsData) -> dict[str, float]:
+    """The cumulative model figures of ``metrics`` a step's ``model`` field is the change of."""
     usage = metrics.get("usage") or {}
     return {
         "latency_ms": float(metrics.get("model_latency_ms", 0.0)),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import hashlib
+import logging
 import os
 import time
 from collections.abc import Iterator
@@ -21,6 +22,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import RunLockedError, StoreError
+
+_log = logging.getLogger(__name__)
 
 _ATTEMPTS = 8
 """Times a lock is retried when its file is replaced between open and flock (an unlock race)."""
@@ -85,6 +88,7 @@ def _flock_briefly_retried(fd: int) -> bool:
         except BlockingIOError:
             if pause is None:
                 return False
+            _log.info("a run lock is held (by another owner, or a liveness probe); trying again in %.3f s", pause)
             time.sleep(pause)
     return False
 

@@ -7,7 +7,7 @@ and its lease is an in-process lock set.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -15,19 +15,34 @@ from ..errors import RunLockedError, RunNotFoundError, StoreError
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import RowWrites, assemble_run, decode_head, decode_messages, decode_results, decode_step, stored_at, summarize_row
-from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
+from .rows import (
+    RowWrites,
+    assemble_run,
+    decode_head,
+    decode_messages,
+    decode_results,
+    decode_step_at,
+    decode_steps,
+    stored_at,
+    summarize_row,
+)
+from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunSize, StoredRun, check_fence, largest_first, validate_run_id, with_liveness
 
 
 class _Rows:
-    __slots__ = ("head", "messages", "results", "rev", "steps")
+    __slots__ = ("blobs", "head", "messages", "results", "rev", "steps")
 
     def __init__(self) -> None:
         self.head = ""
         self.rev: int | None = None
         self.messages: list[str] = []
         self.results: dict[tuple[int, str], str] = {}
-        self.steps: dict[int, str] = {}
+        self.steps: dict[int, str | bytes] = {}
+        self.blobs: dict[str, str] = {}
+
+    def fetch(self, ids: Collection[str]) -> list[tuple[Any, Any]]:
+        """The blob rows of ``ids`` this run has (the row codec's ``BlobFetch``)."""
+        return [(ident, self.blobs[ident]) for ident in ids if ident in self.blobs]
 
 
 class MemoryStore(RowWrites):
@@ -53,17 +68,17 @@ class MemoryStore(RowWrites):
 
     def head(self, run_id: str) -> dict[str, Any] | None:
         rows = self._runs.get(validate_run_id(run_id))
-        return None if rows is None else decode_head(run_id, rows.head, self.cipher, rev=rows.rev)
+        return None if rows is None else decode_head(run_id, rows.head, self.cipher, rev=rows.rev, blobs=rows.fetch)
 
     def load(self, run_id: str) -> StoredRun | None:
         rows = self._runs.get(validate_run_id(run_id))
         if rows is None:
             return None
-        head = decode_head(run_id, rows.head, self.cipher, rev=rows.rev)
+        head = decode_head(run_id, rows.head, self.cipher, rev=rows.rev, blobs=rows.fetch)
         message_rows = list(enumerate(rows.messages))[int(head["start_seq"]) : int(head["next_seq"])]
         cycle = int(head["cursor"]["cycle_index"])
         result_rows = [(tid, text) for (c, tid), text in rows.results.items() if c == cycle]
-        return assemble_run(run_id, head, message_rows, result_rows, self.cipher, self.redaction)
+        return assemble_run(run_id, head, message_rows, result_rows, self.cipher, self.redaction, rows.fetch)
 
     def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
         """Perform a prepared write atomically (a compare-and-swap on revision and epoch); it never
@@ -82,32 +97,51 @@ class MemoryStore(RowWrites):
             rows.rev = rev if rev is not None else rows.rev
             if prepared.step is not None and encoded.step is not None:
                 rows.steps[prepared.step] = encoded.step
+            for ident, text in encoded.blobs:
+                rows.blobs.setdefault(ident, text)
         self.bytes_written += encoded.size
         return True
 
     def history(self, run_id: str) -> list[Step]:
         rows = self._rows(run_id)
-        return [decode_step(run_id, number, text, self.cipher) for number, text in sorted(rows.steps.items())]
+        return decode_steps(run_id, sorted(rows.steps.items()), self.cipher, rows.fetch)
 
     def load_at(self, run_id: str, step: int) -> StoredRun:
         rows = self._rows(run_id)
-        text = rows.steps.get(step) if isinstance(step, int) else None
+        text = rows.steps.get(step) if isinstance(step, int) and not isinstance(step, bool) else None
         if text is None:
             raise missing_step(run_id, step, len(rows.steps))
-        found = decode_step(run_id, step, text, self.cipher)
+        found = decode_step_at(run_id, step, sorted((n, t) for n, t in rows.steps.items() if n <= step), self.cipher, rows.fetch)
+        if found is None:
+            raise StoreError(f"run {run_id!r}: steps step {step}: no step up to it holds a whole head; the store is damaged")
         head = found.head if self.redaction is None else self.redaction.fill(run_id, found.head)
         start, stop = int(head["start_seq"]), int(head["next_seq"])
         if stop > len(rows.messages):
             raise StoreError(f"run {run_id!r}: {stop - len(rows.messages)} message rows of step {step} are missing; the store is damaged")
-        messages = decode_messages(run_id, iter(list(enumerate(rows.messages))[start:stop]), self.cipher)
+        messages = decode_messages(run_id, iter(list(enumerate(rows.messages))[start:stop]), self.cipher, rows.fetch)
         cycle = int(head["cursor"]["cycle_index"])
         result_rows = [(tid, text) for (c, tid), text in rows.results.items() if c == cycle]
-        results = decode_results(run_id, iter(result_rows), self.cipher, cycle=cycle)
+        results = decode_results(run_id, iter(result_rows), self.cipher, cycle=cycle, blobs=rows.fetch)
         return stored_at(run_id, found, messages, results)
 
     def list_runs(self) -> list[RunSummary]:
         runs = [summarize_row(run_id, rows.head, self.cipher, rev=rows.rev) for run_id, rows in list(self._runs.items())]
         return with_liveness(runs, self.owner_alive)
+
+    def delete_run(self, run_id: str) -> None:
+        """Delete the run and all its rows (blobs too), under its lease."""
+        self._rows(run_id)
+        with self.lease(run_id) as lease, self._mutex:
+            check_fence(run_id, None, None, True, lease, self._epochs.get(run_id))
+            self._runs.pop(run_id, None)
+
+    def size(self, run_id: str) -> RunSize:
+        """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""
+        return RunSize(run_id, _sizes(self._rows(run_id)))
+
+    def run_sizes(self) -> list[RunSize]:
+        """:meth:`size` of every run, the largest first."""
+        return largest_first({run_id: _sizes(rows) for run_id, rows in list(self._runs.items())})
 
     def _rows(self, run_id: str) -> _Rows:
         rows = self._runs.get(validate_run_id(run_id))
@@ -152,3 +186,17 @@ class MemoryStore(RowWrites):
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def _sizes(rows: _Rows) -> dict[str, tuple[int, int]]:
+    def total(texts: Iterable[str | bytes]) -> tuple[int, int]:
+        sizes = [len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass")) for text in texts]
+        return len(sizes), sum(sizes)
+
+    return {
+        "head": total([rows.head]),
+        "messages": total(rows.messages),
+        "results": total(rows.results.values()),
+        "steps": total(rows.steps.values()),
+        "blobs": total(rows.blobs.values()),
+    }

@@ -21,16 +21,29 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, RunLockedError, RunNotFoundError, StoreError
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step
+from .packing import KEYFRAME_EVERY
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import RowWrites, assemble_run, decode_head, decode_messages, decode_results, decode_step, stored_at, summarize_row
-from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
+from .rows import (
+    BlobFetch,
+    RowWrites,
+    assemble_run,
+    decode_head,
+    decode_messages,
+    decode_results,
+    decode_step_at,
+    decode_steps,
+    stored_at,
+    summarize_row,
+    zip_text,
+)
+from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunSize, StoredRun, check_fence, largest_first, validate_run_id, with_liveness
 
 if TYPE_CHECKING:
     import psycopg
@@ -44,9 +57,30 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS tether_results (run_id TEXT NOT NULL, cycle BIGINT NOT NULL, tool_use_id TEXT NOT NULL,"
     " body TEXT NOT NULL, PRIMARY KEY (run_id, cycle, tool_use_id))",
     "CREATE TABLE IF NOT EXISTS tether_steps (run_id TEXT NOT NULL, step BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, step))",
+    "CREATE TABLE IF NOT EXISTS tether_blobs (run_id TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, id))",
 )
 _SCHEMA_LOCK = 0x7465746865720001  # advisory key serializing concurrent schema creation ("tether" + 1)
 _MAX_IDLE_LEASE_CONNECTIONS = 4
+
+
+_SIZED = (
+    ("head", "tether_runs", "head"),
+    ("messages", "tether_messages", "body"),
+    ("results", "tether_results", "body"),
+    ("steps", "tether_steps", "body"),
+    ("blobs", "tether_blobs", "body"),
+)
+"""Each kind of row a run is stored as: its table and column (for ``size``)."""
+
+
+def _blobs(conn: psycopg.Connection[Any], run_id: str) -> BlobFetch:
+    """The reader of run ``run_id``'s blob rows on ``conn`` (for the row codec)."""
+
+    def fetch(ids: Collection[str]) -> list[tuple[Any, Any]]:
+        query = "SELECT id, body FROM tether_blobs WHERE run_id = %s AND id = ANY(%s)"
+        return [(ident, body) for ident, body in conn.execute(query, (run_id, list(ids))).fetchall()]
+
+    return fetch
 
 
 def advisory_key(run_id: str) -> int:
@@ -165,21 +199,28 @@ class PostgresStore(RowWrites):
 
     def head(self, run_id: str) -> dict[str, Any] | None:
         validate_run_id(run_id)
+        query = "SELECT head, rev FROM tether_runs WHERE run_id = %s"
+
+        def read(conn: psycopg.Connection[Any]) -> dict[str, Any] | None:
+            with conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                row = conn.execute(query, (run_id,)).fetchone()
+                return None if row is None else decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=_blobs(conn, run_id))
+
         with self._mutex:
-            query = "SELECT head, rev FROM tether_runs WHERE run_id = %s"
-            row = self._query(run_id, lambda conn: conn.execute(query, (run_id,)).fetchone())
-        return None if row is None else decode_head(run_id, row[0], self.cipher, rev=row[1])
+            head: dict[str, Any] | None = self._query(run_id, read)
+        return head
 
     def load(self, run_id: str) -> StoredRun | None:
         validate_run_id(run_id)
 
-        def read(conn: psycopg.Connection[Any]) -> tuple[dict[str, Any], list[Any], list[Any]] | None:
+        def read(conn: psycopg.Connection[Any]) -> StoredRun | None:
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 row = conn.execute("SELECT head, rev FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
                 if row is None:
                     return None
-                head = decode_head(run_id, row[0], self.cipher, rev=row[1])  # a replayed older head is refused
+                head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=_blobs(conn, run_id))  # an older head is refused
                 rows = conn.execute(
                     "SELECT seq, body FROM tether_messages WHERE run_id = %s AND seq >= %s AND seq < %s ORDER BY seq",
                     (run_id, int(head["start_seq"]), int(head["next_seq"])),
@@ -188,14 +229,11 @@ class PostgresStore(RowWrites):
                     "SELECT tool_use_id, body FROM tether_results WHERE run_id = %s AND cycle = %s",
                     (run_id, int(head["cursor"]["cycle_index"])),
                 ).fetchall()
-            return head, rows, results
+                return assemble_run(run_id, head, rows, results, self.cipher, self.redaction, _blobs(conn, run_id))
 
         with self._mutex:
-            loaded = self._query(run_id, read)
-        if loaded is None:
-            return None
-        head, rows, results = loaded
-        return assemble_run(run_id, head, rows, results, self.cipher, self.redaction)
+            loaded: StoredRun | None = self._query(run_id, read)
+        return loaded
 
     def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
         """Perform a prepared write in one transaction (a compare-and-swap on revision and epoch).
@@ -208,6 +246,7 @@ class PostgresStore(RowWrites):
         rows, rev = prepared.rows, prepared.rev
         message_rows = [(run_id, *row) for row in rows.messages]
         result_rows = [(run_id, *row) for row in rows.results]
+        blob_rows = [(run_id, *row) for row in rows.blobs]
 
         def store(conn: psycopg.Connection[Any]) -> None:
             with conn.transaction(), conn.cursor() as cur:
@@ -229,8 +268,13 @@ class PostgresStore(RowWrites):
                     " ON CONFLICT (run_id) DO UPDATE SET head = EXCLUDED.head, rev = EXCLUDED.rev",
                     (run_id, rows.head, rev),
                 )
-                if prepared.step is not None:
-                    cur.execute("INSERT INTO tether_steps (run_id, step, body) VALUES (%s, %s, %s)", (run_id, prepared.step, rows.step))
+                if prepared.step is not None and rows.step is not None:
+                    step_row = (run_id, prepared.step, zip_text(rows.step))
+                    cur.execute("INSERT INTO tether_steps (run_id, step, body) VALUES (%s, %s, %s)", step_row)
+                if blob_rows:  # content-addressed: a blob the run has already is left as it is
+                    cur.executemany(
+                        "INSERT INTO tether_blobs (run_id, id, body) VALUES (%s, %s, %s) ON CONFLICT (run_id, id) DO NOTHING", blob_rows
+                    )
 
         with self._mutex:
             self._query(run_id, store)
@@ -240,34 +284,31 @@ class PostgresStore(RowWrites):
     def history(self, run_id: str) -> list[Step]:
         validate_run_id(run_id)
 
-        def read(conn: psycopg.Connection[Any]) -> list[Any] | None:
+        def read(conn: psycopg.Connection[Any]) -> list[Step] | None:
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None:
                     return None
-                return conn.execute("SELECT step, body FROM tether_steps WHERE run_id = %s ORDER BY step", (run_id,)).fetchall()
+                rows = conn.execute("SELECT step, body FROM tether_steps WHERE run_id = %s ORDER BY step", (run_id,)).fetchall()
+                return decode_steps(run_id, [(int(number), body) for number, body in rows], self.cipher, _blobs(conn, run_id))
 
         with self._mutex:
-            rows = self._query(run_id, read)
-        if rows is None:
+            steps: list[Step] | None = self._query(run_id, read)
+        if steps is None:
             raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
-        return [decode_step(run_id, int(number), body, self.cipher) for number, body in rows]
+        return steps
 
     def load_at(self, run_id: str, step: int) -> StoredRun:
         validate_run_id(run_id)
         if not isinstance(step, int) or isinstance(step, bool):
             raise StoreError(f"run {run_id!r}: step must be an int, not {step!r}")
 
-        def read(conn: psycopg.Connection[Any]) -> tuple[Any, ...] | None:
+        def read(conn: psycopg.Connection[Any]) -> StoredRun | None:
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None:
                     return None
-                row = conn.execute("SELECT body FROM tether_steps WHERE run_id = %s AND step = %s", (run_id, step)).fetchone()
-                if row is None:
-                    count = conn.execute("SELECT count(*) FROM tether_steps WHERE run_id = %s", (run_id,)).fetchone()
-                    raise missing_step(run_id, step, int(count[0]) if count else 0)
-                found = decode_step(run_id, step, row[0], self.cipher)
+                found = self._step_at(conn, run_id, step)
                 start, stop = int(found.head["start_seq"]), int(found.head["next_seq"])
                 rows = conn.execute(
                     "SELECT seq, body FROM tether_messages WHERE run_id = %s AND seq >= %s AND seq < %s ORDER BY seq", (run_id, start, stop)
@@ -276,20 +317,96 @@ class PostgresStore(RowWrites):
                     "SELECT tool_use_id, body FROM tether_results WHERE run_id = %s AND cycle = %s",
                     (run_id, int(found.head["cursor"]["cycle_index"])),
                 ).fetchall()
-            return found, start, stop, rows, results
+                if len(rows) != stop - start:
+                    missing = stop - start - len(rows)
+                    raise StoreError(f"run {run_id!r}: {missing} message rows of step {step} are missing; the store is damaged")
+                if self.redaction is not None:
+                    self.redaction.fill(run_id, found.head)
+                blobs = _blobs(conn, run_id)
+                messages = decode_messages(run_id, iter(rows), self.cipher, blobs)
+                cycle = int(found.head["cursor"]["cycle_index"])
+                return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle, blobs=blobs))
 
         with self._mutex:
-            loaded = self._query(run_id, read)
+            loaded: StoredRun | None = self._query(run_id, read)
         if loaded is None:
             raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
-        found, start, stop, rows, results = loaded
-        if len(rows) != stop - start:
-            raise StoreError(f"run {run_id!r}: {stop - start - len(rows)} message rows of step {step} are missing; the store is damaged")
-        if self.redaction is not None:
-            self.redaction.fill(run_id, found.head)
-        messages = decode_messages(run_id, iter(rows), self.cipher)
-        cycle = int(found.head["cursor"]["cycle_index"])
-        return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle))
+        return loaded
+
+    def _step_at(self, conn: psycopg.Connection[Any], run_id: str, step: int) -> Step:
+        """Step ``step`` rebuilt from the nearest step row at or before it that holds a whole head."""
+        query = "SELECT step, body FROM tether_steps WHERE run_id = %s AND step <= %s AND step > %s ORDER BY step"
+        rows = [(int(n), body) for n, body in conn.execute(query, (run_id, step, step - 2 * KEYFRAME_EVERY)).fetchall()]
+        if not rows or rows[-1][0] != step:
+            count = conn.execute("SELECT count(*) FROM tether_steps WHERE run_id = %s", (run_id,)).fetchone()
+            raise missing_step(run_id, step, int(count[0]) if count else 0)
+        found = decode_step_at(run_id, step, rows, self.cipher, _blobs(conn, run_id))
+        if found is None:  # no whole head in the window (written with another keyframe spacing): read from the start
+            rows = [(int(n), body) for n, body in conn.execute(query, (run_id, step, 0)).fetchall()]
+            found = decode_step_at(run_id, step, rows, self.cipher, _blobs(conn, run_id))
+        if found is None:
+            raise StoreError(f"run {run_id!r}: steps step {step}: no step up to it holds a whole head; the store is damaged")
+        return found
+
+    def delete_run(self, run_id: str) -> None:
+        """Delete the run and all its rows (blobs too) in one transaction, under its lease."""
+        validate_run_id(run_id)
+
+        def delete(conn: psycopg.Connection[Any], lease: Lease) -> bool:
+            with conn.transaction():
+                found = conn.execute("SELECT rev FROM tether_runs WHERE run_id = %s FOR UPDATE", (run_id,)).fetchone()
+                if found is None:
+                    return False
+                epoch = conn.execute("SELECT epoch FROM tether_leases WHERE run_id = %s FOR SHARE", (run_id,)).fetchone()
+                check_fence(run_id, None, None, True, lease, None if epoch is None else epoch[0])
+                for table in ("tether_messages", "tether_results", "tether_steps", "tether_blobs", "tether_runs"):
+                    conn.execute(f"DELETE FROM {table} WHERE run_id = %s", (run_id,))  # the lease epoch stays: it fences
+            return True
+
+        with self._lease(run_id) as lease:
+            with self._mutex:
+                deleted: bool = self._query(run_id, lambda conn: delete(conn, lease))
+        if not deleted:
+            raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
+
+    def size(self, run_id: str) -> RunSize:
+        """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""
+        validate_run_id(run_id)
+
+        def read(conn: psycopg.Connection[Any]) -> dict[str, tuple[int, int]] | None:
+            with conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None:
+                    return None
+                tables = {}
+                for table, name, column in _SIZED:
+                    row = conn.execute(f"SELECT COUNT(*), SUM(octet_length({column})) FROM {name} WHERE run_id = %s", (run_id,)).fetchone()
+                    tables[table] = (0, 0) if row is None else (int(row[0] or 0), int(row[1] or 0))
+                return tables
+
+        with self._mutex:
+            tables: dict[str, tuple[int, int]] | None = self._query(run_id, read)
+        if tables is None:
+            raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
+        return RunSize(run_id, tables)
+
+    def run_sizes(self) -> list[RunSize]:
+        """:meth:`size` of every run, the largest first (one query per kind of row)."""
+
+        def read(conn: psycopg.Connection[Any]) -> dict[str, dict[str, tuple[int, int]]]:
+            per_run: dict[str, dict[str, tuple[int, int]]] = {}
+            with conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                for table, name, column in _SIZED:
+                    query = f"SELECT run_id, COUNT(*), SUM(octet_length({column})) FROM {name} GROUP BY run_id"
+                    for run_id, rows, size in conn.execute(query).fetchall():
+                        if table == "head" or run_id in per_run:
+                            per_run.setdefault(run_id, {})[table] = (int(rows or 0), int(size or 0))
+            return per_run
+
+        with self._mutex:
+            per_run = self._query(None, read)
+        return largest_first(per_run)
 
     def list_runs(self) -> list[RunSummary]:
         with self._mutex:

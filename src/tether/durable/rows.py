@@ -25,14 +25,17 @@ so one damaged run never hides the others from ``list_runs``.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
-from collections.abc import Iterable, Iterator
+import zlib
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
 from pydantic_core import from_json
 
-from .._json import dumps
+from .._json import dumps_compact as dumps
 from .._messages import check_tool_result as _check_tool_result
 from .._messages import decode_message_bytes, decode_tool_result_bytes, validate_messages, validate_system_prompt
 from ..checkpoint import check_metrics
@@ -41,7 +44,8 @@ from ..loop.core import tool_uses_of
 from ..snapshot.validation import check_cursor, check_interrupt_state, check_manager_state
 from ..types import Message, ToolResult
 from .crypto import RowCipher, RowPlace, is_envelope
-from .history import CORRUPT, STATUSES, STEP_POSITIONS, RunSummary, Step, summary_of
+from .history import CORRUPT, STATUSES, STEP_POSITIONS, RunSummary, Step, model_figures, summary_of
+from .packing import BLOB_FIELDS, BLOB_MIN, BLOB_REF, HeadPacker, apply, blob_id, is_ref, is_result_ref, predicted, refs_of, unpack_head
 from .redaction import RedactionPolicy
 from .store import SCHEMA_VERSION, EncodedWrite, Lease, PreparedWrite, StoredRun, check_row_sizes, head_revision, validate_run_id
 
@@ -133,6 +137,67 @@ def _sealed(envelope: dict[str, Any]) -> str:
     return json.dumps(envelope, separators=(",", ":"))
 
 
+STEP_DICTIONARY_V1 = (
+    b'{"step":1,"position":"turn_start","cycle_index":0,"created_at":"2026-01-01T00:00:00.000000Z","head":{"schema_version":3,'
+    b'"rev":1,"start_seq":0,"next_seq":1,"cursor":{"phase":"model","cycle_index":0,"invocation_cycles":0,"invocation_tokens":0,'
+    b'"results":{},"started":[],"pending_pause":null,"structured_output":null,"corrective_turn_used":false,"stop_reason":null},'
+    b'"metrics":{"cycle_count":0,"tool_call_count":0,"model_call_count":0,"usage":{"input_tokens":0,"output_tokens":0,'
+    b'"total_tokens":0},"model_latency_ms":0.0,"tools":{}},"model_state":{},"state":{},"conversation_manager_state":{},'
+    b'"interrupt_state":{},"system_prompt":null,"status":"running","turns":1,"steps":1,"created_at":"2026-01-01T00:00:00.000000Z",'
+    b'"updated_at":"2026-01-01T00:00:00.000000Z"}}'
+    b'{"step":3,"position":"after_tools","cycle_index":0,"created_at":"2026-01-01T00:00:00.000000Z","tools":[{"toolUseId":'
+    b'"tooluse_","name":"","error":false,"duration_ms":0.1,"in_doubt":false}],"delta":{"rev":[4],"next_seq":[3],"cursor":'
+    b'{"phase":["model"],"cycle_index":[1]},"metrics":{"tool_call_count":[1],"tools":{"":{"calls":[1],"errors":[0],'
+    b'"total_duration_ms":[0.1]}}},"status":["finished"],"stop_reason":["end_turn"]}}'
+    b'{"step":2,"position":"after_model","cycle_index":0,"created_at":"2026-01-01T00:00:00.000000Z","delta":{"rev":[2],'
+    b'"next_seq":[2],"cursor":{"phase":["tools"],"invocation_cycles":[1],"invocation_tokens":[15]},"metrics":{"cycle_count":[1],'
+    b'"model_call_count":[1],"usage":{"input_tokens":[10],"output_tokens":[5],"total_tokens":[15]},"model_latency_ms":[0.1]},'
+    b'"model_state":{}}}'
+)
+"""The preset dictionary of compressed step rows (``z1:``): typical step rows, so that a row of
+a few hundred characters compresses to about a quarter. Frozen: rows written with it must stay
+readable, so a better dictionary is a new prefix (``z2:``), never an edit of this one."""
+_ZIPPED = "z1:"
+_ZIPPED_BYTES = b"z1:"
+_MAX_STEP_TEXT = 64 * 1024 * 1024
+"""The largest step row text a compressed row may inflate to (a bound against a crafted row)."""
+
+
+def zip_step(text: str) -> bytes | str:
+    """A step row's JSON text compressed: ``b"z1:"`` and the raw deflate of the text with
+    :data:`STEP_DICTIONARY_V1` (a store that keeps only text stores :func:`zip_text` of it), or
+    ``text`` itself when that is not shorter."""
+    packer = zlib.compressobj(6, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, STEP_DICTIONARY_V1)
+    zipped = _ZIPPED_BYTES + packer.compress(text.encode("utf-8", "surrogatepass")) + packer.flush()
+    return zipped if len(zipped) < len(text) else text
+
+
+def zip_text(row: bytes | str) -> str:
+    """A step row as text: a compressed row as ``z1:<base64>`` (for stores of text columns)."""
+    return row if isinstance(row, str) else _ZIPPED + base64.b64encode(row[len(_ZIPPED_BYTES) :]).decode("ascii")
+
+
+def is_zipped(row: Any) -> bool:
+    """True for a compressed step row, as bytes or as text."""
+    return (isinstance(row, bytes) and row.startswith(_ZIPPED_BYTES)) or (isinstance(row, str) and row.startswith(_ZIPPED))
+
+
+def unzip_step(row: bytes | str) -> str:
+    """The JSON text of a step row written by :func:`zip_step` (ValueError when it is damaged)."""
+    try:
+        if isinstance(row, bytes):
+            data = row[len(_ZIPPED_BYTES) :]
+        else:
+            data = base64.b64decode(row[len(_ZIPPED) :], validate=True)
+        inflater = zlib.decompressobj(-15, STEP_DICTIONARY_V1)
+        out = inflater.decompress(data, _MAX_STEP_TEXT) + inflater.flush()
+    except (binascii.Error, zlib.error) as exc:
+        raise ValueError(f"a compressed step row does not inflate ({exc})") from None
+    if inflater.unconsumed_tail or not inflater.eof:
+        raise ValueError("a compressed step row is truncated or inflates past its bound")
+    return out.decode("utf-8", "surrogatepass")
+
+
 def _where(place: RowPlace) -> str:
     """How errors name a row: ``messages seq 3``, ``results cycle 2 toolUseId 'x'``, ``steps step 4``, ``head``."""
     if place.table == "messages":
@@ -182,26 +247,12 @@ def _head_row(head: dict[str, Any], text: str, cipher: RowCipher | None, run_id:
     return _sealed({**envelope, "rev": rev})
 
 
-def encode_step(
-    step: dict[str, Any], cipher: RowCipher | None, redaction: RedactionPolicy | None, *, run_id: str, head_text: str | None = None
-) -> str:
-    """JSON text of a step row (bound to its number); the head copy loses the redacted state keys.
-
-    ``head_text``, the plaintext JSON of ``step["head"]`` already encoded for the head row of
-    the same write, is spliced in instead of encoding the head a second time.
-    """
-    place = RowPlace("steps", run_id, int(step["step"]))
-    if head_text is None:
-        if redaction is not None:
-            step = {**step, "head": redaction.strip(step["head"])}
-        return encode_row(step, cipher, place)
-    body = _text({key: value for key, value in step.items() if key != "head"}, run_id, place)
-    text = f'{body[:-1]}, "head": {head_text}}}'
-    if nesting_exceeds(text):
-        raise StoreError(f"run {run_id!r}: cannot store {_where(place)}: its head nests more than {MAX_ROW_DEPTH} levels deep")
-    if cipher is None:
-        return text
-    return _sealed(cipher.seal(text, place))
+def encode_step(step: dict[str, Any], cipher: RowCipher | None, redaction: RedactionPolicy | None, *, run_id: str) -> str:
+    """JSON text of a step row holding its whole head (the form of schema 2, still read), bound
+    to its number; the head copy loses the redacted state keys."""
+    if redaction is not None:
+        step = {**step, "head": redaction.strip(step["head"])}
+    return encode_row(step, cipher, RowPlace("steps", run_id, int(step["step"])))
 
 
 def encode_write(
@@ -213,30 +264,130 @@ def encode_write(
     redaction: RedactionPolicy | None,
     *,
     run_id: str,
+    packer: HeadPacker | None = None,
+    max_row_bytes: int | None = None,
 ) -> EncodedWrite:
     """Encode the rows of ``RunStore.write`` for run ``run_id``.
 
     Messages are numbered from ``head["next_seq"] - len(messages)``, results belong to cycle
     ``head["cursor"]["cycle_index"]``, the step row to ``step["step"]`` and the head to
-    ``head["rev"]``: the places sealed rows are bound to.
+    ``head["rev"]``: the places sealed rows are bound to. The head is stored packed
+    (:mod:`tether.durable.packing`): large values as blob rows and, with ``packer`` (a durable
+    session's, which remembers what it stored), the step row's head as a delta against the
+    previous step's and unchanged blobs not written again.
     """
     first = int(head["next_seq"]) - len(messages)
     cycle = int(head["cursor"]["cycle_index"])
-    head_text = _head_text(head, redaction, run_id)  # encoded once: the step row embeds the same head
+    if packer is None:
+        packer = HeadPacker(_blob_key(cipher))  # a write of its own: whole step head, blobs written again
+    blobs: list[tuple[str, str]] = []
+    message_rows: list[tuple[int, str]] = []
+    full: list[tuple[int, str]] = []
+    for i, message in enumerate(messages):
+        place = RowPlace("messages", run_id, first + i)
+        text = _text(message, run_id, place)
+        full.append((first + i, text))
+        if len(text) >= BLOB_MIN and message.get("role") == "user":
+            text = _results_as_blobs(message, text, packer, blobs)
+        message_rows.append((first + i, text if cipher is None else _sealed(cipher.seal(text, place))))
+    result_rows: list[tuple[int, str, str]] = []
+    full_results: list[tuple[int, str, str]] = []
+    for tool_use_id, result in results.items():
+        place = RowPlace("results", run_id, f"{cycle}/{tool_use_id}")
+        text = _text(result, run_id, place)
+        full_results.append((cycle, tool_use_id, text))
+        if len(text) >= BLOB_MIN:
+            text = dumps({BLOB_REF: packer.blob(text, blobs)})
+        result_rows.append((cycle, tool_use_id, text if cipher is None else _sealed(cipher.seal(text, place))))
+    check_row_sizes(run_id, full, full_results, max_row_bytes)  # the sizes as the tool returned them
+    packed = packer.pack(head if redaction is None else redaction.strip(head))
+    if nesting_exceeds(packed.text) or any(nesting_exceeds(text) for _, text in packed.blobs):
+        raise StoreError(
+            f"run {run_id!r}: cannot store head: it nests arrays and objects more than {MAX_ROW_DEPTH} levels deep "
+            "(a store reads no deeper rows back)"
+        )
+    step_text = None
+    if step is not None:
+        previous = packer.previous_step_head
+        kind, value = packer.step_head(packed, int(step["step"]), step.get("created_at"))
+        row = _compact_step(step, previous if kind == "delta" else None)
+        row[kind] = value
+        place = RowPlace("steps", run_id, int(step["step"]))
+        step_text = zip_step(_text(row, run_id, place)) if cipher is None else encode_row(row, cipher, place)
     return EncodedWrite(
-        messages=[(first + i, encode_row(message, cipher, RowPlace("messages", run_id, first + i))) for i, message in enumerate(messages)],
-        results=[
-            (cycle, tool_use_id, encode_row(result, cipher, RowPlace("results", run_id, f"{cycle}/{tool_use_id}")))
-            for tool_use_id, result in results.items()
-        ],
-        head=_head_row(head, head_text, cipher, run_id),
-        step=None if step is None else encode_step(step, cipher, redaction, run_id=run_id, head_text=_shared(step, head, head_text)),
+        messages=message_rows,
+        results=result_rows,
+        head=_head_row(head, packed.text, cipher, run_id),
+        step=step_text,
+        blobs=[(ident, _blob_row(text, cipher, run_id, ident)) for ident, text in [*blobs, *packed.blobs]],
     )
 
 
-def _shared(step: dict[str, Any], head: dict[str, Any], head_text: str) -> str | None:
-    """The head's text when the step row embeds that very head (as durable sessions write it)."""
-    return head_text if step.get("head") is head else None
+def _results_as_blobs(message: Message, text: str, packer: HeadPacker, blobs: list[tuple[str, str]]) -> str:
+    """The text of a results message whose large tool results are blob references
+    (``{"toolResult": {"$blob": id}}``), or ``text`` when none is large."""
+    content: list[Any] = []
+    changed = False
+    blocks: list[Any] = list(message["content"])
+    for block in blocks:
+        result = block.get("toolResult") if type(block) is dict else None
+        if result is not None:
+            result_text = dumps(result)
+            if len(result_text) >= BLOB_MIN:
+                block = {"toolResult": {BLOB_REF: packer.blob(result_text, blobs)}}
+                changed = True
+        content.append(block)
+    return dumps({**message, "content": content}) if changed else text
+
+
+_STEP_DEFAULTS: dict[str, Any] = {"stop_reason": None, "model": None, "tools": [], "in_doubt": [], "results": [], "forked_from": None}
+"""Step fields a packed step row leaves out when they hold these values (read back as these)."""
+
+
+def _compact_step(step: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
+    """A step row without its head and without the fields that hold their default or follow
+    from the head (``seq``, ``message_count``, ``status``) or, for a delta row, from the previous
+    step's head ``previous`` (an ``after_model`` step's ``model`` figures); :func:`_expanded`
+    restores them."""
+    head = step["head"]
+    row: dict[str, Any] = {}
+    for key, value in step.items():
+        if key == "head" or _STEP_DEFAULTS.get(key, _ABSENT) == value:
+            continue
+        if key == "model" and previous is not None and step.get("position") == "after_model":
+            if _same_figures(value, _model_change(previous, head)):
+                continue
+        if key == "seq" and value == head.get("next_seq"):
+            continue
+        if key == "message_count" and value == int(head["next_seq"]) - int(head["start_seq"]):
+            continue
+        if key == "status" and value == head.get("status"):
+            continue
+        row[key] = value
+    return row
+
+
+_ABSENT = object()
+
+
+def _same_figures(a: Any, b: Any) -> bool:
+    """True when flat dicts of numbers ``a`` and ``b`` are equal as JSON (``1`` is not ``1.0``)."""
+    return type(a) is dict and type(b) is dict and a == b and all(type(a[key]) is type(b[key]) for key in a)
+
+
+def _model_change(previous: Any, head: Any) -> dict[str, Any] | None:
+    """The model figures (latency, tokens) ``head``'s metrics add to ``previous``'s: what an
+    ``after_model`` step records when its session's previous step is the step before it."""
+    try:
+        before, after = model_figures(previous["metrics"]), model_figures(head["metrics"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return {key: after[key] - before[key] for key in after if key != "model_call_count"}
+
+
+def _blob_row(text: str, cipher: RowCipher | None, run_id: str, ident: str) -> str:
+    """A blob's row: its text as is, or sealed and bound to the run and its id."""
+    return text if cipher is None else _sealed(cipher.seal(text, RowPlace("blobs", run_id, ident)))
 
 
 def prepare_write(
@@ -248,12 +399,24 @@ def prepare_write(
     cipher: RowCipher | None,
     redaction: RedactionPolicy | None,
     max_row_bytes: int | None,
+    packer: HeadPacker | None = None,
 ) -> PreparedWrite:
     """Encode and check the rows of a write the way every store does (``RunStore.prepare``)."""
     validate_run_id(run_id)
-    rows = encode_write(head, messages, results, step, cipher, redaction, run_id=run_id)
-    check_row_sizes(run_id, rows.messages, rows.results, max_row_bytes)
+    rows = encode_write(head, messages, results, step, cipher, redaction, run_id=run_id, packer=packer, max_row_bytes=max_row_bytes)
     return PreparedWrite(rows, head_revision(head), None if step is None else int(step["step"]))
+
+
+def _blob_key(cipher: RowCipher | None) -> bytes | None:
+    """The key of a cipher's keyed blob ids (its ``blob_key``), if it has one."""
+    key = getattr(cipher, "blob_key", None) if cipher is not None else None
+    return key if isinstance(key, bytes) else None
+
+
+def new_packer(cipher: RowCipher | None) -> HeadPacker:
+    """A :class:`HeadPacker` for a store with ``cipher``: blob ids are keyed digests when the
+    cipher offers a ``blob_key`` (see :func:`tether.durable.packing.blob_id`)."""
+    return HeadPacker(_blob_key(cipher))
 
 
 class RowWrites:
@@ -279,10 +442,16 @@ class RowWrites:
         self.commit(run_id, self.prepare(run_id, head, messages, results, step), lease=lease)
 
     def prepare(
-        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None
+        self,
+        run_id: str,
+        head: dict[str, Any],
+        messages: list[Message],
+        results: dict[str, ToolResult],
+        step: dict[str, Any] | None,
+        packer: HeadPacker | None = None,
     ) -> PreparedWrite:
         """Encode a write (pure CPU, on the caller's thread)."""
-        return prepare_write(run_id, head, messages, results, step, self.cipher, self.redaction, self.max_row_bytes)
+        return prepare_write(run_id, head, messages, results, step, self.cipher, self.redaction, self.max_row_bytes, packer)
 
     def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
         """Perform a prepared write (each store implements it)."""
@@ -389,7 +558,71 @@ def check_head(head: Any, root: str = "head") -> dict[str, Any]:
     return head
 
 
-def decode_head(run_id: str, text: Any, cipher: RowCipher | None = None, *, rev: int | None = None) -> dict[str, Any]:
+BlobFetch = Callable[[Collection[str]], Iterable[tuple[Any, Any]]]
+"""A store's reader of blob rows: given blob ids, the ``(id, text)`` rows it has of them."""
+
+
+def _packed(head: Any) -> bool:
+    """True when ``head`` may hold blob references (a head object written with schema 3 or later)."""
+    return type(head) is dict and type(head.get("schema_version")) is int and head["schema_version"] >= 3
+
+
+def _unpacked(run_id: str, where: str, head: Any, cipher: RowCipher | None, blobs: BlobFetch | None) -> Any:
+    """``head`` with its blob references resolved (read through ``blobs``), or, without
+    ``blobs``, with the fields stored as blobs left out (None)."""
+    if not _packed(head):
+        return head
+    ids = refs_of(head)
+    if not ids and not any(is_ref(head.get(name)) for name in BLOB_FIELDS):
+        return head
+    if blobs is None:
+        return {key: None if key in BLOB_FIELDS and is_ref(value) else value for key, value in head.items()}
+    return _resolve(run_id, where, head, decode_blobs(run_id, ids, blobs, cipher))
+
+
+def _resolve(run_id: str, where: str, head: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """``head`` with its references replaced by the blob ``values``; StoreError when one does not fit."""
+    try:
+        return unpack_head(head, values)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise _damaged(run_id, where, f"a blob reference does not resolve ({_problem(exc)})") from None
+
+
+def decode_blobs(run_id: str, ids: Collection[str], blobs: BlobFetch, cipher: RowCipher | None = None) -> dict[str, Any]:
+    """The values of the blobs ``ids`` of run ``run_id``, read through ``blobs`` and verified.
+
+    A blob row must be the JSON text its id is the digest of (a ``sha256:`` id is recomputed;
+    an ``hmac:`` id names a sealed row, which the cipher authenticates bound to that id); a
+    missing, altered or unsealed-where-sealing-is-required row is a damaged store.
+    """
+    wanted = set(ids)
+    values: dict[str, Any] = {}
+    if not wanted:
+        return values
+    for ident, text in blobs(sorted(wanted)):
+        if ident not in wanted or ident in values:
+            continue
+        where = f"blobs {ident!r}"
+        if not isinstance(text, str):
+            raise _damaged(run_id, where, f"the row is not JSON text (a {type(text).__name__})")
+        parsed = _parse(run_id, where, text)
+        if is_envelope(parsed):
+            values[ident] = _open(run_id, where, parsed, cipher, RowPlace("blobs", run_id, ident))
+            continue
+        if cipher is not None and not cipher.allow_plaintext:
+            raise StoreError(f"run {run_id!r}: {where} is not encrypted but the store's cipher requires it")
+        if not ident.startswith("sha256:") or blob_id(text) != ident:
+            raise _damaged(run_id, where, "its text does not match its digest")
+        values[ident] = parsed
+    missing = wanted - values.keys()
+    if missing:
+        raise _damaged(run_id, f"blobs {sorted(missing)[0]!r}", "the row is missing")
+    return values
+
+
+def decode_head(
+    run_id: str, text: Any, cipher: RowCipher | None = None, *, rev: int | None = None, blobs: BlobFetch | None = None
+) -> dict[str, Any]:
     """Parse, open and validate a head row; StoreError naming the run on any failure.
 
     A sealed head is bound to its revision, which its envelope carries in clear (``"rev"``).
@@ -398,6 +631,9 @@ def decode_head(run_id: str, text: Any, cipher: RowCipher | None = None, *, rev:
     written back (a rollback) even though that head is itself authentic. Without ``rev`` only
     the head's own consistency is checked; a version-2 head without a clear revision cannot be
     verified then.
+
+    A packed head's blob references are resolved through ``blobs`` (the store's reader of blob
+    rows); without it (``list_runs`` summaries) the fields stored as blobs read as None.
     """
     value = _parse(run_id, "head", text)
     clear: int | None = None
@@ -411,6 +647,7 @@ def decode_head(run_id: str, text: Any, cipher: RowCipher | None = None, *, rev:
     newer = _newer(run_id, head)
     if newer is not None:
         raise newer
+    head = _unpacked(run_id, "head", head, cipher, blobs)
     try:
         checked = check_head(head)
     except _Errors as exc:
@@ -425,14 +662,30 @@ def decode_head(run_id: str, text: Any, cipher: RowCipher | None = None, *, rev:
     return checked
 
 
-def decode_messages(run_id: str, rows: Iterator[tuple[int, Any]], cipher: RowCipher | None = None) -> list[Message]:
-    """Parse, open and validate message rows (``(seq, text)``); StoreError naming run and seq."""
+def decode_messages(
+    run_id: str, rows: Iterator[tuple[int, Any]], cipher: RowCipher | None = None, blobs: BlobFetch | None = None
+) -> list[Message]:
+    """Parse, open and validate message rows (``(seq, text)``); StoreError naming run and seq.
+    Tool results stored as blobs are read through ``blobs``."""
     messages: list[Any] = []
     seqs: list[int] = []
+    refs: list[tuple[int, list[Any], int]] = []  # (message index, content, block index) of each blob reference
     for seq, text in rows:
         where = f"messages seq {seq}"
-        messages.append(parse_row(run_id, where, text, cipher, RowPlace("messages", run_id, seq)))
+        message = parse_row(run_id, where, text, cipher, RowPlace("messages", run_id, seq))
+        if type(message) is dict and type(message.get("content")) is list and message.get("role") == "user":
+            for i, block in enumerate(message["content"]):
+                if type(block) is dict and is_result_ref(block.get("toolResult")):
+                    refs.append((len(messages), message["content"], i))
+        messages.append(message)
         seqs.append(seq)
+    if refs:
+        ids = {content[i]["toolResult"][BLOB_REF] for _, content, i in refs}
+        if blobs is None:
+            raise _damaged(run_id, f"messages seq {seqs[refs[0][0]]}", "it refers to a blob, and this read has no blobs")
+        values = decode_blobs(run_id, ids, blobs, cipher)
+        for _, content, i in refs:
+            content[i] = {"toolResult": values[content[i]["toolResult"][BLOB_REF]]}
     try:
         validate_messages(messages, ["messages"])
         decode_message_bytes(messages)
@@ -447,16 +700,23 @@ def decode_messages(run_id: str, rows: Iterator[tuple[int, Any]], cipher: RowCip
     return messages
 
 
-def decode_results(run_id: str, rows: Iterator[tuple[str, Any]], cipher: RowCipher | None = None, *, cycle: int) -> dict[str, ToolResult]:
+def decode_results(
+    run_id: str, rows: Iterator[tuple[str, Any]], cipher: RowCipher | None = None, *, cycle: int, blobs: BlobFetch | None = None
+) -> dict[str, ToolResult]:
     """Parse, open and validate the tool-result rows of cycle ``cycle`` (``(toolUseId, text)``).
 
     Each must be a valid tool result (content a list of valid items) whose ``toolUseId`` is the
-    row's; StoreError naming the run, the cycle and the id otherwise.
+    row's; StoreError naming the run, the cycle and the id otherwise. A result stored as a blob
+    is read through ``blobs``.
     """
     results: dict[str, ToolResult] = {}
     for tool_use_id, text in rows:
         where = f"results cycle {cycle} toolUseId {tool_use_id!r}"
         result = parse_row(run_id, where, text, cipher, RowPlace("results", run_id, f"{cycle}/{tool_use_id}"))
+        if is_result_ref(result):
+            if blobs is None:
+                raise _damaged(run_id, where, "it refers to a blob, and this read has no blobs")
+            result = decode_blobs(run_id, [result[BLOB_REF]], blobs, cipher)[result[BLOB_REF]]
         try:
             _check_tool_result(result, ["result"])
             if result["toolUseId"] != tool_use_id:
@@ -526,17 +786,111 @@ def _check_step(row: Any, number: int) -> Step:
     )
 
 
-def decode_step(run_id: str, number: int, text: Any, cipher: RowCipher | None = None) -> Step:
-    """Parse, open and validate a step row (its head copy too); StoreError naming run and step."""
+def _step_row(run_id: str, number: int, text: Any, cipher: RowCipher | None) -> dict[str, Any]:
+    """A step row parsed and opened (an object; StoreError naming the step otherwise)."""
     where = f"steps step {number}"
+    if is_zipped(text):
+        try:
+            text = unzip_step(text)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise _damaged(run_id, where, _problem(exc)) from None
+        if cipher is not None and not cipher.allow_plaintext:
+            raise StoreError(f"run {run_id!r}: {where} is not encrypted but the store's cipher requires it")
     row = parse_row(run_id, where, text, cipher, RowPlace("steps", run_id, number))
-    newer = _newer(run_id, row.get("head") if isinstance(row, dict) else None)
+    if type(row) is not dict:
+        raise _damaged(run_id, where, f"step: must be an object, got {type(row).__name__}")
+    newer = _newer(run_id, row.get("head"))
     if newer is not None:
         raise newer
-    try:
-        return _check_step(row, number)
-    except _Errors as exc:
-        raise _damaged(run_id, where, _problem(exc)) from None
+    return row
+
+
+def _replay(
+    run_id: str, rows: list[tuple[int, dict[str, Any]]], cipher: RowCipher | None, blobs: BlobFetch | None
+) -> list[Step]:
+    """The steps of consecutive step rows, the first of which holds a whole head (a keyframe):
+    each delta applies to the head of the step before it (see :mod:`tether.durable.packing`)."""
+    heads: list[Any] = []
+    items: list[tuple[int, dict[str, Any]]] = []
+    previous: Any = None
+    for number, row in rows:
+        where = f"steps step {number}"
+        if "head" in row:
+            previous = row["head"]
+        elif "delta" in row:
+            if type(previous) is not dict:
+                raise _damaged(run_id, where, "its head is a delta, and no earlier step holds a whole head")
+            try:
+                before = previous
+                previous = apply(predicted(previous, number, row.get("created_at")), row["delta"])
+                if row.get("position") == "after_model" and "model" not in row:
+                    row = {**row, "model": _model_change(before, previous)}
+            except (TypeError, ValueError) as exc:
+                raise _damaged(run_id, where, f"its head delta does not apply ({_problem(exc)})") from None
+        else:
+            raise _damaged(run_id, where, "step.head: is missing")
+        heads.append(previous)
+        items.append((number, row))
+    ids: set[str] = set()
+    for head in heads:
+        if _packed(head):
+            ids |= refs_of(head)
+    values = decode_blobs(run_id, ids, blobs, cipher) if ids and blobs is not None else {}
+    steps = []
+    for (number, row), head in zip(items, heads, strict=True):
+        where = f"steps step {number}"
+        if _packed(head):
+            head = _unpacked(run_id, where, head, cipher, None) if blobs is None else _resolve(run_id, where, head, values)
+        try:
+            steps.append(_check_step(_expanded(row, head), number))
+        except _Errors as exc:
+            raise _damaged(run_id, where, _problem(exc)) from None
+    return steps
+
+
+def _expanded(row: dict[str, Any], head: Any) -> dict[str, Any]:
+    """A step row with its head and the fields a packed row leaves out (see :func:`_compact_step`)."""
+    full = dict(row)
+    full.pop("delta", None)
+    full["head"] = head
+    for key, default in _STEP_DEFAULTS.items():
+        if key not in full:
+            full[key] = list(default) if type(default) is list else default
+    if type(head) is dict:
+        if "seq" not in full:
+            full["seq"] = head.get("next_seq")
+        if "message_count" not in full and type(head.get("next_seq")) is int and type(head.get("start_seq")) is int:
+            full["message_count"] = head["next_seq"] - head["start_seq"]
+        if "status" not in full:
+            full["status"] = head.get("status")
+    return full
+
+
+def decode_steps(
+    run_id: str, rows: Iterable[tuple[int, Any]], cipher: RowCipher | None = None, blobs: BlobFetch | None = None
+) -> list[Step]:
+    """Parse, open, rebuild and validate a run's step rows from its first (``(step, text)`` in
+    order); StoreError naming run and step. Blob references resolve through ``blobs``."""
+    parsed = [(number, _step_row(run_id, number, text, cipher)) for number, text in rows]
+    return _replay(run_id, parsed, cipher, blobs) if parsed else []
+
+
+def decode_step_at(
+    run_id: str, number: int, rows: Iterable[tuple[int, Any]], cipher: RowCipher | None = None, blobs: BlobFetch | None = None
+) -> Step | None:
+    """Step ``number`` from the step rows up to it (``(step, text)`` in order, ending at
+    ``number``), replayed from the last one that holds a whole head; None when none of ``rows``
+    does (the caller reads further back)."""
+    parsed = [(n, _step_row(run_id, n, text, cipher)) for n, text in rows]
+    start = next((i for i in range(len(parsed) - 1, -1, -1) if "head" in parsed[i][1]), None)
+    if start is None:
+        return None
+    return _replay(run_id, parsed[start:], cipher, blobs)[-1]
+
+
+def decode_step(run_id: str, number: int, text: Any, cipher: RowCipher | None = None, blobs: BlobFetch | None = None) -> Step:
+    """Parse, open and validate one step row holding a whole head; StoreError naming run and step."""
+    return _replay(run_id, [(number, _step_row(run_id, number, text, cipher))], cipher, blobs)[0]
 
 
 # -- assembling a loaded run -----------------------------------------------------------------
@@ -565,6 +919,7 @@ def assemble_run(
     result_rows: Iterable[tuple[str, Any]],
     cipher: RowCipher | None,
     redaction: RedactionPolicy | None,
+    blobs: BlobFetch | None = None,
 ) -> StoredRun:
     """A loaded run from its decoded head and raw rows; missing or foreign rows are a damaged store."""
     expected = head["next_seq"] - head["start_seq"]
@@ -572,8 +927,8 @@ def assemble_run(
         raise StoreError(f"run {run_id!r}: {expected - len(message_rows)} message rows are missing; the store is damaged")
     if redaction is not None:
         head = redaction.fill(run_id, head)
-    messages = decode_messages(run_id, iter(message_rows), cipher)
-    results = decode_results(run_id, iter(result_rows), cipher, cycle=head["cursor"]["cycle_index"])
+    messages = decode_messages(run_id, iter(message_rows), cipher, blobs)
+    results = decode_results(run_id, iter(result_rows), cipher, cycle=head["cursor"]["cycle_index"], blobs=blobs)
     _check_open_cycle(run_id, head["cursor"], messages, results)
     return StoredRun(run_id, head, messages, results)
 

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import functools
 import inspect
+import logging
 import os
 from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +41,8 @@ from .store import Lease, RunStore, validate_run_id
 
 Reconcile = Callable[[InDoubtCall], Any]
 """Decides an in-doubt call of a non-idempotent tool: ``RERUN`` or the result to record."""
+
+_log = logging.getLogger(__name__)
 
 
 class DurableBinding:
@@ -225,10 +228,16 @@ async def _settle_in_doubt(host: LoopHost, session: DurableSession, reconcile: R
         state["activated"] = True
         marker["action"] = "interrupt"
     if markers:
+        _log.info("run %r resumed with calls in doubt (started, no result recorded): %s", session.run_id, _decisions(markers))
         status = "interrupted" if state.get("activated") else session.timeline.status
         await session.sync_async("resumed", status=status, in_doubt=markers)
     elif changed:
         await session.sync_async()
+
+
+def _decisions(markers: list[dict[str, Any]]) -> str:
+    """In-doubt decisions for the log: tool names, ids and actions (never inputs)."""
+    return ", ".join(f"{m['name']} ({m['toolUseId']}): {m['action']}" for m in markers)
 
 
 def _answer_in_doubt(session: DurableSession, responses: list[dict[str, Any]]) -> Prompt:
@@ -249,6 +258,7 @@ def _answer_in_doubt(session: DurableSession, responses: list[dict[str, Any]]) -
         assert tool_use_id is not None  # an in-doubt interrupt is raised for one tool call
         answer = item["response"]
         entry["response"] = answer if answer == RERUN else "recorded"
+        _log.info("run %r: in-doubt call %s answered: %s", session.run_id, tool_use_id, "rerun" if answer == RERUN else "result recorded")
         if answer != RERUN:
             core.tool_done(tool_use_id, to_result(tool_use_id, answer))
     if isinstance(run.interrupt_state.get("context"), dict):

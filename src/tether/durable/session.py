@@ -4,11 +4,14 @@ It remembers which message objects are already stored, so a step appends only wh
 conversation manager that drops the oldest messages moves ``start_seq`` forward; any other
 rewrite of the history (a summary replacing a prefix) starts a new live segment. History rows
 are never rewritten, so the bytes written per message stay flat however long the run gets.
+The session's :class:`~tether.durable.packing.HeadPacker` remembers what it stored, so an
+unchanged large value is not written again and a step row holds only what its head changed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from concurrent.futures import Executor
 from typing import Any, cast
 
@@ -18,7 +21,10 @@ from ..loop.state import Cursor, RunState
 from ..types import InterruptState, Message, ToolResult
 from .head import DurableHead, as_row
 from .history import Timeline
+from .rows import new_packer
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunStore, StoredRun
+
+_log = logging.getLogger(__name__)
 
 
 class DurableSession:
@@ -49,6 +55,7 @@ class DurableSession:
         self.broken = False  # a write failed: the bookkeeping below may be ahead of the store
         self.turn_active = False  # the driver of an invocation began (set by DurableDriver)
         self.timeline = Timeline(None if stored is None else stored.head, run.metrics)
+        self.packer = new_packer(getattr(store, "cipher", None))  # what this session stored: blobs, the last step's head
         if stored is None:
             self.persisted: list[Message] = []
             self.start_seq = 0
@@ -79,6 +86,7 @@ class DurableSession:
         store commits them at once if that cannot block (a local SQLite commit with the lock
         free), else the commit runs on the ``writer`` thread (a PostgreSQL round trip, a lock
         held by another process, a WAL checkpoint). Writes of one session stay in order."""
+        _log.debug("run %r: store write (%s)", self.run_id, position or "progress")
         lock = self._write_lock()
         if not lock.locked():  # no write in flight: try at once (no await until it is done)
             prepared = self._encoded(position, status, info)
@@ -94,6 +102,7 @@ class DurableSession:
 
     async def _commit_blocking(self, prepared: PreparedWrite) -> None:
         """Commit on the writer thread (inline when the session has none)."""
+        _log.debug("run %r: the store would block (another writer's lock, a round trip): committing on a thread", self.run_id)
         if self.writer is None:
             self._commit(prepared, wait=True)
         else:
@@ -139,7 +148,7 @@ class DurableSession:
         """The next write, encoded by the store (on the caller's thread: it reads live state)."""
         head, new, results, step = self._prepare(position, status, info)
         try:
-            return self.store.prepare(self.run_id, head, new, results, step)
+            return self.store.prepare(self.run_id, head, new, results, step, self.packer)
         except RowTooLargeError as exc:
             self.broken = True
             raise self._name_the_tool(exc, head, new) from None

@@ -1,8 +1,9 @@
 """`SQLiteStore`: the default RunStore, an embedded SQLite file (stdlib ``sqlite3``, WAL).
 
 Tables: ``meta`` (schema version), ``runs`` (one head row per run, replaced at each step, with
-its revision in clear for the compare-and-swap), ``leases`` (each run's lease epoch),
-``messages``, ``results`` and ``steps`` (append-only JSON rows). Every statement is
+its revision in clear for the compare-and-swap and its number), ``leases`` (each run's lease
+epoch), ``messages``, ``results`` and ``steps`` (append-only rows) and ``blobs`` (a run's large
+values, content-addressed; see :mod:`tether.durable.packing`). Every statement is
 parameterized; every driver error becomes a :class:`~tether.errors.StoreError` naming the
 file. The lease is a ``flock`` on a lock file keyed on the database's identity (see
 :mod:`tether.durable.lock`), released by the kernel when the owner dies, plus an epoch bump
@@ -14,41 +15,87 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import LeaseLostError, RunNotFoundError, StoreError
+from ..errors import ConfigurationError, LeaseLostError, RunNotFoundError, StoreError
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step
 from .lock import break_file_lease, file_identity, file_lease, is_held, lock_dir_of, lock_path
+from .packing import KEYFRAME_EVERY
 from .redaction import RedactionPolicy, redaction_policy
-from .rows import RowWrites, assemble_run, decode_head, decode_messages, decode_results, decode_step, stored_at, summarize_row
-from .store import SCHEMA_VERSION, Lease, PreparedWrite, StoredRun, check_fence, validate_run_id, with_liveness
+from .rows import (
+    BlobFetch,
+    RowWrites,
+    assemble_run,
+    decode_head,
+    decode_messages,
+    decode_results,
+    decode_step_at,
+    decode_steps,
+    stored_at,
+    summarize_row,
+)
+from .store import (
+    SCHEMA_VERSION,
+    STORED_TABLES,
+    Lease,
+    PreparedWrite,
+    RunSize,
+    StoredRun,
+    check_fence,
+    largest_first,
+    validate_run_id,
+    with_liveness,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL, rev INTEGER);
+CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL, rev INTEGER, num INTEGER);
 CREATE TABLE IF NOT EXISTS leases (run_id TEXT PRIMARY KEY, epoch INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS messages (
-    run_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS messages (k INTEGER PRIMARY KEY, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS results (
     run_id TEXT NOT NULL, cycle INTEGER NOT NULL, tool_use_id TEXT NOT NULL, body TEXT NOT NULL,
     PRIMARY KEY (run_id, cycle, tool_use_id)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS steps (
-    run_id TEXT NOT NULL, step INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, step)
-) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS steps (k INTEGER PRIMARY KEY, body NOT NULL);
+CREATE TABLE IF NOT EXISTS blobs (run_id TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, id));
 """
+"""The layout of schema 3. ``messages`` and ``steps`` are keyed by one integer, ``k = num * 2**32 +
+seq`` (or step number), where ``num`` is the run's number (``runs.num``, given when the run is
+created): a run's rows are one key range, and appending to a rowid table is a cheap B-tree
+operation (a new rightmost page, never a redistribution among siblings), which halves the pages
+each save point writes. Step bodies may be compressed bytes (see ``tether.durable.rows.zip_step``)."""
 
+_RUN_NUMBERS = "CREATE UNIQUE INDEX IF NOT EXISTS runs_num ON runs (num)"
+
+SPAN = 2**32
+"""Keys per run in ``messages`` and ``steps``: a run holds fewer than 2**32 messages and steps."""
+
+_MIGRATE_2 = (
+    "ALTER TABLE messages RENAME TO messages_v2",
+    "ALTER TABLE steps RENAME TO steps_v2",
+    "CREATE TABLE messages (k INTEGER PRIMARY KEY, body TEXT NOT NULL)",
+    "CREATE TABLE steps (k INTEGER PRIMARY KEY, body NOT NULL)",
+    f"INSERT INTO messages (k, body) SELECT r.num * {SPAN} + m.seq, m.body FROM messages_v2 m JOIN runs r USING (run_id) ORDER BY 1",
+    f"INSERT INTO steps (k, body) SELECT r.num * {SPAN} + s.step, s.body FROM steps_v2 s JOIN runs r USING (run_id) ORDER BY 1",
+    "DROP TABLE messages_v2",
+    "DROP TABLE steps_v2",
+)
+"""Moves a schema-2 store's messages and steps to the layout of schema 3 (in the open transaction)."""
 
 _FENCE = (
     "SELECT (SELECT rev FROM runs WHERE run_id = ?), EXISTS (SELECT 1 FROM runs WHERE run_id = ?),"
     " (SELECT epoch FROM leases WHERE run_id = ?)"
 )
 """What the compare-and-swap of a write reads, in one statement: revision, existence, epoch."""
+
+PAGE_SIZE = 1024
+"""The page size of a new store file."""
+_SYNCHRONOUS = {"normal": "NORMAL", "full": "FULL"}
+"""``SQLiteStore(durability=...)`` → SQLite's ``synchronous`` setting."""
 
 _INLINE_CHECKPOINT_EVERY = 200
 """One in this many non-blocking commits is declined, so the writer thread checkpoints the WAL."""
@@ -63,6 +110,19 @@ class SQLiteStore(RowWrites):
         redact_state_keys: Agent-state keys kept out of the file (see :mod:`tether.durable.redaction`).
         max_row_bytes: Refuse (with :class:`~tether.errors.RowTooLargeError`, naming the tool) a
             message or tool-result row larger than this; None: no limit.
+        durability: ``"normal"`` (the default): WAL with ``synchronous=NORMAL``. Every save point
+            is committed before the effect it guards, and a commit survives the process being
+            killed at any instant (it is in the WAL file, which the OS holds). A *power loss or
+            OS crash* can lose the commits made since the WAL was last synced (at a checkpoint):
+            the database is not corrupted, it comes back at an earlier save point; but a lost
+            tool-start marker means a tool that had started is, on resume, not known to be in
+            doubt and runs again like a new call. ``"full"``: ``synchronous=FULL``, an fsync at
+            every commit (on the writer thread, never on the event loop), so every save point
+            survives a power loss too; each commit then costs a disk flush.
+
+    New files use 1 KiB pages (measured with ``bench/durable.py``: a save point writes a few
+    pages, and smaller pages write fewer bytes per message than 2 or 4 KiB); an existing file
+    keeps its page size.
     """
 
     def __init__(
@@ -72,7 +132,11 @@ class SQLiteStore(RowWrites):
         cipher: RowCipher | None = None,
         redact_state_keys: RedactionPolicy | Iterable[str] | None = None,
         max_row_bytes: int | None = None,
+        durability: str = "normal",
     ) -> None:
+        if durability not in _SYNCHRONOUS:
+            raise ConfigurationError(f"SQLiteStore durability={durability!r} is not one of {', '.join(map(repr, _SYNCHRONOUS))}")
+        self.durability = durability
         self.path = Path(path)
         self.max_row_bytes = max_row_bytes
         self.cipher = cipher
@@ -105,8 +169,9 @@ class SQLiteStore(RowWrites):
             return conn
         try:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # takes effect only in a new, empty file
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA synchronous={_SYNCHRONOUS[self.durability]}")
             version = self._init_schema(conn)
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path} is not a usable SQLite run store ({exc})") from None
@@ -125,7 +190,7 @@ class SQLiteStore(RowWrites):
         if conn is None:
             self._connect()  # the schema exists
             conn = sqlite3.connect(self.path, timeout=0.0, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA synchronous={_SYNCHRONOUS[self.durability]}")
             conn.execute("PRAGMA wal_autocheckpoint=0")
             self._local.inline = conn
         return conn
@@ -147,8 +212,16 @@ class SQLiteStore(RowWrites):
                 columns = {info[1] for info in conn.execute("PRAGMA table_info(runs)")}
                 if "rev" not in columns:
                     conn.execute("ALTER TABLE runs ADD COLUMN rev INTEGER")  # NULL: the revision is learned at the next write
+                if "num" not in columns:
+                    conn.execute("ALTER TABLE runs ADD COLUMN num INTEGER")
+                conn.execute("UPDATE runs SET num = rowid WHERE num IS NULL")  # every run gets a number
+                if "run_id" in {info[1] for info in conn.execute("PRAGMA table_info(messages)")}:
+                    for statement in _MIGRATE_2:
+                        conn.execute(statement)
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
                 version = SCHEMA_VERSION
+            if version == SCHEMA_VERSION:
+                conn.execute(_RUN_NUMBERS)
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -170,28 +243,25 @@ class SQLiteStore(RowWrites):
         validate_run_id(run_id)
         with self._errors(run_id) as conn:
             row = conn.execute("SELECT head, rev FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        return None if row is None else decode_head(run_id, row[0], self.cipher, rev=row[1])
+            return None if row is None else decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=self._blobs(conn, run_id))
 
     def load(self, run_id: str) -> StoredRun | None:
         validate_run_id(run_id)
         with self._errors(run_id) as conn:
             conn.execute("BEGIN")
             try:
-                row = conn.execute("SELECT head, rev FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                row = conn.execute("SELECT head, rev, num FROM runs WHERE run_id = ?", (run_id,)).fetchone()
                 if row is None:
                     return None
-                head = decode_head(run_id, row[0], self.cipher, rev=row[1])  # a replayed older head is refused
-                rows = conn.execute(
-                    "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq",
-                    (run_id, int(head["start_seq"]), int(head["next_seq"])),
-                ).fetchall()
+                head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=self._blobs(conn, run_id))  # an older head is refused
+                rows = _messages(conn, row[2], int(head["start_seq"]), int(head["next_seq"]))
                 results = conn.execute(
                     "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?",
                     (run_id, int(head["cursor"]["cycle_index"])),
                 ).fetchall()
+                return assemble_run(run_id, head, rows, results, self.cipher, self.redaction, self._blobs(conn, run_id))
             finally:
                 conn.execute("COMMIT")
-        return assemble_run(run_id, head, rows, results, self.cipher, self.redaction)
 
     def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
         """Perform a prepared write in one transaction (a compare-and-swap on revision and epoch).
@@ -202,6 +272,8 @@ class SQLiteStore(RowWrites):
         too, so that the caller's writer thread commits it and checkpoints the WAL off the loop.
         Returns False when it declined (nothing written).
         """
+        if not wait and self.durability == "full":
+            return False  # an fsync per commit: never on the caller's event loop
         if not wait:
             self._inline_commits += 1
             if self._inline_commits % _INLINE_CHECKPOINT_EVERY == 0:
@@ -215,19 +287,25 @@ class SQLiteStore(RowWrites):
                     return False  # another writer holds the database: wait on a thread, not on the loop
                 raise
             try:
-                if not self._swap_head(conn, run_id, rows.head, rev, lease):
+                num = self._swap_head(conn, run_id, rows.head, rev, lease)
+                if num is None:
                     stored_rev, exists, epoch = conn.execute(_FENCE, (run_id, run_id, run_id)).fetchone()
                     check_fence(run_id, rev, stored_rev, bool(exists), lease, epoch)  # says why
                     raise LeaseLostError(f"run {run_id!r} was changed by another writer; nothing was written")
+                base = num * SPAN
                 if rows.messages:
-                    conn.executemany("INSERT INTO messages (run_id, seq, body) VALUES (?, ?, ?)", [(run_id, *row) for row in rows.messages])
+                    conn.executemany("INSERT INTO messages (k, body) VALUES (?, ?)", [(base + seq, body) for seq, body in rows.messages])
                 if rows.results:
                     conn.executemany(
                         "INSERT OR REPLACE INTO results (run_id, cycle, tool_use_id, body) VALUES (?, ?, ?, ?)",
                         [(run_id, *row) for row in rows.results],
                     )
                 if prepared.step is not None:
-                    conn.execute("INSERT INTO steps (run_id, step, body) VALUES (?, ?, ?)", (run_id, prepared.step, rows.step))
+                    conn.execute("INSERT INTO steps (k, body) VALUES (?, ?)", (base + prepared.step, rows.step))
+                if rows.blobs:  # content-addressed: a blob the run has already is left as it is
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO blobs (run_id, id, body) VALUES (?, ?, ?)", [(run_id, *blob) for blob in rows.blobs]
+                    )
             except BaseException:
                 if conn.in_transaction:  # SQLite already rolled back after e.g. SQLITE_FULL
                     conn.execute("ROLLBACK")
@@ -237,64 +315,168 @@ class SQLiteStore(RowWrites):
         return True
 
     @staticmethod
-    def _swap_head(conn: sqlite3.Connection, run_id: str, head: str, rev: int | None, lease: Lease | None) -> bool:
+    def _swap_head(conn: sqlite3.Connection, run_id: str, head: str, rev: int | None, lease: Lease | None) -> int | None:
         """Replace the head if the run is at ``rev - 1`` and, with ``lease``, still at its epoch:
         the compare-and-swap of :func:`~tether.durable.store.check_fence` in one statement.
-        False when the run is not there (nothing changed)."""
+        Returns the run's number (a new run gets the next one), or None when the run is not
+        there (nothing changed)."""
+        new_num = "(SELECT coalesce(max(num), 0) + 1 FROM runs)"
         if rev is None:  # an unversioned head (not a durable session's): the checks read first
             stored_rev, exists, epoch = conn.execute(_FENCE, (run_id, run_id, run_id)).fetchone()
             check_fence(run_id, None, stored_rev, bool(exists), lease, epoch)
-            conn.execute(
-                "INSERT INTO runs (run_id, head, rev) VALUES (?, ?, NULL) ON CONFLICT (run_id) DO UPDATE SET head = excluded.head",
+            row = conn.execute(
+                f"INSERT INTO runs (run_id, head, rev, num) VALUES (?, ?, NULL, {new_num})"
+                " ON CONFLICT (run_id) DO UPDATE SET head = excluded.head RETURNING num",
                 (run_id, head),
-            )
-            return True
+            ).fetchall()  # a RETURNING statement is run to its end before the commit
+            return _number(row[0] if row else None)
         fenced = "" if lease is None else " AND (SELECT epoch FROM leases WHERE run_id = ?) IS ?"
         fence_args: tuple[Any, ...] = () if lease is None else (run_id, lease.epoch)
         if rev == 1:
-            cursor = conn.execute(
-                "INSERT INTO runs (run_id, head, rev) SELECT ?, ?, 1 WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_id = ?)" + fenced,
+            row = conn.execute(
+                f"INSERT INTO runs (run_id, head, rev, num) SELECT ?, ?, 1, {new_num}"
+                " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_id = ?)" + fenced + " RETURNING num",
                 (run_id, head, run_id, *fence_args),
-            )
+            ).fetchall()
         else:
-            cursor = conn.execute(
-                "UPDATE runs SET head = ?, rev = ? WHERE run_id = ? AND (rev = ? OR rev IS NULL)" + fenced,
+            row = conn.execute(
+                "UPDATE runs SET head = ?, rev = ? WHERE run_id = ? AND (rev = ? OR rev IS NULL)" + fenced + " RETURNING num",
                 (head, rev, run_id, rev - 1, *fence_args),
-            )
-        return cursor.rowcount == 1
+            ).fetchall()
+        return _number(row[0]) if row else None
+
+    @staticmethod
+    def _blobs(conn: sqlite3.Connection, run_id: str) -> BlobFetch:
+        """The reader of run ``run_id``'s blob rows on ``conn`` (for the row codec)."""
+
+        def fetch(ids: Collection[str]) -> list[tuple[Any, Any]]:
+            wanted = list(ids)
+            found: list[tuple[Any, Any]] = []
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                found += conn.execute(f"SELECT id, body FROM blobs WHERE run_id = ? AND id IN ({marks})", (run_id, *chunk)).fetchall()
+            return found
+
+        return fetch
+
+    def _known(self, conn: sqlite3.Connection, run_id: str) -> int:
+        """The number of run ``run_id`` (RunNotFoundError when the store does not have it)."""
+        row = conn.execute("SELECT num FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
+        return _number(row)
 
     def history(self, run_id: str) -> list[Step]:
         validate_run_id(run_id)
         with self._errors(run_id) as conn:
-            if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
-                raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
-            rows = conn.execute("SELECT step, body FROM steps WHERE run_id = ? ORDER BY step", (run_id,)).fetchall()
-        return [decode_step(run_id, int(number), body, self.cipher) for number, body in rows]
+            conn.execute("BEGIN")
+            try:
+                num = self._known(conn, run_id)
+                return decode_steps(run_id, _steps(conn, num, 1, SPAN), self.cipher, self._blobs(conn, run_id))
+            finally:
+                conn.execute("COMMIT")
 
     def load_at(self, run_id: str, step: int) -> StoredRun:
         validate_run_id(run_id)
         with self._errors(run_id) as conn:
-            if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
-                raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
-            row = conn.execute("SELECT body FROM steps WHERE run_id = ? AND step = ?", (run_id, step)).fetchone()
-            if row is None:
-                count = conn.execute("SELECT COUNT(*) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
-                raise missing_step(run_id, step, int(count))
-            found = decode_step(run_id, step, row[0], self.cipher)
-            head = found.head if self.redaction is None else self.redaction.fill(run_id, found.head)
-            start, stop = int(head["start_seq"]), int(head["next_seq"])
-            rows = conn.execute(
-                "SELECT seq, body FROM messages WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq", (run_id, start, stop)
-            ).fetchall()
-            if len(rows) != stop - start:
-                missing = stop - start - len(rows)
-                raise StoreError(f"run {run_id!r}: {missing} message rows of step {step} are missing; the store is damaged")
-            results = conn.execute(
-                "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?", (run_id, int(head["cursor"]["cycle_index"]))
-            ).fetchall()
-        messages = decode_messages(run_id, iter(rows), self.cipher)
-        cycle = int(head["cursor"]["cycle_index"])
-        return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle))
+            conn.execute("BEGIN")
+            try:
+                num = self._known(conn, run_id)
+                found = self._step_at(conn, run_id, num, step)
+                head = found.head if self.redaction is None else self.redaction.fill(run_id, found.head)
+                start, stop = int(head["start_seq"]), int(head["next_seq"])
+                rows = _messages(conn, num, start, stop)
+                if len(rows) != stop - start:
+                    missing = stop - start - len(rows)
+                    raise StoreError(f"run {run_id!r}: {missing} message rows of step {step} are missing; the store is damaged")
+                results = conn.execute(
+                    "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?", (run_id, int(head["cursor"]["cycle_index"]))
+                ).fetchall()
+                blobs = self._blobs(conn, run_id)
+                messages = decode_messages(run_id, iter(rows), self.cipher, blobs)
+                cycle = int(head["cursor"]["cycle_index"])
+                return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle, blobs=blobs))
+            finally:
+                conn.execute("COMMIT")
+
+    def _step_at(self, conn: sqlite3.Connection, run_id: str, num: int, step: int) -> Step:
+        """Step ``step`` rebuilt from the nearest step row at or before it that holds a whole head."""
+        if isinstance(step, bool) or not isinstance(step, int) or not 1 <= step < SPAN:
+            raise missing_step(run_id, step, _count_steps(conn, num))
+        rows = _steps(conn, num, max(1, step - 2 * KEYFRAME_EVERY + 1), step + 1)
+        if not rows or rows[-1][0] != step:
+            raise missing_step(run_id, step, _count_steps(conn, num))
+        found = decode_step_at(run_id, step, rows, self.cipher, self._blobs(conn, run_id))
+        if found is None:  # no whole head in the window (written with another keyframe spacing): read from the start
+            found = decode_step_at(run_id, step, _steps(conn, num, 1, step + 1), self.cipher, self._blobs(conn, run_id))
+        if found is None:
+            raise StoreError(f"run {run_id!r}: steps step {step}: no step up to it holds a whole head; the store is damaged")
+        return found
+
+    def delete_run(self, run_id: str) -> None:
+        """Delete the run and all its rows (blobs too) in one transaction, under its lease."""
+        validate_run_id(run_id)
+        with self._lease(run_id) as lease:
+            with self._errors(run_id) as conn:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    row = conn.execute("SELECT num FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                    epoch = conn.execute("SELECT epoch FROM leases WHERE run_id = ?", (run_id,)).fetchone()
+                    if row is None:
+                        raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
+                    check_fence(run_id, None, None, True, lease, None if epoch is None else epoch[0])
+                    base = _number(row) * SPAN
+                    for table in ("messages", "steps"):
+                        conn.execute(f"DELETE FROM {table} WHERE k >= ? AND k < ?", (base, base + SPAN))
+                    for table in ("results", "blobs", "runs"):
+                        conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))  # the lease epoch stays: it fences
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+
+    def size(self, run_id: str) -> RunSize:
+        """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""
+        validate_run_id(run_id)
+        with self._errors(run_id) as conn:
+            conn.execute("BEGIN")
+            try:
+                base = self._known(conn, run_id) * SPAN
+                tables = {"head": _sum(conn, "SELECT 1, length(CAST(head AS BLOB)) FROM runs WHERE run_id = ?", (run_id,))}
+                for table in ("messages", "steps"):
+                    tables[table] = _sum(
+                        conn, f"SELECT COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} WHERE k >= ? AND k < ?", (base, base + SPAN)
+                    )
+                for table in ("results", "blobs"):
+                    tables[table] = _sum(conn, f"SELECT COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} WHERE run_id = ?", (run_id,))
+            finally:
+                conn.execute("COMMIT")
+        return RunSize(run_id, {table: tables[table] for table in STORED_TABLES})
+
+    def run_sizes(self) -> list[RunSize]:
+        """:meth:`size` of every run, the largest first (one query per kind of row)."""
+        per_run: dict[str, dict[str, tuple[int, int]]] = {}
+        with self._errors(None) as conn:
+            conn.execute("BEGIN")
+            try:
+                names = dict(conn.execute("SELECT num, run_id FROM runs").fetchall())
+                for run_id, rows, size in conn.execute("SELECT run_id, 1, length(CAST(head AS BLOB)) FROM runs"):
+                    per_run.setdefault(run_id, {})["head"] = (rows, size or 0)
+                for table in ("messages", "steps"):
+                    query = f"SELECT k / {SPAN}, COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} GROUP BY k / {SPAN}"
+                    for num, rows, size in conn.execute(query):
+                        if num in names:
+                            per_run[names[num]][table] = (rows, size or 0)
+                for table in ("results", "blobs"):
+                    query = f"SELECT run_id, COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} GROUP BY run_id"
+                    for run_id, rows, size in conn.execute(query):
+                        if run_id in per_run:
+                            per_run[run_id][table] = (rows, size or 0)
+            finally:
+                conn.execute("COMMIT")
+        return largest_first(per_run)
 
     def list_runs(self) -> list[RunSummary]:
         with self._errors(None) as conn:
@@ -353,3 +535,35 @@ class SQLiteStore(RowWrites):
             if conn is not None:
                 conn.close()
                 setattr(self._local, name, None)
+
+
+def _number(row: Any) -> int:
+    """A run's number from a row holding it (a run without one is a damaged store)."""
+    if row is None or type(row[0]) is not int:
+        raise StoreError(f"a run's number is {None if row is None else row[0]!r}, not an integer; the store is damaged")
+    return int(row[0])
+
+
+def _messages(conn: sqlite3.Connection, num: int, start: int, stop: int) -> list[tuple[int, Any]]:
+    """The ``(seq, body)`` message rows of run number ``num`` with ``start <= seq < stop``."""
+    base = num * SPAN
+    rows = conn.execute("SELECT k, body FROM messages WHERE k >= ? AND k < ? ORDER BY k", (base + start, base + stop)).fetchall()
+    return [(k - base, body) for k, body in rows]
+
+
+def _steps(conn: sqlite3.Connection, num: int, first: int, stop: int) -> list[tuple[int, Any]]:
+    """The ``(step, body)`` step rows of run number ``num`` with ``first <= step < stop``."""
+    base = num * SPAN
+    rows = conn.execute("SELECT k, body FROM steps WHERE k >= ? AND k < ? ORDER BY k", (base + first, base + stop)).fetchall()
+    return [(k - base, body) for k, body in rows]
+
+
+def _count_steps(conn: sqlite3.Connection, num: int) -> int:
+    base = num * SPAN
+    return int(conn.execute("SELECT COUNT(*) FROM steps WHERE k >= ? AND k < ?", (base, base + SPAN)).fetchone()[0])
+
+
+def _sum(conn: sqlite3.Connection, query: str, params: tuple[Any, ...]) -> tuple[int, int]:
+    """``(rows, bytes)`` from a query returning one such row (NULL sums are 0)."""
+    row = conn.execute(query, params).fetchone()
+    return (0, 0) if row is None else (int(row[0] or 0), int(row[1] or 0))

@@ -19,9 +19,12 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import LeaseLostError, RowTooLargeError, StoreError
 from ..types import Message, ToolResult
 from .history import RunSummary, Step
+from .packing import HeadPacker
 
-SCHEMA_VERSION = 2
-"""Version of the stored layout (v2 added lease epochs and the revision column for fencing)."""
+SCHEMA_VERSION = 3
+"""Version of the stored layout: v2 added lease epochs and the revision column for fencing; v3
+packed heads (:mod:`tether.durable.packing`: large values as blob rows, step heads as deltas)
+and the blobs table. Stores and rows of versions 1 and 2 are read as they are."""
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
@@ -99,12 +102,14 @@ def check_fence(run_id: str, head_rev: int | None, stored_rev: int | None, exist
 
 @dataclass(frozen=True, slots=True)
 class EncodedWrite:
-    """The rows of one atomic step: ``(seq, text)`` messages, ``(cycle, toolUseId, text)`` results."""
+    """The rows of one atomic step: ``(seq, text)`` messages, ``(cycle, toolUseId, text)`` results,
+    ``(id, text)`` blobs (content-addressed: a store keeps the row it has under that id)."""
 
     messages: list[tuple[int, str]]
     results: list[tuple[int, str, str]]
     head: str
-    step: str | None
+    step: str | bytes | None
+    blobs: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -114,6 +119,7 @@ class EncodedWrite:
             + sum(len(text) for _, _, text in self.results)
             + len(self.head)
             + len(self.step or "")
+            + sum(len(text) for _, text in self.blobs)
         )
 
 
@@ -158,6 +164,35 @@ def with_liveness(runs: list[RunSummary], alive: Callable[[str], bool]) -> list[
     """``runs`` sorted by creation, a ``running`` run whose lease no live owner holds shown as ``stalled``."""
     seen = [dataclasses.replace(run, status="stalled") if run.status == "running" and not alive(run.run_id) else run for run in runs]
     return sorted(seen, key=lambda run: (run.created_at or "", run.run_id))
+
+
+STORED_TABLES = ("head", "messages", "results", "steps", "blobs")
+"""The kinds of rows a run is stored as (what :class:`RunSize` breaks its bytes down by)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunSize:
+    """How much of a store one run takes: rows and bytes of row data by kind of row.
+
+    ``tables`` maps each of :data:`STORED_TABLES` to ``(rows, bytes)``; the bytes are those of
+    the stored row data (as written: sealed rows with their envelope, compressed step rows
+    compressed), without the database's own page and index overhead.
+    """
+
+    run_id: str
+    tables: dict[str, tuple[int, int]]
+
+    @property
+    def total(self) -> int:
+        """Bytes of row data of the run, all kinds together."""
+        return sum(size for _, size in self.tables.values())
+
+
+def largest_first(per_run: dict[str, dict[str, tuple[int, int]]]) -> list[RunSize]:
+    """:class:`RunSize` of each run from ``{run_id: {table: (rows, bytes)}}`` (missing kinds are
+    ``(0, 0)``), the largest run first."""
+    sizes = [RunSize(run_id, {table: tables.get(table, (0, 0)) for table in STORED_TABLES}) for run_id, tables in per_run.items()]
+    return sorted(sizes, key=lambda size: (-size.total, size.run_id))
 
 
 @runtime_checkable
@@ -217,9 +252,18 @@ class RunStore(Protocol):
         ...
 
     def prepare(
-        self, run_id: str, head: dict[str, Any], messages: list[Message], results: dict[str, ToolResult], step: dict[str, Any] | None
+        self,
+        run_id: str,
+        head: dict[str, Any],
+        messages: list[Message],
+        results: dict[str, ToolResult],
+        step: dict[str, Any] | None,
+        packer: HeadPacker | None = None,
     ) -> PreparedWrite:
-        """Encode a write (pure CPU, no I/O; usually :func:`prepare_write` with the store's cipher)."""
+        """Encode a write (pure CPU, no I/O; usually :func:`prepare_write` with the store's cipher).
+
+        ``packer`` (a durable session's) stores the head packed: large values as blobs, the step
+        row's head as a delta (see :mod:`tether.durable.packing`)."""
         ...
 
     def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
@@ -246,6 +290,21 @@ class RunStore(Protocol):
         A run whose head says ``running`` but whose lease no live process holds is ``stalled``
         (resumable now); a run whose head cannot be read is listed as ``corrupt``.
         """
+        ...
+
+    def delete_run(self, run_id: str) -> None:
+        """Delete the run: its head and every row of it, blobs included (they belong to the run,
+        so no other run loses one), in one transaction. Takes the run's lease first, so a run
+        with a live owner is refused (:class:`~tether.errors.RunLockedError`) and a stale owner
+        is fenced off; RunNotFoundError when the store does not have it."""
+        ...
+
+    def size(self, run_id: str) -> RunSize:
+        """The rows and bytes the run takes, by kind of row; RunNotFoundError when it does not exist."""
+        ...
+
+    def run_sizes(self) -> list[RunSize]:
+        """:meth:`size` of every run in the store, the largest first."""
         ...
 
     def lease(self, run_id: str) -> AbstractContextManager[Lease]:

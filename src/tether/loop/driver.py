@@ -10,8 +10,10 @@ overriding the ``on_*`` methods.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,8 +26,10 @@ from .core import LoopCore, ModelOutcome
 from .effects import CallModel, CloseCycle, Effect, Pause, RunTools, Stop
 from .host import LoopHost
 from .model_call import ModelResponse, respond
-from .tool_call import call_tool
+from .tool_call import ToolOutcome, begin_call
 from .tracing import Span
+
+_log = logging.getLogger(__name__)
 
 _CANCEL_POLL_SECONDS = 0.05
 """How often a throttling backoff checks for cancellation (cancel() is a thread-safe flag)."""
@@ -79,6 +83,9 @@ class LocalDriver:
                 for message in added:
                     yield {"type": "message", "message": message}
             effect = core.next_effect()
+            if _log.isEnabledFor(logging.DEBUG):
+                run_id = self.run_state.run_id
+                _log.debug("%scycle %d: %s", f"run {run_id!r} " if run_id else "", self.run_state.cursor.cycle_index, _describe(effect))
             if isinstance(effect, CallModel):
                 async for event in self._call_model(effect):
                     yield event
@@ -144,50 +151,117 @@ class LocalDriver:
     # -- tool calls -----------------------------------------------------------------------
 
     async def _run_tools(self, effect: RunTools) -> AsyncIterator[AgentEvent]:
-        events: list[AgentEvent] = []
+        """Run the cycle's calls, yielding each call's events as they happen.
+
+        A ``tool_start`` reaches the caller before that call is recorded as started or its
+        tool runs (the call waits until the caller has taken the event and asked for the next
+        one), and a ``tool_result`` as soon as its tool finished. Calls the executor runs in
+        order run right here; otherwise the executor runs in a task of its own and hands the
+        events over a queue. A caller that stops iterating, or a cancelled invocation, cancels
+        the calls still running; a call whose ``tool_start`` was not taken never runs.
+        """
+        executor = self.host.tool_executor
+        if executor.runs_in_order(effect.tool_uses):
+            for tool_use in effect.tool_uses:
+                finished = False
+                events = self._tool_events(tool_use)
+                try:
+                    async for event in events:
+                        finished = finished or event["type"] == "tool_result"
+                        yield event
+                except BaseException:
+                    await events.aclose()  # the caller stopped, or the invocation was cancelled
+                    raise
+                if not finished:
+                    return  # interrupted, or cancelled: the calls after it do not run
+            return
+        queue: asyncio.Queue[_Handoff | None] = asyncio.Queue()
 
         async def run_one(tool_use: ToolUse) -> bool:
-            return await self._run_one(tool_use, events)
+            finished = False
+            async with contextlib.aclosing(self._tool_events(tool_use)) as events:
+                async for event in events:
+                    if event["type"] == "tool_start":
+                        taken = asyncio.get_running_loop().create_future()
+                        queue.put_nowait((event, taken))
+                        await taken
+                    else:
+                        finished = finished or event["type"] == "tool_result"
+                        queue.put_nowait((event, None))
+            return finished
 
-        await self.host.tool_executor.execute(effect.tool_uses, run_one)
-        for event in events:
-            yield event
+        task = asyncio.ensure_future(executor.execute(effect.tool_uses, run_one))
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (item := await queue.get()) is not None:
+                event, taken = item
+                yield event
+                if taken is not None and not taken.done():
+                    taken.set_result(None)  # the caller came back for more: the call may go on
+            await task  # its error, if any
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait([task])  # unlike awaiting it, never swallows our own cancellation
 
-    async def _run_one(self, tool_use: ToolUse, events: list[AgentEvent]) -> bool:
+    async def _tool_events(self, tool_use: ToolUse) -> AsyncGenerator[AgentEvent, None]:
+        """One call: ``tool_start`` (before the start is recorded and the tool runs), then
+        ``tool_result`` and the messages it closed the cycle with. Yields nothing when the
+        invocation was cancelled first or a before-hook interrupted it; no ``tool_result``
+        when the tool interrupted."""
         if self.cancel_event.is_set():
-            return False
+            return
         core = self.core
         tool_use_id = tool_use["toolUseId"]
-        events.append({"type": "tool_start", "toolUse": tool_use})
-
-        async def started() -> None:
+        options = self.options
+        pending = await begin_call(
+            self.host, self.run_state, tool_use, invocation_state=options.invocation_state, parent=options.trace_parent
+        )
+        if isinstance(pending, ToolOutcome):
+            assert pending.interrupt is not None
+            _log.debug("tool call %s: %s interrupted by a hook (%s)", tool_use_id, tool_use["name"], pending.interrupt.name)
+            core.tool_interrupted([pending.interrupt.to_dict()])
+            return
+        try:
+            yield {"type": "tool_start", "toolUse": tool_use}
+            _log.debug("tool call %s: %s started", tool_use_id, tool_use["name"])
             core.tool_started(tool_use_id)
             await self.on_tool_started(tool_use)
-
-        outcome = await call_tool(
-            self.host,
-            self.run_state,
-            tool_use,
-            invocation_state=self.options.invocation_state,
-            output_model=self.options.output_model,
-            output_tool=self.options.output_tool,
-            on_started=started,
-            parent=self.options.trace_parent,
-        )
+        except BaseException as exc:
+            pending.abandon(exc)
+            raise
+        outcome = await pending.finish(output_model=options.output_model, output_tool=options.output_tool)
         if outcome.interrupt is not None:
+            _log.debug("tool call %s: %s interrupted (%s)", tool_use_id, tool_use["name"], outcome.interrupt.name)
             core.tool_interrupted([outcome.interrupt.to_dict()])
-            return False
+            return
         result = outcome.result
         assert result is not None
+        _log.debug("tool call %s: %s finished (%s, %.1f ms)", tool_use_id, tool_use["name"], result["status"], outcome.duration_ms)
         record_tool(self.run_state.metrics, tool_use["name"], outcome.duration_ms, result["status"] == "error")
         added = core.tool_done(tool_use_id, result, structured_output=outcome.structured_output)
         await self.on_tool_result(tool_use_id, result)
-        events.append({"type": "tool_result", "toolResult": result})
-        if added:
-            await self._added(added)
-            for message in added:
-                events.append({"type": "message", "message": message})
-        return True
+        await self._added(added)  # stored before the caller hears of it: a caller that stops then loses nothing
+        yield {"type": "tool_result", "toolResult": result}
+        for message in added:
+            yield {"type": "message", "message": message}
+
+
+def _describe(effect: Effect) -> str:
+    """An effect in a few words, for DEBUG logs (names and ids, never message contents)."""
+    if isinstance(effect, RunTools):
+        return "run tools " + ", ".join(f"{use['name']} ({use['toolUseId']})" for use in effect.tool_uses)
+    if isinstance(effect, CloseCycle):
+        return f"close the cycle ({len(effect.messages)} messages)"
+    if isinstance(effect, CallModel):
+        return "call the model"
+    if isinstance(effect, Pause):
+        return f"pause at {effect.position}"
+    return f"stop ({effect.reason})"
+
+
+_Handoff = tuple[AgentEvent, "asyncio.Future[None] | None"]
+"""An event for the caller and, for ``tool_start``, the future set once the caller has taken it."""
 
 
 __all__ = ["AgentEvent", "DriverOptions", "LocalDriver", "Pause", "Stop"]

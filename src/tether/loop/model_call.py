@@ -7,6 +7,7 @@ behaves the same in-process and on a worker. Throttling is retried here only whe
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -24,6 +25,8 @@ from .tracing import NULL_TRACER, Span
 
 if TYPE_CHECKING:
     from ..models.base import Model
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,7 @@ async def _respond(
             return
         if hooks.has(BeforeModelCall):
             await hooks.fire(BeforeModelCall(agent, cycle_index=cycle_index))
+        _log.debug("model call of cycle %d: %d messages, %d tool specs", cycle_index, len(run.messages), len(tool_specs))
         request: ModelRequest = {
             "messages": run.messages,
             "system_prompt": run.system_prompt,
@@ -142,8 +146,17 @@ async def _respond(
             asked = await _after_error(host, exc)
             if retry is None or (not asked and throttled >= retry.max_attempts):
                 raise
+            wait = retry.delay(throttled, exc.retry_after) if backoff is not None else 0.0
+            _log.warning(
+                "model call of cycle %d throttled (%s); retrying in %.2f s (attempt %d of %d)",
+                cycle_index,
+                exc,
+                wait,
+                throttled + 1,
+                retry.max_attempts,
+            )
             if backoff is not None:
-                await backoff(retry.delay(throttled, exc.retry_after))
+                await backoff(wait)
             continue
         except ContextWindowOverflowError as exc:
             overflows += 1
@@ -153,17 +166,32 @@ async def _respond(
                     f"the context window still overflows after {limit} reductions; raise "
                     "Limits.max_overflow_reductions or shorten the conversation"
                 ) from exc
+            before = len(run.messages)
             await host.conversation_manager.reduce_context(run, model, exc)
+            _log.info(
+                "model call of cycle %d overflowed the context window; %s reduced the conversation from %d to %d messages "
+                "(reduction %d of at most %d), retrying",
+                cycle_index,
+                type(host.conversation_manager).__name__,
+                before,
+                len(run.messages),
+                overflows,
+                limit,
+            )
             continue
         except Exception as exc:
             if await _after_error(host, exc):
+                # the error's type only: a response error may quote what the model wrote
+                _log.warning("model call of cycle %d failed (%s); retrying: an AfterModelCall hook asked", cycle_index, type(exc).__name__)
                 continue
             raise
         latency_ms = (time.perf_counter() - started) * 1000.0
         if hooks.has(AfterModelCall):
             after = await hooks.fire(AfterModelCall(agent, message=message, stop_reason=accumulator.stop_reason))
             if after.retry:
+                _log.info("model call of cycle %d: an AfterModelCall hook asked for a retry of the response", cycle_index)
                 continue
+        _log.debug("model call of cycle %d done: %s, %.0f ms, %s", cycle_index, accumulator.stop_reason, latency_ms, accumulator.usage)
         yield ModelResponse(message, accumulator.stop_reason, accumulator.usage, latency_ms, accumulator.model_state)
         return
 

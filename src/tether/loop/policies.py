@@ -15,6 +15,15 @@ class RetryPolicy:
     Attempt ``k`` (1-based) waits ``min(max_delay, initial_delay * multiplier**(k-1))``, reduced
     by up to ``jitter`` (a fraction) at random so that many clients do not retry in lockstep. A
     provider's ``retry_after`` hint is honoured when it is longer, still capped by ``max_delay``.
+    Each retry is logged at WARNING (``tether.loop``) with its wait and attempt; the provider
+    SDKs' own retries are off, so this is the only retry policy.
+
+    Attributes:
+        max_attempts: Calls in all (the first included) before a throttling error is raised.
+        initial_delay: Seconds before the first retry.
+        max_delay: The longest wait, in seconds (also caps ``retry_after``).
+        multiplier: How much each wait grows over the previous one (>= 1).
+        jitter: The fraction (0..1) by which a wait is randomly shortened.
     """
 
     max_attempts: int = 6
@@ -45,7 +54,14 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-invocation limits: model calls (cycles), total tokens, and overflow reductions."""
+    """Per-invocation limits: model calls (cycles), total tokens, and overflow reductions.
+
+    Attributes:
+        max_cycles: Model calls one invocation may make (None: no limit).
+        max_tokens: Tokens (input + output) one invocation may use (None: no limit).
+        max_overflow_reductions: Times the conversation manager may reduce the conversation
+            for one model call that overflows the context window.
+    """
 
     max_cycles: int | None = None
     max_tokens: int | None = None

@@ -22,7 +22,7 @@ from ..tools.context import ToolContext
 from ..types import ToolResult, ToolUse
 from .host import LoopHost
 from .state import RunState
-from .tracing import NULL_TRACER, Span
+from .tracing import NULL_SPAN, NULL_TRACER, Span
 
 
 @dataclass(slots=True)
@@ -65,7 +65,8 @@ def call_tool(
     still interrupt it): the durable driver records the start there. ``guard`` wraps the tool
     itself (the Temporal activity heartbeats inside it). Interrupts raised by a hook or by the
     tool come back in the outcome; every other failure is already an error result. The call is
-    one ``tool_call`` span under ``parent``.
+    one ``tool_call`` span under ``parent``. :func:`begin_call` and :meth:`PendingCall.finish`
+    are the same call in two steps.
     """
     call = _call_tool(host, run, tool_use, invocation_state, output_model, output_tool, on_started, guard)
     if host.tracer is NULL_TRACER:
@@ -93,6 +94,82 @@ def _outcome_attributes(outcome: ToolOutcome) -> dict[str, str | float]:
     return {"tether.status": outcome.result["status"], "tether.duration_ms": outcome.duration_ms}
 
 
+@dataclass(slots=True)
+class PendingCall:
+    """A tool call its before-hooks let through: what :meth:`finish` runs.
+
+    A driver announces the call (``tool_start``) and records its start between
+    :func:`begin_call` and :meth:`finish`; one that gives up in between calls :meth:`abandon`.
+    """
+
+    host: LoopHost
+    run: RunState
+    tool_use: ToolUse
+    selected: Tool | None
+    invocation_state: dict[str, Any]
+    result: ToolResult | None
+    span: Span
+
+    async def finish(
+        self,
+        *,
+        output_model: type[pydantic.BaseModel] | None = None,
+        output_tool: str | None = None,
+        guard: Callable[[], AbstractAsyncContextManager[None]] | None = None,
+    ) -> ToolOutcome:
+        """Run the tool (unless a hook already decided the result) and its after-hooks.
+
+        Args:
+            output_model: The structured-output model, if any.
+            output_tool: Its tool name: a call of it is validated instead of run.
+            guard: Wraps the tool itself (the Temporal activity heartbeats inside it).
+        """
+        try:
+            outcome = await _finish(self, output_model, output_tool, guard)
+        except BaseException as exc:
+            self.abandon(exc)
+            raise
+        self.span.set_attributes(_outcome_attributes(outcome))
+        self.span.end()
+        return outcome
+
+    def abandon(self, error: BaseException | None = None) -> None:
+        """End the call's span without running it (the invocation stopped first)."""
+        self.span.end(error if isinstance(error, Exception) else None)
+
+
+async def begin_call(
+    host: LoopHost,
+    run: RunState,
+    tool_use: ToolUse,
+    *,
+    invocation_state: dict[str, Any] | None = None,
+    parent: Span | None = None,
+) -> PendingCall | ToolOutcome:
+    """Open the call's span and fire its ``BeforeToolCall`` hooks.
+
+    Args:
+        host: The loop's services (hooks, tools, tracer).
+        run: The run the call belongs to (its interrupt state).
+        tool_use: The call.
+        invocation_state: The caller's per-call dict handed to hooks and the tool.
+        parent: The span the call's ``tool_call`` span goes under.
+
+    Returns:
+        The call to :meth:`~PendingCall.finish`, or the outcome of a hook's interrupt.
+    """
+    span = host.tracer.start_span("tool_call", tool_use["name"], {"tether.tool_use_id": tool_use["toolUseId"]}, parent)
+    try:
+        pending = await _before(host, run, tool_use, invocation_state if invocation_state is not None else {}, span)
+    except BaseException as exc:
+        span.end(exc if isinstance(exc, Exception) else None)
+        raise
+    if isinstance(pending, ToolOutcome):
+        span.set_attributes(_outcome_attributes(pending))
+        span.end()
+    return pending
+
+
 async def _call_tool(
     host: LoopHost,
     run: RunState,
@@ -103,16 +180,22 @@ async def _call_tool(
     on_started: Callable[[], Awaitable[None]] | None,
     guard: Callable[[], AbstractAsyncContextManager[None]] | None,
 ) -> ToolOutcome:
+    pending = await _before(host, run, tool_use, invocation_state if invocation_state is not None else {}, NULL_SPAN)
+    if isinstance(pending, ToolOutcome):
+        return pending
+    if on_started is not None:
+        await on_started()
+    return await _finish(pending, output_model, output_tool, guard)
+
+
+async def _before(host: LoopHost, run: RunState, tool_use: ToolUse, state: dict[str, Any], span: Span) -> PendingCall | ToolOutcome:
     hooks = host.hooks
-    agent = host.owner
     tool_use_id = tool_use["toolUseId"]
-    name = tool_use["name"]
-    selected: Tool | None = host.tools.get(name)
-    state = invocation_state if invocation_state is not None else {}
+    selected: Tool | None = host.tools.get(tool_use["name"])
     result: ToolResult | None = None
     if hooks.has(BeforeToolCall):
         before = BeforeToolCall(
-            agent,
+            host.owner,
             tool_use=tool_use,
             selected_tool=selected,
             invocation_state=state,
@@ -126,8 +209,18 @@ async def _call_tool(
         if before.cancel_tool:
             text = before.cancel_tool if isinstance(before.cancel_tool, str) else "Tool call cancelled by a hook."
             result = error_result(tool_use_id, text)
-    if on_started is not None:
-        await on_started()
+    return PendingCall(host, run, tool_use, selected, state, result, span)
+
+
+async def _finish(
+    call: PendingCall,
+    output_model: type[pydantic.BaseModel] | None,
+    output_tool: str | None,
+    guard: Callable[[], AbstractAsyncContextManager[None]] | None,
+) -> ToolOutcome:
+    host, run, tool_use, selected, result = call.host, call.run, call.tool_use, call.selected, call.result
+    tool_use_id = tool_use["toolUseId"]
+    name = tool_use["name"]
     structured: Any = None
     started = time.perf_counter()
     if result is None:
@@ -139,8 +232,8 @@ async def _call_tool(
         else:
             context = ToolContext(
                 tool_use=tool_use,
-                agent=agent,
-                invocation_state=state,
+                agent=host.owner,
+                invocation_state=call.invocation_state,
                 run_id=run.run_id,
                 _raiser=InterruptRaiser(run.interrupt_state, "tool", tool_use_id),
             )
@@ -150,8 +243,8 @@ async def _call_tool(
             except InterruptSignal as signal:
                 return ToolOutcome(None, signal.interrupt)
     duration_ms = (time.perf_counter() - started) * 1000.0
-    if hooks.has(AfterToolCall):
-        after = await hooks.fire(AfterToolCall(agent, tool_use=tool_use, selected_tool=selected, result=result))
+    if host.hooks.has(AfterToolCall):
+        after = await host.hooks.fire(AfterToolCall(host.owner, tool_use=tool_use, selected_tool=selected, result=result))
         if after.result is not None:
             result = after.result
     return ToolOutcome(result, None, duration_ms, structured)

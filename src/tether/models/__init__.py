@@ -2,7 +2,8 @@
 
 ``from tether.models import OpenAIModel`` imports the provider module on first use only, and
 the provider's SDK only when the model makes its first request, so ``import tether`` stays fast
-and works without any provider SDK installed.
+and works without any provider SDK installed. :func:`from_string` builds a model from a model
+string (``"openai:gpt-4o"``), the form ``Agent(model=...)`` and the ``tether`` command accept.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .base import Model
+from .registry import from_string
 from .scripted import ScriptedModel, tool_call, tool_calls
 
 if TYPE_CHECKING:
@@ -26,7 +28,17 @@ _PROVIDERS: dict[str, str] = {
     "LlamaCppModel": ".llamacpp",
 }
 
-__all__ = ["AnthropicModel", "BedrockModel", "LlamaCppModel", "Model", "OpenAIModel", "ScriptedModel", "tool_call", "tool_calls"]
+__all__ = [
+    "AnthropicModel",
+    "BedrockModel",
+    "LlamaCppModel",
+    "Model",
+    "OpenAIModel",
+    "ScriptedModel",
+    "from_string",
+    "tool_call",
+    "tool_calls",
+]
 
 
 def __getattr__(name: str) -> Any:

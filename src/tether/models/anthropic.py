@@ -37,7 +37,10 @@ class AnthropicModel:
     """A Claude model through the Anthropic Messages API.
 
     ``max_tokens`` is required by the API; ``params`` go into every request verbatim
-    (``temperature``, ``thinking``, ...); ``client_args`` go to ``anthropic.AsyncAnthropic``.
+    (``temperature``, ``thinking``, ...); ``client_args`` go to ``anthropic.AsyncAnthropic``. The
+    SDK's own retries are off (``max_retries=0``): the agent's :class:`~tether.RetryPolicy`
+    retries throttled and temporarily failing calls, one retry policy, not two (``client_args``
+    may still set ``max_retries``).
     The API key comes from ``api_key`` or ``ANTHROPIC_API_KEY``.
     """
 
@@ -80,7 +83,7 @@ class AnthropicModel:
                 raise ModelAuthError(
                     "no Anthropic API key: set the ANTHROPIC_API_KEY environment variable or pass AnthropicModel(api_key=...)"
                 )
-            args: dict[str, Any] = dict(self._client_args)
+            args: dict[str, Any] = {"max_retries": 0, **self._client_args}  # Tether's RetryPolicy retries
             if key:
                 args["api_key"] = key
             if self.base_url is not None:
@@ -282,7 +285,8 @@ def _map_error(exc: Any, anthropic: Any) -> ModelError:
     message = str(getattr(exc, "message", None) or exc)
     kind = _error_type(exc)
     status = getattr(exc, "status_code", None)
-    if isinstance(exc, anthropic.RateLimitError) or kind in _THROTTLE_TYPES or status == 529:
+    transient = isinstance(status, int) and (status >= 500 or status in (408, 409))  # what the SDK would retry (its retries are off)
+    if isinstance(exc, anthropic.RateLimitError) or kind in _THROTTLE_TYPES or transient:
         return ModelThrottledError(f"Anthropic throttled the request ({kind or status}): {message}", retry_after=_retry_after(exc))
     if isinstance(exc, (anthropic.AuthenticationError, anthropic.PermissionDeniedError)) or kind in _AUTH_TYPES:
         return ModelAuthError(

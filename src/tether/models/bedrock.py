@@ -27,7 +27,16 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 _THROTTLE_CODES = frozenset(
-    {"ThrottlingException", "throttlingException", "TooManyRequestsException", "ServiceUnavailableException", "serviceUnavailableException"}
+    {
+        "ThrottlingException",
+        "throttlingException",
+        "TooManyRequestsException",
+        "ServiceUnavailableException",
+        "serviceUnavailableException",
+        "InternalServerException",
+        "internalServerException",
+        "ModelNotReadyException",
+    }
 )
 _AUTH_CODES = frozenset(
     {
@@ -59,7 +68,10 @@ class BedrockModel:
     ``inference_config`` is Converse's ``inferenceConfig`` (``maxTokens``, ``temperature``, ...);
     ``additional_request_fields`` is sent verbatim (e.g. Claude's ``thinking``). Credentials and
     region come from ``boto_session`` or boto3's usual chain; ``endpoint_url`` overrides the
-    service endpoint (VPC endpoints, local test servers).
+    service endpoint (VPC endpoints, local test servers). botocore's own retries are off
+    (``total_max_attempts=1``) unless ``client_config`` sets ``retries``: the agent's
+    :class:`~tether.RetryPolicy` retries throttled and temporarily failing calls, one retry
+    policy, not two.
     """
 
     def __init__(
@@ -104,9 +116,10 @@ class BedrockModel:
                 boto3 = import_sdk("boto3", "bedrock")
                 session = self._session or boto3.session.Session()
                 region = self.region_name or session.region_name or "us-east-1"
-                self._client_obj = session.client(
-                    "bedrock-runtime", region_name=region, endpoint_url=self.endpoint_url, config=self._client_config
-                )
+                config = import_sdk("botocore.config", "bedrock").Config(retries={"total_max_attempts": 1, "mode": "standard"})
+                if self._client_config is not None:
+                    config = config.merge(self._client_config)  # the caller's settings win
+                self._client_obj = session.client("bedrock-runtime", region_name=region, endpoint_url=self.endpoint_url, config=config)
             return self._client_obj
 
     def format_request(self, request: ModelRequest) -> dict[str, Any]:

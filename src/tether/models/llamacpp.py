@@ -17,8 +17,9 @@ import asyncio
 import importlib.util
 import json
 import os
+import re
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
 from pathlib import Path
 from typing import Any
 
@@ -108,17 +109,58 @@ class LlamaCppModel:
         }
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Generate the reply on a worker thread, streaming text as the tokens come.
+
+        Free text (no tools) streams token by token; with tools, the text of a final answer
+        streams as soon as the reply is known to be one (``{"tool": "final_answer", "answer":
+        "...``); a tool call is sent whole once the JSON is complete.
+        """
         import_sdk("llama_cpp", "local")
         chat = format_chat(request)
         schema = self.output_schema(request)
-        completion = await asyncio.to_thread(self._generate, chat, schema)
-        choice = completion["choices"][0]
-        text = choice["message"].get("content") or ""
-        finish = choice.get("finish_reason")
-        usage = completion.get("usage") or {}
-        yield {"messageStart": {"role": "assistant"}}
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        stop = threading.Event()
+
+        def work() -> None:
+            pieces = self._generate(chat, schema, stop)
+            try:
+                while True:
+                    try:
+                        piece = next(pieces)
+                    except StopIteration as done:  # its value: (finish reason, (prompt, completion) tokens)
+                        loop.call_soon_threadsafe(queue.put_nowait, ("end", done.value))
+                        return
+                    loop.call_soon_threadsafe(queue.put_nowait, ("text", piece))
+            except BaseException as exc:  # handed to the caller's task
+                loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
+
+        worker = loop.run_in_executor(None, work)
+        try:
+            parts: list[str] = []
+            answer = _AnswerText() if schema is not None else None
+            streamed = 0
+            started = False
+            while True:
+                kind, value = await queue.get()
+                if kind == "error":
+                    raise value
+                if not started:
+                    started = True
+                    yield {"messageStart": {"role": "assistant"}}
+                if kind == "end":
+                    finish, usage = value
+                    break
+                parts.append(value)
+                piece = value if answer is None else answer.feed(value)
+                if piece:
+                    streamed += len(piece)
+                    yield {"contentBlockDelta": {"delta": {"text": piece}}}
+        finally:
+            stop.set()  # a caller that stopped early stops the generation at the next token
+        await worker
+        text = "".join(parts)
         if schema is None:
-            yield {"contentBlockDelta": {"delta": {"text": text}}}
             yield {"contentBlockStop": {}}
             yield {"messageStop": {"stopReason": "max_tokens" if finish == "length" else "end_turn"}}
         else:
@@ -130,11 +172,15 @@ class LlamaCppModel:
                 yield {"contentBlockStop": {}}
                 yield {"messageStop": {"stopReason": "tool_use"}}
             else:
-                yield {"contentBlockDelta": {"delta": {"text": str(reply["answer"])}}}
+                full = str(reply["answer"])
+                assert answer is not None
+                if not full.startswith(answer.text):
+                    raise ModelResponseError(f"LlamaCppModel streamed an answer that its reply does not hold: {text[:120]!r}")
+                if len(full) > len(answer.text):
+                    yield {"contentBlockDelta": {"delta": {"text": full[len(answer.text) :]}}}
                 yield {"contentBlockStop": {}}
                 yield {"messageStop": {"stopReason": "end_turn"}}
-        inp = int(usage.get("prompt_tokens", 0))
-        out = int(usage.get("completion_tokens", 0))
+        inp, out = usage
         yield {"metadata": {"usage": {"inputTokens": inp, "outputTokens": out, "totalTokens": inp + out}}}
 
     def output_schema(self, request: ModelRequest) -> dict[str, Any] | None:
@@ -190,7 +236,12 @@ class LlamaCppModel:
             self._grammars[key] = grammar
         return grammar
 
-    def _generate(self, chat: list[dict[str, str]], schema: dict[str, Any] | None) -> dict[str, Any]:
+    def _generate(
+        self, chat: list[dict[str, str]], schema: dict[str, Any] | None, stop: threading.Event
+    ) -> Generator[str, None, tuple[str | None, tuple[int, int]] | None]:
+        """Yield the reply's text token by token (on a worker thread) and return
+        ``(finish_reason, (prompt_tokens, completion_tokens))``; stops early (returning None)
+        when ``stop`` is set."""
         with self._lock:  # one llama context: one generation at a time
             llm = self._load()
             kwargs: dict[str, Any] = {
@@ -199,6 +250,7 @@ class LlamaCppModel:
                 "seed": self.seed,
                 "max_tokens": self.max_tokens,
                 **self.params,
+                "stream": True,
             }
             if schema is not None:
                 kwargs["grammar"] = self._grammar(schema)
@@ -210,13 +262,76 @@ class LlamaCppModel:
                     f"the prompt (about {prompt_tokens} tokens) does not fit LlamaCppModel(n_ctx={self.n_ctx}); "
                     "reduce the conversation or raise n_ctx"
                 )
+            finish: str | None = None
+            generated = 0
             try:
-                result: dict[str, Any] = llm.create_chat_completion(**kwargs)
+                chunks = llm.create_chat_completion(**kwargs)
+                try:
+                    for chunk in chunks:
+                        choice = chunk["choices"][0]
+                        finish = choice.get("finish_reason") or finish
+                        piece = choice.get("delta", {}).get("content")
+                        if piece:
+                            generated += 1  # llama.cpp streams one chunk per generated token
+                            yield piece
+                        if stop.is_set():
+                            return None
+                finally:
+                    chunks.close()
             except ValueError as exc:
                 if "context window" in str(exc):
                     raise ContextWindowOverflowError(f"the prompt does not fit LlamaCppModel(n_ctx={self.n_ctx}): {exc}") from exc
                 raise ModelError(f"llama.cpp generation failed: {exc}") from exc
-            return result
+            # The context holds the prompt and every generated token but the last one sampled
+            # (never evaluated): with an end-of-generation token that is the one not streamed.
+            prompt = llm.n_tokens - generated + (1 if finish == "length" else 0)
+            return finish, (max(prompt, 0), generated)
+
+
+class _AnswerText:
+    """The text of a final answer, as the JSON reply ``{"tool": "final_answer", "answer": "..."}`` streams.
+
+    :meth:`feed` takes the reply's next characters and returns the answer text they complete:
+    nothing until the reply is known to be a final answer, then the decoded characters of the
+    answer string up to its closing quote (an escape split between two pieces waits for the rest).
+    """
+
+    _START = re.compile(r'\s*\{\s*"tool"\s*:\s*"' + FINAL_ANSWER + r'"\s*,\s*"answer"\s*:\s*"')
+
+    def __init__(self) -> None:
+        self.raw = ""
+        self.position: int | None = None  # where the undecoded part of the answer string starts
+        self.closed = False
+        self.text = ""
+
+    def feed(self, piece: str) -> str:
+        self.raw += piece
+        if self.closed:
+            return ""
+        if self.position is None:
+            match = self._START.match(self.raw)
+            if match is None:
+                return ""
+            self.position = match.end()
+        body = self.raw[self.position :]
+        end = 0
+        while end < len(body) and body[end] != '"':
+            if body[end] == "\\":
+                size = 6 if body[end + 1 : end + 2] == "u" else 2
+                if end + size > len(body):
+                    break  # the rest of the escape is still to come
+                end += size
+            else:
+                end += 1
+        if end < len(body) and body[end] == '"':
+            self.closed = True
+        try:
+            decoded = json.loads('"' + body[:end] + '"')
+        except ValueError:
+            return ""  # half a surrogate pair: wait for the other half
+        self.position += end
+        self.text += decoded
+        return str(decoded)
 
 
 def tool_rounds(messages: list[Message]) -> int:

@@ -32,7 +32,10 @@ class OpenAIModel:
     """A model served by the OpenAI Chat Completions API (or a compatible server).
 
     ``params`` go into every request verbatim (``temperature``, ``max_tokens``, ...);
-    ``client_args`` go to ``openai.AsyncOpenAI`` (``timeout``, ``max_retries``, ...). The API key
+    ``client_args`` go to ``openai.AsyncOpenAI`` (``timeout``, ...). The SDK's own retries are
+    off (``max_retries=0``): the agent's :class:`~tether.RetryPolicy` retries throttled and
+    temporarily failing calls, so there is one retry policy, not two (``client_args`` may still
+    set ``max_retries``). The API key
     comes from ``api_key`` or ``OPENAI_API_KEY``; with a ``base_url`` and no key, a placeholder
     is sent, since local servers usually need none.
     """
@@ -77,7 +80,8 @@ class OpenAIModel:
                 if self.base_url is None:
                     raise ModelAuthError("no OpenAI API key: set the OPENAI_API_KEY environment variable or pass OpenAIModel(api_key=...)")
                 key = "unused"
-            client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, **self._client_args)
+            args: dict[str, Any] = {"max_retries": 0, **self._client_args}  # Tether's RetryPolicy retries
+            client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, **args)
             self._clients = {loop_key: client}
         return client
 
@@ -279,6 +283,9 @@ def _map_error(exc: Any, openai: Any) -> ModelError:
     lowered = f"{code} {message}".lower()
     if isinstance(exc, openai.BadRequestError) and any(marker in lowered for marker in _OVERFLOW_MARKERS):
         return ContextWindowOverflowError(f"the request exceeds the model's context window: {message}")
-    if isinstance(exc, openai.APIStatusError) and exc.status_code == 503:
-        return ModelThrottledError(f"OpenAI is overloaded: {message}", retry_after=_retry_after(exc.response.headers))
+    if isinstance(exc, openai.APIStatusError) and (exc.status_code >= 500 or exc.status_code in (408, 409)):
+        # what the SDK itself would retry: the agent's RetryPolicy does (the SDK's retries are off)
+        return ModelThrottledError(
+            f"OpenAI is unavailable (HTTP {exc.status_code}): {message}", retry_after=_retry_after(exc.response.headers)
+        )
     return ModelError(f"OpenAI request failed: {type(exc).__name__}: {message}")

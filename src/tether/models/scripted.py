@@ -34,6 +34,16 @@ class ScriptedModel:
         stateful: bool = False,
         model_id: str = "scripted",
     ) -> None:
+        """A model answering each call with the next item of a script.
+
+        Args:
+            responses: The script: strings, assistant messages, callables of the messages, or
+                exception instances to raise (see the module docstring).
+            usage: The ``(input, output)`` token counts reported for every reply.
+            stateful: Keep the script position in the run's ``model_state`` (so a resumed run
+                continues the script in another process) instead of on the instance.
+            model_id: The id the model reports (``model_id``).
+        """
         self.responses: list[Any] = list(responses)
         self.index = 0
         self.calls: list[ModelRequest] = []

@@ -19,6 +19,12 @@ class ToolContext:
     ``invocation_state`` is the dict the caller passed to the invocation (not persisted);
     ``idempotency_key`` is stable across resumes of the same tool call, so a re-run of an
     in-doubt call can be deduplicated by the system it talks to.
+
+    Attributes:
+        tool_use: The call (``toolUseId``, ``name``, ``input``).
+        agent: The agent running the call.
+        invocation_state: The caller's per-call dict (not persisted).
+        run_id: The durable run's id, or None outside a durable run.
     """
 
     tool_use: ToolUse

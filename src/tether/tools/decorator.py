@@ -17,51 +17,31 @@ from .context import ToolContext
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|Notes?)\s*:\s*$")
-_GOOGLE_ARG = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-_SPHINX_ARG = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
-
-
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
-    """The description (text before any section) and per-parameter descriptions.
+    """The description and the per-parameter descriptions of a docstring.
 
-    Understands Google style (``Args:`` with ``name: text`` lines) and Sphinx style
-    (``:param name: text``).
+    Google (``Args:``), NumPy (``Parameters`` / ``----------``) and reST/Sphinx (``:param x:``)
+    styles are recognised (by ``docstring_parser``). The description is the text before the
+    first section; a parameter's description is its text with the lines joined; ``*args`` and
+    ``**kwargs`` are named without their stars.
+
+    Args:
+        doc: The docstring (``func.__doc__``), or None.
+
+    Returns:
+        ``(description, {parameter name: description})``.
     """
-    if not doc:
+    if not doc or not doc.strip():
         return "", {}
-    lines = inspect.cleandoc(doc).splitlines()
-    description: list[str] = []
-    params: dict[str, str] = {}
-    section: str | None = None
-    current: str | None = None
-    for line in lines:
-        sphinx = _SPHINX_ARG.match(line)
-        if sphinx:
-            current = sphinx.group(1)
-            params[current] = sphinx.group(2).strip()
-            section = "sphinx"
-            continue
-        header = _SECTION.match(line)
-        if header:
-            section = header.group(1).lower()
-            current = None
-            continue
-        if section is None:
-            if line.strip().startswith(":"):
-                section = "sphinx"
-                continue
-            description.append(line)
-        elif section in ("args", "arguments", "parameters"):
-            arg = _GOOGLE_ARG.match(line)
-            if arg and (len(line) - len(line.lstrip())) <= 4:
-                current = arg.group(1).lstrip("*")
-                params[current] = arg.group(2).strip()
-            elif current and line.strip():
-                params[current] = (params[current] + " " + line.strip()).strip()
-        elif section == "sphinx" and current and line.strip() and not line.strip().startswith(":"):
-            params[current] = (params[current] + " " + line.strip()).strip()
-    return "\n".join(description).strip(), params
+    import docstring_parser  # imported by the first @tool, not by ``import tether``
+
+    try:
+        parsed = docstring_parser.parse(doc)
+    except docstring_parser.ParseError:
+        return inspect.cleandoc(doc).strip(), {}  # a malformed section: the whole text still describes the tool
+    description = "\n\n".join(part.strip() for part in (parsed.short_description, parsed.long_description) if part and part.strip())
+    params = {param.arg_name.lstrip("*"): " ".join((param.description or "").split()) for param in parsed.params}
+    return description, params
 
 
 class FunctionTool(Tool):
@@ -178,9 +158,21 @@ def tool(
     """Make a tool from a function: ``@tool`` or ``@tool(name=..., idempotent=False)``.
 
     The schema comes from the type hints (via pydantic) and the parameter descriptions from the
-    docstring's ``Args:`` section; the description is the docstring's text before it. A
+    docstring (Google ``Args:``, NumPy ``Parameters`` or reST ``:param x:``, see
+    :func:`parse_docstring`); the description is the docstring's text before them. A
     parameter annotated ``ToolContext`` receives the call's context and is not in the schema.
     Sync functions run in a worker thread unless ``run_in_thread=False``.
+
+    Args:
+        func: The function (when used as a bare ``@tool``).
+        name: The tool's name (default: the function's), 1-64 letters, digits, ``_``, ``-``.
+        description: What the tool does, for the model (default: from the docstring).
+        idempotent: False for a tool that must not run twice blindly (a payment): after a
+            crash, an in-doubt call of it is reconciled or asked about instead of re-run.
+        run_in_thread: Run a sync function in a worker thread (False: on the event loop).
+
+    Returns:
+        The tool, or a decorator making one.
     """
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:

@@ -22,11 +22,34 @@ class ToolExecutor(ABC):
 
     @abstractmethod
     async def execute(self, tool_uses: Sequence[ToolUse], run_one: RunOne) -> None:
-        """Run every call through ``run_one``."""
+        """Run every call through ``run_one``.
+
+        Args:
+            tool_uses: The cycle's calls, in the order the model made them.
+            run_one: Runs one call; returns False when it was interrupted or not run.
+        """
+
+    def runs_in_order(self, tool_uses: Sequence[ToolUse]) -> bool:
+        """True when :meth:`execute` would run ``tool_uses`` one after another, in order,
+        stopping at the first call that was not run, and do nothing else.
+
+        The driver then runs the calls itself, in the invocation's own task, instead of calling
+        :meth:`execute` in a task of its own (which it needs to stream events of calls running
+        at once): the same behaviour for less work. The default, False, always calls
+        :meth:`execute`; override it only with that exact behaviour.
+
+        Args:
+            tool_uses: The cycle's calls.
+        """
+        return False
 
 
 class ConcurrentToolExecutor(ToolExecutor):
     """All calls of a cycle at once (the default)."""
+
+    def runs_in_order(self, tool_uses: Sequence[ToolUse]) -> bool:
+        """A single call is run in order (see :meth:`ToolExecutor.runs_in_order`)."""
+        return len(tool_uses) == 1
 
     async def execute(self, tool_uses: Sequence[ToolUse], run_one: RunOne) -> None:
         if len(tool_uses) == 1:
@@ -44,6 +67,10 @@ class ConcurrentToolExecutor(ToolExecutor):
 
 class SequentialToolExecutor(ToolExecutor):
     """One call after another, in order; stops at the first interrupted call."""
+
+    def runs_in_order(self, tool_uses: Sequence[ToolUse]) -> bool:
+        """Always (see :meth:`ToolExecutor.runs_in_order`)."""
+        return True
 
     async def execute(self, tool_uses: Sequence[ToolUse], run_one: RunOne) -> None:
         for use in tool_uses:

@@ -1,0 +1,282 @@
+"""How a durable run's head is stored small: large values as blobs, step heads as deltas.
+
+A head (see :mod:`tether.durable.head`) is replaced at every save point and, until schema 3,
+was copied whole into every step row; a sizeable agent state was therefore written at every
+save point and kept once per step. Stored heads are now *packed*:
+
+- **Large values are blobs.** A head field in :data:`BLOB_FIELDS` whose JSON text is at least
+  :data:`BLOB_MIN` characters is stored once as a blob row (content-addressed: its id is a
+  digest of its text, so an unchanged value is never written again, and a reader checks the
+  digest) and the head holds a reference, ``{"$blob": id}``. A value that changes a little
+  refers to the blob it was last stored as plus a :func:`diff` against it,
+  ``{"$blob": id, "$patch": {...}}``, so a step costs the size of the change; once the patch
+  grows past a quarter of the value (:data:`REBASE_FRACTION`) the value is stored afresh.
+- **Step heads are deltas.** A step row holds a full (packed) head only every
+  :data:`KEYFRAME_EVERY` steps and at the first step a session writes (a *keyframe*); the others
+  hold ``"delta"``, the :func:`diff` of the packed head against the previous step's. A reader
+  rebuilds a step's head from the nearest keyframe at or before it: bounded work.
+
+Every patch is checked when it is made: the patched value must encode to exactly the text of
+the value it stands for (so ``1`` never becomes ``1.0`` or ``true``, and key order is kept),
+else the value is stored whole. Packing is the writer's business (:class:`HeadPacker`, owned
+by a :class:`~tether.durable.session.DurableSession`); unpacking is the row codec's
+(:mod:`tether.durable.rows`). A head written without a packer (a direct ``store.write``) is
+stored whole, and step rows of older stores carry whole heads: both are read as keyframes.
+
+Patch format (JSON): an object mapping a key to ``[value]`` (set it), ``[]`` (delete it) or a
+nested patch object (patch the object under that key).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._json import dumps_compact as dumps
+from .._json import parse_json as _parse
+
+BLOB_FIELDS = ("state", "conversation_manager_state", "interrupt_state", "model_state", "system_prompt")
+"""Head fields stored as blobs when large (the others are small and change at every step)."""
+BLOB_MIN = 1024
+"""Characters of JSON text from which a head field is stored as a blob."""
+REBASE_FRACTION = 4
+"""A value is stored afresh when its patch's text exceeds 1/REBASE_FRACTION of the value's."""
+KEYFRAME_EVERY = 32
+"""A step row holds a whole head at least this often (reading a step replays at most this many
+deltas); measured with ``bench/durable.py``: 16 → 64 changes the bytes per step by under 3%."""
+BLOB_REF = "$blob"
+PATCH = "$patch"
+
+
+def is_ref(value: Any) -> bool:
+    """True when a stored head field is a blob reference (``{"$blob": id[, "$patch": p]}``)."""
+    return type(value) is dict and BLOB_REF in value and len(value) <= 2 and (len(value) == 1 or PATCH in value)
+
+
+def is_result_ref(value: Any) -> bool:
+    """True for a tool result stored as a blob: ``{"$blob": id}`` with a string id (a real tool
+    result always has ``toolUseId``, ``status`` and ``content``, so the two never mix)."""
+    return type(value) is dict and len(value) == 1 and type(value.get(BLOB_REF)) is str
+
+
+def blob_id(text: str, mac_key: bytes | None = None) -> str:
+    """The content address of a blob's text: ``sha256:<hex>``, or with a store cipher a keyed
+    digest ``hmac:<hex>`` (a plain digest of encrypted data would let a reader confirm guesses)."""
+    if mac_key is None:
+        return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return "hmac:" + hmac.new(mac_key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+
+
+def diff(old: Any, new: Any) -> dict[str, Any] | None:
+    """The patch turning object ``old`` into object ``new`` (None when either is not an object).
+
+    Values are compared with ``==`` (C speed); the caller checks the outcome by text (``1`` and
+    ``True`` compare equal in Python), see :func:`checked_patch`.
+    """
+    if type(old) is not dict or type(new) is not dict:
+        return None
+    patch: dict[str, Any] = {}
+    for key, value in new.items():
+        if key not in old:
+            patch[key] = [value]
+            continue
+        before = old[key]
+        if before == value and type(before) is type(value):
+            continue
+        sub = diff(before, value) if type(before) is dict and type(value) is dict else None
+        patch[key] = sub if sub else [value]
+    for key in old:
+        if key not in new:
+            patch[key] = []
+    return patch
+
+
+def apply(base: Any, patch: Any) -> Any:
+    """``base`` with ``patch`` applied (``base`` is not changed; touched objects are copied).
+
+    Raises ``ValueError`` for a patch that does not fit ``base`` (a damaged row).
+    """
+    if type(base) is not dict or type(patch) is not dict:
+        raise ValueError("a patch applies to an object only")
+    out = dict(base)
+    for key, op in patch.items():
+        if type(op) is list:
+            if not op:
+                if key not in out:
+                    raise ValueError(f"a patch deletes {key!r}, which is not there")
+                del out[key]
+            elif len(op) == 1:
+                out[key] = op[0]
+            else:
+                raise ValueError(f"a patch sets {key!r} with {len(op)} values")
+        elif type(op) is dict:
+            out[key] = apply(out.get(key), op)
+        else:
+            raise ValueError(f"a patch holds {type(op).__name__} under {key!r}")
+    return out
+
+
+def checked_patch(base: Any, base_text: str | None, new: Any, new_text: str) -> dict[str, Any] | None:
+    """A patch from ``base`` (whose text is ``base_text``, if known) to ``new`` that reproduces
+    ``new_text`` exactly, or None."""
+    if new_text == base_text:
+        return {}
+    patch = diff(base, new)
+    if patch is None or dumps(apply(base, patch)) != new_text:
+        return None
+    return patch
+
+
+@dataclass(slots=True)
+class _Base:
+    """The blob a head field was last stored as: its id, text and parsed value."""
+
+    ident: str
+    text: str
+    value: Any
+
+
+@dataclass
+class PackedHead:
+    """A head as stored: its text, the packed object, and the blob rows the write must add."""
+
+    text: str
+    packed: dict[str, Any]
+    blobs: list[tuple[str, str]] = field(default_factory=list)
+
+
+class HeadPacker:
+    """The packing memory of one durable session: the blob each large field was last stored
+    as, and the previous step's packed head (the base of the next step's delta).
+
+    A fresh packer (a new session, after a resume) knows nothing: its first write stores each
+    large field's blob again (a no-op for a store that has it: blobs are content-addressed) and
+    its first step is a keyframe.
+    """
+
+    def __init__(self, mac_key: bytes | None = None, *, keyframe_every: int = KEYFRAME_EVERY) -> None:
+        self.mac_key = mac_key
+        self.keyframe_every = keyframe_every
+        self._bases: dict[str, _Base] = {}
+        self._stored: set[str] = set()  # blob ids this packer has handed to a write
+        self._step_head: tuple[str, dict[str, Any]] | None = None
+        self._since_keyframe = 0
+
+    def pack(self, head: dict[str, Any]) -> PackedHead:
+        """The stored form of ``head`` (already stripped of redacted keys)."""
+        text = dumps(head)
+        if len(text) < BLOB_MIN and not any(is_ref(head.get(name)) for name in BLOB_FIELDS):
+            self._bases.clear()  # no field is large: nothing is a blob (the common case, one encoding)
+            return PackedHead(text, head)
+        packed = dict(head)
+        blobs: list[tuple[str, str]] = []
+        for name in BLOB_FIELDS:
+            value = head.get(name)
+            if not value:
+                self._bases.pop(name, None)
+                continue
+            field_text = dumps(value)
+            if len(field_text) < BLOB_MIN and not is_ref(value):  # a small value shaped like a reference is a blob too
+                self._bases.pop(name, None)
+                continue
+            packed[name] = self._ref(name, value, field_text, blobs)
+        return PackedHead(dumps(packed), packed, blobs)
+
+    def _ref(self, name: str, value: Any, text: str, blobs: list[tuple[str, str]]) -> dict[str, Any]:
+        base = self._bases.get(name)
+        if base is not None:
+            patch = checked_patch(base.value, base.text, value, text)
+            if patch is not None and (not patch or len(dumps(patch)) * REBASE_FRACTION <= len(text)):
+                return {BLOB_REF: base.ident, PATCH: patch} if patch else {BLOB_REF: base.ident}
+        ident = self.blob(text, blobs)
+        self._bases[name] = _Base(ident, text, _parse(text))
+        return {BLOB_REF: ident}
+
+    def blob(self, text: str, blobs: list[tuple[str, str]]) -> str:
+        """The id of the blob of ``text``, adding its row to ``blobs`` unless this packer
+        already handed it to a write (a tool result stored in its results row and then in its
+        message is one blob row)."""
+        ident = blob_id(text, self.mac_key)
+        if ident not in self._stored:
+            self._stored.add(ident)
+            blobs.append((ident, text))
+        return ident
+
+    @property
+    def previous_step_head(self) -> dict[str, Any] | None:
+        """The packed head of the last step this packer recorded (None before the first)."""
+        return None if self._step_head is None else self._step_head[1]
+
+    def step_head(self, packed: PackedHead, number: int, created_at: Any) -> tuple[str, dict[str, Any]]:
+        """How step ``number`` (stamped ``created_at``) records ``packed``: ``("head", packed)``
+        (a keyframe) or ``("delta", patch)`` against :func:`predicted` from the previous step's."""
+        previous = self._step_head
+        self._step_head = (packed.text, _parse(packed.text))  # a frozen copy: the live head's dicts change
+        if previous is not None and self._since_keyframe + 1 < self.keyframe_every:
+            patch = checked_patch(predicted(previous[1], number, created_at), None, packed.packed, packed.text)
+            if patch is not None:
+                self._since_keyframe += 1
+                return "delta", patch
+        self._since_keyframe = 0
+        return "head", packed.packed
+
+
+def predicted(previous: dict[str, Any], number: int, created_at: Any) -> dict[str, Any]:
+    """What step ``number``'s packed head is expected to be, from the previous step's: the same,
+    with ``steps`` counting this step and ``updated_at`` its time (a delta records the rest)."""
+    base = dict(previous)
+    if "steps" in base:
+        base["steps"] = number
+    if "updated_at" in base:
+        base["updated_at"] = created_at
+    return base
+
+
+def unpack_value(ref: dict[str, Any], blobs: dict[str, Any]) -> Any:
+    """The value a blob reference stands for, from the parsed blobs by id (``KeyError`` when
+    missing, ``ValueError`` when the patch does not fit)."""
+    base = blobs[ref[BLOB_REF]]
+    patch = ref.get(PATCH)
+    return base if not patch else apply(base, patch)
+
+
+def refs_of(head: dict[str, Any]) -> set[str]:
+    """The blob ids a packed head refers to."""
+    ids: set[str] = set()
+    for name in BLOB_FIELDS:
+        value: Any = head.get(name)
+        if is_ref(value) and type(value[BLOB_REF]) is str:
+            ids.add(value[BLOB_REF])
+    return ids
+
+
+def unpack_head(head: dict[str, Any], blobs: dict[str, Any]) -> dict[str, Any]:
+    """``head`` with every blob reference replaced by its value (``head`` itself when it has none)."""
+    out = head
+    for name in BLOB_FIELDS:
+        value: Any = head.get(name)
+        if is_ref(value):
+            if out is head:
+                out = dict(head)
+            out[name] = unpack_value(value, blobs)
+    return out
+
+
+__all__ = [
+    "BLOB_FIELDS",
+    "BLOB_MIN",
+    "KEYFRAME_EVERY",
+    "HeadPacker",
+    "PackedHead",
+    "apply",
+    "blob_id",
+    "checked_patch",
+    "diff",
+    "is_ref",
+    "predicted",
+    "refs_of",
+    "unpack_head",
+    "unpack_value",
+]
