@@ -159,6 +159,18 @@ class RowTooLargeError(StoreError):
         self.table, self.key, self.size, self.limit = table, key, size, limit
 
 
+class PayloadTooLargeError(TetherError, ValueError):
+    """A value is larger than the hard limit for one value of a run (``max_value_bytes`` of
+    the Temporal worker and client): nothing was stored. The message names the field (e.g.
+    ``state['report']``, a tool result, an interrupt reason); keep such data outside the run
+    and store a reference to it instead."""
+
+
+class RunEndedError(TetherError):
+    """The run has ended (completed, failed, cancelled, terminated or timed out), so it will
+    never stop for interrupts again; read its result instead."""
+
+
 class RunNotFoundError(StoreError, LookupError):
     """No run with the given id exists in the store."""
 

@@ -8,12 +8,15 @@ so tests can count what ran even across killed worker processes.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+
+from temporalio import activity
 
 from tether import (
     AfterInvocation,
@@ -25,11 +28,14 @@ from tether import (
     BeforeToolCall,
     MessageAdded,
     NullConversationManager,
+    RetryPolicy,
     ScriptedModel,
     ToolContext,
     tool,
 )
-from tether.errors import ContextWindowOverflowError, ModelAuthError
+from tether.durable.indoubt import InDoubtCall
+from tether.errors import ContextWindowOverflowError, ModelAuthError, ModelThrottledError
+from tether.loop.state import RunState
 from tether.models.scripted import tool_call, tool_calls
 from tether.temporal import AgentRegistry
 from tether.types import ModelRequest, StreamEvent
@@ -101,8 +107,8 @@ def slow_agent(config: dict[str, Any]) -> Agent:
         return f"fast {n} done"
 
     @tool(name="slow")
-    def slow(n: int) -> str:
-        log(config, f"slow-start {n}")
+    def slow(n: int, context: ToolContext) -> str:
+        log(config, f"slow-start {n} {context.idempotency_key}")
         marker = config.get("started_marker")
         if marker:
             Path(marker).write_text("started")
@@ -225,3 +231,132 @@ def counter_agent(config: dict[str, Any]) -> Agent:
         "counted",
     ]
     return Agent(model=ScriptedModel(script, stateful=True), tools=[bump], state={"scratch": True, "keep": "me"})
+
+
+def _sleep_once(config: dict[str, Any]) -> float:
+    """The seconds to block: ``config["sleep"]`` the first time (the marker file is written),
+    none once the marker exists (a later attempt or re-run)."""
+    marker = config.get("started_marker")
+    if marker and Path(marker).exists() and config.get("once"):
+        return 0.0
+    if marker:
+        Path(marker).write_text("started")
+    return float(config.get("sleep", 0.0))
+
+
+@registry.register("charge")
+def charge_agent(config: dict[str, Any]) -> Agent:
+    """A non-idempotent ``charge`` tool (blocks ``config["sleep"]`` s); with ``config["reconcile"]``
+    the agent reconciles in-doubt calls by "asking the payment system" (the log)."""
+
+    @tool(name="charge", idempotent=False)
+    def charge(amount: int, context: ToolContext) -> str:
+        log(config, f"charge-start {amount} {context.idempotency_key}")
+        time.sleep(_sleep_once(config))
+        log(config, f"charge-end {amount}")
+        return f"charged {amount}"
+
+    def reconcile(call: InDoubtCall) -> Any:
+        log(config, f"reconcile {call.tool_use['name']} {call.idempotency_key}")
+        return {"status": "success", "content": [{"text": f"reconciled {call.tool_use['input']['amount']}"}]}
+
+    script: list[Any] = [tool_call("charge", {"amount": 5}), "charged"]
+    return Agent(model=LoggingModel(script, config), tools=[charge], reconcile=reconcile if config.get("reconcile") else None)
+
+
+@registry.register("blocking")
+def blocking_agent(config: dict[str, Any]) -> Agent:
+    """A sync tool that blocks (``run_in_thread=False``) longer than the heartbeat timeout."""
+
+    @tool(name="block", run_in_thread=False)
+    def block() -> str:
+        log(config, "block-start")
+        time.sleep(float(config["sleep"]))
+        log(config, "block-end")
+        return "blocked and done"
+
+    return Agent(model=LoggingModel([tool_call("block", {}), "unblocked"], config), tools=[block])
+
+
+@registry.register("stuck")
+def stuck_agent(config: dict[str, Any]) -> Agent:
+    """An (idempotent) tool that never finishes within its timeout; the model then gives up."""
+
+    @tool(name="stuck")
+    async def stuck() -> str:
+        log(config, "stuck-start")
+        await asyncio.sleep(60)
+        return "never"
+
+    return Agent(model=LoggingModel([tool_call("stuck", {}), "gave up"], config), tools=[stuck])
+
+
+class SleepyModel(LoggingModel):
+    """Blocks its first call (``config["sleep"]`` s, marker written) before answering."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        pause = _sleep_once(self.config)
+        if pause:
+            await asyncio.sleep(pause)
+        async for event in super().stream(request):
+            yield event
+
+
+@registry.register("sleepy")
+def sleepy_agent(config: dict[str, Any]) -> Agent:
+    return Agent(model=SleepyModel(["awake"], {**config, "once": True}))
+
+
+class ThrottledModel(LoggingModel):
+    """Throttled (``retry_after`` = ``config["retry_after"]``) until the activity's 3rd attempt."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        attempt = activity.info().attempt
+        log(self.config, f"attempt {attempt}")
+        if attempt < 3:
+            raise ModelThrottledError("slow down", retry_after=float(self.config["retry_after"]))
+        async for event in super().stream(request):
+            yield event
+
+
+@registry.register("throttled")
+def throttled_agent(config: dict[str, Any]) -> Agent:
+    retry = RetryPolicy(max_attempts=4, initial_delay=0.2, max_delay=0.5, multiplier=2.0, jitter=0.0)
+    return Agent(model=ThrottledModel(["through"], config), retry=retry)
+
+
+@registry.register("bulky")
+def bulky_agent(config: dict[str, Any]) -> Agent:
+    """Large values everywhere but in messages: an initial state of ``state_size`` bytes, a tool
+    that adds ``grow_size`` bytes to the state, and (with ``reason_size``) a tool whose
+    interrupt reason is that large."""
+
+    @tool(name="grow")
+    def grow(context: ToolContext) -> str:
+        log(config, "grow")
+        context.agent.state.set("grown", "g" * int(config["grow_size"]))
+        return "grown"
+
+    @tool(name="ask")
+    def ask(context: ToolContext) -> str:
+        answer = context.interrupt("review", {"document": "r" * int(config["reason_size"])})
+        return f"answer of {len(str(answer))} chars"
+
+    script: list[Any] = [tool_call("grow", {})]
+    if config.get("reason_size"):
+        script.append(tool_call("ask", {}))
+    script.append("bulky done")
+    state = {"seed": "s" * int(config.get("state_size", 1)), "small": 1}
+    manager = NotesManager(int(config.get("notes_size", 0)))
+    return Agent(model=LoggingModel(script, config), tools=[grow, ask], state=state, conversation_manager=manager)
+
+
+class NotesManager(NullConversationManager):
+    """Keeps every message and, after each invocation, ``size`` bytes of notes in its state."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def apply_management(self, run: RunState) -> None:
+        if self.size:
+            run.conversation_manager_state["notes"] = "n" * self.size

@@ -9,6 +9,6 @@ import os
 if importlib.util.find_spec("temporalio") is None and os.environ.get("CI") != "true":
     collect_ignore_glob = ["test_*.py"]
 else:
-    from .fixtures import blobs, client, dev_server, task_queue
+    from .fixtures import blobs, client, dev_server, task_queue, worker_process
 
-    __all__ = ["blobs", "client", "dev_server", "task_queue"]
+    __all__ = ["blobs", "client", "dev_server", "task_queue", "worker_process"]

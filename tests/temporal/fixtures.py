@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -26,6 +31,41 @@ def dev_server() -> Iterator[DevServer]:
     server.start()
     yield server
     server.stop()
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def worker_process(dev_server: DevServer, blobs: BlobStore, task_queue: str) -> Iterator[subprocess.Popen[str]]:
+    """A worker in a subprocess of its own (``tests.temporal.worker_main``), for kill -9 tests."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.temporal.worker_main", dev_server.address, task_queue, str(blobs.root)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "ready"
+        yield process
+    finally:
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def kill_9(process: subprocess.Popen[str]) -> None:
+    """Kill a worker process the hard way (no cleanup, no activity completions) and reap it."""
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+async def wait_for_file(path: Path, timeout: float = 30.0) -> None:
+    """Wait until ``path`` exists (a tool or model wrote its started-marker)."""
+    async with asyncio.timeout(timeout):
+        while not path.exists():
+            await asyncio.sleep(0.02)
 
 
 @pytest.fixture
@@ -74,3 +114,35 @@ async def history_stats(client: Client, workflow_id: str, first_run_id: str) -> 
             if event.HasField("workflow_execution_continued_as_new_event_attributes"):
                 run_id = event.workflow_execution_continued_as_new_event_attributes.new_execution_run_id
     return {"max_event_bytes": largest, "runs": runs, "events": events}
+
+
+async def history_events(client: Client, workflow_id: str) -> list[Any]:
+    """Every history event of a workflow, following continue-as-new from its first run."""
+    handle = client.get_workflow_handle(workflow_id)
+    first = (await handle.describe()).raw_description.workflow_execution_info
+    run_id: str | None = first.first_run_id or first.execution.run_id
+    events: list[Any] = []
+    while run_id:
+        history = await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
+        run_id = None
+        for event in history.events:
+            events.append(event)
+            if event.HasField("workflow_execution_continued_as_new_event_attributes"):
+                run_id = event.workflow_execution_continued_as_new_event_attributes.new_execution_run_id
+    return events
+
+
+def activity_starts(events: list[Any], activity_type: str) -> list[Any]:
+    """The ``ActivityTaskStarted`` attributes of the activities of one type (their final attempts)."""
+    scheduled = {
+        event.event_id
+        for event in events
+        if event.HasField("activity_task_scheduled_event_attributes")
+        and event.activity_task_scheduled_event_attributes.activity_type.name == activity_type
+    }
+    return [
+        event.activity_task_started_event_attributes
+        for event in events
+        if event.HasField("activity_task_started_event_attributes")
+        and event.activity_task_started_event_attributes.scheduled_event_id in scheduled
+    ]

@@ -25,9 +25,9 @@ def load_bench() -> ModuleType:
 
 async def test_temporal_bench_runs_at_a_tiny_size(dev_server: DevServer, capsys: pytest.CaptureFixture[str]) -> None:
     bench = load_bench()
-    row = await bench.main_async(3, dev_server.address)
+    row = await bench.main_async(2, 3, 1, dev_server.address)
     out = capsys.readouterr().out
-    assert "overhead ms/cycle" in out
-    assert row["cycles"] == 3
-    assert row["local_ms_per_cycle"] > 0 and row["temporal_ms_per_cycle"] > 0
-    assert row["overhead_ms_per_cycle"] == pytest.approx(row["temporal_ms_per_cycle"] - row["local_ms_per_cycle"])
+    assert "tether/bare:" in out
+    assert (row["workflows"], row["cycles"]) == (2, 3)
+    assert row["bare_ms_per_cycle"] > 0 and row["tether_ms_per_cycle"] > 0
+    assert row["ratio"] > 0

@@ -6,43 +6,16 @@ import asyncio
 import os
 import signal
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from temporalio.client import Client
 
 from tether.temporal import BlobStore, TetherClient
 
-from .fixtures import running_worker
+from .fixtures import running_worker, wait_for_file
 from .server import DevServer, require_binary
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-async def _wait_for(path: Path, timeout: float = 30.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not path.exists():
-            await asyncio.sleep(0.02)
-
-
-@pytest.fixture
-def worker_process(dev_server: DevServer, blobs: BlobStore, task_queue: str) -> Iterator[subprocess.Popen[str]]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.temporal.worker_main", dev_server.address, task_queue, str(blobs.root)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == "ready"
-        yield process
-    finally:
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGKILL)
-        process.wait()
+_wait_for = wait_for_file
 
 
 async def test_kill_9_worker_during_a_slow_tool(
@@ -62,8 +35,10 @@ async def test_kill_9_worker_during_a_slow_tool(
     assert result.stop_reason == "end_turn"
     assert result.text == "all done"
     lines = log.read_text().splitlines()
-    # Completed activities ran once; only the killed tool call ran again.
-    assert lines == ["model 0", "fast 1", "model 1", "slow-start 2", "slow-start 2", "slow-end 2", "model 2"]
+    # Completed activities ran once; only the killed (idempotent) tool call ran again, and both
+    # attempts saw the same idempotency key.
+    key = "crash-1/tooluse_3_0"
+    assert lines == ["model 0", "fast 1", "model 1", f"slow-start 2 {key}", f"slow-start 2 {key}", "slow-end 2", "model 2"]
     assert result.metrics.tool_call_count == 2
 
 

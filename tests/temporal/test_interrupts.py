@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
 
-from tether.errors import InterruptError
+from tether.errors import InterruptError, RunEndedError, RunNotFoundError
 from tether.temporal import BlobStore, TetherClient
 
 from .agents import registry
@@ -65,3 +65,23 @@ async def test_a_temporal_run_exported_at_an_interrupt_continues_locally(client:
     assert result.text == "Booking handled."
     assert agent.messages[-2]["content"][0]["toolResult"]["content"] == [{"text": "booked Lisbon: ok"}]
     assert result.metrics.model_call_count == 2  # one on Temporal, one locally
+
+
+async def test_wait_for_interrupts_raises_at_once_for_runs_that_ended(client: Client, blobs: BlobStore, task_queue: str) -> None:
+    # Each wait has a generous timeout of its own; the run's end, not the timeout, ends it
+    # (a TimeoutError would fail the test).
+    tc = TetherClient(client, blobs, task_queue)
+    async with running_worker(client, task_queue, blobs):
+        await tc.execute("two_tools", "Compute.", run_id="ended-done")
+        with pytest.raises(RunEndedError, match=r"run 'ended-done' has ended \(completed\)"):
+            await tc.wait_for_interrupts("ended-done", timeout=30.0)
+        await tc.start("failing", "Hi.", run_id="ended-failed", config={"error": "auth"})
+        with pytest.raises(RunEndedError, match=r"\(failed\)"):
+            await tc.wait_for_interrupts("ended-failed", timeout=30.0)
+        handle = await tc.start("asker", "Book Lisbon.", run_id="ended-terminated")
+        await tc.wait_for_interrupts("ended-terminated")
+        await handle.terminate("no longer needed")
+        with pytest.raises(RunEndedError, match=r"\(terminated\)"):
+            await tc.wait_for_interrupts("ended-terminated", timeout=30.0)
+    with pytest.raises(RunNotFoundError):
+        await tc.wait_for_interrupts("never-started", timeout=30.0)

@@ -5,6 +5,14 @@ from the :class:`BlobStore` and returns compact, JSON-only results, so no payloa
 the conversation. They perform effects exactly as the local driver does (same stream folding,
 same hooks, same tool invocation and ids), which is why a run gives the same messages here as
 in-process. Failures that a retry cannot fix become non-retryable ``ApplicationError``s.
+
+Activities are at least once: a worker that dies mid-activity leaves the attempt lost, and
+Temporal starts another. Model calls and idempotent tools simply run again (a tool sees the
+same ``idempotency_key`` on every attempt); a tool declared ``idempotent=False`` runs as a
+single attempt and a lost one is settled by :meth:`TetherActivities.reconcile`, as a local
+durable run settles an in-doubt call. Model and tool activities heartbeat, so a dead worker is
+noticed within the heartbeat timeout; a sync tool always runs in a thread here, so it cannot
+starve the heartbeats (or the worker) by blocking the event loop.
 """
 
 from __future__ import annotations
@@ -12,32 +20,51 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import dataclasses
+import inspect
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from temporalio import activity
 
 from .._json import json_copy
+from ..durable.indoubt import IN_DOUBT, RERUN, InDoubtCall
 from ..errors import (
     ConfigurationError,
     ContextWindowExhaustedError,
     ModelAuthError,
     ModelThrottledError,
+    PayloadTooLargeError,
     ScriptExhaustedError,
     StoreError,
     TetherError,
 )
 from ..hooks import AfterInvocation, BeforeInvocation, MessageAdded
-from ..loop.host import LoopHost
+from ..interrupts import Interrupt, interrupt_id
+from ..loop.host import Host, LoopHost
 from ..loop.model_call import ModelResponse, respond
 from ..loop.state import RunState
 from ..loop.tool_call import call_tool
+from ..tools.base import to_result
+from ..tools.decorator import FunctionTool
 from ..tools.executors import SequentialToolExecutor
+from ..tools.registry import ToolRegistry
 from ..types import Message
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT, Conversations, compact_message, compact_result, expand_tool_use
-from .errors import throttled_failure, to_failure
+from .errors import in_doubt_failure, throttled_failure, to_failure
+from .payloads import (
+    DEFAULT_MAX_VALUE_BYTES,
+    check_compact,
+    compact_interrupt,
+    expand_interrupt,
+    expand_state,
+    offload,
+    restore,
+)
 from .registry import AgentRegistry
+from .retries import retry_settings, throttle_delay
 
 TAIL = 4
 """Compact messages the workflow keeps in memory (the loop core reads only the last one)."""
@@ -46,6 +73,7 @@ _NOT_RETRYABLE: tuple[type[BaseException], ...] = (
     ConfigurationError,
     ContextWindowExhaustedError,
     ModelAuthError,
+    PayloadTooLargeError,
     ScriptExhaustedError,
     StoreError,
 )
@@ -76,15 +104,31 @@ def state_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, An
 class TetherActivities:
     """The activities a worker registers; they share one registry and one blob store."""
 
-    def __init__(self, registry: AgentRegistry, blobs: BlobStore, *, inline_limit: int = DEFAULT_INLINE_LIMIT) -> None:
+    def __init__(
+        self,
+        registry: AgentRegistry,
+        blobs: BlobStore,
+        *,
+        inline_limit: int = DEFAULT_INLINE_LIMIT,
+        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
+    ) -> None:
+        """Args:
+        registry: The agent factories.
+        blobs: The blob store shared by every worker and client of the runs.
+        inline_limit: Values larger than this (bytes of JSON) travel as blob references.
+        max_value_bytes: The hard limit of one value (a state value, a message part, a tool
+            result, an interrupt reason): a larger one fails the run with a non-retryable
+            ``PayloadTooLargeError`` naming it (None: no limit).
+        """
         self.registry = registry
         self.blobs = blobs
         self.conversations = Conversations(blobs)
         self.inline_limit = inline_limit
+        self.max_value_bytes = max_value_bytes
 
     def all(self) -> list[Any]:
         """The activity callables to register on a worker."""
-        return [self.describe, self.call_model, self.run_tool, self.finish, self.invocation_hook]
+        return [self.describe, self.call_model, self.run_tool, self.reconcile, self.finish, self.invocation_hook]
 
     def _agent(self, params: dict[str, Any]) -> Any:
         try:
@@ -93,7 +137,17 @@ class TetherActivities:
             raise to_failure(exc, f"cannot build agent {params.get('agent')!r}") from None
 
     def _compact(self, message: Any) -> dict[str, Any]:
-        return compact_message(self.blobs, message, self.inline_limit)
+        return compact_message(self.blobs, message, self.inline_limit, self.max_value_bytes)
+
+    def _offload(self, value: Any, field: str) -> Any:
+        """``value`` or its placeholder; the whole value is one blob (the workflow never reads it)."""
+        return offload(self.blobs, value, field, limit=self.inline_limit, hard_limit=self.max_value_bytes)
+
+    def _compact_state(self, state: dict[str, Any]) -> dict[str, Any]:
+        """The agent state with each large value offloaded (the workflow merges it key by key)."""
+        compact = {key: self._offload(value, f"state[{key!r}]") for key, value in state.items()}
+        check_compact(compact, "state")
+        return compact
 
     # -- describe -------------------------------------------------------------------------
 
@@ -102,21 +156,27 @@ class TetherActivities:
         """The agent's initial run state (compact) and the settings the workflow needs."""
         agent = self._agent(params)
         run = agent.run_state
-        with _fatal_errors(f"cannot store the initial messages of agent {params.get('agent')!r}"):
+        with _fatal_errors(f"cannot store the initial state of agent {params.get('agent')!r}"):
             compact = [self._compact(message) for message in run.messages]
+            state = self._compact_state(run.state)
+            manager_state = self._offload(agent.conversation_manager.state(run), "conversation_manager_state")
+            system = None if run.system_prompt is None else self._compact({"role": "system", "content": run.system_prompt})
         hooks = agent.hooks
+        tools = agent.tool_registry
         return {
             "conv": self.conversations.append(None, compact),
             "tail": compact[-TAIL:],
-            "state": run.state,
-            "conversation_manager_state": agent.conversation_manager.state(run),
-            "system_prompt": None if run.system_prompt is None else self._compact({"role": "system", "content": run.system_prompt}),
+            "state": state,
+            "conversation_manager_state": manager_state,
+            "system_prompt": system,
             "settings": {
                 "max_cycles": agent.limits.max_cycles,
                 "max_tokens": agent.limits.max_tokens,
                 "model_attempts": agent.retry.max_attempts,
+                "retry": retry_settings(agent.retry),
                 "sequential": isinstance(agent.tool_executor, SequentialToolExecutor),
-                "has_tools": len(agent.tool_registry) > 0,
+                "has_tools": len(tools) > 0,
+                "non_idempotent": [name for name in tools.names if not getattr(tools.get(name), "idempotent", True)],
                 "invocation_hooks": hooks.has(BeforeInvocation) or hooks.has(AfterInvocation) or hooks.has(MessageAdded),
             },
         }
@@ -131,12 +191,15 @@ class TetherActivities:
         with _fatal_errors(f"cannot read the conversation of run {params.get('run_id')!r}"):
             conv = conversations.append(params.get("conv"), params.get("pending") or [])
             loaded = conversations.load(conv)
+            state = expand_state(self.blobs, params.get("state"))
+            manager_state = dict(restore(self.blobs, params.get("conversation_manager_state")) or {})
+            model_state = restore(self.blobs, params.get("model_state")) or {}
         run = _fresh_run(
             agent,
             messages=list(loaded),
-            state=params.get("state") or {},
-            conversation_manager_state=dict(params.get("conversation_manager_state") or {}),
-            model_state=params.get("model_state") or {},
+            state=state,
+            conversation_manager_state=manager_state,
+            model_state=model_state,
             run_id=params.get("run_id"),
         )
         run.conversation_manager_state.pop("kind", None)
@@ -145,31 +208,34 @@ class TetherActivities:
             with _fatal_errors(f"cannot read the system prompt of run {params.get('run_id')!r}"):
                 run.system_prompt = self._expand_system(system)
         try:
-            response = await self._stream(agent.host(), run, params)
+            async with _heartbeating():
+                response = await self._stream(agent.host(), run, params)
         except TetherError as exc:
             if isinstance(exc, _NOT_RETRYABLE):
                 raise to_failure(exc, "the model call cannot succeed") from None
             if isinstance(exc, ModelThrottledError):
-                raise throttled_failure(exc) from None
+                # The wait the agent would make locally (its backoff, jitter and retry_after).
+                raise throttled_failure(exc, throttle_delay(agent.retry, activity.info().attempt, exc.retry_after)) from None
             raise
         message = response.message
         for i, block in enumerate(message["content"]):
             if "toolUse" in block and not block["toolUse"].get("toolUseId"):
                 block["toolUse"]["toolUseId"] = f"tooluse_{len(run.messages)}_{i}"
-        out: dict[str, Any] = {
-            "conv": conv,
-            "message": self._compact(message),
-            "stop_reason": response.stop_reason,
-            "usage": response.usage,
-            "latency_ms": response.latency_ms,
-            "model_state": response.model_state,
-            "rebased": False,
-        }
-        if len(run.messages) != len(loaded) or any(a is not b for a, b in zip(run.messages, loaded, strict=False)):
-            out["rebased"] = True
-            out["conv"] = self._rebase(conv, loaded, run.messages)
-            out["length"] = len(run.messages)
-            out["conversation_manager_state"] = agent.conversation_manager.state(run)
+        with _fatal_errors(f"a model response of run {params.get('run_id')!r} is too large"):
+            out: dict[str, Any] = {
+                "conv": conv,
+                "message": self._compact(message),
+                "stop_reason": response.stop_reason,
+                "usage": response.usage,
+                "latency_ms": response.latency_ms,
+                "model_state": None if response.model_state is None else self._offload(response.model_state, "model_state"),
+                "rebased": False,
+            }
+            if len(run.messages) != len(loaded) or any(a is not b for a, b in zip(run.messages, loaded, strict=False)):
+                out["rebased"] = True
+                out["conv"] = self._rebase(conv, loaded, run.messages)
+                out["length"] = len(run.messages)
+                out["conversation_manager_state"] = self._offload(agent.conversation_manager.state(run), "conversation_manager_state")
         return out
 
     def _expand_system(self, compact: dict[str, Any]) -> Any:
@@ -180,17 +246,22 @@ class TetherActivities:
     async def _stream(self, host: LoopHost, run: RunState, params: dict[str, Any]) -> ModelResponse:
         """One accepted response, with overflow reductions and hook retries exactly as locally.
 
-        Throttling is not retried here: it fails the activity and Temporal's retry policy runs it again.
+        Throttling is not retried here: it fails the activity and Temporal's retry policy runs it
+        again. Every stream event is a sign of life: it heartbeats (at most a few times per
+        heartbeat timeout; a timer heartbeats too while the model thinks without streaming).
         """
+        beat = _Pulse()
         async for item in respond(
             host,
             run,
             tool_specs=host.tool_specs(None),
             tool_choice=params.get("tool_choice"),
             cycle_index=int(params.get("cycle_index", 0)),
+            forward_deltas=beat.enabled,
         ):
             if isinstance(item, ModelResponse):
                 return item
+            beat()
         raise RuntimeError("the model call ended without a response")  # only a cancel can do that; none is passed
 
     def _rebase(self, conv: str | None, loaded: list[Message], kept: list[Message]) -> str:
@@ -206,29 +277,80 @@ class TetherActivities:
 
     @activity.defn(name="tether.run_tool")
     async def run_tool(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Run one tool call (with its hooks); returns a compact result or the interrupt it raised."""
+        """Run one tool call (with its hooks); returns a compact result or the interrupt it raised.
+
+        A tool declared ``idempotent=False`` runs on the first attempt only: a later attempt
+        means an earlier one was lost (its worker died, or it timed out) and may have had its
+        effect, so it fails as in doubt instead, and the workflow settles the call.
+        """
         agent = self._agent(params)
-        before_state: dict[str, Any] = params.get("state") or {}
+        tool_use_id = params["tool_use"].get("toolUseId")
+        name = str(params["tool_use"].get("name"))
+        attempt = activity.info().attempt
+        host = _threaded_host(agent)
+        selected = host.tools.get(name)
+        if attempt > 1 and selected is not None and not selected.idempotent:
+            raise in_doubt_failure(str(tool_use_id), name, attempt)
+        with _fatal_errors(f"cannot read the input or state of tool call {tool_use_id!r}"):
+            tool_use: Any = expand_tool_use(self.blobs, params["tool_use"])
+            before_state = expand_state(self.blobs, params.get("state"))
+            interrupts = {ident: expand_interrupt(self.blobs, item) for ident, item in (params.get("interrupts") or {}).items()}
         run = _fresh_run(
             agent,
             state=copy.deepcopy(before_state),
             run_id=params.get("run_id"),
-            interrupt_state={"interrupts": dict(params.get("interrupts") or {}), "activated": True},
+            interrupt_state={"interrupts": interrupts, "activated": True},
         )
-        with _fatal_errors(f"cannot read the input of tool call {params['tool_use'].get('toolUseId')!r}"):
-            tool_use: Any = expand_tool_use(self.blobs, params["tool_use"])
-        outcome = await call_tool(agent.host(), run, tool_use, guard=_heartbeating)
-        if outcome.interrupt is not None:
-            return {"interrupt": outcome.interrupt.to_dict()}
-        assert outcome.result is not None
-        out: dict[str, Any] = {
-            "result": compact_result(self.blobs, outcome.result, self.inline_limit),
-            "duration_ms": outcome.duration_ms,
-        }
-        changes = state_changes(before_state, run.state)
-        if changes is not None:
-            out["state_changes"] = changes
+        outcome = await call_tool(host, run, tool_use, guard=_heartbeating)
+        with _fatal_errors(f"the outcome of tool call {tool_use_id!r} ({name}) is too large"):
+            if outcome.interrupt is not None:
+                return {"interrupt": self._compact_interrupt(outcome.interrupt.to_dict())}
+            assert outcome.result is not None
+            out: dict[str, Any] = {
+                "result": compact_result(self.blobs, outcome.result, self.inline_limit, self.max_value_bytes),
+                "duration_ms": outcome.duration_ms,
+            }
+            changes = state_changes(before_state, run.state)
+            if changes is not None:
+                changes["set"] = {key: self._offload(value, f"state[{key!r}]") for key, value in changes["set"].items()}
+                check_compact(changes, "state")
+                out["state_changes"] = changes
         return out
+
+    def _compact_interrupt(self, record: Any) -> dict[str, Any]:
+        return compact_interrupt(self.blobs, record, limit=self.inline_limit, hard_limit=self.max_value_bytes)
+
+    # -- in-doubt tool calls --------------------------------------------------------------
+
+    @activity.defn(name="tether.reconcile")
+    async def reconcile(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Settle an in-doubt call of a non-idempotent tool, as a local durable run does.
+
+        With ``answer`` (the response to a ``tether.in_doubt`` interrupt, not ``"rerun"``) the
+        answer becomes the call's result. Otherwise the agent's ``reconcile(call)`` decides:
+        ``{"result": ...}`` to record, or ``{"rerun": True}``; an agent without one gets
+        ``{"interrupt": ...}``, the same ``tether.in_doubt`` interrupt a local run raises.
+        """
+        agent = self._agent(params)
+        run_id = str(params.get("run_id") or "")
+        with _fatal_errors("cannot read an in-doubt tool call"):
+            tool_use: Any = expand_tool_use(self.blobs, params["tool_use"])
+            answer = restore(self.blobs, params["answer"]) if "answer" in params else RERUN
+        tool_use_id = tool_use["toolUseId"]
+        call = InDoubtCall(run_id, tool_use, f"{run_id}/{tool_use_id}" if run_id else tool_use_id)
+        if "answer" not in params:
+            if agent.reconcile is None:
+                ident = interrupt_id("durable", tool_use_id, IN_DOUBT)
+                record = Interrupt(ident, IN_DOUBT, call.to_reason(), "durable", tool_use_id).to_dict()
+                with _fatal_errors(f"the in-doubt interrupt of tool call {tool_use_id!r} is too large"):
+                    return {"interrupt": self._compact_interrupt(record)}
+            answer = agent.reconcile(call)
+            if inspect.isawaitable(answer):
+                answer = await answer
+        if answer == RERUN:
+            return {"rerun": True}
+        with _fatal_errors(f"the reconciled result of tool call {tool_use_id!r} is too large"):
+            return {"result": compact_result(self.blobs, to_result(tool_use_id, answer), self.inline_limit, self.max_value_bytes)}
 
     # -- end of an invocation -------------------------------------------------------------
 
@@ -240,15 +362,17 @@ class TetherActivities:
         with _fatal_errors(f"cannot read the conversation of run {params.get('run_id')!r}"):
             conv = conversations.append(params.get("conv"), params.get("pending") or [])
             loaded = conversations.load(conv)
-        state = dict(params.get("conversation_manager_state") or {})
+            state = dict(restore(self.blobs, params.get("conversation_manager_state")) or {})
         state.pop("kind", None)
         run = RunState(messages=list(loaded), conversation_manager_state=state)
         if params.get("manage", True):
             agent.conversation_manager.apply_management(run)
+        with _fatal_errors(f"the conversation-manager state of run {params.get('run_id')!r} is too large"):
+            manager_state = self._offload(agent.conversation_manager.state(run), "conversation_manager_state")
         out: dict[str, Any] = {
             "conv": conv,
             "length": len(run.messages),
-            "conversation_manager_state": agent.conversation_manager.state(run),
+            "conversation_manager_state": manager_state,
         }
         if len(run.messages) != len(loaded):
             out["conv"] = self._rebase(conv, loaded, run.messages)
@@ -284,9 +408,57 @@ def _fresh_run(agent: Any, **fields: Any) -> RunState:
     return run
 
 
+def _threaded_host(agent: Any) -> LoopHost:
+    """The agent's host, with its sync tools made to run in a thread.
+
+    A sync tool built with ``run_in_thread=False`` runs on the event loop locally; on a worker
+    it would block the loop, and with it the heartbeats (Temporal's async activities heartbeat
+    through the loop) and every other activity of the worker. Here it gets a copy of itself
+    that runs in a thread, in a registry of this activity's own: the tool objects, which may be
+    shared with local agents of the same process, are not changed.
+    """
+    host = agent.host()
+    tools: ToolRegistry = host.tools
+    blocking = [
+        name
+        for name in tools.names
+        if isinstance(tool := tools.get(name), FunctionTool) and not tool.run_in_thread and not inspect.iscoroutinefunction(tool.func)
+    ]
+    if not blocking:
+        return host  # type: ignore[no-any-return]
+    items: list[Any] = []
+    for name in tools.names:
+        tool = tools.get(name)
+        if name in blocking:
+            tool = copy.copy(tool)
+            assert isinstance(tool, FunctionTool)
+            tool.run_in_thread = True
+        items.append(tool)
+    threaded = ToolRegistry([*items, *tools.sources])
+    assert isinstance(host, Host)
+    return dataclasses.replace(host, tools=threaded)
+
+
+class _Pulse:
+    """Heartbeats on stream events, at most three times per heartbeat timeout."""
+
+    def __init__(self) -> None:
+        timeout = activity.info().heartbeat_timeout
+        self.enabled = bool(timeout)
+        self.interval = timeout.total_seconds() / 3.0 if timeout else 0.0
+        self.last = time.monotonic()
+
+    def __call__(self) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.interval:
+            self.last = now
+            activity.heartbeat()
+
+
 @contextlib.asynccontextmanager
 async def _heartbeating() -> AsyncIterator[None]:
-    """Heartbeat while a tool runs, so a dead worker is noticed within the heartbeat timeout."""
+    """Heartbeat while a tool or a model call runs, so a dead worker is noticed within the
+    heartbeat timeout (the call itself may take far longer than that)."""
     timeout = activity.info().heartbeat_timeout
     if not timeout:
         yield
@@ -294,9 +466,11 @@ async def _heartbeating() -> AsyncIterator[None]:
     interval = max(timeout.total_seconds() / 3.0, 0.05)
 
     async def beat() -> None:
+        # No beat at the start: the heartbeat timeout counts from the start, and most calls
+        # end long before the first beat is due (a beat is a call into the worker's core).
         while True:
-            activity.heartbeat()
             await asyncio.sleep(interval)
+            activity.heartbeat()
 
     task = asyncio.create_task(beat())
     try:
@@ -307,4 +481,4 @@ async def _heartbeating() -> AsyncIterator[None]:
             await task
 
 
-__all__ = ["TAIL", "TetherActivities"]
+__all__ = ["TAIL", "TetherActivities", "state_changes"]

@@ -23,53 +23,70 @@ from .._messages import decode_message_bytes
 from ..errors import ShapeError, StoreError
 from ..types import Message
 from .blobs import BlobStore, canonical_json, is_ref
+from .payloads import BLOB_KEY, DEFAULT_MAX_VALUE_BYTES, check_compact, check_size
+from .payloads import is_placeholder as _is_placeholder
 
-BLOB_KEY = "$blob"
 DEFAULT_INLINE_LIMIT = 8 * 1024
 """Parts larger than this (bytes of canonical JSON) are offloaded."""
 
 
-def _is_placeholder(value: Any) -> bool:
-    return type(value) is dict and len(value) == 1 and is_ref(value.get(BLOB_KEY))
-
-
-def _offload(blobs: BlobStore, value: Any, limit: int) -> Any:
+def _offload(blobs: BlobStore, value: Any, limit: int, hard_limit: int | None, field: str) -> Any:
     data = canonical_json(value)
+    check_size(len(data), hard_limit, field)
     if len(data) <= limit:
         return value
     return {BLOB_KEY: blobs.put_bytes(data)}
 
 
-def compact_message(blobs: BlobStore, message: Any, limit: int = DEFAULT_INLINE_LIMIT) -> dict[str, Any]:
-    """A compact copy of ``message`` (pure JSON; bytes become envelopes first)."""
+def compact_message(
+    blobs: BlobStore,
+    message: Any,
+    limit: int = DEFAULT_INLINE_LIMIT,
+    hard_limit: int | None = DEFAULT_MAX_VALUE_BYTES,
+    field: str = "message",
+) -> dict[str, Any]:
+    """A compact copy of ``message`` (pure JSON; bytes become envelopes first).
+
+    Args:
+        blobs: Where large parts go.
+        message: The message.
+        limit: Parts larger than this (bytes of canonical JSON) are offloaded.
+        hard_limit: A part larger than this raises ``PayloadTooLargeError`` (None: no limit).
+        field: The message's name in errors.
+    """
     plain: dict[str, Any] = json_copy(message, "message")
     content = plain.get("content")
     if not isinstance(content, list):
         return plain
     out: list[Any] = []
-    for block in content:
+    for i, block in enumerate(content):
         if not isinstance(block, dict) or _is_placeholder(block):
             out.append(block)
         elif "toolUse" in block:
             use = dict(block["toolUse"])
             if "input" in use:
-                use["input"] = _offload(blobs, use["input"], limit)
+                use["input"] = _offload(blobs, use["input"], limit, hard_limit, f"the input of tool call {use.get('toolUseId')!r}")
             out.append({"toolUse": use})
         elif "toolResult" in block:
             result = dict(block["toolResult"])
             items = result.get("content")
             if isinstance(items, list):
-                result["content"] = [item if _is_placeholder(item) else _offload(blobs, item, limit) for item in items]
+                what = f"the result of tool call {result.get('toolUseId')!r}"
+                result["content"] = [item if _is_placeholder(item) else _offload(blobs, item, limit, hard_limit, what) for item in items]
             out.append({"toolResult": result})
         else:
-            out.append(_offload(blobs, block, limit))
+            out.append(_offload(blobs, block, limit, hard_limit, f"{field}.content[{i}]"))
     plain["content"] = out
+    check_compact(plain, field)
     return plain
 
 
-def compact_result(blobs: BlobStore, result: Any, limit: int = DEFAULT_INLINE_LIMIT) -> dict[str, Any]:
-    """A compact copy of one tool result."""
-    holder = compact_message(blobs, {"role": "user", "content": [{"toolResult": result}]}, limit)
+def compact_result(
+    blobs: BlobStore, result: Any, limit: int = DEFAULT_INLINE_LIMIT, hard_limit: int | None = DEFAULT_MAX_VALUE_BYTES
+) -> dict[str, Any]:
+    """A compact copy of one tool result (see :func:`compact_message` for the limits)."""
+    field = f"the result of tool call {result.get('toolUseId')!r}" if isinstance(result, dict) else "a tool result"
+    holder = compact_message(blobs, {"role": "user", "content": [{"toolResult": result}]}, limit, hard_limit, field)
     compacted: dict[str, Any] = holder["content"][0]["toolResult"]
     return compacted
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.service import RPCError
 
 from .._prompt import normalize_prompt
 from ..checkpoint import Checkpoint
-from ..errors import ConfigurationError, PromptError, RunNotFoundError
+from ..errors import ConfigurationError, PromptError, RunEndedError, RunNotFoundError
 from ..interrupts import Interrupt
 from ..metrics import Metrics
 from ..result import AgentResult
@@ -27,6 +28,7 @@ from ..snapshot import Snapshot
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT, compact_message, expand_message
 from .errors import from_failure
+from .payloads import DEFAULT_MAX_VALUE_BYTES, expand_interrupt, expand_state, offload
 from .shapes import CarriedState, WirePrompt, WorkflowOptions, WorkflowParams
 from .wire import carried_from_run, run_from_checkpoint, run_from_snapshot, snapshot_of
 from .workflow import WORKFLOW_NAME
@@ -45,11 +47,23 @@ class TetherClient:
         *,
         inline_limit: int = DEFAULT_INLINE_LIMIT,
         options: WorkflowOptions | None = None,
+        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
     ) -> None:
+        """Args:
+        client: A connected Temporal client.
+        blobs: The blob store the workers of ``task_queue`` use.
+        task_queue: Where the agent workers listen.
+        inline_limit: Values larger than this (bytes of JSON) travel as blob references.
+        options: Default workflow options of the runs this client starts.
+        max_value_bytes: The hard limit of one value this client sends (a prompt part, an
+            interrupt answer, a promoted run's state value): a larger one raises
+            ``PayloadTooLargeError`` naming it (None: no limit).
+        """
         self.client = client
         self.blobs = blobs
         self.task_queue = task_queue
         self.inline_limit = inline_limit
+        self.max_value_bytes = max_value_bytes
         self.options: WorkflowOptions = {**(options or {})}
 
     # -- starting -------------------------------------------------------------------------
@@ -57,13 +71,30 @@ class TetherClient:
     def _prompt(self, prompt: Any) -> tuple[WirePrompt, CarriedState | None]:
         normalized = normalize_prompt(prompt)
         if normalized.kind == "checkpoint":
-            carried = carried_from_run(self.blobs, run_from_checkpoint(normalized.checkpoint), inline_limit=self.inline_limit)
+            carried = self._carried(run_from_checkpoint(normalized.checkpoint))
             return {"kind": "continue"}, carried
         return {
             "kind": normalized.kind,
-            "messages": [compact_message(self.blobs, message, self.inline_limit) for message in normalized.messages],
-            "responses": normalized.responses,
+            "messages": [
+                compact_message(self.blobs, message, self.inline_limit, self.max_value_bytes, f"prompt[{i}]")
+                for i, message in enumerate(normalized.messages)
+            ],
+            "responses": self._compact_responses(normalized.responses),
         }, None
+
+    def _carried(self, run: Any) -> CarriedState:
+        return carried_from_run(self.blobs, run, inline_limit=self.inline_limit, max_value_bytes=self.max_value_bytes)
+
+    def _compact_responses(self, responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Interrupt answers with large responses offloaded (the workflow keeps them as references)."""
+        out: list[dict[str, Any]] = []
+        for item in _bodies(responses):
+            if isinstance(item, dict) and "response" in item:
+                field = f"the response to interrupt {item.get('interruptId')}"
+                response = offload(self.blobs, item["response"], field, limit=self.inline_limit, hard_limit=self.max_value_bytes)
+                item = {**item, "response": response}
+            out.append(item)
+        return out
 
     async def start(
         self,
@@ -136,7 +167,7 @@ class TetherClient:
         is_checkpoint = isinstance(source, Checkpoint) or (isinstance(source, dict) and "position" in source)
         run = run_from_checkpoint(source) if is_checkpoint else run_from_snapshot(source)  # type: ignore[arg-type]
         run.run_id = run_id
-        carried = carried_from_run(self.blobs, run, inline_limit=self.inline_limit)
+        carried = self._carried(run)
         return await self.start(agent, prompt, run_id=run_id, config=config, carried=carried, **kwargs)
 
     async def promote_stored(
@@ -163,7 +194,7 @@ class TetherClient:
             raise RunNotFoundError(f"no run {stored_run_id!r} in the store; nothing to promote")
         run = run_state_of(stored)
         run.run_id = run_id or stored_run_id
-        carried = carried_from_run(self.blobs, run, inline_limit=self.inline_limit)
+        carried = self._carried(run)
         return await self.start(agent, prompt, run_id=run.run_id, config=config, carried=carried, **kwargs)
 
     # -- results --------------------------------------------------------------------------
@@ -183,11 +214,12 @@ class TetherClient:
         """Wait for run ``run_id``'s invocation to end; its :class:`~tether.AgentResult`."""
         raw = await self._raw_result(run_id)
         message = raw.get("message")
+        state = raw["state"] if "state" in raw else expand_state(self.blobs, raw["run"].get("state"))  # "state": older workers
         return AgentResult(
             raw["stop_reason"],
             None if message is None else expand_message(self.blobs, message),
             Metrics(raw["metrics"], raw.get("invocation")),
-            raw.get("state") or {},
+            state or {},
         )
 
     async def final_snapshot(self, run_id: str, app_data: dict[str, Any] | None = None) -> Snapshot:
@@ -198,15 +230,35 @@ class TetherClient:
     # -- live runs ------------------------------------------------------------------------
 
     async def status(self, run_id: str) -> dict[str, Any]:
-        """``{"status": ..., "interrupts": [...]}`` of a live run (a query)."""
+        """``{"status": ..., "interrupts": [...]}`` of a live run (a query; reasons expanded)."""
         handle = self.client.get_workflow_handle(run_id)
         status: dict[str, Any] = await handle.query("status", result_type=dict)
+        status["interrupts"] = [expand_interrupt(self.blobs, item) for item in status.get("interrupts") or []]
         return status
 
     async def wait_for_interrupts(self, run_id: str, *, timeout: float = 60.0, poll: float = 0.05) -> list[Interrupt]:
-        """Wait until run ``run_id`` stops for interrupts; returns them."""
+        """Wait until run ``run_id`` stops for interrupts; returns them.
+
+        Raises:
+            RunEndedError: The run ended (completed, failed, cancelled, terminated, timed out)
+                without stopping for interrupts: it never will, so this does not wait on.
+            RunNotFoundError: There is no workflow ``run_id``.
+            TimeoutError: ``timeout`` seconds passed with the run still running.
+        """
+        handle = self.client.get_workflow_handle(run_id)
         async with asyncio.timeout(timeout):
             while True:
+                try:
+                    description = await handle.describe()
+                except RPCError as exc:
+                    if "not found" in str(exc).lower():
+                        raise RunNotFoundError(f"no workflow {run_id!r} on this Temporal namespace; start the run first") from exc
+                    raise
+                if description.status is not None and description.status != WorkflowExecutionStatus.RUNNING:
+                    raise RunEndedError(
+                        f"run {run_id!r} has ended ({description.status.name.lower()}) and will not stop for interrupts; "
+                        "read its result (TetherClient.result) instead"
+                    )
                 try:
                     status = await self.status(run_id)
                 except Exception:  # the workflow may not have run its first task yet
@@ -222,7 +274,7 @@ class TetherClient:
         """
         handle = self.client.get_workflow_handle(run_id)
         try:
-            outcome: dict[str, Any] = await handle.execute_update("answer_interrupts", _bodies(responses), result_type=dict)
+            outcome: dict[str, Any] = await handle.execute_update("answer_interrupts", self._compact_responses(responses), result_type=dict)
         except WorkflowUpdateFailedError as exc:
             error = from_failure(exc)
             if error is None:
@@ -233,7 +285,7 @@ class TetherClient:
     async def signal_interrupts(self, run_id: str, responses: list[dict[str, Any]]) -> None:
         """Answer interrupts through a signal (fire and forget)."""
         handle = self.client.get_workflow_handle(run_id)
-        await handle.signal("answer_interrupts_signal", _bodies(responses))
+        await handle.signal("answer_interrupts_signal", self._compact_responses(responses))
 
     async def snapshot(self, run_id: str, app_data: dict[str, Any] | None = None) -> Snapshot:
         """The current snapshot of run ``run_id`` (a query; works on running and finished runs)."""

@@ -29,10 +29,31 @@ def to_failure(exc: BaseException, what: str | None = None) -> ApplicationError:
     return ApplicationError(text if what is None else f"{what}: {text}", str(exc), type=type(exc).__name__, non_retryable=True)
 
 
-def throttled_failure(exc: ModelThrottledError) -> ApplicationError:
-    """A retryable failure for a throttled model call, honouring the provider's retry-after."""
-    delay = None if exc.retry_after is None else timedelta(seconds=exc.retry_after)
+def throttled_failure(exc: ModelThrottledError, delay: timedelta | None = None) -> ApplicationError:
+    """A retryable failure for a throttled model call.
+
+    Args:
+        exc: The throttling error.
+        delay: The wait before the next attempt (see :func:`tether.temporal.retries.throttle_delay`);
+            None: the provider's ``retry_after`` if any, else the activity's retry policy.
+    """
+    if delay is None and exc.retry_after is not None:
+        delay = timedelta(seconds=exc.retry_after)
     return ApplicationError(f"model throttled: {exc}", str(exc), type="ModelThrottledError", next_retry_delay=delay)
+
+
+IN_DOUBT_FAILURE = "TetherInDoubt"
+"""The failure type of a non-idempotent tool activity that refused to run again: the call is in doubt."""
+
+
+def in_doubt_failure(tool_use_id: str, name: str, attempt: int) -> ApplicationError:
+    """A non-retryable failure for a non-idempotent tool call whose earlier attempt was lost."""
+    return ApplicationError(
+        f"tool {name!r} is not idempotent and attempt {attempt - 1} of call {tool_use_id!r} may have run; "
+        "not running it again (the workflow reconciles the call or asks through a tether.in_doubt interrupt)",
+        type=IN_DOUBT_FAILURE,
+        non_retryable=True,
+    )
 
 
 def _tether_classes() -> dict[str, type[TetherError]]:
@@ -63,4 +84,4 @@ def from_failure(exc: BaseException) -> TetherError | None:
     return None
 
 
-__all__ = ["from_failure", "throttled_failure", "to_failure"]
+__all__ = ["IN_DOUBT_FAILURE", "from_failure", "in_doubt_failure", "throttled_failure", "to_failure"]

@@ -35,15 +35,22 @@ class WorkflowOptions(TypedDict, total=False):
     cycles_per_execution: int
     """Model calls per workflow execution before it continues as new."""
     model_timeout_s: float
-    """Start-to-close timeout of one model call activity."""
+    """Start-to-close timeout of one model call activity (the whole call, streaming included)."""
+    model_heartbeat_s: float
+    """Heartbeat timeout of a model call activity: how soon a worker that died mid-call is
+    noticed (the activity heartbeats on stream events and on a timer). Default 30 s."""
     tool_timeout_s: float
     """Start-to-close timeout of one tool call activity."""
     heartbeat_s: float
     """Heartbeat timeout of a tool call activity."""
     tool_attempts: int
-    """Attempts of a tool call activity."""
+    """Attempts of a tool call activity of an idempotent tool (a tool declared
+    ``idempotent=False`` always gets exactly one)."""
     hook_attempts: int
-    """Attempts of an invocation-hook activity."""
+    """Attempts of an invocation-hook or reconcile activity."""
+    tool_failure: str
+    """What a tool call whose activity failed for good becomes: ``"error_result"`` (default: an
+    error ``toolResult`` the model reads, and the run goes on) or ``"fail"`` (the run fails)."""
 
 
 class AgentSettings(TypedDict, total=False):
@@ -55,8 +62,12 @@ class AgentSettings(TypedDict, total=False):
     max_cycles: int | None
     max_tokens: int | None
     model_attempts: int
+    retry: dict[str, Any]
+    """The agent's RetryPolicy as JSON (:class:`tether.temporal.retries.RetrySettings`)."""
     sequential: bool
     has_tools: bool
+    non_idempotent: list[str]
+    """Names of the tools declared ``idempotent=False``: their activities get one attempt."""
     invocation_hooks: bool
 
 
@@ -66,7 +77,10 @@ class CarriedState(TypedDict):
     ``conv`` names the persisted conversation and ``tail`` holds its last compact messages, of
     which the last ``unpersisted`` are not in ``conv`` yet. ``system_prompt`` is a compact
     ``{"role": "system", "content": [...]}`` message. The tool results in ``cursor`` and in
-    ``interrupt_state``'s context are compact too. ``settings`` absent or None makes the workflow
+    ``interrupt_state``'s context are compact too, and so are the other values: large values of
+    ``state`` (key by key), and ``conversation_manager_state``, ``model_state`` and interrupt
+    reasons and responses (whole) are ``{"$blob": ref}`` placeholders
+    (:mod:`tether.temporal.payloads`). ``settings`` absent or None makes the workflow
     read them from the agent when it starts; ``started`` says the invocation already began
     (continue-as-new), with ``before_metrics`` and ``resumed_from`` as it began.
     """

@@ -23,6 +23,16 @@ from ..snapshot.shapes import interrupt_state_in, interrupt_state_out, manager_s
 from ..types import InterruptState, MetricsData
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT, Conversations, compact_message, compact_result, expand_message, expand_result
+from .payloads import (
+    DEFAULT_MAX_VALUE_BYTES,
+    compact_interrupt,
+    compact_state,
+    expand_interrupt,
+    expand_state,
+    map_interrupts,
+    offload,
+    restore,
+)
 from .shapes import CarriedState
 
 TAIL = 4
@@ -34,17 +44,34 @@ def _map_results(results: Any, convert: Any) -> dict[str, Any]:
     return {ident: convert(result) for ident, result in results.items()}
 
 
-def carried_from_run(blobs: BlobStore, run: RunState, *, inline_limit: int = DEFAULT_INLINE_LIMIT) -> CarriedState:
-    """The compact state a workflow starts from, for a local ``run`` (content goes to ``blobs``)."""
-    compact = [compact_message(blobs, message, inline_limit) for message in run.messages]
+def carried_from_run(
+    blobs: BlobStore, run: RunState, *, inline_limit: int = DEFAULT_INLINE_LIMIT, max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES
+) -> CarriedState:
+    """The compact state a workflow starts from, for a local ``run`` (content goes to ``blobs``).
+
+    Args:
+        blobs: Where large values go.
+        run: The local run.
+        inline_limit: Values larger than this (bytes of JSON) are offloaded.
+        max_value_bytes: The hard limit of one value (``PayloadTooLargeError`` names it).
+    """
+    hard = max_value_bytes
+    compact = [compact_message(blobs, message, inline_limit, hard, f"run.messages[{i}]") for i, message in enumerate(run.messages)]
     conv = Conversations(blobs).append(None, compact)
     interrupt_state: InterruptState = json_copy(run.interrupt_state, "run.interrupt_state")
     context = interrupt_state.get("context")
     if isinstance(context, dict):
-        context["results"] = _map_results(context.get("results"), lambda r: compact_result(blobs, r, inline_limit))
+        context["results"] = _map_results(context.get("results"), lambda r: compact_result(blobs, r, inline_limit, hard))
+    interrupt_state = cast(
+        InterruptState, map_interrupts(dict(interrupt_state), lambda r: compact_interrupt(blobs, r, limit=inline_limit, hard_limit=hard))
+    )
     cursor = run.cursor.to_dict()
-    cursor["results"] = _map_results(cursor["results"], lambda r: compact_result(blobs, r, inline_limit))
-    system = None if run.system_prompt is None else compact_message(blobs, {"role": "system", "content": run.system_prompt}, inline_limit)
+    cursor["results"] = _map_results(cursor["results"], lambda r: compact_result(blobs, r, inline_limit, hard))
+    system = (
+        None
+        if run.system_prompt is None
+        else compact_message(blobs, {"role": "system", "content": run.system_prompt}, inline_limit, hard, "run.system_prompt")
+    )
     try:
         metrics = check_metrics(run.metrics, "run.metrics")
     except ShapeError as exc:
@@ -53,11 +80,17 @@ def carried_from_run(blobs: BlobStore, run: RunState, *, inline_limit: int = DEF
         "conv": conv,
         "tail": compact[-TAIL:],
         "unpersisted": 0,
-        "state": json_copy(run.state, "run.state"),
-        "conversation_manager_state": json_copy(run.conversation_manager_state, "run.conversation_manager_state"),
+        "state": compact_state(blobs, json_copy(run.state, "run.state"), "state", limit=inline_limit, hard_limit=hard),
+        "conversation_manager_state": offload(
+            blobs,
+            json_copy(run.conversation_manager_state, "run.conversation_manager_state"),
+            "conversation_manager_state",
+            limit=inline_limit,
+            hard_limit=hard,
+        ),
         "interrupt_state": interrupt_state,
         "system_prompt": system,
-        "model_state": json_copy(run.model_state, "run.model_state"),
+        "model_state": offload(blobs, json_copy(run.model_state, "run.model_state"), "model_state", limit=inline_limit, hard_limit=hard),
         "cursor": json_copy(cursor, "run.cursor"),
         "metrics": metrics,
         "settings": None,
@@ -122,7 +155,7 @@ def messages_of(blobs: BlobStore, carried: CarriedState, *, decode: bool = True)
 
 def snapshot_of(blobs: BlobStore, carried: CarriedState, app_data: dict[str, Any] | None = None) -> Snapshot:
     """A :class:`Snapshot` of a carried state, loadable by a local agent built the same way."""
-    interrupt_state = copy.deepcopy(carried.get("interrupt_state") or {})
+    interrupt_state = map_interrupts(copy.deepcopy(dict(carried.get("interrupt_state") or {})), lambda r: expand_interrupt(blobs, r))
     context = interrupt_state.get("context")
     if isinstance(context, dict):
         results = _map_results(context.get("results"), lambda r: expand_result(blobs, r))
@@ -130,11 +163,11 @@ def snapshot_of(blobs: BlobStore, carried: CarriedState, app_data: dict[str, Any
     system = carried.get("system_prompt")
     data = {
         "messages": messages_of(blobs, carried, decode=False),
-        "state": carried.get("state") or {},
-        "conversation_manager_state": carried.get("conversation_manager_state") or {},
+        "state": expand_state(blobs, carried.get("state")),
+        "conversation_manager_state": restore(blobs, carried.get("conversation_manager_state")) or {},
         "interrupt_state": interrupt_state_out(interrupt_state),  # the snapshot shape (Strands')
         "system_prompt": None if system is None else expand_message(blobs, system, decode=False)["content"],
-        "model_state": carried.get("model_state") or {},
+        "model_state": restore(blobs, carried.get("model_state")) or {},
     }
     return Snapshot.from_dict({"schema_version": SNAPSHOT_SCHEMA_VERSION, "scope": SCOPE, "data": data, "app_data": app_data or {}})
 

@@ -18,6 +18,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from .activities import TetherActivities
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT
+from .payloads import DEFAULT_MAX_VALUE_BYTES
 from .registry import AgentRegistry
 from .workflow import AgentWorkflow
 
@@ -34,10 +35,23 @@ def create_worker(
     blobs: BlobStore,
     *,
     inline_limit: int = DEFAULT_INLINE_LIMIT,
+    max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
     **worker_options: Any,
 ) -> Worker:
-    """A worker serving Tether agent runs on ``task_queue`` (extra options go to ``Worker``)."""
-    activities = TetherActivities(registry, blobs, inline_limit=inline_limit)
+    """A worker serving Tether agent runs on ``task_queue``.
+
+    Args:
+        client: A connected Temporal client.
+        task_queue: The task queue of the agent runs.
+        registry: The agent factories (the same on every worker of the queue).
+        blobs: The blob store shared by every worker and client of the runs.
+        inline_limit: Values larger than this (bytes of JSON) travel as blob references.
+        max_value_bytes: The hard limit of one value of a run; a larger one fails the run with
+            ``PayloadTooLargeError`` naming it (None: no limit).
+        **worker_options: Passed to ``temporalio.worker.Worker`` (see the README's "Temporal
+            operations" for the recommended ones, e.g. ``sticky_queue_schedule_to_start_timeout``).
+    """
+    activities = TetherActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
     return Worker(
         client,
         task_queue=task_queue,
@@ -51,8 +65,16 @@ def create_worker(
 class TetherPlugin(SimplePlugin):
     """A worker plugin adding the agent workflow and activities (``Worker(..., plugins=[...])``)."""
 
-    def __init__(self, registry: AgentRegistry, blobs: BlobStore, *, inline_limit: int = DEFAULT_INLINE_LIMIT) -> None:
-        activities = TetherActivities(registry, blobs, inline_limit=inline_limit)
+    def __init__(
+        self,
+        registry: AgentRegistry,
+        blobs: BlobStore,
+        *,
+        inline_limit: int = DEFAULT_INLINE_LIMIT,
+        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
+    ) -> None:
+        """Args: as :func:`create_worker`."""
+        activities = TetherActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
         super().__init__("tether.TetherPlugin", activities=activities.all(), workflows=[AgentWorkflow], workflow_runner=workflow_runner())
 
 

@@ -9,6 +9,14 @@ so neither history nor the state carried by continue-as-new grows with it.
 
 Interrupts wait inside the workflow for an ``answer_interrupts`` update (or signal); the
 ``snapshot`` query returns the run's current state (compact; the client expands it).
+
+A tool activity that fails for good (its attempts lost to crashes or timeouts) does not fail
+the run: an idempotent tool's call gets an error result the model can act on (option
+``tool_failure``), and a call of a tool declared ``idempotent=False``, which runs as a single
+attempt, is in doubt and is settled like a local durable run settles it: the agent's
+``reconcile`` callable (run as the ``tether.reconcile`` activity) or a ``tether.in_doubt``
+interrupt. That behaviour is behind the ``tether.tool-failures`` patch, so runs whose
+histories were recorded before it replay as they ran.
 """
 
 from __future__ import annotations
@@ -20,10 +28,11 @@ from typing import Any, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ApplicationError, is_cancelled_exception
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from .._prompt import Prompt
+    from ..durable.indoubt import IN_DOUBT, RERUN
     from ..errors import InterruptError, PromptError, TetherError
     from ..interrupts import apply_responses, pending_interrupts
     from ..loop.core import CoreConfig, LoopCore, ModelOutcome
@@ -32,18 +41,27 @@ with workflow.unsafe.imports_passed_through():
     from ..metrics import diff_metrics, record_tool
     from ..turn import begin_turn, copy_metrics, last_assistant, mark_interrupted, resume_interrupt, settle_idle
     from ..types import Message, MetricsData, SystemContentBlock
-    from .errors import to_failure
+    from .errors import IN_DOUBT_FAILURE, to_failure
+    from .retries import activity_retry_policy
     from .shapes import AgentSettings, CarriedState, CompactMessage, WorkflowOptions
 
 WORKFLOW_NAME = "tether.agent"
 TAIL = 4
+PATCH_TOOL_FAILURES = "tether.tool-failures"
+"""The patch id of error results and in-doubt settling for failed tool activities (runs recorded
+before it failed instead)."""
+PATCH_LOCAL_BOOKENDS = "tether.local-bookends"
+"""The patch id of running ``tether.describe`` and ``tether.finish`` as local activities (two task
+queue round trips less per invocation; runs recorded before it used regular activities)."""
 DEFAULT_OPTIONS: WorkflowOptions = {
     "cycles_per_execution": 500,
     "model_timeout_s": 600.0,
+    "model_heartbeat_s": 30.0,
     "tool_timeout_s": 3600.0,
     "heartbeat_s": 30.0,
     "tool_attempts": 5,
     "hook_attempts": 5,
+    "tool_failure": "error_result",
 }
 """Per-run options (the client may override any of them)."""
 
@@ -77,7 +95,11 @@ class AgentWorkflow:
         self._options.update(requested or {})
         carried: CarriedState | None = params.get("carried")
         if carried is None or carried.get("settings") is None:
-            described = await self._activity("tether.describe", {"agent": params["agent"], "config": params.get("config") or {}})
+            described = await self._activity(
+                "tether.describe",
+                {"agent": params["agent"], "config": params.get("config") or {}},
+                local=workflow.patched(PATCH_LOCAL_BOOKENDS),
+            )
             if carried is None:
                 carried = {
                     "conv": described["conv"],
@@ -228,6 +250,7 @@ class AgentWorkflow:
             params,
             timeout=float(self._options["model_timeout_s"]),
             attempts=int(self._settings.get("model_attempts") or 6),
+            heartbeat=float(self._options["model_heartbeat_s"]),
         )
         self._conv = out["conv"]
         self._unpersisted = 0
@@ -255,21 +278,68 @@ class AgentWorkflow:
         run, core = self._state()
         tool_use_id = tool_use["toolUseId"]
         table = run.interrupt_state.get("interrupts") or {}
+        doubt = next((item for item in table.values() if item.get("tool_use_id") == tool_use_id and item.get("name") == IN_DOUBT), None)
+        if doubt is not None and "response" in doubt:
+            # The answer to a tether.in_doubt interrupt: "rerun", or the result to record.
+            if doubt["response"] != RERUN:
+                params = self._base()
+                params.update(tool_use=tool_use, answer=doubt["response"])
+                doubt["response"] = "recorded"
+                out = await self._activity("tether.reconcile", params, attempts=int(self._options["hook_attempts"]))
+                return await self._record(tool_use, out)
+            del table[doubt["id"]]  # a re-run that is lost again asks again
         interrupts = {ident: item for ident, item in table.items() if item.get("tool_use_id") == tool_use_id}
         core.tool_started(tool_use_id)
         params = self._base()
         params.update(tool_use=tool_use, interrupts=interrupts, state=run.state)
-        out = await self._activity(
-            "tether.run_tool",
-            params,
-            timeout=float(self._options["tool_timeout_s"]),
-            attempts=int(self._options["tool_attempts"]),
-            heartbeat=float(self._options["heartbeat_s"]),
-            summary=str(tool_use.get("name")),
-        )
+        name = str(tool_use.get("name"))
+        single = name in (self._settings.get("non_idempotent") or ())
+        while True:
+            try:
+                out = await self._activity(
+                    "tether.run_tool",
+                    params,
+                    timeout=float(self._options["tool_timeout_s"]),
+                    attempts=1 if single else int(self._options["tool_attempts"]),
+                    heartbeat=float(self._options["heartbeat_s"]),
+                    summary=name,
+                )
+            except ActivityError as exc:
+                settled = await self._tool_failed(tool_use, exc, single)
+                if settled is None:
+                    continue  # reconciled as "rerun"
+                out = settled
+            break
         if "interrupt" in out:
             core.tool_interrupted([out["interrupt"]])
             return False
+        return await self._record(tool_use, out)
+
+    async def _tool_failed(self, tool_use: Any, exc: ActivityError, single: bool) -> dict[str, Any] | None:
+        """What a tool activity that failed for good stands for: a run_tool-like outcome, or None
+        to run the call again. Failures no retry can fix (a broken agent factory, a value over
+        the hard limit) and cancellation still end the run."""
+        cause = exc.cause
+        in_doubt = isinstance(cause, ApplicationError) and cause.type == IN_DOUBT_FAILURE
+        if is_cancelled_exception(exc) or (isinstance(cause, ApplicationError) and cause.non_retryable and not in_doubt):
+            raise exc
+        if not workflow.patched(PATCH_TOOL_FAILURES):
+            raise exc  # a run recorded before the patch failed here
+        name = str(tool_use.get("name"))
+        if single or in_doubt:
+            params = self._base()
+            params.update(tool_use=tool_use)
+            out: dict[str, Any] = await self._activity("tether.reconcile", params, attempts=int(self._options["hook_attempts"]))
+            return None if out.get("rerun") else out
+        if self._options["tool_failure"] != "error_result":
+            raise exc
+        text = f"Tool {name!r} did not complete: {_failure_text(exc)}. It produced no result; do not assume it ran."
+        return {"result": {"toolUseId": tool_use["toolUseId"], "status": "error", "content": [{"text": text}]}}
+
+    async def _record(self, tool_use: Any, out: dict[str, Any]) -> bool:
+        """Fold one tool outcome (``result``, ``state_changes``, ``duration_ms``) into the core."""
+        run, core = self._state()
+        tool_use_id = tool_use["toolUseId"]
         result = out["result"]
         changes = out.get("state_changes")
         if changes:
@@ -378,18 +448,24 @@ class AgentWorkflow:
         attempts: int = 5,
         heartbeat: float | None = None,
         summary: str | None = None,
+        local: bool = False,
     ) -> Any:
+        """Run one activity; its retries follow the agent's RetryPolicy (delays) with ``attempts``.
+
+        ``local`` runs it as a local activity (on the worker running the workflow task, with no
+        task queue round trip): for short bookkeeping activities only.
+        """
+        retry: RetryPolicy = activity_retry_policy(self._settings.get("retry"), attempts)
+        if local:
+            return await workflow.execute_local_activity(
+                name, params, start_to_close_timeout=timedelta(seconds=timeout), retry_policy=retry, summary=summary
+            )
         return await workflow.execute_activity(
             name,
             params,
             start_to_close_timeout=timedelta(seconds=timeout),
             heartbeat_timeout=None if heartbeat is None else timedelta(seconds=heartbeat),
-            retry_policy=RetryPolicy(
-                initial_interval=timedelta(seconds=1),
-                backoff_coefficient=2.0,
-                maximum_interval=timedelta(seconds=30),
-                maximum_attempts=max(1, attempts),
-            ),
+            retry_policy=retry,
             summary=summary,
         )
 
@@ -410,7 +486,7 @@ class AgentWorkflow:
         idle = settle_idle(run)
         params = self._base()
         params.update(conv=self._conv, pending=self._pending(), conversation_manager_state=run.conversation_manager_state, manage=idle)
-        out = await self._activity("tether.finish", params)
+        out = await self._activity("tether.finish", params, local=workflow.patched(PATCH_LOCAL_BOOKENDS))
         self._conv = out["conv"]
         self._unpersisted = 0
         run.conversation_manager_state = out["conversation_manager_state"]
@@ -421,14 +497,25 @@ class AgentWorkflow:
         self._status = "done"
         await workflow.wait_condition(workflow.all_handlers_finished)
         totals = copy_metrics(run.metrics)
+        # The state is in "run" (compact); the result does not repeat it.
         return {
             "stop_reason": effect.reason,
             "message": message,
             "metrics": totals,
             "invocation": diff_metrics(totals, self._before),
-            "state": copy.deepcopy(run.state),
             "run": self._carry(started=False),
         }
+
+
+def _failure_text(exc: ActivityError) -> str:
+    """A model-readable account of why a tool activity failed for good."""
+    cause = exc.cause
+    attempts = f"({exc.retry_state.name.lower().replace('_', ' ')})" if exc.retry_state is not None else ""
+    if isinstance(cause, TimeoutError):
+        what = f"it timed out ({cause.type.name.lower().replace('_', '-') if cause.type is not None else 'timeout'})"
+    else:
+        what = f"it failed ({cause})" if cause is not None else "it failed"
+    return f"{what} {attempts}".strip()
 
 
 def _run_messages(tail: list[CompactMessage]) -> list[Message]:
