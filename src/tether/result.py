@@ -27,14 +27,20 @@ _BYTES_TAG = "__bytes_encoded__"
 
 @dataclass
 class AgentResult:
-    """The outcome of an invocation.
+    """The outcome of an invocation; ``str(result)`` is the final text.
 
-    ``stop_reason`` is ``end_turn``, ``max_tokens``, ``interrupt``, ``checkpoint``,
-    ``cancelled``, ``limit_cycles``, ``limit_tokens``, ``stop_sequence``, ``content_filtered``
-    or ``guardrail_intervened``. ``message`` is the last assistant message (at an
-    ``after_tools`` checkpoint: the one whose tool calls just ran — their results are the last
-    message of the conversation). ``state`` is a copy of the agent state; ``metrics`` covers the
-    whole run (``metrics.invocation`` this call alone). ``str(result)`` is the final text.
+    Args:
+        stop_reason: Why the invocation stopped: ``end_turn``, ``max_tokens``, ``interrupt``,
+            ``checkpoint``, ``cancelled``, ``limit_cycles``, ``limit_tokens``,
+            ``stop_sequence``, ``content_filtered`` or ``guardrail_intervened``.
+        message: The last assistant message (at an ``after_tools`` checkpoint: the one whose
+            tool calls just ran; their results are the last message of the conversation), or
+            None when the model never answered.
+        metrics: The run's metrics across every invocation (``metrics.invocation``: this call alone).
+        state: A copy of the agent state when the invocation stopped.
+        interrupts: The interrupts waiting for an answer (``stop_reason == "interrupt"``).
+        checkpoint: The checkpoint to resume from (``stop_reason == "checkpoint"``), else None.
+        structured_output: The validated structured output, when one was asked for.
     """
 
     stop_reason: str
