@@ -97,3 +97,26 @@ def test_main_called_from_python_leaves_the_callers_ctrl_c_handler(
         assert signal.getsignal(signal.SIGINT) is mine
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_a_tool_is_shown_as_started_while_its_body_runs(tmp_path: Path, home: Path) -> None:
+    # The events come in their true order: the console script prints "-> slow_job" while the
+    # tool body is still blocked (before, tool_start arrived only after the tool had finished).
+    import queue
+    import threading
+
+    process = start_blocked(tmp_path, home, "order")
+    lines: queue.Queue[str] = queue.Queue()
+    assert process.stdout is not None
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in iter(process.stdout.readline, "")], daemon=True)
+    reader.start()
+    try:
+        seen = []
+        while not any("-> slow_job" in line for line in seen):
+            seen.append(lines.get(timeout=60))  # a bound on the wait: the line is printed before the body runs
+        assert not (tmp_path / "gate").exists() and process.poll() is None  # the body is still blocked
+    finally:
+        (tmp_path / "gate").touch()
+        process.wait(timeout=60)
+    reader.join(timeout=60)
+    assert process.returncode == 0
