@@ -95,7 +95,7 @@ def test_step_rows_compress_and_damaged_ones_are_refused() -> None:
     assert zip_step("{}") == "{}"  # not shorter: kept as text
     for bad in [zipped[:-3], b"z1:" + b"\xff" * 20, b"z1:"]:
         with pytest.raises(StoreError, match="steps step 1"):
-            decode_step_at("r", 1, [(1, bad)])
+            decode_step_at("r", 1, lambda first, stop, bad=bad: [(1, bad)])
 
 
 # -- stores give back exactly the steps they were given ---------------------------------------

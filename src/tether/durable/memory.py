@@ -108,12 +108,14 @@ class MemoryStore(RowWrites):
 
     def load_at(self, run_id: str, step: int) -> StoredRun:
         rows = self._rows(run_id)
-        text = rows.steps.get(step) if isinstance(step, int) and not isinstance(step, bool) else None
-        if text is None:
-            raise missing_step(run_id, step, len(rows.steps))
-        found = decode_step_at(run_id, step, sorted((n, t) for n, t in rows.steps.items() if n <= step), self.cipher, rows.fetch)
+        found = None
+        if isinstance(step, int) and not isinstance(step, bool):
+            steps = rows.steps
+            found = decode_step_at(
+                run_id, step, lambda first, stop: [(n, steps[n]) for n in range(first, stop) if n in steps], self.cipher, rows.fetch
+            )
         if found is None:
-            raise StoreError(f"run {run_id!r}: steps step {step}: no step up to it holds a whole head; the store is damaged")
+            raise missing_step(run_id, step, len(rows.steps))
         head = found.head if self.redaction is None else self.redaction.fill(run_id, found.head)
         start, stop = int(head["start_seq"]), int(head["next_seq"])
         if stop > len(rows.messages):

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigurationError, RunLockedError, RunNotFoundError, StoreError
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step
-from .packing import KEYFRAME_EVERY
 from .redaction import RedactionPolicy, redaction_policy
 from .rows import (
     BlobFetch,
@@ -339,17 +338,15 @@ class PostgresStore(RowWrites):
 
     def _step_at(self, conn: psycopg.Connection[Any], run_id: str, step: int) -> Step:
         """Step ``step`` rebuilt from the nearest step row at or before it that holds a whole head."""
-        query = "SELECT step, body FROM tether_steps WHERE run_id = %s AND step <= %s AND step > %s ORDER BY step"
-        rows = [(int(n), body) for n, body in conn.execute(query, (run_id, step, step - 2 * KEYFRAME_EVERY)).fetchall()]
-        if not rows or rows[-1][0] != step:
+        query = "SELECT step, body FROM tether_steps WHERE run_id = %s AND step >= %s AND step < %s ORDER BY step"
+
+        def read(first: int, stop: int) -> list[tuple[int, Any]]:
+            return [(int(n), body) for n, body in conn.execute(query, (run_id, first, stop)).fetchall()]
+
+        found = decode_step_at(run_id, step, read, self.cipher, _blobs(conn, run_id))
+        if found is None:
             count = conn.execute("SELECT count(*) FROM tether_steps WHERE run_id = %s", (run_id,)).fetchone()
             raise missing_step(run_id, step, int(count[0]) if count else 0)
-        found = decode_step_at(run_id, step, rows, self.cipher, _blobs(conn, run_id))
-        if found is None:  # no whole head in the window (written with another keyframe spacing): read from the start
-            rows = [(int(n), body) for n, body in conn.execute(query, (run_id, step, 0)).fetchall()]
-            found = decode_step_at(run_id, step, rows, self.cipher, _blobs(conn, run_id))
-        if found is None:
-            raise StoreError(f"run {run_id!r}: steps step {step}: no step up to it holds a whole head; the store is damaged")
         return found
 
     def delete_run(self, run_id: str) -> None:

@@ -45,7 +45,20 @@ from ..snapshot.validation import check_cursor, check_interrupt_state, check_man
 from ..types import Message, ToolResult
 from .crypto import RowCipher, RowPlace, is_envelope
 from .history import CORRUPT, STATUSES, STEP_POSITIONS, RunSummary, Step, model_figures, summary_of
-from .packing import BLOB_FIELDS, BLOB_MIN, BLOB_REF, HeadPacker, apply, blob_id, is_ref, is_result_ref, predicted, refs_of, unpack_head
+from .packing import (
+    BLOB_FIELDS,
+    BLOB_MIN,
+    BLOB_REF,
+    KEYFRAME_EVERY,
+    HeadPacker,
+    apply,
+    blob_id,
+    is_ref,
+    is_result_ref,
+    predicted,
+    refs_of,
+    unpack_head,
+)
 from .redaction import RedactionPolicy
 from .store import SCHEMA_VERSION, EncodedWrite, Lease, PreparedWrite, StoredRun, check_row_sizes, head_revision, validate_run_id
 
@@ -876,17 +889,36 @@ def decode_steps(
     return _replay(run_id, parsed, cipher, blobs) if parsed else []
 
 
+StepRows = Callable[[int, int], list[tuple[int, Any]]]
+"""A store's reader of one run's step rows: given ``first`` and ``stop``, the ``(step, text)``
+rows with ``first <= step < stop``, in order."""
+
+
 def decode_step_at(
-    run_id: str, number: int, rows: Iterable[tuple[int, Any]], cipher: RowCipher | None = None, blobs: BlobFetch | None = None
+    run_id: str, number: int, read: StepRows, cipher: RowCipher | None = None, blobs: BlobFetch | None = None
 ) -> Step | None:
-    """Step ``number`` from the step rows up to it (``(step, text)`` in order, ending at
-    ``number``), replayed from the last one that holds a whole head; None when none of ``rows``
-    does (the caller reads further back)."""
+    """Step ``number`` rebuilt from the nearest step row at or before it that holds a whole head.
+
+    Reads the window a session's keyframe spacing guarantees (:data:`KEYFRAME_EVERY`), and from
+    the first step only when no whole head is in it (rows written with another spacing). None
+    when the run has no step ``number``; StoreError when no step up to it holds a whole head.
+    """
+    rows = read(max(1, number - 2 * KEYFRAME_EVERY + 1), number + 1)
+    if not rows or rows[-1][0] != number:
+        return None
+    found = _replay_last(run_id, rows, cipher, blobs)
+    if found is None and rows[0][0] > 1:
+        found = _replay_last(run_id, read(1, number + 1), cipher, blobs)
+    if found is None:
+        raise _damaged(run_id, f"steps step {number}", "no step up to it holds a whole head")
+    return found
+
+
+def _replay_last(run_id: str, rows: list[tuple[int, Any]], cipher: RowCipher | None, blobs: BlobFetch | None) -> Step | None:
+    """The last of ``rows`` replayed from the last one holding a whole head (None: none does)."""
     parsed = [(n, _step_row(run_id, n, text, cipher)) for n, text in rows]
     start = next((i for i in range(len(parsed) - 1, -1, -1) if "head" in parsed[i][1]), None)
-    if start is None:
-        return None
-    return _replay(run_id, parsed[start:], cipher, blobs)[-1]
+    return None if start is None else _replay(run_id, parsed[start:], cipher, blobs)[-1]
 
 
 def decode_step(run_id: str, number: int, text: Any, cipher: RowCipher | None = None, blobs: BlobFetch | None = None) -> Step:

@@ -24,7 +24,6 @@ from ..errors import ConfigurationError, LeaseLostError, RunNotFoundError, Store
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step
 from .lock import break_file_lease, file_identity, file_lease, is_held, lock_dir_of, lock_path
-from .packing import KEYFRAME_EVERY
 from .redaction import RedactionPolicy, redaction_policy
 from .rows import (
     BlobFetch,
@@ -402,16 +401,11 @@ class SQLiteStore(RowWrites):
 
     def _step_at(self, conn: sqlite3.Connection, run_id: str, num: int, step: int) -> Step:
         """Step ``step`` rebuilt from the nearest step row at or before it that holds a whole head."""
-        if isinstance(step, bool) or not isinstance(step, int) or not 1 <= step < SPAN:
-            raise missing_step(run_id, step, _count_steps(conn, num))
-        rows = _steps(conn, num, max(1, step - 2 * KEYFRAME_EVERY + 1), step + 1)
-        if not rows or rows[-1][0] != step:
-            raise missing_step(run_id, step, _count_steps(conn, num))
-        found = decode_step_at(run_id, step, rows, self.cipher, self._blobs(conn, run_id))
-        if found is None:  # no whole head in the window (written with another keyframe spacing): read from the start
-            found = decode_step_at(run_id, step, _steps(conn, num, 1, step + 1), self.cipher, self._blobs(conn, run_id))
+        found = None
+        if not isinstance(step, bool) and isinstance(step, int) and 1 <= step < SPAN:
+            found = decode_step_at(run_id, step, lambda first, stop: _steps(conn, num, first, stop), self.cipher, self._blobs(conn, run_id))
         if found is None:
-            raise StoreError(f"run {run_id!r}: steps step {step}: no step up to it holds a whole head; the store is damaged")
+            raise missing_step(run_id, step, _count_steps(conn, num))
         return found
 
     def delete_run(self, run_id: str) -> None:
