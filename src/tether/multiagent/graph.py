@@ -704,6 +704,20 @@ class Graph:
         assert result is not None
         return result
 
+    def node_executor(self, node_id: str, store: RunStore | None = None) -> Agent | Graph | Callable[[Any], Any]:
+        """What one execution of node ``node_id`` runs: a fresh agent (the node agent's
+        configuration as added, keeping runs in ``store``), the nested graph, or the callable.
+
+        Raises:
+            ConfigurationError: The graph has no node ``node_id``.
+        """
+        node = self.nodes.get(node_id)
+        if node is None:
+            raise ConfigurationError(f"the graph has no node {node_id!r} (nodes: {', '.join(self._node_ids)})")
+        if isinstance(node.executor, Agent):
+            return self._templates[node_id].fresh(store)
+        return node.executor  # type: ignore[no-any-return]
+
     def _with_store(self, store: RunStore) -> Graph:
         """This graph (the same nodes, agent configurations as added) keeping runs in ``store``."""
         return Graph(self.nodes, self.edges, self.entry_points, self.max_node_executions, store, templates=self._templates)

@@ -228,6 +228,18 @@ class Swarm:
             raise SnapshotError(f"load_snapshot: not a swarm snapshot (type {SWARM_KEY!r}, version 1)")
         self._current = self._restore(snapshot.get("state"), snapshot.get("node_history"), "snapshot")
 
+    def member_agent(self, name: str, store: RunStore | None = None) -> Agent:
+        """A fresh agent for one turn of member ``name``: its configuration, the handoff tool and
+        the names it may hand off to (keeping runs in ``store``).
+
+        Raises:
+            ConfigurationError: The swarm has no member ``name``.
+        """
+        template = self._templates.get(name)
+        if template is None:
+            raise ConfigurationError(f"the swarm has no member {name!r} (members: {', '.join(self.names)})")
+        return template.fresh(store, [handoff_to_agent], {_MEMBER_KEY: {"others": [n for n in self.names if n != name]}})
+
     # -- running -------------------------------------------------------------------------------
 
     def _store(self) -> RunStore:
@@ -300,11 +312,7 @@ class Swarm:
             running = data["running"]
             name = running["member"]
             yield {"type": "node_start", "node_id": name, "execution": running["n"]}
-            agent = self._templates[name].fresh(
-                None if recorder is None else recorder.store,
-                [handoff_to_agent],
-                {_MEMBER_KEY: {"others": [n for n in self.names if n != name]}},
-            )
+            agent = self.member_agent(name, None if recorder is None else recorder.store)
             result: AgentResult | None = None
             try:
                 if (

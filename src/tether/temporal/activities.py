@@ -24,7 +24,7 @@ import dataclasses
 import inspect
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, cast
 
 from temporalio import activity
 
@@ -132,7 +132,17 @@ class TetherActivities:
 
     def all(self) -> list[Any]:
         """The activity callables to register on a worker."""
-        return [self.describe, self.list_tools, self.call_model, self.run_tool, self.reconcile, self.finish, self.invocation_hook]
+        return [
+            self.describe,
+            self.list_tools,
+            self.call_model,
+            self.run_tool,
+            self.reconcile,
+            self.finish,
+            self.invocation_hook,
+            self.child_prompt,
+            self.child_answer,
+        ]
 
     def _agent(self, params: dict[str, Any]) -> Any:
         try:
@@ -181,6 +191,7 @@ class TetherActivities:
                 "sequential": isinstance(agent.tool_executor, SequentialToolExecutor),
                 "has_tools": len(tools) > 0,
                 "non_idempotent": [name for name in tools.names if not getattr(tools.get(name), "idempotent", True)],
+                **({"agent_tools": agent_tools} if (agent_tools := _agent_tools(tools)) else {}),
                 "invocation_hooks": hooks.has(BeforeInvocation) or hooks.has(AfterInvocation) or hooks.has(MessageAdded),
                 **({"sources": len(tools.sources)} if tools.sources else {}),
             },
@@ -416,6 +427,37 @@ class TetherActivities:
         with _fatal_errors(f"the reconciled result of tool call {tool_use_id!r} is too large"):
             return {"result": compact_result(self.blobs, to_result(tool_use_id, answer), self.inline_limit, self.max_value_bytes)}
 
+    # -- agent tools (child workflows) ----------------------------------------------------
+
+    @activity.defn(name="tether.child_prompt")
+    async def child_prompt(self, params: dict[str, Any]) -> dict[str, Any] | str:
+        """The compact prompt message of an agent tool's child whose input was offloaded (or the
+        error text of an invalid input); see :func:`tether.temporal.nested.prompt_message`."""
+        from .nested import prompt_message
+
+        with _fatal_errors("cannot read the input of an agent tool call"):
+            tool_use = expand_tool_use(self.blobs, params["tool_use"])
+        prompt = prompt_message(tool_use.get("input"), str(tool_use.get("name")))
+        assert prompt is not None  # expanded: never a placeholder
+        if isinstance(prompt, str):
+            return prompt
+        with _fatal_errors(f"the input of agent tool call {tool_use.get('toolUseId')!r} is too large"):
+            return self._compact(prompt)
+
+    @activity.defn(name="tether.child_answer")
+    async def child_answer(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The compact tool result of a finished agent tool's child whose answer was offloaded."""
+        from .claimcheck import expand_message
+        from .nested import answer_result
+
+        message = params.get("message")
+        with _fatal_errors("cannot read the answer of an agent tool's child"):
+            full = None if message is None else expand_message(self.blobs, message, decode=False)
+        result = answer_result(str(params["tool_use_id"]), cast("dict[str, Any] | None", full))
+        assert result is not None  # expanded: no placeholder left
+        with _fatal_errors(f"the answer of agent tool call {params['tool_use_id']!r} is too large"):
+            return compact_result(self.blobs, cast("Any", result), self.inline_limit, self.max_value_bytes)
+
     # -- end of an invocation -------------------------------------------------------------
 
     @activity.defn(name="tether.finish")
@@ -457,6 +499,13 @@ class TetherActivities:
         elif kind == "messages" and hooks.has(MessageAdded):
             for compact in params.get("messages") or []:
                 await hooks.fire(MessageAdded(agent, expand_message(self.blobs, compact)))
+
+
+def _agent_tools(tools: ToolRegistry) -> dict[str, dict[str, Any]]:
+    """The agent tools (their calls run as child workflows), with their options."""
+    from ..multiagent.agent_tool import AgentTool
+
+    return {name: {"keep_conversation": tool.keep_conversation} for name in tools.names if isinstance(tool := tools.get(name), AgentTool)}
 
 
 def _usage_added(metrics: Any) -> dict[str, Any] | None:

@@ -1,9 +1,15 @@
-"""`AgentRegistry`: agent factories by name, so workers rebuild agents from plain JSON.
+"""`AgentRegistry`: agent, graph and swarm factories by name, so workers rebuild them from JSON.
 
 Nothing unpicklable crosses the wire: a run names its agent (``"support-bot"``) and carries a
 small JSON ``config``; every worker holds the same registry and calls the factory to get the
 model, tools, hooks and conversation manager. Keep configs small: they travel with every
 activity of the run.
+
+Nested runs are named by *paths*: ``"lead/researcher"`` is the agent behind the agent tool
+``researcher`` of agent ``lead``; ``"pipeline/summarize"`` is the agent of node ``summarize`` of
+graph ``pipeline``; ``"team/coder"`` is member ``coder`` of swarm ``team`` (with its handoff
+tool). Each step is resolved on the worker from the object the factory built, so a child
+workflow needs no registration of its own and always runs the child its parent holds.
 """
 
 from __future__ import annotations
@@ -16,26 +22,62 @@ from ..errors import ConfigurationError, ShapeError
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..multiagent.graph import Graph
+    from ..multiagent.swarm import Swarm
 
 AgentFactory = Callable[[dict[str, Any]], "Agent"]
 """Builds a fresh :class:`~tether.Agent` from a JSON config."""
+GraphFactory = Callable[[dict[str, Any]], "Graph"]
+"""Builds a :class:`~tether.multiagent.Graph` from a JSON config."""
+SwarmFactory = Callable[[dict[str, Any]], "Swarm"]
+"""Builds a :class:`~tether.multiagent.Swarm` from a JSON config."""
+
+SEPARATOR = "/"
+"""Separates the steps of a nested name (``"lead/researcher"``); registered names cannot hold it."""
 
 
 class AgentRegistry:
-    """Agent factories by name."""
+    """Agent, graph and swarm factories by name (one namespace)."""
 
     def __init__(self) -> None:
-        self._factories: dict[str, AgentFactory] = {}
+        self._factories: dict[str, tuple[str, Callable[[dict[str, Any]], Any]]] = {}
 
     def register(self, name: str, factory: AgentFactory | None = None) -> Any:
-        """Register ``factory`` under ``name``; usable as ``@registry.register("name")``."""
-        if not isinstance(name, str) or not name:
-            raise ConfigurationError(f"agent name must be a non-empty string, got {name!r}")
+        """Register agent ``factory`` under ``name``; usable as ``@registry.register("name")``.
 
-        def add(func: AgentFactory) -> AgentFactory:
+        Args:
+            name: The agent's name on the wire (no ``/``: that separates nested names).
+            factory: Builds a fresh :class:`~tether.Agent` from the run's JSON config.
+        """
+        return self._register("agent", name, factory)
+
+    def register_graph(self, name: str, factory: GraphFactory | None = None) -> Any:
+        """Register graph ``factory`` under ``name`` (runs: ``TetherClient.start_graph``).
+
+        Args:
+            name: The graph's name on the wire (no ``/``).
+            factory: Builds the :class:`~tether.multiagent.Graph` from the run's JSON config;
+                every worker must build the same graph (nodes, edges, conditions).
+        """
+        return self._register("graph", name, factory)
+
+    def register_swarm(self, name: str, factory: SwarmFactory | None = None) -> Any:
+        """Register swarm ``factory`` under ``name`` (runs: ``TetherClient.start_swarm``).
+
+        Args:
+            name: The swarm's name on the wire (no ``/``).
+            factory: Builds the :class:`~tether.multiagent.Swarm` from the run's JSON config.
+        """
+        return self._register("swarm", name, factory)
+
+    def _register(self, kind: str, name: str, factory: Callable[[dict[str, Any]], Any] | None) -> Any:
+        if not isinstance(name, str) or not name or SEPARATOR in name:
+            raise ConfigurationError(f"a registered {kind} name must be a non-empty string without {SEPARATOR!r}, got {name!r}")
+
+        def add(func: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
             if name in self._factories:
-                raise ConfigurationError(f"an agent factory named {name!r} is already registered")
-            self._factories[name] = func
+                raise ConfigurationError(f"a factory named {name!r} is already registered")
+            self._factories[name] = (kind, func)
             return func
 
         if factory is not None:
@@ -44,27 +86,89 @@ class AgentRegistry:
 
     @property
     def names(self) -> list[str]:
+        """The registered names (agents, graphs and swarms)."""
         return sorted(self._factories)
 
     def build(self, name: str, config: dict[str, Any] | None = None) -> Agent:
-        """A fresh agent for ``name`` built from ``config``."""
+        """A fresh agent for ``name`` (a registered agent, or a nested name) built from ``config``."""
         from ..agent import Agent
 
-        factory = self._factories.get(name)
-        if factory is None:
+        agent = self._resolve(name, config)
+        if not isinstance(agent, Agent):
+            raise ConfigurationError(f"{name!r} names a {type(agent).__name__}, not an agent")
+        return agent
+
+    def build_graph(self, name: str, config: dict[str, Any] | None = None) -> Graph:
+        """The graph ``name`` (registered, or a nested graph node) built from ``config``."""
+        from ..multiagent.graph import Graph
+
+        graph = self._resolve(name, config)
+        if not isinstance(graph, Graph):
+            raise ConfigurationError(f"{name!r} names a {type(graph).__name__}, not a graph")
+        return graph
+
+    def build_swarm(self, name: str, config: dict[str, Any] | None = None) -> Swarm:
+        """The swarm ``name`` built from ``config``."""
+        from ..multiagent.swarm import Swarm
+
+        swarm = self._resolve(name, config)
+        if not isinstance(swarm, Swarm):
+            raise ConfigurationError(f"{name!r} names a {type(swarm).__name__}, not a swarm")
+        return swarm
+
+    def _resolve(self, name: str, config: dict[str, Any] | None) -> Any:
+        if not isinstance(name, str) or not name:
+            raise ConfigurationError(f"an agent name must be a non-empty string, got {name!r}")
+        head, *steps = name.split(SEPARATOR)
+        entry = self._factories.get(head)
+        if entry is None:
             known = ", ".join(self.names) or "none"
-            raise ConfigurationError(f"no agent factory named {name!r} in this worker's registry (known: {known})")
+            raise ConfigurationError(f"no factory named {head!r} in this worker's registry (known: {known})")
+        kind, factory = entry
         try:
-            config = json_roundtrip_copy(config or {}, f"config of agent {name!r}")
+            config = json_roundtrip_copy(config or {}, f"config of {kind} {head!r}")
         except ShapeError as exc:
             raise ConfigurationError(str(exc)) from None
-        agent = factory(config)
-        if not isinstance(agent, Agent):
-            raise ConfigurationError(f"the factory of agent {name!r} returned {type(agent).__name__}, not an Agent")
-        return agent
+        built = factory(config)
+        expected = _kind_type(kind)
+        if not isinstance(built, expected):
+            raise ConfigurationError(f"the factory of {kind} {head!r} returned {type(built).__name__}, not a {expected.__name__}")
+        path = head
+        for step in steps:
+            built = _step(built, step, path)
+            path = f"{path}{SEPARATOR}{step}"
+        return built
 
     def __contains__(self, name: object) -> bool:
         return name in self._factories
 
 
-__all__ = ["AgentFactory", "AgentRegistry"]
+def _kind_type(kind: str) -> type:
+    from ..agent import Agent
+    from ..multiagent.graph import Graph
+    from ..multiagent.swarm import Swarm
+
+    return {"agent": Agent, "graph": Graph, "swarm": Swarm}[kind]
+
+
+def _step(parent: Any, step: str, path: str) -> Any:
+    """The child ``step`` of ``parent`` (named ``path``): an agent tool's agent, a graph node's
+    agent or graph, a swarm member's agent."""
+    from ..agent import Agent
+    from ..multiagent.agent_tool import AgentTool
+    from ..multiagent.graph import Graph
+    from ..multiagent.swarm import Swarm
+
+    if isinstance(parent, Agent):
+        tool = parent.tool_registry.get(step)
+        if not isinstance(tool, AgentTool):
+            raise ConfigurationError(f"agent {path!r} has no agent tool named {step!r}")
+        return tool.runner()
+    if isinstance(parent, Graph):
+        return parent.node_executor(step)
+    if isinstance(parent, Swarm):
+        return parent.member_agent(step)
+    raise ConfigurationError(f"{path!r} is a {type(parent).__name__}: it has no nested {step!r}")
+
+
+__all__ = ["SEPARATOR", "AgentFactory", "AgentRegistry", "GraphFactory", "SwarmFactory"]

@@ -71,6 +71,9 @@ class AgentSettings(TypedDict, total=False):
     invocation_hooks: bool
     sources: int
     """How many tool sources (e.g. MCP servers) the agent has (absent: none)."""
+    agent_tools: dict[str, dict[str, Any]]
+    """The agent tools (their calls run as child workflows) by name, with their options
+    (``keep_conversation``); absent: none."""
     source_tools: dict[str, Any]
     """From the ``tether.list_tools`` activity (absent: not listed): ``listings``, each source's
     tool specs, and ``idempotent``, the names of the idempotent ones."""
@@ -133,6 +136,12 @@ class WorkflowParams(TypedDict):
     carried: NotRequired[CarriedState | None]
     options: NotRequired[WorkflowOptions]
     trace: NotRequired[dict[str, str] | None]
+    nested: NotRequired[bool]
+    """A child workflow (an agent tool's call, a graph node, a swarm member's turn): it returns
+    when it stops on interrupts (``stop_reason`` ``"interrupt"``, the pending ``interrupts``
+    in its result) instead of waiting for answers; its parent asks and answers them."""
+    parent_run_id: NotRequired[str | None]
+    """The parent run of a child workflow (for the reader; the workflow does not use it)."""
 
 
 __all__ = ["AgentSettings", "CarriedState", "CompactMessage", "WirePrompt", "WorkflowOptions", "WorkflowParams"]

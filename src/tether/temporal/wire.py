@@ -18,6 +18,7 @@ from ..checkpoint import Checkpoint, check_metrics
 from ..checkpoint import parse as parse_checkpoint
 from ..errors import CheckpointError, InterruptError, ShapeError, SnapshotError
 from ..loop.state import Cursor, RunState, new_metrics
+from ..multiagent.agent_tool import STATE_KEY
 from ..snapshot import SCOPE, SNAPSHOT_SCHEMA_VERSION, Snapshot
 from ..snapshot.shapes import interrupt_state_in, interrupt_state_out, manager_state_in
 from ..types import InterruptState, MetricsData
@@ -76,11 +77,18 @@ def carried_from_run(
         metrics = check_metrics(run.metrics, "run.metrics")
     except ShapeError as exc:
         raise SnapshotError(str(exc)) from None
+    state = json_copy(run.state, "run.state")
+    book = state.pop(STATE_KEY, None)
+    state = compact_state(blobs, state, "state", limit=inline_limit, hard_limit=hard)
+    if book is not None:  # inline: the workflow reads it (its children's states are compact)
+        state[STATE_KEY] = _map_children(
+            book, lambda child: carried_from_run(blobs, run_from_snapshot(child), inline_limit=inline_limit, max_value_bytes=hard)
+        )
     return {
         "conv": conv,
         "tail": compact[-TAIL:],
         "unpersisted": 0,
-        "state": compact_state(blobs, json_copy(run.state, "run.state"), "state", limit=inline_limit, hard_limit=hard),
+        "state": state,
         "conversation_manager_state": offload(
             blobs,
             json_copy(run.conversation_manager_state, "run.conversation_manager_state"),
@@ -175,15 +183,41 @@ def snapshot_of(blobs: BlobStore, carried: CarriedState, app_data: dict[str, Any
         results = _map_results(context.get("results"), lambda r: expand_result(blobs, r))
         context["results"] = json_copy(results, "interrupt_state.context.results")
     system = carried.get("system_prompt")
+    state = expand_state(blobs, carried.get("state"))
+    if isinstance(state.get(STATE_KEY), dict):
+        state[STATE_KEY] = _map_children(state[STATE_KEY], lambda child: snapshot_of(blobs, child).to_dict(), to_local=True)
     data = {
         "messages": messages_of(blobs, carried, decode=False),
-        "state": expand_state(blobs, carried.get("state")),
+        "state": state,
         "conversation_manager_state": restore(blobs, carried.get("conversation_manager_state")) or {},
         "interrupt_state": interrupt_state_out(interrupt_state),  # the snapshot shape (Strands')
         "system_prompt": None if system is None else expand_message(blobs, system, decode=False)["content"],
         "model_state": restore(blobs, carried.get("model_state")) or {},
     }
     return Snapshot.from_dict({"schema_version": SNAPSHOT_SCHEMA_VERSION, "scope": SCOPE, "data": data, "app_data": app_data or {}})
+
+
+def _map_children(book: Any, convert: Any, *, to_local: bool = False) -> Any:
+    """An agent-tool bookkeeping value (``state["tether.agent_tools"]``) with each child state
+    converted: a local parent keeps snapshots (``calls[id]["snapshot"]``, ``conversations[tool]``),
+    a workflow keeps carried states (``calls[id]["carried"]``, ``conversations[tool]``)."""
+    if not isinstance(book, dict):
+        return book
+    out = dict(book)
+    calls = book.get("calls")
+    if isinstance(calls, dict):
+        mapped: dict[str, Any] = {}
+        for ident, entry in calls.items():
+            entry = dict(entry) if isinstance(entry, dict) else entry
+            source, target = ("carried", "snapshot") if to_local else ("snapshot", "carried")
+            if isinstance(entry, dict) and source in entry:
+                entry[target] = convert(entry.pop(source))
+            mapped[ident] = entry
+        out["calls"] = mapped
+    conversations = book.get("conversations")
+    if isinstance(conversations, dict):
+        out["conversations"] = {name: convert(child) for name, child in conversations.items()}
+    return out
 
 
 def metrics_of(carried: CarriedState) -> MetricsData:

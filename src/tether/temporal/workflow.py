@@ -39,9 +39,12 @@ with workflow.unsafe.imports_passed_through():
     from ..loop.effects import CallModel, CloseCycle, Pause, RunTools, Stop
     from ..loop.state import Cursor, RunState, new_metrics
     from ..metrics import diff_metrics, record_tool
+    from ..multiagent.agent_tool import STATE_KEY, roll_up
+    from ..multiagent.nesting import child_run_id
     from ..turn import begin_turn, copy_metrics, last_assistant, mark_interrupted, resume_interrupt, settle_idle
     from ..types import Message, MetricsData, SystemContentBlock
     from .errors import IN_DOUBT_FAILURE, to_failure
+    from .nested import answer_result, ask, prompt_message
     from .retries import activity_retry_policy
     from .shapes import AgentSettings, CarriedState, CompactMessage, WorkflowOptions
 
@@ -53,6 +56,9 @@ before it failed instead)."""
 PATCH_LOCAL_BOOKENDS = "tether.local-bookends"
 """The patch id of running ``tether.describe`` and ``tether.finish`` as local activities (two task
 queue round trips less per invocation; runs recorded before it used regular activities)."""
+PATCH_CHILD_WORKFLOWS = "tether.child-workflows"
+"""The patch id of running agent tools' calls as child workflows (runs recorded before it ran
+the child inside the parent's tool activity)."""
 PATCH_TOOL_SOURCES = "tether.tool-sources"
 """The patch id of listing the tools of the agent's tool sources (MCP servers) in a
 ``tether.list_tools`` activity (runs recorded before it never listed them)."""
@@ -218,6 +224,9 @@ class AgentWorkflow:
             elif isinstance(effect, Stop):
                 if effect.reason != "interrupt":
                     return await self._finish(effect)
+                if self._params.get("nested"):  # a child workflow: its parent asks and answers
+                    mark_interrupted(run, None)
+                    return await self._finish(effect)
                 await self._wait_for_answers()
                 continue
             cursor = run.cursor
@@ -303,13 +312,15 @@ class AgentWorkflow:
                 out = await self._activity("tether.reconcile", params, attempts=int(self._options["hook_attempts"]))
                 return await self._record(tool_use, out)
             del table[doubt["id"]]  # a re-run that is lost again asks again
+        name = str(tool_use.get("name"))
+        if name in (self._settings.get("agent_tools") or ()) and workflow.patched(PATCH_CHILD_WORKFLOWS):
+            return await self._run_agent_tool(tool_use)
         interrupts = {ident: item for ident, item in table.items() if item.get("tool_use_id") == tool_use_id}
         core.tool_started(tool_use_id)
         params = self._base()
         params.update(tool_use=tool_use, interrupts=interrupts, state=run.state)
         if self._settings.get("source_tools"):
             params["source_tools"] = self._settings["source_tools"]
-        name = str(tool_use.get("name"))
         single = name in (self._settings.get("non_idempotent") or ())
         while True:
             try:
@@ -332,6 +343,95 @@ class AgentWorkflow:
             core.tool_interrupted([out["interrupt"]])
             return False
         return await self._record(tool_use, out)
+
+    async def _run_agent_tool(self, tool_use: Any) -> bool:
+        """One call of an agent tool, as a child workflow (see :mod:`tether.temporal.nested`).
+
+        Returns False when the call stopped on the child's interrupts (now the parent's).
+        """
+        run, core = self._state()
+        tool_use_id, name = tool_use["toolUseId"], str(tool_use["name"])
+        started = workflow.now()
+        book = run.state.setdefault(STATE_KEY, {"calls": {}, "conversations": {}})
+        calls: dict[str, Any] = book.setdefault("calls", {})
+        entry: dict[str, Any] | None = calls.get(tool_use_id)
+        table = run.interrupt_state.setdefault("interrupts", {})
+        parent_run_id = str(self._params.get("run_id"))
+        child: dict[str, Any] = {
+            "agent": f"{self._params['agent']}/{name}",
+            "config": self._params.get("config") or {},
+            "run_id": child_run_id(parent_run_id, tool_use_id),
+            "options": self._params.get("options") or {},
+            "nested": True,
+            "parent_run_id": parent_run_id,
+        }
+        if self._params.get("trace"):
+            child["trace"] = self._params["trace"]
+        if entry is None:
+            prompt = prompt_message(tool_use.get("input"), name)
+            if prompt is None:
+                prompt = await self._activity("tether.child_prompt", {"tool_use": tool_use}, local=True)
+            if isinstance(prompt, str):
+                self._drop_call(book, tool_use_id)
+                return await self._record(
+                    tool_use, {"result": {"toolUseId": tool_use_id, "status": "error", "content": [{"text": prompt}]}}
+                )
+            kept = book.get("conversations", {}).get(name) if self._keeps_conversation(name) else None
+            child.update(prompt={"kind": "messages", "messages": [prompt]}, carried=kept)
+        else:
+            if "carried" not in entry:
+                raise to_failure(
+                    PromptError(
+                        f"the interrupted call {tool_use_id!r} of agent tool {name!r} was moved from a durable local run: "
+                        "its child run lives in that run's store; finish it there"
+                    )
+                )
+            answers, unanswered = ask(name, tool_use_id, entry, table)
+            if unanswered:
+                core.tool_interrupted(unanswered)
+                return False
+            child.update(prompt={"kind": "interrupt_responses", "responses": answers}, carried=entry["carried"])
+        core.tool_started(tool_use_id)
+        out: dict[str, Any] = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
+        rolled = roll_up(run.metrics, out["metrics"], None if entry is None else entry.get("rolled"))
+        if out["stop_reason"] == "interrupt":
+            entry = {
+                "asked": {} if entry is None else entry.get("asked", {}),
+                "rolled": rolled,
+                "carried": out["run"],
+                "pending": out["interrupts"],
+            }
+            calls[tool_use_id] = entry
+            _, unanswered = ask(name, tool_use_id, entry, table)
+            core.tool_interrupted(unanswered)
+            return False
+        if self._keeps_conversation(name) and out["stop_reason"] != "cancelled":
+            book.setdefault("conversations", {})[name] = _kept_conversation(out["run"])
+        self._drop_call(book, tool_use_id)
+        if out["stop_reason"] == "cancelled":
+            result: dict[str, Any] | None = {
+                "toolUseId": tool_use_id,
+                "status": "error",
+                "content": [{"text": f"Agent {name!r} was cancelled before it finished."}],
+            }
+        else:
+            result = answer_result(tool_use_id, out.get("message"))
+            if result is None:
+                result = await self._activity(
+                    "tether.child_answer", {"tool_use_id": tool_use_id, "message": out.get("message")}, local=True
+                )
+        elapsed = (workflow.now() - started).total_seconds() * 1000.0
+        return await self._record(tool_use, {"result": result, "duration_ms": elapsed})
+
+    def _keeps_conversation(self, name: str) -> bool:
+        return bool((self._settings.get("agent_tools") or {}).get(name, {}).get("keep_conversation"))
+
+    def _drop_call(self, book: dict[str, Any], tool_use_id: str) -> None:
+        """Forget a finished agent-tool call (and the bookkeeping key once it holds nothing)."""
+        run, _ = self._state()
+        book.get("calls", {}).pop(tool_use_id, None)
+        if not book.get("calls") and not book.get("conversations"):
+            run.state.pop(STATE_KEY, None)
 
     def _fold_extras(self, out: dict[str, Any]) -> None:
         """Fold a tool outcome's state changes and the usage it rolled up (an agent tool's child)
@@ -534,13 +634,36 @@ class AgentWorkflow:
         await workflow.wait_condition(workflow.all_handlers_finished)
         totals = copy_metrics(run.metrics)
         # The state is in "run" (compact); the result does not repeat it.
-        return {
+        out = {
             "stop_reason": effect.reason,
             "message": message,
             "metrics": totals,
             "invocation": diff_metrics(totals, self._before),
             "run": self._carry(started=False),
         }
+        if effect.reason == "interrupt":  # a nested child's: its parent asks them
+            out["interrupts"] = [i.to_dict() for i in pending_interrupts(run.interrupt_state)]
+        return out
+
+
+def _kept_conversation(carried: CarriedState) -> CarriedState:
+    """What an agent tool that keeps its conversation keeps of its child's finished run: the
+    conversation, agent state and conversation-manager state, as a local agent tool keeps
+    them (the next call starts a fresh invocation over them: fresh metrics and model state)."""
+    return {
+        "conv": carried["conv"],
+        "tail": carried["tail"],
+        "unpersisted": carried["unpersisted"],
+        "state": carried["state"],
+        "conversation_manager_state": carried["conversation_manager_state"],
+        "interrupt_state": {},
+        "system_prompt": carried["system_prompt"],
+        "model_state": {},
+        "cursor": Cursor().to_dict(),
+        "metrics": new_metrics(),
+        "settings": None,
+        "started": False,
+    }
 
 
 def _failure_text(exc: ActivityError) -> str:
