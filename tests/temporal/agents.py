@@ -56,12 +56,13 @@ def log(config: dict[str, Any], line: str) -> None:
 class LoggingModel(ScriptedModel):
     """A stateful ScriptedModel that logs each call it serves."""
 
-    def __init__(self, responses: list[Any], config: dict[str, Any]) -> None:
+    def __init__(self, responses: list[Any], config: dict[str, Any], label: str = "model") -> None:
         super().__init__(responses, stateful=True)
         self.config = config
+        self.label = label
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        log(self.config, f"model {request['model_state'].get('scripted_index', 0)}")
+        log(self.config, f"{self.label} {request['model_state'].get('scripted_index', 0)}")
         async for event in super().stream(request):
             yield event
 
@@ -97,8 +98,17 @@ def two_tools_agent(config: dict[str, Any]) -> Agent:
 registry.register("two_tools", two_tools_agent)
 
 
+@registry.register("delegator")
+def delegator_agent(config: dict[str, Any]) -> Agent:
+    """Delegates to the agent tool ``worker``: the ``slow`` agent (a fast tool, a slow tool, an
+    answer), whose calls run as a child workflow on Temporal."""
+    child = slow_agent(config, name="worker")
+    script: list[Any] = [tool_call("worker", {"input": "Go."}), "parent done"]
+    return Agent(model=LoggingModel(script, config, label="parent"), tools=[child], name="delegator")
+
+
 @registry.register("slow")
-def slow_agent(config: dict[str, Any]) -> Agent:
+def slow_agent(config: dict[str, Any], name: str | None = None) -> Agent:
     """Cycle 1 calls a fast tool, cycle 2 a slow one (``config["sleep"]`` seconds), then answers."""
 
     @tool(name="fast")
@@ -117,7 +127,7 @@ def slow_agent(config: dict[str, Any]) -> Agent:
         return f"slow {n} done"
 
     script: list[Any] = [tool_call("fast", {"n": 1}), tool_call("slow", {"n": 2}), "all done"]
-    return Agent(model=LoggingModel(script, config), tools=[fast, slow])
+    return Agent(model=LoggingModel(script, config), tools=[fast, slow], name=name)
 
 
 @registry.register("big")

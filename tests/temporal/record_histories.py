@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from tether.temporal import BlobStore, TetherClient, create_worker
 
@@ -31,8 +32,8 @@ from .server import DevServer, require_binary
 
 HISTORIES = Path(__file__).resolve().parent / "histories"
 
-Scenario = Callable[[TetherClient, Path], Awaitable[str]]
-"""Runs one scenario to its end; returns the workflow id."""
+Scenario = Callable[[TetherClient, Path], Awaitable[str | list[str]]]
+"""Runs one scenario to its end; returns the workflow id (or the ids: a parent's, then its children's)."""
 
 
 async def two_tools(tc: TetherClient, tmp: Path) -> str:
@@ -121,6 +122,11 @@ async def in_doubt_rerun(tc: TetherClient, tmp: Path) -> str:
     return "in_doubt_rerun"
 
 
+async def agent_tool(tc: TetherClient, tmp: Path) -> list[str]:
+    await tc.execute("delegator", "Delegate.", run_id="agent_tool", config={"sleep": 0.0})
+    return ["agent_tool", "agent_tool.tooluse_1_0"]  # the child workflow (recorded since the child-workflows patch)
+
+
 async def throttled(tc: TetherClient, tmp: Path) -> str:
     await tc.execute("throttled", "Go.", run_id="throttled", config={"retry_after": 0.1})
     return "throttled"
@@ -140,6 +146,7 @@ SCENARIOS: dict[str, Scenario] = {
     "in_doubt_answered": in_doubt_answered,
     "in_doubt_rerun": in_doubt_rerun,
     "throttled": throttled,
+    "agent_tool": agent_tool,
 }
 
 
@@ -174,8 +181,14 @@ async def record(prefix: str, only: list[str] | None, out: Path) -> list[Path]:
                 for name, scenario in SCENARIOS.items():
                     if only and name not in only:
                         continue
-                    workflow_id = await scenario(tc, Path(tmp))
-                    for n, text in enumerate(await histories_of(client, workflow_id)):
+                    ids = await scenario(tc, Path(tmp))
+                    texts = []
+                    for workflow_id in [ids] if isinstance(ids, str) else ids:
+                        try:
+                            texts += await histories_of(client, workflow_id)
+                        except RPCError:  # a child workflow this release does not start
+                            continue
+                    for n, text in enumerate(texts):
                         path = out / f"{prefix}{name}.{n}.json"
                         path.write_text(text + "\n")
                         written.append(path)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from temporalio.client import Client
 
+from tether.multiagent import child_run_id
 from tether.temporal import BlobStore, TetherClient
 
 from .fixtures import running_worker, wait_for_file
@@ -81,3 +82,54 @@ async def test_cancelling_a_run_ends_it_like_agent_cancel(client: Client, blobs:
     last = snapshot.data["messages"][-1]["content"][0]["toolResult"]
     assert last["status"] == "error" and "cancelled" in last["content"][0]["text"]
     assert result.metrics.model_call_count == 2
+
+
+async def test_kill_9_worker_inside_an_agent_tools_child_redoes_no_finished_child_work(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path, worker_process: subprocess.Popen[str]
+) -> None:
+    # The agent tool's call is a child workflow: the child's model calls and its fast tool are
+    # activities of the child's own history, so the worker dying in the child's slow tool
+    # re-runs that tool only (in-activity children used to redo the whole child).
+    log = tmp_path / "side.log"
+    marker = tmp_path / "slow-started"
+    tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 1.0})
+    config = {"log": str(log), "sleep": 2.0, "started_marker": str(marker)}
+    await tc.start("delegator", "Delegate.", run_id="crash-nested", config=config)
+    await _wait_for(marker)
+    os.kill(worker_process.pid, signal.SIGKILL)
+    worker_process.wait()
+    marker.unlink()
+    async with running_worker(client, task_queue, blobs):
+        result = await tc.result("crash-nested")
+    assert result.stop_reason == "end_turn"
+    assert result.text == "parent done"
+    key = f"{child_run_id('crash-nested', 'tooluse_1_0')}/tooluse_3_0"  # the child run's id and its tool call
+    assert log.read_text().splitlines() == [
+        "parent 0",
+        "model 0",
+        "fast 1",
+        "model 1",
+        f"slow-start 2 {key}",
+        f"slow-start 2 {key}",
+        "slow-end 2",
+        "model 2",
+        "parent 1",
+    ]
+    assert result.metrics.model_call_count == 5  # the parent's 2 and the child's 3, rolled up once
+
+
+async def test_cancelling_a_run_cancels_its_agent_tools_child(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
+    marker = tmp_path / "slow-started"
+    tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 0.5})
+    config = {"sleep": 1.0, "started_marker": str(marker)}
+    async with running_worker(client, task_queue, blobs):
+        handle = await tc.start("delegator", "Delegate.", run_id="cancel-nested", config=config)
+        await _wait_for(marker)
+        await handle.cancel()
+        result = await tc.result("cancel-nested")
+        snapshot = await tc.final_snapshot("cancel-nested")
+        child = await tc.result(child_run_id("cancel-nested", "tooluse_1_0"))
+    assert result.stop_reason == "cancelled"
+    assert child.stop_reason == "cancelled"  # the child ended like Agent.cancel() too, not abandoned
+    last = snapshot.data["messages"][-1]["content"][0]["toolResult"]
+    assert last["status"] == "error" and "cancelled" in last["content"][0]["text"]

@@ -2,9 +2,10 @@
 
 ``histories/`` holds the histories of the scenarios of ``record_histories.py`` as recorded by
 each release (``r0-``: before in-doubt settling and error results for failed tools, ``r1-``:
-this one). A change to the loop core or the workflow that changes the command sequence of a
-run in flight (an activity more or less, a different order, a new timer) makes a replay fail
-here; such a change must go behind ``workflow.patched`` (see the README's upgrade procedure).
+before agent tools' calls ran as child workflows, ``r2-``: this one). A change to the loop
+core or the workflow that changes the command sequence of a run in flight (an activity more
+or less, a different order, a new timer) makes a replay fail here; such a change must go
+behind ``workflow.patched`` (see the README's upgrade procedure).
 """
 
 from __future__ import annotations
@@ -33,6 +34,23 @@ def test_the_corpus_covers_the_scenarios_of_both_releases() -> None:
         assert {f"r0-{scenario}", f"r1-{scenario}"} <= names
     assert {"r0-exhausted_tool", "r1-exhausted_tool", "r1-claim_checked_state", "r1-in_doubt_reconciled", "r1-in_doubt_answered"} <= names
     assert len(list(HISTORIES.glob("*continue_as_new.*.json"))) >= 4  # several executions per chain
+    assert {"r1-agent_tool", "r2-agent_tool"} <= names
+    assert len(list(HISTORIES.glob("r2-agent_tool.*.json"))) == 2  # the parent's and its child workflow's
+
+
+async def test_an_agent_tool_run_recorded_before_child_workflows_replays_in_its_tool_activity() -> None:
+    # r1: the child ran inside the parent's tool activity. The current code starts a child
+    # workflow instead; workflow.patched keeps the old branch for this history.
+    (history,) = load_histories("r1-agent_tool.*.json")
+    scheduled = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    ]
+    assert "tether.run_tool" in scheduled
+    assert not any(e.HasField("start_child_workflow_execution_initiated_event_attributes") for e in history.events)
+    replayer = Replayer(workflows=[AgentWorkflow], workflow_runner=workflow_runner())
+    await replayer.replay_workflow(history)
 
 
 async def test_every_stored_history_replays_against_the_current_workflow() -> None:

@@ -505,7 +505,11 @@ def _agent_tools(tools: ToolRegistry) -> dict[str, dict[str, Any]]:
     """The agent tools (their calls run as child workflows), with their options."""
     from ..multiagent.agent_tool import AgentTool
 
-    return {name: {"keep_conversation": tool.keep_conversation} for name in tools.names if isinstance(tool := tools.get(name), AgentTool)}
+    return {
+        name: {"keep_conversation": tool.keep_conversation, "agent_name": tool.agent.name}
+        for name in tools.names
+        if isinstance(tool := tools.get(name), AgentTool)
+    }
 
 
 def _usage_added(metrics: Any) -> dict[str, Any] | None:

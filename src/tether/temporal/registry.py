@@ -95,7 +95,7 @@ class AgentRegistry:
 
         agent = self._resolve(name, config)
         if not isinstance(agent, Agent):
-            raise ConfigurationError(f"{name!r} names a {type(agent).__name__}, not an agent")
+            raise ConfigurationError(f"{name!r} names {_a(type(agent).__name__)}, not an agent")
         return agent
 
     def build_graph(self, name: str, config: dict[str, Any] | None = None) -> Graph:
@@ -104,7 +104,7 @@ class AgentRegistry:
 
         graph = self._resolve(name, config)
         if not isinstance(graph, Graph):
-            raise ConfigurationError(f"{name!r} names a {type(graph).__name__}, not a graph")
+            raise ConfigurationError(f"{name!r} names {_a(type(graph).__name__)}, not a graph")
         return graph
 
     def build_swarm(self, name: str, config: dict[str, Any] | None = None) -> Swarm:
@@ -113,7 +113,7 @@ class AgentRegistry:
 
         swarm = self._resolve(name, config)
         if not isinstance(swarm, Swarm):
-            raise ConfigurationError(f"{name!r} names a {type(swarm).__name__}, not a swarm")
+            raise ConfigurationError(f"{name!r} names {_a(type(swarm).__name__)}, not a swarm")
         return swarm
 
     def _resolve(self, name: str, config: dict[str, Any] | None) -> Any:
@@ -132,7 +132,7 @@ class AgentRegistry:
         built = factory(config)
         expected = _kind_type(kind)
         if not isinstance(built, expected):
-            raise ConfigurationError(f"the factory of {kind} {head!r} returned {type(built).__name__}, not a {expected.__name__}")
+            raise ConfigurationError(f"the factory of {kind} {head!r} returned {type(built).__name__}, not {_a(expected.__name__)}")
         path = head
         for step in steps:
             built = _step(built, step, path)
@@ -141,6 +141,11 @@ class AgentRegistry:
 
     def __contains__(self, name: object) -> bool:
         return name in self._factories
+
+
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article."""
+    return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"
 
 
 def _kind_type(kind: str) -> type:

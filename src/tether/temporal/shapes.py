@@ -73,7 +73,7 @@ class AgentSettings(TypedDict, total=False):
     """How many tool sources (e.g. MCP servers) the agent has (absent: none)."""
     agent_tools: dict[str, dict[str, Any]]
     """The agent tools (their calls run as child workflows) by name, with their options
-    (``keep_conversation``); absent: none."""
+    (``keep_conversation``) and the child agent's name (``agent_name``); absent: none."""
     source_tools: dict[str, Any]
     """From the ``tether.list_tools`` activity (absent: not listed): ``listings``, each source's
     tool specs, and ``idempotent``, the names of the idempotent ones."""

@@ -28,7 +28,7 @@ from typing import Any, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, is_cancelled_exception
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError, FailureError, TimeoutError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from .._prompt import Prompt
@@ -392,7 +392,16 @@ class AgentWorkflow:
                 return False
             child.update(prompt={"kind": "interrupt_responses", "responses": answers}, carried=entry["carried"])
         core.tool_started(tool_use_id)
-        out: dict[str, Any] = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
+        try:
+            out: dict[str, Any] = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
+        except ChildWorkflowError as exc:
+            if is_cancelled_exception(exc):
+                raise
+            # The child's failure is the parent model's information, as locally.
+            self._drop_call(book, tool_use_id)
+            agent_name = (self._settings.get("agent_tools") or {}).get(name, {}).get("agent_name", name)
+            text = _child_failure_text(exc, agent_name)
+            return await self._record(tool_use, {"result": {"toolUseId": tool_use_id, "status": "error", "content": [{"text": text}]}})
         rolled = roll_up(run.metrics, out["metrics"], None if entry is None else entry.get("rolled"))
         if out["stop_reason"] == "interrupt":
             entry = {
@@ -644,6 +653,24 @@ class AgentWorkflow:
         if effect.reason == "interrupt":  # a nested child's: its parent asks them
             out["interrupts"] = [i.to_dict() for i in pending_interrupts(run.interrupt_state)]
         return out
+
+
+def _child_failure_text(exc: ChildWorkflowError, agent_name: str) -> str:
+    """What a local agent tool returns when its child raised: the innermost Tether error's class
+    and message (``to_failure`` types the failure with the class and keeps the message as its
+    detail)."""
+    cause: BaseException | None = exc
+    found: ApplicationError | None = None
+    while isinstance(cause, FailureError):
+        if isinstance(cause, ApplicationError):
+            found = cause
+        cause = cause.cause
+    if found is None:
+        return f"Error: agent {agent_name!r} failed: {exc.cause or exc}"
+    detail = found.details[0] if found.details else found.message
+    if found.type == "ConfigurationError":
+        return f"Error: agent {agent_name!r} is misconfigured: {detail}"
+    return f"Error: agent {agent_name!r} failed: {found.type}: {detail}"
 
 
 def _kept_conversation(carried: CarriedState) -> CarriedState:
