@@ -231,6 +231,45 @@ def test_the_parents_snapshot_carries_the_interrupted_child_to_a_fresh_process()
     assert fresh_log == ["ask T", "publish T: ok"]  # the child continued: its first model call was not redone
 
 
+def test_a_parallel_call_that_finishes_first_does_not_lose_the_interrupted_ones_state() -> None:
+    # Two agent tools in one cycle: "quick" finishes while "researcher" stops on its
+    # interrupt. Finishing a call once dropped the whole bookkeeping key when it held no other
+    # entry yet, and the interrupted call then wrote its entry into the dropped dict: answering
+    # restarted the child from scratch.
+    log: list[str] = []
+    gate = asyncio.Event()
+
+    @tool
+    async def slow_title(topic: str) -> str:
+        """Wait until the quick child has finished."""
+        await gate.wait()
+        return topic
+
+    def child_model(messages: list[Message]) -> Any:
+        log.append("child model")
+        return tool_call("publish", {"title": "T"})
+
+    publish = approving_child(log).tool_registry.get("publish")
+    script = [tool_call("slow_title", {"topic": "T"}), child_model, lambda m: f"child: {last_tool_text(m)}"]
+    researcher = Agent(model=ScriptedModel(script, stateful=True), tools=[slow_title, publish], name="researcher")
+
+    def quick_answer(messages: list[Message]) -> str:
+        gate.set()
+        return "quick done"
+
+    quick = Agent(model=ScriptedModel([quick_answer]), name="quick")
+    calls = tool_calls([("researcher", {"input": "a"}), ("quick", {"input": "b"})])
+    parent = Agent(model=ScriptedModel([calls, "both"], stateful=True), tools=[researcher, quick], name="lead")
+    stopped = parent("go")
+    [interrupt] = stopped.interrupts
+    assert list(parent.state.get(STATE_KEY)["calls"]) == ["tooluse_1_0"]  # the interrupted call's child is kept
+    fresh = Agent(model=ScriptedModel([calls, "both"], stateful=True), tools=[researcher, quick], name="lead")
+    fresh.load_snapshot(parent.take_snapshot(preset="all"))
+    done = fresh(answer((interrupt.id, "yes")))
+    assert str(done) == "both"
+    assert log == ["child model", "ask T", "ask T", "publish T: yes"]  # the child continued where it stopped
+
+
 def test_interrupts_cross_two_levels() -> None:
     log: list[str] = []
     middle = Agent(

@@ -8,6 +8,7 @@ between a local run and Temporal, both ways.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,7 +21,7 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer, Worker
 
 from tether import Agent, ScriptedModel, ToolContext, tool
-from tether.models.scripted import tool_call
+from tether.models.scripted import tool_call, tool_calls
 from tether.multiagent import child_run_id
 from tether.multiagent.agent_tool import STATE_KEY
 from tether.temporal import AgentRegistry, AgentWorkflow, BlobStore, TetherClient, create_worker
@@ -115,6 +116,42 @@ def _fragile(config: dict[str, Any]) -> Agent:
     broken = Agent(model=ScriptedModel([], stateful=True), name="broken").as_tool(name="attempt")
     script: list[Any] = [tool_call("attempt", {"input": "try"}), lambda m: f"noted: {_last_tool_text(m)}"]
     return Agent(model=ScriptedModel(script, stateful=True), tools=[broken], name="fragile")
+
+
+@registry.register("pair")
+def _pair(config: dict[str, Any]) -> Agent:
+    """Two agent tools in one cycle: ``quick`` answers at once, ``researcher`` asks a human after
+    waiting (in a tool) until quick's model has answered, so quick finishes first."""
+    marker = Path(config["marker"])
+
+    @tool
+    async def wait_for_quick() -> str:
+        """Wait until the quick agent has answered."""
+        while not marker.exists():
+            await asyncio.sleep(0.02)
+        return "go"
+
+    @tool
+    def publish(title: str, context: ToolContext) -> str:
+        """Publish a title once a human approves it."""
+        log(config, f"ask {title}")
+        verdict = context.interrupt("approve", {"title": title})
+        return f"published {title} ({verdict})"
+
+    def first(messages: list[Message]) -> Any:
+        log(config, "researcher model 0")
+        return tool_call("wait_for_quick", {})
+
+    script: list[Any] = [first, tool_call("publish", {"title": "T"}), lambda m: f"child: {_last_tool_text(m)}"]
+    researcher = Agent(model=ScriptedModel(script, stateful=True), tools=[wait_for_quick, publish], name="researcher")
+
+    def quick_answer(messages: list[Message]) -> str:
+        marker.write_text("done")
+        return "quick done"
+
+    quick = Agent(model=ScriptedModel([quick_answer], stateful=True), name="quick")
+    calls = tool_calls([("researcher", {"input": "a"}), ("quick", {"input": "b"})])
+    return Agent(model=ScriptedModel([calls, "both"], stateful=True), tools=[researcher, quick], name="pair")
 
 
 async def _history(client: Client, workflow_id: str) -> WorkflowHistory:
@@ -295,3 +332,20 @@ async def test_a_failed_child_is_an_error_result_the_parent_model_reads(client: 
     assert result.stop_reason == "end_turn"
     assert result.text == str(expected)
     assert result.text.startswith("noted: Error: agent 'broken' failed: ScriptExhaustedError:")
+
+
+async def test_a_parallel_call_finishing_first_keeps_the_interrupted_calls_child(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
+) -> None:
+    side = tmp_path / "side.log"
+    config = {"log": str(side), "marker": str(tmp_path / "quick-answered")}
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        await tc.start("pair", "go", run_id="ma-9", config=config)
+        [interrupt] = await tc.wait_for_interrupts("ma-9")
+        paused = await tc.snapshot("ma-9")
+        assert list(paused.data["state"][STATE_KEY]["calls"]) == ["tooluse_1_0"]
+        await tc.answer_interrupts("ma-9", [{"interruptId": interrupt.id, "response": "yes"}])
+        result = await tc.result("ma-9")
+    assert result.text == "both"
+    assert side.read_text().splitlines() == ["researcher model 0", "ask T", "ask T"]  # continued, not restarted

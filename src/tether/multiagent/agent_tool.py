@@ -195,6 +195,10 @@ class AgentTool(Tool):
                 runner.load_snapshot(saved)
         with parent.running_child(runner):  # parent.cancel() cancels the child too
             result = await self._drive(runner, prompt, context, run_id, parent_run_id, resume)
+        # Read the bookkeeping again: a parallel call that finished meanwhile may have dropped
+        # the key (it held nothing then), and an entry written to the old dict would be lost.
+        book = parent.run_state.state.setdefault(STATE_KEY, {"calls": {}, "conversations": {}})
+        calls = book.setdefault("calls", {})
         rolled = roll_up(parent.run_state.metrics, result.metrics.to_dict(), entry.get("rolled") if entry else None)
         if result.stop_reason == "interrupt":
             entry = {"asked": (entry or {}).get("asked", {}), "rolled": rolled}

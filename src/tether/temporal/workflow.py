@@ -347,15 +347,16 @@ class AgentWorkflow:
     async def _run_agent_tool(self, tool_use: Any) -> bool:
         """One call of an agent tool, as a child workflow (see :mod:`tether.temporal.nested`).
 
-        Returns False when the call stopped on the child's interrupts (now the parent's).
+        Returns False when the call stopped on the child's interrupts (now the parent's). The
+        bookkeeping (``state["tether.agent_tools"]``) is read afresh after every wait: a parallel
+        call that finished meanwhile may have dropped the key.
         """
         run, core = self._state()
         tool_use_id, name = tool_use["toolUseId"], str(tool_use["name"])
+        options = (self._settings.get("agent_tools") or {}).get(name, {})
+        agent_name = str(options.get("agent_name", name))
         started = workflow.now()
-        book = run.state.setdefault(STATE_KEY, {"calls": {}, "conversations": {}})
-        calls: dict[str, Any] = book.setdefault("calls", {})
-        entry: dict[str, Any] | None = calls.get(tool_use_id)
-        table = run.interrupt_state.setdefault("interrupts", {})
+        entry: dict[str, Any] | None = self._book()["calls"].get(tool_use_id)
         parent_run_id = str(self._params.get("run_id"))
         child: dict[str, Any] = {
             "agent": f"{self._params['agent']}/{name}",
@@ -372,11 +373,8 @@ class AgentWorkflow:
             if prompt is None:
                 prompt = await self._activity("tether.child_prompt", {"tool_use": tool_use}, local=True)
             if isinstance(prompt, str):
-                self._drop_call(book, tool_use_id)
-                return await self._record(
-                    tool_use, {"result": {"toolUseId": tool_use_id, "status": "error", "content": [{"text": prompt}]}}
-                )
-            kept = book.get("conversations", {}).get(name) if self._keeps_conversation(name) else None
+                return await self._agent_tool_error(tool_use, prompt)
+            kept = self._book()["conversations"].get(name) if options.get("keep_conversation") else None
             child.update(prompt={"kind": "messages", "messages": [prompt]}, carried=kept)
         else:
             if "carried" not in entry:
@@ -386,7 +384,7 @@ class AgentWorkflow:
                         "its child run lives in that run's store; finish it there"
                     )
                 )
-            answers, unanswered = ask(name, tool_use_id, entry, table)
+            answers, unanswered = ask(name, tool_use_id, entry, run.interrupt_state.setdefault("interrupts", {}))
             if unanswered:
                 core.tool_interrupted(unanswered)
                 return False
@@ -397,11 +395,7 @@ class AgentWorkflow:
         except ChildWorkflowError as exc:
             if is_cancelled_exception(exc):
                 raise
-            # The child's failure is the parent model's information, as locally.
-            self._drop_call(book, tool_use_id)
-            agent_name = (self._settings.get("agent_tools") or {}).get(name, {}).get("agent_name", name)
-            text = _child_failure_text(exc, agent_name)
-            return await self._record(tool_use, {"result": {"toolUseId": tool_use_id, "status": "error", "content": [{"text": text}]}})
+            return await self._agent_tool_error(tool_use, _child_failure_text(exc, agent_name))  # the parent model's information
         rolled = roll_up(run.metrics, out["metrics"], None if entry is None else entry.get("rolled"))
         if out["stop_reason"] == "interrupt":
             entry = {
@@ -410,37 +404,44 @@ class AgentWorkflow:
                 "carried": out["run"],
                 "pending": out["interrupts"],
             }
-            calls[tool_use_id] = entry
-            _, unanswered = ask(name, tool_use_id, entry, table)
+            self._book()["calls"][tool_use_id] = entry
+            _, unanswered = ask(name, tool_use_id, entry, run.interrupt_state.setdefault("interrupts", {}))
             core.tool_interrupted(unanswered)
             return False
-        if self._keeps_conversation(name) and out["stop_reason"] != "cancelled":
-            book.setdefault("conversations", {})[name] = _kept_conversation(out["run"])
-        self._drop_call(book, tool_use_id)
         if out["stop_reason"] == "cancelled":
-            result: dict[str, Any] | None = {
-                "toolUseId": tool_use_id,
-                "status": "error",
-                "content": [{"text": f"Agent {name!r} was cancelled before it finished."}],
-            }
-        else:
-            result = answer_result(tool_use_id, out.get("message"))
-            if result is None:
-                result = await self._activity(
-                    "tether.child_answer", {"tool_use_id": tool_use_id, "message": out.get("message")}, local=True
-                )
+            return await self._agent_tool_error(tool_use, f"Agent {agent_name!r} was cancelled before it finished.")
+        if options.get("keep_conversation"):
+            self._book()["conversations"][name] = _kept_conversation(out["run"])
+        self._drop_call(tool_use_id)
+        result = answer_result(tool_use_id, out.get("message"))
+        if result is None:
+            params = {"tool_use_id": tool_use_id, "message": out.get("message")}
+            result = await self._activity("tether.child_answer", params, local=True)
         elapsed = (workflow.now() - started).total_seconds() * 1000.0
         return await self._record(tool_use, {"result": result, "duration_ms": elapsed})
 
-    def _keeps_conversation(self, name: str) -> bool:
-        return bool((self._settings.get("agent_tools") or {}).get(name, {}).get("keep_conversation"))
+    def _book(self) -> dict[str, Any]:
+        """The agent-tool bookkeeping in the run's agent state (created when missing)."""
+        run, _ = self._state()
+        book: dict[str, Any] = run.state.setdefault(STATE_KEY, {})
+        book.setdefault("calls", {})
+        book.setdefault("conversations", {})
+        return book
 
-    def _drop_call(self, book: dict[str, Any], tool_use_id: str) -> None:
+    def _drop_call(self, tool_use_id: str) -> None:
         """Forget a finished agent-tool call (and the bookkeeping key once it holds nothing)."""
         run, _ = self._state()
-        book.get("calls", {}).pop(tool_use_id, None)
-        if not book.get("calls") and not book.get("conversations"):
+        book = self._book()
+        book["calls"].pop(tool_use_id, None)
+        if not book["calls"] and not book["conversations"]:
             run.state.pop(STATE_KEY, None)
+
+    async def _agent_tool_error(self, tool_use: Any, text: str) -> bool:
+        """End an agent-tool call with an error result the parent's model reads."""
+        self._drop_call(tool_use["toolUseId"])
+        return await self._record(
+            tool_use, {"result": {"toolUseId": tool_use["toolUseId"], "status": "error", "content": [{"text": text}]}}
+        )
 
     def _fold_extras(self, out: dict[str, Any]) -> None:
         """Fold a tool outcome's state changes and the usage it rolled up (an agent tool's child)
