@@ -28,11 +28,12 @@ from .durable_graph import GraphRecorder, open_run
 from .graph import GraphResult, _check_task
 from .nesting import child_run_id
 from .nodes import AgentTemplate
-from .state import NODE_STATUSES, GraphRunState, decode_result
+from .state import GraphRunState, decode_result
+from .swarm_turns import HANDOFF_KEY, SwarmSpec, begin, check_state, fail, member_failed, new_state, record_turn, start_turn, turn_input
 
 SWARM_KEY = "tether.swarm"
 _MEMBER_KEY = "tether.swarm_member"
-_HANDOFF_KEY = "tether.handoff"
+_HANDOFF_KEY = HANDOFF_KEY
 
 
 @tool(name="handoff_to_agent")
@@ -138,6 +139,9 @@ class Swarm:
         self._members = {a.name: a for a in members}
         self._templates = {a.name: AgentTemplate(a) for a in members}
         self._current: GraphRunState | None = None
+        descriptions = {a.name: a.description or "" for a in members}
+        self.spec = SwarmSpec(tuple(names), descriptions, self.entry, max_handoffs, max_iterations, window, unique)
+        """What the turn logic reads of this swarm (:mod:`tether.multiagent.swarm_turns`), as JSON-able data."""
 
     def __call__(self, task: Any = None, *, run_id: str | None = None, parent_run_id: str | None = None) -> SwarmResult:
         """Run the swarm synchronously; see :meth:`invoke_async`."""
@@ -182,38 +186,13 @@ class Swarm:
     # -- state ---------------------------------------------------------------------------------
 
     def _new(self, task: Any) -> GraphRunState:
-        return GraphRunState(
-            {
-                "task": copy.deepcopy(task),
-                "status": "executing",
-                "nodes": {n: {"status": "pending", "executions": 0, "result": None} for n in self.names},
-                "current": self.entry,
-                "message": None,
-                "previous": None,
-                "handoffs": 0,
-                "turns": 0,
-                "running": None,
-                "context": {},
-                "executions": 0,
-                "error": None,
-            }
-        )
+        return GraphRunState(new_state(self.spec, task))
 
     def _restore(self, data: Any, order: Any, where: str) -> GraphRunState:
-        if not isinstance(data, dict) or not isinstance(data.get("nodes"), dict) or set(data["nodes"]) != set(self.names):
-            raise SnapshotError(f"swarm {where}: the state's members are not this swarm's members {self.names}")
-        for key in ("current", "handoffs", "turns", "context", "status"):
-            if key not in data:
-                raise SnapshotError(f"swarm {where}: the state has no {key!r}")
-        if data["current"] not in self.names or not isinstance(data["context"], dict):
-            raise SnapshotError(f"swarm {where}: unknown current member {data['current']!r}")
+        check_state(self.spec, data, order, where)
         for name, entry in data["nodes"].items():
-            if not isinstance(entry, dict) or entry.get("status") not in NODE_STATUSES:
-                raise SnapshotError(f"swarm {where}: member {name!r} has a malformed state")
             if entry.get("result") is not None:
                 decode_result(entry["result"], f"swarm {where}: member {name!r}")
-        if not isinstance(order, list) or not all(n in self.names for n in order):
-            raise SnapshotError(f"swarm {where}: the member history names unknown members")
         return GraphRunState(copy.deepcopy(data), list(order))
 
     def take_snapshot(self) -> dict[str, Any]:
@@ -289,24 +268,14 @@ class Swarm:
 
     async def _drive(self, run: GraphRunState, recorder: GraphRecorder | None) -> AsyncGenerator[dict[str, Any], None]:
         data = run.data
-        if data["status"] == "failed" and data["running"] is None:
+        if not begin(data):
             # Stopped by a limit with no member turn in flight to retry: the outcome stands.
             yield {"type": "result", "result": self._result(run, None if recorder is None else recorder.run_id)}
             return
-        data["status"] = "executing"
-        data["error"] = None
         while data["status"] == "executing":
             if data["running"] is None:
-                if data["turns"] >= self.max_iterations:
-                    self._fail(data, f"max iterations ({self.max_iterations}) reached before {data['current']!r} could start")
+                if start_turn(self.spec, data, run.order) is None:
                     break
-                name = data["current"]
-                data["turns"] += 1
-                data["executions"] += 1
-                entry = data["nodes"][name]
-                entry["executions"] += 1
-                entry["status"] = "executing"
-                data["running"] = {"member": name, "n": data["turns"], "input": self._input(run, name)}
                 if recorder is not None:
                     await recorder.sync(run)
             running = data["running"]
@@ -329,8 +298,7 @@ class Swarm:
                         else:
                             yield {"type": "node_event", "node_id": name, "event": event}
             except Exception as exc:
-                data["nodes"][name]["status"] = "failed"
-                self._fail(data, f"member {name!r} failed: {type(exc).__name__}: {exc}")
+                member_failed(data, name, exc)
                 if recorder is not None:
                     await recorder.finish(run)
                 raise
@@ -345,70 +313,40 @@ class Swarm:
         yield {"type": "result", "result": self._result(run, None if recorder is None else recorder.run_id)}
 
     def _fail(self, data: dict[str, Any], error: str) -> None:
-        data["status"] = "failed"
-        data["error"] = error
+        fail(data, error)
 
     def _input(self, run: GraphRunState, name: str) -> Any:
-        data = run.data
-        task = data["task"]
-        text = task if isinstance(task, str) else "\n".join(b.get("text", "") for b in task if isinstance(b, dict))
-        parts = [text]
-        if data["message"] is not None:
-            parts.append(f"Handoff from {data['previous']}: {data['message']}")
-        if data["context"]:
-            parts.append(f"Shared context: {json.dumps(data['context'], sort_keys=True)}")
-        if run.order:
-            parts.append(f"Agents that worked on this so far: {' -> '.join(run.order[-10:])}")
-        others = [f"- {n}: {self._members[n].description or 'no description'}" for n in self.names if n != name]
-        if others:
-            parts.append("You may hand off to one of these agents with handoff_to_agent:\n" + "\n".join(others))
-        return "\n\n".join(parts) if len(parts) > 1 else task
+        return turn_input(self.spec, run.data, run.order, name)
 
     def _result(self, run: GraphRunState, run_id: str | None) -> SwarmResult:
-        data = run.data
-        results = {n: run.node_result(n) for n, e in data["nodes"].items() if e["executions"] or e["result"] is not None}
-        result = SwarmResult(
-            data["status"], results, list(run.order), data["executions"], copy.deepcopy(data["task"]), run_id, data["error"]
-        )
-        result.context = copy.deepcopy(data["context"])
-        return result
+        return swarm_result(run, run_id)
+
+
+def swarm_result(run: GraphRunState, run_id: str | None) -> SwarmResult:
+    """The :class:`SwarmResult` of a swarm run's state (its member results decoded)."""
+    data = run.data
+    results = {n: run.node_result(n) for n, e in data["nodes"].items() if e["executions"] or e["result"] is not None}
+    result = SwarmResult(
+        data["status"], results, list(run.order), data["executions"], copy.deepcopy(data["task"]), run_id, data["error"]
+    )
+    result.context = copy.deepcopy(data["context"])
+    return result
 
 
 def _record_turn(
     swarm: Swarm, run: GraphRunState, recorder: GraphRecorder | None, name: str, n: int, result: AgentResult, agent: Agent
 ) -> dict[str, Any]:
     """Record a finished member turn; returns the event to yield (``node_result`` or ``handoff``)."""
-    data = run.data
-    entry = data["nodes"][name]
     run.set_result(name, result)
-    data["running"] = None
-    run.order.append(name)
     if recorder is not None:
         recorder.completed(name, n)
-    if result.stop_reason == "interrupt":
-        entry["status"] = "interrupted"
-        data["running"] = {"member": name, "n": n, "input": None}
-        data["status"] = "interrupted"
-        return {"type": "node_result", "node_id": name, "result": run.node_result(name)}
-    entry["status"] = "completed"
-    handoff = agent.state.get(_HANDOFF_KEY)
-    if not isinstance(handoff, dict):  # no handoff: this member's answer is the swarm's
-        data["status"] = "completed"
-        return {"type": "node_result", "node_id": name, "result": run.node_result(name)}
-    target = str(handoff["to"])
-    data["handoffs"] += 1
-    data["context"].update(handoff.get("context") or {})
-    data["previous"], data["message"], data["current"] = name, handoff.get("message"), target
-    if data["handoffs"] > swarm.max_handoffs:
-        swarm._fail(data, f"max handoffs ({swarm.max_handoffs}) reached: {name!r} handed off to {target!r}")
-    elif swarm.window and swarm.min_unique:
-        recent = [*run.order[-(swarm.window - 1) :], target] if swarm.window > 1 else [target]
-        if len(recent) >= swarm.window and len(set(recent)) < swarm.min_unique:
-            swarm._fail(
-                data,
-                f"repetitive handoffs: the last {swarm.window} turns ({' -> '.join(recent)}) involve fewer than {swarm.min_unique} agents",
-            )
-    return {"type": "handoff", "from": name, "to": target, "message": handoff.get("message")}
+    interrupted = result.stop_reason == "interrupt"
+    event = record_turn(
+        swarm.spec, run.data, run.order, name, n, interrupted=interrupted, handoff=None if interrupted else agent.state.get(_HANDOFF_KEY)
+    )
+    if event["type"] == "node_result":
+        event["result"] = run.node_result(name)
+    return event
 
 
-__all__ = ["Swarm", "SwarmResult", "handoff_to_agent"]
+__all__ = ["Swarm", "SwarmResult", "handoff_to_agent", "swarm_result"]
