@@ -13,11 +13,12 @@ here (:func:`tether.temporal.errors.from_failure`), with the Temporal failure as
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
+from .._json import json_copy
 from .._prompt import normalize_prompt
 from ..checkpoint import Checkpoint
 from ..errors import ConfigurationError, PromptError, RunEndedError, RunNotFoundError
@@ -30,10 +31,13 @@ from ..telemetry import resolve_tracer
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT, compact_message, expand_message
 from .errors import from_failure
-from .payloads import DEFAULT_MAX_VALUE_BYTES, expand_interrupt, expand_state, offload
+from .payloads import DEFAULT_MAX_VALUE_BYTES, check_compact, expand_interrupt, expand_state, offload
 from .shapes import CarriedState, WirePrompt, WorkflowOptions, WorkflowParams
 from .wire import carried_from_run, run_from_checkpoint, run_from_snapshot, snapshot_of
 from .workflow import WORKFLOW_NAME
+
+if TYPE_CHECKING:
+    from ..multiagent.swarm import SwarmResult
 
 __all__ = ["TetherClient"]
 
@@ -349,6 +353,125 @@ class TetherClient:
         live: dict[str, Any] = await handle.query("snapshot", result_type=dict)
         return snapshot_of(self.blobs, live["run"], app_data)
 
+
+    # -- swarms ---------------------------------------------------------------------------
+
+    async def start_swarm(
+        self,
+        swarm: str,
+        task: Any = None,
+        *,
+        run_id: str,
+        config: dict[str, Any] | None = None,
+        snapshot: dict[str, Any] | None = None,
+        options: WorkflowOptions | None = None,
+        **start_options: Any,
+    ) -> WorkflowHandle[Any, dict[str, Any]]:
+        """Start a run of swarm ``swarm`` as workflow ``run_id`` (``tether.swarm``); returns its handle.
+
+        Each member turn runs as a child agent workflow whose id is the run id a local durable
+        swarm gives that turn (``child_run_id(run_id, "<member>:<n>")``).
+
+        Args:
+            swarm: The swarm's registered name (``AgentRegistry.register_swarm``).
+            task: The task: a string or content blocks (None: continue ``snapshot``).
+            run_id: The swarm run's id (its workflow id).
+            config: The JSON config the workers build the swarm (and its member agents) from.
+            snapshot: A swarm snapshot to continue instead of a new task: what a local
+                ``Swarm.take_snapshot()`` or :meth:`swarm_snapshot` returned.
+            options: Workflow options of the member turns' agent workflows (over the client's).
+            **start_options: Passed to ``temporalio.client.Client.start_workflow``.
+
+        Raises:
+            PromptError: Both or neither of ``task`` and ``snapshot``, or a task that is neither a
+                string nor content blocks.
+            SnapshotError: ``snapshot`` is not a swarm snapshot.
+            PayloadTooLargeError: The task is too large to travel inline.
+        """
+        from ..multiagent.graph import _check_task
+        from .swarm_wire import swarm_to_temporal
+        from .swarm_workflow import SWARM_WORKFLOW_NAME
+
+        if not isinstance(run_id, str) or not run_id:
+            raise ConfigurationError(f"run_id must be a non-empty string, got {run_id!r}")
+        if (task is None) == (snapshot is None):
+            raise PromptError("start_swarm: pass a task to start a swarm run, or a snapshot to continue one (not both)")
+        params: dict[str, Any] = {
+            "swarm": swarm,
+            "config": config or {},
+            "run_id": run_id,
+            "task": None,
+            "snapshot": None,
+            "options": {**self.options, **(options or {})},
+        }
+        if task is not None:
+            params["task"] = json_copy(_check_task(task), "task")
+            check_compact(params["task"], "task")
+        else:
+            limit, hard = self.inline_limit, self.max_value_bytes
+            params["snapshot"] = swarm_to_temporal(self.blobs, snapshot, inline_limit=limit, max_value_bytes=hard)
+        handle: WorkflowHandle[Any, dict[str, Any]] = await self.client.start_workflow(
+            SWARM_WORKFLOW_NAME, params, id=run_id, task_queue=self.task_queue, result_type=dict, **start_options
+        )
+        return handle
+
+    async def execute_swarm(
+        self,
+        swarm: str,
+        task: Any = None,
+        *,
+        run_id: str,
+        config: dict[str, Any] | None = None,
+        snapshot: dict[str, Any] | None = None,
+        options: WorkflowOptions | None = None,
+        **start_options: Any,
+    ) -> SwarmResult:
+        """Start a swarm run and wait for its :class:`~tether.multiagent.SwarmResult` (the object
+        a local ``swarm(task)`` returns). A run stopped by a limit returns a result with status
+        ``failed``, as locally; a run waiting on a member's interrupts keeps waiting until they
+        are answered (:meth:`answer_interrupts`).
+
+        Args:
+            swarm: The swarm's registered name.
+            task: The task: a string or content blocks (None: continue ``snapshot``).
+            run_id: The swarm run's id (its workflow id).
+            config: The JSON config the workers build the swarm from.
+            snapshot: A swarm snapshot to continue instead of a new task.
+            options: Workflow options of the member turns' agent workflows.
+            **start_options: Passed to ``temporalio.client.Client.start_workflow``.
+        """
+        await self.start_swarm(swarm, task, run_id=run_id, config=config, snapshot=snapshot, options=options, **start_options)
+        return await self.swarm_result(run_id)
+
+    async def swarm_result(self, run_id: str) -> SwarmResult:
+        """Wait for swarm run ``run_id`` to end; its :class:`~tether.multiagent.SwarmResult`.
+
+        Args:
+            run_id: The swarm run's id.
+
+        Raises:
+            TetherError: The run failed because a member's turn failed (the member's error class).
+        """
+        from ..multiagent.state import GraphRunState
+        from ..multiagent.swarm import swarm_result
+        from .swarm_wire import swarm_to_local
+
+        local = swarm_to_local(self.blobs, await self._raw_result(run_id))
+        return swarm_result(GraphRunState(local["state"], list(local["node_history"])), run_id)
+
+    async def swarm_snapshot(self, run_id: str) -> dict[str, Any]:
+        """The state of swarm run ``run_id`` (running, waiting or finished) in the shape a local
+        ``Swarm.take_snapshot()`` returns: ``Swarm.load_snapshot`` takes it, and so does
+        :meth:`start_swarm` (``snapshot=``).
+
+        Args:
+            run_id: The swarm run's id.
+        """
+        from .swarm_wire import swarm_to_local
+
+        handle = self.client.get_workflow_handle(run_id)
+        live: dict[str, Any] = await handle.query("snapshot", result_type=dict)
+        return swarm_to_local(self.blobs, live)
 
 def _bodies(responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [item["interruptResponse"] if isinstance(item, dict) and "interruptResponse" in item else item for item in responses]

@@ -1,4 +1,4 @@
-"""Worker helpers: register the agent workflow and its activities on a task queue.
+"""Worker helpers: register the agent and swarm workflows and their activities on a task queue.
 
 ``create_worker(client, "agents", registry, blobs)`` returns a ready ``temporalio`` worker;
 ``TetherPlugin(registry, blobs)`` does the same through Temporal's plugin mechanism. The
@@ -20,6 +20,8 @@ from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT
 from .payloads import DEFAULT_MAX_VALUE_BYTES
 from .registry import AgentRegistry
+from .swarm_activities import SwarmActivities
+from .swarm_workflow import SwarmWorkflow
 from .workflow import AgentWorkflow
 
 
@@ -52,11 +54,12 @@ def create_worker(
             operations" for the recommended ones, e.g. ``sticky_queue_schedule_to_start_timeout``).
     """
     activities = TetherActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
+    swarms = SwarmActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[AgentWorkflow],
-        activities=activities.all(),
+        workflows=[AgentWorkflow, SwarmWorkflow],
+        activities=[*activities.all(), *swarms.all()],
         workflow_runner=workflow_runner(),
         **worker_options,
     )
@@ -82,7 +85,13 @@ class TetherPlugin(SimplePlugin):
             max_value_bytes: The hard limit of one value of a run (None: no limit).
         """
         activities = TetherActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
-        super().__init__("tether.TetherPlugin", activities=activities.all(), workflows=[AgentWorkflow], workflow_runner=workflow_runner())
+        swarms = SwarmActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
+        super().__init__(
+            "tether.TetherPlugin",
+            activities=[*activities.all(), *swarms.all()],
+            workflows=[AgentWorkflow, SwarmWorkflow],
+            workflow_runner=workflow_runner(),
+        )
 
 
 __all__ = ["TetherPlugin", "create_worker", "workflow_runner"]

@@ -1,0 +1,95 @@
+"""A swarm snapshot in its two shapes: local (``Swarm.take_snapshot()``) and Temporal (compact).
+
+Both are ``{"type": "tether.swarm", "version": 1, "state": ..., "node_history": [...]}`` with
+the same state. They differ in two places only:
+
+- a member's latest result (``state.nodes[name].result``, ``encode_result`` JSON) is inline
+  locally, and on Temporal one ``{"$blob": ref}`` placeholder when it is large;
+- the member turn stopped on interrupts (``state.running``) keeps, locally, the member agent's
+  snapshot (``paused``, a :class:`~tether.Snapshot` dict) and, on Temporal, the child workflow's
+  carried state (``carried``) and its pending interrupts (``pending``, compact records).
+
+The client converts one into the other, so a swarm run moves between a laptop and Temporal
+both ways.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .._json import json_copy
+from ..errors import ShapeError, SnapshotError
+from ..interrupts import pending_interrupts
+from ..multiagent.swarm import SWARM_KEY
+from .blobs import BlobStore
+from .payloads import check_compact, compact_interrupt, offload, restore
+from .wire import carried_from_run, run_from_snapshot, snapshot_of
+
+VERSION = 1
+
+
+def _check(snapshot: Any) -> dict[str, Any]:
+    if not isinstance(snapshot, dict) or snapshot.get("type") != SWARM_KEY or snapshot.get("version") != VERSION:
+        raise SnapshotError(f"not a swarm snapshot (type {SWARM_KEY!r}, version {VERSION}); pass what Swarm.take_snapshot() returns")
+    if not isinstance(snapshot.get("state"), dict) or not isinstance(snapshot["state"].get("nodes"), dict):
+        raise SnapshotError("swarm snapshot: 'state' must be an object with 'nodes'")
+    if not isinstance(snapshot.get("node_history"), list):
+        raise SnapshotError("swarm snapshot: 'node_history' must be a list of member names")
+    return snapshot
+
+
+def swarm_to_temporal(blobs: BlobStore, snapshot: Any, *, inline_limit: int, max_value_bytes: int | None) -> dict[str, Any]:
+    """The Temporal shape of a local swarm snapshot (large member results offloaded to ``blobs``).
+
+    Args:
+        blobs: Where large values go.
+        snapshot: What ``Swarm.take_snapshot()`` returned (JSON).
+        inline_limit: Values larger than this (bytes of JSON) are offloaded.
+        max_value_bytes: The hard limit of one value (``PayloadTooLargeError`` names it).
+
+    Raises:
+        SnapshotError: ``snapshot`` is not a swarm snapshot.
+    """
+    try:
+        out: dict[str, Any] = json_copy(_check(snapshot), "swarm snapshot")
+    except ShapeError as exc:
+        raise SnapshotError(str(exc)) from None
+    state = out["state"]
+    for name, entry in state["nodes"].items():
+        if isinstance(entry, dict) and entry.get("result") is not None:
+            entry["result"] = offload(
+                blobs, entry["result"], f"the result of member {name!r}", limit=inline_limit, hard_limit=max_value_bytes
+            )
+    running = state.get("running")
+    if isinstance(running, dict) and running.get("paused") is not None:
+        run = run_from_snapshot(running.pop("paused"))
+        running["carried"] = carried_from_run(blobs, run, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
+        running["pending"] = [
+            compact_interrupt(blobs, dict(i.to_dict()), limit=inline_limit, hard_limit=max_value_bytes)
+            for i in pending_interrupts(run.interrupt_state)
+        ]
+    check_compact(out, "swarm snapshot")
+    return out
+
+
+def swarm_to_local(blobs: BlobStore, snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The local shape of a swarm workflow's snapshot (``Swarm.load_snapshot`` takes it).
+
+    Args:
+        blobs: The blob store the snapshot's references point into.
+        snapshot: The workflow's ``snapshot`` query answer or result.
+    """
+    out = copy.deepcopy(_check(snapshot))
+    state = out["state"]
+    for entry in state["nodes"].values():
+        if isinstance(entry, dict) and entry.get("result") is not None:
+            entry["result"] = restore(blobs, entry["result"])
+    running = state.get("running")
+    if isinstance(running, dict) and running.get("carried") is not None:
+        running["paused"] = snapshot_of(blobs, running.pop("carried")).to_dict()
+        running.pop("pending", None)
+    return out
+
+
+__all__ = ["swarm_to_local", "swarm_to_temporal"]

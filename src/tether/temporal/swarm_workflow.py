@@ -1,0 +1,227 @@
+"""`SwarmWorkflow`: a :class:`~tether.multiagent.Swarm` run on Temporal, each member turn a child workflow.
+
+The workflow holds the swarm run's state, the same JSON a local swarm holds (``take_snapshot()``
+shape), and drives it with the pure turn logic of :mod:`tether.multiagent.swarm_turns`, so it
+starts the same turns, builds the same prompts, applies handoffs and limits and fails exactly
+as a local swarm does. Each member turn is an ``AgentWorkflow`` (``tether.agent``) child of
+agent ``"<swarm>/<member>"`` (a fresh member agent with the handoff tool, resolved by the
+worker's :class:`~tether.temporal.AgentRegistry`) whose workflow id is the run id a local
+durable swarm gives that turn: ``child_run_id(swarm_run_id, f"{member}:{n}")``. The child runs
+``nested``: it returns when it stops on interrupts, and the swarm, whose status becomes
+``interrupted``, waits for an ``answer_interrupts`` update (the body an ``AgentWorkflow`` takes,
+so :meth:`TetherClient.answer_interrupts` and ``wait_for_interrupts`` work on swarm runs), then
+starts the same child workflow id again with the child's carried state and the answers: no
+finished turn, and no finished step of the interrupted turn, runs again.
+
+Member results stay compact in the workflow (one blob reference when large); the client
+expands them (:meth:`TetherClient.swarm_result`, :meth:`TetherClient.swarm_snapshot`). An
+interrupted turn keeps the child's carried state and pending interrupts in ``running``
+(``carried``, ``pending``), which the client turns into the agent snapshot a local swarm keeps
+(``paused``) and back.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError, ChildWorkflowError
+
+with workflow.unsafe.imports_passed_through():
+    from ..errors import InterruptError, PromptError, TetherError
+    from ..interrupts import apply_responses
+    from ..multiagent.nesting import child_run_id
+    from ..multiagent.swarm import SWARM_KEY
+    from ..multiagent.swarm_turns import SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
+    from .blobs import canonical_json
+    from .claimcheck import DEFAULT_INLINE_LIMIT
+    from .errors import to_failure
+    from .workflow import WORKFLOW_NAME
+
+SWARM_WORKFLOW_NAME = "tether.swarm"
+SNAPSHOT_VERSION = 1
+_LOCAL_TIMEOUT = timedelta(seconds=60)
+_LOCAL_RETRY = RetryPolicy(maximum_attempts=5)
+
+
+@workflow.defn(name=SWARM_WORKFLOW_NAME)
+class SwarmWorkflow:
+    """One run of a registered swarm, durable across workers, restarts and time."""
+
+    def __init__(self) -> None:
+        self._params: dict[str, Any] = {}
+        self._spec: SwarmSpec | None = None
+        self._data: dict[str, Any] | None = None
+        self._order: list[str] = []
+        self._status = "starting"
+        self._answers: list[list[dict[str, Any]]] = []
+        self._applied = 0
+
+    # -- run ------------------------------------------------------------------------------
+
+    @workflow.run
+    async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+        # ``params``: swarm, config, run_id, task (JSON) or snapshot (compact), options, trace.
+        self._params = params
+        described = await workflow.execute_local_activity(
+            "tether.describe_swarm",
+            {"swarm": params["swarm"], "config": params.get("config") or {}},
+            start_to_close_timeout=_LOCAL_TIMEOUT,
+            retry_policy=_LOCAL_RETRY,
+        )
+        spec = self._spec = SwarmSpec.from_dict(described)
+        snapshot = params.get("snapshot")
+        try:
+            if snapshot is not None:
+                check_state(spec, snapshot.get("state"), snapshot.get("node_history"), "snapshot")
+                data, order = snapshot["state"], list(snapshot["node_history"])
+            else:
+                if params.get("task") is None:
+                    raise PromptError(f"swarm run {params.get('run_id')!r}: no task and no snapshot to continue")
+                data, order = new_state(spec, params["task"]), []
+        except TetherError as exc:
+            raise to_failure(exc) from None
+        self._data, self._order = data, order
+        self._status = "running"
+        if data["status"] != "interrupted" and not begin(data):
+            return await self._done()  # stopped by a limit earlier: the outcome stands
+        while True:
+            if data["status"] == "interrupted":
+                responses = await self._wait_for_answers()
+                begin(data)
+            elif data["status"] == "executing":
+                responses = None
+            else:
+                break
+            running = data["running"]
+            if running is None:
+                if workflow.info().is_continue_as_new_suggested():
+                    await workflow.wait_condition(workflow.all_handlers_finished)
+                    workflow.continue_as_new({**params, "task": None, "snapshot": self.snapshot()})
+                running = start_turn(spec, data, order)
+                if running is None:
+                    break
+            await self._turn(running, responses)
+        if data["status"] == "executing":
+            data["status"] = "completed"
+        return await self._done()
+
+    async def _done(self) -> dict[str, Any]:
+        self._status = "done"
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return self.snapshot()
+
+    async def _turn(self, running: dict[str, Any], responses: list[dict[str, Any]] | None) -> None:
+        """Run (or, with ``responses``, continue) one member turn as a child workflow and record it."""
+        spec, data, order = self._state()
+        name, n = str(running["member"]), int(running["n"])
+        run_id = str(self._params["run_id"])
+        child: dict[str, Any] = {
+            "agent": f"{self._params['swarm']}/{name}",
+            "config": self._params.get("config") or {},
+            "run_id": child_run_id(run_id, f"{name}:{n}"),
+            "options": self._params.get("options") or {},
+            "nested": True,
+            "parent_run_id": run_id,
+        }
+        if self._params.get("trace"):
+            child["trace"] = self._params["trace"]
+        if responses is not None:
+            if running.get("carried") is None:
+                raise to_failure(
+                    PromptError(
+                        f"the interrupted turn {n} of member {name!r} was moved from a durable local swarm run: "
+                        "its member run lives in that run's store; finish it there"
+                    )
+                )
+            child.update(prompt={"kind": "interrupt_responses", "responses": responses}, carried=running["carried"])
+        else:
+            child.update(prompt={"kind": "messages", "messages": [await self._prompt(running["input"])]}, carried=None)
+        try:
+            out: dict[str, Any] = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
+        except ChildWorkflowError as exc:
+            member_failed(data, name, str(exc.cause or exc))
+            self._status = "done"
+            raise ApplicationError(f"swarm run {run_id!r}: member {name!r} failed", type="SwarmMemberFailed", non_retryable=True) from exc
+        read = {key: out.get(key) for key in ("stop_reason", "message", "metrics", "invocation", "interrupts")}
+        read["run"] = {"state": out["run"].get("state")}
+        turn = await workflow.execute_local_activity(
+            "tether.swarm_turn",
+            {"member": name, "out": read},
+            start_to_close_timeout=_LOCAL_TIMEOUT,
+            retry_policy=_LOCAL_RETRY,
+        )
+        data["nodes"][name]["result"] = turn["result"]
+        interrupted = out["stop_reason"] == "interrupt"
+        record_turn(spec, data, order, name, n, interrupted=interrupted, handoff=turn["handoff"])
+        if interrupted:
+            data["running"].update(carried=out["run"], pending=out.get("interrupts") or [])
+
+    async def _prompt(self, value: Any) -> dict[str, Any]:
+        """A turn's prompt as a (compact) user message; a large one is made compact by an activity."""
+        message = {"role": "user", "content": [{"text": value}] if isinstance(value, str) else list(value)}
+        if len(canonical_json(message)) <= DEFAULT_INLINE_LIMIT:
+            return message
+        compact: dict[str, Any] = await workflow.execute_local_activity(
+            "tether.swarm_prompt", {"message": message}, start_to_close_timeout=_LOCAL_TIMEOUT, retry_policy=_LOCAL_RETRY
+        )
+        return compact
+
+    def _state(self) -> tuple[SwarmSpec, dict[str, Any], list[str]]:
+        assert self._spec is not None and self._data is not None
+        return self._spec, self._data, self._order
+
+    # -- interrupts -----------------------------------------------------------------------
+
+    async def _wait_for_answers(self) -> list[dict[str, Any]]:
+        self._status = "interrupted"
+        await workflow.wait_condition(lambda: len(self._answers) > self._applied)
+        responses = self._answers[self._applied]
+        self._applied += 1
+        self._status = "running"
+        return responses
+
+    def _pending(self) -> list[dict[str, Any]]:
+        running = (self._data or {}).get("running") or {}
+        return list(running.get("pending") or [])
+
+    @workflow.update(name="answer_interrupts")
+    async def answer_interrupts(self, responses: list[dict[str, Any]]) -> dict[str, Any]:
+        """Answer the interrupted member's interrupts (``interruptResponse`` bodies:
+        ``{interruptId, response}``); the member's turn continues with them."""
+        self._answers.append(responses)
+        ticket = len(self._answers)
+        await workflow.wait_condition(lambda: self._applied >= ticket)
+        return self.status()
+
+    @answer_interrupts.validator
+    def _validate_answers(self, responses: list[dict[str, Any]]) -> None:
+        if self._status != "interrupted" or len(self._answers) > self._applied:
+            run_id = self._params.get("run_id")
+            raise to_failure(InterruptError(f"swarm run {run_id!r} is not waiting for interrupt answers (status {self._status})"))
+        trial: Any = {"interrupts": {item["id"]: dict(item) for item in self._pending()}, "activated": True}
+        try:
+            apply_responses(trial, responses)
+        except TetherError as exc:
+            raise to_failure(exc) from None
+
+    # -- queries --------------------------------------------------------------------------
+
+    @workflow.query(name="status")
+    def status(self) -> dict[str, Any]:
+        """``{"status": "starting" | "running" | "interrupted" | "done", "interrupts": [...]}``
+        (the interrupted member's pending interrupts, compact)."""
+        return {"status": self._status, "interrupts": self._pending() if self._status == "interrupted" else []}
+
+    @workflow.query(name="snapshot")
+    def snapshot(self) -> dict[str, Any]:
+        """The swarm run's state in ``Swarm.take_snapshot()`` shape, compact
+        (:meth:`TetherClient.swarm_snapshot` expands it)."""
+        if self._data is None:
+            raise ApplicationError("the swarm run has not started yet; query again in a moment", type="NotReady")
+        return {"type": SWARM_KEY, "version": SNAPSHOT_VERSION, "state": self._data, "node_history": list(self._order)}
+
+
+__all__ = ["SWARM_WORKFLOW_NAME", "SwarmWorkflow"]
