@@ -20,11 +20,12 @@ from temporalio.worker import Replayer, Worker
 
 from tether import Agent, ScriptedModel, ToolContext, tool
 from tether.durable import MemoryStore
-from tether.errors import InterruptError, PromptError, SnapshotError
+from tether.errors import InterruptError, PromptError, ScriptExhaustedError, SnapshotError
 from tether.models.scripted import tool_call
 from tether.multiagent import Swarm, SwarmResult
 from tether.multiagent.nesting import child_run_id
 from tether.temporal import AgentRegistry, BlobStore, TetherClient, create_worker
+from tether.temporal.payloads import is_placeholder
 from tether.temporal.swarm_workflow import SWARM_WORKFLOW_NAME, SwarmWorkflow
 from tether.temporal.worker import workflow_runner
 from tether.temporal.workflow import WORKFLOW_NAME, AgentWorkflow
@@ -252,3 +253,42 @@ async def test_the_swarm_history_replays(client: Client, blobs: BlobStore, task_
     replayer = Replayer(workflows=[AgentWorkflow, SwarmWorkflow], workflow_runner=workflow_runner())
     for history in histories:
         await replayer.replay_workflow(history)
+
+
+@registry.register_swarm("broken")
+def _broken(config: dict[str, Any]) -> Swarm:
+    first = _member(config, "first", _handoff("second", "go on"), "handed off")
+    second = Agent(model=ScriptedModel([], stateful=True), name="second")  # no answer scripted: the model call fails
+    return Swarm([first, second])
+
+
+async def test_a_member_that_fails_fails_the_swarm_run_with_its_error_as_locally(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
+) -> None:
+    with pytest.raises(ScriptExhaustedError):
+        await registry.build_swarm("broken", {}).invoke_async("task")
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        await tc.start_swarm("broken", "task", run_id="sw-broken", config={})
+        with pytest.raises(ScriptExhaustedError):
+            await tc.swarm_result("sw-broken")
+        failed = await tc.swarm_snapshot("sw-broken")
+    assert failed["state"]["status"] == "failed"
+    assert failed["state"]["nodes"]["second"]["status"] == "failed"
+    assert failed["node_history"] == ["first"]
+
+
+async def test_large_prompts_and_results_travel_as_blob_references(client: Client, blobs: BlobStore, task_queue: str) -> None:
+    task = "explain tides " + "x" * 10_000  # the member prompts are over the default inline limit
+    tc = TetherClient(client, blobs, task_queue, inline_limit=256)
+    async with create_worker(client, task_queue, registry, blobs, inline_limit=256):
+        result = await tc.execute_swarm("team", task, run_id="sw-large", config={})
+        raw = await client.get_workflow_handle("sw-large").query("snapshot", result_type=dict)
+        children = _children(await client.get_workflow_handle("sw-large").fetch_history())
+        first = await client.get_workflow_handle(children[0].workflow_id, run_id=children[0].run_id).fetch_history()
+    local = await registry.build_swarm("team", {}).invoke_async(task)
+    assert _summary(result) == _summary(local)
+    assert all(is_placeholder(entry["result"]) for entry in raw["state"]["nodes"].values())  # the workflow keeps references
+    started = first.events[0].workflow_execution_started_event_attributes
+    params = json.loads(started.input.payloads[0].data)
+    assert is_placeholder(params["prompt"]["messages"][0]["content"][0])  # the child's prompt is compact

@@ -25,7 +25,7 @@ from ..result import AgentResult
 from ..tools.context import ToolContext
 from ..tools.decorator import tool
 from .durable_graph import GraphRecorder, open_run
-from .graph import GraphResult, _check_task
+from .graph import GraphResult, _answers, _check_task
 from .nesting import child_run_id
 from .nodes import AgentTemplate
 from .state import GraphRunState, decode_result
@@ -152,6 +152,8 @@ class Swarm:
 
         Args:
             task: A string or content blocks (None: continue a loaded snapshot or stored run).
+                A list of ``interruptResponse`` blocks answers the interrupts of the member the
+                swarm waits on (:attr:`SwarmResult.interrupts`) and continues its turn.
             run_id: Make it a durable run in the swarm's store (an existing one is resumed).
             parent_run_id: With ``run_id``: the run this swarm run is nested in.
         """
@@ -162,14 +164,23 @@ class Swarm:
         assert result is not None
         return result
 
-    def resume(self, run_id: str) -> SwarmResult:
-        """Finish durable swarm run ``run_id``; finished member turns are never redone."""
-        return _sync(self.resume_async(run_id))
+    def resume(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> SwarmResult:
+        """Finish durable swarm run ``run_id``; finished member turns are never redone.
 
-    async def resume_async(self, run_id: str) -> SwarmResult:
+        Args:
+            run_id: The durable swarm run.
+            responses: ``interruptResponse`` blocks answering the interrupts of the member the
+                run waits on (:attr:`SwarmResult.interrupts`); its turn resumes with them.
+        """
+        return _sync(self.resume_async(run_id, responses))
+
+    async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> SwarmResult:
         """Async :meth:`resume`."""
+        answers = None if responses is None else _answers(responses)
+        if responses is not None and answers is None:
+            raise PromptError("swarm.resume: responses must be a list of interruptResponse blocks")
         result: SwarmResult | None = None
-        async for event in self._stream(None, run_id, None, resume=True):
+        async for event in self._stream(None, run_id, None, resume=True, answers=answers):
             if event["type"] == "result":
                 result = event["result"]
         assert result is not None
@@ -179,8 +190,11 @@ class Swarm:
         self, task: Any = None, *, run_id: str | None = None, parent_run_id: str | None = None
     ) -> AsyncIterator[dict[str, Any]]:
         """Run the swarm, yielding ``node_start``, ``node_event``, ``node_result``, ``handoff``
-        and finally ``result`` events."""
-        async for event in self._stream(task, run_id, parent_run_id, resume=False):
+        and finally ``result`` events (``task`` as for :meth:`invoke_async`)."""
+        answers = _answers(task)
+        if answers is not None:
+            task = None
+        async for event in self._stream(task, run_id, parent_run_id, resume=answers is not None and run_id is not None, answers=answers):
             yield event
 
     # -- state ---------------------------------------------------------------------------------
@@ -233,7 +247,7 @@ class Swarm:
         return self.store
 
     async def _stream(
-        self, task: Any, run_id: str | None, parent_run_id: str | None, *, resume: bool
+        self, task: Any, run_id: str | None, parent_run_id: str | None, *, resume: bool, answers: list[dict[str, Any]] | None = None
     ) -> AsyncGenerator[dict[str, Any], None]:
         if run_id is None:
             if parent_run_id is not None:
@@ -245,7 +259,7 @@ class Swarm:
             else:
                 run = self._new(_check_task(task))
             self._current = run
-            async for event in self._drive(run, None):
+            async for event in self._drive(run, None, answers):
                 yield event
             return
         opened = open_run(
@@ -261,13 +275,21 @@ class Swarm:
         with opened as (run, recorder):
             self._current = run
             if run.data["status"] != "completed":
-                async for event in self._drive(run, recorder):
+                async for event in self._drive(run, recorder, answers):
                     yield event
                 return
             yield {"type": "result", "result": self._result(run, run_id)}
 
-    async def _drive(self, run: GraphRunState, recorder: GraphRecorder | None) -> AsyncGenerator[dict[str, Any], None]:
+    async def _drive(
+        self, run: GraphRunState, recorder: GraphRecorder | None, answers: list[dict[str, Any]] | None = None
+    ) -> AsyncGenerator[dict[str, Any], None]:
         data = run.data
+        if answers is not None:
+            self._check_answers(run, answers, durable=recorder is not None)
+        elif data["status"] == "interrupted":
+            # A member waits on interrupts and nothing answers them: it still waits.
+            yield {"type": "result", "result": self._result(run, None if recorder is None else recorder.run_id)}
+            return
         if not begin(data):
             # Stopped by a limit with no member turn in flight to retry: the outcome stands.
             yield {"type": "result", "result": self._result(run, None if recorder is None else recorder.run_id)}
@@ -288,7 +310,16 @@ class Swarm:
                     recorder is not None
                     and recorder.store.head(child := child_run_id(recorder.run_id, f"{name}:{running['n']}")) is not None
                 ):
-                    result = await agent.resume_async(child)
+                    result = await agent.resume_async(child, answers)
+                elif answers is not None and running.get("paused") is not None:
+                    # A run kept in memory whose member stopped on interrupts: its agent as it
+                    # stopped (kept in the swarm state), continued with the answers.
+                    agent.load_snapshot(running["paused"])
+                    async for event in agent.stream_async(answers):
+                        if event["type"] == "result":
+                            result = event["result"]
+                        else:
+                            yield {"type": "node_event", "node_id": name, "event": event}
                 else:
                     child_id = None if recorder is None else child_run_id(recorder.run_id, f"{name}:{running['n']}")
                     parent = None if recorder is None else recorder.run_id
@@ -303,7 +334,11 @@ class Swarm:
                     await recorder.finish(run)
                 raise
             assert result is not None
-            yield _record_turn(self, run, recorder, name, running["n"], result, agent)
+            answers = None
+            recorded = _record_turn(self, run, recorder, name, running["n"], result, agent)
+            if recorder is None and data["status"] == "interrupted":
+                data["running"]["paused"] = agent.take_snapshot(preset="session").to_dict()
+            yield recorded
             if recorder is not None:
                 await recorder.sync(run)
         if data["status"] == "executing":
@@ -311,6 +346,27 @@ class Swarm:
         if recorder is not None:
             await recorder.finish(run)
         yield {"type": "result", "result": self._result(run, None if recorder is None else recorder.run_id)}
+
+    def _check_answers(self, run: GraphRunState, answers: list[dict[str, Any]], *, durable: bool) -> None:
+        """Refuse answers to interrupts no member of this run waits on (before anything changes)."""
+        data = run.data
+        running = data["running"]
+        waiting: list[str] = []
+        if data["status"] == "interrupted" and running is not None:
+            result = run.node_result(running["member"]).result
+            if isinstance(result, AgentResult):
+                waiting = [interrupt.id for interrupt in result.interrupts]
+        for block in answers:
+            ident = block["interruptResponse"].get("interruptId")
+            if ident not in waiting:
+                raise PromptError(
+                    f"no member of this swarm waits on interrupt {ident!r} (waiting: {', '.join(waiting) or 'none'})"
+                )
+        if not durable and running is not None and running.get("paused") is None:
+            raise PromptError(
+                f"member {running['member']!r} stopped on interrupts in a durable swarm run: "
+                "answer them with swarm.resume(run_id, responses)"
+            )
 
     def _fail(self, data: dict[str, Any], error: str) -> None:
         fail(data, error)
