@@ -15,79 +15,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio import workflow
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer, Worker
 
-from tether import Agent, ScriptedModel, ToolContext, tool
 from tether.durable import MemoryStore
 from tether.errors import InterruptError, PromptError, ScriptExhaustedError, SnapshotError
-from tether.models.scripted import tool_call
-from tether.multiagent import Swarm, SwarmResult
+from tether.multiagent import SwarmResult
 from tether.multiagent.nesting import child_run_id
-from tether.temporal import AgentRegistry, BlobStore, TetherClient, create_worker
+from tether.temporal import BlobStore, TetherClient, create_worker
 from tether.temporal.payloads import is_placeholder
 from tether.temporal.swarm_workflow import SWARM_WORKFLOW_NAME, SwarmWorkflow
 from tether.temporal.worker import workflow_runner
 from tether.temporal.workflow import WORKFLOW_NAME, AgentWorkflow
-from tether.types import Message
 
-from .agents import log
-
-registry = AgentRegistry()
-
-
-def _prompt(messages: list[Message]) -> str:
-    return str(messages[0]["content"][0]["text"])
-
-
-def _handoff(to: str, message: str, context: dict[str, Any] | None = None) -> Message:
-    args: dict[str, Any] = {"agent_name": to, "message": message}
-    if context is not None:
-        args["context"] = context
-    return tool_call("handoff_to_agent", args)
-
-
-def _member(config: dict[str, Any], name: str, first: Any, *rest: Any, tools: list[Any] | None = None) -> Agent:
-    def logged(messages: list[Message]) -> Any:
-        log(config, f"{name} model 0")
-        return first(messages) if callable(first) else first
-
-    return Agent(model=ScriptedModel([logged, *rest], stateful=True), name=name, description=f"the {name}", tools=tools or [])
-
-
-@registry.register_swarm("team")
-def _team(config: dict[str, Any]) -> Swarm:
-    researcher = _member(config, "researcher", _handoff("writer", "write it up", {"facts": ["tides", "moon"]}), "handed off")
-    writer = _member(config, "writer", _handoff("editor", "polish it", {"draft": 1}), "handed off")
-    editor = _member(config, "editor", lambda m: "final: " + _prompt(m))
-    return Swarm([researcher, writer, editor], max_handoffs=5)
-
-
-@registry.register_swarm("pingpong")
-def _pingpong(config: dict[str, Any]) -> Swarm:
-    ping = _member(config, "ping", _handoff("pong", "your turn"), "sent")
-    pong = _member(config, "pong", _handoff("ping", "your turn"), "sent")
-    return Swarm([ping, pong], max_handoffs=int(config.get("max_handoffs", 3)))
-
-
-@registry.register_swarm("approval")
-def _approval(config: dict[str, Any]) -> Swarm:
-    @tool
-    def publish(title: str, context: ToolContext) -> str:
-        """Publish a title once a human approves it."""
-        log(config, f"ask {title}")
-        verdict = context.interrupt("approve", {"title": title})
-        log(config, f"publish {title} {verdict}")
-        return f"published {title} ({verdict})"
-
-    def published(messages: list[Message]) -> str:
-        log(config, "publisher model 1")
-        result = messages[-1]["content"][0]["toolResult"]
-        return "done: " + str(result["content"][0]["text"])
-
-    drafter = _member(config, "drafter", _handoff("publisher", "publish it", {"title": "tides"}), "handed off")
-    publisher = _member(config, "publisher", tool_call("publish", {"title": "tides"}), published, tools=[publish])
-    return Swarm([drafter, publisher])
+from .record_histories import histories_of
+from .swarms import registry
 
 
 @asynccontextmanager
@@ -255,13 +198,6 @@ async def test_the_swarm_history_replays(client: Client, blobs: BlobStore, task_
         await replayer.replay_workflow(history)
 
 
-@registry.register_swarm("broken")
-def _broken(config: dict[str, Any]) -> Swarm:
-    first = _member(config, "first", _handoff("second", "go on"), "handed off")
-    second = Agent(model=ScriptedModel([], stateful=True), name="second")  # no answer scripted: the model call fails
-    return Swarm([first, second])
-
-
 async def test_a_member_that_fails_fails_the_swarm_run_with_its_error_as_locally(
     client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
 ) -> None:
@@ -292,3 +228,96 @@ async def test_large_prompts_and_results_travel_as_blob_references(client: Clien
     started = first.events[0].workflow_execution_started_event_attributes
     params = json.loads(started.input.payloads[0].data)
     assert is_placeholder(params["prompt"]["messages"][0]["content"][0])  # the child's prompt is compact
+
+
+async def test_a_swarm_waiting_on_temporal_is_answered_locally(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
+    side = tmp_path / "side.log"
+    config = {"log": str(side)}
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        await tc.start_swarm("approval", "publish something", run_id="sw-home", config=config)
+        [interrupt] = await tc.wait_for_interrupts("sw-home")
+        snapshot = json.loads(json.dumps(await tc.swarm_snapshot("sw-home")))
+        await client.get_workflow_handle("sw-home").terminate("moved to a laptop")
+    local = registry.build_swarm("approval", config)
+    local.load_snapshot(snapshot)
+    result = await local.invoke_async([{"interruptResponse": {"interruptId": interrupt.id, "response": "fine"}}])
+    assert result.status == "completed"
+    assert str(result) == "done: published tides (fine)"
+    assert side.read_text().splitlines() == [
+        "drafter model 0",
+        "publisher model 0",
+        "ask tides",
+        "ask tides",
+        "publish tides fine",
+        "publisher model 1",
+    ]
+
+
+async def test_a_local_swarm_waiting_on_an_interrupt_is_answered_on_temporal(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
+) -> None:
+    side = tmp_path / "side.log"
+    config = {"log": str(side)}
+    local = registry.build_swarm("approval", config)
+    paused = await local.invoke_async("publish something")
+    [interrupt] = paused.interrupts
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        await tc.start_swarm("approval", run_id="sw-away", snapshot=json.loads(json.dumps(local.take_snapshot())), config=config)
+        assert [i.id for i in await tc.wait_for_interrupts("sw-away")] == [interrupt.id]
+        await tc.answer_interrupts("sw-away", [{"interruptId": interrupt.id, "response": "sure"}])
+        result = await tc.swarm_result("sw-away")
+    assert str(result) == "done: published tides (sure)"
+    assert result.node_history == ["drafter", "publisher", "publisher"]  # the interrupted turn, then its end
+    assert side.read_text().splitlines() == [
+        "drafter model 0",
+        "publisher model 0",
+        "ask tides",
+        "ask tides",
+        "publish tides sure",
+        "publisher model 1",
+    ]
+
+
+SWARM_HISTORIES = Path(__file__).resolve().parent / "histories" / "swarm"
+
+
+async def test_the_stored_swarm_histories_replay_against_the_current_workflow() -> None:
+    paths = sorted(SWARM_HISTORIES.glob("*.json"))
+    assert {p.name.split(".")[0] for p in paths} >= {"r1-swarm_handoffs", "r1-swarm_limit", "r1-swarm_interrupt"}
+    assert len([p for p in paths if p.name.startswith("r1-swarm_handoffs.")]) == 2  # a continue-as-new chain
+    replayer = Replayer(workflows=[AgentWorkflow, SwarmWorkflow], workflow_runner=workflow_runner())
+    for path in paths:
+        await replayer.replay_workflow(WorkflowHistory.from_json(path.stem, path.read_text()))
+
+
+async def test_a_long_swarm_run_continues_as_new_between_turns(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
+    side = tmp_path / "side.log"
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        result = await tc.execute_swarm(
+            "team", "explain tides", run_id="sw-can", config={"log": str(side)}, options={"turns_per_execution": 1}
+        )
+        executions = await histories_of(client, "sw-can")
+    assert len(executions) == 3  # one member turn per execution
+    local = await registry.build_swarm("team", {}).invoke_async("explain tides")
+    assert _summary(result) == _summary(local)
+    assert side.read_text().splitlines() == ["researcher model 0", "writer model 0", "editor model 0"]  # no turn ran twice
+
+
+@workflow.defn(name=SWARM_WORKFLOW_NAME, sandboxed=False)
+class _ReorderedSwarmWorkflow(SwarmWorkflow):
+    """The swarm workflow with one command more before it starts (a timer): a breaking change."""
+
+    @workflow.run
+    async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+        await workflow.sleep(0.01)
+        return await super().run(params)
+
+
+async def test_the_swarm_replay_catches_a_change_that_would_break_runs_in_flight() -> None:
+    path = SWARM_HISTORIES / "r1-swarm_limit.0.json"
+    replayer = Replayer(workflows=[_ReorderedSwarmWorkflow])
+    with pytest.raises(Exception, match=r"[Nn]ondeterminism"):
+        await replayer.replay_workflow(WorkflowHistory.from_json(path.stem, path.read_text()))

@@ -51,6 +51,9 @@ class WorkflowOptions(TypedDict, total=False):
     tool_failure: str
     """What a tool call whose activity failed for good becomes: ``"error_result"`` (default: an
     error ``toolResult`` the model reads, and the run goes on) or ``"fail"`` (the run fails)."""
+    turns_per_execution: int
+    """Swarm runs only: member turns per swarm workflow execution before it continues as new
+    (default 100; it also continues as new when Temporal suggests it)."""
 
 
 class AgentSettings(TypedDict, total=False):

@@ -42,6 +42,8 @@ with workflow.unsafe.imports_passed_through():
 
 SWARM_WORKFLOW_NAME = "tether.swarm"
 SNAPSHOT_VERSION = 1
+DEFAULT_TURNS_PER_EXECUTION = 100
+"""Member turns per workflow execution before the swarm run continues as new (option ``turns_per_execution``)."""
 _LOCAL_TIMEOUT = timedelta(seconds=60)
 _LOCAL_RETRY = RetryPolicy(maximum_attempts=5)
 
@@ -58,6 +60,7 @@ class SwarmWorkflow:
         self._status = "starting"
         self._answers: list[list[dict[str, Any]]] = []
         self._applied = 0
+        self._turns_here = 0
 
     # -- run ------------------------------------------------------------------------------
 
@@ -97,12 +100,13 @@ class SwarmWorkflow:
                 break
             running = data["running"]
             if running is None:
-                if workflow.info().is_continue_as_new_suggested():
+                if self._should_continue_as_new():
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     workflow.continue_as_new({**params, "task": None, "snapshot": self.snapshot()})
                 running = start_turn(spec, data, order)
                 if running is None:
                     break
+                self._turns_here += 1
             await self._turn(running, responses)
         if data["status"] == "executing":
             data["status"] = "completed"
@@ -168,6 +172,12 @@ class SwarmWorkflow:
             "tether.swarm_prompt", {"message": message}, start_to_close_timeout=_LOCAL_TIMEOUT, retry_policy=_LOCAL_RETRY
         )
         return compact
+
+    def _should_continue_as_new(self) -> bool:
+        """Between turns: after ``turns_per_execution`` turns here, or when Temporal suggests it
+        (the history grew large), the run goes on in a fresh execution carrying its snapshot."""
+        limit = int((self._params.get("options") or {}).get("turns_per_execution") or DEFAULT_TURNS_PER_EXECUTION)
+        return self._turns_here >= limit or workflow.info().is_continue_as_new_suggested()
 
     def _state(self) -> tuple[SwarmSpec, dict[str, Any], list[str]]:
         assert self._spec is not None and self._data is not None
