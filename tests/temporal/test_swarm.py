@@ -20,7 +20,7 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer, Worker
 
 from tether.durable import MemoryStore
-from tether.errors import InterruptError, PromptError, ScriptExhaustedError, SnapshotError
+from tether.errors import ConfigurationError, InterruptError, PromptError, ScriptExhaustedError, SnapshotError
 from tether.multiagent import SwarmResult
 from tether.multiagent.nesting import child_run_id
 from tether.temporal import BlobStore, TetherClient, create_worker
@@ -321,3 +321,27 @@ async def test_the_swarm_replay_catches_a_change_that_would_break_runs_in_flight
     replayer = Replayer(workflows=[_ReorderedSwarmWorkflow])
     with pytest.raises(Exception, match=r"[Nn]ondeterminism"):
         await replayer.replay_workflow(WorkflowHistory.from_json(path.stem, path.read_text()))
+
+
+async def test_signalled_answers_work_and_invalid_ones_are_ignored(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
+) -> None:
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        await tc.start_swarm("approval", "publish something", run_id="sw-signal", config={})
+        [interrupt] = await tc.wait_for_interrupts("sw-signal")
+        await tc.signal_interrupts("sw-signal", [{"interruptId": "nope", "response": "yes"}])  # logged and ignored
+        await tc.signal_interrupts("sw-signal", [{"interruptId": interrupt.id, "response": "later"}])
+        result = await tc.swarm_result("sw-signal")
+    assert str(result) == "done: published tides (later)"
+
+
+async def test_a_name_that_is_not_a_registered_swarm_fails_the_run_with_a_configuration_error(
+    client: Client, blobs: BlobStore, task_queue: str
+) -> None:
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        with pytest.raises(ConfigurationError, match="no factory named 'nobody'"):
+            await tc.execute_swarm("nobody", "task", run_id="sw-nobody")
+        with pytest.raises(ConfigurationError, match="not a swarm"):
+            await tc.execute_swarm("team/writer", "task", run_id="sw-agent")

@@ -187,11 +187,23 @@ class SwarmWorkflow:
 
     async def _wait_for_answers(self) -> list[dict[str, Any]]:
         self._status = "interrupted"
-        await workflow.wait_condition(lambda: len(self._answers) > self._applied)
-        responses = self._answers[self._applied]
-        self._applied += 1
+        while True:
+            await workflow.wait_condition(lambda: len(self._answers) > self._applied)
+            responses = self._answers[self._applied]
+            self._applied += 1
+            try:
+                self._check(responses)
+            except TetherError as exc:  # a signal cannot be refused up front: log and wait on
+                workflow.logger.warning("ignoring interrupt responses for swarm run %s: %s", self._params.get("run_id"), exc)
+                continue
+            break
         self._status = "running"
         return responses
+
+    def _check(self, responses: list[dict[str, Any]]) -> None:
+        """Refuse answers to interrupts the waiting member does not wait on (InterruptError)."""
+        trial: Any = {"interrupts": {item["id"]: dict(item) for item in self._pending()}, "activated": True}
+        apply_responses(trial, responses)
 
     def _pending(self) -> list[dict[str, Any]]:
         running = (self._data or {}).get("running") or {}
@@ -211,11 +223,15 @@ class SwarmWorkflow:
         if self._status != "interrupted" or len(self._answers) > self._applied:
             run_id = self._params.get("run_id")
             raise to_failure(InterruptError(f"swarm run {run_id!r} is not waiting for interrupt answers (status {self._status})"))
-        trial: Any = {"interrupts": {item["id"]: dict(item) for item in self._pending()}, "activated": True}
         try:
-            apply_responses(trial, responses)
+            self._check(responses)
         except TetherError as exc:
             raise to_failure(exc) from None
+
+    @workflow.signal(name="answer_interrupts_signal")
+    def answer_interrupts_signal(self, responses: list[dict[str, Any]]) -> None:
+        """Fire-and-forget variant of :meth:`answer_interrupts` (invalid answers are logged and ignored)."""
+        self._answers.append(responses)
 
     # -- queries --------------------------------------------------------------------------
 
