@@ -7,6 +7,8 @@ the side-effect file named in the config (``log``).
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any
 
 from tether import Agent, ScriptedModel, ToolContext, tool
@@ -79,3 +81,46 @@ def _broken(config: dict[str, Any]) -> Swarm:
     first = _member(config, "first", _handoff("second", "go on"), "handed off")
     second = Agent(model=ScriptedModel([], stateful=True), name="second")  # no answer scripted: the model call fails
     return Swarm([first, second])
+
+
+@registry.register_swarm("relay")
+def _relay(config: dict[str, Any]) -> Swarm:
+    """The scout hands off to the builder, whose turn calls a fast tool, then a slow one
+    (``config["sleep"]`` s; it writes ``config["started_marker"]`` when it starts), then answers."""
+
+    @tool(name="fast")
+    def fast(n: int) -> str:
+        log(config, f"fast {n}")
+        return f"fast {n} done"
+
+    @tool(name="slow")
+    def slow(n: int, context: ToolContext) -> str:
+        log(config, f"slow-start {n} {context.idempotency_key}")
+        marker = config.get("started_marker")
+        if marker:
+            Path(marker).write_text("started")
+        time.sleep(float(config.get("sleep", 0.0)))
+        log(config, f"slow-end {n}")
+        return f"slow {n} done"
+
+    def builder_step(label: str, response: Any) -> Any:
+        def respond(messages: list[Message]) -> Any:
+            log(config, label)
+            return response
+
+        return respond
+
+    scout = _member(config, "scout", _handoff("builder", "build it"), "handed off")
+    builder = Agent(
+        model=ScriptedModel(
+            [
+                builder_step("builder model 0", tool_call("fast", {"n": 1})),
+                builder_step("builder model 1", tool_call("slow", {"n": 2})),
+                builder_step("builder model 2", "built"),
+            ],
+            stateful=True,
+        ),
+        tools=[fast, slow],
+        name="builder",
+    )
+    return Swarm([scout, builder])

@@ -8,6 +8,8 @@ a side-effect file named in the config, so the tests count what ran (and what di
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -29,7 +31,9 @@ from tether.temporal.swarm_workflow import SWARM_WORKFLOW_NAME, SwarmWorkflow
 from tether.temporal.worker import workflow_runner
 from tether.temporal.workflow import WORKFLOW_NAME, AgentWorkflow
 
+from .fixtures import ROOT, kill_9, wait_for_file
 from .record_histories import histories_of
+from .server import DevServer
 from .swarms import registry
 
 
@@ -345,3 +349,42 @@ async def test_a_name_that_is_not_a_registered_swarm_fails_the_run_with_a_config
             await tc.execute_swarm("nobody", "task", run_id="sw-nobody")
         with pytest.raises(ConfigurationError, match="not a swarm"):
             await tc.execute_swarm("team/writer", "task", run_id="sw-agent")
+
+
+async def test_kill_9_of_the_worker_inside_a_member_turn_redoes_no_finished_work(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path, dev_server: DevServer
+) -> None:
+    # The builder's turn is a child workflow: its model calls and its fast tool are activities
+    # of its own history, the scout's turn is done; the worker dying in the slow tool re-runs
+    # that tool only (with the same idempotency key), on another worker.
+    side = tmp_path / "side.log"
+    marker = tmp_path / "slow-started"
+    config = {"log": str(side), "sleep": 2.0, "started_marker": str(marker)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.temporal.swarm_worker_main", dev_server.address, task_queue, str(blobs.root)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+        tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 1.0})
+        await tc.start_swarm("relay", "build a shed", run_id="sw-kill", config=config)
+        await wait_for_file(marker)
+    finally:
+        kill_9(process)
+    marker.unlink()
+    async with worker(client, task_queue, blobs):
+        result = await tc.swarm_result("sw-kill")
+    assert (result.status, str(result), result.node_history) == ("completed", "built", ["scout", "builder"])
+    key = f"{child_run_id('sw-kill', 'builder:2')}/tooluse_3_0"  # the member turn's run id and its tool call
+    assert side.read_text().splitlines() == [
+        "scout model 0",
+        "builder model 0",
+        "fast 1",
+        "builder model 1",
+        f"slow-start 2 {key}",
+        f"slow-start 2 {key}",
+        "slow-end 2",
+        "builder model 2",
+    ]
