@@ -175,6 +175,8 @@ async def test_a_snapshot_moves_local_to_temporal_and_back(client: Client, blobs
             await tc.start_swarm("team", run_id="sw-move", snapshot={"type": "tether.graph"}, config=config)
         result = await tc.execute_swarm("team", run_id="sw-move", snapshot=snapshot, config=config)
         back = await tc.swarm_snapshot("sw-move")
+        again = await tc.execute_swarm("team", run_id="sw-move-again", snapshot=back, config=config)  # finished: it stands
+    assert _summary(again) == _summary(result)
     assert _summary(result) == _summary(reference)
     assert result.results["researcher"].executions == 1  # the researcher's turn was not run again on Temporal
     assert side.read_text().splitlines() == ["researcher model 0", "writer model 0", "editor model 0"]

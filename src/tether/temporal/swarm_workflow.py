@@ -88,8 +88,8 @@ class SwarmWorkflow:
             raise to_failure(exc) from None
         self._data, self._order = data, order
         self._status = "running"
-        if data["status"] != "interrupted" and not begin(data):
-            return await self._done()  # stopped by a limit earlier: the outcome stands
+        if data["status"] == "completed" or (data["status"] != "interrupted" and not begin(data)):
+            return await self._done()  # finished, or stopped by a limit, earlier: the outcome stands
         while True:
             if data["status"] == "interrupted":
                 responses = await self._wait_for_answers()
