@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tether.durable import MemoryStore
 from tether.errors import SnapshotError
 from tether.temporal import BlobStore
 from tether.temporal.payloads import is_placeholder
@@ -45,3 +46,12 @@ def test_what_is_not_a_swarm_snapshot_is_refused(tmp_path: Path) -> None:
         swarm_to_temporal(
             blobs, {"type": "tether.swarm", "version": 1, "state": [], "node_history": []}, inline_limit=64, max_value_bytes=None
         )
+
+
+async def test_an_interrupted_durable_swarm_run_cannot_move_without_its_member_run(tmp_path: Path) -> None:
+    swarm = registry.build_swarm("approval", {})
+    swarm.store = MemoryStore()
+    paused = await swarm.invoke_async("publish something", run_id="d")
+    assert paused.status == "interrupted"
+    with pytest.raises(SnapshotError, match="durable local swarm run"):
+        swarm_to_temporal(BlobStore(tmp_path / "blobs"), swarm.take_snapshot(), inline_limit=64, max_value_bytes=None)

@@ -29,7 +29,7 @@ from .graph import GraphResult, _answers, _check_task
 from .nesting import child_run_id
 from .nodes import AgentTemplate
 from .state import GraphRunState, decode_result
-from .swarm_turns import HANDOFF_KEY, SwarmSpec, begin, check_state, fail, member_failed, new_state, record_turn, start_turn, turn_input
+from .swarm_turns import HANDOFF_KEY, SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
 
 SWARM_KEY = "tether.swarm"
 _MEMBER_KEY = "tether.swarm_member"
@@ -367,12 +367,6 @@ class Swarm:
                 f"member {running['member']!r} stopped on interrupts in a durable swarm run: "
                 "answer them with swarm.resume(run_id, responses)"
             )
-
-    def _fail(self, data: dict[str, Any], error: str) -> None:
-        fail(data, error)
-
-    def _input(self, run: GraphRunState, name: str) -> Any:
-        return turn_input(self.spec, run.data, run.order, name)
 
     def _result(self, run: GraphRunState, run_id: str | None) -> SwarmResult:
         return swarm_result(run, run_id)

@@ -49,7 +49,8 @@ def swarm_to_temporal(blobs: BlobStore, snapshot: Any, *, inline_limit: int, max
         max_value_bytes: The hard limit of one value (``PayloadTooLargeError`` names it).
 
     Raises:
-        SnapshotError: ``snapshot`` is not a swarm snapshot.
+        SnapshotError: ``snapshot`` is not a swarm snapshot, or its interrupted member turn is
+            not in it (a durable local run keeps it in its store).
     """
     try:
         out: dict[str, Any] = json_copy(_check(snapshot), "swarm snapshot")
@@ -62,6 +63,11 @@ def swarm_to_temporal(blobs: BlobStore, snapshot: Any, *, inline_limit: int, max
                 blobs, entry["result"], f"the result of member {name!r}", limit=inline_limit, hard_limit=max_value_bytes
             )
     running = state.get("running")
+    if state.get("status") == "interrupted" and isinstance(running, dict) and running.get("paused") is None:
+        raise SnapshotError(
+            f"swarm snapshot: member {running.get('member')!r} stopped on interrupts in a durable local swarm run; "
+            "its member run lives in that run's store: answer it there (swarm.resume(run_id, responses))"
+        )
     if isinstance(running, dict) and running.get("paused") is not None:
         run = run_from_snapshot(running.pop("paused"))
         running["carried"] = carried_from_run(blobs, run, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
