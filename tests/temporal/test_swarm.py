@@ -25,7 +25,7 @@ from tether.durable import MemoryStore
 from tether.errors import ConfigurationError, InterruptError, PromptError, ScriptExhaustedError, SnapshotError
 from tether.multiagent import SwarmResult
 from tether.multiagent.nesting import child_run_id
-from tether.temporal import BlobStore, TetherClient, create_worker
+from tether.temporal import BlobStore, TetherClient, TetherPlugin, create_worker
 from tether.temporal.payloads import is_placeholder
 from tether.temporal.swarm_workflow import SWARM_WORKFLOW_NAME, SwarmWorkflow
 from tether.temporal.worker import workflow_runner
@@ -390,3 +390,10 @@ async def test_kill_9_of_the_worker_inside_a_member_turn_redoes_no_finished_work
         "slow-end 2",
         "builder model 2",
     ]
+
+
+async def test_the_plugin_serves_swarm_runs(client: Client, blobs: BlobStore, task_queue: str) -> None:
+    tc = TetherClient(client, blobs, task_queue)
+    async with Worker(client, task_queue=task_queue, plugins=[TetherPlugin(registry, blobs)]):
+        result = await tc.execute_swarm("team", "explain tides", run_id="sw-plugin")
+    assert result.node_history == ["researcher", "writer", "editor"] and str(result).startswith("final: explain tides")
