@@ -278,6 +278,7 @@ async def test_a_temporal_run_interrupted_by_its_child_is_finished_locally(
         await tc.start("lead", "research tides", run_id="ma-5", config=config)
         [interrupt] = await tc.wait_for_interrupts("ma-5")
         paused = await tc.snapshot("ma-5")
+        await client.get_workflow_handle("ma-5").terminate(reason="moved to a local agent")  # it would wait forever
     [entry] = paused.data["state"][STATE_KEY]["calls"].values()
     assert "snapshot" in entry and "carried" not in entry  # the local shape: a snapshot of the child
     local = registry.build("lead", config)

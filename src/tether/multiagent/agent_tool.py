@@ -236,15 +236,7 @@ class AgentTool(Tool):
         answers = []
         for record in entry["pending"]:
             child = Interrupt.from_dict(record)
-            name = asked.get(child.id)
-            if name is None:
-                name = f"{self._tool_name}/{child.name}"
-                taken = set(asked.values())
-                n = 2
-                while name in taken:
-                    name = f"{self._tool_name}/{child.name}#{n}"
-                    n += 1
-                asked[child.id] = name
+            name = asked_name(self._tool_name, child.id, child.name, asked)
             answer = context.interrupt(name, child.reason)
             answers.append({"interruptResponse": {"interruptId": child.id, "response": answer}})
         return answers
@@ -268,6 +260,22 @@ class AgentTool(Tool):
                 context.emit(_under(self._tool_name, event))
         assert result is not None
         return result
+
+
+def asked_name(tool_name: str, child_id: str, child_name: str, asked: dict[str, str]) -> str:
+    """The name under which a parent asks its child's interrupt ``child_id``: ``"<tool>/<name>"``
+    (``#2``, ``#3``... when two of the child's interrupts share a name), remembered in ``asked``
+    (child interrupt id → name) so every round asks it under the same name and id."""
+    name = asked.get(child_id)
+    if name is None:
+        name = f"{tool_name}/{child_name}"
+        taken = set(asked.values())
+        n = 2
+        while name in taken:
+            name = f"{tool_name}/{child_name}#{n}"
+            n += 1
+        asked[child_id] = name
+    return name
 
 
 def _under(name: str, event: AgentEvent) -> AgentEvent:
@@ -309,4 +317,4 @@ def roll_up(metrics: Any, child: dict[str, Any], rolled: dict[str, Any] | None) 
     return now
 
 
-__all__ = ["STATE_KEY", "AgentTool"]
+__all__ = ["STATE_KEY", "AgentTool", "asked_name"]

@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from ..interrupts import interrupt_id
+from ..multiagent.agent_tool import asked_name
 from ..types import InterruptRecord
 from .payloads import is_placeholder
 
@@ -75,15 +76,7 @@ def ask(
     answers: list[dict[str, Any]] = []
     unanswered: list[InterruptRecord] = []
     for record in entry["pending"]:
-        name = asked.get(record["id"])
-        if name is None:
-            name = f"{tool_name}/{record['name']}"
-            taken = set(asked.values())
-            n = 2
-            while name in taken:
-                name = f"{tool_name}/{record['name']}#{n}"
-                n += 1
-            asked[record["id"]] = name
+        name = asked_name(tool_name, record["id"], record["name"], asked)
         ident = interrupt_id(CHILD_SOURCE, tool_use_id, name)
         item = table.get(ident)
         if item is not None and "response" in item:
