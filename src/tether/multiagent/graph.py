@@ -39,7 +39,9 @@ from ..interrupts import Interrupt
 from ..result import AgentResult
 from .durable_graph import GraphRecorder, open_run
 from .nesting import child_run_id
+from . import schedule
 from .nodes import AgentTemplate, kind_of, run_callable
+from .schedule import GraphSpec, SpecEdge
 from .state import SNAPSHOT_TYPE, SNAPSHOT_VERSION, GraphRunState, GraphState, NodeResult, decode_result, encode_result
 
 Condition = Callable[[GraphState], bool]
@@ -333,14 +335,17 @@ class Graph:
         self.max_node_executions = max_node_executions
         self.store = store
         self._node_ids = list(nodes)
-        self._incoming: dict[str, set[str]] = {n: set() for n in nodes}
         self._outgoing: dict[str, list[GraphEdge]] = {n: [] for n in nodes}
-        self._sources: dict[str, list[str]] = {n: [] for n in nodes}
         for e in edges:
-            self._incoming[e.target].add(e.source)
-            if e.source not in self._sources[e.target]:
-                self._sources[e.target].append(e.source)
             self._outgoing[e.source].append(e)
+        self.spec = GraphSpec(
+            tuple(nodes),
+            {n: kind_of(node.executor) for n, node in nodes.items()},
+            tuple(SpecEdge(e.source, e.target, e.condition is not None) for e in edges),
+            tuple(entry_points),
+            max_node_executions,
+        )
+        """What the scheduler (:mod:`.schedule`) reads of this graph, as JSON-able data."""
         self._templates = (
             templates
             if templates is not None
@@ -475,22 +480,15 @@ class Graph:
         interrupted ones with their ``answers``."""
         data = run.data
         routed = self._route(run, answers or [])
-        fresh = data["status"] == "pending"
-        if not fresh and not data["running"] and data["status"] in ("failed", "interrupted"):
+        started = schedule.start(self.spec, data)
+        if started is None:
             # Stopped by a limit with nothing in flight to retry: the outcome stands.
             yield {"type": "result", "result": self._result(run, None if recorder is None else recorder.run_id)}
             return
-        data["status"] = "executing"
-        data["error"] = None
+        starts = started
         queue: asyncio.Queue[tuple[str, str, Any, BaseException | None]] = asyncio.Queue()
         tasks: dict[str, asyncio.Task[None]] = {}
         failure: BaseException | None = None
-        starts: list[str] = []
-        if fresh:
-            for node_id in self.entry_points:
-                self._begin(run, node_id, data["task"], starts)
-        else:
-            starts = list(data["running"])
         if recorder is not None:
             await recorder.sync(run)
         try:
@@ -505,9 +503,7 @@ class Graph:
                 tasks.pop(node_id)
                 starts = []
                 if error is not None:
-                    data["nodes"][node_id]["status"] = "failed"
-                    data["status"] = "failed"
-                    data["error"] = f"node {node_id!r} failed: {type(error).__name__}: {error}"
+                    schedule.node_failed(data, node_id, error)
                     failure = failure or error
                 else:
                     self._complete(run, node_id, value, recorder, starts)
@@ -524,8 +520,7 @@ class Graph:
             for task in tasks.values():
                 with contextlib.suppress(BaseException):
                     await task
-        if data["status"] == "executing":
-            data["status"] = "completed"
+        schedule.finish(data)
         if recorder is not None:
             await recorder.finish(run)
         if failure is not None:
@@ -548,70 +543,27 @@ class Graph:
             routed.setdefault(owner[ident], []).append(block)
         return routed
 
-    def _begin(self, run: GraphRunState, node_id: str, prompt: Any, starts: list[str]) -> None:
-        """Record the start of ``node_id``'s next execution (spawned after the next write)."""
-        data = run.data
-        if data["status"] != "executing":
-            return
-        limit = self.max_node_executions
-        if limit is not None and data["executions"] >= limit:
-            data["status"] = "failed"
-            data["error"] = f"max node executions ({limit}) reached: node {node_id!r} was not started"
-            return
-        entry = data["nodes"][node_id]
-        entry["executions"] += 1
-        entry["status"] = "executing"
-        data["executions"] += 1
-        data["inputs"].pop(node_id, None)
-        data["running"][node_id] = {"n": entry["executions"], "input": prompt}
-        starts.append(node_id)
-
     def _complete(
         self, run: GraphRunState, node_id: str, value: AgentResult | GraphResult | str, recorder: GraphRecorder | None, starts: list[str]
     ) -> None:
-        """Record a completed execution and start what it makes ready."""
-        data = run.data
-        entry = data["nodes"][node_id]
-        n = data["running"].pop(node_id)["n"]
+        """Record a completed execution and start what it makes ready (:mod:`.schedule`); the
+        edge conditions see the state with this execution recorded."""
         run.set_result(node_id, value)
         interrupted = isinstance(value, AgentResult) and value.stop_reason == "interrupt"
         interrupted = interrupted or (isinstance(value, GraphResult) and value.status == "interrupted")
-        entry["status"] = "interrupted" if interrupted else "completed"
-        run.order.append(node_id)
+        n = schedule.record(run.data, run.order, node_id, interrupted=interrupted)
         if recorder is not None:
             recorder.completed(node_id, n)
         if interrupted:
-            data["running"][node_id] = {"n": n, "input": None}  # resumed, not restarted
-            if data["status"] == "executing":
-                data["status"] = "interrupted"
             return
         view = GraphState(run)
-        for edge in self._outgoing[node_id]:
-            if edge.condition is not None and not edge.condition(view):
-                continue
-            inputs = data["inputs"].setdefault(edge.target, [])
-            if node_id not in inputs:
-                inputs.append(node_id)
-            if set(inputs) >= self._incoming[edge.target]:
-                if edge.target in data["running"]:
-                    if edge.target not in data["queued"]:
-                        data["queued"].append(edge.target)
-                else:
-                    self._begin(run, edge.target, self._input(run, edge.target), starts)
-        if node_id in data["queued"]:
-            data["queued"].remove(node_id)
-            self._begin(run, node_id, self._input(run, node_id), starts)
+        outcomes = [edge.condition is None or bool(edge.condition(view)) for edge in self._outgoing[node_id]]
+        schedule.follow(self.spec, run.data, node_id, outcomes, lambda target: self._input(run, target), starts)
 
     def _input(self, run: GraphRunState, node_id: str) -> Any:
         """The input of ``node_id``: the task, then the answers of the sources that started it."""
-        task = run.data["task"]
-        text = task if isinstance(task, str) else "\n".join(b.get("text", "") for b in task if isinstance(b, dict))
-        satisfied = set(run.data["inputs"].get(node_id, []))
-        # In the order the edges were added (not the order sources finished): the same input
-        # whichever parallel branch completed first.
-        sources = [s for s in self._sources[node_id] if s in satisfied]
-        parts = [f"From {source}:\n{run.node_result(source).text}" for source in sources]
-        return f"Original task: {text}\n\nInputs from previous nodes:\n\n" + "\n\n".join(parts)
+        sources = schedule.input_sources(self.spec, run.data, node_id)
+        return schedule.compose_input(run.data["task"], [(source, run.node_result(source).text) for source in sources])
 
     def _spawn(
         self,
@@ -723,9 +675,7 @@ class Graph:
         return Graph(self.nodes, self.edges, self.entry_points, self.max_node_executions, store, templates=self._templates)
 
     def _result(self, run: GraphRunState, run_id: str | None) -> GraphResult:
-        data = run.data
-        results = {n: run.node_result(n) for n, e in data["nodes"].items() if e["executions"] or e["result"] is not None}
-        return GraphResult(data["status"], results, list(run.order), data["executions"], copy.deepcopy(data["task"]), run_id, data["error"])
+        return graph_result(run, run_id)
 
     # -- snapshots ----------------------------------------------------------------------------
 
@@ -767,6 +717,14 @@ class _NodeRun:
     answers: list[dict[str, Any]] | None
     paused: dict[str, Any]
     previous: Any = None
+
+
+def graph_result(run: GraphRunState, run_id: str | None) -> GraphResult:
+    """The :class:`GraphResult` of graph run state ``run`` (also how a Temporal graph run's
+    result is read back from its state)."""
+    data = run.data
+    results = {n: run.node_result(n) for n, e in data["nodes"].items() if e["executions"] or e["result"] is not None}
+    return GraphResult(data["status"], results, list(run.order), data["executions"], copy.deepcopy(data["task"]), run_id, data["error"])
 
 
 def _answers(task: Any) -> list[dict[str, Any]] | None:
