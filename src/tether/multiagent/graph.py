@@ -37,9 +37,9 @@ from ..durable.store import RunStore
 from ..errors import ConfigurationError, PromptError, SnapshotError, StateError
 from ..interrupts import Interrupt
 from ..result import AgentResult
+from . import schedule
 from .durable_graph import GraphRecorder, open_run
 from .nesting import child_run_id
-from . import schedule
 from .nodes import AgentTemplate, kind_of, run_callable
 from .schedule import GraphSpec, SpecEdge
 from .state import SNAPSHOT_TYPE, SNAPSHOT_VERSION, GraphRunState, GraphState, NodeResult, decode_result, encode_result
@@ -480,12 +480,12 @@ class Graph:
         interrupted ones with their ``answers``."""
         data = run.data
         routed = self._route(run, answers or [])
-        started = schedule.start(self.spec, data)
-        if started is None:
+        begun = schedule.start(self.spec, data)
+        if begun is None:
             # Stopped by a limit with nothing in flight to retry: the outcome stands.
             yield {"type": "result", "result": self._result(run, None if recorder is None else recorder.run_id)}
             return
-        starts = started
+        starts = begun
         queue: asyncio.Queue[tuple[str, str, Any, BaseException | None]] = asyncio.Queue()
         tasks: dict[str, asyncio.Task[None]] = {}
         failure: BaseException | None = None

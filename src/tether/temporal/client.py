@@ -37,6 +37,7 @@ from .wire import carried_from_run, run_from_checkpoint, run_from_snapshot, snap
 from .workflow import WORKFLOW_NAME
 
 if TYPE_CHECKING:
+    from ..multiagent.graph import GraphResult
     from ..multiagent.swarm import SwarmResult
 
 __all__ = ["TetherClient"]
@@ -472,6 +473,127 @@ class TetherClient:
         handle = self.client.get_workflow_handle(run_id)
         live: dict[str, Any] = await handle.query("snapshot", result_type=dict)
         return swarm_to_local(self.blobs, live)
+
+    # -- graphs ---------------------------------------------------------------------------
+
+    async def start_graph(
+        self,
+        graph: str,
+        task: Any = None,
+        *,
+        run_id: str,
+        config: dict[str, Any] | None = None,
+        snapshot: dict[str, Any] | None = None,
+        options: WorkflowOptions | None = None,
+        **start_options: Any,
+    ) -> WorkflowHandle[Any, dict[str, Any]]:
+        """Start a run of graph ``graph`` as workflow ``run_id`` (``tether.graph``); returns its handle.
+
+        Each agent node execution runs as a child agent workflow (a nested graph node as a child
+        graph workflow) whose id is the run id a local durable graph gives that execution
+        (``child_run_id(run_id, "<node>:<n>")``); callable nodes run in an activity.
+
+        Args:
+            graph: The graph's registered name (``AgentRegistry.register_graph``).
+            task: The task: a string or content blocks (None: continue ``snapshot``).
+            run_id: The graph run's id (its workflow id).
+            config: The JSON config the workers build the graph (and its node agents) from.
+            snapshot: A graph snapshot to continue instead of a new task: what a local
+                ``Graph.take_snapshot()`` or :meth:`graph_snapshot` returned.
+            options: Workflow options of the agent nodes' workflows (over the client's).
+            **start_options: Passed to ``temporalio.client.Client.start_workflow``.
+
+        Raises:
+            ConfigurationError: ``run_id`` is not a non-empty string.
+            PromptError: Both or neither of ``task`` and ``snapshot``, or a task that is neither a
+                string nor content blocks.
+            SnapshotError: ``snapshot`` is not a graph snapshot.
+            PayloadTooLargeError: The task is too large to travel inline.
+        """
+        from ..multiagent.graph import _check_task
+        from .graph_wire import graph_to_temporal
+        from .graph_workflow import GRAPH_WORKFLOW_NAME
+
+        if not isinstance(run_id, str) or not run_id:
+            raise ConfigurationError(f"run_id must be a non-empty string, got {run_id!r}")
+        if (task is None) == (snapshot is None):
+            raise PromptError("start_graph: pass a task to start a graph run, or a snapshot to continue one (not both)")
+        params: dict[str, Any] = {
+            "graph": graph,
+            "config": config or {},
+            "run_id": run_id,
+            "task": None,
+            "snapshot": None,
+            "options": {**self.options, **(options or {})},
+        }
+        limit, hard = self.inline_limit, self.max_value_bytes
+        if task is not None:
+            params["task"] = offload(self.blobs, json_copy(_check_task(task), "task"), "task", limit=limit, hard_limit=hard)
+        else:
+            params["snapshot"] = graph_to_temporal(self.blobs, snapshot, inline_limit=limit, max_value_bytes=hard)
+        handle: WorkflowHandle[Any, dict[str, Any]] = await self.client.start_workflow(
+            GRAPH_WORKFLOW_NAME, params, id=run_id, task_queue=self.task_queue, result_type=dict, **start_options
+        )
+        return handle
+
+    async def execute_graph(
+        self,
+        graph: str,
+        task: Any = None,
+        *,
+        run_id: str,
+        config: dict[str, Any] | None = None,
+        snapshot: dict[str, Any] | None = None,
+        options: WorkflowOptions | None = None,
+        **start_options: Any,
+    ) -> GraphResult:
+        """Start a graph run and wait for its :class:`~tether.multiagent.GraphResult` (the object
+        a local ``graph(task)`` returns). A run stopped by the execution limit returns a result
+        with status ``failed``, as locally; a run waiting on a node's interrupts keeps waiting
+        until they are answered (:meth:`answer_interrupts`).
+
+        Args:
+            graph: The graph's registered name.
+            task: The task: a string or content blocks (None: continue ``snapshot``).
+            run_id: The graph run's id (its workflow id).
+            config: The JSON config the workers build the graph from.
+            snapshot: A graph snapshot to continue instead of a new task.
+            options: Workflow options of the agent nodes' workflows.
+            **start_options: Passed to ``temporalio.client.Client.start_workflow``.
+        """
+        await self.start_graph(graph, task, run_id=run_id, config=config, snapshot=snapshot, options=options, **start_options)
+        return await self.graph_result(run_id)
+
+    async def graph_result(self, run_id: str) -> GraphResult:
+        """Wait for graph run ``run_id`` to end; its :class:`~tether.multiagent.GraphResult`.
+
+        Args:
+            run_id: The graph run's id.
+
+        Raises:
+            TetherError: The run failed because a node failed (the node's error class when it
+                was a Tether error).
+        """
+        from ..multiagent.graph import graph_result
+        from ..multiagent.state import GraphRunState
+        from .graph_wire import graph_to_local
+
+        local = graph_to_local(self.blobs, await self._raw_result(run_id))
+        return graph_result(GraphRunState(local["state"], list(local["execution_order"])), run_id)
+
+    async def graph_snapshot(self, run_id: str) -> dict[str, Any]:
+        """The state of graph run ``run_id`` (running, waiting or finished) in the shape a local
+        ``Graph.take_snapshot()`` returns: ``Graph.load_snapshot`` takes it, and so does
+        :meth:`start_graph` (``snapshot=``).
+
+        Args:
+            run_id: The graph run's id.
+        """
+        from .graph_wire import graph_to_local
+
+        handle = self.client.get_workflow_handle(run_id)
+        live: dict[str, Any] = await handle.query("snapshot", result_type=dict)
+        return graph_to_local(self.blobs, live)
 
 def _bodies(responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [item["interruptResponse"] if isinstance(item, dict) and "interruptResponse" in item else item for item in responses]

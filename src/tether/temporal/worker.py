@@ -1,4 +1,4 @@
-"""Worker helpers: register the agent and swarm workflows and their activities on a task queue.
+"""Worker helpers: register the agent, swarm and graph workflows and their activities on a task queue.
 
 ``create_worker(client, "agents", registry, blobs)`` returns a ready ``temporalio`` worker;
 ``TetherPlugin(registry, blobs)`` does the same through Temporal's plugin mechanism. The
@@ -18,6 +18,8 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from .activities import TetherActivities
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT
+from .graph_activities import GraphActivities
+from .graph_workflow import GraphWorkflow
 from .payloads import DEFAULT_MAX_VALUE_BYTES
 from .registry import AgentRegistry
 from .swarm_activities import SwarmActivities
@@ -55,11 +57,12 @@ def create_worker(
     """
     activities = TetherActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
     swarms = SwarmActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
+    graphs = GraphActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[AgentWorkflow, SwarmWorkflow],
-        activities=[*activities.all(), *swarms.all()],
+        workflows=[AgentWorkflow, SwarmWorkflow, GraphWorkflow],
+        activities=[*activities.all(), *swarms.all(), *graphs.all()],
         workflow_runner=workflow_runner(),
         **worker_options,
     )
@@ -86,10 +89,11 @@ class TetherPlugin(SimplePlugin):
         """
         activities = TetherActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
         swarms = SwarmActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
+        graphs = GraphActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
         super().__init__(
             "tether.TetherPlugin",
-            activities=[*activities.all(), *swarms.all()],
-            workflows=[AgentWorkflow, SwarmWorkflow],
+            activities=[*activities.all(), *swarms.all(), *graphs.all()],
+            workflows=[AgentWorkflow, SwarmWorkflow, GraphWorkflow],
             workflow_runner=workflow_runner(),
         )
 

@@ -1,0 +1,195 @@
+"""The activities of a graph run on Temporal: describe the graph, node prompts, results, conditions, callables.
+
+The ``GraphWorkflow`` runs agent nodes as child ``AgentWorkflow``s and nested graphs as child
+``GraphWorkflow``s; what it cannot compute itself, because it needs the graph object (built
+from the registry: edge conditions and callable nodes are user code) or the blob store (large
+values), happens here: the graph's structure (:meth:`GraphActivities.describe_graph`), a node's
+input and prompt (:meth:`GraphActivities.graph_prompt`), a finished agent node's
+:class:`~tether.AgentResult` or nested graph's :class:`~tether.multiagent.GraphResult` read from
+its child's compact result (:meth:`GraphActivities.graph_node`,
+:meth:`GraphActivities.graph_nested`), the outcomes of a completed node's edge conditions
+(:meth:`GraphActivities.graph_conditions`) and a callable node's execution
+(:meth:`GraphActivities.graph_callable`). All but the callable are short bookkeeping steps the
+workflow runs as local activities.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from ..errors import ConfigurationError, TetherError
+from ..interrupts import Interrupt
+from ..metrics import Metrics
+from ..multiagent.graph import Graph, graph_result
+from ..multiagent.nodes import NodeCallable, run_callable
+from ..multiagent.schedule import compose_input
+from ..multiagent.state import GraphRunState, GraphState, decode_result, encode_result
+from ..result import AgentResult
+from .blobs import BlobStore
+from .claimcheck import DEFAULT_INLINE_LIMIT, compact_message, expand_message
+from .errors import to_failure
+from .graph_wire import graph_to_local
+from .payloads import DEFAULT_MAX_VALUE_BYTES, expand_interrupt, expand_state, offload, restore
+from .registry import AgentRegistry
+
+
+class GraphActivities:
+    """The graph activities a worker registers (one registry and one blob store, as
+    :class:`~tether.temporal.activities.TetherActivities`)."""
+
+    def __init__(
+        self,
+        registry: AgentRegistry,
+        blobs: BlobStore,
+        *,
+        inline_limit: int = DEFAULT_INLINE_LIMIT,
+        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
+    ) -> None:
+        """The activities of a worker serving ``registry``'s graphs.
+
+        Args:
+            registry: The graph (and agent) factories.
+            blobs: The blob store shared by every worker and client of the runs.
+            inline_limit: Values larger than this (bytes of JSON) travel as blob references.
+            max_value_bytes: The hard limit of one value (a node's input or result): a larger one
+                fails the run with a non-retryable ``PayloadTooLargeError`` naming it (None: no limit).
+        """
+        self.registry = registry
+        self.blobs = blobs
+        self.inline_limit = inline_limit
+        self.max_value_bytes = max_value_bytes
+
+    def all(self) -> list[Any]:
+        """The activity callables to register on a worker."""
+        return [self.describe_graph, self.graph_prompt, self.graph_node, self.graph_nested, self.graph_conditions, self.graph_callable]
+
+    def _graph(self, params: dict[str, Any]) -> Graph:
+        try:
+            return self.registry.build_graph(params["graph"], params.get("config") or {})
+        except TetherError as exc:
+            raise to_failure(exc, f"cannot build graph {params.get('graph')!r}") from None
+
+    def _offload(self, value: Any, field: str) -> Any:
+        return offload(self.blobs, value, field, limit=self.inline_limit, hard_limit=self.max_value_bytes)
+
+    @activity.defn(name="tether.describe_graph")
+    async def describe_graph(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The graph's structure: node ids and kinds, edges with a ``conditional`` flag, entry
+        points, ``max_node_executions`` (:meth:`~tether.multiagent.schedule.GraphSpec.to_dict`)."""
+        return self._graph(params).spec.to_dict()
+
+    @activity.defn(name="tether.graph_prompt")
+    async def graph_prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A node execution's input and prompt.
+
+        ``params``: ``task`` (compact) and ``sources`` (``[[source, encoded result (compact)], ...]``,
+        the answers that start the node) or None (an entry point: the task itself).
+
+        Returns ``input`` (what the graph state keeps as the execution's input, one blob
+        reference when large) and ``message`` (the node agent's compact user message).
+        """
+        try:
+            task = restore(self.blobs, params["task"])
+            sources = params.get("sources")
+            if sources is None:
+                value: Any = task
+                stored = params["task"]
+            else:
+                answers = [(str(name), str(decode_result(restore(self.blobs, raw), f"node {name!r}"))) for name, raw in sources]
+                value = compose_input(task, answers)
+                stored = self._offload(value, f"the input of node {params.get('node')!r}")
+            content = [{"text": value}] if isinstance(value, str) else list(value)
+            message = compact_message(
+                self.blobs, {"role": "user", "content": content}, self.inline_limit, self.max_value_bytes, "the prompt of a node"
+            )
+        except TetherError as exc:
+            raise to_failure(exc) from None
+        return {"input": stored, "message": message}
+
+    @activity.defn(name="tether.graph_node")
+    async def graph_node(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A finished agent node execution, read from its child workflow's (compact) result
+        ``params["out"]``: its :class:`~tether.AgentResult` as a graph state holds it
+        (``encode_result``; one blob reference when large)."""
+        out = params["out"]
+        node = str(params.get("node"))
+        try:
+            message = out.get("message")
+            result = AgentResult(
+                str(out["stop_reason"]),
+                None if message is None else expand_message(self.blobs, message),
+                Metrics(out["metrics"], out.get("invocation")),
+                expand_state(self.blobs, (out.get("run") or {}).get("state")),
+                [Interrupt.from_dict(expand_interrupt(self.blobs, item)) for item in out.get("interrupts") or []],
+            )
+            return {"result": self._offload(encode_result(result), f"the result of node {node!r}")}
+        except TetherError as exc:
+            raise to_failure(exc, f"cannot read the result of node {node!r}") from None
+
+    @activity.defn(name="tether.graph_nested")
+    async def graph_nested(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A finished nested graph node execution, read from its child ``GraphWorkflow``'s result
+        (``params["snapshot"]``, compact): its :class:`~tether.multiagent.GraphResult` as a graph
+        state holds it (one blob reference when large)."""
+        node = str(params.get("node"))
+        try:
+            local = graph_to_local(self.blobs, params["snapshot"])
+            result = graph_result(GraphRunState(local["state"], list(local["execution_order"])), params.get("run_id"))
+            return {"result": self._offload(encode_result(result), f"the result of node {node!r}")}
+        except TetherError as exc:
+            raise to_failure(exc, f"cannot read the result of nested graph node {node!r}") from None
+
+    @activity.defn(name="tether.graph_conditions")
+    async def graph_conditions(self, params: dict[str, Any]) -> list[bool]:
+        """The outcomes of the conditions of the edges leaving ``params["node"]``, one bool per
+        edge in the order they were added (true for an edge without a condition), evaluated on
+        the :class:`~tether.multiagent.GraphState` of ``params["state"]`` / ``params["order"]``
+        (the graph state with the node's completion recorded)."""
+        graph = self._graph(params)
+        node = str(params["node"])
+        data = params["state"]
+        try:
+            for entry in data["nodes"].values():
+                if entry.get("result") is not None:
+                    entry["result"] = restore(self.blobs, entry["result"])
+            data["task"] = restore(self.blobs, data["task"])
+        except TetherError as exc:
+            raise to_failure(exc) from None
+        view = GraphState(GraphRunState(data, list(params["order"])))
+        try:
+            return [edge.condition is None or bool(edge.condition(view)) for edge in graph.edges if edge.source == node]
+        except Exception as exc:
+            raise ApplicationError(
+                f"the condition of an edge from node {node!r} raised {type(exc).__name__}: {exc}",
+                type="GraphConditionError",
+                non_retryable=True,
+            ) from exc
+
+    @activity.defn(name="tether.graph_callable")
+    async def graph_callable(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Execute callable node ``params["node"]`` on its input (``params["input"]``, compact);
+        returns its result as a graph state holds it. An exception of the callable fails the
+        node (not retried: it is the node's outcome, as locally)."""
+        graph = self._graph(params)
+        node = str(params["node"])
+        try:
+            executor = graph.node_executor(node)
+            if graph.spec.kinds[node] != "callable":
+                raise ConfigurationError(f"node {node!r} of graph {params.get('graph')!r} is not a callable node")
+            prompt = restore(self.blobs, params["input"])
+        except TetherError as exc:
+            raise to_failure(exc) from None
+        try:
+            text = await run_callable(cast("NodeCallable", executor), prompt)
+        except Exception as exc:
+            raise ApplicationError(f"{type(exc).__name__}: {exc}", type="GraphNodeError", non_retryable=True) from exc
+        try:
+            return {"result": self._offload(encode_result(text), f"the result of node {node!r}")}
+        except TetherError as exc:
+            raise to_failure(exc) from None
+
+
+__all__ = ["GraphActivities"]

@@ -1,0 +1,120 @@
+"""A graph snapshot in its two shapes: local (``Graph.take_snapshot()``) and Temporal (compact).
+
+Both are ``{"type": "tether.graph", "version": 1, "state": ..., "execution_order": [...]}`` with
+the same state. They differ in two places only:
+
+- large values (the task, a node's latest result ``state.nodes[id].result``, the input of an
+  execution in flight ``state.running[id].input``) are inline locally, and on Temporal one
+  ``{"$blob": ref}`` placeholder each;
+- an agent node stopped on interrupts keeps, locally, its agent's snapshot
+  (``state.paused[id]``, a :class:`~tether.Snapshot` dict) and, on Temporal, its child
+  workflow's carried state and pending interrupts (``state.running[id].carried`` and
+  ``.pending``, compact).
+
+The client converts one into the other, so a graph run moves between a laptop and Temporal
+both ways.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .._json import json_copy
+from ..errors import ShapeError, SnapshotError
+from ..interrupts import pending_interrupts
+from ..multiagent.state import SNAPSHOT_TYPE, SNAPSHOT_VERSION
+from .blobs import BlobStore
+from .payloads import check_compact, compact_interrupt, offload, restore
+from .wire import carried_from_run, run_from_snapshot, snapshot_of
+
+
+def _check(snapshot: Any) -> dict[str, Any]:
+    if not isinstance(snapshot, dict) or snapshot.get("type") != SNAPSHOT_TYPE or snapshot.get("version") != SNAPSHOT_VERSION:
+        raise SnapshotError(
+            f"not a graph snapshot (type {SNAPSHOT_TYPE!r}, version {SNAPSHOT_VERSION}); pass what Graph.take_snapshot() returns"
+        )
+    state = snapshot.get("state")
+    if not isinstance(state, dict) or not isinstance(state.get("nodes"), dict) or not isinstance(state.get("running"), dict):
+        raise SnapshotError("graph snapshot: 'state' must be an object with 'nodes' and 'running'")
+    if not isinstance(snapshot.get("execution_order"), list):
+        raise SnapshotError("graph snapshot: 'execution_order' must be a list of node ids")
+    return snapshot
+
+
+def graph_to_temporal(blobs: BlobStore, snapshot: Any, *, inline_limit: int, max_value_bytes: int | None) -> dict[str, Any]:
+    """The Temporal shape of a local graph snapshot (large values offloaded to ``blobs``).
+
+    Args:
+        blobs: Where large values go.
+        snapshot: What ``Graph.take_snapshot()`` returned (JSON).
+        inline_limit: Values larger than this (bytes of JSON) are offloaded.
+        max_value_bytes: The hard limit of one value (``PayloadTooLargeError`` names it).
+
+    Raises:
+        SnapshotError: ``snapshot`` is not a graph snapshot, or one of its interrupted agent
+            nodes is not in it (a durable local run keeps it in its store).
+    """
+    try:
+        out: dict[str, Any] = json_copy(_check(snapshot), "graph snapshot")
+    except ShapeError as exc:
+        raise SnapshotError(str(exc)) from None
+    state = out["state"]
+
+    def small(value: Any, field: str) -> Any:
+        return offload(blobs, value, field, limit=inline_limit, hard_limit=max_value_bytes)
+
+    state["task"] = small(state.get("task"), "the graph's task")
+    for node_id, entry in state["nodes"].items():
+        if isinstance(entry, dict) and entry.get("result") is not None:
+            entry["result"] = small(entry["result"], f"the result of node {node_id!r}")
+    paused = state.pop("paused", None) or {}
+    for node_id, running in state["running"].items():
+        if not isinstance(running, dict):
+            raise SnapshotError(f"graph snapshot: the execution in flight of node {node_id!r} is malformed")
+        if running.get("input") is not None:
+            running["input"] = small(running["input"], f"the input of node {node_id!r}")
+        if (state["nodes"].get(node_id) or {}).get("status") != "interrupted":
+            continue
+        agent = paused.get(node_id)
+        if agent is None:
+            raise SnapshotError(
+                f"graph snapshot: node {node_id!r} stopped on interrupts in a durable local graph run; "
+                "its node run lives in that run's store: answer it there (graph.resume(run_id, responses))"
+            )
+        run = run_from_snapshot(agent)
+        running["carried"] = carried_from_run(blobs, run, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
+        running["pending"] = [
+            compact_interrupt(blobs, dict(i.to_dict()), limit=inline_limit, hard_limit=max_value_bytes)
+            for i in pending_interrupts(run.interrupt_state)
+        ]
+    check_compact(out, "graph snapshot")
+    return out
+
+
+def graph_to_local(blobs: BlobStore, snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The local shape of a graph workflow's snapshot (``Graph.load_snapshot`` takes it).
+
+    Args:
+        blobs: The blob store the snapshot's references point into.
+        snapshot: The workflow's ``snapshot`` query answer or result.
+    """
+    out = copy.deepcopy(_check(snapshot))
+    state = out["state"]
+    state["task"] = restore(blobs, state.get("task"))
+    for entry in state["nodes"].values():
+        if isinstance(entry, dict) and entry.get("result") is not None:
+            entry["result"] = restore(blobs, entry["result"])
+    paused: dict[str, Any] = {}
+    for node_id, running in state["running"].items():
+        if running.get("input") is not None:
+            running["input"] = restore(blobs, running["input"])
+        if running.get("carried") is not None:
+            paused[node_id] = snapshot_of(blobs, running.pop("carried")).to_dict()
+        running.pop("pending", None)
+    if paused:
+        state["paused"] = paused
+    return out
+
+
+__all__ = ["graph_to_local", "graph_to_temporal"]

@@ -1,0 +1,375 @@
+"""`GraphWorkflow`: a :class:`~tether.multiagent.Graph` run on Temporal, each agent node a child workflow.
+
+The workflow holds the graph run's state, the same JSON a local graph holds
+(``take_snapshot()`` shape), and drives it with the pure scheduler of
+:mod:`tether.multiagent.schedule`, so it starts the same nodes on the same inputs, applies the
+execution limit and queued re-runs, and stops exactly as a local graph does. Edge conditions
+are user code: when a completed node has conditional edges, their outcomes come from the
+``tether.graph_conditions`` activity (the graph rebuilt from the worker's registry, the
+condition called on the :class:`~tether.multiagent.GraphState` of the run's JSON).
+
+Node executions that are ready together run concurrently:
+
+* an agent node is an ``AgentWorkflow`` (``tether.agent``) child of agent ``"<graph>/<node>"``
+  whose workflow id is the run id a local durable graph gives that execution,
+  ``child_run_id(graph_run_id, f"{node}:{n}")``. It runs ``nested``: it returns when it stops
+  on interrupts; the graph's status becomes ``interrupted`` once nothing else is in flight,
+  and it waits for an ``answer_interrupts`` update (the body an ``AgentWorkflow`` takes, so
+  :meth:`TetherClient.answer_interrupts` and ``wait_for_interrupts`` work on graph runs),
+  routes each answer to the node that asked it and starts that node's child workflow id again
+  with its carried state and the answers: no finished node, and no finished step of the
+  interrupted node, runs again;
+* a nested graph node is a ``GraphWorkflow`` child of graph ``"<graph>/<node>"`` (same id
+  rule); its own interrupts are answered on its own workflow id;
+* a callable node runs in the ``tether.graph_callable`` activity.
+
+Node results stay compact in the workflow (one blob reference when large); the client expands
+them (:meth:`TetherClient.graph_result`, :meth:`TetherClient.graph_snapshot`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
+
+with workflow.unsafe.imports_passed_through():
+    from ..errors import InterruptError, PromptError, TetherError
+    from ..interrupts import apply_responses
+    from ..multiagent import schedule
+    from ..multiagent.nesting import child_run_id
+    from ..multiagent.schedule import GraphSpec
+    from ..multiagent.state import SNAPSHOT_TYPE, SNAPSHOT_VERSION, GraphRunState
+    from .errors import to_failure
+    from .workflow import WORKFLOW_NAME
+
+GRAPH_WORKFLOW_NAME = "tether.graph"
+_LOCAL_TIMEOUT = timedelta(seconds=60)
+_LOCAL_RETRY = RetryPolicy(maximum_attempts=5)
+_CALLABLE_TIMEOUT = timedelta(minutes=10)
+_CALLABLE_RETRY = RetryPolicy(maximum_attempts=3)
+
+
+@workflow.defn(name=GRAPH_WORKFLOW_NAME)
+class GraphWorkflow:
+    """One run of a registered graph, durable across workers, restarts and time."""
+
+    def __init__(self) -> None:
+        self._params: dict[str, Any] = {}
+        self._spec: GraphSpec | None = None
+        self._data: dict[str, Any] | None = None
+        self._order: list[str] = []
+        self._status = "starting"
+        self._answers: list[list[dict[str, Any]]] = []
+        self._applied = 0
+        self._active: set[str] = set()
+        self._finished: list[tuple[str, dict[str, Any]]] = []
+        self._sources: dict[str, list[list[Any]]] = {}
+        self._failure: str | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- run ------------------------------------------------------------------------------
+
+    @workflow.run
+    async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+        # ``params``: graph, config, run_id, task (JSON, compact) or snapshot (compact), options, trace.
+        self._params = params
+        described = await workflow.execute_local_activity(
+            "tether.describe_graph",
+            {"graph": params["graph"], "config": params.get("config") or {}},
+            start_to_close_timeout=_LOCAL_TIMEOUT,
+            retry_policy=_LOCAL_RETRY,
+        )
+        spec = self._spec = GraphSpec.from_dict(described)
+        snapshot = params.get("snapshot")
+        try:
+            if snapshot is not None:
+                schedule.check_spec_state(spec, snapshot.get("state"), snapshot.get("execution_order"), "snapshot")
+                data, order = snapshot["state"], list(snapshot["execution_order"])
+            else:
+                if params.get("task") is None:
+                    raise PromptError(f"graph run {params.get('run_id')!r}: no task and no snapshot to continue")
+                data, order = GraphRunState.new(params["task"], list(spec.nodes)).data, []
+        except TetherError as exc:
+            raise to_failure(exc) from None
+        self._data, self._order = data, order
+        self._status = "running"
+        starts = None if data["status"] == "completed" else schedule.start(spec, data)
+        if starts is None:
+            return await self._done()  # finished, or stopped earlier with nothing to retry: the outcome stands
+        routed: dict[str, list[dict[str, Any]]] = {}
+        while True:
+            await self._launch(starts, routed)
+            starts, routed = [], {}
+            while self._active:
+                await workflow.wait_condition(lambda: bool(self._finished))
+                node_id, outcome = self._finished.pop(0)
+                await self._record(node_id, outcome, starts)
+                await self._launch(starts, {})
+                starts = []
+            if data["status"] != "interrupted" or not data["running"]:
+                break
+            routed = await self._wait_for_answers()
+            starts = schedule.start(spec, data) or []
+        schedule.finish(data)
+        if self._failure is not None:
+            self._status = "done"
+            raise ApplicationError(f"graph run {params['run_id']!r}: {self._failure}", type="GraphNodeFailed", non_retryable=True)
+        return await self._done()
+
+    async def _done(self) -> dict[str, Any]:
+        self._status = "done"
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return self.snapshot()
+
+    async def _launch(self, starts: list[str], routed: dict[str, list[dict[str, Any]]]) -> None:
+        """Start the executions of ``starts`` (recorded in ``running`` by the scheduler) concurrently."""
+        spec, data, _ = self._state()
+        for node_id in starts:
+            running = data["running"][node_id]
+            if data["nodes"][node_id]["status"] == "interrupted":
+                answers = routed.get(node_id)
+                if not answers:  # nothing answered: it still waits (as locally, it completes again as it stopped)
+                    self._finished.append((node_id, {"kind": "waiting"}))
+                else:
+                    self._spawn(node_id, self._agent(node_id, int(running["n"]), running, answers))
+                self._active.add(node_id)
+                continue
+            sources = self._sources.pop(node_id, None)
+            prompt = await workflow.execute_local_activity(
+                "tether.graph_prompt",
+                {"node": node_id, "task": data["task"] if sources is not None else running["input"], "sources": sources},
+                start_to_close_timeout=_LOCAL_TIMEOUT,
+                retry_policy=_LOCAL_RETRY,
+            )
+            running["input"] = prompt["input"]
+            kind = spec.kinds[node_id]
+            n = int(running["n"])
+            if kind == "agent":
+                work = self._agent(node_id, n, running, None, prompt["message"])
+            elif kind == "graph":
+                work = self._nested(node_id, n, prompt["input"])
+            else:
+                work = self._callable(node_id, prompt["input"])
+            self._active.add(node_id)
+            self._spawn(node_id, work)
+
+    def _spawn(self, node_id: str, work: Any) -> None:
+        task = asyncio.create_task(self._guard(node_id, work))
+        self._tasks.add(task)  # a reference until it is done
+        task.add_done_callback(self._tasks.discard)
+
+    async def _guard(self, node_id: str, work: Any) -> None:
+        """Await one execution; queue its outcome (a failed child or activity fails the node)."""
+        try:
+            outcome: dict[str, Any] = await work
+        except (ChildWorkflowError, ActivityError, ApplicationError) as exc:
+            cause = exc.cause if isinstance(exc, (ChildWorkflowError, ActivityError)) and exc.cause is not None else exc
+            outcome = {"kind": "error", "error": str(cause)}
+        self._finished.append((node_id, outcome))
+
+    def _child(self, node_id: str, n: int) -> dict[str, Any]:
+        run_id = str(self._params["run_id"])
+        child: dict[str, Any] = {
+            "config": self._params.get("config") or {},
+            "run_id": child_run_id(run_id, f"{node_id}:{n}"),
+            "options": self._params.get("options") or {},
+            "parent_run_id": run_id,
+        }
+        if self._params.get("trace"):
+            child["trace"] = self._params["trace"]
+        return child
+
+    async def _agent(
+        self, node_id: str, n: int, running: dict[str, Any], answers: list[dict[str, Any]] | None, message: Any = None
+    ) -> dict[str, Any]:
+        """Run (or, with ``answers``, continue) an agent node execution as a nested child workflow."""
+        child = {**self._child(node_id, n), "agent": f"{self._params['graph']}/{node_id}", "nested": True}
+        if answers is not None:
+            if running.get("carried") is None:
+                raise to_failure(
+                    PromptError(
+                        f"the interrupted execution {n} of node {node_id!r} was moved from a durable local graph run: "
+                        "its node run lives in that run's store; finish it there"
+                    )
+                )
+            child.update(prompt={"kind": "interrupt_responses", "responses": answers}, carried=running["carried"])
+        else:
+            child.update(prompt={"kind": "messages", "messages": [message]}, carried=None)
+        out: dict[str, Any] = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
+        read = {key: out.get(key) for key in ("stop_reason", "message", "metrics", "invocation", "interrupts")}
+        read["run"] = {"state": out["run"].get("state")}
+        node = await workflow.execute_local_activity(
+            "tether.graph_node", {"node": node_id, "out": read}, start_to_close_timeout=_LOCAL_TIMEOUT, retry_policy=_LOCAL_RETRY
+        )
+        interrupted = out["stop_reason"] == "interrupt"
+        return {
+            "kind": "result",
+            "result": node["result"],
+            "interrupted": interrupted,
+            "carried": out["run"] if interrupted else None,
+            "pending": out.get("interrupts") or [],
+        }
+
+    async def _nested(self, node_id: str, n: int, task: Any) -> dict[str, Any]:
+        """Run a nested graph node execution as a child graph workflow."""
+        child = {**self._child(node_id, n), "graph": f"{self._params['graph']}/{node_id}", "task": task, "snapshot": None}
+        snapshot: dict[str, Any] = await workflow.execute_child_workflow(GRAPH_WORKFLOW_NAME, child, id=child["run_id"])
+        node = await workflow.execute_local_activity(
+            "tether.graph_nested",
+            {"node": node_id, "snapshot": snapshot, "run_id": child["run_id"]},
+            start_to_close_timeout=_LOCAL_TIMEOUT,
+            retry_policy=_LOCAL_RETRY,
+        )
+        return {"kind": "result", "result": node["result"], "interrupted": snapshot["state"]["status"] == "interrupted"}
+
+    async def _callable(self, node_id: str, prompt: Any) -> dict[str, Any]:
+        """Run a callable node execution in an activity."""
+        node = await workflow.execute_activity(
+            "tether.graph_callable",
+            {"graph": self._params["graph"], "config": self._params.get("config") or {}, "node": node_id, "input": prompt},
+            start_to_close_timeout=_CALLABLE_TIMEOUT,
+            retry_policy=_CALLABLE_RETRY,
+        )
+        return {"kind": "result", "result": node["result"], "interrupted": False}
+
+    async def _record(self, node_id: str, outcome: dict[str, Any], starts: list[str]) -> None:
+        """Record a finished execution and start (into ``starts``) what it makes ready."""
+        spec, data, order = self._state()
+        self._active.discard(node_id)
+        if outcome["kind"] == "error":
+            schedule.node_failed(data, node_id, outcome["error"])
+            self._failure = self._failure or f"node {node_id!r} failed: {outcome['error']}"
+            return
+        if outcome["kind"] == "waiting":
+            kept = data["running"][node_id]
+            schedule.record(data, order, node_id, interrupted=True)
+            data["running"][node_id].update(carried=kept.get("carried"), pending=kept.get("pending") or [])
+            return
+        data["nodes"][node_id]["result"] = outcome["result"]
+        interrupted = bool(outcome["interrupted"])
+        schedule.record(data, order, node_id, interrupted=interrupted)
+        if interrupted:
+            data["running"][node_id].update(carried=outcome.get("carried"), pending=outcome.get("pending") or [])
+            return
+        edges = spec.outgoing(node_id)
+        if spec.conditional(node_id):
+            outcomes: list[bool] = await workflow.execute_local_activity(
+                "tether.graph_conditions",
+                {
+                    "graph": self._params["graph"],
+                    "config": self._params.get("config") or {},
+                    "node": node_id,
+                    "state": data,
+                    "order": order,
+                },
+                start_to_close_timeout=_LOCAL_TIMEOUT,
+                retry_policy=_LOCAL_RETRY,
+            )
+        else:
+            outcomes = [True] * len(edges)
+        captured: dict[str, list[list[Any]]] = {}
+
+        def input_of(target: str) -> None:
+            # The answers that start ``target``, captured now (before its edges are consumed);
+            # the ``tether.graph_prompt`` activity composes its input from them.
+            captured[target] = [[s, data["nodes"][s]["result"]] for s in schedule.input_sources(spec, data, target)]
+
+        before = len(starts)
+        schedule.follow(spec, data, node_id, outcomes, input_of, starts)
+        for target in starts[before:]:
+            self._sources[target] = captured[target]
+
+    def _state(self) -> tuple[GraphSpec, dict[str, Any], list[str]]:
+        assert self._spec is not None and self._data is not None
+        return self._spec, self._data, self._order
+
+    # -- interrupts -----------------------------------------------------------------------
+
+    async def _wait_for_answers(self) -> dict[str, list[dict[str, Any]]]:
+        self._status = "interrupted"
+        while True:
+            await workflow.wait_condition(lambda: len(self._answers) > self._applied)
+            responses = self._answers[self._applied]
+            self._applied += 1
+            try:
+                routed = self._route(responses)
+            except TetherError as exc:  # a signal cannot be refused up front: log and wait on
+                workflow.logger.warning("ignoring interrupt responses for graph run %s: %s", self._params.get("run_id"), exc)
+                continue
+            break
+        self._status = "running"
+        return routed
+
+    def _route(self, responses: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        """The answers of each interrupted node; InterruptError for one no node waits on."""
+        pending = self._pending_by_node()
+        owners = {item["id"]: node_id for node_id, items in pending.items() for item in items}
+        routed: dict[str, list[dict[str, Any]]] = {}
+        for response in responses:
+            ident = response.get("interruptId") if isinstance(response, dict) else None
+            if ident not in owners:
+                waiting = ", ".join(sorted(owners)) or "none"
+                raise InterruptError(f"unknown interrupt id {ident!r}: no interrupted node of this graph waits on it (waiting: {waiting})")
+            routed.setdefault(owners[ident], []).append(response)
+        for node_id, answers in routed.items():
+            trial: Any = {"interrupts": {item["id"]: dict(item) for item in pending[node_id]}, "activated": True}
+            apply_responses(trial, answers)
+        return routed
+
+    def _pending_by_node(self) -> dict[str, list[dict[str, Any]]]:
+        data = self._data or {}
+        return {
+            node_id: list(running.get("pending") or [])
+            for node_id, running in (data.get("running") or {}).items()
+            if data["nodes"][node_id]["status"] == "interrupted"
+        }
+
+    @workflow.update(name="answer_interrupts")
+    async def answer_interrupts(self, responses: list[dict[str, Any]]) -> dict[str, Any]:
+        """Answer interrupted nodes' interrupts (``interruptResponse`` bodies:
+        ``{interruptId, response}``); each goes to the node that asked it, which continues."""
+        self._answers.append(responses)
+        ticket = len(self._answers)
+        await workflow.wait_condition(lambda: self._applied >= ticket)
+        return self.status()
+
+    @answer_interrupts.validator
+    def _validate_answers(self, responses: list[dict[str, Any]]) -> None:
+        if self._status != "interrupted" or len(self._answers) > self._applied:
+            run_id = self._params.get("run_id")
+            raise to_failure(InterruptError(f"graph run {run_id!r} is not waiting for interrupt answers (status {self._status})"))
+        try:
+            self._route(responses)
+        except TetherError as exc:
+            raise to_failure(exc) from None
+
+    @workflow.signal(name="answer_interrupts_signal")
+    def answer_interrupts_signal(self, responses: list[dict[str, Any]]) -> None:
+        """Fire-and-forget variant of :meth:`answer_interrupts` (invalid answers are logged and ignored)."""
+        self._answers.append(responses)
+
+    # -- queries --------------------------------------------------------------------------
+
+    @workflow.query(name="status")
+    def status(self) -> dict[str, Any]:
+        """``{"status": "starting" | "running" | "interrupted" | "done", "interrupts": [...]}``
+        (the interrupted nodes' pending interrupts, compact)."""
+        if self._status != "interrupted":
+            return {"status": self._status, "interrupts": []}
+        return {"status": self._status, "interrupts": [item for items in self._pending_by_node().values() for item in items]}
+
+    @workflow.query(name="snapshot")
+    def snapshot(self) -> dict[str, Any]:
+        """The graph run's state in ``Graph.take_snapshot()`` shape, compact
+        (:meth:`TetherClient.graph_snapshot` expands it)."""
+        if self._data is None:
+            raise ApplicationError("the graph run has not started yet; query again in a moment", type="NotReady")
+        return {"type": SNAPSHOT_TYPE, "version": SNAPSHOT_VERSION, "state": self._data, "execution_order": list(self._order)}
+
+
+__all__ = ["GRAPH_WORKFLOW_NAME", "GraphWorkflow"]
