@@ -70,6 +70,7 @@ class GraphWorkflow:
         self._finished: list[tuple[str, dict[str, Any]]] = []
         self._sources: dict[str, list[list[Any]]] = {}
         self._failure: str | None = None
+        self._failure_cause: BaseException | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     # -- run ------------------------------------------------------------------------------
@@ -118,7 +119,9 @@ class GraphWorkflow:
         schedule.finish(data)
         if self._failure is not None:
             self._status = "done"
-            raise ApplicationError(f"graph run {params['run_id']!r}: {self._failure}", type="GraphNodeFailed", non_retryable=True)
+            raise ApplicationError(
+                f"graph run {params['run_id']!r}: {self._failure}", type="GraphNodeFailed", non_retryable=True
+            ) from self._failure_cause
         return await self._done()
 
     async def _done(self) -> dict[str, Any]:
@@ -169,7 +172,7 @@ class GraphWorkflow:
             outcome: dict[str, Any] = await work
         except (ChildWorkflowError, ActivityError, ApplicationError) as exc:
             cause = exc.cause if isinstance(exc, (ChildWorkflowError, ActivityError)) and exc.cause is not None else exc
-            outcome = {"kind": "error", "error": str(cause)}
+            outcome = {"kind": "error", "error": str(cause), "exception": exc}
         self._finished.append((node_id, outcome))
 
     def _child(self, node_id: str, n: int) -> dict[str, Any]:
@@ -243,7 +246,8 @@ class GraphWorkflow:
         self._active.discard(node_id)
         if outcome["kind"] == "error":
             schedule.node_failed(data, node_id, outcome["error"])
-            self._failure = self._failure or f"node {node_id!r} failed: {outcome['error']}"
+            if self._failure is None:
+                self._failure, self._failure_cause = f"node {node_id!r} failed: {outcome['error']}", outcome["exception"]
             return
         if outcome["kind"] == "waiting":
             kept = data["running"][node_id]

@@ -1,0 +1,321 @@
+"""Graphs on Temporal: a ``GraphWorkflow`` whose agent nodes are child agent workflows.
+
+The node agents' models are scripts that answer from their prompt, so a local graph built from
+the same registry gives the reference result; every model call, tool start and callable run is
+logged to a side-effect file named in the config, so the tests count what ran (and what did not
+run again).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client, WorkflowHistory
+from temporalio.worker import Replayer, Worker
+
+from tether.durable import MemoryStore
+from tether.errors import ConfigurationError, InterruptError, PromptError, ScriptExhaustedError, SnapshotError
+from tether.multiagent import GraphResult
+from tether.multiagent.nesting import child_run_id
+from tether.temporal import BlobStore, TetherClient, TetherPlugin, create_worker
+from tether.temporal.graph_workflow import GRAPH_WORKFLOW_NAME, GraphWorkflow
+from tether.temporal.payloads import is_placeholder
+from tether.temporal.worker import workflow_runner
+from tether.temporal.workflow import WORKFLOW_NAME, AgentWorkflow
+
+from .graphs import registry
+
+
+@asynccontextmanager
+async def worker(client: Client, task_queue: str, blobs: BlobStore, **options: Any) -> AsyncIterator[Worker]:
+    async with create_worker(
+        client, task_queue, registry, blobs, sticky_queue_schedule_to_start_timeout=timedelta(seconds=1), **options
+    ) as running:
+        yield running
+
+
+def _children(history: WorkflowHistory) -> list[Any]:
+    """The child workflow executions a graph's history started, in order (workflow_id, run_id)."""
+    return [
+        event.child_workflow_execution_started_event_attributes.workflow_execution
+        for event in history.events
+        if event.HasField("child_workflow_execution_started_event_attributes")
+    ]
+
+
+def _activities(history: WorkflowHistory) -> list[str]:
+    return [
+        event.activity_task_scheduled_event_attributes.activity_type.name
+        for event in history.events
+        if event.HasField("activity_task_scheduled_event_attributes")
+    ]
+
+
+def _summary(result: GraphResult) -> tuple[Any, ...]:
+    texts = {n: r.text for n, r in result.results.items()}
+    statuses = {n: (r.status, r.executions) for n, r in result.results.items()}
+    return (result.status, str(result), result.error, result.execution_count, texts, statuses)
+
+
+async def test_a_graph_with_a_conditional_edge_and_a_parallel_branch_gives_the_local_result(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
+) -> None:
+    side = tmp_path / "side.log"
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        result = await tc.execute_graph("review", "explain tides", run_id="g-1", config={"log": str(side)})
+    local = await registry.build_graph("review", {}).invoke_async("explain tides")
+    assert result.status == "completed" and result.run_id == "g-1"
+    assert _summary(result) == _summary(local)
+    assert "urgent" not in result.results  # the conditional edge was not taken, as locally
+    # the parallel branch: facts and tally in either order, between plan and writer
+    assert result.execution_order[0] == "plan" and result.execution_order[-1] == "writer"
+    assert set(result.execution_order[1:3]) == {"facts", "tally"} == set(local.execution_order[1:3])
+    assert str(result).startswith("report: Original task: explain tides")
+    assert "From facts:" in str(result) and "From tally:" in str(result)
+    assert sorted(side.read_text().splitlines()) == ["facts model 0", "plan model 0", "tally", "writer model 0"]
+    facts = result.results["facts"].result
+    local_facts = local.results["facts"].result
+    assert facts is not None and local_facts is not None and not isinstance(facts, str) and not isinstance(local_facts, str)
+    assert facts.metrics.model_call_count == local_facts.metrics.model_call_count == 1  # type: ignore[union-attr]
+
+
+async def test_the_conditional_edge_is_taken_on_temporal_when_its_condition_holds(
+    client: Client, blobs: BlobStore, task_queue: str
+) -> None:
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        result = await tc.execute_graph("review", "urgent: explain tides", run_id="g-urgent")
+    local = await registry.build_graph("review", {}).invoke_async("urgent: explain tides")
+    assert str(result.results["urgent"]) == "escalated"
+    assert _summary(result) == _summary(local)
+
+
+async def test_each_agent_node_is_a_child_workflow_with_the_local_node_run_id(client: Client, blobs: BlobStore, task_queue: str) -> None:
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        await tc.execute_graph("review", "explain tides", run_id="g-ids")
+        history = await client.get_workflow_handle("g-ids").fetch_history()
+        children = _children(history)
+        child_histories = [await client.get_workflow_handle(c.workflow_id, run_id=c.run_id).fetch_history() for c in children]
+    store = MemoryStore()
+    graph = registry.build_graph("review", {})
+    graph.store = store
+    await graph.invoke_async("explain tides", run_id="g-ids")
+    local_agents = sorted(r.run_id for r in store.list_runs() if r.parent_run_id == "g-ids")
+    assert local_agents == ["g-ids.facts:1", "g-ids.plan:1", "g-ids.writer:1"]  # the callable node has no run
+    assert sorted(c.workflow_id for c in children) == local_agents
+    for child in child_histories:
+        assert "tether.call_model" in _activities(child)  # the node's model call is the child's activity
+    for ident in local_agents:
+        description = await client.get_workflow_handle(ident).describe()
+        assert (description.parent_id, description.workflow_type) == ("g-ids", WORKFLOW_NAME)
+    assert (await client.get_workflow_handle("g-ids").describe()).workflow_type == GRAPH_WORKFLOW_NAME
+    assert "tether.graph_callable" in _activities(history)  # the callable node ran in an activity
+
+
+async def test_a_cycle_stops_at_the_execution_limit_as_locally(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
+    side = tmp_path / "side.log"
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        bounded = await tc.execute_graph("loop", "write", run_id="g-loop", config={"max": 10})
+        limited = await tc.execute_graph("loop", "write", run_id="g-limit", config={"max": 3, "log": str(side)})
+    assert _summary(bounded) == _summary(registry.build_graph("loop", {"max": 10})("write"))
+    assert bounded.execution_order == ["draft", "check", "draft", "check"]
+    assert _summary(limited) == _summary(registry.build_graph("loop", {"max": 3})("write"))
+    assert limited.status == "failed" and limited.error is not None and "max node executions (3)" in limited.error
+    assert len(side.read_text().splitlines()) == 3  # nothing ran after the limit
+
+
+async def test_a_nodes_interrupt_is_answered_through_the_client_without_redoing_finished_nodes(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
+) -> None:
+    side = tmp_path / "side.log"
+    config = {"log": str(side)}
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        await tc.start_graph("approval", "publish something", run_id="g-ask", config=config)
+        [interrupt] = await tc.wait_for_interrupts("g-ask")
+        assert (interrupt.name, interrupt.reason) == ("approve", {"title": "tides"})
+        waiting = await tc.graph_snapshot("g-ask")
+        assert waiting["state"]["status"] == "interrupted"
+        assert waiting["state"]["nodes"]["notes"]["status"] == "completed"  # the parallel branch finished
+        assert waiting["state"]["paused"]["publish"]["data"]["interrupt_state"]  # the node agent as it stopped
+        with pytest.raises(InterruptError, match="unknown interrupt id"):
+            await tc.answer_interrupts("g-ask", [{"interruptId": "nope", "response": "yes"}])
+        status = await tc.answer_interrupts("g-ask", [{"interruptId": interrupt.id, "response": "yes"}])
+        assert status["status"] in ("running", "done")
+        result = await tc.graph_result("g-ask")
+        children = _children(await client.get_workflow_handle("g-ask").fetch_history())
+    assert result.status == "completed"
+    assert str(result.results["publish"]) == "done: published tides (yes)"
+    assert result.results["publish"].executions == 1 and result.results["plan"].executions == 1
+    lines = side.read_text().splitlines()
+    assert sorted(lines[1:3]) == ["notes model 0", "publish model 0"]  # parallel: either order
+    assert lines[0] == "plan model 0"
+    assert lines[3:] == ["ask tides", "ask tides", "publish tides yes", "publish model 1"]  # nothing finished ran again
+    # the interrupted node execution and its continuation are one child workflow id (two executions)
+    publish = [c for c in children if c.workflow_id == child_run_id("g-ask", "publish:1")]
+    assert len(publish) == 2 and publish[0].run_id != publish[1].run_id
+    assert len(children) == 4
+
+
+async def test_a_snapshot_moves_local_to_temporal_and_back(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
+    side = tmp_path / "side.log"
+    config = {"log": str(side)}
+    reference = await registry.build_graph("review", {}).invoke_async("explain tides")
+    graph = registry.build_graph("review", config)
+    events = graph.stream_async("explain tides")
+    async for event in events:
+        if event["type"] == "node_result" and event["node_id"] == "plan":
+            snapshot = json.loads(json.dumps(graph.take_snapshot()))
+            break
+    await events.aclose()
+    assert side.read_text().splitlines() == ["plan model 0"]
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        with pytest.raises(PromptError, match="not both"):
+            await tc.start_graph("review", "explain tides", run_id="g-move", snapshot=snapshot, config=config)
+        with pytest.raises(SnapshotError, match="not a graph snapshot"):
+            await tc.start_graph("review", run_id="g-move", snapshot={"type": "tether.swarm"}, config=config)
+        result = await tc.execute_graph("review", run_id="g-move", snapshot=snapshot, config=config)
+        back = await tc.graph_snapshot("g-move")
+        again = await tc.execute_graph("review", run_id="g-move-again", snapshot=back, config=config)  # finished: it stands
+    assert _summary(result) == _summary(reference)
+    assert _summary(again) == _summary(result)
+    assert result.results["plan"].executions == 1  # plan was not run again on Temporal
+    assert sorted(side.read_text().splitlines()) == ["facts model 0", "plan model 0", "tally", "writer model 0"]
+    fresh = registry.build_graph("review", config)
+    fresh.load_snapshot(back)  # the Temporal state, in the local shape
+    assert fresh.take_snapshot()["execution_order"] == result.execution_order
+    assert back["state"]["status"] == "completed"
+    assert {n: e["status"] for n, e in back["state"]["nodes"].items()} == {
+        "plan": "completed",
+        "facts": "completed",
+        "tally": "completed",
+        "writer": "completed",
+        "urgent": "pending",
+    }
+
+
+async def test_a_graph_waiting_on_temporal_is_answered_locally(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
+    side = tmp_path / "side.log"
+    config = {"log": str(side)}
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        await tc.start_graph("approval", "publish something", run_id="g-home", config=config)
+        [interrupt] = await tc.wait_for_interrupts("g-home")
+        snapshot = json.loads(json.dumps(await tc.graph_snapshot("g-home")))
+        await client.get_workflow_handle("g-home").terminate("moved to a laptop")
+    local = registry.build_graph("approval", config)
+    local.load_snapshot(snapshot)
+    result = await local.invoke_async([{"interruptResponse": {"interruptId": interrupt.id, "response": "fine"}}])
+    assert result.status == "completed"
+    assert str(result.results["publish"]) == "done: published tides (fine)"
+    assert side.read_text().splitlines()[3:] == ["ask tides", "ask tides", "publish tides fine", "publish model 1"]
+
+
+async def test_a_local_graph_waiting_on_an_interrupt_is_answered_on_temporal(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
+) -> None:
+    side = tmp_path / "side.log"
+    config = {"log": str(side)}
+    local = registry.build_graph("approval", config)
+    paused = await local.invoke_async("publish something")
+    [interrupt] = paused.interrupts
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        await tc.start_graph("approval", run_id="g-away", snapshot=json.loads(json.dumps(local.take_snapshot())), config=config)
+        assert [i.id for i in await tc.wait_for_interrupts("g-away")] == [interrupt.id]
+        await tc.answer_interrupts("g-away", [{"interruptId": interrupt.id, "response": "sure"}])
+        result = await tc.graph_result("g-away")
+    assert str(result.results["publish"]) == "done: published tides (sure)"
+    assert result.results["notes"].executions == 1
+    lines = side.read_text().splitlines()
+    assert lines[-3:] == ["ask tides", "publish tides sure", "publish model 1"]  # on Temporal: the answered node only
+    assert sorted(lines[:-3]) == ["ask tides", "notes model 0", "plan model 0", "publish model 0"]  # locally, once each
+
+
+async def test_a_nested_graph_node_is_a_child_graph_workflow(client: Client, blobs: BlobStore, task_queue: str) -> None:
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        result = await tc.execute_graph("outer", "go", run_id="g-outer")
+        inner = child_run_id("g-outer", "inner:1")
+        description = await client.get_workflow_handle(inner).describe()
+        inner_children = _children(await client.get_workflow_handle(inner).fetch_history())
+    local = await registry.build_graph("outer", {}).invoke_async("go")
+    assert _summary(result) == _summary(local)
+    nested = result.results["inner"].result
+    assert isinstance(nested, GraphResult) and nested.execution_order == ["left", "right"]
+    assert (description.parent_id, description.workflow_type) == ("g-outer", GRAPH_WORKFLOW_NAME)
+    assert [c.workflow_id for c in inner_children] == [child_run_id(inner, "left:1"), child_run_id(inner, "right:1")]
+
+
+async def test_the_graph_history_replays(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        await tc.start_graph("approval", "publish something", run_id="g-replay", config={})
+        [interrupt] = await tc.wait_for_interrupts("g-replay")
+        await tc.answer_interrupts("g-replay", [{"interruptId": interrupt.id, "response": "ok"}])
+        await tc.graph_result("g-replay")
+        await tc.execute_graph("review", "urgent: tides", run_id="g-replay-2")
+        histories: list[WorkflowHistory] = []
+        for run_id in ("g-replay", "g-replay-2"):
+            history = await client.get_workflow_handle(run_id).fetch_history()
+            histories.append(history)
+            for child in _children(history):
+                histories.append(await client.get_workflow_handle(child.workflow_id, run_id=child.run_id).fetch_history())
+    assert len(histories) == 2 + 4 + 4  # the graphs; plan, publish twice, notes; plan, facts, urgent, writer
+    replayer = Replayer(workflows=[AgentWorkflow, GraphWorkflow], workflow_runner=workflow_runner())
+    for history in histories:
+        await replayer.replay_workflow(history)
+
+
+async def test_a_node_that_fails_fails_the_graph_run_with_its_error_as_locally(client: Client, blobs: BlobStore, task_queue: str) -> None:
+    with pytest.raises(ScriptExhaustedError):
+        await registry.build_graph("broken", {}).invoke_async("task")
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        await tc.start_graph("broken", "task", run_id="g-broken")
+        with pytest.raises(ScriptExhaustedError):
+            await tc.graph_result("g-broken")
+        failed = await tc.graph_snapshot("g-broken")
+    assert failed["state"]["status"] == "failed"
+    assert failed["state"]["nodes"]["second"]["status"] == "failed"
+    assert failed["execution_order"] == ["first"]
+
+
+async def test_large_inputs_and_results_travel_as_blob_references(client: Client, blobs: BlobStore, task_queue: str) -> None:
+    task = "explain tides " + "x" * 10_000
+    tc = TetherClient(client, blobs, task_queue, inline_limit=256)
+    async with worker(client, task_queue, blobs, inline_limit=256):
+        result = await tc.execute_graph("review", task, run_id="g-large")
+        raw = await client.get_workflow_handle("g-large").query("snapshot", result_type=dict)
+    local = await registry.build_graph("review", {}).invoke_async(task)
+    assert _summary(result) == _summary(local)
+    assert is_placeholder(raw["state"]["task"])
+    assert all(is_placeholder(raw["state"]["nodes"][n]["result"]) for n in ("plan", "writer"))
+
+
+async def test_bad_graph_names_fail_with_a_configuration_error(client: Client, blobs: BlobStore, task_queue: str) -> None:
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        with pytest.raises(ConfigurationError, match="no factory named 'nowhere'"):
+            await tc.execute_graph("nowhere", "task", run_id="g-nowhere")
+        with pytest.raises(ConfigurationError, match="not a graph"):
+            await tc.execute_graph("review/plan", "task", run_id="g-agent")
+        with pytest.raises(PromptError, match="a graph task must be"):
+            await tc.start_graph("review", 42, run_id="g-bad-task")
+
+
+async def test_the_plugin_serves_graph_runs(client: Client, blobs: BlobStore, task_queue: str) -> None:
+    tc = TetherClient(client, blobs, task_queue)
+    async with Worker(client, task_queue=task_queue, plugins=[TetherPlugin(registry, blobs)]):
+        result = await tc.execute_graph("review", "explain tides", run_id="g-plugin")
+    assert result.status == "completed" and str(result).startswith("report: Original task: explain tides")
