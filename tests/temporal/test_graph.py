@@ -30,6 +30,7 @@ from tether.temporal.worker import workflow_runner
 from tether.temporal.workflow import WORKFLOW_NAME, AgentWorkflow
 
 from .graphs import registry
+from .record_histories import histories_of
 
 
 @asynccontextmanager
@@ -319,3 +320,16 @@ async def test_the_plugin_serves_graph_runs(client: Client, blobs: BlobStore, ta
     async with Worker(client, task_queue=task_queue, plugins=[TetherPlugin(registry, blobs)]):
         result = await tc.execute_graph("review", "explain tides", run_id="g-plugin")
     assert result.status == "completed" and str(result).startswith("report: Original task: explain tides")
+
+
+async def test_a_long_graph_run_continues_as_new_between_node_executions(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
+) -> None:
+    side = tmp_path / "side.log"
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        result = await tc.execute_graph("loop", "write", run_id="g-can", config={"log": str(side)}, options={"nodes_per_execution": 1})
+        executions = await histories_of(client, "g-can")
+    assert len(executions) == 4  # the cycle runs one node at a time: one node execution per workflow execution
+    assert _summary(result) == _summary(registry.build_graph("loop", {})("write"))
+    assert side.read_text().splitlines() == ["draft model 0", "check model 0", "draft model 0", "check model 0"]  # none twice

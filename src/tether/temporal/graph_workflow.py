@@ -48,6 +48,8 @@ with workflow.unsafe.imports_passed_through():
     from .workflow import WORKFLOW_NAME
 
 GRAPH_WORKFLOW_NAME = "tether.graph"
+DEFAULT_NODES_PER_EXECUTION = 100
+"""Node executions per workflow execution before the graph run continues as new (option ``nodes_per_execution``)."""
 _LOCAL_TIMEOUT = timedelta(seconds=60)
 _LOCAL_RETRY = RetryPolicy(maximum_attempts=5)
 _CALLABLE_TIMEOUT = timedelta(minutes=10)
@@ -71,6 +73,7 @@ class GraphWorkflow:
         self._sources: dict[str, list[list[Any]]] = {}
         self._failure: str | None = None
         self._failure_cause: BaseException | None = None
+        self._executions_here = 0
         self._tasks: set[asyncio.Task[None]] = set()
 
     # -- run ------------------------------------------------------------------------------
@@ -130,36 +133,56 @@ class GraphWorkflow:
         return self.snapshot()
 
     async def _launch(self, starts: list[str], routed: dict[str, list[dict[str, Any]]]) -> None:
-        """Start the executions of ``starts`` (recorded in ``running`` by the scheduler) concurrently."""
+        """Start the executions of ``starts`` (recorded in ``running`` by the scheduler) concurrently.
+
+        Their inputs are resolved first (and kept in ``running``); then, with nothing in flight,
+        the run may continue as new carrying its snapshot, whose executions in flight start there.
+        """
         spec, data, _ = self._state()
+        prompts: dict[str, dict[str, Any]] = {}
         for node_id in starts:
-            running = data["running"][node_id]
             if data["nodes"][node_id]["status"] == "interrupted":
-                answers = routed.get(node_id)
-                if not answers:  # nothing answered: it still waits (as locally, it completes again as it stopped)
-                    self._finished.append((node_id, {"kind": "waiting"}))
-                else:
-                    self._spawn(node_id, self._agent(node_id, int(running["n"]), running, answers))
-                self._active.add(node_id)
                 continue
+            running = data["running"][node_id]
             sources = self._sources.pop(node_id, None)
-            prompt = await workflow.execute_local_activity(
+            prompts[node_id] = await workflow.execute_local_activity(
                 "tether.graph_prompt",
                 {"node": node_id, "task": data["task"] if sources is not None else running["input"], "sources": sources},
                 start_to_close_timeout=_LOCAL_TIMEOUT,
                 retry_policy=_LOCAL_RETRY,
             )
-            running["input"] = prompt["input"]
-            kind = spec.kinds[node_id]
+            running["input"] = prompts[node_id]["input"]
+        if prompts and not self._active and len(prompts) == len(starts) and self._should_continue_as_new():
+            await workflow.wait_condition(workflow.all_handlers_finished)
+            workflow.continue_as_new({**self._params, "task": None, "snapshot": self.snapshot()})
+        for node_id in starts:
+            running = data["running"][node_id]
             n = int(running["n"])
+            self._active.add(node_id)
+            if node_id not in prompts:  # an interrupted agent node
+                answers = routed.get(node_id)
+                if not answers:  # nothing answered: it still waits (as locally, it completes again as it stopped)
+                    self._finished.append((node_id, {"kind": "waiting"}))
+                else:
+                    self._spawn(node_id, self._agent(node_id, n, running, answers))
+                continue
+            prompt = prompts[node_id]
+            kind = spec.kinds[node_id]
             if kind == "agent":
                 work = self._agent(node_id, n, running, None, prompt["message"])
             elif kind == "graph":
                 work = self._nested(node_id, n, prompt["input"])
             else:
                 work = self._callable(node_id, prompt["input"])
-            self._active.add(node_id)
+            self._executions_here += 1
             self._spawn(node_id, work)
+
+    def _should_continue_as_new(self) -> bool:
+        """Between node executions, with nothing in flight: after ``nodes_per_execution`` node
+        executions here, or when Temporal suggests it (the history grew large), the run goes on
+        in a fresh execution carrying its snapshot."""
+        limit = int((self._params.get("options") or {}).get("nodes_per_execution") or DEFAULT_NODES_PER_EXECUTION)
+        return self._executions_here >= limit or workflow.info().is_continue_as_new_suggested()
 
     def _spawn(self, node_id: str, work: Any) -> None:
         task = asyncio.create_task(self._guard(node_id, work))

@@ -54,6 +54,9 @@ class WorkflowOptions(TypedDict, total=False):
     turns_per_execution: int
     """Swarm runs only: member turns per swarm workflow execution before it continues as new
     (default 100; it also continues as new when Temporal suggests it)."""
+    nodes_per_execution: int
+    """Graph runs only: node executions per graph workflow execution before it continues as new,
+    at a moment nothing is in flight (default 100; it also continues as new when Temporal suggests it)."""
 
 
 class AgentSettings(TypedDict, total=False):
