@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio import workflow
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer, Worker
 
@@ -333,3 +334,43 @@ async def test_a_long_graph_run_continues_as_new_between_node_executions(
     assert len(executions) == 4  # the cycle runs one node at a time: one node execution per workflow execution
     assert _summary(result) == _summary(registry.build_graph("loop", {})("write"))
     assert side.read_text().splitlines() == ["draft model 0", "check model 0", "draft model 0", "check model 0"]  # none twice
+
+
+GRAPH_HISTORIES = Path(__file__).resolve().parent / "histories" / "graph"
+
+
+async def test_the_stored_graph_histories_replay_against_the_current_workflow() -> None:
+    paths = sorted(GRAPH_HISTORIES.glob("*.json"))
+    assert {p.name.split(".")[0] for p in paths} >= {"r1-graph_parallel", "r1-graph_loop", "r1-graph_interrupt", "r1-graph_nested"}
+    assert len([p for p in paths if p.name.startswith("r1-graph_loop.")]) == 2  # a continue-as-new chain
+    replayer = Replayer(workflows=[AgentWorkflow, GraphWorkflow], workflow_runner=workflow_runner())
+    for path in paths:
+        await replayer.replay_workflow(WorkflowHistory.from_json(path.stem, path.read_text()))
+
+
+@workflow.defn(name=GRAPH_WORKFLOW_NAME, sandboxed=False)
+class _ReorderedGraphWorkflow(GraphWorkflow):
+    """The graph workflow with one command more before it starts (a timer): a breaking change."""
+
+    @workflow.run
+    async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+        await workflow.sleep(0.01)
+        return await super().run(params)
+
+
+async def test_the_graph_replay_catches_a_change_that_would_break_runs_in_flight() -> None:
+    path = GRAPH_HISTORIES / "r1-graph_parallel.0.json"
+    replayer = Replayer(workflows=[_ReorderedGraphWorkflow])
+    with pytest.raises(Exception, match=r"[Nn]ondeterminism"):
+        await replayer.replay_workflow(WorkflowHistory.from_json(path.stem, path.read_text()))
+
+
+async def test_signalled_answers_work_and_invalid_ones_are_ignored(client: Client, blobs: BlobStore, task_queue: str) -> None:
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        await tc.start_graph("approval", "publish something", run_id="g-signal", config={})
+        [interrupt] = await tc.wait_for_interrupts("g-signal")
+        await tc.signal_interrupts("g-signal", [{"interruptId": "nope", "response": "yes"}])  # logged and ignored
+        await tc.signal_interrupts("g-signal", [{"interruptId": interrupt.id, "response": "later"}])
+        result = await tc.graph_result("g-signal")
+    assert str(result.results["publish"]) == "done: published tides (later)"
