@@ -112,8 +112,7 @@ def graph_to_local(blobs: BlobStore, snapshot: dict[str, Any]) -> dict[str, Any]
         if running.get("carried") is not None:
             paused[node_id] = snapshot_of(blobs, running.pop("carried")).to_dict()
         running.pop("pending", None)
-    if paused:
-        state["paused"] = paused
+    state["paused"] = paused
     return out
 
 
