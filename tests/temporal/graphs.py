@@ -7,6 +7,8 @@ node runs are logged to the side-effect file named in the config (``log``).
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any
 
 from tether import Agent, ScriptedModel, ToolContext, tool
@@ -125,3 +127,49 @@ def _broken(config: dict[str, Any]) -> Graph:
     builder.add_node(Agent(model=ScriptedModel([], stateful=True), name="second"), "second")  # no answer: the model call fails
     builder.add_edge("first", "second")
     return builder.build()
+
+
+@registry.register_graph("relay")
+def _relay(config: dict[str, Any]) -> Graph:
+    """``scout`` then ``builder``, whose execution calls a fast tool, then a slow one
+    (``config["sleep"]`` s; it writes ``config["started_marker"]`` when it starts), then answers."""
+
+    @tool(name="fast")
+    def fast(n: int) -> str:
+        log(config, f"fast {n}")
+        return f"fast {n} done"
+
+    @tool(name="slow")
+    def slow(n: int, context: ToolContext) -> str:
+        log(config, f"slow-start {n} {context.idempotency_key}")
+        marker = config.get("started_marker")
+        if marker:
+            Path(marker).write_text("started")
+        time.sleep(float(config.get("sleep", 0.0)))
+        log(config, f"slow-end {n}")
+        return f"slow {n} done"
+
+    def step(label: str, response: Any) -> Any:
+        def respond(messages: list[Message]) -> Any:
+            log(config, label)
+            return response
+
+        return respond
+
+    builder = Agent(
+        model=ScriptedModel(
+            [
+                step("builder model 0", tool_call("fast", {"n": 1})),
+                step("builder model 1", tool_call("slow", {"n": 2})),
+                step("builder model 2", "built"),
+            ],
+            stateful=True,
+        ),
+        tools=[fast, slow],
+        name="builder",
+    )
+    graph = GraphBuilder()
+    graph.add_node(_node(config, "scout", "scouted"), "scout")
+    graph.add_node(builder, "builder")
+    graph.add_edge("scout", "builder")
+    return graph.build()

@@ -9,6 +9,8 @@ run again).
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -30,8 +32,10 @@ from tether.temporal.payloads import is_placeholder
 from tether.temporal.worker import workflow_runner
 from tether.temporal.workflow import WORKFLOW_NAME, AgentWorkflow
 
+from .fixtures import ROOT, kill_9, wait_for_file
 from .graphs import registry
 from .record_histories import histories_of
+from .server import DevServer
 
 
 @asynccontextmanager
@@ -374,3 +378,43 @@ async def test_signalled_answers_work_and_invalid_ones_are_ignored(client: Clien
         await tc.signal_interrupts("g-signal", [{"interruptId": interrupt.id, "response": "later"}])
         result = await tc.graph_result("g-signal")
     assert str(result.results["publish"]) == "done: published tides (later)"
+
+
+async def test_kill_9_of_the_worker_inside_a_node_redoes_no_finished_work(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path, dev_server: DevServer
+) -> None:
+    # The builder node is a child workflow: its model calls and its fast tool are activities of
+    # its own history, the scout node is done; the worker dying in the slow tool re-runs that
+    # tool only (with the same idempotency key), on another worker.
+    side = tmp_path / "side.log"
+    marker = tmp_path / "slow-started"
+    config = {"log": str(side), "sleep": 2.0, "started_marker": str(marker)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.temporal.graph_worker_main", dev_server.address, task_queue, str(blobs.root)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+        tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 1.0})
+        await tc.start_graph("relay", "build a shed", run_id="g-kill", config=config)
+        await wait_for_file(marker)
+    finally:
+        kill_9(process)
+    marker.unlink()
+    async with worker(client, task_queue, blobs):
+        result = await tc.graph_result("g-kill")
+    assert (result.status, str(result), result.execution_order) == ("completed", "built", ["scout", "builder"])
+    assert (result.results["scout"].executions, result.results["builder"].executions) == (1, 1)
+    key = f"{child_run_id('g-kill', 'builder:1')}/tooluse_3_0"  # the node execution's run id and its tool call
+    assert side.read_text().splitlines() == [
+        "scout model 0",
+        "builder model 0",
+        "fast 1",
+        "builder model 1",
+        f"slow-start 2 {key}",
+        f"slow-start 2 {key}",
+        "slow-end 2",
+        "builder model 2",
+    ]
