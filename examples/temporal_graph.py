@@ -139,9 +139,8 @@ async def main() -> str:
     back = newsroom({})
     back.load_snapshot(snapshot)
     state = back.take_snapshot()["state"]
-    print(
-        f"loaded back locally: {state['status']}, retract {state['nodes']['retract']['status']}, count: {state['nodes']['count']['result']['value']}"
-    )
+    nodes = state["nodes"]
+    print(f"loaded back locally: {state['status']}, retract {nodes['retract']['status']}, count: {nodes['count']['result']['value']}")
     return str(result)
 
 
