@@ -173,3 +173,29 @@ def _relay(config: dict[str, Any]) -> Graph:
     graph.add_node(builder, "builder")
     graph.add_edge("scout", "builder")
     return graph.build()
+
+
+@registry.register_graph("two_approvals")
+def _two_approvals(config: dict[str, Any]) -> Graph:
+    """``plan`` fans out to ``left`` and ``right``, each of whose tool asks a human."""
+
+    def asking(name: str) -> Agent:
+        @tool(name="ship")
+        def ship(what: str, context: ToolContext) -> str:
+            log(config, f"ask {what}")
+            verdict = context.interrupt("approve", {"what": what})
+            log(config, f"ship {what} {verdict}")
+            return f"shipped {what} ({verdict})"
+
+        def shipped(messages: list[Message]) -> str:
+            return str(messages[-1]["content"][0]["toolResult"]["content"][0]["text"])
+
+        return _node(config, name, tool_call("ship", {"what": name}, tool_use_id=f"ship-{name}"), shipped, tools=[ship])
+
+    builder = GraphBuilder()
+    builder.add_node(_node(config, "plan", "plan: ship both"), "plan")
+    builder.add_node(asking("left"), "left")
+    builder.add_node(asking("right"), "right")
+    builder.add_edge("plan", "left")
+    builder.add_edge("plan", "right")
+    return builder.build()
