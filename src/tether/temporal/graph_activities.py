@@ -15,6 +15,7 @@ workflow runs as local activities.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, cast
 
 from temporalio import activity
@@ -26,13 +27,13 @@ from ..metrics import Metrics
 from ..multiagent.graph import Graph, graph_result
 from ..multiagent.nodes import NodeCallable, run_callable
 from ..multiagent.schedule import compose_input
-from ..multiagent.state import GraphRunState, GraphState, decode_result, encode_result
+from ..multiagent.state import GraphRunState, GraphState, NodeResult, decode_result, encode_result
 from ..result import AgentResult
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT, compact_message, expand_message
 from .errors import to_failure
 from .graph_wire import graph_to_local
-from .payloads import DEFAULT_MAX_VALUE_BYTES, expand_interrupt, expand_state, offload, restore
+from .payloads import DEFAULT_MAX_VALUE_BYTES, expand_interrupt, expand_state, is_placeholder, offload, restore
 from .registry import AgentRegistry
 
 
@@ -152,13 +153,10 @@ class GraphActivities:
         node = str(params["node"])
         data = params["state"]
         try:
-            for entry in data["nodes"].values():
-                if entry.get("result") is not None:
-                    entry["result"] = restore(self.blobs, entry["result"])
             data["task"] = restore(self.blobs, data["task"])
         except TetherError as exc:
             raise to_failure(exc) from None
-        view = GraphState(GraphRunState(data, list(params["order"])))
+        view = GraphState(_OffloadedRun(data, list(params["order"]), blobs=self.blobs))
         try:
             return [edge.condition is None or bool(edge.condition(view)) for edge in graph.edges if edge.source == node]
         except Exception as exc:
@@ -190,6 +188,20 @@ class GraphActivities:
             return {"result": self._offload(encode_result(text), f"the result of node {node!r}")}
         except TetherError as exc:
             raise to_failure(exc) from None
+
+
+@dataclass
+class _OffloadedRun(GraphRunState):
+    """A graph run state whose node results may be blob references, read only when a condition
+    asks for that node's result (a condition reading one result costs one read, not one per node)."""
+
+    blobs: BlobStore | None = None
+
+    def node_result(self, node_id: str) -> NodeResult:
+        entry = self.data["nodes"][node_id]
+        if self.blobs is not None and is_placeholder(entry["result"]):
+            entry["result"] = restore(self.blobs, entry["result"])
+        return super().node_result(node_id)
 
 
 __all__ = ["GraphActivities"]
