@@ -5,7 +5,8 @@ function of the :class:`~tether.multiagent.state.GraphState`). The entry points 
 the task. Then:
 
 * When a node's execution completes, each of its outgoing edges whose condition is true (or
-  that has none) becomes *satisfied* for its target.
+  that has none) becomes *satisfied* for its target. The conditions are called once each, on
+  the state with that completion recorded, before any target starts.
 * A node starts when **all** its incoming edges are satisfied. Starting it consumes them: for
   the node to run again (a cycle), every incoming edge must be satisfied again by a later
   completion of its source. An edge whose condition was false stays unsatisfied, so a node
@@ -20,6 +21,8 @@ A node's input is the task (entry points) or the task followed by the answers of
 whose edges started it. The graph run's whole state is JSON (:mod:`.state`): ``take_snapshot``
 / ``load_snapshot`` move it, and with a store (``build(store=...)``) ``graph(task,
 run_id=...)`` is a durable run (:mod:`.durable_graph`) whose node executions are nested runs.
+The scheduling decisions are pure functions over that JSON (:mod:`.schedule`), shared with the
+Temporal ``GraphWorkflow``.
 """
 
 from __future__ import annotations
