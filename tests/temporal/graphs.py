@@ -199,3 +199,13 @@ def _two_approvals(config: dict[str, Any]) -> Graph:
     builder.add_edge("plan", "left")
     builder.add_edge("plan", "right")
     return builder.build()
+
+
+@registry.register_graph("outer_approval")
+def _outer_approval(config: dict[str, Any]) -> Graph:
+    """``intro`` then ``inner``, a nested ``approval`` graph (its publish node asks a human)."""
+    builder = GraphBuilder()
+    builder.add_node(_node(config, "intro", "intro done"), "intro")
+    builder.add_node(_approval(config), "inner")
+    builder.add_edge("intro", "inner")
+    return builder.build()

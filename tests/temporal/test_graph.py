@@ -8,6 +8,7 @@ run again).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from temporalio import workflow
 from temporalio.client import Client, WorkflowHistory
+from temporalio.service import RPCError
 from temporalio.worker import Replayer, Worker
 
 from tether.durable import MemoryStore
@@ -61,6 +63,14 @@ def _activities(history: WorkflowHistory) -> list[str]:
         for event in history.events
         if event.HasField("activity_task_scheduled_event_attributes")
     ]
+
+
+async def _exists(client: Client, workflow_id: str) -> bool:
+    try:
+        await client.get_workflow_handle(workflow_id).describe()
+    except RPCError:
+        return False
+    return True
 
 
 def _summary(result: GraphResult) -> tuple[Any, ...]:
@@ -457,3 +467,25 @@ async def test_parallel_interrupts_are_answered_one_at_a_time_each_to_its_node(
     lines = side.read_text().splitlines()
     assert lines.count("plan model 0") == 1 and lines.count("ship left ok") == 1 and lines.count("ship right fine") == 1
     assert lines.count("ask left") == 2 and lines.count("ask right") == 2  # asked, then asked again with the answer
+
+
+async def test_an_interrupt_inside_a_nested_graph_node_is_answered_on_the_nested_graph_run(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
+) -> None:
+    side = tmp_path / "side.log"
+    tc = TetherClient(client, blobs, task_queue)
+    inner = child_run_id("g-nest", "inner:1")
+    async with worker(client, task_queue, blobs):
+        await tc.start_graph("outer_approval", "publish", run_id="g-nest", config={"log": str(side)})
+        async with asyncio.timeout(60):  # poll until the outer graph has started its nested graph node
+            while not await _exists(client, inner):
+                await asyncio.sleep(0.05)
+        [interrupt] = await tc.wait_for_interrupts(inner)  # the nested graph's own run waits
+        assert (await tc.status("g-nest"))["status"] == "running"  # the outer graph waits on its node
+        await tc.answer_interrupts(inner, [{"interruptId": interrupt.id, "response": "yes"}])
+        result = await tc.graph_result("g-nest")
+    nested = result.results["inner"].result
+    assert isinstance(nested, GraphResult) and str(nested.results["publish"]) == "done: published tides (yes)"
+    assert result.status == "completed" and result.execution_order == ["intro", "inner"]
+    lines = side.read_text().splitlines()
+    assert lines.count("intro model 0") == 1 and lines.count("plan model 0") == 1 and lines.count("notes model 0") == 1
