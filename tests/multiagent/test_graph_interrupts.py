@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -120,3 +121,40 @@ def test_an_answer_no_node_waits_on_is_refused_and_changes_nothing(tmp_path: Pat
         graph.resume("g3", [{"text": "not an answer"}])
     assert graph.resume("g3", answers(first, "yes")).status == "completed"
     assert log == ["approved 5: yes", "after ran"]
+
+
+async def test_a_branch_that_finishes_after_another_node_stopped_on_an_interrupt_still_runs_its_successor() -> None:
+    # ask || slow -> after: `ask` stops on an interrupt, and only then does `slow` finish. Its
+    # successor runs in the same invocation (it used to be dropped: the answered run then
+    # "completed" without it).
+    @tool
+    def approve(ctx: ToolContext) -> str:
+        """Ask a human."""
+        return str(ctx.interrupt("approval", "ok?"))
+
+    released = asyncio.Event()
+
+    async def slow(prompt: Any) -> str:
+        await released.wait()
+        return "slow done"
+
+    builder = GraphBuilder()
+    builder.add_node(Agent(model=ScriptedModel([tool_call("approve", {}), "asked"]), tools=[approve], name="ask"), "ask")
+    builder.add_node(slow, "slow")
+    builder.add_node(Agent(model=ScriptedModel(["after done"]), name="after"), "after")
+    builder.add_edge("slow", "after")
+    graph = builder.build()
+    seen: list[str] = []
+    async for event in graph.stream_async("go"):
+        if event["type"] == "node_result":
+            seen.append(event["node_id"])
+            if event["node_id"] == "ask":
+                released.set()
+        if event["type"] == "result":
+            first = event["result"]
+    assert seen == ["ask", "slow", "after"]
+    assert first.status == "interrupted" and first.results["after"].text == "after done"
+    [interrupt] = first.interrupts
+    done = await graph.invoke_async([{"interruptResponse": {"interruptId": interrupt.id, "response": "yes"}}])
+    assert done.status == "completed" and done.execution_order == ["ask", "slow", "after", "ask"]
+    assert done.results["ask"].text == "asked"

@@ -7,6 +7,7 @@ node runs are logged to the side-effect file named in the config (``log``).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -208,4 +209,30 @@ def _outer_approval(config: dict[str, Any]) -> Graph:
     builder.add_node(_node(config, "intro", "intro done"), "intro")
     builder.add_node(_approval(config), "inner")
     builder.add_edge("intro", "inner")
+    return builder.build()
+
+
+@registry.register_graph("late_branch")
+def _late_branch(config: dict[str, Any]) -> Graph:
+    """``ask`` (its tool asks a human) runs beside ``slow`` (a callable that finishes only once
+    ``ask`` has asked), whose successor ``after`` must still run before the graph waits."""
+    marker = Path(config["marker"])
+
+    @tool
+    def approve(context: ToolContext) -> str:
+        """Ask a human."""
+        marker.write_text("asked")
+        return str(context.interrupt("approval", "ok?"))
+
+    async def slow(prompt: Any) -> str:
+        while not marker.exists():
+            await asyncio.sleep(0.02)
+        log(config, "slow")
+        return "slow done"
+
+    builder = GraphBuilder()
+    builder.add_node(_node(config, "ask", tool_call("approve", {}), "asked", tools=[approve]), "ask")
+    builder.add_node(slow, "slow")
+    builder.add_node(_node(config, "after", "after done"), "after")
+    builder.add_edge("slow", "after")
     return builder.build()

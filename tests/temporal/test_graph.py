@@ -489,3 +489,25 @@ async def test_an_interrupt_inside_a_nested_graph_node_is_answered_on_the_nested
     assert result.status == "completed" and result.execution_order == ["intro", "inner"]
     lines = side.read_text().splitlines()
     assert lines.count("intro model 0") == 1 and lines.count("plan model 0") == 1 and lines.count("notes model 0") == 1
+
+
+async def test_a_branch_finishing_while_a_node_waits_on_an_interrupt_still_runs_its_successor(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
+) -> None:
+    # ask || slow -> after: `slow` finishes only after `ask` stopped on its interrupt; `after`
+    # still runs before the graph waits, as locally (where the shared scheduler used to refuse
+    # to start it once the run was interrupted: tests/multiagent/test_graph_interrupts.py).
+    side = tmp_path / "side.log"
+    config = {"log": str(side), "marker": str(tmp_path / "asked")}
+    tc = TetherClient(client, blobs, task_queue)
+    async with worker(client, task_queue, blobs):
+        await tc.start_graph("late_branch", "go", run_id="g-late", config=config)
+        [interrupt] = await tc.wait_for_interrupts("g-late")
+        waiting = await tc.graph_snapshot("g-late")
+        assert waiting["state"]["nodes"]["after"]["status"] == "completed"
+        await tc.answer_interrupts("g-late", [{"interruptId": interrupt.id, "response": "yes"}])
+        result = await tc.graph_result("g-late")
+    assert result.status == "completed"
+    assert str(result.results["after"]) == "after done" and result.results["after"].executions == 1
+    assert str(result.results["ask"]) == "asked"
+    assert sorted(side.read_text().splitlines()) == ["after model 0", "ask model 0", "slow"]

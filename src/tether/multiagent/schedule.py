@@ -128,8 +128,14 @@ def start(spec: GraphSpec, data: dict[str, Any]) -> list[str] | None:
 
 def begin(spec: GraphSpec, data: dict[str, Any], node_id: str, prompt: Any, starts: list[str]) -> None:
     """Record the start of ``node_id``'s next execution on ``prompt`` (appended to ``starts``);
-    nothing starts unless the run is executing, and the execution limit fails the run instead."""
-    if data["status"] != "executing":
+    the execution limit fails the run instead.
+
+    Nothing starts once the run failed. A run that is ``interrupted`` (a node waits on answers)
+    still starts the nodes its other branches make ready: they do not depend on the waiting
+    node, and a run resumed later restarts only the executions in ``running``, so a node not
+    started now would never run.
+    """
+    if data["status"] not in ("executing", "interrupted"):
         return
     limit = spec.max_node_executions
     if limit is not None and data["executions"] >= limit:
