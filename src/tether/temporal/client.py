@@ -13,6 +13,7 @@ here (:func:`tether.temporal.errors.from_failure`), with the Temporal failure as
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
@@ -354,6 +355,42 @@ class TetherClient:
         live: dict[str, Any] = await handle.query("snapshot", result_type=dict)
         return snapshot_of(self.blobs, live["run"], app_data)
 
+    # -- graphs and swarms ----------------------------------------------------------------
+
+    async def _start_multiagent(
+        self,
+        workflow_name: str,
+        kind: str,
+        name: str,
+        task: Any,
+        snapshot: dict[str, Any] | None,
+        encode: Callable[[Any], Any],
+        to_temporal: Callable[..., Any],
+        run_id: str,
+        config: dict[str, Any] | None,
+        options: WorkflowOptions | None,
+        start_options: dict[str, Any],
+    ) -> WorkflowHandle[Any, dict[str, Any]]:
+        """Start a graph or swarm workflow (``kind``) on a task (``encode``d) or a local-shape
+        snapshot (converted by ``to_temporal``); see :meth:`start_graph` and :meth:`start_swarm`."""
+        if not isinstance(run_id, str) or not run_id:
+            raise ConfigurationError(f"run_id must be a non-empty string, got {run_id!r}")
+        if (task is None) == (snapshot is None):
+            raise PromptError(f"start_{kind}: pass a task to start a {kind} run, or a snapshot to continue one (not both)")
+        params: dict[str, Any] = {
+            kind: name,
+            "config": config or {},
+            "run_id": run_id,
+            "task": None if task is None else encode(task),
+            "snapshot": None,
+            "options": {**self.options, **(options or {})},
+        }
+        if snapshot is not None:
+            params["snapshot"] = to_temporal(self.blobs, snapshot, inline_limit=self.inline_limit, max_value_bytes=self.max_value_bytes)
+        handle: WorkflowHandle[Any, dict[str, Any]] = await self.client.start_workflow(
+            workflow_name, params, id=run_id, task_queue=self.task_queue, result_type=dict, **start_options
+        )
+        return handle
 
     # -- swarms ---------------------------------------------------------------------------
 
@@ -393,28 +430,14 @@ class TetherClient:
         from .swarm_wire import swarm_to_temporal
         from .swarm_workflow import SWARM_WORKFLOW_NAME
 
-        if not isinstance(run_id, str) or not run_id:
-            raise ConfigurationError(f"run_id must be a non-empty string, got {run_id!r}")
-        if (task is None) == (snapshot is None):
-            raise PromptError("start_swarm: pass a task to start a swarm run, or a snapshot to continue one (not both)")
-        params: dict[str, Any] = {
-            "swarm": swarm,
-            "config": config or {},
-            "run_id": run_id,
-            "task": None,
-            "snapshot": None,
-            "options": {**self.options, **(options or {})},
-        }
-        if task is not None:
-            params["task"] = json_copy(_check_task(task), "task")
-            check_compact(params["task"], "task")
-        else:
-            limit, hard = self.inline_limit, self.max_value_bytes
-            params["snapshot"] = swarm_to_temporal(self.blobs, snapshot, inline_limit=limit, max_value_bytes=hard)
-        handle: WorkflowHandle[Any, dict[str, Any]] = await self.client.start_workflow(
-            SWARM_WORKFLOW_NAME, params, id=run_id, task_queue=self.task_queue, result_type=dict, **start_options
+        def encode(task: Any) -> Any:
+            checked = json_copy(_check_task(task), "task")
+            check_compact(checked, "task")
+            return checked
+
+        return await self._start_multiagent(
+            SWARM_WORKFLOW_NAME, "swarm", swarm, task, snapshot, encode, swarm_to_temporal, run_id, config, options, start_options
         )
-        return handle
 
     async def execute_swarm(
         self,
@@ -514,27 +537,13 @@ class TetherClient:
         from .graph_wire import graph_to_temporal
         from .graph_workflow import GRAPH_WORKFLOW_NAME
 
-        if not isinstance(run_id, str) or not run_id:
-            raise ConfigurationError(f"run_id must be a non-empty string, got {run_id!r}")
-        if (task is None) == (snapshot is None):
-            raise PromptError("start_graph: pass a task to start a graph run, or a snapshot to continue one (not both)")
-        params: dict[str, Any] = {
-            "graph": graph,
-            "config": config or {},
-            "run_id": run_id,
-            "task": None,
-            "snapshot": None,
-            "options": {**self.options, **(options or {})},
-        }
-        limit, hard = self.inline_limit, self.max_value_bytes
-        if task is not None:
-            params["task"] = offload(self.blobs, json_copy(_check_task(task), "task"), "task", limit=limit, hard_limit=hard)
-        else:
-            params["snapshot"] = graph_to_temporal(self.blobs, snapshot, inline_limit=limit, max_value_bytes=hard)
-        handle: WorkflowHandle[Any, dict[str, Any]] = await self.client.start_workflow(
-            GRAPH_WORKFLOW_NAME, params, id=run_id, task_queue=self.task_queue, result_type=dict, **start_options
+        def encode(task: Any) -> Any:
+            checked = json_copy(_check_task(task), "task")
+            return offload(self.blobs, checked, "task", limit=self.inline_limit, hard_limit=self.max_value_bytes)
+
+        return await self._start_multiagent(
+            GRAPH_WORKFLOW_NAME, "graph", graph, task, snapshot, encode, graph_to_temporal, run_id, config, options, start_options
         )
-        return handle
 
     async def execute_graph(
         self,
@@ -594,6 +603,7 @@ class TetherClient:
         handle = self.client.get_workflow_handle(run_id)
         live: dict[str, Any] = await handle.query("snapshot", result_type=dict)
         return graph_to_local(self.blobs, live)
+
 
 def _bodies(responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [item["interruptResponse"] if isinstance(item, dict) and "interruptResponse" in item else item for item in responses]

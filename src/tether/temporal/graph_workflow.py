@@ -45,6 +45,7 @@ with workflow.unsafe.imports_passed_through():
     from ..multiagent.schedule import GraphSpec
     from ..multiagent.state import SNAPSHOT_TYPE, SNAPSHOT_VERSION, GraphRunState
     from .errors import to_failure
+    from .inbox import AnswerInbox
     from .workflow import WORKFLOW_NAME
 
 GRAPH_WORKFLOW_NAME = "tether.graph"
@@ -66,8 +67,7 @@ class GraphWorkflow:
         self._data: dict[str, Any] | None = None
         self._order: list[str] = []
         self._status = "starting"
-        self._answers: list[list[dict[str, Any]]] = []
-        self._applied = 0
+        self._inbox = AnswerInbox()
         self._active: set[str] = set()
         self._finished: list[tuple[str, dict[str, Any]]] = []
         self._sources: dict[str, list[list[Any]]] = {}
@@ -319,16 +319,7 @@ class GraphWorkflow:
 
     async def _wait_for_answers(self) -> dict[str, list[dict[str, Any]]]:
         self._status = "interrupted"
-        while True:
-            await workflow.wait_condition(lambda: len(self._answers) > self._applied)
-            responses = self._answers[self._applied]
-            self._applied += 1
-            try:
-                routed = self._route(responses)
-            except TetherError as exc:  # a signal cannot be refused up front: log and wait on
-                workflow.logger.warning("ignoring interrupt responses for graph run %s: %s", self._params.get("run_id"), exc)
-                continue
-            break
+        routed = await self._inbox.take(self._route, f"graph run {self._params.get('run_id')}")
         self._status = "running"
         return routed
 
@@ -360,16 +351,12 @@ class GraphWorkflow:
     async def answer_interrupts(self, responses: list[dict[str, Any]]) -> dict[str, Any]:
         """Answer interrupted nodes' interrupts (``interruptResponse`` bodies:
         ``{interruptId, response}``); each goes to the node that asked it, which continues."""
-        self._answers.append(responses)
-        ticket = len(self._answers)
-        await workflow.wait_condition(lambda: self._applied >= ticket)
+        await self._inbox.taken(self._inbox.post(responses))
         return self.status()
 
     @answer_interrupts.validator
     def _validate_answers(self, responses: list[dict[str, Any]]) -> None:
-        if self._status != "interrupted" or len(self._answers) > self._applied:
-            run_id = self._params.get("run_id")
-            raise to_failure(InterruptError(f"graph run {run_id!r} is not waiting for interrupt answers (status {self._status})"))
+        self._inbox.refuse_unless_waiting(self._status == "interrupted", f"graph run {self._params.get('run_id')!r}", self._status)
         try:
             self._route(responses)
         except TetherError as exc:
@@ -378,7 +365,7 @@ class GraphWorkflow:
     @workflow.signal(name="answer_interrupts_signal")
     def answer_interrupts_signal(self, responses: list[dict[str, Any]]) -> None:
         """Fire-and-forget variant of :meth:`answer_interrupts` (invalid answers are logged and ignored)."""
-        self._answers.append(responses)
+        self._inbox.post(responses)
 
     # -- queries --------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from ..errors import InterruptError, PromptError, TetherError
+    from ..errors import PromptError, TetherError
     from ..interrupts import apply_responses
     from ..multiagent.nesting import child_run_id
     from ..multiagent.swarm import SWARM_KEY
@@ -38,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from .blobs import canonical_json
     from .claimcheck import DEFAULT_INLINE_LIMIT
     from .errors import to_failure
+    from .inbox import AnswerInbox
     from .workflow import WORKFLOW_NAME
 
 SWARM_WORKFLOW_NAME = "tether.swarm"
@@ -58,8 +59,7 @@ class SwarmWorkflow:
         self._data: dict[str, Any] | None = None
         self._order: list[str] = []
         self._status = "starting"
-        self._answers: list[list[dict[str, Any]]] = []
-        self._applied = 0
+        self._inbox = AnswerInbox()
         self._turns_here = 0
 
     # -- run ------------------------------------------------------------------------------
@@ -187,16 +187,12 @@ class SwarmWorkflow:
 
     async def _wait_for_answers(self) -> list[dict[str, Any]]:
         self._status = "interrupted"
-        while True:
-            await workflow.wait_condition(lambda: len(self._answers) > self._applied)
-            responses = self._answers[self._applied]
-            self._applied += 1
-            try:
-                self._check(responses)
-            except TetherError as exc:  # a signal cannot be refused up front: log and wait on
-                workflow.logger.warning("ignoring interrupt responses for swarm run %s: %s", self._params.get("run_id"), exc)
-                continue
-            break
+
+        def accept(responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            self._check(responses)
+            return responses
+
+        responses = await self._inbox.take(accept, f"swarm run {self._params.get('run_id')}")
         self._status = "running"
         return responses
 
@@ -213,16 +209,12 @@ class SwarmWorkflow:
     async def answer_interrupts(self, responses: list[dict[str, Any]]) -> dict[str, Any]:
         """Answer the interrupted member's interrupts (``interruptResponse`` bodies:
         ``{interruptId, response}``); the member's turn continues with them."""
-        self._answers.append(responses)
-        ticket = len(self._answers)
-        await workflow.wait_condition(lambda: self._applied >= ticket)
+        await self._inbox.taken(self._inbox.post(responses))
         return self.status()
 
     @answer_interrupts.validator
     def _validate_answers(self, responses: list[dict[str, Any]]) -> None:
-        if self._status != "interrupted" or len(self._answers) > self._applied:
-            run_id = self._params.get("run_id")
-            raise to_failure(InterruptError(f"swarm run {run_id!r} is not waiting for interrupt answers (status {self._status})"))
+        self._inbox.refuse_unless_waiting(self._status == "interrupted", f"swarm run {self._params.get('run_id')!r}", self._status)
         try:
             self._check(responses)
         except TetherError as exc:
@@ -231,7 +223,7 @@ class SwarmWorkflow:
     @workflow.signal(name="answer_interrupts_signal")
     def answer_interrupts_signal(self, responses: list[dict[str, Any]]) -> None:
         """Fire-and-forget variant of :meth:`answer_interrupts` (invalid answers are logged and ignored)."""
-        self._answers.append(responses)
+        self._inbox.post(responses)
 
     # -- queries --------------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflow
 with workflow.unsafe.imports_passed_through():
     from .._prompt import Prompt
     from ..durable.indoubt import IN_DOUBT, RERUN
-    from ..errors import InterruptError, PromptError, TetherError
+    from ..errors import PromptError, TetherError
     from ..interrupts import apply_responses, pending_interrupts
     from ..loop.core import CoreConfig, LoopCore, ModelOutcome
     from ..loop.effects import CallModel, CloseCycle, Pause, RunTools, Stop
@@ -44,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
     from ..turn import begin_turn, copy_metrics, last_assistant, mark_interrupted, resume_interrupt, settle_idle
     from ..types import Message, MetricsData, SystemContentBlock
     from .errors import IN_DOUBT_FAILURE, to_failure
+    from .inbox import AnswerInbox
     from .nested import answer_result, ask, prompt_message
     from .retries import activity_retry_policy
     from .shapes import AgentSettings, CarriedState, CompactMessage, WorkflowOptions
@@ -90,8 +91,7 @@ class AgentWorkflow:
         self._before: MetricsData = new_metrics()
         self._resumed_from: str | None = None
         self._status = "starting"
-        self._answers: list[list[dict[str, Any]]] = []
-        self._applied = 0
+        self._inbox = AnswerInbox()
         self._cycles_here = 0
 
     # -- run ------------------------------------------------------------------------------
@@ -151,7 +151,7 @@ class AgentWorkflow:
             added = core.cancel()
             self._unpersisted += len(added)
             self._trim_tail()
-            self._applied = len(self._answers)  # release update handlers still waiting for their answers
+            self._inbox.release()  # update handlers still waiting for their answers return
             return await self._finish(Stop("cancelled"))
 
     def _load(self, carried: CarriedState) -> None:
@@ -503,33 +503,20 @@ class AgentWorkflow:
         run, core = self._state()
         mark_interrupted(run, None)
         self._status = "interrupted"
-        while True:
-            await workflow.wait_condition(lambda: len(self._answers) > self._applied)
-            responses = self._answers[self._applied]
-            try:
-                resume_interrupt(run, responses, None)
-            except TetherError as exc:  # a signal cannot be refused up front: log and wait on
-                workflow.logger.warning("ignoring interrupt responses for run %s: %s", run.run_id, exc)
-                self._applied += 1
-                continue
-            self._applied += 1
-            break
+        await self._inbox.take(lambda answers: resume_interrupt(run, answers, None), f"run {run.run_id}")
         self._status = "running"
         core.resume()
 
     @workflow.update(name="answer_interrupts")
     async def answer_interrupts(self, responses: list[dict[str, Any]]) -> dict[str, Any]:
         """Answer the run's interrupts (``interruptResponse`` bodies: ``{interruptId, response}``)."""
-        self._answers.append(responses)
-        ticket = len(self._answers)
-        await workflow.wait_condition(lambda: self._applied >= ticket)
+        await self._inbox.taken(self._inbox.post(responses))
         return self.status()
 
     @answer_interrupts.validator
     def _validate_answers(self, responses: list[dict[str, Any]]) -> None:
         run, _ = self._state()
-        if self._status != "interrupted" or len(self._answers) > self._applied:
-            raise to_failure(InterruptError(f"run {run.run_id!r} is not waiting for interrupt answers (status {self._status})"))
+        self._inbox.refuse_unless_waiting(self._status == "interrupted", f"run {run.run_id!r}", self._status)
         trial = copy.deepcopy(run.interrupt_state)
         try:
             apply_responses(trial, responses)
@@ -539,7 +526,7 @@ class AgentWorkflow:
     @workflow.signal(name="answer_interrupts_signal")
     def answer_interrupts_signal(self, responses: list[dict[str, Any]]) -> None:
         """Fire-and-forget variant of :meth:`answer_interrupts` (invalid answers are logged and ignored)."""
-        self._answers.append(responses)
+        self._inbox.post(responses)
 
     # -- queries --------------------------------------------------------------------------
 

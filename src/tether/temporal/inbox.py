@@ -1,0 +1,76 @@
+"""`AnswerInbox`: interrupt answers sent to a waiting workflow, taken one batch at a time.
+
+Agent, graph and swarm workflows all stop for interrupts the same way: answers arrive through
+an ``answer_interrupts`` update (which waits until its batch was taken, and whose validator
+refuses answers up front) or an ``answer_interrupts_signal`` signal (fire and forget: a batch
+that does not fit is logged and skipped). Each workflow keeps its own decorated handlers
+(Temporal registers handlers per workflow class) and delegates the bookkeeping here, so the
+order, the tickets and the log-and-skip rule are one piece of code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from ..errors import InterruptError, TetherError
+    from .errors import to_failure
+
+T = TypeVar("T")
+Answers = list[dict[str, Any]]
+"""One batch of answers: ``interruptResponse`` bodies (``{interruptId, response}``)."""
+
+
+class AnswerInbox:
+    """Batches of interrupt answers in arrival order, and how many the workflow has taken."""
+
+    def __init__(self) -> None:
+        self._batches: list[Answers] = []
+        self._taken = 0
+
+    def post(self, answers: Answers) -> int:
+        """Queue a batch (an update or a signal arrived); returns its ticket for :meth:`taken`."""
+        self._batches.append(answers)
+        return len(self._batches)
+
+    async def taken(self, ticket: int) -> None:
+        """Wait until the batch of ``ticket`` was taken (applied, or skipped as invalid)."""
+        await workflow.wait_condition(lambda: self._taken >= ticket)
+
+    def refuse_unless_waiting(self, waiting: bool, what: str, status: str) -> None:
+        """An update validator's first check: refuse answers unless the workflow waits for some
+        and no earlier batch is still queued.
+
+        Args:
+            waiting: The workflow stopped for interrupt answers.
+            what: The run, for the error (``"run 'r1'"``, ``"graph run 'g1'"``).
+            status: The workflow's status, for the error.
+        """
+        if not waiting or len(self._batches) > self._taken:
+            raise to_failure(InterruptError(f"{what} is not waiting for interrupt answers (status {status})"))
+
+    async def take(self, apply: Callable[[Answers], T], what: str) -> T:
+        """Wait for the next batch that ``apply`` accepts and return what ``apply`` returned.
+
+        ``apply`` raises a ``TetherError`` for a batch that does not fit (a signal cannot be
+        refused up front): that batch is logged and skipped, and the wait goes on.
+        """
+        while True:
+            await workflow.wait_condition(lambda: len(self._batches) > self._taken)
+            batch = self._batches[self._taken]
+            try:
+                return apply(batch)
+            except TetherError as exc:
+                workflow.logger.warning("ignoring interrupt responses for %s: %s", what, exc)
+            finally:
+                self._taken += 1
+
+    def release(self) -> None:
+        """Mark every queued batch taken (the run ended: updates still waiting return)."""
+        self._taken = len(self._batches)
+
+
+__all__ = ["AnswerInbox", "Answers"]
