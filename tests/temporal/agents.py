@@ -110,6 +110,14 @@ def delegator_agent(config: dict[str, Any]) -> Agent:
 @registry.register("slow")
 def slow_agent(config: dict[str, Any], name: str | None = None) -> Agent:
     """Cycle 1 calls a fast tool, cycle 2 a slow one (``config["sleep"]`` seconds), then answers."""
+    script: list[Any] = [tool_call("fast", {"n": 1}), tool_call("slow", {"n": 2}), "all done"]
+    return Agent(model=LoggingModel(script, config), tools=fast_and_slow_tools(config, default_sleep=1.0), name=name)
+
+
+def fast_and_slow_tools(config: dict[str, Any], *, default_sleep: float = 0.0) -> list[Any]:
+    """The ``fast`` tool and the ``slow`` one (it writes ``config["started_marker"]`` when it
+    starts, then sleeps ``config["sleep"]`` seconds), both logged: what the kill -9 tests kill
+    a worker in (agents, graph nodes and swarm members use them alike)."""
 
     @tool(name="fast")
     def fast(n: int) -> str:
@@ -122,12 +130,11 @@ def slow_agent(config: dict[str, Any], name: str | None = None) -> Agent:
         marker = config.get("started_marker")
         if marker:
             Path(marker).write_text("started")
-        time.sleep(float(config.get("sleep", 1.0)))
+        time.sleep(float(config.get("sleep", default_sleep)))
         log(config, f"slow-end {n}")
         return f"slow {n} done"
 
-    script: list[Any] = [tool_call("fast", {"n": 1}), tool_call("slow", {"n": 2}), "all done"]
-    return Agent(model=LoggingModel(script, config), tools=[fast, slow], name=name)
+    return [fast, slow]
 
 
 @registry.register("big")

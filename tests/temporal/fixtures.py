@@ -36,11 +36,11 @@ def dev_server() -> Iterator[DevServer]:
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def worker_process(dev_server: DevServer, blobs: BlobStore, task_queue: str) -> Iterator[subprocess.Popen[str]]:
-    """A worker in a subprocess of its own (``tests.temporal.worker_main``), for kill -9 tests."""
+def spawn_worker(address: str, task_queue: str, blobs: BlobStore, registry: str = "agents") -> subprocess.Popen[str]:
+    """A worker in a subprocess of its own (``tests.temporal.worker_main``) serving the test
+    registry ``registry`` (``agents``, ``graphs`` or ``swarms``), once it is ready."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.temporal.worker_main", dev_server.address, task_queue, str(blobs.root)],
+        [sys.executable, "-m", "tests.temporal.worker_main", address, task_queue, str(blobs.root), registry],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -48,6 +48,17 @@ def worker_process(dev_server: DevServer, blobs: BlobStore, task_queue: str) -> 
     try:
         assert process.stdout is not None
         assert process.stdout.readline().strip() == "ready"
+    except BaseException:
+        kill_9(process)
+        raise
+    return process
+
+
+@pytest.fixture
+def worker_process(dev_server: DevServer, blobs: BlobStore, task_queue: str) -> Iterator[subprocess.Popen[str]]:
+    """An agents worker in a subprocess of its own, for kill -9 tests."""
+    process = spawn_worker(dev_server.address, task_queue, blobs)
+    try:
         yield process
     finally:
         if process.poll() is None:

@@ -8,7 +8,6 @@ node runs are logged to the side-effect file named in the config (``log``).
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from tether.multiagent import Graph, GraphBuilder, GraphState
 from tether.temporal import AgentRegistry
 from tether.types import Message
 
-from .agents import log
+from .agents import fast_and_slow_tools, log
 
 registry = AgentRegistry()
 
@@ -135,21 +134,6 @@ def _relay(config: dict[str, Any]) -> Graph:
     """``scout`` then ``builder``, whose execution calls a fast tool, then a slow one
     (``config["sleep"]`` s; it writes ``config["started_marker"]`` when it starts), then answers."""
 
-    @tool(name="fast")
-    def fast(n: int) -> str:
-        log(config, f"fast {n}")
-        return f"fast {n} done"
-
-    @tool(name="slow")
-    def slow(n: int, context: ToolContext) -> str:
-        log(config, f"slow-start {n} {context.idempotency_key}")
-        marker = config.get("started_marker")
-        if marker:
-            Path(marker).write_text("started")
-        time.sleep(float(config.get("sleep", 0.0)))
-        log(config, f"slow-end {n}")
-        return f"slow {n} done"
-
     def step(label: str, response: Any) -> Any:
         def respond(messages: list[Message]) -> Any:
             log(config, label)
@@ -166,7 +150,7 @@ def _relay(config: dict[str, Any]) -> Graph:
             ],
             stateful=True,
         ),
-        tools=[fast, slow],
+        tools=fast_and_slow_tools(config),
         name="builder",
     )
     graph = GraphBuilder()

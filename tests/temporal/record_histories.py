@@ -25,7 +25,7 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from tether.temporal import BlobStore, TetherClient, create_worker
+from tether.temporal import AgentRegistry, BlobStore, TetherClient, create_worker
 
 from .agents import registry
 from .server import DevServer, require_binary
@@ -166,8 +166,15 @@ async def histories_of(client: Client, workflow_id: str) -> list[str]:
     return out
 
 
-async def record(prefix: str, only: list[str] | None, out: Path) -> list[Path]:
-    """Run the scenarios and write their histories; returns the files written."""
+async def record(
+    prefix: str,
+    only: list[str] | None,
+    out: Path,
+    scenarios: dict[str, Scenario] = SCENARIOS,
+    factories: AgentRegistry = registry,
+) -> list[Path]:
+    """Run ``scenarios`` (a worker serving ``factories``) and write their histories; returns the
+    files written. ``record_graph_histories`` and ``record_swarm_histories`` call it too."""
     server = DevServer(require_binary())
     await asyncio.to_thread(server.start)
     written: list[Path] = []
@@ -176,9 +183,9 @@ async def record(prefix: str, only: list[str] | None, out: Path) -> list[Path]:
         with tempfile.TemporaryDirectory() as tmp:
             blobs = BlobStore(Path(tmp) / "blobs")
             tc = TetherClient(client, blobs, "record")
-            worker = create_worker(client, "record", registry, blobs, sticky_queue_schedule_to_start_timeout=timedelta(seconds=1))
+            worker = create_worker(client, "record", factories, blobs, sticky_queue_schedule_to_start_timeout=timedelta(seconds=1))
             async with worker:
-                for name, scenario in SCENARIOS.items():
+                for name, scenario in scenarios.items():
                     if only and name not in only:
                         continue
                     ids = await scenario(tc, Path(tmp))
@@ -197,16 +204,22 @@ async def record(prefix: str, only: list[str] | None, out: Path) -> list[Path]:
     return written
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(
+    description: str = __doc__.splitlines()[0],
+    scenarios: dict[str, Scenario] = SCENARIOS,
+    factories: AgentRegistry = registry,
+    default_out: Path = HISTORIES,
+) -> None:
+    """The command line of a recorder: ``--prefix``, ``--only``, ``--out``."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--prefix", default="", help="file name prefix (e.g. the release)")
     parser.add_argument("--only", default="", help="comma-separated scenario names (default: all)")
-    parser.add_argument("--out", default=str(HISTORIES))
+    parser.add_argument("--out", default=str(default_out))
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     only = [name for name in args.only.split(",") if name] or None
-    for path in asyncio.run(record(args.prefix, only, out)):
+    for path in asyncio.run(record(args.prefix, only, out, scenarios, factories)):
         print(path)
 
 

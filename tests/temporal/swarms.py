@@ -7,8 +7,6 @@ the side-effect file named in the config (``log``).
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
 from typing import Any
 
 from tether import Agent, ScriptedModel, ToolContext, tool
@@ -17,7 +15,7 @@ from tether.multiagent import Swarm
 from tether.temporal import AgentRegistry
 from tether.types import Message
 
-from .agents import log
+from .agents import fast_and_slow_tools, log
 
 registry = AgentRegistry()
 
@@ -88,21 +86,6 @@ def _relay(config: dict[str, Any]) -> Swarm:
     """The scout hands off to the builder, whose turn calls a fast tool, then a slow one
     (``config["sleep"]`` s; it writes ``config["started_marker"]`` when it starts), then answers."""
 
-    @tool(name="fast")
-    def fast(n: int) -> str:
-        log(config, f"fast {n}")
-        return f"fast {n} done"
-
-    @tool(name="slow")
-    def slow(n: int, context: ToolContext) -> str:
-        log(config, f"slow-start {n} {context.idempotency_key}")
-        marker = config.get("started_marker")
-        if marker:
-            Path(marker).write_text("started")
-        time.sleep(float(config.get("sleep", 0.0)))
-        log(config, f"slow-end {n}")
-        return f"slow {n} done"
-
     def builder_step(label: str, response: Any) -> Any:
         def respond(messages: list[Message]) -> Any:
             log(config, label)
@@ -120,7 +103,7 @@ def _relay(config: dict[str, Any]) -> Swarm:
             ],
             stateful=True,
         ),
-        tools=[fast, slow],
+        tools=fast_and_slow_tools(config),
         name="builder",
     )
     return Swarm([scout, builder])

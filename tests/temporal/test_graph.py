@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -34,7 +32,7 @@ from tether.temporal.payloads import is_placeholder
 from tether.temporal.worker import workflow_runner
 from tether.temporal.workflow import WORKFLOW_NAME, AgentWorkflow
 
-from .fixtures import ROOT, kill_9, wait_for_file
+from .fixtures import kill_9, spawn_worker, wait_for_file
 from .graphs import registry
 from .record_histories import histories_of
 from .server import DevServer
@@ -403,14 +401,8 @@ async def test_kill_9_of_the_worker_inside_a_node_redoes_no_finished_work(
     side = tmp_path / "side.log"
     marker = tmp_path / "slow-started"
     config = {"log": str(side), "sleep": 2.0, "started_marker": str(marker)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.temporal.graph_worker_main", dev_server.address, task_queue, str(blobs.root)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    process = spawn_worker(dev_server.address, task_queue, blobs, "graphs")
     try:
-        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
         tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 1.0})
         await tc.start_graph("relay", "build a shed", run_id="g-kill", config=config)
         await wait_for_file(marker)

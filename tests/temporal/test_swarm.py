@@ -8,8 +8,6 @@ a side-effect file named in the config, so the tests count what ran (and what di
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -31,7 +29,7 @@ from tether.temporal.swarm_workflow import SWARM_WORKFLOW_NAME, SwarmWorkflow
 from tether.temporal.worker import workflow_runner
 from tether.temporal.workflow import WORKFLOW_NAME, AgentWorkflow
 
-from .fixtures import ROOT, kill_9, wait_for_file
+from .fixtures import kill_9, spawn_worker, wait_for_file
 from .record_histories import histories_of
 from .server import DevServer
 from .swarms import registry
@@ -362,14 +360,8 @@ async def test_kill_9_of_the_worker_inside_a_member_turn_redoes_no_finished_work
     side = tmp_path / "side.log"
     marker = tmp_path / "slow-started"
     config = {"log": str(side), "sleep": 2.0, "started_marker": str(marker)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.temporal.swarm_worker_main", dev_server.address, task_queue, str(blobs.root)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    process = spawn_worker(dev_server.address, task_queue, blobs, "swarms")
     try:
-        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
         tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 1.0})
         await tc.start_swarm("relay", "build a shed", run_id="sw-kill", config=config)
         await wait_for_file(marker)
