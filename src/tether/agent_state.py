@@ -7,13 +7,15 @@ from typing import Any
 
 from ._json import json_roundtrip_copy
 from .errors import ShapeError, StateError
+from .loop.journal import DELETED, tracking
 
 
 class AgentState:
     """Key/value state whose values must be JSON; reads and writes copy, so no aliasing leaks.
 
     A non-JSON value is refused with a :class:`~tether.errors.StateError` naming the key (and
-    the path inside the value).
+    the path inside the value). Inside a tool call, reads and writes are noted in the run's
+    :class:`~tether.loop.journal.StateJournal`, so the call's changes are stored with its result.
     """
 
     __slots__ = ("_get_store",)
@@ -23,7 +25,7 @@ class AgentState:
 
     def get(self, key: str | None = None, default: Any = None) -> Any:
         """The value of ``key`` (a copy), or the whole state as a dict when ``key`` is None."""
-        store = self._get_store()
+        store = self._read(key)
         if key is None:
             return state_copy(store, "state")
         if key not in store:
@@ -34,20 +36,41 @@ class AgentState:
         """Store a JSON value under ``key``."""
         if not isinstance(key, str) or not key:
             raise StateError(f"state keys must be non-empty strings, got {key!r}")
-        self._get_store()[key] = state_copy(value, f"state[{key!r}]")
+        store = self._get_store()
+        copy = state_copy(value, f"state[{key!r}]")
+        active = tracking(store)
+        if active is not None:
+            active[0].write(active[1], key, copy)
+        store[key] = copy
 
     def delete(self, key: str) -> None:
         """Remove ``key`` (no error if it is absent)."""
-        self._get_store().pop(key, None)
+        store = self._get_store()
+        active = tracking(store)
+        if active is not None:
+            if key in store:
+                active[0].write(active[1], key, DELETED)
+            else:
+                active[0].read(active[1], key)
+        store.pop(key, None)
 
     def keys(self) -> list[str]:
-        return list(self._get_store())
+        """The keys of the state."""
+        return list(self._read(None))
 
     def __contains__(self, key: object) -> bool:
-        return key in self._get_store()
+        return isinstance(key, str) and key in self._read(key)
 
     def __len__(self) -> int:
-        return len(self._get_store())
+        return len(self._read(None))
+
+    def _read(self, key: str | None) -> dict[str, Any]:
+        """The store, with a read of ``key`` (None: all keys) noted for the running tool call."""
+        store = self._get_store()
+        active = tracking(store)
+        if active is not None:
+            active[0].read(active[1], key)
+        return store
 
     def __repr__(self) -> str:
         return f"AgentState({self._get_store()!r})"

@@ -1,6 +1,8 @@
 """Crash torture on top of :func:`tether.testing.crashtest`: SIGKILL the 20-cycle durable run at
 save points (before and after store writes), resume each in a fresh process, and check nothing is
-lost or repeated, plus two racing resumers.
+lost or repeated, plus two racing resumers. Every third cycle runs two calls at once, each
+changing the agent state: the final state must equal an uninterrupted run's too (no change lost
+or applied twice), on SQLite and on PostgreSQL.
 
 At least 50 kills by default (crash points spread over the run's save points); ``--kills N``
 (from ``pytest tests/durable``) or ``TETHER_KILLS=N`` for long local runs (``--kills 0``: all).
@@ -34,3 +36,13 @@ def test_crash_torture(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     kills = report.points + report.races
     assert report.points >= min(target, 2 * report.writes) and kills >= 50
     assert report.in_doubt_reruns > 0  # some kills fell between a tool's start and its recorded result
+
+
+def test_crash_torture_postgresql(pg_server: object, pg_conninfo: str, tmp_path: Path) -> None:
+    """The same on a real PostgreSQL server (30 crash points spread over the run, no races)."""
+    fields = dict(part.split("=", 1) for part in pg_conninfo.split())
+    url = f"postgresql://{fields['user']}@/{fields['dbname']}?host={fields['host']}&port={fields['port']}"
+    report = crashtest("tests.durable.torture_agent:make_agent", "run the 20 steps", store=url, points=30, workdir=tmp_path, races=0)
+    print(report.summary())
+    report.raise_for_failures()
+    assert report.points == 30 and report.in_doubt_reruns > 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from typing import Any
 
@@ -47,16 +48,28 @@ def append(path: str, line: str) -> None:
         os.close(fd)
 
 
+_STATE_LOCK = threading.Lock()
+
+
 def build_agent(store: RunStore, log: str, gate: str | None = None) -> Agent:
-    """The torture agent: its tool sleeps 5-20 ms around a logged side effect."""
+    """The torture agent: its tool sleeps 5-20 ms around a logged side effect and a change of the
+    agent state (a count of steps, and how often each call ran). A cycle's second call sleeps
+    longer, so it changes the state before its sibling's result is stored and is recorded after
+    it: a kill in between finds a sibling's result stored while this call's change is not."""
 
     @tool
     def step(n: int, ctx: ToolContext) -> str:
         """One step of work."""
-        delay = 0.005 + (n % 4) * 0.005
+        delay = (0.005 + (n % 4) * 0.005) * (1.6 if ctx.tool_use["toolUseId"].endswith("b") else 1.0)
         time.sleep(delay / 2)
         while gate is not None and not os.path.exists(gate):
             time.sleep(0.01)
+        with _STATE_LOCK:  # the two calls of a cycle run in threads: no lost update between them
+            state = ctx.agent.state
+            ran = state.get("ran") or {}
+            ran[ctx.tool_use["toolUseId"]] = ran.get(ctx.tool_use["toolUseId"], 0) + 1
+            state.set("ran", ran)
+            state.set("steps", (state.get("steps") or 0) + 1)
         append(log, f"effect {ctx.idempotency_key}")
         time.sleep(delay / 2)
         return f"step {n} done"

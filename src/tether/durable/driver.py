@@ -23,6 +23,7 @@ class DurableDriver(LocalDriver):
         self.session = session
         self.looping = False
         session.turn_active = True
+        session.journal = self.journal  # its writes store the state of the calls whose outcomes are folded
 
     async def run(self) -> AsyncIterator[AgentEvent]:
         self.looping = True  # messages reported before this are the prompt of a new turn

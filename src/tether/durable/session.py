@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from ..errors import RowTooLargeError
 from ..loop.core import tool_uses_of
+from ..loop.journal import StateJournal
 from ..loop.state import Cursor, RunState
 from ..types import InterruptState, Message, ToolResult
 from .head import DurableHead, as_row
@@ -55,6 +56,7 @@ class DurableSession:
         self.dirty = False
         self.broken = False  # a write failed: the bookkeeping below may be ahead of the store
         self.turn_active = False  # the driver of an invocation began (set by DurableDriver)
+        self.journal: StateJournal | None = None  # the driver's: the agent state as its folded calls left it
         self.timeline = Timeline(None if stored is None else stored.head, run.metrics)
         self.packer = new_packer(getattr(store, "cipher", None))  # what this session stored: blobs, the last step's head
         if stored is None:
@@ -244,7 +246,7 @@ class DurableSession:
             "cursor": cursor,
             "metrics": run.metrics,
             "model_state": run.model_state,
-            "state": run.state,
+            "state": self.journal.committed() if self.journal is not None and self.journal.run is run else run.state,
             "conversation_manager_state": run.conversation_manager_state,
             "interrupt_state": run.interrupt_state,
             "system_prompt": run.system_prompt,

@@ -25,6 +25,7 @@ from ..types import AgentEvent, Message, ToolResult, ToolUse
 from .core import LoopCore, ModelOutcome
 from .effects import CallModel, CloseCycle, Effect, Pause, RunTools, Stop
 from .host import LoopHost
+from .journal import StateJournal
 from .model_call import ModelResponse, respond
 from .tool_call import PendingCall, ToolOutcome, begin_call
 from .tracing import Span
@@ -58,6 +59,9 @@ class LocalDriver:
         self.hooks: HookRegistry = host.hooks
         self.final: Effect | None = None
         self._has_message_hooks = self.hooks.has(MessageAdded)
+        self.journal = StateJournal(self.run_state)
+        """Which running call changed what in the agent state (see :mod:`tether.loop.journal`)."""
+        self._recorded: set[str] = set()  # the calls of this tool phase whose results are folded
 
     # -- persistence points (no-ops here; the durable driver writes) -----------------------
 
@@ -90,8 +94,11 @@ class LocalDriver:
                 async for event in self._call_model(effect):
                     yield event
             elif isinstance(effect, RunTools):
-                async for event in self._run_tools(effect):
-                    yield event
+                try:
+                    async for event in self._run_tools(effect):
+                        yield event
+                finally:
+                    self.journal.clear()  # every call is folded, or none will be: the live state stands
             elif isinstance(effect, CloseCycle):
                 await self._added(effect.messages)
                 for message in effect.messages:
@@ -161,24 +168,22 @@ class LocalDriver:
         the calls still running; a call whose ``tool_start`` was not taken never runs.
         """
         executor = self.host.tool_executor
+        self._recorded = set()
         if executor.runs_in_order(effect.tool_uses):
             for tool_use in effect.tool_uses:
-                finished = False
                 events = self._tool_events(tool_use)
                 try:
                     async for event in events:
-                        finished = finished or event["type"] == "tool_result"
                         yield event
                 except BaseException:
                     await events.aclose()  # the caller stopped, or the invocation was cancelled
                     raise
-                if not finished:
+                if tool_use["toolUseId"] not in self._recorded:
                     return  # interrupted, or cancelled: the calls after it do not run
             return
         queue: asyncio.Queue[_Handoff | None] = asyncio.Queue()
 
         async def run_one(tool_use: ToolUse) -> bool:
-            finished = False
             async with contextlib.aclosing(self._tool_events(tool_use)) as events:
                 async for event in events:
                     if event["type"] == "tool_start":
@@ -186,9 +191,8 @@ class LocalDriver:
                         queue.put_nowait((event, taken))
                         await taken
                     else:
-                        finished = finished or event["type"] == "tool_result"
                         queue.put_nowait((event, None))
-            return finished
+            return tool_use["toolUseId"] in self._recorded
 
         task = asyncio.ensure_future(executor.execute(effect.tool_uses, run_one))
         task.add_done_callback(lambda _: queue.put_nowait(None))
@@ -214,13 +218,20 @@ class LocalDriver:
         core = self.core
         tool_use_id = tool_use["toolUseId"]
         options = self.options
+        self.journal.begin(tool_use_id)
         pending = await begin_call(
-            self.host, self.run_state, tool_use, invocation_state=options.invocation_state, parent=options.trace_parent
+            self.host,
+            self.run_state,
+            tool_use,
+            invocation_state=options.invocation_state,
+            parent=options.trace_parent,
+            journal=self.journal,
         )
         if isinstance(pending, ToolOutcome):
             assert pending.interrupt is not None
             _log.debug("tool call %s: %s interrupted by a hook (%s)", tool_use_id, tool_use["name"], pending.interrupt.name)
-            core.tool_interrupted([pending.interrupt.to_dict()])
+            async for event in self._outcome(tool_use, pending):
+                yield event
             return
         try:
             yield {"type": "tool_start", "toolUse": tool_use}
@@ -241,25 +252,58 @@ class LocalDriver:
             assert outcome is not None
         else:
             outcome = await pending.finish(output_model=options.output_model, output_tool=options.output_tool)
-        if outcome.interrupt is not None:
-            _log.debug("tool call %s: %s interrupted (%s)", tool_use_id, tool_use["name"], outcome.interrupt.name)
-            core.tool_interrupted([outcome.interrupt.to_dict()])
+        async for event in self._outcome(tool_use, outcome):
+            yield event
+
+    async def _outcome(self, tool_use: ToolUse, outcome: ToolOutcome) -> AsyncGenerator[AgentEvent, None]:
+        """Fold a finished call's outcome into the run, with the outcomes it must be stored with.
+
+        A call that read or overwrote a sibling's agent-state change waits until that sibling's
+        outcome is folded (see :mod:`tether.loop.journal`); the call that completes a group
+        folds the whole group, stores it in one step and yields its events. A call another call
+        folded yields nothing more.
+        """
+        journal = self.journal
+        tool_use_id = tool_use["toolUseId"]
+        journal.finish(tool_use_id, (tool_use, outcome))
+        group = journal.ready()
+        if all(call_id != tool_use_id for call_id, _ in group):
+            await journal.wait_folded(tool_use_id)  # folded, with its events, by the call it waited for
             return
-        if outcome.paused:
-            _log.debug("tool call %s: %s paused at a checkpoint", tool_use_id, tool_use["name"])
-            core.tool_paused(tool_use_id)
-            return
-        result = outcome.result
-        assert result is not None
-        _log.debug("tool call %s: %s finished (%s, %.1f ms)", tool_use_id, tool_use["name"], result["status"], outcome.duration_ms)
-        record_tool(self.run_state.metrics, tool_use["name"], outcome.duration_ms, result["status"] == "error")
-        added = core.tool_done(tool_use_id, result, structured_output=outcome.structured_output)
-        await self.on_tool_result(tool_use_id, result)
+        added: list[Message] = []
+        results: list[ToolResult] = []
+        for _, (use, done) in group:
+            added += self._fold(use, done, results)
+        journal.folded([call_id for call_id, _ in group])
+        for result in results:
+            await self.on_tool_result(result["toolUseId"], result)
         await self._added(added)  # stored before the caller hears of it: a caller that stops then loses nothing
-        yield {"type": "tool_result", "toolResult": result}
+        for result in results:
+            yield {"type": "tool_result", "toolResult": result}
         for message in added:
             yield {"type": "message", "message": message}
 
+    def _fold(self, tool_use: ToolUse, outcome: ToolOutcome, results: list[ToolResult]) -> list[Message]:
+        """Fold one outcome into the core (no await: a group is folded at once); a result is
+        appended to ``results``. Returns the messages the fold added (a closed cycle)."""
+        core = self.core
+        tool_use_id = tool_use["toolUseId"]
+        if outcome.interrupt is not None:
+            _log.debug("tool call %s: %s interrupted (%s)", tool_use_id, tool_use["name"], outcome.interrupt.name)
+            core.tool_interrupted([outcome.interrupt.to_dict()])
+            return []
+        if outcome.paused:
+            _log.debug("tool call %s: %s paused at a checkpoint", tool_use_id, tool_use["name"])
+            core.tool_paused(tool_use_id)
+            return []
+        result = outcome.result
+        assert result is not None
+        _log.debug("tool call %s: %s finished (%s, %.1f ms)", tool_use_id, tool_use["name"], result["status"], outcome.duration_ms)
+        outcome.apply_recorded()
+        record_tool(self.run_state.metrics, tool_use["name"], outcome.duration_ms, result["status"] == "error")
+        results.append(result)
+        self._recorded.add(tool_use_id)
+        return core.tool_done(tool_use_id, result, structured_output=outcome.structured_output)
 
     async def _streamed(self, pending: PendingCall) -> AsyncGenerator[AgentEvent | ToolOutcome, None]:
         """Run a tool that streams events (``Tool.streams_events``): yields the events it emits

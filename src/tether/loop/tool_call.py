@@ -21,6 +21,7 @@ from ..tools.base import Tool, error_result, validation_message
 from ..tools.context import ToolContext
 from ..types import AgentEvent, ToolResult, ToolUse
 from .host import LoopHost
+from .journal import StateJournal
 from .state import RunState
 from .tracing import NULL_SPAN, NULL_TRACER, Span, content_recorder
 
@@ -28,13 +29,23 @@ from .tracing import NULL_SPAN, NULL_TRACER, Span, content_recorder
 @dataclass(slots=True)
 class ToolOutcome:
     """What one tool call produced: a result, or the interrupt it raised, or (``paused``) a
-    pause at a checkpoint (then no result)."""
+    pause at a checkpoint (then no result). ``on_recorded`` is what the tool asked to apply to
+    the run with its result (:meth:`~tether.tools.context.ToolContext.on_recorded`): the driver
+    runs it when it records the result."""
 
     result: ToolResult | None
     interrupt: Interrupt | None = None
     duration_ms: float = 0.0
     structured_output: Any = None
     paused: bool = False
+    on_recorded: list[Callable[[], None]] | None = None
+
+    def apply_recorded(self) -> None:
+        """Run ``on_recorded`` (once: with the result, in the step that records it)."""
+        if self.on_recorded and self.result is not None:
+            for apply in self.on_recorded:
+                apply()
+        self.on_recorded = None
 
 
 def structured_result(output_model: type[pydantic.BaseModel], tool_use: ToolUse) -> tuple[ToolResult, Any]:
@@ -134,6 +145,7 @@ class PendingCall:
     span: Span
     emit: Callable[[AgentEvent], None] | None = None
     pausable: bool = False
+    journal: StateJournal | None = None
 
     async def finish(
         self,
@@ -169,6 +181,7 @@ async def begin_call(
     *,
     invocation_state: dict[str, Any] | None = None,
     parent: Span | None = None,
+    journal: StateJournal | None = None,
 ) -> PendingCall | ToolOutcome:
     """Open the call's span and fire its ``BeforeToolCall`` hooks.
 
@@ -178,13 +191,15 @@ async def begin_call(
         tool_use: The call.
         invocation_state: The caller's per-call dict handed to hooks and the tool.
         parent: The span the call's ``tool_call`` span goes under.
+        journal: The run's state journal: the agent-state writes of the call's hooks and tool
+            are noted there under its tool-use id (registered by the caller).
 
     Returns:
         The call to :meth:`~PendingCall.finish`, or the outcome of a hook's interrupt.
     """
     span = _start_span(host, run, tool_use, parent)
     try:
-        pending = await _before(host, run, tool_use, invocation_state if invocation_state is not None else {}, span)
+        pending = await _before(host, run, tool_use, invocation_state if invocation_state is not None else {}, span, journal)
     except BaseException as exc:
         span.end(exc if isinstance(exc, Exception) else None)
         raise
@@ -211,7 +226,9 @@ async def _call_tool(
     return await _finish(pending, output_model, output_tool, guard)
 
 
-async def _before(host: LoopHost, run: RunState, tool_use: ToolUse, state: dict[str, Any], span: Span) -> PendingCall | ToolOutcome:
+async def _before(
+    host: LoopHost, run: RunState, tool_use: ToolUse, state: dict[str, Any], span: Span, journal: StateJournal | None = None
+) -> PendingCall | ToolOutcome:
     hooks = host.hooks
     tool_use_id = tool_use["toolUseId"]
     selected: Tool | None = host.tools.get(tool_use["name"])
@@ -225,17 +242,33 @@ async def _before(host: LoopHost, run: RunState, tool_use: ToolUse, state: dict[
             _raiser=InterruptRaiser(run.interrupt_state, "hook", tool_use_id),
         )
         try:
-            await hooks.fire(before)
+            with _attributed(journal, tool_use_id):
+                await hooks.fire(before)
         except InterruptSignal as signal:
             return ToolOutcome(None, signal.interrupt)
         selected = before.selected_tool
         if before.cancel_tool:
             text = before.cancel_tool if isinstance(before.cancel_tool, str) else "Tool call cancelled by a hook."
             result = error_result(tool_use_id, text)
-    return PendingCall(host, run, tool_use, selected, state, result, span)
+    return PendingCall(host, run, tool_use, selected, state, result, span, journal=journal)
+
+
+def _attributed(journal: StateJournal | None, tool_use_id: str) -> contextlib.AbstractContextManager[None]:
+    """Agent-state reads and writes in the block belong to call ``tool_use_id`` (with a journal)."""
+    return contextlib.nullcontext() if journal is None else journal.active(tool_use_id)
 
 
 async def _finish(
+    call: PendingCall,
+    output_model: type[pydantic.BaseModel] | None,
+    output_tool: str | None,
+    guard: Callable[[], AbstractAsyncContextManager[None]] | None,
+) -> ToolOutcome:
+    with _attributed(call.journal, call.tool_use["toolUseId"]):
+        return await _run(call, output_model, output_tool, guard)
+
+
+async def _run(
     call: PendingCall,
     output_model: type[pydantic.BaseModel] | None,
     output_tool: str | None,
@@ -245,6 +278,7 @@ async def _finish(
     tool_use_id = tool_use["toolUseId"]
     name = tool_use["name"]
     structured: Any = None
+    recorded: list[Callable[[], None]] | None = None
     started = time.perf_counter()
     if result is None:
         if output_model is not None and name == output_tool:
@@ -265,6 +299,7 @@ async def _finish(
             try:
                 async with guard() if guard is not None else contextlib.nullcontext():
                     result = await selected.invoke(tool_use, context)
+                recorded = context.recorded() or None
             except InterruptSignal as signal:
                 return ToolOutcome(None, signal.interrupt)
             except PauseSignal:
@@ -276,4 +311,4 @@ async def _finish(
         after = await host.hooks.fire(AfterToolCall(host.owner, tool_use=tool_use, selected_tool=selected, result=result))
         if after.result is not None:
             result = after.result
-    return ToolOutcome(result, None, duration_ms, structured)
+    return ToolOutcome(result, None, duration_ms, structured, on_recorded=recorded)

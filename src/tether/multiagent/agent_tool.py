@@ -195,6 +195,8 @@ class AgentTool(Tool):
                 runner.load_snapshot(saved)
         with parent.running_child(runner):  # parent.cancel() cancels the child too
             result = await self._drive(runner, prompt, context, run_id, parent_run_id, resume)
+        if result.stop_reason not in ("interrupt", "checkpoint"):
+            return self._finished(result, runner, tool_use_id, context)
         # Read the bookkeeping again: a parallel call that finished meanwhile may have dropped
         # the key (it held nothing then), and an entry written to the old dict would be lost.
         book = parent.run_state.state.setdefault(STATE_KEY, {"calls": {}, "conversations": {}})
@@ -219,14 +221,38 @@ class AgentTool(Tool):
                 entry["checkpoint"] = result.checkpoint.to_dict()
             calls[tool_use_id] = entry
             raise PauseSignal
-        calls.pop(tool_use_id, None)
-        if result.stop_reason == "cancelled":
-            return error_result(tool_use_id, f"Agent {self.agent.name!r} was cancelled before it finished.")
+        raise AssertionError(f"unreachable: stop reason {result.stop_reason!r}")  # pragma: no cover
+
+    def _finished(self, result: AgentResult, runner: Agent, tool_use_id: str, context: ToolContext) -> ToolResult:
+        """The result of a call whose child finished (or was cancelled).
+
+        The call's bookkeeping (its entry dropped, the child's usage added to the parent's, the
+        kept conversation) is applied when the parent records the result, in the same step
+        (:meth:`~tether.tools.context.ToolContext.on_recorded`): applied earlier, a sibling's
+        store write could record it without the result, and the call, re-run on resume, would
+        add the child's usage a second time.
+        """
+        parent: Agent = context.agent
+        metrics = result.metrics.to_dict()
+        kept = None
         if self.keep_conversation:
-            snapshot = runner.take_snapshot(include=["messages", "state", "conversation_manager_state"])
-            book.setdefault("conversations", {})[self._tool_name] = snapshot.to_dict()
-        if not calls and not book.get("conversations"):
-            parent.run_state.state.pop(STATE_KEY, None)
+            kept = runner.take_snapshot(include=["messages", "state", "conversation_manager_state"]).to_dict()
+        cancelled = result.stop_reason == "cancelled"
+
+        def record() -> None:
+            state = parent.run_state.state
+            book = state.setdefault(STATE_KEY, {"calls": {}, "conversations": {}})
+            calls = book.setdefault("calls", {})
+            entry = calls.pop(tool_use_id, None)
+            roll_up(parent.run_state.metrics, metrics, entry.get("rolled") if entry else None)
+            if kept is not None and not cancelled:
+                book.setdefault("conversations", {})[self._tool_name] = kept
+            if not calls and not book.get("conversations"):
+                state.pop(STATE_KEY, None)
+
+        context.on_recorded(record)
+        if cancelled:
+            return error_result(tool_use_id, f"Agent {self.agent.name!r} was cancelled before it finished.")
         return to_result(tool_use_id, str(result))
 
     def _answers(self, entry: dict[str, Any], context: ToolContext) -> list[dict[str, Any]]:

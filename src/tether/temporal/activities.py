@@ -371,6 +371,7 @@ class TetherActivities:
         )
         parent = remote_parent(host.tracer, params.get("trace"))
         outcome = await call_tool(host, run, tool_use, guard=_heartbeating, parent=parent)
+        outcome.apply_recorded()  # the tool's bookkeeping for its result: returned with it below
         with _fatal_errors(f"the outcome of tool call {tool_use_id!r} ({name}) is too large"):
             out: dict[str, Any]
             if outcome.interrupt is not None:

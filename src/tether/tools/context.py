@@ -38,6 +38,7 @@ class ToolContext:
     pausable: bool = False
     _raiser: InterruptRaiser | None = None
     _emit: Callable[[AgentEvent], None] | None = None
+    _on_recorded: list[Callable[[], None]] = field(default_factory=list)
 
     @property
     def idempotency_key(self) -> str:
@@ -50,6 +51,22 @@ class ToolContext:
         if self._raiser is None:
             raise RuntimeError("this ToolContext cannot raise interrupts")
         return self._raiser(name, reason)
+
+    def on_recorded(self, apply: Callable[[], None]) -> None:
+        """Run ``apply`` when this call's result is recorded in the run, in the same step (and
+        the same store write) as the result, and never if the call ends without a result.
+
+        For bookkeeping in the run that belongs to the result, such as an agent tool's roll-up
+        of its child's usage: applied while the call was still running, a store write of a
+        sibling call's result could record it without the result, and a resumed run, running
+        the call again, would apply it twice. (Changes through ``context.agent.state`` need
+        nothing of the kind: they are stored with the call's outcome by themselves.)
+        """
+        self._on_recorded.append(apply)
+
+    def recorded(self) -> list[Callable[[], None]]:
+        """What :meth:`on_recorded` registered, in order (the driver runs them)."""
+        return list(self._on_recorded)
 
     def emit(self, event: AgentEvent) -> None:
         """Add ``event`` to the caller's ``stream_async`` while the tool runs (a tool whose class
