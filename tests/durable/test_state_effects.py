@@ -152,3 +152,47 @@ async def test_a_call_without_a_result_keeps_what_it_stored_with_its_outcome(sto
     assert stored is not None
     assert stored.head["state"] == {"count": 1, "b": 1}
     assert result.stop_reason == ("interrupt" if kind == "interrupt" else "end_turn")
+
+
+async def test_an_agent_tools_usage_roll_up_is_stored_with_its_result(store: RunStore) -> None:
+    """What else a call changes besides its result: an agent tool adds its child's usage to the
+    parent's metrics. Its after-hook waits until a sibling's result is stored; that write must
+    not carry the child's usage while the agent tool's result is not stored (a kill then, and
+    the re-run call would add the child's usage a second time)."""
+    from tether.hooks import AfterToolCall
+
+    child = Agent(model=ScriptedModel(["researched"]), name="researcher")
+    child_done, b_recorded = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def b() -> str:
+        """Finish once the researcher's child finished."""
+        await child_done.wait()
+        return "b done"
+
+    async def after(event: AfterToolCall) -> None:
+        if event.tool_use["name"] == "researcher":
+            child_done.set()
+            await b_recorded.wait()
+
+    uses = [
+        {"toolUse": {"toolUseId": "ta", "name": "researcher", "input": {"input": "topic"}}},
+        {"toolUse": {"toolUseId": "tb", "name": "b", "input": {}}},
+    ]
+    parent = Agent(model=ScriptedModel([{"role": "assistant", "content": uses}, "done"]), tools=[child, b], store=store)
+    parent.hooks.add_callback(AfterToolCall, after)
+
+    def check() -> str:
+        stored = store.load(RUN)
+        assert stored is not None
+        calls = stored.head["metrics"]["model_call_count"]
+        own = sum(1 for m in stored.messages if m["role"] == "assistant")  # the parent's own model calls
+        expected = own + (1 if "ta" in recorded_calls(store) else 0)  # + the child's one call, once recorded
+        return "" if calls == expected else f"{calls} model calls stored with the results of {sorted(recorded_calls(store))}"
+
+    violations = checking_commits(store, check)
+    async for event in parent.stream_async("go", run_id=RUN):
+        if event["type"] == "tool_result" and event["toolResult"]["toolUseId"] == "tb":
+            b_recorded.set()
+    assert violations == []
+    assert parent.run_state.metrics["model_call_count"] == 3  # two of the parent's, one of the child's: once
