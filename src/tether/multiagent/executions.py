@@ -21,15 +21,19 @@ Graph runs stored before the log existed kept one message row per completed exec
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from typing import Any, cast
 
 from ..errors import SnapshotError, StateError
 from ..metrics import diff_metrics
 from ..types import MetricsData, ToolFigures
+from .nesting import child_run_id
 from .state import NODE_STATUSES
 
 LEGACY_KEY = "graph_node"
 """The key of the message rows older graph and swarm runs logged their executions in."""
+KINDS = {"tether.graph": "graph", "tether.swarm": "swarm"}
+"""The head ``state`` key of each kind of multi-agent run."""
 
 
 def started(data: dict[str, Any], node_id: str, n: int) -> dict[str, Any]:
@@ -144,4 +148,92 @@ def roll_up(metrics: MetricsData, entry: dict[str, Any], child: MetricsData | No
     entry["usage"] = json.loads(json.dumps(child))
 
 
-__all__ = ["LEGACY_KEY", "check_log", "entry_of", "finished", "from_legacy_rows", "order_of", "roll_up", "started"]
+def record_of(run_id: str, head: dict[str, Any], messages: list[Any]) -> dict[str, Any] | None:
+    """What a stored graph or swarm run did, as the inspector and ``tether show`` present it;
+    None for any other run. Read from stored data, so nothing here trusts its shape: a
+    malformed value is left out, never raised on.
+
+    Returns:
+        ``{"kind": "graph" | "swarm", "task" (its text), "status", "error", "nodes": [{"id", "status",
+        "executions"}], "edges": [{"source", "target", "kind"}], "entry_points", "log":
+        [{"node", "n", "status", "done", "run_id", "total_tokens"}]}``. A graph's edges are
+        those of the graph that last ran it (``kind`` ``edge`` or ``conditional``); a swarm's
+        are the handoffs its turns made (``kind`` ``handoff``).
+    """
+    state = head.get("state")
+    found = [(kind, state[key]) for key, kind in KINDS.items() if isinstance(state, dict) and isinstance(state.get(key), dict)]
+    if not found or not isinstance(found[0][1].get("nodes"), dict):
+        return None
+    kind, data = found[0]
+    raw = data.get("log")
+    if not isinstance(raw, list):
+        try:
+            raw = from_legacy_rows(messages, data, run_id, lambda node, n: child_run_id(run_id, f"{node}:{n}"))
+        except (StateError, KeyError, TypeError, ValueError, AttributeError):
+            raw = []
+    log = []
+    for entry in raw:
+        if not isinstance(entry, dict) or not isinstance(entry.get("node"), str):
+            continue
+        figures = entry.get("usage")
+        usage = figures.get("usage") if isinstance(figures, dict) else None
+        tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
+        log.append(
+            {
+                "node": entry["node"],
+                "n": entry["n"] if type(entry.get("n")) is int else None,
+                "status": str(entry.get("status")),
+                "done": entry["done"] if type(entry.get("done")) is int else None,
+                "run_id": entry["run_id"] if isinstance(entry.get("run_id"), str) else None,
+                "total_tokens": tokens if type(tokens) is int else None,
+            }
+        )
+    nodes = [
+        {"id": str(node), "status": str(e.get("status")), "executions": e.get("executions") if type(e.get("executions")) is int else 0}
+        for node, e in data["nodes"].items()
+        if isinstance(e, dict)
+    ]
+    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+    edges: list[dict[str, Any]] = []
+    if kind == "graph":
+        for edge in spec.get("edges") or []:
+            if isinstance(edge, dict) and isinstance(edge.get("source"), str) and isinstance(edge.get("target"), str):
+                edges.append(
+                    {"source": edge["source"], "target": edge["target"], "kind": "conditional" if edge.get("conditional") else "edge"}
+                )
+        entry_points = [str(n) for n in spec.get("entry_points") or [] if isinstance(n, str)]
+    else:
+        turns = sorted((e for e in log if e["done"] is not None), key=lambda e: int(e["done"]))
+        for before, after in pairwise(turns):
+            edge = {"source": before["node"], "target": after["node"], "kind": "handoff"}
+            if edge not in edges:
+                edges.append(edge)
+        entry = spec.get("entry")
+        entry_points = [entry] if isinstance(entry, str) else [log[0]["node"]] if log else []
+    task = data.get("task")
+    if isinstance(task, list):
+        task = "\n".join(str(b["text"]) for b in task if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return {
+        "kind": kind,
+        "task": task if isinstance(task, str) else "",
+        "status": str(data.get("status")),
+        "error": data.get("error") if isinstance(data.get("error"), str) else None,
+        "nodes": nodes,
+        "edges": edges,
+        "entry_points": entry_points,
+        "log": log,
+    }
+
+
+__all__ = [
+    "KINDS",
+    "LEGACY_KEY",
+    "check_log",
+    "entry_of",
+    "finished",
+    "from_legacy_rows",
+    "order_of",
+    "record_of",
+    "roll_up",
+    "started",
+]
