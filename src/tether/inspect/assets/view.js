@@ -394,15 +394,21 @@
     Object.keys(at).forEach(function (k) { cols = Math.max(cols, at[k].col + 1); rows = Math.max(rows, at[k].row + 1); });
     var width = cols * (W + GX) - GX + 20, height = rows * (H + GY) - GY + 40;
     var root = svg("svg", { class: "graph-svg", viewBox: "0 0 " + width + " " + height, width: width, role: "img", "aria-label": g.kind + " of " + g.nodes.length + " nodes" });
-    var defs = svg("defs"), marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
-    marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z" })); defs.append(marker); root.append(defs);
     function box(id) { var p = at[id]; return { x: 10 + p.col * (W + GX), y: 20 + p.row * (H + GY) }; }
     g.edges.forEach(function (e) {
       if (!at[e.source] || !at[e.target]) return;
-      var a = box(e.source), b = box(e.target), d;
-      if (at[e.target].col > at[e.source].col) d = "M" + (a.x + W) + "," + (a.y + H / 2) + " C" + (a.x + W + GX / 2) + "," + (a.y + H / 2) + " " + (b.x - GX / 2) + "," + (b.y + H / 2) + " " + b.x + "," + (b.y + H / 2);
-      else d = "M" + (a.x + W / 2) + "," + a.y + " C" + (a.x + W / 2) + "," + (a.y - 18) + " " + (b.x + W / 2) + "," + (b.y - 18) + " " + (b.x + W / 2 + (e.source === e.target ? 12 : 0)) + "," + b.y;
-      var path = svg("path", { class: "edge " + e.kind, d: d, "marker-end": "url(#arrow)" });
+      var a = box(e.source), b = box(e.target), d, head;
+      if (at[e.target].col > at[e.source].col) {
+        var ty = b.y + H / 2;
+        d = "M" + (a.x + W) + "," + (a.y + H / 2) + " C" + (a.x + W + GX / 2) + "," + (a.y + H / 2) + " " + (b.x - GX / 2) + "," + ty + " " + (b.x - 7) + "," + ty;
+        head = b.x + "," + ty + " " + (b.x - 8) + "," + (ty - 4) + " " + (b.x - 8) + "," + (ty + 4);
+      } else { // back to an earlier column (a cycle, a handoff back): over the top
+        var tx = b.x + W / 2 + (e.source === e.target ? 12 : 0);
+        d = "M" + (a.x + W / 2) + "," + a.y + " C" + (a.x + W / 2) + "," + (a.y - 18) + " " + tx + "," + (b.y - 18) + " " + tx + "," + (b.y - 7);
+        head = tx + "," + b.y + " " + (tx - 4) + "," + (b.y - 8) + " " + (tx + 4) + "," + (b.y - 8);
+      }
+      var path = svg("path", { class: "edge " + e.kind, d: d });
+      root.append(svg("polygon", { class: "arrow", points: head }));
       var title = svg("title"); title.textContent = e.source + " → " + e.target + (e.kind === "edge" ? "" : " (" + e.kind + ")"); path.append(title);
       root.append(path);
     });
