@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tether import Agent, tool
-from tether.durable import SQLiteStore
+from tether.durable import RunStore, SQLiteStore
 from tether.errors import SnapshotError
 from tether.models import ScriptedModel, tool_call
 from tether.multiagent import Graph, GraphBuilder, Swarm
@@ -44,7 +44,7 @@ def answers(result: Any, value: str = "yes") -> list[dict[str, Any]]:
     return [{"interruptResponse": {"interruptId": i.id, "response": value}} for i in result.interrupts]
 
 
-def children_total(store: SQLiteStore, run_id: str) -> dict[str, int]:
+def children_total(store: RunStore, run_id: str) -> dict[str, int]:
     """The sum of the nested runs' own figures (read from their heads)."""
     total = dict.fromkeys((*FIGURES, "total_tokens"), 0)
     for summary in store.list_runs():
@@ -56,7 +56,7 @@ def children_total(store: SQLiteStore, run_id: str) -> dict[str, int]:
     return total
 
 
-def own_figures(store: SQLiteStore, run_id: str) -> dict[str, int]:
+def own_figures(store: RunStore, run_id: str) -> dict[str, int]:
     metrics = store.head(run_id)["metrics"]  # type: ignore[index]
     return {**{key: metrics[key] for key in FIGURES}, "total_tokens": metrics["usage"]["total_tokens"]}
 
@@ -79,8 +79,8 @@ def test_an_answered_interrupt_is_one_execution_in_the_order_durably(tmp_path: P
     assert again.execution_order == ["check", "write"]
 
 
-def test_a_durable_graph_run_has_no_fake_messages_and_logs_each_execution_as_its_nested_run(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "runs.db")
+def test_a_durable_graph_run_has_no_fake_messages_and_logs_each_execution_as_its_nested_run(any_store: RunStore) -> None:
+    store = any_store
     graph = check_then_write(store)
     first = graph("go", run_id="g")
     graph.resume("g", answers(first))
@@ -97,8 +97,8 @@ def test_a_durable_graph_run_has_no_fake_messages_and_logs_each_execution_as_its
     assert spec["nodes"] == ["check", "write"] and spec["edges"] == [{"source": "check", "target": "write", "conditional": False}]
 
 
-def test_the_graph_run_metrics_are_its_node_runs_usage_counted_once(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "runs.db")
+def test_the_graph_run_metrics_are_its_node_runs_usage_counted_once(any_store: RunStore) -> None:
+    store = any_store
     graph = check_then_write(store)
     first = graph("go", run_id="g")
     # the interrupted node's usage so far is in already ...
@@ -163,8 +163,8 @@ def swarm_with_interrupt(store: Any) -> Swarm:
     return Swarm([drafter, publisher], store=store)
 
 
-def test_a_swarm_turn_answered_after_an_interrupt_is_one_turn_and_usage_rolls_up(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "runs.db")
+def test_a_swarm_turn_answered_after_an_interrupt_is_one_turn_and_usage_rolls_up(any_store: RunStore) -> None:
+    store = any_store
     first = swarm_with_interrupt(store)("go", run_id="s")
     assert first.status == "interrupted" and first.node_history == ["drafter"]
     done = swarm_with_interrupt(store).resume("s", answers(first))
