@@ -15,6 +15,7 @@ from tether.durable import RunStore, SQLiteStore
 from tether.errors import SnapshotError
 from tether.models import ScriptedModel, tool_call
 from tether.multiagent import Graph, GraphBuilder, Swarm
+from tether.multiagent.executions import record_of
 from tether.tools.context import ToolContext
 
 FIGURES = ("cycle_count", "model_call_count", "tool_call_count")
@@ -177,6 +178,9 @@ def test_a_swarm_turn_answered_after_an_interrupt_is_one_turn_and_usage_rolls_up
         ("publisher", "s.publisher:2", "completed"),
     ]
     assert own_figures(store, "s") == children_total(store, "s") and own_figures(store, "s")["model_call_count"] == 4
+    record = record_of("s", stored.head, stored.messages)  # what tether show and the inspector present
+    assert record is not None and record["kind"] == "swarm" and record["entry_points"] == ["drafter"]
+    assert record["edges"] == [{"source": "drafter", "target": "publisher", "kind": "handoff"}]
 
 
 def legacy_graph_run(store: SQLiteStore) -> None:
