@@ -47,3 +47,21 @@ def test_show_links_children_and_names_the_parent(home: Path, cli: Callable[...,
     child_out = cli("show", children[0]).out
     assert "nested in: lead (`tether show lead`)" in child_out
     assert "child runs" not in child_out
+
+
+def test_show_of_a_graph_run_prints_its_stop_reason_and_node_executions(home: Path, cli: Callable[..., Outcome]) -> None:
+    from tests.multiagent.test_graph_executions import answers, check_then_write
+
+    graph = check_then_write(store_of(home))
+    first = graph("go", run_id="g")
+    out = cli("show", "g").out
+    assert "interrupted (interrupt)" in out and "(None)" not in out
+    assert "graph node executions (1):" in out
+    assert "check execution 1  interrupted" in out and "`tether show g.check:1`" in out
+    assert "graph_node" not in out  # no internal rows shown as messages
+    graph.resume("g", answers(first))
+    out = cli("show", "g").out
+    assert "finished (completed)" in out
+    assert "#1 check execution 1  completed  30 tokens  `tether show g.check:1`" in out
+    assert "#2 write execution 1  completed  15 tokens  `tether show g.write:1`" in out
+    assert "cycles 3  tokens 45" in out

@@ -54,3 +54,31 @@ def build(path: Path) -> SQLiteStore:
     child("sub task", run_id="r1.child", parent_run_id="r1")
     fork_run(store, "r1", 3, new_run_id="r1.fork")
     return store
+
+
+GRAPH_TASK = "Check then write </script><b>bold</b>"
+
+
+def build_graph(store: SQLiteStore) -> None:
+    """Graph run ``g``: ``check`` (an agent that asks a human; answered) -> ``write`` (an agent),
+    and ``check`` -> ``notify`` (a callable, on a condition): four nested runs' worth of shape
+    (two agent node runs, one callable execution without a run)."""
+    from tether.multiagent import GraphBuilder
+
+    def notify(prompt: object) -> str:
+        return "notified"
+
+    def build() -> object:
+        builder = GraphBuilder()
+        check = Agent(model=ScriptedModel([tool_call("approve", {"amount": 3}), "checked"], stateful=True), tools=[approve], name="check")
+        builder.add_node(check, "check")
+        builder.add_node(Agent(model=ScriptedModel(["written"]), name="write"), "write")
+        builder.add_node(notify, "notify")
+        builder.add_edge("check", "write")
+        builder.add_edge("check", "notify", condition=lambda state: True)
+        return builder.build(store=store)
+
+    graph = build()
+    first = graph(GRAPH_TASK, run_id="g")  # type: ignore[operator]
+    [interrupt] = first.interrupts
+    build().resume("g", [{"interruptResponse": {"interruptId": interrupt.id, "response": "yes"}}])  # type: ignore[attr-defined]

@@ -112,3 +112,24 @@ def test_reasoning_goes_to_reasoning_content(tmp_path: Path) -> None:
     store.close()
     validate(trajectory)
     assert trajectory["steps"][-1]["reasoning_content"] == "think" and trajectory["steps"][-1]["message"] == "done"
+
+
+def test_a_graph_run_exports_its_node_executions_not_internal_rows(tmp_path: Path) -> None:
+    from .runs import GRAPH_TASK, build_graph
+
+    store = SQLiteStore(tmp_path / "g.db")
+    build_graph(store)
+    trajectory = to_atif(store, "g")
+    validate(trajectory)
+    text = json.dumps(trajectory)
+    assert "graph_node" not in text
+    steps = trajectory["steps"]
+    assert steps[0]["source"] == "user" and steps[0]["message"] == GRAPH_TASK
+    assert [s["message"] for s in steps[1:]] == [
+        "graph node check execution 1: completed",
+        "graph node write execution 1: completed",
+        "graph node notify execution 1: completed",
+    ]
+    refs = [r["subagent_trajectory_ref"][0]["session_id"] for s in steps for r in (s.get("observation") or {}).get("results", [])]
+    assert refs == ["g.check:1", "g.write:1"]  # the callable node has no run
+    assert trajectory["final_metrics"]["total_prompt_tokens"] == 30  # the node runs' usage, rolled up

@@ -230,3 +230,53 @@ def test_a_served_page_of_a_live_run_reloads_itself_and_keeps_the_step(store: SQ
             pass  # the page reloads itself (every two seconds while the run is running)
         page.page.wait_for_selector(".row.selected[data-step='3']")
         assert page.errors == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_graph_run_shows_its_nodes_edges_and_executions_linked_to_their_runs(tmp_path: Path, scheme: str) -> None:
+    from .runs import GRAPH_TASK, build_graph
+
+    store = SQLiteStore(tmp_path / "g.db")
+    build_graph(store)
+    path = tmp_path / "g.html"
+    path.write_text(render_html(store, "g"), encoding="utf-8")
+    store.close()
+    with chromium(scheme) as context:
+        page = Page(context, path)
+        p = page.page
+        # a graph run opens on its graph, not on a conversation
+        assert p.is_visible("button[data-tab='graph']") and p.get_attribute("button[data-tab='graph']", "aria-selected") == "true"
+        assert p.is_visible("#tab-graph") and not p.is_visible("#tab-conversation")
+        assert GRAPH_TASK in page.text("#tab-graph")  # stored text shown as text
+        assert p.evaluate("document.querySelectorAll('#tab-graph b').length") == 0
+        # the nodes, drawn
+        for node in ("check", "write", "notify"):
+            box = p.locator(f".graph-svg g.node[data-node='{node}']")
+            assert box.is_visible() and node in (box.text_content() or "")
+        lengths = p.evaluate("[...document.querySelectorAll('.graph-svg path.edge')].map(e => e.getTotalLength())")
+        assert len(lengths) == 2 and min(lengths) > 40  # drawn between the boxes (a straight one has no height to be "visible")
+        assert p.locator(".graph-svg path.edge.conditional").count() == 1
+        # the edges, listed
+        assert page.text("#graph-edges").splitlines() == ["check → write", "check → notify (conditional)"]
+        # each execution, linked to its run (the callable has none)
+        rows = page.text("#graph-executions")
+        assert "check" in rows and "write" in rows and "notify" in rows and "no run (callable node)" in rows
+        assert p.is_visible("#graph-executions a.runlink:text-is('g.check:1')")
+        assert p.is_visible("#graph-executions a.runlink:text-is('g.write:1')")
+        page.shot(f"graph-{scheme}")
+        # the link opens the node's own run, an agent run with its conversation
+        p.click("#graph-executions a.runlink:text-is('g.check:1')")
+        assert page.text("#run-title") == "g.check:1"
+        assert not p.is_visible("button[data-tab='graph']") and p.is_visible("#tab-conversation")
+        assert "checked" in page.text("#conversation")
+        # back to the graph (its parent link), then a click on a node box opens that node's run
+        p.click("#summary a.runlink:text-is('g')")
+        assert page.text("#run-title") == "g" and p.is_visible("#tab-graph")
+        p.click(".graph-svg g.node[data-node='write']")
+        assert page.text("#run-title") == "g.write:1" and "written" in page.text("#conversation")
+        # the graph run's conversation tab says what it is; no internal rows
+        p.click("#summary a.runlink:text-is('g')")
+        p.click("button[data-tab='conversation']")
+        assert "has no conversation" in page.text("#conversation") and "graph_node" not in page.text("#conversation")
+        others = [url for url in page.requests if url.split("#")[0] != page.url]
+        assert others == [] and page.errors == [], page.errors

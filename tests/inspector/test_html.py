@@ -115,3 +115,26 @@ def test_messages_a_conversation_manager_dropped_are_still_shown_at_their_steps(
     assert last["start_seq"] > 0  # the window moved: the current head no longer holds question 0
     first_turn_end = next(s for s in run["steps"] if s["position"] == "turn_end")
     assert (first_turn_end["start_seq"], first_turn_end["next_seq"]) == (0, 2)
+
+
+def test_a_graph_run_payload_has_its_graph_and_no_conversation(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from .runs import build_graph
+
+    store = SQLiteStore(tmp_path / "g.db")
+    build_graph(store)
+    payload = build_payload(store, "g")
+    run = payload["runs"]["g"]
+    assert run["messages"] == []
+    graph = run["graph"]
+    assert graph["kind"] == "graph" and graph["status"] == "completed"
+    assert [n["id"] for n in graph["nodes"]] == ["check", "write", "notify"]
+    assert [(e["source"], e["target"], e["kind"]) for e in graph["edges"]] == [
+        ("check", "write", "edge"),
+        ("check", "notify", "conditional"),
+    ]
+    # in the order they started; write and notify ran in parallel and may complete in either order
+    assert [(e["node"], e["run_id"]) for e in graph["log"]] == [("check", "g.check:1"), ("write", "g.write:1"), ("notify", None)]
+    assert graph["log"][0]["done"] == 1 and sorted(e["done"] for e in graph["log"]) == [1, 2, 3]
+    assert sorted(run["children"]) == ["g.check:1", "g.write:1"] and "g.check:1" in payload["runs"]
+    assert run["summary"]["cycles"] == 3 and run["summary"]["usage"]["total_tokens"] == 45
+    assert payload["runs"]["g.check:1"]["graph"] is None  # a node's own run is an agent run

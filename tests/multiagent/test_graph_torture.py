@@ -4,7 +4,8 @@ For every kill point of an uninterrupted run (before and after each tool's side 
 between a node's completion and the graph's write), a child process runs the graph and is
 SIGKILLed at that point; a fresh process resumes it. The final output must equal the
 uninterrupted run's, no finished model call or node is redone, and a re-run in-doubt tool
-call carries the same idempotency key.
+call carries the same idempotency key, and the graph run's metrics are its node runs' usage,
+counted once.
 """
 
 from __future__ import annotations
@@ -55,6 +56,25 @@ def stored_messages(db: Path) -> dict[str, int]:
         store.close()
 
 
+def rolled_up(db: Path, run_id: str) -> tuple[dict[str, int], dict[str, int]]:
+    """The graph run's own figures and the sum of its nested runs' (equal when every node run's
+    usage was rolled up exactly once)."""
+    store = SQLiteStore(db)
+    try:
+        keys = ("cycle_count", "model_call_count", "tool_call_count")
+        children = dict.fromkeys((*keys, "total_tokens"), 0)
+        for summary in store.list_runs():
+            if summary.parent_run_id == run_id:
+                metrics = store.head(summary.run_id)["metrics"]  # type: ignore[index]
+                for key in keys:
+                    children[key] += metrics[key]
+                children["total_tokens"] += metrics["usage"]["total_tokens"]
+        own = store.head(run_id)["metrics"]  # type: ignore[index]
+        return {**{key: own[key] for key in keys}, "total_tokens": own["usage"]["total_tokens"]}, children
+    finally:
+        store.close()
+
+
 def in_flight(line: str, stored: dict[str, int]) -> bool:
     """True when model call ``line`` (``model <agent> <message count>``) had no stored response at
     the kill: a nested run of that agent had recorded no more messages than the call was given."""
@@ -72,6 +92,8 @@ def test_kill_anywhere_then_resume_redoes_no_finished_work(tmp_path: Path, kind:
     assert expected["status"] == "completed"
     expected_keys = sorted(keys(ref_dir, "ref"))
     expected_models = sorted(lines(ref_dir / "models"))
+    own, children = rolled_up(tmp_path / "ref.db", "ref")
+    assert own == children and own["model_call_count"] > 0
     total = len(lines(ref_dir / "points"))
     assert total >= 8
     in_doubt_reruns = 0
@@ -104,6 +126,9 @@ def test_kill_anywhere_then_resume_redoes_no_finished_work(tmp_path: Path, kind:
         # with the same key.
         assert len(repeated) <= 2 and all(effects[k] == 2 for k in repeated), f"kill point {kill_at}: {effects}"
         in_doubt_reruns += len(repeated)
+        # the node runs' usage is in the graph run's metrics exactly once, whatever was redone
+        own, children = rolled_up(db, "g")
+        assert own == children, f"kill point {kill_at}: {own} != {children}"
         runs = {r.run_id: r for r in SQLiteStore(db).list_runs()}
         assert runs["g"].status == "finished"
         assert all(r.parent_run_id == "g" for rid, r in runs.items() if rid != "g")

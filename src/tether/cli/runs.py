@@ -19,6 +19,7 @@ from ..durable.fork import fork_run
 from ..durable.history import RunSummary, Step, summary_of
 from ..durable.store import STORED_TABLES, RunStore
 from ..errors import ConfigurationError, RunNotFoundError
+from ..multiagent.executions import record_of
 from ..snapshot import Snapshot
 from .config import CONFIG_KEY, IGNORE_FLAG, RunConfig, shown
 from .stores import StoreSpec
@@ -192,7 +193,8 @@ def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
     run = summary_of(args.run_id, head)
     steps = store.history(args.run_id)  # read everything before printing anything
     stored = store.load(args.run_id)
-    messages = message_lines(stored.messages if stored is not None else [], full=args.full)
+    graph = record_of(args.run_id, head, stored.messages if stored is not None else [])
+    messages = [] if graph is not None else message_lines(stored.messages if stored is not None else [], full=args.full)
     table = Table(title="timeline")
     for name in ("step", "cycle", "position"):
         table.add_column(name, no_wrap=True)
@@ -225,11 +227,26 @@ def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
         for child in children:
             command = shown(["tether", "show", child.run_id, *path.flags()])
             out.print(f"  {printable(child.run_id)}  {child.status}  `{command}`", markup=False, soft_wrap=True)
-    out.print(f"messages ({len(stored.messages) if stored is not None else 0}):", style="bold")
+    if graph is not None:
+        _print_executions(out, graph, path)
+    else:
+        out.print(f"messages ({len(stored.messages) if stored is not None else 0}):", style="bold")
     for line in messages:
         out.print(line, markup=False, soft_wrap=True, highlight=False)
     print_table(out, table)
     return 0
+
+
+def _print_executions(out: Any, graph: dict[str, Any], path: StoreSpec) -> None:
+    """A graph or swarm run's node executions, in the order they started, each with its nested run."""
+    out.print(f"{graph['kind']} node executions ({len(graph['log'])}):", style="bold")
+    for entry in graph["log"]:
+        place = f"#{entry['done']} " if entry["done"] is not None else ""
+        child = entry["run_id"]
+        command = f"  `{printable(shown(['tether', 'show', child, *path.flags()]))}`" if child else ""
+        tokens = f"  {entry['total_tokens']} tokens" if entry["total_tokens"] is not None else ""
+        line = f"  {place}{printable(entry['node'])} execution {entry['n']}  {printable(entry['status'])}{tokens}{command}"
+        out.print(line, markup=False, soft_wrap=True, highlight=False)
 
 
 def cmd_fork(args: argparse.Namespace, path: StoreSpec) -> int:
@@ -384,5 +401,6 @@ def _details(step: Step) -> str:
     if step.forked_from:
         parts.append(escape(f"forked from {step.forked_from.get('run_id')} step {step.forked_from.get('step')}"))
     if step.position == "turn_end":
-        parts.append(f"{_status(step.status)} ({escape(str(step.stop_reason))})")
+        reason = f" ({escape(printable(step.stop_reason))})" if step.stop_reason else ""
+        parts.append(f"{_status(step.status)}{reason}")
     return "; ".join(parts) or "-"

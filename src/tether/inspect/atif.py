@@ -11,7 +11,8 @@ of the agent step that called them (ATIF requires a result's ``source_call_id`` 
 of its own step). Error results keep their text; their status goes to the step's ``extra``.
 Nested runs (multi-agent children) are ``subagent_trajectory_ref`` entries: on the result of the
 tool call that started the child when the child's id derives from that call's id, else on a
-final ``system`` step. ATIF is a log: it has no place for the run's cursor, agent state, interrupt
+final ``system`` step. A graph or swarm run has no conversation: each node execution is a
+``system`` step referring to the nested run that executed it. ATIF is a log: it has no place for the run's cursor, agent state, interrupt
 state or step history, so a trajectory cannot be resumed (``tether export --format tether`` can).
 """
 
@@ -25,6 +26,7 @@ from ..durable.history import Step, summary_of
 from ..durable.store import RunStore
 from ..errors import RunNotFoundError
 from ..multiagent import child_run_id
+from ..multiagent.executions import record_of
 from .payload import messages_of
 
 ATIF_VERSION = "ATIF-v1.6"
@@ -54,7 +56,12 @@ def to_atif(store: RunStore, run_id: str) -> dict[str, Any]:
         steps.append({"source": "system", "message": system})
     child_ids = {child.run_id: child for child in children}
     attached: set[str] = set()
-    for item in messages_of(store, run_id, head, history):
+    items = messages_of(store, run_id, head, history)
+    graph = record_of(run_id, head, [item["message"] for item in items])
+    if graph is not None:
+        items = []  # a graph or swarm run has no conversation: its node executions are its steps
+        steps.extend(_execution_steps(graph, child_ids, attached))
+    for item in items:
         seq, message = item["seq"], item["message"]
         blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
         if message.get("role") == "assistant":
@@ -114,6 +121,24 @@ def to_atif(store: RunStore, run_id: str) -> dict[str, Any]:
             }
         },
     }
+
+
+def _execution_steps(graph: dict[str, Any], children: dict[str, Any], attached: set[str]) -> list[dict[str, Any]]:
+    """One ``system`` step per node execution of a graph or swarm run, in the order they
+    started, each referring to the nested run that executed it."""
+    steps: list[dict[str, Any]] = [{"source": "user", "message": graph["task"]}] if graph["task"] else []
+    for entry in graph["log"]:
+        label = f"{graph['kind']} node {entry['node']} execution {entry['n']}: {entry['status']}"
+        step: dict[str, Any] = {"source": "system", "message": label, "extra": {"tether_execution": entry}}
+        child = entry["run_id"]
+        if child is not None:
+            status = children[child].status if child in children else entry["status"]
+            step["observation"] = {
+                "results": [{"content": f"nested run {child}: {status}", "subagent_trajectory_ref": [_ref(child, status)]}]
+            }
+            attached.add(child)
+        steps.append(step)
+    return steps
 
 
 def _step_facts(history: list[Step]) -> tuple[dict[int, str], dict[int, dict[str, Any]]]:

@@ -19,6 +19,7 @@ from .._json import json_copy
 from ..durable.history import Step, summary_of
 from ..durable.store import RunStore, with_liveness
 from ..errors import RunNotFoundError
+from ..multiagent.executions import record_of
 
 PAYLOAD_FORMAT = "tether-inspector/1"
 """The ``format`` field of every payload (the page checks it)."""
@@ -90,7 +91,9 @@ def forks_of(store: RunStore, run_id: str, candidates: Sequence[str]) -> list[di
 
 
 def run_payload(store: RunStore, run_id: str, *, store_flags: Sequence[str] = ()) -> dict[str, Any]:
-    """One run: summary, messages (each once, with its seq and byte size) and steps.
+    """One run: summary, messages (each once, with its seq and byte size) and steps; for a graph
+    or swarm run, ``graph`` (its nodes, edges and execution log, each execution naming its
+    nested run: :func:`~tether.multiagent.executions.record_of`) instead of messages.
 
     Args:
         store: The store holding the run.
@@ -105,6 +108,10 @@ def run_payload(store: RunStore, run_id: str, *, store_flags: Sequence[str] = ()
         raise RunNotFoundError(f"no run {run_id!r} in the store; see `tether runs`")
     steps = store.history(run_id)
     (summary,) = with_liveness([summary_of(run_id, head)], store.owner_alive)  # running, or stalled: no live owner
+    messages = messages_of(store, run_id, head, steps)
+    graph = record_of(run_id, head, [item["message"] for item in messages])
+    if graph is not None:
+        messages = []  # a graph or swarm run has no conversation (older ones stored their log as rows)
     return {
         "run_id": run_id,
         "summary": {
@@ -120,8 +127,9 @@ def run_payload(store: RunStore, run_id: str, *, store_flags: Sequence[str] = ()
             "usage": (head.get("metrics") or {}).get("usage") or {},
             "tools": (head.get("metrics") or {}).get("tools") or {},
         },
-        "messages": messages_of(store, run_id, head, steps),
+        "messages": messages,
         "steps": steps_of(run_id, steps, store_flags),
+        "graph": graph,
         "children": [],
         "forks": [],
     }

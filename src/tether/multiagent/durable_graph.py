@@ -2,28 +2,32 @@
 
 The graph run is stored like an agent's run, so every store, ``tether runs`` and lease works
 unchanged (no schema change): its head's ``state["tether.graph"]`` is the graph state (node
-statuses, latest results, satisfied edges, in-flight executions with their inputs) and its
-message rows are the execution log, one small row per completed node execution, appended, so
-a write at a node boundary costs the same however many nodes ran before. The graph run holds
-its lease while it runs; each node execution is a nested run of its own
+statuses, latest results, satisfied edges, in-flight executions with their inputs, and the
+execution log: which node executed, in which order, as which nested run; see
+:mod:`.executions`). A graph run has no conversation: it writes no message rows. Its metrics
+are the sum of its node runs' (each rolled up once, with the log entry that records it). The
+graph run holds its lease while it runs; each node execution is a nested run of its own
 (``child_run_id(run_id, "node:N")``, ``parent_run_id`` = the graph run).
+
+Graph runs stored before the execution log logged each completion as a message row; they are
+read (:func:`~tether.multiagent.executions.from_legacy_rows`) and, once resumed, continue with
+the log in the head and no further rows.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from ..durable.session import DurableSession, run_state_of
 from ..durable.store import Lease, RunStore, validate_run_id
 from ..errors import PromptError, RunNotFoundError, StateError
-from ..loop.state import RunState
-from ..types import Message
+from ..loop.state import RunState, new_metrics
+from ..types import MetricsData
+from . import executions
+from .nesting import child_run_id
 from .state import STATE_KEY, GraphRunState
-
-_LOG_KEY = "graph_node"
 
 
 class GraphRecorder:
@@ -34,32 +38,50 @@ class GraphRecorder:
         self.run_id = run_id
         self.session = session
 
-    def completed(self, node_id: str, n: int) -> None:  # a swarm logs member turns the same way
-        """Log a completed execution (written with the next :meth:`sync`)."""
-        text = json.dumps({_LOG_KEY: node_id, "execution": n})
-        self.session.run.messages.append({"role": "user", "content": [{"text": text}]})
+    def child(self, run: GraphRunState, node_id: str, n: int) -> str:
+        """The nested run of ``node_id``'s execution ``n``, named in its log entry (written with
+        the next :meth:`sync`)."""
+        child = child_run_id(self.run_id, f"{node_id}:{n}")
+        executions.entry_of(run.data, node_id, n)["run_id"] = child
+        return child
+
+    def completed(self, run: GraphRunState, node_id: str, n: int) -> None:
+        """Account the end of execution ``n`` of ``node_id`` (completed, interrupted or failed):
+        what its nested run used since it was last accounted is added to this run's metrics,
+        written with the next :meth:`sync` together with the log entry that remembers it."""
+        entry = executions.entry_of(run.data, node_id, n)
+        child = entry.get("run_id")
+        head = None if not isinstance(child, str) else self.store.head(child)
+        if head is None:
+            return  # a callable node: no nested run
+        figures = new_metrics()
+        stored = head.get("metrics")
+        if isinstance(stored, dict):
+            figures.update(cast(MetricsData, stored))
+        executions.roll_up(self.session.run.metrics, entry, figures)
 
     async def sync(self, run: GraphRunState) -> None:
-        """Write the graph state (the head) and the new log rows."""
+        """Write the graph state and metrics (the head)."""
         run.flush()
         await self.session.sync_async()
 
     async def finish(self, run: GraphRunState) -> None:
-        """Write the run's end as a step (status finished, failed or interrupted)."""
+        """Write the run's end as a step (status finished, failed or interrupted, and why)."""
         run.flush()
-        status = {"completed": "finished", "failed": "failed", "interrupted": "interrupted"}.get(run.data["status"], "paused")
-        await self.session.sync_async("turn_end", status=status)
+        data = run.data
+        status = {"completed": "finished", "failed": "failed", "interrupted": "interrupted"}.get(data["status"], "paused")
+        reason = stop_reason_of(data)
+        self.session.run.cursor.stop_reason = reason
+        await self.session.sync_async("turn_end", status=status, stop_reason=reason)
 
 
-def _order_of(messages: list[Message], run_id: str) -> list[str]:
-    order = []
-    for index, message in enumerate(messages):
-        try:
-            entry = json.loads(message["content"][0]["text"])
-            order.append(str(entry[_LOG_KEY]))
-        except (KeyError, IndexError, TypeError, ValueError):
-            raise StateError(f"graph run {run_id!r}: execution log row {index} is not a graph log entry") from None
-    return order
+def stop_reason_of(data: dict[str, Any]) -> str:
+    """Why a graph or swarm run stopped: ``completed``, ``interrupt`` (nodes wait on answers),
+    ``paused`` or, for a failed run, its error."""
+    status = data["status"]
+    if status == "failed":
+        return str(data.get("error") or "failed")
+    return {"completed": "completed", "interrupted": "interrupt"}.get(status, "paused")
 
 
 @contextlib.contextmanager
@@ -100,7 +122,14 @@ def open_run(
         if state is None:
             raise StateError(f"run {run_id!r} is not a {key} run (its state has no {key!r})")
         rs = run_state_of(stored)
-        run = restore(state, _order_of(rs.messages, run_id), f"run {run_id!r}")
+        if isinstance(state, dict) and "log" not in state:
+            # Stored before the execution log: its executions are message rows, read once here;
+            # the live conversation is emptied, so the next write leaves them behind.
+            legacy = executions.from_legacy_rows(rs.messages, state, run_id, lambda node, n: child_run_id(run_id, f"{node}:{n}"))
+            state = dict(state, log=legacy)
+            rs.messages = []
+        log = state.get("log") if isinstance(state, dict) else None
+        run = restore(state, executions.order_of(log) if isinstance(log, list) else [], f"run {run_id!r}")
         rs.state = {key: run.data}
         session = DurableSession(store, run_id, rs, stored=stored, lease=lease)
         if run.data["status"] != "completed":
@@ -118,4 +147,4 @@ def _create(
     return run, GraphRecorder(store, run_id, session)
 
 
-__all__ = ["GraphRecorder", "open_run"]
+__all__ = ["GraphRecorder", "open_run", "stop_reason_of"]

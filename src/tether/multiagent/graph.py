@@ -42,7 +42,6 @@ from ..interrupts import Interrupt
 from ..result import AgentResult
 from . import schedule
 from .durable_graph import GraphRecorder, open_run
-from .nesting import child_run_id
 from .nodes import AgentTemplate, kind_of, run_callable
 from .schedule import GraphSpec, SpecEdge
 from .state import SNAPSHOT_TYPE, SNAPSHOT_VERSION, GraphRunState, GraphState, NodeResult, decode_result, encode_result
@@ -470,6 +469,7 @@ class Graph:
         )
         with opened as (run, recorder):
             self._current = run
+            run.data["spec"] = self.spec.to_dict()  # what the inspector draws (never read back as code)
             if run.data["status"] == "completed":
                 yield {"type": "result", "result": self._result(run, recorder.run_id)}
                 return
@@ -506,6 +506,8 @@ class Graph:
                 tasks.pop(node_id)
                 starts = []
                 if error is not None:
+                    if recorder is not None:
+                        recorder.completed(run, node_id, int(data["running"][node_id]["n"]))
                     schedule.node_failed(data, node_id, error)
                     failure = failure or error
                 else:
@@ -556,7 +558,7 @@ class Graph:
         interrupted = interrupted or (isinstance(value, GraphResult) and value.status == "interrupted")
         n = schedule.record(run.data, run.order, node_id, interrupted=interrupted)
         if recorder is not None:
-            recorder.completed(node_id, n)
+            recorder.completed(run, node_id, n)
         if interrupted:
             return
         view = GraphState(run)
@@ -581,7 +583,11 @@ class Graph:
         for node_id in starts:
             running = run.data["running"][node_id]
             previous = run.node_result(node_id).result if run.data["nodes"][node_id]["status"] == "interrupted" else None
-            node = _NodeRun(node_id, running["n"], running["input"], routed.get(node_id), run.data.setdefault("paused", {}), previous)
+            nested = recorder is not None and self.spec.kinds[node_id] != "callable"
+            child = recorder.child(run, node_id, running["n"]) if nested and recorder is not None else None
+            node = _NodeRun(
+                node_id, running["n"], running["input"], routed.get(node_id), run.data.setdefault("paused", {}), previous, child
+            )
             tasks[node_id] = asyncio.create_task(self._execute(node, recorder, queue if forward else None, queue))
 
     async def _execute(
@@ -607,9 +613,9 @@ class Graph:
         recorder: GraphRecorder | None,
         events: asyncio.Queue[tuple[str, str, Any, BaseException | None]] | None,
     ) -> AgentResult | GraphResult | str:
-        node_id, n, prompt = node.node_id, node.n, node.prompt
+        node_id, prompt = node.node_id, node.prompt
         executor = self.nodes[node_id].executor
-        child = None if recorder is None else child_run_id(recorder.run_id, f"{node_id}:{n}")
+        child = node.child
         if isinstance(executor, Agent):
             agent = self._templates[node_id].fresh(None if recorder is None else recorder.store)
             if child is not None and recorder is not None and recorder.store.head(child) is not None:
@@ -720,6 +726,8 @@ class _NodeRun:
     answers: list[dict[str, Any]] | None
     paused: dict[str, Any]
     previous: Any = None
+    child: str | None = None
+    """The nested run executing it (durable agent and graph nodes)."""
 
 
 def graph_result(run: GraphRunState, run_id: str | None) -> GraphResult:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SnapshotError
+from . import executions
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,7 @@ def begin(spec: GraphSpec, data: dict[str, Any], node_id: str, prompt: Any, star
     data["executions"] += 1
     data["inputs"].pop(node_id, None)
     data["running"][node_id] = {"n": entry["executions"], "input": prompt}
+    executions.started(data, node_id, entry["executions"])
     starts.append(node_id)
 
 
@@ -156,13 +158,14 @@ def record(data: dict[str, Any], order: list[str], node_id: str, *, interrupted:
     returns its execution number.
 
     ``interrupted``: it stopped on interrupts; it stays in ``running`` (to be resumed with the
-    answers, not restarted) and the run becomes ``interrupted``. Otherwise the caller follows
-    its edges (:func:`follow`).
+    answers, not restarted), the run becomes ``interrupted`` and the execution is not in the
+    execution order yet (it joins it once, when the answered execution completes). Otherwise
+    the caller follows its edges (:func:`follow`).
     """
     entry = data["nodes"][node_id]
     n = int(data["running"].pop(node_id)["n"])
     entry["status"] = "interrupted" if interrupted else "completed"
-    order.append(node_id)
+    executions.finished(data, order, node_id, n, entry["status"])
     if interrupted:
         data["running"][node_id] = {"n": n, "input": None}
         if data["status"] == "executing":
@@ -223,6 +226,9 @@ def node_failed(data: dict[str, Any], node_id: str, error: BaseException | str) 
     """Record that ``node_id``'s execution raised ``error``: the node and the run fail (nothing
     new starts; executions in flight finish)."""
     data["nodes"][node_id]["status"] = "failed"
+    running = data["running"].get(node_id)
+    if running is not None:
+        executions.finished(data, [], node_id, int(running["n"]), "failed")
     data["status"] = "failed"
     text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
     data["error"] = f"node {node_id!r} failed: {text}"

@@ -89,8 +89,10 @@ class GraphRunState:
     sources whose edges are satisfied since it last started), ``running`` (nodes started and
     not finished: ``{"n": execution number, "input": prompt}``), ``queued`` (ready nodes
     waiting for their own previous execution to finish), ``executions`` (total starts),
-    ``error`` and ``paused`` (per interrupted node of a run kept in memory, the session snapshot
-    of its agent as it stopped, so the answer resumes it; durable runs keep it in the node's run).
+    ``error``, ``paused`` (per interrupted node of a run kept in memory, the session snapshot
+    of its agent as it stopped, so the answer resumes it; durable runs keep it in the node's run)
+    and ``log`` (one entry per execution: node, number, status, nested run; see
+    :mod:`tether.multiagent.executions`).
     """
 
     data: dict[str, Any]
@@ -127,6 +129,7 @@ class GraphRunState:
                 "queued": [],
                 "executions": 0,
                 "error": None,
+                "log": [],
             }
         )
 
@@ -161,6 +164,10 @@ class GraphRunState:
             raise SnapshotError(f"{where}: the state names unknown nodes {sorted(unknown)!r}")
         if not isinstance(order, list) or not all(isinstance(n, str) and n in known for n in order):
             raise SnapshotError(f"{where}: the execution order must be a list of this graph's node ids")
+        if "log" in data:
+            from .executions import check_log
+
+            check_log(data["log"], known, where)
         return cls(copy.deepcopy(data), list(order))
 
     def node_result(self, node_id: str) -> NodeResult:

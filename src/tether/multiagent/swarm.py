@@ -26,7 +26,6 @@ from ..tools.context import ToolContext
 from ..tools.decorator import tool
 from .durable_graph import GraphRecorder, open_run
 from .graph import GraphResult, _answers, _check_task
-from .nesting import child_run_id
 from .nodes import AgentTemplate
 from .state import GraphRunState, decode_result
 from .swarm_turns import HANDOFF_KEY, SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
@@ -274,6 +273,7 @@ class Swarm:
         )
         with opened as (run, recorder):
             self._current = run
+            run.data["spec"] = self.spec.to_dict()  # what the inspector shows (never read back as code)
             if run.data["status"] != "completed":
                 async for event in self._drive(run, recorder, answers):
                     yield event
@@ -305,12 +305,10 @@ class Swarm:
             yield {"type": "node_start", "node_id": name, "execution": running["n"]}
             agent = self.member_agent(name, None if recorder is None else recorder.store)
             result: AgentResult | None = None
+            child_id = None if recorder is None else recorder.child(run, name, running["n"])
             try:
-                if (
-                    recorder is not None
-                    and recorder.store.head(child := child_run_id(recorder.run_id, f"{name}:{running['n']}")) is not None
-                ):
-                    result = await agent.resume_async(child, answers)
+                if recorder is not None and child_id is not None and recorder.store.head(child_id) is not None:
+                    result = await agent.resume_async(child_id, answers)
                 elif answers is not None and running.get("paused") is not None:
                     # A run kept in memory whose member stopped on interrupts: its agent as it
                     # stopped (kept in the swarm state), continued with the answers.
@@ -321,7 +319,6 @@ class Swarm:
                         else:
                             yield {"type": "node_event", "node_id": name, "event": event}
                 else:
-                    child_id = None if recorder is None else child_run_id(recorder.run_id, f"{name}:{running['n']}")
                     parent = None if recorder is None else recorder.run_id
                     async for event in agent.stream_async(running["input"], run_id=child_id, parent_run_id=parent):
                         if event["type"] == "result":
@@ -329,6 +326,8 @@ class Swarm:
                         else:
                             yield {"type": "node_event", "node_id": name, "event": event}
             except Exception as exc:
+                if recorder is not None:
+                    recorder.completed(run, name, running["n"])
                 member_failed(data, name, exc)
                 if recorder is not None:
                     await recorder.finish(run)
@@ -359,9 +358,7 @@ class Swarm:
         for block in answers:
             ident = block["interruptResponse"].get("interruptId")
             if ident not in waiting:
-                raise PromptError(
-                    f"no member of this swarm waits on interrupt {ident!r} (waiting: {', '.join(waiting) or 'none'})"
-                )
+                raise PromptError(f"no member of this swarm waits on interrupt {ident!r} (waiting: {', '.join(waiting) or 'none'})")
         if not durable and running is not None and running.get("paused") is None:
             raise PromptError(
                 f"member {running['member']!r} stopped on interrupts in a durable swarm run: "
@@ -376,9 +373,7 @@ def swarm_result(run: GraphRunState, run_id: str | None) -> SwarmResult:
     """The :class:`SwarmResult` of a swarm run's state (its member results decoded)."""
     data = run.data
     results = {n: run.node_result(n) for n, e in data["nodes"].items() if e["executions"] or e["result"] is not None}
-    result = SwarmResult(
-        data["status"], results, list(run.order), data["executions"], copy.deepcopy(data["task"]), run_id, data["error"]
-    )
+    result = SwarmResult(data["status"], results, list(run.order), data["executions"], copy.deepcopy(data["task"]), run_id, data["error"])
     result.context = copy.deepcopy(data["context"])
     return result
 
@@ -389,7 +384,7 @@ def _record_turn(
     """Record a finished member turn; returns the event to yield (``node_result`` or ``handoff``)."""
     run.set_result(name, result)
     if recorder is not None:
-        recorder.completed(name, n)
+        recorder.completed(run, name, n)
     interrupted = result.stop_reason == "interrupt"
     event = record_turn(
         swarm.spec, run.data, run.order, name, n, interrupted=interrupted, handoff=None if interrupted else agent.state.get(_HANDOFF_KEY)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SnapshotError
+from . import executions
 from .state import NODE_STATUSES
 
 HANDOFF_KEY = "tether.handoff"
@@ -87,6 +88,7 @@ def new_state(spec: SwarmSpec, task: Any) -> dict[str, Any]:
         "context": {},
         "executions": 0,
         "error": None,
+        "log": [],
     }
 
 
@@ -114,6 +116,8 @@ def check_state(spec: SwarmSpec, data: Any, order: Any, where: str) -> None:
         raise SnapshotError(f"swarm {where}: the turn in flight names no member of this swarm")
     if not isinstance(order, list) or not all(n in names for n in order):
         raise SnapshotError(f"swarm {where}: the member history names unknown members")
+    if "log" in data:
+        executions.check_log(data["log"], set(names), f"swarm {where}")
 
 
 def begin(data: dict[str, Any]) -> bool:
@@ -149,6 +153,7 @@ def start_turn(spec: SwarmSpec, data: dict[str, Any], order: list[str]) -> dict[
     entry["status"] = "executing"
     running = {"member": name, "n": data["turns"], "input": turn_input(spec, data, order, name)}
     data["running"] = running
+    executions.started(data, name, data["turns"])
     return running
 
 
@@ -176,16 +181,17 @@ def record_turn(
     """Record member ``name``'s finished turn ``n`` (its result is set by the caller).
 
     ``interrupted``: the turn stopped on interrupts (the run waits for their answers, and the
-    same turn continues). Otherwise ``handoff`` is what the turn's agent state holds under
-    :data:`HANDOFF_KEY`: a dict hands the task on (counted against ``max_handoffs`` and the
-    repetitive handoff check), anything else makes this member's answer the swarm's.
+    same turn continues; it joins the member history once, when it completes). Otherwise
+    ``handoff`` is what the turn's agent state holds under :data:`HANDOFF_KEY`: a dict hands
+    the task on (counted against ``max_handoffs`` and the repetitive handoff check), anything
+    else makes this member's answer the swarm's.
 
     Returns what happened: ``{"type": "node_result", "node_id": name}`` or
     ``{"type": "handoff", "from", "to", "message"}``.
     """
     entry = data["nodes"][name]
     data["running"] = None
-    order.append(name)
+    executions.finished(data, order, name, n, "interrupted" if interrupted else "completed")
     if interrupted:
         entry["status"] = "interrupted"
         data["running"] = {"member": name, "n": n, "input": None}
@@ -214,6 +220,9 @@ def record_turn(
 def member_failed(data: dict[str, Any], name: str, error: BaseException | str) -> None:
     """Record that member ``name``'s turn raised ``error``: the member and the run fail."""
     data["nodes"][name]["status"] = "failed"
+    running = data.get("running")
+    if isinstance(running, dict) and running.get("member") == name:
+        executions.finished(data, [], name, int(running["n"]), "failed")
     text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
     fail(data, f"member {name!r} failed: {text}")
 

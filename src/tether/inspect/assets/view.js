@@ -85,8 +85,15 @@
       el("span", null, "tokens ", el("b", { text: num(u.input_tokens) + " in / " + num(u.output_tokens) + " out" })),
       el("span", null, "created ", el("b", { text: (s.created_at || "-").replace("T", " ").slice(0, 19) })),
       s.stop_reason ? el("span", null, "stop ", el("b", { text: s.stop_reason })) : null,
-      s.parent_run_id ? el("span", null, "nested in ", runLink(s.parent_run_id)) : null
+      s.parent_run_id ? el("span", null, "nested in ", runLink(s.parent_run_id)) : null,
+      run.graph ? el("span", null, run.graph.kind + " ", el("b", { text: run.graph.nodes.length + " nodes · " + run.graph.log.length + " executions" })) : null
     ]);
+    var graphTab = document.querySelector('.tabs button[data-tab="graph"]');
+    graphTab.hidden = !run.graph;
+    if (run.graph && tab === "conversation") tab = "graph";
+    else if (!run.graph && tab === "graph") tab = "conversation";
+    document.querySelectorAll(".tabs button").forEach(function (b) { b.setAttribute("aria-selected", b.dataset.tab === tab ? "true" : "false"); });
+    document.querySelectorAll(".tab").forEach(function (t) { t.hidden = t.id !== "tab-" + tab; });
     var spacer = clear($("timeline"));
     spacer.append(el("div", { style: "height:" + run.steps.length * ROW + "px" }));
     var at = typeof step === "number" ? run.steps.findIndex(function (x) { return x.step === step; }) : -1;
@@ -98,7 +105,7 @@
     return el("a", { class: "runlink", tabindex: 0, text: id, onclick: function () { selectRun(id); }, onkeydown: function (e) { if (e.key === "Enter") selectRun(id); } });
   }
   function statusBadge(status) {
-    var kind = { finished: "ok", running: "info", failed: "error", interrupted: "doubt", paused: "doubt", stalled: "doubt", corrupt: "error" }[status] || "muted";
+    var kind = { finished: "ok", completed: "ok", running: "info", executing: "info", failed: "error", interrupted: "doubt", paused: "doubt", stalled: "doubt", corrupt: "error" }[status] || "muted";
     return el("span", { class: "badge " + kind, text: status });
   }
 
@@ -181,7 +188,8 @@
 
   /* ---------- detail tabs ---------- */
   function renderDetail() {
-    if (tab === "conversation") renderConversation();
+    if (tab === "graph") renderGraph();
+    else if (tab === "conversation") renderConversation();
     else if (tab === "step") renderStep();
     else if (tab === "size") renderSize();
     else if (tab === "usage") renderUsage();
@@ -210,7 +218,7 @@
     if (shownFrom < 0 || shownFrom > picked.length) shownFrom = Math.max(0, picked.length - PAGE);
     if (shownFrom > 0) box.append(el("button", { class: "more", text: "Show " + Math.min(PAGE, shownFrom) + " earlier of " + shownFrom, onclick: function () { shownFrom = Math.max(0, shownFrom - PAGE); renderConversation(); } }));
     picked.slice(shownFrom).forEach(function (i) { box.append(messageCard(run.messages[i], query)); });
-    if (!picked.length) box.append(el("p", { class: "empty", text: query ? "No message matches." : "No messages yet at this step." }));
+    if (!picked.length) box.append(el("p", { class: "empty", text: query ? "No message matches." : run.graph ? "A " + run.graph.kind + " run has no conversation: its node executions are in the Graph tab, each with its own run." : "No messages yet at this step." }));
   }
   function messageCard(m, query) {
     var role = m.message.role || "?";
@@ -357,6 +365,89 @@
     label.textContent = "max " + num(maxT) + " tokens, " + ms(maxL) + (calls.length > B ? " (per " + Math.ceil(calls.length / B) + " calls)" : "");
     root.append(label);
     return root;
+  }
+
+  /* graph: a graph or swarm run's nodes and edges (layered from the entry points), then each
+     node execution in the order it started, linked to the nested run that executed it */
+  function layout(g) {
+    var depth = {}, queue = [];
+    (g.entry_points.length ? g.entry_points : g.nodes.length ? [g.nodes[0].id] : []).forEach(function (id) { depth[id] = 0; queue.push(id); });
+    while (queue.length) {
+      var id = queue.shift();
+      g.edges.forEach(function (e) { if (e.source === id && !(e.target in depth)) { depth[e.target] = depth[id] + 1; queue.push(e.target); } });
+    }
+    var deepest = Object.keys(depth).reduce(function (a, k) { return Math.max(a, depth[k]); }, 0);
+    g.nodes.forEach(function (n) { if (!(n.id in depth)) depth[n.id] = ++deepest; });
+    var rows = {}, at = {};
+    g.nodes.forEach(function (n) { var d = depth[n.id]; rows[d] = (rows[d] || 0) + 1; at[n.id] = { col: d, row: rows[d] - 1 }; });
+    return at;
+  }
+  function latestRun(g, id) {
+    var found = null;
+    g.log.forEach(function (e) { if (e.node === id && e.run_id) found = e.run_id; });
+    return found;
+  }
+  function graphSvg(g) {
+    var NS = "http://www.w3.org/2000/svg", W = 150, H = 46, GX = 70, GY = 22, at = layout(g);
+    function svg(tag, attrs) { var n = document.createElementNS(NS, tag); Object.keys(attrs || {}).forEach(function (k) { n.setAttribute(k, String(attrs[k])); }); return n; }
+    var cols = 0, rows = 0;
+    Object.keys(at).forEach(function (k) { cols = Math.max(cols, at[k].col + 1); rows = Math.max(rows, at[k].row + 1); });
+    var width = cols * (W + GX) - GX + 20, height = rows * (H + GY) - GY + 40;
+    var root = svg("svg", { class: "graph-svg", viewBox: "0 0 " + width + " " + height, width: width, role: "img", "aria-label": g.kind + " of " + g.nodes.length + " nodes" });
+    function box(id) { var p = at[id]; return { x: 10 + p.col * (W + GX), y: 20 + p.row * (H + GY) }; }
+    g.edges.forEach(function (e) {
+      if (!at[e.source] || !at[e.target]) return;
+      var a = box(e.source), b = box(e.target), d, head;
+      if (at[e.target].col > at[e.source].col) {
+        var ty = b.y + H / 2;
+        d = "M" + (a.x + W) + "," + (a.y + H / 2) + " C" + (a.x + W + GX / 2) + "," + (a.y + H / 2) + " " + (b.x - GX / 2) + "," + ty + " " + (b.x - 7) + "," + ty;
+        head = b.x + "," + ty + " " + (b.x - 8) + "," + (ty - 4) + " " + (b.x - 8) + "," + (ty + 4);
+      } else { // back to an earlier column (a cycle, a handoff back): over the top
+        var tx = b.x + W / 2 + (e.source === e.target ? 12 : 0);
+        d = "M" + (a.x + W / 2) + "," + a.y + " C" + (a.x + W / 2) + "," + (a.y - 18) + " " + tx + "," + (b.y - 18) + " " + tx + "," + (b.y - 7);
+        head = tx + "," + b.y + " " + (tx - 4) + "," + (b.y - 8) + " " + (tx + 4) + "," + (b.y - 8);
+      }
+      var path = svg("path", { class: "edge " + e.kind, d: d });
+      root.append(svg("polygon", { class: "arrow", points: head }));
+      var title = svg("title"); title.textContent = e.source + " → " + e.target + (e.kind === "edge" ? "" : " (" + e.kind + ")"); path.append(title);
+      root.append(path);
+    });
+    g.nodes.forEach(function (n) {
+      var p = box(n.id), child = latestRun(g, n.id), linked = child && DATA.runs[child];
+      var group = svg("g", { class: "node " + n.status + (linked ? " linked" : ""), "data-node": n.id });
+      if (linked) group.setAttribute("tabindex", "0");
+      group.append(svg("rect", { x: p.x, y: p.y, width: W, height: H, rx: 7 }));
+      var name = svg("text", { class: "name", x: p.x + 10, y: p.y + 19 }); name.textContent = n.id.length > 18 ? n.id.slice(0, 17) + "…" : n.id;
+      var sub = svg("text", { class: "sub", x: p.x + 10, y: p.y + 35 }); sub.textContent = n.status + " · " + n.executions + "×";
+      var tip = svg("title"); tip.textContent = n.id + (linked ? ": open its latest run " + child : "");
+      group.append(name, sub, tip);
+      if (linked) {
+        group.addEventListener("click", function () { selectRun(child); });
+        group.addEventListener("keydown", function (ev) { if (ev.key === "Enter") selectRun(child); });
+      }
+      root.append(group);
+    });
+    return root;
+  }
+  function renderGraph() {
+    var box = clear($("tab-graph")), g = run.graph;
+    if (!g) { box.append(el("p", { class: "empty", text: "Not a graph or swarm run." })); return; }
+    box.append(el("h3", { text: g.kind === "swarm" ? "Swarm: members and handoffs" : "Graph: nodes and edges" }));
+    box.append(el("p", null, "status ", statusBadge(g.status), g.error ? el("span", { class: "label", text: " " + g.error }) : null));
+    if (g.task) box.append(el("div", { class: "block" }, el("div", { class: "label", text: "task" }), folded(g.task, "text")));
+    box.append(graphSvg(g));
+    var edges = el("ul", { class: "edges", id: "graph-edges" });
+    g.edges.forEach(function (e) { edges.append(el("li", { text: e.source + " → " + e.target + (e.kind === "edge" ? "" : " (" + e.kind + ")") })); });
+    box.append(el("h3", { text: g.kind === "swarm" ? "Handoffs" : "Edges" }), g.edges.length ? edges : el("p", { class: "empty", text: "none" }));
+    var t = el("table", { id: "graph-executions" }, el("tr", null, el("th", { text: "started" }), el("th", { text: "node" }), el("th", { class: "n", text: "execution" }), el("th", { text: "status" }), el("th", { class: "n", text: "order" }), el("th", { class: "n", text: "tokens" }), el("th", { text: "run" })));
+    g.log.forEach(function (e, i) {
+      t.append(el("tr", { "data-node": e.node },
+        el("td", { class: "n", text: i + 1 }), el("td", { class: "tool-name", text: e.node }), el("td", { class: "n", text: e.n }),
+        el("td", null, statusBadge(e.status)), el("td", { class: "n", text: e.done === null ? "-" : "#" + e.done }),
+        el("td", { class: "n", text: e.total_tokens === null ? "-" : num(e.total_tokens) }),
+        el("td", null, e.run_id ? runLink(e.run_id) : el("span", { class: "empty", text: "no run (callable node)" }))));
+    });
+    box.append(el("h3", { text: "Node executions (" + g.log.length + ")" }), g.log.length ? t : el("p", { class: "empty", text: "none yet" }));
   }
 
   function renderRelated() {
