@@ -24,6 +24,7 @@ def test_failures_exit_1_with_a_table(tmp_path: Path, capsys: pytest.CaptureFixt
     assert code == 1
     assert "[12/12]" in out  # plain progress lines: stdout is not a terminal
     assert "FAIL" in out and "charge_card" in out and "crash points tested" in out
+    assert f"files kept in {tmp_path.resolve()}" in out  # where the stores and exports of the failures are
 
 
 def test_json_failures_name_the_tool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

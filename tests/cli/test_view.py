@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import threading
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -77,6 +79,64 @@ def test_serve_renders_afresh_on_loopback(db: str) -> None:
         server.server_close()
         thread.join()
         store.close()
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "attacker.example",
+        "attacker.example:{port}",
+        "127.0.0.1",
+        "127.0.0.1:1",
+        "localhost",
+        "localhost:{port}.attacker.example",
+        "[::1]:{port}",
+        None,
+    ],
+)
+def test_serve_refuses_a_foreign_host_header(db: str, host: str | None) -> None:
+    """DNS rebinding: a page of another site reaches the port from the browser with its own name as Host."""
+    with _served(db) as port:
+        status, body = _get(port, None if host is None else host.format(port=port))
+    assert status == 421
+    assert "tether-inspector" not in body and "refund order A1" not in body
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "LocalHost:{port}"])
+def test_serve_answers_its_own_loopback_names(db: str, host: str) -> None:
+    with _served(db) as port:
+        status, body = _get(port, host.format(port=port))
+    assert status == 200 and '"root":"r1"' in body and "refund order A1" in body
+
+
+@contextlib.contextmanager
+def _served(db: str) -> Iterator[int]:
+    """``tether view --serve``'s server for run r1, on a free loopback port, in a thread."""
+    store = SQLiteStore(db)
+    server = make_server(store, "r1")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+        store.close()
+
+
+def _get(port: int, host: str | None) -> tuple[int, str]:
+    """``GET /`` over a real connection to the port, with exactly this ``Host`` header (none for None)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.putrequest("GET", "/", skip_host=True)
+        if host is not None:
+            connection.putheader("Host", host)
+        connection.endheaders()
+        response = connection.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        connection.close()
 
 
 def test_view_open_hands_the_file_to_the_browser(

@@ -11,12 +11,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tether import Agent, tool
+from tether import Agent, BeforeToolCall, tool
 from tether.durable import MemoryStore
-from tether.durable.indoubt import InDoubtCall
+from tether.durable.indoubt import RERUN, InDoubtCall
 from tether.models import ScriptedModel
+from tether.tools.base import Tool
 from tether.tools.context import ToolContext
-from tether.types import ToolResult
+from tether.tools.executors import SequentialToolExecutor
+from tether.types import ToolResult, ToolUse
 
 
 def script(cycles: int, tools: tuple[str, ...]) -> list[Any]:
@@ -126,3 +128,68 @@ def unlocked() -> Agent:
         return f"value {n * 7}"
 
     return Agent(model=ScriptedModel(script(3, ("lookup", "record")), stateful=True), tools=[lookup, record])
+
+
+@tool(idempotent=False)
+def pay(n: int, ctx: ToolContext) -> str:
+    """Declared non-idempotent, and every call makes a new charge with a new receipt number."""
+    return f"paid {n}, receipt #{effects(ctx.idempotency_key)}"
+
+
+def paying() -> Agent:
+    """``idempotent=False`` with no reconcile, a new result on every run: in-doubt calls are asked
+    about (crashtest answers "rerun"), which is what the declaration asks for, not a failure."""
+    return Agent(model=ScriptedModel(script(2, ("pay",)), stateful=True), tools=[pay])
+
+
+def paying_reconcile_reruns() -> Agent:
+    """``idempotent=False`` with a reconcile that always answers rerun, without checking whether
+    the charge went through: the second charge's new receipt is the reconcile's fault."""
+    return Agent(model=ScriptedModel(script(2, ("pay",)), stateful=True), tools=[pay], reconcile=lambda call: RERUN)
+
+
+def forgetful() -> Agent:
+    """The sound agent (one cycle) on a broken store that loses the recorded result of every
+    `record` call of the open cycle when it loads the run: a resume runs a completed call again,
+    and it returns the same result (only its start count shows it)."""
+    import tether.durable.sqlite as sqlite_module
+
+    original = sqlite_module.SQLiteStore.load
+
+    def load(self: Any, run_id: str) -> Any:
+        loaded = original(self, run_id)
+        if loaded is not None:
+            for tool_use_id in [i for i in loaded.results if i.endswith("-record")]:
+                del loaded.results[tool_use_id]
+        return loaded
+
+    sqlite_module.SQLiteStore.load = load  # type: ignore[method-assign]
+    tools = ("record", "lookup")  # one at a time: record's result is stored while lookup is still to run
+    return Agent(model=ScriptedModel(script(1, tools), stateful=True), tools=[record, lookup], tool_executor=SequentialToolExecutor())
+
+
+class _Twice(Tool):
+    """A buggy retry middleware: runs the tool, then runs it once more for the same call."""
+
+    def __init__(self, inner: Tool) -> None:
+        self.inner = inner
+
+    @property
+    def tool_name(self) -> str:
+        return self.inner.tool_name
+
+    async def invoke(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
+        await self.inner.invoke(tool_use, context)
+        return await self.inner.invoke(tool_use, context)
+
+
+def retrying() -> Agent:
+    """The sound agent (one cycle) with a hook that runs `record` twice per call (same result)."""
+    agent = sound(1)
+
+    def twice(event: BeforeToolCall) -> None:
+        if event.selected_tool is not None and event.selected_tool.tool_name == "record":
+            event.selected_tool = _Twice(event.selected_tool)
+
+    agent.hooks.add_callback(BeforeToolCall, twice)
+    return agent

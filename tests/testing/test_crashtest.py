@@ -4,15 +4,19 @@ on SQLite and PostgreSQL; with racing resumers."""
 from __future__ import annotations
 
 import re
+import select
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from tether.durable import SQLiteStore
 from tether.errors import CrashTestError, TetherError
 from tether.testing import CrashReport, crashtest
-from tether.testing.crash import Point, select_points
+from tether.testing.crash import Point, _child_paths, _finish, _in_doubt, _judge, _Plan, _run, _spawn, _starts, select_points
 
-ADVICE = "it is not idempotent; mark it `idempotent=False` and give a `reconcile`"
+ADVICE = "it is not idempotent; make it idempotent on `ctx.idempotency_key`, or declare it `@tool(idempotent=False)`"
 
 
 def test_sound_agent_passes_every_save_point(tmp_path: Path) -> None:
@@ -43,6 +47,111 @@ def test_non_idempotent_tool_without_reconcile_interrupts_not_fails(tmp_path: Pa
     assert report.ok, report.failures
     assert report.in_doubt_interrupts > 0  # reported as in-doubt interrupts (answered "rerun")
     assert report.reconciled == 0
+
+
+def test_declared_non_idempotent_tool_with_a_new_result_is_asked_not_failed(tmp_path: Path) -> None:
+    """`idempotent=False`, no reconcile, a new receipt on every run: the advice is already followed.
+
+    The in-doubt call stops the resume with an interrupt; crashtest answers "rerun" as a person
+    may, and the re-run's new receipt is not held against the agent (points=4 includes the two
+    crash points where `pay` is in doubt).
+    """
+    report = crashtest("tests.testing.agents:paying", "pay twice", points=4, workdir=tmp_path, races=0)
+    assert report.ok, report.failures
+    assert report.in_doubt_interrupts > 0 and report.reconciled == 0
+
+
+def test_reconcile_that_reruns_a_call_that_happened_is_reported(tmp_path: Path) -> None:
+    report = crashtest("tests.testing.agents:paying_reconcile_reruns", "pay twice", points=4, workdir=tmp_path, races=0)
+    assert report.failures and report.in_doubt_interrupts == 0
+    for failure in report.failures:
+        assert "tool `pay` returned a different result when re-run in doubt" in failure.reason
+        assert "declared `idempotent=False` and your `reconcile` answered `rerun`" in failure.reason
+        assert ADVICE not in failure.reason
+
+
+def test_completed_call_run_again_with_the_same_result_is_reported(tmp_path: Path) -> None:
+    """A broken store loses `record`'s stored result: the resume runs the completed call again.
+
+    The result is the same text, so only the tool's start count per idempotency key shows it.
+    """
+    report = crashtest("tests.testing.agents:forgetful", "do it", points=3, workdir=tmp_path, races=0)
+    assert report.failures, report.summary()
+    for failure in report.failures:
+        assert "tool `record` (call c0-record) started again after the resume for the idempotency key crashtest/c0-record" in failure.reason
+        assert "it was not in doubt" in failure.reason
+
+
+def test_tool_started_twice_for_one_call_is_reported(tmp_path: Path) -> None:
+    """A hook that runs `record` twice per call (same result each time) is caught in the reference run."""
+    with pytest.raises(TetherError, match=re.escape("a tool started more than once for the idempotency key crashtest/c0-record")):
+        crashtest("tests.testing.agents:retrying", "do it", points=2, workdir=tmp_path, races=0)
+
+
+def test_temporary_workdir_is_removed_after_a_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    report = crashtest("tests.testing.agents:sound", "do it", points=2, races=0)
+    assert report.ok, report.failures
+    assert report.workdir == "" and list(tmp_path.glob("tether-crashtest-*")) == []
+    with pytest.raises(TetherError, match="reference run"):
+        crashtest("tests.testing.agents:retrying", "do it", points=2, races=0)
+    assert list(tmp_path.glob("tether-crashtest-*")) == []
+
+
+def test_temporary_workdir_is_kept_and_named_after_a_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    report = crashtest("tests.testing.agents:forgetful", "do it", points=3, races=0)
+    kept = list(tmp_path.glob("tether-crashtest-*"))
+    assert not report.ok and len(kept) == 1 and report.workdir == str(kept[0].resolve())
+    assert (kept[0] / "reference.json").is_file()
+    assert f"files kept in {report.workdir}" in report.summary()
+    with pytest.raises(CrashTestError, match=re.escape(f"files kept in {report.workdir}")):
+        report.raise_for_failures()
+
+
+def test_late_duplicate_rerun_answer_is_a_refusal_not_a_failure(tmp_path: Path) -> None:
+    """Two resumers of a run with an in-doubt `send_email`, forced into the window between a
+    resume that stops at the in-doubt interrupt and its answer: A stops at the interrupt and
+    holds its answer; B resumes, answers "rerun" and finishes; then A answers, late. The run is
+    not leased between A's two calls, so this is legal: A's answer is refused, the tool ran once
+    after the crash, and the race has one winner."""
+    plan = _Plan("tests.testing.agents:emailing", "send two emails", "sqlite", tmp_path, 60.0, "t", *_child_paths())
+    base = {"store": str(tmp_path / "run.db"), "run_id": "crashtest", "scratch": str(tmp_path / "scratch")}
+    for write in range(1, 12):  # the first crash point that leaves send_email in doubt (deterministic)
+        (tmp_path / "run.db").unlink(missing_ok=True)
+        crashed = _run(plan, {**base, "action": "start", "log": str(tmp_path / "crash.log"), "kill_at": write, "when": "before"})
+        assert crashed.returncode < 0, crashed.stderr
+        store = SQLiteStore(str(tmp_path / "run.db"))
+        doubt = _in_doubt(store, "crashtest")
+        store.close()
+        if any(i.endswith("-send_email") for i in doubt):
+            break
+    else:
+        pytest.fail("no crash point left send_email in doubt")
+    hold = tmp_path / "hold"
+    a = _spawn(plan, {**base, "action": "resume", "log": str(tmp_path / "a.log"), "answer_in_doubt": True, "hold_answers": str(hold)})
+    try:
+        assert _line(a) == "ready" and _line(a) == "interrupted"  # A stopped at the interrupt, its answer held
+        b = _run(plan, {**base, "action": "resume", "log": str(tmp_path / "b.log"), "answer_in_doubt": True})
+        assert b.returncode == 0 and b.outcome["stop_reason"] == "end_turn", b.stderr
+        hold.touch()
+        late = _finish(a, 60.0)
+    finally:
+        if a.poll() is None:
+            a.kill()
+            a.wait()
+    assert late.returncode == 3 and late.outcome.get("late") is True, late.stderr
+    winner, reason = _judge([late, b])
+    assert winner is b and reason == ""
+    reruns = [s for s in _starts(tmp_path / "a.log") + _starts(tmp_path / "b.log") if s.id in doubt]
+    assert sorted(s.id for s in reruns) == sorted(doubt)  # each in-doubt call ran again once after the crash
+
+
+def _line(proc: subprocess.Popen[str]) -> str:
+    """The child's next stdout line ('' when it printed none within 60 s)."""
+    assert proc.stdout is not None
+    readable, _, _ = select.select([proc.stdout], [], [], 60)
+    return proc.stdout.readline().strip() if readable else ""
 
 
 def test_non_idempotent_tool_with_reconcile(tmp_path: Path) -> None:

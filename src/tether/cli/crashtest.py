@@ -25,7 +25,9 @@ def add_parser(command: Any) -> None:
     sub.add_argument("prompt", help="the prompt of the run")
     sub.add_argument("--points", type=int, default=None, metavar="N", help="test N crash points spread over the run (default: all)")
     sub.add_argument("--races", type=int, default=2, metavar="N", help="crash points repeated with two racing resumers (default 2)")
-    sub.add_argument("--workdir", metavar="DIR", help="where stores, logs and run exports go (default: a new temp directory)")
+    sub.add_argument(
+        "--workdir", metavar="DIR", help="where stores, logs and run exports go (default: a temp dir, removed when every point passed)"
+    )
     sub.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds each child process may take (default 60)")
     sub.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -87,6 +89,9 @@ def _summary(out: Any, report: Any) -> None:
             f"FAIL {failure.point}: {failure.reason}\n  exports: {failure.exports[0]} {failure.exports[1]}", markup=False, soft_wrap=True
         )
     out.print(
-        "ok: every crash point resumed to the reference outcome" if report.ok else f"{len(report.failures)} crash points failed",
+        "ok: every crash point resumed to the reference outcome"
+        if report.ok
+        else f"{len(report.failures)} crash points failed; files kept in {report.workdir}",
         markup=False,
+        soft_wrap=True,
     )

@@ -54,11 +54,19 @@ def make_server(store: RunStore, run_id: str, port: int = 0, store_flags: list[s
 
     Each ``GET /`` renders the page from the store again, so a live run's page shows its latest
     step (the page reloads itself while the run is running). Anything else is 404.
+
+    A request whose ``Host`` header is not the server's own loopback name (``127.0.0.1:PORT`` or
+    ``localhost:PORT``) is answered 421 without reading the store: a page of another site whose
+    name an attacker re-points at 127.0.0.1 (DNS rebinding) reaches this port from the user's
+    browser, but its requests carry the attacker's name, so they never see the conversation.
     """
     from ..inspect import render_html
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            if not _is_own_host(self.headers.get("Host"), server.server_port):
+                self.send_error(421, "Misdirected Request", "this server answers only to 127.0.0.1:PORT and localhost:PORT")
+                return
             if self.path.split("?")[0] not in ("/", "/index.html"):
                 self.send_error(404)
                 return
@@ -73,7 +81,27 @@ def make_server(store: RunStore, run_id: str, port: int = 0, store_flags: list[s
         def log_message(self, format: str, *args: Any) -> None:
             pass  # quiet: the command printed where it serves
 
-    return HTTPServer(("127.0.0.1", port), Handler)
+    server = HTTPServer(("127.0.0.1", port), Handler)
+    return server
+
+
+def _is_own_host(header: str | None, port: int) -> bool:
+    """Whether a request's ``Host`` header names this loopback server (``127.0.0.1`` or ``localhost``).
+
+    The port must be the bound one; it may be left out only when that is HTTP's default, 80, as
+    a browser then leaves it out. A missing header is refused (every HTTP/1.1 client sends one).
+    """
+    if header is None:
+        return False
+    name = header.strip().lower()
+    names = {f"{host}:{port}" for host in _LOOPBACK_NAMES}
+    if port == 80:
+        names |= set(_LOOPBACK_NAMES)
+    return name in names
+
+
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost")
+"""The names the served page answers to: the address it binds and the name that resolves to it."""
 
 
 def _file_name(run_id: str) -> str:

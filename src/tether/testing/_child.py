@@ -2,10 +2,19 @@
 
 ``python -m tether.testing._child CONFIG_JSON``. The parent (:mod:`tether.testing.crash`)
 passes the factory (``"module:attr"``), the store spec, the run id and prompt, the save point to
-SIGKILL at, and the paths it reads back: an effects log (one ``ran TOOL_USE_ID NAME`` line per
-tool execution, appended with ``O_APPEND`` so a killed process's lines survive) and an optional
-gate file both racers wait for. Prints ``ready`` once the agent is built, then one JSON line with
-the outcome. Exit codes: 0 the run ended, 3 another owner held the run (RunLockedError), 2 error.
+SIGKILL at, and the paths it reads back: a starts log and an optional gate file both racers wait
+for. The starts log gets one JSON line per *start* of a tool's body (``key``: the idempotency
+key ``run_id/toolUseId``, ``id``, ``name``), written by a wrapper this process installs around
+the agent's tools before the body runs and appended with ``O_APPEND``, so a start survives a
+SIGKILL in the middle of the tool. The count comes from the tool's side, not from the loop
+under test: a re-run the loop does not report is still counted.
+
+Prints ``ready`` once the agent is built, then one JSON line with the outcome. With
+``answer_in_doubt`` it answers ``tether.in_doubt`` interrupts with ``"rerun"`` and reports the
+answered calls (``answered``); with ``hold_answers`` (a path) it first prints ``interrupted``
+and waits for that file, so a test can order two racers. Exit codes: 0 the run ended, 3 another
+owner held the run (``RunLockedError``) or had already answered the in-doubt interrupts this
+process was answering (``late``), 2 error.
 """
 
 from __future__ import annotations
@@ -20,8 +29,12 @@ from typing import Any
 
 from ..agent import Agent
 from ..durable.indoubt import IN_DOUBT
-from ..errors import RunLockedError, TetherError
-from ..hooks import AfterToolCall
+from ..errors import InterruptError, RunLockedError, TetherError
+from ..hooks import BeforeToolCall
+from ..interrupts import Interrupt
+from ..tools.base import Tool
+from ..tools.context import ToolContext
+from ..types import ToolResult, ToolUse
 from .faults import FaultStore, open_store
 
 
@@ -54,6 +67,62 @@ def _append(path: str, line: str) -> None:
         os.close(fd)
 
 
+def count_starts(agent: Agent, log: str) -> None:
+    """Record every start of a tool body of ``agent`` in ``log`` (one JSON line, before the body runs).
+
+    Each tool the agent registers gets its instance's ``invoke`` wrapped once: the tools given
+    to the agent now, the tools a tool source lists at run time when first called (from a
+    ``BeforeToolCall`` hook). A hook of the agent that runs a registered tool twice for one call
+    is counted twice, as it should be.
+    """
+
+    def wrap(tool: Tool | None) -> None:
+        if tool is None or getattr(tool, "_crashtest_counted", False):
+            return
+        invoke = tool.invoke
+
+        async def counted(tool_use: ToolUse, context: ToolContext) -> ToolResult:
+            line = {"key": context.idempotency_key, "id": tool_use["toolUseId"], "name": tool_use["name"], "pid": os.getpid()}
+            _append(log, json.dumps(line))
+            return await invoke(tool_use, context)
+
+        setattr(tool, "invoke", counted)  # noqa: B010 - an instance attribute shadows the method
+        setattr(tool, "_crashtest_counted", True)  # noqa: B010
+
+    for name in agent.tool_registry.names:
+        wrap(agent.tool_registry.get(name))
+
+    def late(event: BeforeToolCall) -> None:
+        if event.tool_use is not None:
+            wrap(agent.tool_registry.get(event.tool_use["name"]))
+
+    agent.hooks.add_callback(BeforeToolCall, late)
+
+
+def _tool_kinds(agent: Agent) -> dict[str, bool]:
+    """``{tool name: idempotent}`` for the agent's tools (what the parent's advice depends on)."""
+    kinds: dict[str, bool] = {}
+    for name in agent.tool_registry.names:
+        tool: Tool | None = agent.tool_registry.get(name)
+        if tool is not None:
+            kinds[name] = bool(tool.idempotent)
+    return kinds
+
+
+def _still_pending(inner: Any, run_id: str, ids: set[str]) -> bool:
+    """Whether any of the interrupts ``ids`` still waits for an answer in the stored run."""
+    loaded = inner.load(run_id)
+    if loaded is None:
+        return False
+    table = (loaded.head.get("interrupt_state") or {}).get("interrupts") or {}
+    return any(ident in table and "response" not in table[ident] for ident in ids)
+
+
+def _answered_ids(interrupts: list[Interrupt]) -> list[str]:
+    """The tool-use ids of in-doubt interrupts (their reason names the call)."""
+    return [str(i.reason["toolUseId"]) for i in interrupts if isinstance(i.reason, dict) and "toolUseId" in i.reason]
+
+
 def main(config: dict[str, Any]) -> int:
     for entry in reversed(config.get("sys_path", [])):
         if entry not in sys.path:
@@ -65,20 +134,15 @@ def main(config: dict[str, Any]) -> int:
     inner = open_store(config["store"])
     store = FaultStore(inner, config.get("kill_at"), config.get("when", "after"))
     agent.store = store  # a RunStore proxy (the protocol is structural)
-    log = config["log"]
-
-    def ran(event: AfterToolCall) -> None:
-        if event.tool_use is not None:
-            _append(log, f"ran {event.tool_use['toolUseId']} {event.tool_use['name']}")
-
-    agent.hooks.add_callback(AfterToolCall, ran)
+    count_starts(agent, config["log"])
     print("ready", flush=True)
     gate = config.get("gate")
     if gate:
         os.environ["TETHER_CRASHTEST_RACER"] = "1"
     while gate and not os.path.exists(gate):
         time.sleep(0.002)
-    run_id, in_doubt = config["run_id"], 0
+    run_id, in_doubt, answered = config["run_id"], 0, list[str]()
+    kinds = {"tools": _tool_kinds(agent), "reconcile": agent.reconcile is not None}
     try:
         if config["action"] == "start" or inner.head(run_id) is None:
             result = agent(config["prompt"], run_id=run_id)
@@ -87,17 +151,30 @@ def main(config: dict[str, Any]) -> int:
         while result.stop_reason == "interrupt" and config.get("answer_in_doubt") and result.interrupts:
             if any(i.name != IN_DOUBT for i in result.interrupts):
                 break
-            in_doubt += len(result.interrupts)
+            if config.get("hold_answers"):
+                print("interrupted", flush=True)
+                while not os.path.exists(config["hold_answers"]):
+                    time.sleep(0.002)
+            ids, calls = {i.id for i in result.interrupts}, _answered_ids(result.interrupts)
             answers = [{"interruptResponse": {"interruptId": i.id, "response": "rerun"}} for i in result.interrupts]
-            result = agent.resume(run_id, answers)
+            try:
+                result = agent.resume(run_id, answers)
+            except InterruptError:
+                if _still_pending(inner, run_id, ids):
+                    raise
+                # Another owner answered these interrupts while this process waited between its
+                # resume and its answer (the run is not leased in between): the late answer is
+                # refused, nothing ran twice. This process lost the race, like a locked-out one.
+                print(json.dumps({"late": True, "writes": store.commits, **kinds}), flush=True)
+                return 3
+            in_doubt += len(ids)
+            answered += calls
     except RunLockedError as exc:
-        print(json.dumps({"locked": True, "error": str(exc), "writes": store.commits}), flush=True)
+        print(json.dumps({"locked": True, "error": str(exc), "writes": store.commits, **kinds}), flush=True)
         return 3
     interrupts = [{"name": i.name, "reason": i.reason} for i in result.interrupts]
-    print(
-        json.dumps({"stop_reason": result.stop_reason, "interrupts": interrupts, "in_doubt_interrupts": in_doubt, "writes": store.commits}),
-        flush=True,
-    )
+    outcome = {"stop_reason": result.stop_reason, "interrupts": interrupts, "in_doubt_interrupts": in_doubt, "answered": answered}
+    print(json.dumps({**outcome, "writes": store.commits, **kinds}), flush=True)
     return 0
 
 

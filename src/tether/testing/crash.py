@@ -7,12 +7,22 @@ point is one store write, and the child SIGKILLs itself just *before* or just *a
 No timers, so a crash point is the same in every run.
 
 For each crash point: the killed child, then one resumer (a fresh child) runs the run to its end;
-the stored outcome must equal the reference's (messages, agent state, stop reason), every tool
-call must have run once, or again only when it was in doubt (started, result not recorded; it
-runs again with the same idempotency key ``run_id/toolUseId``, derived from the run and the
-call). A racing phase crashes a few points and starts two resumers at once: exactly one may
-write to the run (the other is refused with ``RunLockedError``, or finds the run already
-finished and writes nothing), and the outcome must still equal the reference.
+the stored outcome must equal the reference's (messages, agent state, stop reason), and every
+tool call must have *started* once per idempotency key ``run_id/toolUseId``, or twice only when
+the crash left it in doubt (started, result not recorded; it runs again with the same key). The
+starts are counted by a wrapper the child installs around the agent's tools (see
+:mod:`tether.testing._child`), so a completed call that runs again is caught even when it
+returns the same result. An in-doubt call of an ``idempotent=False`` tool with no ``reconcile``
+stops the resume with a ``tether.in_doubt`` interrupt; crashtest answers ``"rerun"`` (what a
+person may answer), counts it, and does not compare that call's result with the reference (a
+deliberate second run may return another one). A racing phase crashes a few points and starts
+two resumers at once: exactly one may write to the run (the other is refused with
+``RunLockedError``, finds the run already finished and writes nothing, or has its answer to an
+in-doubt interrupt refused because the winner answered it first), and the outcome must still
+equal the reference.
+
+A temporary ``workdir`` (the default) is removed when every point passed and kept, with the
+report naming it, when one failed.
 
 On SQLite every point gets its own database file in ``workdir`` and the same run id, so tools
 that echo their idempotency key compare equal. On PostgreSQL points share the database, so each
@@ -24,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,7 +43,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +98,7 @@ class _Plan:
     reference: dict[str, Any] = field(default_factory=dict)
     ref_runs: Counter[str] = field(default_factory=Counter)
     names: dict[str, str] = field(default_factory=dict)
+    own_workdir: bool = False
 
     @property
     def postgres(self) -> bool:
@@ -122,8 +134,9 @@ def crashtest(
             ``postgresql://`` URL.
         points: ``"all"`` crash points (before and after every store write of the reference
             run), or an int N to test N of them, spread evenly (deterministic).
-        workdir: Where stores, effect logs and run exports go (default: a new temp directory,
-            kept so failures can be inspected).
+        workdir: Where stores, tool-start logs and run exports go (default: a new temporary
+            directory, removed when every point passed and kept when one failed; the report's
+            ``workdir`` names it). A directory you pass is always kept.
         timeout: Seconds each child process may run before it is killed (reported as a failure).
         races: Crash points to repeat with two racing resumers (0 to skip the racing phase).
         jobs: Crash points run at once (default: the CPU count).
@@ -142,8 +155,24 @@ def crashtest(
     select_points(1, points)  # a bad points= fails before any run
     root = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="tether-crashtest-"))
     root.mkdir(parents=True, exist_ok=True)
-    plan = _Plan(factory, prompt, store, root.resolve(), timeout, uuid.uuid4().hex[:8], *_child_paths())
+    plan = _Plan(factory, prompt, store, root.resolve(), timeout, uuid.uuid4().hex[:8], *_child_paths(), own_workdir=workdir is None)
     report = CrashReport(factory=factory, store=_hide_password(store), workdir=str(plan.workdir))
+    try:
+        _points_and_races(plan, report, points, jobs, races, progress, started)
+    except BaseException:
+        if plan.own_workdir:  # nothing to inspect: the error says what went wrong
+            shutil.rmtree(plan.workdir, ignore_errors=True)
+        raise
+    if plan.own_workdir and report.ok:
+        shutil.rmtree(plan.workdir, ignore_errors=True)
+        report.workdir = ""
+    return report
+
+
+def _points_and_races(
+    plan: _Plan, report: CrashReport, points: int | str, jobs: int | None, races: int, progress: Progress | None, started: float
+) -> None:
+    """The reference run, every chosen crash point, then the racing phase, into ``report``."""
     try:
         _reference(plan, report)
         report.timings["reference"] = time.perf_counter() - started
@@ -173,7 +202,6 @@ def crashtest(
     finally:
         report.timings["total"] = time.perf_counter() - started
     report.failures.sort(key=lambda f: (f.point.startswith("race"), f.write, WHEN.index(f.when)))
-    return report
 
 
 def select_points(writes: int, points: int | str) -> list[Point]:
@@ -260,13 +288,25 @@ def _run(plan: _Plan, config: dict[str, Any]) -> _Child:
             proc.wait()
 
 
-def _ran(log: Path) -> Counter[str]:
-    """Tool executions per toolUseId in an effects log."""
-    counts: Counter[str] = Counter()
-    if log.exists():
-        for line in log.read_text().splitlines():
-            counts[line.split(" ", 2)[1]] += 1
-    return counts
+@dataclass(frozen=True)
+class _Start:
+    """One start of a tool's body, as a child's starts log records it."""
+
+    key: str  # the idempotency key, run_id/toolUseId
+    id: str  # the toolUseId
+    name: str
+
+
+def _starts(log: Path) -> list[_Start]:
+    """The tool starts a child recorded in ``log`` (none when it started no tool)."""
+    if not log.exists():
+        return []
+    records = (json.loads(line) for line in log.read_text().splitlines() if line.strip())
+    return [_Start(str(r["key"]), str(r["id"]), str(r["name"])) for r in records]
+
+
+def _by_id(starts: Iterable[_Start]) -> Counter[str]:
+    return Counter(start.id for start in starts)
 
 
 def _export(run: StoredRun | None, path: Path, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -302,10 +342,15 @@ def _reference(plan: _Plan, report: CrashReport) -> None:
             store.delete_run(run_id)
     finally:
         store.close()
-    plan.ref_runs = _ran(log)
-    for line in log.read_text().splitlines() if log.exists() else []:
-        _, tool_use_id, name = line.split(" ", 2)
-        plan.names[tool_use_id] = name
+    starts = _starts(log)
+    plan.ref_runs = _by_id(starts)
+    plan.names = {start.id: start.name for start in starts}
+    twice = sorted(key for key, n in Counter(start.key for start in starts).items() if n > 1)
+    if twice:
+        raise TetherError(
+            f"crashtest of {plan.factory}: in the reference run (no crash) a tool started more than once for the "
+            f"idempotency key {twice[0]}; a call must run once"
+        )
     report.writes = int(child.outcome["writes"])
 
 
@@ -338,7 +383,7 @@ def _crash_point(plan: _Plan, report: CrashReport, point: Point, lock: threading
         if resumed.returncode != 0:
             _fail(plan, report, lock, point, f"the resume failed (exit {resumed.returncode}): {resumed.stderr[-1500:]}", store, run_id)
             return 0
-        reason = _compare(plan, store, run_id, resumed.outcome, doubt, [_ran(p) for p in logs], lock, report)
+        reason = _compare(plan, store, run_id, resumed.outcome, doubt, [_starts(p) for p in logs], lock, report)
         if reason:
             _fail(plan, report, lock, point, reason, store, run_id)
         elif plan.postgres:
@@ -354,39 +399,84 @@ def _compare(
     run_id: str,
     outcome: dict[str, Any],
     doubt: set[str],
-    runs: list[Counter[str]],
+    runs: list[list[_Start]],
     lock: threading.Lock,
     report: CrashReport,
 ) -> str:
-    """Why the finished run differs from the reference ('' when it does not); counts in-doubt figures."""
-    ran: Counter[str] = sum(runs, Counter())
-    reran = sum(1 for i in doubt if sum(r[i] for r in runs[1:]) > 0)
-    reconciled = sum(1 for i in doubt if sum(r[i] for r in runs[1:]) == 0)
+    """Why the finished run differs from the reference ('' when it does not); counts in-doubt figures.
+
+    ``runs`` are the tool starts of the crashed child, then of each resumer.
+    """
+    after = _by_id(start for starts in runs[1:] for start in starts)
     with lock:
-        report.in_doubt_reruns += reran
-        report.reconciled += reconciled
+        report.in_doubt_reruns += sum(1 for i in doubt if after[i] > 0)
+        report.reconciled += sum(1 for i in doubt if after[i] == 0)
         report.in_doubt_interrupts += int(outcome.get("in_doubt_interrupts", 0))
+    reason = _extra_starts(plan, doubt, runs)
+    if reason:
+        return reason
+    answered = set(outcome.get("answered") or [])  # re-run on crashtest's "rerun" answer: not compared
     stored = store.load(run_id)
-    mine = {"messages": [] if stored is None else stored.messages, "state": {} if stored is None else stored.head.get("state") or {}}
-    ref = {"messages": plan.reference["messages"], "state": plan.reference["state"]}
+    messages = [] if stored is None else _masked(stored.messages, answered)
+    mine = {"messages": messages, "state": {} if stored is None else stored.head.get("state") or {}}
+    ref = {"messages": _masked(plan.reference["messages"], answered), "state": plan.reference["state"]}
     path = first_difference(ref, mine)
     if path is not None:
-        return _explain(plan, path, mine, doubt)
+        return _explain(plan, path, mine, doubt, outcome)
     if outcome.get("stop_reason") != plan.reference["stop_reason"]:
         return f"the resumed run stopped with {outcome.get('stop_reason')!r}, the reference with {plan.reference['stop_reason']!r}"
-    for tool_use_id, count in sorted(ran.items()):
-        name = plan.names.get(tool_use_id, "?")
-        if count > 1 and tool_use_id not in doubt:
-            return f"tool `{name}` (call {tool_use_id}) ran {count} times: its result was recorded, yet it ran again after the resume"
-        if count > 2:
-            return f"tool `{name}` (call {tool_use_id}) ran {count} times: an in-doubt call may run again once, not more"
+    ran = _by_id(start for starts in runs for start in starts)
     missing = [i for i in plan.ref_runs if ran[i] == 0 and i not in doubt]
     if missing:
         return f"tool `{plan.names.get(missing[0], '?')}` (call {missing[0]}) never ran, yet the reference ran it"
     return ""
 
 
-def _explain(plan: _Plan, path: list[Any], mine: dict[str, Any], doubt: set[str]) -> str:
+def _extra_starts(plan: _Plan, doubt: set[str], runs: list[list[_Start]]) -> str:
+    """A tool started more often per idempotency key than the crash allows ('' when none did).
+
+    Once per key; a call the crash left in doubt may start once more after the resume. The
+    count comes from the tools, not from results, so a re-run that returns the same result (a
+    second charge with the same receipt text) is caught too.
+    """
+    before = Counter(start.key for start in runs[0])
+    after = Counter(start.key for starts in runs[1:] for start in starts)
+    calls = {start.key: start for starts in runs for start in starts}
+    for key in sorted(calls):
+        call = calls[key]
+        tool = f"tool `{call.name}` (call {call.id}) started"
+        if before[key] > 1:
+            return f"{tool} {before[key]} times for the idempotency key {key} before the crash: a call runs once unless it is in doubt"
+        if call.id in doubt:
+            if after[key] > 1:
+                return f"{tool} {after[key]} times for the idempotency key {key} after the resume: an in-doubt call may run again once"
+        elif before[key] and after[key]:
+            return (
+                f"{tool} again after the resume for the idempotency key {key} ({before[key] + after[key]} starts), though its result "
+                f"was recorded before the crash (it was not in doubt): a completed call ran twice"
+            )
+        elif after[key] > 1:
+            return f"{tool} {after[key]} times for the idempotency key {key} after the resume, though it was not in doubt: a call runs once"
+    return ""
+
+
+def _masked(messages: list[Any], calls: set[str]) -> list[Any]:
+    """``messages`` with the results of ``calls`` replaced by one placeholder (they are not compared)."""
+    if not calls:
+        return messages
+    out: list[Any] = []
+    for message in messages:
+        content = [
+            {"toolResult": {"toolUseId": block["toolResult"]["toolUseId"], "content": "(re-run on crashtest's answer: not compared)"}}
+            if isinstance(block, dict) and "toolResult" in block and block["toolResult"].get("toolUseId") in calls
+            else block
+            for block in message.get("content") or []
+        ]
+        out.append({**message, "content": content})
+    return out
+
+
+def _explain(plan: _Plan, path: list[Any], mine: dict[str, Any], doubt: set[str], outcome: dict[str, Any]) -> str:
     """A human reason for a difference at ``path`` (naming the tool when it is a tool result)."""
     field_path = describe(path)
     if len(path) >= 4 and path[0] == "messages" and path[2] == "content" and isinstance(path[3], int):
@@ -397,12 +487,23 @@ def _explain(plan: _Plan, path: list[Any], mine: dict[str, Any], doubt: set[str]
                 tool_use_id = block["toolResult"]["toolUseId"]
                 name = plan.names.get(tool_use_id, "?")
                 if tool_use_id in doubt:
-                    return (
-                        f"tool `{name}` returned a different result when re-run in doubt (call {tool_use_id}, field {field_path}): "
-                        f"it is not idempotent; mark it `idempotent=False` and give a `reconcile`"
-                    )
+                    what = f"tool `{name}` returned a different result when re-run in doubt (call {tool_use_id}, field {field_path})"
+                    return f"{what}: {_advice(name, outcome)}"
                 return f"tool `{name}` (call {tool_use_id}) returned a different result than in the reference run (field {field_path})"
     return f"the resumed run differs from the reference at {field_path} (a lost, repeated or changed message or state)"
+
+
+def _advice(name: str, outcome: dict[str, Any]) -> str:
+    """What to do about a tool whose in-doubt re-run returned another result, by how it is declared."""
+    if (outcome.get("tools") or {}).get(name, True):
+        return (
+            "it is not idempotent; make it idempotent on `ctx.idempotency_key`, or declare it `@tool(idempotent=False)` "
+            "so an in-doubt call is settled by your `reconcile` or asked about with a `tether.in_doubt` interrupt"
+        )
+    return (
+        "it is declared `idempotent=False` and your `reconcile` answered `rerun` for a call that had already happened; "
+        "ask the system the tool talks to about `call.idempotency_key` and return the result it recorded"
+    )
 
 
 def _fail(
@@ -418,6 +519,23 @@ def _fail(
     )
     with lock:
         report.failures.append(failure)
+
+
+def _judge(racers: list[_Child]) -> tuple[_Child | None, str]:
+    """The racer that proceeded, or None and why the race failed.
+
+    Exactly one racer may have run the run on; the other must have been refused: locked out
+    (exit 3), finding the run already finished (exit 0, nothing written), or answering an
+    in-doubt interrupt that the winner had answered first (exit 3, ``late``: the run is not
+    leased between a resume that stops at the interrupt and the answer, so a second resumer can
+    take it in between; the late answer is refused and nothing runs twice).
+    """
+    proceeded = [r for r in racers if r.returncode == 0 and r.outcome.get("writes", 0) > 0]
+    refused = [r for r in racers if r.returncode == 3 or (r.returncode == 0 and r.outcome.get("writes", 0) == 0)]
+    if len(proceeded) == 1 and len(refused) == len(racers) - 1:
+        return proceeded[0], ""
+    detail = "; ".join(f"exit {r.returncode} {r.outcome} {r.stderr[-500:]}" for r in racers)
+    return None, f"{len(proceeded)} of {len(racers)} racing resumers proceeded (must be exactly 1): {detail}"
 
 
 def _race(plan: _Plan, report: CrashReport, point: Point) -> None:
@@ -448,22 +566,11 @@ def _race(plan: _Plan, report: CrashReport, point: Point) -> None:
                 break
         gate.touch()
         racers = [_finish(proc, plan.timeout) for proc in procs]
-        proceeded = [r for r in racers if r.returncode == 0 and r.outcome.get("writes", 0) > 0]
-        refused = [r for r in racers if r.returncode == 3 or (r.returncode == 0 and r.outcome.get("writes", 0) == 0)]
-        if len(proceeded) != 1 or len(refused) != 1:
-            detail = "; ".join(f"exit {r.returncode} {r.outcome} {r.stderr[-500:]}" for r in racers)
-            _fail(
-                plan,
-                report,
-                lock,
-                point,
-                f"{len(proceeded)} of 2 racing resumers proceeded (must be exactly 1): {detail}",
-                store,
-                run_id,
-                True,
-            )
+        winner, reason = _judge(racers)
+        if winner is None:
+            _fail(plan, report, lock, point, reason, store, run_id, True)
             return
-        reason = _compare(plan, store, run_id, proceeded[0].outcome, doubt, [_ran(p) for p in logs], lock, report)
+        reason = _compare(plan, store, run_id, winner.outcome, doubt, [_starts(p) for p in logs], lock, report)
         if reason:
             _fail(plan, report, lock, point, reason, store, run_id, race=True)
         elif plan.postgres:

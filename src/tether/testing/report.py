@@ -39,10 +39,12 @@ class CrashReport:
         failures: Every point whose outcome differed from the reference.
         in_doubt_reruns: In-doubt tool calls that ran again on resume (same idempotency key).
         in_doubt_interrupts: ``tether.in_doubt`` interrupts raised on resume (a tool marked
-            ``idempotent=False`` with no ``reconcile``); answered ``"rerun"`` to finish the run.
+            ``idempotent=False`` with no ``reconcile``); answered ``"rerun"`` to finish the run,
+            not failures (the re-run's result is not compared: a person chose to run it again).
         reconciled: In-doubt calls settled by the agent's ``reconcile`` without a re-run.
         races: Racing-phase points run (two resumers at once on the same crashed run).
-        workdir: Where the stores, logs and exports are.
+        workdir: Where the stores, logs and exports are; ``""`` when crashtest made a temporary
+            directory and removed it because every point passed.
         timings: Seconds spent: ``reference``, ``points``, ``races``, ``total``.
     """
 
@@ -66,17 +68,19 @@ class CrashReport:
     def raise_for_failures(self) -> CrashReport:
         """Raise :class:`~tether.errors.CrashTestError` listing the failures (for a pytest test); returns self when ok."""
         if self.failures:
-            lines = [f"crashtest of {self.factory}: {len(self.failures)} of {self.points} crash points failed"]
+            failed = f"{len(self.failures)} of {self.points} crash points failed"
+            lines = [f"crashtest of {self.factory}: {failed} (files kept in {self.workdir})"]
             lines += [f"- {f.point}: {f.reason} (exports: {f.exports[0]}, {f.exports[1]})" for f in self.failures[:20]]
             raise CrashTestError("\n".join(lines))
         return self
 
     def summary(self) -> str:
-        """One line: points, failures, in-doubt figures and the total time."""
+        """One line: points, failures, in-doubt figures, the total time and, after a failure, where the files are."""
         return (
             f"crashtest {self.factory} on {self.store}: {self.points} crash points over {self.writes} save points, "
             f"{self.races} races, {len(self.failures)} failures, {self.in_doubt_reruns} in-doubt re-runs, "
             f"{self.in_doubt_interrupts} in-doubt interrupts, {self.reconciled} reconciled, {self.timings.get('total', 0.0):.1f} s"
+            + (f"; files kept in {self.workdir}" if self.failures else "")
         )
 
     def to_dict(self) -> dict[str, Any]:
