@@ -278,8 +278,11 @@ def encode_write(
             text = dumps({BLOB_REF: packer.blob(text, blobs)})
         result_rows.append((cycle, tool_use_id, text if cipher is None else _sealed(cipher.seal(text, place))))
     check_row_sizes(run_id, full, full_results, max_row_bytes)  # the sizes as the tool returned them
-    packed = packer.pack(head if redaction is None else redaction.strip(head))
-    if nesting_exceeds(packed.text) or any(nesting_exceeds(text) for _, text in packed.blobs):
+    try:
+        packed = packer.pack(head if redaction is None else redaction.strip(head))
+    except ValueError:  # a field nested deeper than MAX_ROW_DEPTH: its text does not parse back
+        packed = None
+    if packed is None or nesting_exceeds(packed.text) or any(nesting_exceeds(text) for _, text in packed.blobs):
         raise StoreError(
             f"run {run_id!r}: cannot store head: it nests arrays and objects more than {MAX_ROW_DEPTH} levels deep "
             "(a store reads no deeper rows back)"
