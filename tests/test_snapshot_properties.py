@@ -273,3 +273,15 @@ def test_a_value_nested_1000_deep_anywhere_raises_only_snapshot_error() -> None:
     text = '{"schema_version": "1.0", "scope": "agent", "data": {"state": {"deep": ' + "[" * 1_000 + "]" * 1_000 + "}}}"
     with pytest.raises(SnapshotError, match=r"snapshot is not valid JSON: .*nested more than 512 levels deep"):
         Snapshot.from_json(text)
+
+
+def test_state_deeper_than_the_text_bound_is_captured_and_loaded_but_refused_as_json_text() -> None:
+    """The 512-level bound is on JSON text Tether reads, not on what an agent holds: a 600-deep
+    state is snapshotted and loaded as before; only its JSON text is refused, by name."""
+    deep = nested(600, False)
+    snap = Agent(state={"deep": deep}).take_snapshot(preset="all")
+    target = Agent()
+    target.load_snapshot(snap)
+    assert target.state.get("deep") == deep and snap.to_dict()["data"]["state"] == {"deep": deep}
+    with pytest.raises(SnapshotError, match=r"snapshot is not valid JSON: nested more than 512 levels deep"):
+        Snapshot.from_json(snap.to_json())

@@ -145,14 +145,16 @@ def dump_json(value: Any) -> bytes:
         return _ascii_encoder.encode(value).encode("ascii")
 
 
-def parse_json(text: str | bytes) -> Any:
+def parse_json(text: str | bytes, *, max_depth: int | None = MAX_DEPTH) -> Any:
     """Parse JSON text into exact JSON types (dict, list, str, int, float, bool, None).
 
     ``NaN``/``Infinity`` literals are refused. A number too large for a float (``1e400``)
     parses as ``inf``, as in :mod:`json`: callers that need finite floats check with
     :func:`may_hold_infinity` or :func:`is_json`. Raises ``ValueError`` for anything that is not
-    JSON, and for text nested deeper than :data:`MAX_DEPTH` (``"nested more than 512 levels
-    deep"``); never ``RecursionError``.
+    JSON, and for text nested deeper than ``max_depth`` (``"nested more than 512 levels
+    deep"``); never ``RecursionError``. ``max_depth=None`` is for text Tether itself just wrote
+    from values it holds (a snapshot's image, a recorded request), which it must read back as
+    deep as it wrote them.
     """
     paused = len(text) >= _GC_PAUSE_BYTES and _gc_isenabled()
     if paused:
@@ -164,8 +166,8 @@ def parse_json(text: str | bytes) -> Any:
             pass
         if not isinstance(text, str):
             text = text.decode(json.detect_encoding(text), "surrogatepass")  # UnicodeDecodeError is a ValueError
-        if nesting_exceeds(text):
-            raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+        if max_depth is not None and nesting_exceeds(text, max_depth):
+            raise ValueError(f"nested more than {max_depth} levels deep")
         try:
             return json.loads(text, parse_constant=_refuse_constant)
         except RecursionError:  # within the bound, but the caller's stack is already deep

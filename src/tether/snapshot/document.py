@@ -171,7 +171,7 @@ class Snapshot:
             result: dict[str, Any] = thaw(self._frozen)
             return result
         assert self._json is not None
-        parsed: dict[str, Any] = parse_json(self._json)
+        parsed: dict[str, Any] = parse_json(self._json, max_depth=None)  # written by take_snapshot
         return parsed
 
     def _take_data(self) -> tuple[dict[str, Any], bool] | None:

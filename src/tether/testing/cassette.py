@@ -71,12 +71,12 @@ class RecordingModel:
         return dict(getter()) if callable(getter) else {}
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        normalized = parse_json(dumps(normalize(request)))  # a copy: the run's lists keep changing
+        normalized = parse_json(dumps(normalize(request)), max_depth=None)  # a copy: the run's lists keep changing
         events: list[StreamEvent] = []
         async for event in self.inner.stream(request):
             events.append(event)
             yield event
-        self.interactions.append({"request": normalized, "events": parse_json(dumps(events))})
+        self.interactions.append({"request": normalized, "events": parse_json(dumps(events), max_depth=None)})
         self._save()
 
     def _save(self) -> None:
@@ -148,7 +148,7 @@ class ReplayModel:
         return {"messages": normalized["messages"]} if self.match == "loose" else normalized
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        normalized = parse_json(dumps(normalize(request, self.match)))
+        normalized = parse_json(dumps(normalize(request, self.match)), max_depth=None)
         candidates = self.by_key.get(_key(normalized), [])
         index = next((i for i in candidates if i not in self.used), candidates[-1] if candidates else None)
         if index is None:
