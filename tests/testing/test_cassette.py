@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tether.errors import CassetteMismatchError, TetherError
+from tether.errors import CassetteError, CassetteMismatchError, TetherError
 from tether.models import ScriptedModel
 from tether.testing import Cassette
 
@@ -69,10 +69,10 @@ def test_mode_once_records_then_replays(tmp_path: Path) -> None:
 
 
 def test_bad_cassette_files(tmp_path: Path) -> None:
-    with pytest.raises(TetherError, match="cannot be read"):
+    with pytest.raises(CassetteError, match="cannot be read"):
         Cassette.replay(tmp_path / "missing.json")
     (tmp_path / "bad.json").write_text('{"version": 99}')
-    with pytest.raises(TetherError, match="not a version-1"):
+    with pytest.raises(CassetteError, match="not a version-1"):
         Cassette.replay(tmp_path / "bad.json")
 
 
