@@ -428,3 +428,52 @@ def test_a_changed_checkpoint_object_is_validated_on_resume(checkpoint_dict: dic
     agent = Agent(model=ScriptedModel(counting_script(1), stateful=True), tools=[adder([])], checkpointing=True)
     with pytest.raises(CheckpointError, match="must end with a user message of tool results"):
         agent({"checkpointResume": {"checkpoint": cp}})
+
+
+def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _places(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _places(item, (*path, index))
+    return found
+
+
+def _nested(depth: int, as_object: bool) -> Any:
+    value: Any = "1.0"
+    for _ in range(depth):
+        value = {"k": value} if as_object else [value]
+    return value
+
+
+def test_a_value_nested_1000_deep_anywhere_is_a_checkpoint_error_naming_the_field(checkpoint_dict: dict[str, Any]) -> None:
+    """At every place of a real checkpoint, a value nested 1,000 deep is accepted (where a
+    checkpoint ignores what it holds) or a CheckpointError naming the field, by every reader
+    (``parse``, ``from_dict`` and a checkpointResume prompt), never a RecursionError."""
+    log: list[tuple[int, int]] = []
+    refused = 0
+    for location in _places(checkpoint_dict)[1:]:
+        for as_object in (False, True):
+            deep = json.loads(json.dumps(checkpoint_dict))
+            parent: Any = deep
+            for part in location[:-1]:
+                parent = parent[part]
+            parent[location[-1]] = _nested(1_000, as_object)
+            agent = Agent(model=ScriptedModel(counting_script(1), stateful=True), tools=[adder(log)], checkpointing=True)
+            readers = [
+                lambda value: checkpoint_module.parse(value),
+                lambda value: Checkpoint.from_dict(value),
+                lambda value, agent=agent: agent({"checkpointResume": {"checkpoint": value}}),
+            ]
+            for read in readers:
+                try:
+                    read(deep)
+                except CheckpointError as exc:
+                    refused += 1
+                    assert f"checkpoint.{location[0]}" in str(exc), (location, str(exc)[:200])
+    assert refused > len(_places(checkpoint_dict))  # most places refuse it
+    text = json.dumps({**checkpoint_dict, "schema_version": "[]"}).replace('"[]"', "[" * 1_000 + "]" * 1_000)
+    with pytest.raises(CheckpointError, match=r"checkpoint is not valid JSON: .*nested more than 512 levels deep"):
+        Checkpoint.from_json(text)

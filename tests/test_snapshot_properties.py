@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -142,8 +143,19 @@ def test_random_snapshots_round_trip_exactly(agent: Agent, app_data: dict[str, A
     assert parsed.to_dict() == d
 
 
+def nested(depth: int, as_object: bool) -> Any:
+    """A value nested ``depth`` arrays (or objects) deep: deeper than Tether reads or the
+    interpreter's stack allows, from 600 levels up."""
+    value: Any = "1.0"
+    for _ in range(depth):
+        value = {"k": value} if as_object else [value]
+    return value
+
+
+deep_value = st.builds(nested, st.sampled_from([600, 1_000, 10_000]), st.booleans())
 garbage_scalar = st.one_of(
     json_scalar,
+    deep_value,
     st.floats(),
     raw_bytes,
     st.tuples(st.integers()),
@@ -164,7 +176,7 @@ garbage = st.recursive(
 def _only_snapshot_errors(value: Any) -> None:
     try:
         text = json.dumps(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         pass
     else:
         _only_snapshot_errors_from_json(text)
@@ -233,3 +245,43 @@ def test_garbage_nested_in_a_valid_snapshot_raises_only_snapshot_error(agent: Ag
     else:
         parent[location[-1]] = data.draw(garbage)
     _only_snapshot_errors(d)
+
+
+def _planted(document: dict[str, Any], location: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    """A copy of ``document`` with ``value`` at ``location``."""
+    copied: dict[str, Any] = json.loads(json.dumps(document))
+    parent: Any = copied
+    for part in location[:-1]:
+        parent = parent[part]
+    parent[location[-1]] = value
+    return copied
+
+
+def test_a_value_nested_1000_deep_anywhere_raises_only_snapshot_error() -> None:
+    """Deterministic sweep (hypothesis rarely draws these): at every place of a real snapshot,
+    a value nested 1,000 deep is a SnapshotError naming the field, by every loading path."""
+    agent = Agent(messages=[{"role": "user", "content": [{"text": "q"}]}], state={"k": [1, {"a": 2}]})
+    d = agent.take_snapshot(preset="all", app_data={"a": [1]}).to_dict()
+    for location in _locations(d)[1:]:
+        for as_object in (False, True):
+            deep = _planted(d, location, nested(1_000, as_object))
+            field = ".".join(str(part) for part in ("snapshot", *location[: 2 if location[0] == "data" else 1]))
+            with pytest.raises(SnapshotError) as caught:
+                Agent().load_snapshot(deep)
+            assert field in str(caught.value), (location, str(caught.value)[:200])
+            _only_snapshot_errors(deep)
+    text = '{"schema_version": "1.0", "scope": "agent", "data": {"state": {"deep": ' + "[" * 1_000 + "]" * 1_000 + "}}}"
+    with pytest.raises(SnapshotError, match=r"snapshot is not valid JSON: .*nested more than 512 levels deep"):
+        Snapshot.from_json(text)
+
+
+def test_state_deeper_than_the_text_bound_is_captured_and_loaded_but_refused_as_json_text() -> None:
+    """The 512-level bound is on JSON text Tether reads, not on what an agent holds: a 600-deep
+    state is snapshotted and loaded as before; only its JSON text is refused, by name."""
+    deep = nested(600, False)
+    snap = Agent(state={"deep": deep}).take_snapshot(preset="all")
+    target = Agent()
+    target.load_snapshot(snap)
+    assert target.state.get("deep") == deep and snap.to_dict()["data"]["state"] == {"deep": deep}
+    with pytest.raises(SnapshotError, match=r"snapshot is not valid JSON: nested more than 512 levels deep"):
+        Snapshot.from_json(snap.to_json())

@@ -113,7 +113,7 @@ def _json_fields(live: dict[str, Any]) -> tuple[dict[str, Any], bool]:
 
 def capture(run: RunState, manager: ConversationManager, fields: list[str]) -> dict[str, Any]:
     """The snapshot ``data`` for ``fields``: pure JSON, sharing nothing with ``run``."""
-    result: dict[str, Any] = parse_json(_json_capture(run, manager, fields)[0])
+    result: dict[str, Any] = parse_json(_json_capture(run, manager, fields)[0], max_depth=None)
     return result
 
 

@@ -32,6 +32,7 @@ import json
 import marshal
 import math
 import re
+import reprlib
 from typing import Any
 
 from pydantic_core import from_json as _from_json
@@ -77,6 +78,55 @@ _gc_disable = gc.disable
 _gc_enable = gc.enable
 
 
+MAX_DEPTH = 512
+"""The deepest nesting of arrays and objects in JSON text Tether reads (or a store writes).
+
+:mod:`json` parses nesting with the C stack and raises ``RecursionError`` on deep enough text (a
+100,000-deep array is 200 kB), and every later walk of a parsed value recurses too; so text is
+measured before :mod:`json` parses it (:func:`nesting_exceeds`), and deeper text is refused
+with a ``ValueError`` by :func:`parse_json`, the one parser of untrusted JSON text (store rows,
+snapshots and checkpoints as JSON, cassettes, a model's tool input). Values handed over as
+Python objects are checked by guarded walks (:func:`is_json`, :func:`find_non_json`) that
+report a value too deep for the interpreter as "nested too deeply".
+"""
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def nesting_exceeds(text: str, limit: int = MAX_DEPTH) -> bool:
+    """True when the JSON text ``text`` nests arrays/objects deeper than ``limit``.
+
+    Counts brackets outside strings without recursion; text with no more than ``limit``
+    opening brackets is accepted at once (two C-speed counts), which covers nearly every text.
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for char in _NOT_BRACKET.sub("", _STRING.sub("", text)):
+        if char == "[" or char == "{":
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+_brief = reprlib.Repr()
+_brief.maxlevel = 3
+_brief.maxstring = _brief.maxother = 60
+
+
+def brief(value: Any) -> str:
+    """A short ``repr`` of ``value`` for an error message: bounded in depth and length (a value
+    nested 1,000 deep shows as ``[[[[...]]]]``), and it never raises."""
+    try:
+        return _brief.repr(value)
+    except Exception:  # a foreign object whose __repr__ fails
+        return f"<{type(value).__name__}>"
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -95,13 +145,16 @@ def dump_json(value: Any) -> bytes:
         return _ascii_encoder.encode(value).encode("ascii")
 
 
-def parse_json(text: str | bytes) -> Any:
+def parse_json(text: str | bytes, *, max_depth: int | None = MAX_DEPTH) -> Any:
     """Parse JSON text into exact JSON types (dict, list, str, int, float, bool, None).
 
     ``NaN``/``Infinity`` literals are refused. A number too large for a float (``1e400``)
     parses as ``inf``, as in :mod:`json`: callers that need finite floats check with
-    :func:`may_hold_infinity` or :func:`is_json`. Raises ``ValueError`` (or ``RecursionError``
-    for nesting too deep for :mod:`json`) for anything that is not JSON.
+    :func:`may_hold_infinity` or :func:`is_json`. Raises ``ValueError`` for anything that is not
+    JSON, and for text nested deeper than ``max_depth`` (``"nested more than 512 levels
+    deep"``); never ``RecursionError``. ``max_depth=None`` is for text Tether itself just wrote
+    from values it holds (a snapshot's image, a recorded request), which it must read back as
+    deep as it wrote them.
     """
     paused = len(text) >= _GC_PAUSE_BYTES and _gc_isenabled()
     if paused:
@@ -109,9 +162,16 @@ def parse_json(text: str | bytes) -> Any:
     try:
         try:
             return _from_json(text, allow_inf_nan=False, cache_strings="keys")
-        except ValueError:  # also deep nesting, lone surrogates, UTF-16: json decides
+        except ValueError:  # also nesting past its limit (~200), lone surrogates, UTF-16: json decides
             pass
-        return json.loads(text, parse_constant=_refuse_constant)
+        if not isinstance(text, str):
+            text = text.decode(json.detect_encoding(text), "surrogatepass")  # UnicodeDecodeError is a ValueError
+        if max_depth is not None and nesting_exceeds(text, max_depth):
+            raise ValueError(f"nested more than {max_depth} levels deep")
+        try:
+            return json.loads(text, parse_constant=_refuse_constant)
+        except RecursionError:  # within the bound, but the caller's stack is already deep
+            raise ValueError("nested too deeply for the interpreter's stack") from None
     finally:
         if paused:
             _gc_enable()

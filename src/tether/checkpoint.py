@@ -28,7 +28,7 @@ import logging
 import math
 from typing import Any, Literal
 
-from ._json import checked_json_copy, json_roundtrip_copy
+from ._json import brief, checked_json_copy, json_roundtrip_copy, parse_json
 from .errors import CheckpointError, ShapeError, SnapshotError
 from .loop.state import CHECKPOINT_POSITIONS, CheckpointPosition, new_metrics, trace_ids
 from .snapshot import Migration, Snapshot, migrate
@@ -165,8 +165,8 @@ class Checkpoint:
     def from_json(cls, text: str | bytes) -> Checkpoint:
         """Parse JSON text and read it with :meth:`from_dict`."""
         try:
-            value = json.loads(text)
-        except (ValueError, UnicodeDecodeError) as exc:
+            value = parse_json(text)
+        except ValueError as exc:  # UnicodeDecodeError too
             raise CheckpointError(f"checkpoint is not valid JSON: {exc}") from None
         return cls.from_dict(value)
 
@@ -247,10 +247,10 @@ def _header(value: dict[str, Any]) -> dict[str, Any]:
     """The checked, copied header fields of a checkpoint dict (``Checkpoint`` keyword arguments)."""
     position = value.get("position")
     if position not in CHECKPOINT_POSITIONS:
-        raise CheckpointError(f"checkpoint.position must be one of {', '.join(CHECKPOINT_POSITIONS)}, got {position!r}")
+        raise CheckpointError(f"checkpoint.position must be one of {', '.join(CHECKPOINT_POSITIONS)}, got {brief(position)}")
     cycle_index = value.get("cycle_index", 0)
     if not isinstance(cycle_index, int) or isinstance(cycle_index, bool) or cycle_index < 0:
-        raise CheckpointError(f"checkpoint.cycle_index must be a non-negative integer, got {cycle_index!r}")
+        raise CheckpointError(f"checkpoint.cycle_index must be a non-negative integer, got {brief(cycle_index)}")
     app_data = value.get("app_data")
     if app_data is None:
         app_data = {}
@@ -259,7 +259,7 @@ def _header(value: dict[str, Any]) -> dict[str, Any]:
     metrics = value.get("metrics")
     output_tool = value.get("output_tool")
     if output_tool is not None and (not isinstance(output_tool, str) or not output_tool):
-        raise CheckpointError(f"checkpoint.output_tool must be a tool name or null, got {output_tool!r}")
+        raise CheckpointError(f"checkpoint.output_tool must be a tool name or null, got {brief(output_tool)}")
     try:
         return {
             "position": position,
@@ -296,11 +296,11 @@ def check_metrics(value: Any, where: str = "checkpoint.metrics") -> MetricsData:
     for key in _COUNTS:
         item = value.get(key, 0)
         if not isinstance(item, int) or isinstance(item, bool) or item < 0:
-            raise _bad([where, key], f"must be a non-negative integer, got {item!r}")
+            raise _bad([where, key], f"must be a non-negative integer, got {brief(item)}")
         out[key] = item
     latency = value.get("model_latency_ms", 0.0)
     if not _non_negative_number(latency):
-        raise _bad([where, "model_latency_ms"], f"must be a non-negative number, got {latency!r}")
+        raise _bad([where, "model_latency_ms"], f"must be a non-negative number, got {brief(latency)}")
     out["model_latency_ms"] = float(latency)
     usage = value.get("usage", {})
     if not isinstance(usage, dict):
@@ -308,7 +308,7 @@ def check_metrics(value: Any, where: str = "checkpoint.metrics") -> MetricsData:
     for part in _USAGE:
         item = usage.get(part, 0)
         if not isinstance(item, int) or isinstance(item, bool) or item < 0:
-            raise _bad([where, "usage", part], f"must be a non-negative integer, got {item!r}")
+            raise _bad([where, "usage", part], f"must be a non-negative integer, got {brief(item)}")
         out["usage"][part] = item
     tools = value.get("tools", {})
     if not isinstance(tools, dict):

@@ -203,5 +203,10 @@ class CrashTestError(TetherError, AssertionError):
     """A crashtest found crash points whose resumed run differed from the reference run."""
 
 
+class CassetteError(TetherError, ValueError):
+    """A cassette file cannot be read, is not a Tether cassette, or is damaged (the message names
+    the file and the interaction); re-record it."""
+
+
 class CassetteMismatchError(TetherError):
     """A model request differs from the one a cassette recorded (the message names the first differing field)."""

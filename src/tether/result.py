@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pydantic
 
-from ._json import json_roundtrip_copy
+from ._json import brief, json_roundtrip_copy
 from ._messages import decode_message_bytes, validate_messages
 from .errors import ResultError, ShapeError
 from .interrupts import Interrupt
@@ -140,10 +140,10 @@ class AgentResult:
 
         if not isinstance(data, dict) or data.get("type") != RESULT_TYPE:
             got = data.get("type") if isinstance(data, dict) else type(data).__name__
-            raise ResultError(f"AgentResult.from_dict: unexpected type {got!r}; expected a dict with type {RESULT_TYPE!r}")
+            raise ResultError(f"AgentResult.from_dict: unexpected type {brief(got)}; expected a dict with type {RESULT_TYPE!r}")
         stop_reason = data.get("stop_reason")
         if not isinstance(stop_reason, str):
-            raise ResultError(f"result.stop_reason must be a string, got {stop_reason!r}")
+            raise ResultError(f"result.stop_reason must be a string, got {brief(stop_reason)}")
         try:
             message = None if data.get("message") is None else _message(data["message"])
             state = data.get("state") or {}

@@ -280,3 +280,71 @@ def test_probing_liveness_never_makes_a_real_acquisition_fail(tmp_path: Path) ->
     finally:
         stop.set()
         prober.join()
+
+
+def terminate_sessions(conninfo: str, pids: list[int]) -> None:
+    """End database sessions the way a failover or an administrator does (``AdminShutdown``)."""
+    import psycopg
+
+    with psycopg.connect(conninfo, autocommit=True) as admin:
+        for pid in pids:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+def sessions_of(store: Any, run_id: str) -> list[int]:
+    """The backend pids of a PostgresStore: its main connection and the one holding ``run_id``'s lease."""
+    import psycopg
+
+    from tether.durable.postgres import advisory_key, lock_ids
+
+    high, low = lock_ids(advisory_key(run_id))
+    with psycopg.connect(store.conninfo, autocommit=True) as admin:
+        held = admin.execute(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid::bigint = %s AND objid::bigint = %s AND granted", (high, low)
+        ).fetchall()
+    assert len(held) == 1
+    return [store._main().info.backend_pid, held[0][0]]
+
+
+def test_an_owner_whose_database_sessions_were_terminated_gets_lease_lost(pg_conninfo: str) -> None:
+    from tether.durable.postgres import PostgresStore
+
+    store = PostgresStore(pg_conninfo)
+    with store.lease("ended") as lease:
+        store.write("ended", bare_head(1), [], {}, lease=lease)
+        terminate_sessions(pg_conninfo, sessions_of(store, "ended"))
+        with pytest.raises(LeaseLostError, match=r"run 'ended': this writer's lease session .* was terminated .*AdminShutdown"):
+            store.write("ended", bare_head(2), [], {}, lease=lease)
+    with store.lease("ended") as again:  # the run is not lost: a new owner goes on
+        store.write("ended", bare_head(2), [], {}, lease=again)
+    head = store.head("ended")
+    assert head is not None and head["rev"] == 2
+    store.close()
+
+
+def test_an_agent_whose_database_sessions_are_terminated_in_a_tool_stops_with_lease_lost(pg_conninfo: str) -> None:
+    from tether import tool
+    from tether.durable.postgres import PostgresStore
+    from tether.models import tool_call
+
+    store = PostgresStore(pg_conninfo)
+    ran: list[str] = []
+
+    @tool
+    def first() -> str:
+        """Runs, then every session of this process is ended (a failover)."""
+        ran.append("first")
+        terminate_sessions(pg_conninfo, sessions_of(store, "failover"))
+        return "ok"
+
+    @tool
+    def second() -> str:
+        """Must never run: its start marker cannot be written."""
+        ran.append("second")
+        return "ok"
+
+    agent = Agent(model=ScriptedModel([tool_call("first"), tool_call("second"), "done"]), tools=[first, second], store=store)
+    with pytest.raises(LeaseLostError):
+        agent("go", run_id="failover")
+    assert ran == ["first"]
+    store.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import subprocess
 import sys
@@ -14,11 +15,12 @@ import pytest
 from tether import Agent
 from tether.conversation import NullConversationManager
 from tether.durable import MemoryStore, RunStore, SQLiteStore
+from tether.durable.sqlite import PAGE_SIZE
 from tether.durable.store import SCHEMA_VERSION
 from tether.errors import ConfigurationError, RunLockedError, StoreError
 from tether.models import ScriptedModel
 
-from .helpers import Crash
+from .helpers import Crash, Plan, make_agent
 from .worker import build_agent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -161,3 +163,56 @@ def test_durability_full_syncs_every_commit_off_the_event_loop(tmp_path: Path) -
     assert SQLiteStore(tmp_path / "n.db")._connect().execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
     with pytest.raises(ConfigurationError, match="durability='fast' is not one of 'normal', 'full'"):
         SQLiteStore(tmp_path / "x.db", durability="fast")
+
+
+def read_all(store: SQLiteStore) -> None:
+    """Every read of a store; each may refuse with a StoreError, nothing else may escape."""
+    reads: list[Any] = [store.list_runs, store.run_sizes]
+    for run_id in ("r", "other"):
+        reads += [lambda r=run_id: store.load(r), lambda r=run_id: store.head(r), lambda r=run_id: store.history(r)]
+        reads += [lambda r=run_id: store.load_at(r, 2), lambda r=run_id: store.size(r)]
+    for read in reads:
+        try:
+            read()
+        except StoreError:
+            pass
+
+
+def test_byte_flipped_store_files_raise_only_store_errors_naming_the_file(tmp_path: Path) -> None:
+    """A store file damaged anywhere (one bit flipped; half of them in the schema text) opens
+    and reads as usual or is refused with a StoreError naming the file, never a
+    UnicodeDecodeError or another raw error."""
+    good = tmp_path / "good.db"
+    store = SQLiteStore(good)
+    make_agent(store, Plan())("go", run_id="r")
+    make_agent(store, Plan())("again", run_id="other")
+    store.close()  # the last connection checkpoints the WAL into the file
+    original = good.read_bytes()
+    schema = [at for at in range(len(original)) if original.startswith(b"CREATE ", at)]  # the schema text (sqlite_master)
+    assert len(schema) >= 7
+    rng = random.Random(20261126)
+    refused = 0
+    for round_ in range(400):
+        raw = bytearray(original)
+        if round_ % 2:  # a byte of the schema text
+            position = rng.choice(schema) + rng.randrange(120)
+        else:  # the header and page 1, or anywhere
+            position = rng.randrange(PAGE_SIZE) if round_ % 4 else rng.randrange(len(raw))
+        raw[position] ^= 1 << rng.randrange(8)
+        damaged = tmp_path / f"flipped-{round_}.db"
+        damaged.write_bytes(raw)
+        try:
+            opened = SQLiteStore(damaged)
+        except StoreError as exc:
+            assert damaged.name in str(exc), f"byte {position}: {exc}"
+            refused += 1
+            continue
+        except Exception as exc:
+            pytest.fail(f"byte {position}: {type(exc).__name__}: {exc!s:.300}")
+        try:
+            read_all(opened)
+        except Exception as exc:
+            pytest.fail(f"byte {position}: {type(exc).__name__}: {exc!s:.300}")
+        finally:
+            opened.close()
+    assert refused > 20  # damage to the schema was tried

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tether.errors import ContextWindowOverflowError, ModelAuthError, ModelThrottledError
+from tether.errors import ContextWindowOverflowError, ModelAuthError, ModelResponseError, ModelThrottledError
 from tether.loop.stream import StreamAccumulator
 from tether.types import ModelRequest
 
@@ -47,8 +47,12 @@ def _message(headers: dict[str, str], payload: bytes) -> bytes:
 
 
 def event_stream(fixture: str) -> bytes:
+    return encode_events(fixture_json(fixture)["events"])
+
+
+def encode_events(events: list[dict[str, Any]]) -> bytes:
     out = b""
-    for item in fixture_json(fixture)["events"]:
+    for item in events:
         payload = json.dumps(item["payload"]).encode()
         if "exception" in item:
             headers = {":exception-type": item["exception"], ":content-type": "application/json", ":message-type": "exception"}
@@ -100,6 +104,23 @@ async def test_streams_text_usage_and_metrics(replay: ReplayServer) -> None:
     body = sent.json()
     assert body["messages"] == [{"role": "user", "content": [{"text": "What is 12 * 34 + 5?"}]}]
     assert body["inferenceConfig"] == {"maxTokens": 256, "temperature": 0}
+
+
+@pytest.mark.parametrize(
+    ("event", "payload", "match"),
+    [
+        ("metadata", {"usage": {"inputTokens": "many", "outputTokens": 1, "totalTokens": 1}}, r"malformed metadata event"),
+        ("contentBlockDelta", {"contentBlockIndex": 0}, r"malformed contentBlockDelta event"),
+        ("contentBlockStart", {"start": {"toolUse": {"name": "add"}}, "contentBlockIndex": 0}, r"malformed contentBlockStart"),
+        ("contentBlockDelta", {"delta": {"text": 5}, "contentBlockIndex": 0}, r"contentBlockDelta\.delta\.text must be a string"),
+    ],
+)
+async def test_a_malformed_bedrock_event_is_a_response_error(replay: ReplayServer, event: str, payload: Any, match: str) -> None:
+    """A ConverseStream event missing a field or holding the wrong type is a ModelResponseError."""
+    stream = encode_events([{"event": "messageStart", "payload": {"role": "assistant"}}, {"event": event, "payload": payload}])
+    replay.add(200, stream, {"Content-Type": "application/vnd.amazon.eventstream", "x-amzn-RequestId": "8c1f7a6e-0d2b"})
+    with pytest.raises(ModelResponseError, match=match):
+        (await fold(make_model(replay), request([{"role": "user", "content": [{"text": "hi"}]}]))).message()
 
 
 async def test_streams_reasoning_redacted_reasoning_and_tool_use(replay: ReplayServer) -> None:

@@ -252,3 +252,11 @@ def test_answer_text_decodes_the_answer_string_as_it_streams(pieces: list[str], 
     answer = _AnswerText()
     assert [out for piece in pieces if (out := answer.feed(piece))] == streamed
     assert answer.text == "".join(streamed)
+
+
+def test_a_reply_nested_1000_deep_is_a_response_error() -> None:
+    """The grammar keeps replies shallow in practice; a deep one is still a ModelResponseError."""
+    from tether.models.llamacpp import _parse_reply
+
+    with pytest.raises(ModelResponseError, match=r"invalid JSON despite the grammar \(nested more than 512 levels deep\)"):
+        _parse_reply('{"tool": "x", "arguments": {"a": ' + "[" * 1_000 + "]" * 1_000 + "}}", "stop", 100)

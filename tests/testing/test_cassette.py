@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tether.errors import CassetteMismatchError, TetherError
+from tether.errors import CassetteError, CassetteMismatchError, TetherError
 from tether.models import ScriptedModel
 from tether.testing import Cassette
 
@@ -67,8 +69,73 @@ def test_mode_once_records_then_replays(tmp_path: Path) -> None:
 
 
 def test_bad_cassette_files(tmp_path: Path) -> None:
-    with pytest.raises(TetherError, match="cannot be read"):
+    with pytest.raises(CassetteError, match="cannot be read"):
         Cassette.replay(tmp_path / "missing.json")
     (tmp_path / "bad.json").write_text('{"version": 99}')
-    with pytest.raises(TetherError, match="not a version-1"):
+    with pytest.raises(CassetteError, match="not a version-1"):
         Cassette.replay(tmp_path / "bad.json")
+
+
+# -- damaged cassette files: only TetherError naming the file --------------------------------
+
+_SCALARS: list[object] = [5, -1, "x", "", None, True, 1.5, [], {}, [1], {"k": "v"}]
+
+
+def _paths(value: object, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    found = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*path, index))
+    return found
+
+
+def _damage(text: str, rng: random.Random) -> str:
+    """``text`` (a cassette) with one thing broken: a byte flipped, the end cut off, a part
+    dropped, retyped or nested 1,000 deep."""
+    kind = rng.choice(["flip", "cut", "drop", "retype", "retype", "nest"])
+    if kind == "flip":
+        raw = bytearray(text.encode("utf-8"))
+        raw[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
+        return raw.decode("utf-8", "replace")
+    if kind == "cut":
+        return text[: rng.randrange(len(text))]
+    value = json.loads(text)
+    path = rng.choice(_paths(value)[1:])
+    parent: Any = value
+    for part in path[:-1]:
+        parent = parent[part]
+    if kind == "drop" and isinstance(parent, dict):
+        del parent[path[-1]]
+    elif kind == "nest":
+        parent[path[-1]] = "\0nest\0"
+        return json.dumps(value).replace('"\\u0000nest\\u0000"', "[" * 1_000 + "]" * 1_000)
+    else:
+        parent[path[-1]] = rng.choice(_SCALARS)
+    return json.dumps(value)
+
+
+def test_damaged_cassette_files_raise_only_tether_errors_naming_the_file(tmp_path: Path) -> None:
+    cassette = tmp_path / "weather.json"
+    recorded = record(cassette)
+    original = cassette.read_text()
+    rng = random.Random(20260530)
+    damaged = tmp_path / "damaged.json"
+    outcomes = {"refused": 0, "replayed": 0}
+    for round_ in range(400):
+        damaged.write_text(_damage(original, rng))
+        try:
+            agent = make(Cassette.replay(damaged))
+            agent("what is the weather?")
+        except TetherError as exc:
+            assert str(damaged) in str(exc), f"round {round_}: {exc}"
+            outcomes["refused"] += 1
+        except Exception as exc:
+            pytest.fail(f"round {round_}: {type(exc).__name__}: {exc!s:.300}")
+        else:
+            outcomes["replayed"] += 1
+    assert outcomes["refused"] > 200 and outcomes["replayed"] > 10, outcomes  # both kinds of damage were tried
+    assert make(Cassette.replay(cassette))("what is the weather?").stop_reason == "end_turn"
+    assert recorded

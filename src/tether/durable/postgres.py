@@ -25,7 +25,7 @@ from collections.abc import Collection, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError, RunLockedError, RunNotFoundError, StoreError
+from ..errors import ConfigurationError, LeaseLostError, RunLockedError, RunNotFoundError, StoreError
 from .crypto import RowCipher
 from .history import RunSummary, Step, missing_step
 from .redaction import RedactionPolicy, redaction_policy
@@ -153,6 +153,7 @@ class PostgresStore(RowWrites):
         self._mutex = threading.RLock()
         self._idle: list[psycopg.Connection[Any]] = []
         self._conn: psycopg.Connection[Any] | None = None
+        self._leased: dict[tuple[str, int], psycopg.Connection[Any]] = {}  # each open lease's session
         self._conn = self._open()
         self._init_schema(self._conn)
 
@@ -290,9 +291,32 @@ class PostgresStore(RowWrites):
                     )
 
         with self._mutex:
-            self._query(run_id, store)
+            try:
+                self._query(run_id, store)
+            except StoreError as exc:
+                lost = self._lease_session_lost(lease) if lease is not None and type(exc) is StoreError else None
+                if lost is not None:  # the driver error is the lease's end: say so (the docs promise LeaseLostError)
+                    raise LeaseLostError(
+                        f"run {run_id!r}: this writer's lease session on {self.where} was terminated ({lost}), so it no longer "
+                        "owns the run and its write was not confirmed; stop, and resume the run (the next owner reads what is stored)"
+                    ) from None
+                raise
         self.bytes_written += rows.size
         return True
+
+    def _lease_session_lost(self, lease: Lease) -> str | None:
+        """Why ``lease``'s database session has ended (it no longer holds the advisory lock), or
+        None when it is alive or not this store's. Asked only after a write failed."""
+        conn = self._leased.get((lease.run_id, lease.epoch))
+        if conn is None:
+            return None
+        if conn.closed or conn.broken:
+            return "its connection is closed"
+        try:
+            conn.execute("SELECT 1")
+        except self._psycopg.Error as exc:
+            return f"{type(exc).__name__}: {str(exc).strip()}"
+        return None
 
     def history(self, run_id: str) -> list[Step]:
         validate_run_id(run_id)
@@ -463,9 +487,11 @@ class PostgresStore(RowWrites):
                 f"run {run_id!r} is owned by another live process or invocation; wait for it to finish, then resume the run "
                 f"(a stopped owner can be fenced off with `tether unlock {run_id}`)"
             )
+        self._leased[(run_id, epoch)] = conn
         try:
             yield Lease(run_id, epoch)
         finally:
+            self._leased.pop((run_id, epoch), None)
             try:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
             except self._psycopg.Error:

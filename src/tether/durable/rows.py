@@ -28,13 +28,11 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
-from pydantic_core import from_json
-
+from .._json import MAX_DEPTH, nesting_exceeds, parse_json
 from .._json import dumps_compact as dumps
 from .._messages import check_tool_result as _check_tool_result
 from .._messages import decode_message_bytes, decode_tool_result_bytes, validate_messages, validate_system_prompt
@@ -72,57 +70,13 @@ from .store import (
     validate_run_id,
 )
 
-MAX_ROW_DEPTH = 512
-"""The deepest nesting of arrays and objects a row may have (written or read).
-
-Python's :mod:`json` parses nesting with the C stack and raises ``RecursionError`` on a deep
-enough row (a 100,000-deep array is 200 kB of text), so a row is measured before it is parsed;
-writes refuse rows deeper than this so that every row written can be read back.
-"""
+MAX_ROW_DEPTH = MAX_DEPTH
+"""The deepest nesting of arrays and objects a row may have (written or read): the bound of
+every JSON text Tether reads (:data:`tether._json.MAX_DEPTH`), measured before parsing; writes
+refuse rows deeper than this so that every row written can be read back."""
 
 _Errors = (ShapeError, TypeError, ValueError, KeyError, AttributeError, RecursionError)
 """What parsing or validating a damaged row can raise; each becomes a StoreError."""
-
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-
-
-def nesting_exceeds(text: str, limit: int = MAX_ROW_DEPTH) -> bool:
-    """True when the JSON text ``text`` nests arrays/objects deeper than ``limit``.
-
-    Counts brackets outside strings without recursion; text with no more than ``limit``
-    opening brackets is accepted at once (two C-speed counts), which covers nearly every row.
-    """
-    if text.count("[") + text.count("{") <= limit:
-        return False
-    depth = 0
-    for char in _NOT_BRACKET.sub("", _STRING.sub("", text)):
-        if char == "[" or char == "{":
-            depth += 1
-            if depth > limit:
-                return True
-        else:
-            depth -= 1
-    return False
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _parse_json(text: str) -> Any:
-    """Parse row text with a nesting bound (ValueError, or RecursionError, when it is not JSON).
-
-    ``pydantic_core`` parses in Rust and refuses nesting past its own limit (about 200 levels)
-    with a ValueError; what it refuses goes to :mod:`json`, after measuring the nesting.
-    """
-    try:
-        return from_json(text, allow_inf_nan=False, cache_strings="keys")
-    except ValueError:  # deeper than pydantic_core's limit, a lone surrogate, or not JSON
-        pass
-    if nesting_exceeds(text):
-        raise ValueError(f"nested more than {MAX_ROW_DEPTH} levels deep")
-    return json.loads(text, parse_constant=_refuse_constant)
 
 
 def _damaged(run_id: str, where: str, problem: str) -> StoreError:
@@ -324,8 +278,11 @@ def encode_write(
             text = dumps({BLOB_REF: packer.blob(text, blobs)})
         result_rows.append((cycle, tool_use_id, text if cipher is None else _sealed(cipher.seal(text, place))))
     check_row_sizes(run_id, full, full_results, max_row_bytes)  # the sizes as the tool returned them
-    packed = packer.pack(head if redaction is None else redaction.strip(head))
-    if nesting_exceeds(packed.text) or any(nesting_exceeds(text) for _, text in packed.blobs):
+    try:
+        packed = packer.pack(head if redaction is None else redaction.strip(head))
+    except ValueError:  # a field nested deeper than MAX_ROW_DEPTH: its text does not parse back
+        packed = None
+    if packed is None or nesting_exceeds(packed.text) or any(nesting_exceeds(text) for _, text in packed.blobs):
         raise StoreError(
             f"run {run_id!r}: cannot store head: it nests arrays and objects more than {MAX_ROW_DEPTH} levels deep "
             "(a store reads no deeper rows back)"
@@ -490,7 +447,7 @@ def _parse(run_id: str, where: str, text: Any, what: str = "") -> Any:
     if not isinstance(text, str):
         raise _damaged(run_id, where, f"the row is not JSON text (a {type(text).__name__})")
     try:
-        return _parse_json(text)
+        return parse_json(text)
     except (ValueError, RecursionError) as exc:
         raise _damaged(run_id, where, f"the row{what} is corrupt or truncated ({_problem(exc)})") from None
 

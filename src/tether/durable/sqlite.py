@@ -172,8 +172,10 @@ class SQLiteStore(RowWrites):
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={_SYNCHRONOUS[self.durability]}")
             version = self._init_schema(conn)
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path} is not a usable SQLite run store ({exc})") from None
+        except (sqlite3.Error, UnicodeDecodeError) as exc:  # damaged schema text is not UTF-8
+            if conn is not None:
+                conn.close()
+            raise StoreError(f"{self.path} is not a usable SQLite run store ({type(exc).__name__}: {exc})") from None
         if version > SCHEMA_VERSION:
             conn.close()
             raise StoreError(
@@ -234,7 +236,7 @@ class SQLiteStore(RowWrites):
         full disk, a damaged file) becomes a StoreError."""
         try:
             yield self._inline() if inline else self._connect()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:  # a damaged text value is not UTF-8
             what = f"run {run_id!r}" if run_id is not None else "listing runs"
             raise StoreError(f"{what}: {self.path} failed ({type(exc).__name__}: {exc})") from None
 

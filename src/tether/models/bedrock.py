@@ -12,7 +12,7 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..errors import ContextWindowOverflowError, ModelAuthError, ModelError, ModelThrottledError
+from ..errors import ContextWindowOverflowError, ModelAuthError, ModelError, ModelResponseError, ModelThrottledError
 from ..types import ContentBlock, Message, ModelRequest, StopReason, StreamEvent, ToolResultContent
 from ._format import import_sdk, merge_same_role, to_bytes
 
@@ -172,7 +172,7 @@ class BedrockModel:
                     raw = await asyncio.to_thread(next, events, None)
                     if raw is None:
                         break
-                    for event in _map_event(raw):
+                    for event in _mapped(raw):
                         yield event
             finally:
                 stream.close()  # also when the caller stops early (cancellation)
@@ -182,6 +182,16 @@ class BedrockModel:
     def _open(self, kwargs: dict[str, Any]) -> Any:
         """The botocore ``EventStream`` of a ConverseStream call (iterable of event dicts)."""
         return self._client().converse_stream(**kwargs)["stream"]
+
+
+def _mapped(raw: Any) -> list[StreamEvent]:
+    """:func:`_map_event`, with a malformed event (a missing field, a wrong type) as a
+    :class:`~tether.errors.ModelResponseError` naming the event instead of a ``KeyError``."""
+    try:
+        return _map_event(raw)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        kind = next(iter(raw), "?") if isinstance(raw, dict) else type(raw).__name__
+        raise ModelResponseError(f"Bedrock sent a malformed {kind} event ({type(exc).__name__}: {exc})") from None
 
 
 def _map_event(raw: dict[str, Any]) -> list[StreamEvent]:

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Generator
 from pathlib import Path
 from typing import Any
 
+from .._json import parse_json
 from ..errors import ConfigurationError, ContextWindowOverflowError, ModelError, ModelResponseError
 from ..types import Message, ModelRequest, StreamEvent, ToolSpec
 from ._format import TEXT_DOCUMENT_FORMATS, import_sdk, to_bytes, tool_result_text
@@ -454,7 +455,7 @@ def _parse_reply(text: str, finish: str | None, max_tokens: int) -> dict[str, An
             f"raise max_tokens (got {text[:80]!r})"
         )
     try:
-        reply = json.loads(text)
+        reply = parse_json(text)  # bounded nesting: a deep reply is a ValueError, not a RecursionError
     except ValueError as exc:
         raise ModelResponseError(f"LlamaCppModel produced invalid JSON despite the grammar ({exc}): {text[:120]!r}") from exc
     valid = isinstance(reply, dict) and isinstance(reply.get("tool"), str)

@@ -19,6 +19,7 @@ from typing import Any
 
 from .._clock import now_iso
 from .._json import (
+    brief,
     checked_json_copy,
     describe_non_json,
     dump_json,
@@ -135,11 +136,11 @@ class Snapshot:
         version = self.schema_version
         if version != SNAPSHOT_SCHEMA_VERSION or type(version) is not type(SNAPSHOT_SCHEMA_VERSION):
             raise SnapshotError(
-                f"Unsupported snapshot schema version: {version!r}. Current version: {SNAPSHOT_SCHEMA_VERSION}; "
+                f"Unsupported snapshot schema version: {brief(version)}. Current version: {SNAPSHOT_SCHEMA_VERSION}; "
                 "build snapshots with take_snapshot or Snapshot.from_dict, which migrate older versions"
             )
         if self.scope not in SCOPES:
-            raise SnapshotError(f"Invalid snapshot scope: {self.scope!r}. Valid scopes: {sorted(SCOPES)}")
+            raise SnapshotError(f"Invalid snapshot scope: {brief(self.scope)}. Valid scopes: {sorted(SCOPES)}")
 
     @property
     def data(self) -> dict[str, Any]:
@@ -170,7 +171,7 @@ class Snapshot:
             result: dict[str, Any] = thaw(self._frozen)
             return result
         assert self._json is not None
-        parsed: dict[str, Any] = parse_json(self._json)
+        parsed: dict[str, Any] = parse_json(self._json, max_depth=None)  # written by take_snapshot
         return parsed
 
     def _take_data(self) -> tuple[dict[str, Any], bool] | None:
@@ -303,7 +304,7 @@ class Snapshot:
             logger.warning("unknown_keys=<%s> | ignoring unknown fields in %s", extra, path)
         scope = value.get("scope", SCOPE)
         if scope not in SCOPES:
-            raise SnapshotError(f"{path}.scope must be one of {', '.join(map(repr, SCOPES))}, got {scope!r}")
+            raise SnapshotError(f"{path}.scope must be one of {', '.join(map(repr, SCOPES))}, got {brief(scope)}")
         created_at = check_created_at(value.get("created_at"), f"{path}.created_at")
         if "data" not in value:
             raise SnapshotError(f"{path}.data is missing; it holds the captured fields")

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._json import describe_non_json, json_copy
+from .._json import brief, describe_non_json, json_copy
 from ..errors import ShapeError, SnapshotError
 from .shapes import interrupt_state_in, interrupt_state_out, is_interrupt_state, legacy_manager_state
 
@@ -100,21 +100,23 @@ def migrate(
     if version == target and type(version) is type(target):
         return data
     if not isinstance(version, (str, int)) or isinstance(version, bool):
-        raise SnapshotError(f"{what}.schema_version must be a version string such as {target!r}, got {version!r}")
+        raise SnapshotError(f"{what}.schema_version must be a version string such as {target!r}, got {brief(version)}")
     order = list(versions)
     if version not in order or type(version) is not type(order[order.index(version)]) or target not in order:
         newest = _numeric(order[-1])
         given = _numeric(version)
         if given is not None and newest is not None and isinstance(version, str) and given > newest:
             raise SnapshotError(
-                f"{what} schema_version {version!r} is newer than this Tether supports ({order[-1]!r}); upgrade tether to load it"
+                f"{what} schema_version {brief(version)} is newer than this Tether supports ({order[-1]!r}); upgrade tether to load it"
             )
         raise SnapshotError(
-            f"Unsupported {what} schema version: {version!r}; this Tether reads {', '.join(map(repr, order))}"
+            f"Unsupported {what} schema version: {brief(version)}; this Tether reads {', '.join(map(repr, order))}"
         )
     index, goal = order.index(version), order.index(target)
     if index > goal:
-        raise SnapshotError(f"{what} schema_version {version!r} is newer than this Tether supports ({target!r}); upgrade tether to load it")
+        raise SnapshotError(
+            f"{what} schema_version {brief(version)} is newer than this Tether supports ({target!r}); upgrade tether to load it"
+        )
     try:
         current: dict[str, Any] = json_copy(data, what)
     except ShapeError:

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._json import dumps, dumps_compact, parse_json
-from ..errors import CassetteMismatchError, ConfigurationError, TetherError
+from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, ModelResponseError
+from ..loop.stream import StreamAccumulator
 from ..models.base import Model
 from ..types import ModelRequest, StreamEvent
 from .diff import describe, first_difference
@@ -70,12 +71,12 @@ class RecordingModel:
         return dict(getter()) if callable(getter) else {}
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        normalized = parse_json(dumps(normalize(request)))  # a copy: the run's lists keep changing
+        normalized = parse_json(dumps(normalize(request)), max_depth=None)  # a copy: the run's lists keep changing
         events: list[StreamEvent] = []
         async for event in self.inner.stream(request):
             events.append(event)
             yield event
-        self.interactions.append({"request": normalized, "events": parse_json(dumps(events))})
+        self.interactions.append({"request": normalized, "events": parse_json(dumps(events), max_depth=None)})
         self._save()
 
     def _save(self) -> None:
@@ -102,16 +103,39 @@ class ReplayModel:
         try:
             data = parse_json(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise TetherError(f"cassette {str(self.path)!r} cannot be read: {exc}") from None
+            raise CassetteError(f"cassette {str(self.path)!r} cannot be read: {exc}") from None
         if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("interactions"), list):
-            raise TetherError(f"cassette {str(self.path)!r} is not a version-{VERSION} tether cassette")
+            raise CassetteError(f"cassette {str(self.path)!r} is not a version-{VERSION} tether cassette")
         self.recorded_model_id = str(data.get("model_id", "?"))
         self.interactions: list[dict[str, Any]] = data["interactions"]
         self.by_key: dict[str, list[int]] = {}
         for index, item in enumerate(self.interactions):
-            self.by_key.setdefault(_key(self._compared(item["request"])), []).append(index)
+            self._check(index, item)
+            try:
+                key = _key(self._compared(item["request"]))
+            except ValueError as exc:  # a number too large for a float: not JSON
+                raise self._damaged(index, f"request is not JSON ({exc})") from None
+            self.by_key.setdefault(key, []).append(index)
         self.used: set[int] = set()
         self.last = -1
+
+    def _check(self, index: int, item: Any) -> None:
+        """Refuse a damaged interaction: its request must hold a list of messages, and its events
+        must fold into a valid response (checked by the loop's own fold, as a live call is)."""
+        if not isinstance(item, dict) or not isinstance(item.get("request"), dict) or not isinstance(item.get("events"), list):
+            raise self._damaged(index, "must be an object with a request object and a list of events")
+        if not isinstance(item["request"].get("messages"), list):
+            raise self._damaged(index, "request.messages must be a list of messages")
+        fold = StreamAccumulator()
+        try:
+            for event in item["events"]:
+                fold.add(event)
+            fold.message()
+        except ModelResponseError as exc:
+            raise self._damaged(index, str(exc)) from None
+
+    def _damaged(self, index: int, problem: str) -> CassetteError:
+        return CassetteError(f"cassette {str(self.path)!r}: interaction #{index + 1} {problem}; the file is damaged, re-record it")
 
     @property
     def model_id(self) -> str:
@@ -124,7 +148,7 @@ class ReplayModel:
         return {"messages": normalized["messages"]} if self.match == "loose" else normalized
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        normalized = parse_json(dumps(normalize(request, self.match)))
+        normalized = parse_json(dumps(normalize(request, self.match)), max_depth=None)
         candidates = self.by_key.get(_key(normalized), [])
         index = next((i for i in candidates if i not in self.used), candidates[-1] if candidates else None)
         if index is None:
