@@ -1,7 +1,8 @@
 """See a run: write the inspector page of a small durable run and print where it is.
 
 A run with a tool that fails, a tool that works and a final answer, on a SQLite store in
-``./inspect-example/`` (made afresh each time), then ``tether.inspect.render_html`` writes it as one HTML file (open it in
+``tether-inspect-example/`` of the system's temporary directory (made afresh each time, so the
+page stays there to be opened), then ``tether.inspect.render_html`` writes it as one HTML file (open it in
 any browser, offline) and ``to_atif`` exports it as an ATIF trajectory. The same from a shell:
 ``tether view RUN -o run.html`` and ``tether export RUN --format atif``.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 from tether import Agent, tool
@@ -28,7 +30,7 @@ def weather(city: str) -> str:
 
 
 def main() -> None:
-    folder = Path("inspect-example")
+    folder = Path(tempfile.gettempdir()) / "tether-inspect-example"
     shutil.rmtree(folder, ignore_errors=True)  # this example's own directory: start afresh
     folder.mkdir()
     store = SQLiteStore(folder / "runs.db")

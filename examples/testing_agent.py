@@ -4,13 +4,16 @@
 first run records its requests and streamed answers to ``cassettes/weather.json``
 (``mode="once"``), every later run, crashtest's child processes included, replays the file with
 no network, so the tests are fast and deterministic. ``python examples/testing_agent.py`` runs
-this file's tests with pytest; in your project, run ``pytest`` (the fixture comes with tether).
+this file's tests with pytest in a temporary directory (the cassette goes there and is removed
+afterwards); in your project, run ``pytest`` (the fixture comes with tether) and commit the cassette.
+Needs ``pip install tether pytest``.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -55,6 +58,10 @@ if __name__ == "__main__":
         if any(ep.value == "tether.testing.pytest_plugin" for ep in entry_points(group="pytest11"))
         else ["-p", "tether.testing.pytest_plugin"]
     )
-    code = pytest.main([__file__, "-p", "no:cacheprovider", "--rootdir", str(Path.cwd()), "-c", os.devnull, *plugin])
-    print(f"pytest exit code {code}; cassette at {CASSETTE} ({CASSETTE.stat().st_size} bytes)")
+    with tempfile.TemporaryDirectory() as workdir:
+        os.chdir(workdir)  # pytest imports this file again from here: its CASSETTE is under workdir, as in crashtest's children
+        code = pytest.main([__file__, "-p", "no:cacheprovider", "--rootdir", workdir, "-c", os.devnull, *plugin])
+        cassette = Path(workdir) / "cassettes" / "weather.json"
+        print(f"pytest exit code {code}; cassette recorded ({cassette.stat().st_size} bytes)")
+        os.chdir(Path(__file__).resolve().parent)  # out of workdir, so it can be removed
     sys.exit(int(code))

@@ -5,7 +5,7 @@ in-memory exporter; in production an OTLP exporter) and every agent traces throu
 Tether option needed. The run pauses at a checkpoint and a fresh agent resumes it from JSON: the
 resumed ``invoke_agent`` span links to the paused one, and no model or tool call is spanned twice.
 Log records of the ``tether`` loggers carry the trace and span ids. Runs offline on the scripted
-model.
+model. Needs ``pip install 'tether[otel]'`` (the OpenTelemetry API and SDK).
 """
 
 from __future__ import annotations

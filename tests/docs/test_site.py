@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import importlib
 import importlib.util
 import os
@@ -247,3 +248,37 @@ def test_the_output_a_page_shows_is_what_its_example_prints(example: str, shown:
         return [re.sub(r"\[pid \d+\]", "[pid N]", line.rstrip()) for line in text.strip().splitlines()]
 
     assert normal(proc.stdout) == normal(shown)
+
+
+FIELD_LIST = re.compile(r"\(`([A-Z]\w*)`: ")
+"""Where a page lists a public class's fields: ``(`Step`: `step`, `position`, ...)``."""
+
+
+def documented_fields() -> list[tuple[str, str, list[str]]]:
+    """``(page, class name, backticked names)`` of every field list on every page, up to its closing parenthesis."""
+    found = []
+    for page in pages():
+        text = page.read_text()
+        for match in FIELD_LIST.finditer(text):
+            depth, end = 1, match.end()
+            while depth and end < len(text):
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                end += 1
+            found.append((str(page.relative_to(ROOT)), match.group(1), re.findall(r"`(\w+)`", text[match.end() : end])))
+    return found
+
+
+def test_documented_fields_are_the_real_fields_of_the_class() -> None:
+    """A page listing a public class's fields names only real ones (``Step.number`` was documented
+    while the field is ``step``)."""
+    modules = [importlib.import_module(package) for package in PUBLIC_PACKAGES]
+    public = {name: getattr(module, name) for module in modules for name in module.__all__}
+    lists = documented_fields()
+    assert any(name == "Step" for _, name, _ in lists), "docs/guides/durable.md lists Step's fields"
+    for page, name, fields in lists:
+        cls = public.get(name)
+        assert cls is not None, f"{page} lists the fields of `{name}`, which is not a public name"
+        assert fields, f"{page} lists no backticked field of `{name}`"
+        real = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set(dir(cls))
+        wrong = [field for field in fields if field not in real]
+        assert not wrong, f"{page} documents fields of `{name}` it does not have: {wrong} (it has {sorted(real)})"

@@ -76,9 +76,19 @@ def free_port() -> int:
 @pytest.fixture
 def http_url(call_log: CallLog) -> Iterator[str]:
     """The toolbox served over streamable HTTP on 127.0.0.1 (a subprocess, waited for by polling)."""
+    yield from serve_http(call_log)
+
+
+@pytest.fixture
+def http_json_url(call_log: CallLog) -> Iterator[str]:
+    """As ``http_url``, answering with plain JSON bodies instead of event streams."""
+    yield from serve_http(call_log, "--json-response")
+
+
+def serve_http(call_log: CallLog, *options: str) -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(TOOLBOX), "--http", str(port), "--log", str(call_log.path)],
+        [sys.executable, str(TOOLBOX), "--http", str(port), "--log", str(call_log.path), *options],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -105,9 +115,18 @@ def http_url(call_log: CallLog) -> Iterator[str]:
 
 @pytest.fixture
 def http_server(http_url: str) -> Callable[..., MCPServerHTTP]:
+    return http_maker(http_url)
+
+
+@pytest.fixture
+def http_json_server(http_json_url: str) -> Callable[..., MCPServerHTTP]:
+    return http_maker(http_json_url)
+
+
+def http_maker(url: str) -> Callable[..., MCPServerHTTP]:
     def make(**options: Any) -> MCPServerHTTP:
         options.setdefault("startup_timeout", 20)
         options.setdefault("call_timeout", 20)
-        return MCPServerHTTP(http_url, **options)
+        return MCPServerHTTP(url, **options)
 
     return make

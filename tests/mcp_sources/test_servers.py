@@ -30,7 +30,7 @@ async def test_stdio_tools_are_listed_with_their_schemas_and_called(stdio_server
     server = stdio_server()
     agent = Agent(model=ScriptedModel([tool_call("add", {"a": 2, "b": 40}), "42"]), tools=[server])
     async with agent:
-        assert agent.tool_names == ["add", "echo", "stats", "pixel", "fail", "slow", "crash", "hang"]
+        assert agent.tool_names == ["add", "echo", "stats", "pixel", "fail", "slow", "crash", "hang", "blob"]
         spec: Any = agent.tool_registry.get("add").spec  # type: ignore[union-attr]
         assert spec["inputSchema"]["json"]["required"] == ["a", "b"]  # the schema is passed through
         assert spec["description"] == "Add two integers."

@@ -10,7 +10,8 @@ key in the request's ``_meta`` under :data:`IDEMPOTENCY_META_KEY`.
 from __future__ import annotations
 
 from .errors import MCPError
+from .limits import DEFAULT_MAX_RESULT_BYTES
 from .servers import MCPServerHTTP, MCPServerStdio
 from .source import IDEMPOTENCY_META_KEY, MCPSource
 
-__all__ = ["IDEMPOTENCY_META_KEY", "MCPError", "MCPServerHTTP", "MCPServerStdio", "MCPSource"]
+__all__ = ["DEFAULT_MAX_RESULT_BYTES", "IDEMPOTENCY_META_KEY", "MCPError", "MCPServerHTTP", "MCPServerStdio", "MCPSource"]

@@ -13,7 +13,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ConfigurationError
-from .source import DEFAULT_CALL_TIMEOUT, DEFAULT_LIST_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, MCPSource
+from .limits import DEFAULT_MAX_RESULT_BYTES, ResponseReads
+from .source import DEFAULT_CALL_TIMEOUT, DEFAULT_LIST_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, IDEMPOTENCY_META_KEY, MCPSource
 
 
 class MCPServerStdio(MCPSource):
@@ -42,6 +43,9 @@ class MCPServerStdio(MCPSource):
         list_timeout: Seconds for ``tools/list``.
         call_timeout: Seconds for one ``tools/call`` (then the call is an error result and the
             process is restarted on next use).
+        max_result_bytes: The largest tool result passed on (default 10 MiB; None: no limit); a
+            larger one is an error result naming the tool and the cap. Over stdio the SDK reads
+            the message whole first (see :mod:`tether.mcp.limits`).
     """
 
     def __init__(
@@ -59,6 +63,7 @@ class MCPServerStdio(MCPSource):
         startup_timeout: float | None = DEFAULT_STARTUP_TIMEOUT,
         list_timeout: float | None = DEFAULT_LIST_TIMEOUT,
         call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
     ) -> None:
         if not isinstance(command, str) or not command:
             raise ConfigurationError(f"command= of MCPServerStdio must be a non-empty string, got {command!r}")
@@ -80,6 +85,7 @@ class MCPServerStdio(MCPSource):
             startup_timeout=startup_timeout,
             list_timeout=list_timeout,
             call_timeout=call_timeout,
+            max_result_bytes=max_result_bytes,
         )
 
     def _opener(self) -> Callable[[], AbstractAsyncContextManager[Any]]:
@@ -111,6 +117,9 @@ class MCPServerHTTP(MCPSource):
         startup_timeout: Seconds to connect and finish the MCP handshake.
         list_timeout: Seconds for ``tools/list``.
         call_timeout: Seconds for one ``tools/call``.
+        max_result_bytes: The largest tool result passed on (default 10 MiB; None: no limit); the
+            response to a call is read only up to it, then dropped, and the call is an error
+            result naming the tool and the cap.
     """
 
     def __init__(
@@ -126,6 +135,7 @@ class MCPServerHTTP(MCPSource):
         startup_timeout: float | None = DEFAULT_STARTUP_TIMEOUT,
         list_timeout: float | None = DEFAULT_LIST_TIMEOUT,
         call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
     ) -> None:
         parts = urlsplit(url) if isinstance(url, str) else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
@@ -143,21 +153,26 @@ class MCPServerHTTP(MCPSource):
             startup_timeout=startup_timeout,
             list_timeout=list_timeout,
             call_timeout=call_timeout,
+            max_result_bytes=max_result_bytes,
         )
 
     def _opener(self) -> Callable[[], AbstractAsyncContextManager[Any]]:
-        return functools.partial(_http_transport, self.url, dict(self.headers))
+        return functools.partial(_http_transport, self.url, dict(self.headers), self.max_result_bytes, self._core.reads)
 
     def __repr__(self) -> str:
         return f"MCPServerHTTP({self.url!r}, name={self.source_name!r})"
 
 
 @contextlib.asynccontextmanager
-async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+async def _http_transport(url: str, headers: dict[str, str], cap: int | None, reads: ResponseReads) -> AsyncIterator[Any]:
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
 
-    async with create_mcp_http_client(headers=headers or None) as client, streamable_http_client(url, http_client=client) as streams:
+    from .http_limit import capped_http_client
+
+    async with (
+        capped_http_client(headers, cap, IDEMPOTENCY_META_KEY, reads) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
         yield streams
 
 

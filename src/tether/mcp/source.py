@@ -14,6 +14,7 @@ from ..tools.context import ToolContext
 from ..types import ToolResult, ToolSpec, ToolUse
 from .connection import Connection
 from .errors import MCPError
+from .limits import ResponseRead, ResponseReads, result_size
 from .loop_thread import LoopThread
 from .results import hinted_idempotent, to_tool_result, to_tool_spec
 from .stderr import StderrTail
@@ -39,6 +40,7 @@ class _Core:
         self.connection: Connection | None = None
         self.lock: asyncio.Lock | None = None  # made on the loop thread
         self.stderr: StderrTail | None = None  # a stdio server's stderr, replaced at each start
+        self.reads = ResponseReads()  # what the HTTP transport read of each call's response
 
     def new_stderr(self) -> StderrTail:
         """A fresh stderr file for a server process about to start (the previous one is removed)."""
@@ -91,6 +93,9 @@ class MCPSource:
         startup_timeout: Seconds to start (connect) and finish the MCP handshake (None: no limit).
         list_timeout: Seconds for ``tools/list`` (None: no limit).
         call_timeout: Seconds for one ``tools/call`` (None: no limit).
+        max_result_bytes: The largest tool result passed on (None: no limit); a larger one is an
+            error result naming the tool and the cap (see :mod:`tether.mcp.limits` for what each
+            transport reads of it first).
     """
 
     def __init__(
@@ -104,6 +109,7 @@ class MCPSource:
         startup_timeout: float | None,
         list_timeout: float | None,
         call_timeout: float | None,
+        max_result_bytes: int | None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigurationError(f"name= of an MCP server must be a non-empty string, got {name!r}")
@@ -118,6 +124,9 @@ class MCPSource:
         for option, seconds in (("startup_timeout", startup_timeout), ("list_timeout", list_timeout), ("call_timeout", call_timeout)):
             if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0):
                 raise ConfigurationError(f"{option}= of MCP server {name!r} must be a positive number of seconds or None, got {seconds!r}")
+        cap = max_result_bytes
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0):
+            raise ConfigurationError(f"max_result_bytes= of MCP server {name!r} must be a positive int or None, got {max_result_bytes!r}")
         self._name = name
         self.prefix = prefix
         self.include = None if include is None else frozenset(include)
@@ -126,6 +135,7 @@ class MCPSource:
         self.startup_timeout = startup_timeout
         self.list_timeout = list_timeout
         self.call_timeout = call_timeout
+        self.max_result_bytes = max_result_bytes
         self._core = _Core(name, LoopThread(name))
         self._original: dict[str, str] = {}  # exposed name -> the server's name
         self._hinted: set[str] = set()  # exposed names whose annotations say idempotent
@@ -258,20 +268,55 @@ class MCPSource:
             session = await self._ensure()
         except MCPError as exc:
             return error_result(tool_use_id, f"Error: {exc}")
+        reads = self._core.reads
+        reads.pop(key)  # an earlier attempt's, not this one's
         try:
             async with asyncio.timeout(self.call_timeout):
                 result = await session.call_tool(name, arguments if isinstance(arguments, dict) else {}, meta={IDEMPOTENCY_META_KEY: key})
         except TimeoutError:
+            reads.pop(key)
             await self._core.disconnect()  # a server that does not answer is restarted on next use
             error = self._error(f"tool {name!r} did not answer within call_timeout={self.call_timeout}s")
             return error_result(tool_use_id, f"Error: {error}")
         except Exception as exc:
             from mcp.shared.exceptions import MCPError as ProtocolError
 
+            if (cut := self._cut_short(tool_use_id, name, reads.pop(key))) is not None:
+                return cut
             if not isinstance(exc, ProtocolError) or (self._core.connection is not None and not self._core.connection.alive):
                 await self._core.disconnect()  # the connection broke (e.g. the server crashed)
             return error_result(tool_use_id, f"Error: {self._error(f'tool {name!r} failed: {_describe(exc)}')}")
+        reads.pop(key)
+        if self.max_result_bytes is not None and (size := result_size(result)) > self.max_result_bytes:
+            return self._too_large(tool_use_id, name, f"{size:,} bytes")
         return to_tool_result(tool_use_id, result)
+
+    def _cut_short(self, tool_use_id: str, name: str, read: ResponseRead | None) -> ToolResult | None:
+        """The error result for a call whose HTTP response the transport cut short for its size
+        (None: it was not, the failure is another)."""
+        if read is None:
+            return None
+        if read.dropped:
+            return self._too_large(tool_use_id, name, f"more than {read.read:,} bytes arrived; the rest was not read")
+        if read.event_limit is not None and read.read > read.event_limit:
+            error = MCPError(
+                self._name,
+                f"tool {name!r} returned a result the MCP SDK's HTTP client refused: its server-sent events are limited "
+                f"to {read.event_limit} bytes and {read.read:,} bytes arrived. Ask the tool for less (a narrower query, "
+                "one page, a summary)",
+            )
+            return error_result(tool_use_id, f"Error: {error}")
+        return None
+
+    def _too_large(self, tool_use_id: str, name: str, detail: str) -> ToolResult:
+        """The error result for a result over ``max_result_bytes`` (none of it reaches the model)."""
+        error = MCPError(
+            self._name,
+            f"tool {name!r} returned a result larger than max_result_bytes={self.max_result_bytes} ({detail}); it was "
+            "dropped. Ask the tool for less (a narrower query, one page, a summary); the application can raise "
+            "max_result_bytes= on this MCP server",
+        )
+        return error_result(tool_use_id, f"Error: {error}")
 
     async def close(self) -> None:
         """Close the session (stopping a stdio server) and the source's thread."""

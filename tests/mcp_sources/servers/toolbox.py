@@ -1,7 +1,8 @@
 """A real MCP server (the ``mcp`` SDK's low-level ``Server``) for Tether's tests.
 
-Run as ``python toolbox.py [--http PORT] [--log FILE] [--prefix-fail MODE]``: stdio by default,
-streamable HTTP on 127.0.0.1:PORT with ``--http``. Every ``tools/call`` is appended to ``--log``
+Run as ``python toolbox.py [--http PORT [--json-response]] [--log FILE] [--prefix-fail MODE]``: stdio
+by default, streamable HTTP on 127.0.0.1:PORT with ``--http`` (answers as event streams, or as plain
+JSON bodies with ``--json-response``). Every ``tools/call`` is appended to ``--log``
 as one JSON line (tool, arguments, the request's ``_meta``, pid) *before* the tool runs, so a
 test can count calls server-side even for a call the server never finished.
 
@@ -49,12 +50,18 @@ TOOLS = [
     ),
     types.Tool(name="crash", description="Writes to stderr and exits the server mid-call.", input_schema=OBJ),
     types.Tool(name="hang", description="Never answers.", input_schema=OBJ),
+    types.Tool(
+        name="blob",
+        description="A text of 'size' bytes (a large result).",
+        input_schema={"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]},
+    ),
 ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=0)
+    parser.add_argument("--json-response", action="store_true")
     parser.add_argument("--log", default=os.environ.get("TOOLBOX_LOG", ""))
     opts = parser.parse_args()
     mode = os.environ.get("TOOLBOX_MODE", "")
@@ -115,13 +122,15 @@ def main() -> None:
             os._exit(9)
         if params.name == "hang":
             await anyio.sleep_forever()
+        if params.name == "blob":
+            return text("x" * int(args["size"]))
         return types.CallToolResult(content=[types.TextContent(text=f"unknown tool {params.name}")], is_error=True)
 
     server: Server[Any] = Server("toolbox", on_list_tools=list_tools, on_call_tool=call_tool)
     if opts.http:
         import uvicorn
 
-        app = server.streamable_http_app()
+        app = server.streamable_http_app(json_response=opts.json_response)
         uvicorn.run(app, host="127.0.0.1", port=opts.http, log_level="warning")
     else:
         from mcp.server.stdio import stdio_server
