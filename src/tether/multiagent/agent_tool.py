@@ -49,7 +49,7 @@ from ..interrupts import Interrupt, PauseSignal
 from ..tools.base import Tool, error_result, to_result
 from ..tools.context import ToolContext
 from ..types import AgentEvent, ToolResult, ToolSpec, ToolUse
-from .nesting import child_run_id
+from .nesting import adopt_child, child_run_id
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -186,7 +186,12 @@ class AgentTool(Tool):
             else:
                 resume = True
                 prompt = responses if _waiting(runner, run_id) else None
-        elif run_id is not None and runner.store is not None and runner.store.head(run_id) is not None:
+        elif (
+            run_id is not None
+            and parent_run_id is not None
+            and runner.store is not None
+            and adopt_child(runner.store, parent_run_id, run_id)  # its own child, not one a deleted parent left
+        ):
             resume = True  # the call is re-run after a crash: the child resumes from its last step
             prompt = None
         elif self.keep_conversation:

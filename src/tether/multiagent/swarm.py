@@ -26,7 +26,7 @@ from ..tools.context import ToolContext
 from ..tools.decorator import tool
 from .durable_graph import GraphRecorder, open_run
 from .graph import GraphResult, _answers, _check_task
-from .nesting import child_run_id
+from .nesting import adopt_child, child_run_id
 from .nodes import AgentTemplate
 from .state import GraphRunState, decode_result
 from .swarm_turns import HANDOFF_KEY, SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
@@ -308,7 +308,7 @@ class Swarm:
             try:
                 if (
                     recorder is not None
-                    and recorder.store.head(child := child_run_id(recorder.run_id, f"{name}:{running['n']}")) is not None
+                    and adopt_child(recorder.store, recorder.run_id, child := child_run_id(recorder.run_id, f"{name}:{running['n']}"))
                 ):
                     result = await agent.resume_async(child, answers)
                 elif answers is not None and running.get("paused") is not None:
