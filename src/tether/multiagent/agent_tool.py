@@ -21,9 +21,11 @@ Everything the call must remember lives in the parent's run state, as JSON, unde
 Durable nesting: in a durable parent run the child is a durable run of its own, in the
 parent's store, with id :func:`~tether.multiagent.child_run_id` (parent run id, tool-use id)
 and the parent as ``parent_run_id``. A re-run of the call (the parent resumed after a crash
-with the call in doubt, or after an interrupt answer) finds that run and resumes it from its
-own last step: finished child cycles and tools are not redone, a finished child is not run
-again (its stored result is read).
+with the call in doubt, or after an interrupt answer) finds that run and, if it is a child of
+this incarnation of the parent (:func:`~tether.multiagent.nesting.adopt_child`; a child left
+by a deleted run of the same id is replaced), resumes it from its own last step: finished
+child cycles and tools are not redone, a finished child is not run again (its stored result
+is read).
 
 Interrupts: an interrupt of the child (from its tool, hook, or its own agent tool) becomes an
 interrupt of the parent named ``"<tool name>/<child interrupt name>"`` with the child's

@@ -20,6 +20,7 @@ import re
 from ..durable.incarnation import belongs
 from ..durable.store import RUN_ID_PATTERN, RunStore, validate_run_id
 
+_log = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_:-]")
 _MAX = 128
 _DIGEST = 12
@@ -71,7 +72,5 @@ def adopt_child(store: RunStore, parent_run_id: str, run_id: str) -> bool:
     store.delete_run(run_id)
     return False
 
-
-_log = logging.getLogger(__name__)
 
 __all__ = ["adopt_child", "child_run_id"]
