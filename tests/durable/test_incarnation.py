@@ -8,6 +8,8 @@ new one, even when both are at the same revision. On every store.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tether import Agent
@@ -15,6 +17,10 @@ from tether.durable import RunStore
 from tether.durable.incarnation import incarnation_of
 from tether.errors import LeaseLostError, RunReplacedError
 from tether.models import ScriptedModel
+
+from .backends import Backend, backend
+
+__all__ = ["backend"]  # the fixture
 
 
 def agent(store: RunStore, note: str) -> Agent:
@@ -66,3 +72,17 @@ def test_a_cached_session_of_a_deleted_run_is_not_reused_for_its_successor(store
     assert texts == ["second", "b answer 0", "third", "a answer 1"]
     assert loaded.head["state"]["notes"] == "b" * 1500  # B's state, as stored: A adopted the run
     assert [step.position for step in store.history("r")][-1] == "turn_end"
+
+
+def test_a_head_written_without_the_incarnation_gets_the_one_the_store_holds(backend: Backend) -> None:
+    """A Tether that predates incarnations drops the field when it writes a head into a run this
+    one created; the store's own record of the incarnation fills it in, so the run goes on."""
+    store = backend.make()
+    Agent(model=ScriptedModel(["one"]), store=store)("hi", run_id="r")
+    head = store.head("r")
+    assert head is not None
+    mine = head.pop("incarnation")
+    backend.raw_set("head", "r", None, json.dumps(head))  # the older Tether's head: no incarnation
+    assert incarnation_of(store.head("r")) == mine
+    again = Agent(model=ScriptedModel(["two"]), store=backend.make())("again", run_id="r")
+    assert str(again) == "two" and incarnation_of(store.head("r")) == mine

@@ -85,13 +85,15 @@ class MemoryStore(RowWrites, TreeDeletion):
 
     def head(self, run_id: str) -> dict[str, Any] | None:
         rows = self._runs.get(validate_run_id(run_id))
-        return None if rows is None else decode_head(run_id, rows.head, self.cipher, rev=rows.rev, blobs=rows.fetch)
+        if rows is None:
+            return None
+        return decode_head(run_id, rows.head, self.cipher, rev=rows.rev, blobs=rows.fetch, incarnation=rows.incarnation)
 
     def load(self, run_id: str) -> StoredRun | None:
         rows = self._runs.get(validate_run_id(run_id))
         if rows is None:
             return None
-        head = decode_head(run_id, rows.head, self.cipher, rev=rows.rev, blobs=rows.fetch)
+        head = decode_head(run_id, rows.head, self.cipher, rev=rows.rev, blobs=rows.fetch, incarnation=rows.incarnation)
         message_rows = list(enumerate(rows.messages))[int(head["start_seq"]) : int(head["next_seq"])]
         cycle = int(head["cursor"]["cycle_index"])
         result_rows = [(tid, text) for (c, tid), text in rows.results.items() if c == cycle]

@@ -224,13 +224,15 @@ class PostgresStore(RowWrites, TreeDeletion):
 
     def head(self, run_id: str) -> dict[str, Any] | None:
         validate_run_id(run_id)
-        query = "SELECT head, rev FROM tether_runs WHERE run_id = %s"
+        query = "SELECT head, rev, inc FROM tether_runs WHERE run_id = %s"
 
         def read(conn: psycopg.Connection[Any]) -> dict[str, Any] | None:
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 row = conn.execute(query, (run_id,)).fetchone()
-                return None if row is None else decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=_blobs(conn, run_id))
+                if row is None:
+                    return None
+                return decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=_blobs(conn, run_id), incarnation=row[2])
 
         with self._mutex:
             head: dict[str, Any] | None = self._query(run_id, read)
@@ -242,10 +244,11 @@ class PostgresStore(RowWrites, TreeDeletion):
         def read(conn: psycopg.Connection[Any]) -> StoredRun | None:
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                row = conn.execute("SELECT head, rev FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
+                row = conn.execute("SELECT head, rev, inc FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
                 if row is None:
                     return None
-                head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=_blobs(conn, run_id))  # an older head is refused
+                blobs = _blobs(conn, run_id)
+                head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=blobs, incarnation=row[2])  # an older head is refused
                 rows = conn.execute(
                     "SELECT seq, body FROM tether_messages WHERE run_id = %s AND seq >= %s AND seq < %s ORDER BY seq",
                     (run_id, int(head["start_seq"]), int(head["next_seq"])),

@@ -654,7 +654,13 @@ def decode_blobs(run_id: str, ids: Collection[str], blobs: BlobFetch, cipher: Ro
 
 
 def decode_head(
-    run_id: str, text: Any, cipher: RowCipher | None = None, *, rev: int | None = None, blobs: BlobFetch | None = None
+    run_id: str,
+    text: Any,
+    cipher: RowCipher | None = None,
+    *,
+    rev: int | None = None,
+    blobs: BlobFetch | None = None,
+    incarnation: str | None = None,
 ) -> dict[str, Any]:
     """Parse, open and validate a head row; StoreError naming the run on any failure.
 
@@ -667,6 +673,10 @@ def decode_head(
 
     A packed head's blob references are resolved through ``blobs`` (the store's reader of blob
     rows); without it (``list_runs`` summaries) the fields stored as blobs read as None.
+
+    ``incarnation`` is the one the store holds for the run (in clear, checked by every write): a
+    head without one (written into the run by a Tether that predates incarnations) is given it,
+    so the run's next writer carries the incarnation the store expects.
     """
     value = _parse(run_id, "head", text)
     clear: int | None = None
@@ -692,6 +702,8 @@ def decode_head(
             f"run {run_id!r}: head is at revision {checked['rev']} but the store's current revision is {rev}: "
             "an older head was written back (a rollback), or the store is damaged"
         )
+    if incarnation is not None and checked.get(INCARNATION) is None:
+        checked[INCARNATION] = incarnation
     return checked
 
 

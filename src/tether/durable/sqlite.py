@@ -246,18 +246,21 @@ class SQLiteStore(RowWrites, TreeDeletion):
     def head(self, run_id: str) -> dict[str, Any] | None:
         validate_run_id(run_id)
         with self._errors(run_id) as conn:
-            row = conn.execute("SELECT head, rev FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-            return None if row is None else decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=self._blobs(conn, run_id))
+            row = conn.execute("SELECT head, rev, inc FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is None:
+                return None
+            return decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=self._blobs(conn, run_id), incarnation=row[2])
 
     def load(self, run_id: str) -> StoredRun | None:
         validate_run_id(run_id)
         with self._errors(run_id) as conn:
             conn.execute("BEGIN")
             try:
-                row = conn.execute("SELECT head, rev, num FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                row = conn.execute("SELECT head, rev, num, inc FROM runs WHERE run_id = ?", (run_id,)).fetchone()
                 if row is None:
                     return None
-                head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=self._blobs(conn, run_id))  # an older head is refused
+                blobs = self._blobs(conn, run_id)
+                head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=blobs, incarnation=row[3])  # an older head is refused
                 rows = _messages(conn, row[2], int(head["start_seq"]), int(head["next_seq"]))
                 results = conn.execute(
                     "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?",
