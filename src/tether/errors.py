@@ -158,6 +158,13 @@ class LeaseLostError(StoreError):
     written; stop, and let the run's current owner go on (resume it if it is stalled)."""
 
 
+class RunReplacedError(LeaseLostError):
+    """The run this writer works on was deleted and a new run was created with the same id (a
+    new *incarnation*, see :mod:`tether.durable.incarnation`). Nothing was written: the rows,
+    blobs and revision the writer knows belong to the deleted run. Reload the run by its id to
+    work on the new one."""
+
+
 class RowTooLargeError(StoreError):
     """A row is larger than the store's ``max_row_bytes``: nothing was written. ``table`` and
     ``key`` name the row (``results`` and the toolUseId for a tool result, ``messages`` and the

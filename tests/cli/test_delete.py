@@ -6,9 +6,14 @@ import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from tether import Agent
 from tether.cli.delete import _older
 from tether.durable.history import RunSummary
+from tether.models import ScriptedModel, tool_call
 
 from .conftest import Outcome, one_line_error, store_of
 
@@ -91,3 +96,60 @@ def test_rm_deletes_a_corrupt_run(home: Path, cli: Callable[..., Outcome], scrip
     done = cli("rm", "bad")
     assert done.code == 0 and done.out.strip() == "deleted bad"
     assert ids(home) == ["good"]
+
+
+# -- multi-agent runs: a run goes with its tree of nested runs ------------------------------------
+
+
+def lead_run(home: Path, run_id: str, *, fail: bool = False) -> list[str]:
+    """A lead agent that asks a researcher agent (a nested run of it) and then answers, or, with
+    ``fail``, fails after the researcher answered. Returns the ids of the run and its child."""
+    store = store_of(home)
+    child = Agent(model=ScriptedModel(["found it"]), name="researcher")
+    replies: list[Any] = [tool_call("researcher", {"input": "look"}), RuntimeError("the lead broke") if fail else "done"]
+    lead = Agent(model=ScriptedModel(replies), tools=[child], name="lead", store=store)
+    if fail:
+        with pytest.raises(RuntimeError):
+            lead("go", run_id=run_id)
+    else:
+        lead("go", run_id=run_id)
+    tree = [run_id, *(run.run_id for run in store.list_runs() if run.parent_run_id == run_id)]
+    assert len(tree) == 2
+    return tree
+
+
+def test_rm_deletes_a_run_with_its_nested_runs_and_lists_them(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
+    tree = lead_run(home, "daily")
+    make(cli, script, "daily.v2")
+    outcome = cli("rm", "daily")
+    assert outcome.code == 0 and outcome.out.splitlines() == [f"deleted {ident}" for ident in tree]
+    assert ids(home) == ["daily.v2"]
+
+
+def test_rm_force_fences_off_a_live_owner_of_a_nested_run(home: Path, cli: Callable[..., Outcome]) -> None:
+    tree = lead_run(home, "daily")
+    store = store_of(home)
+    with store.lease(tree[1]):
+        refused = cli("rm", "daily")
+        one_line_error(refused, "tether rm", "'daily'", "nested", "live process", "--force")
+        assert ids(home) == sorted(tree)
+        forced = cli("rm", "daily", "--force")
+        assert forced.code == 0 and forced.out.splitlines() == [f"deleted {ident}" for ident in tree]
+    assert ids(home) == []
+
+
+def test_prune_takes_whole_trees_and_never_a_nested_run_on_its_own(home: Path, cli: Callable[..., Outcome]) -> None:
+    tree = lead_run(home, "daily", fail=True)
+    statuses = {run.run_id: run.status for run in store_of(home).list_runs()}
+    assert statuses == {tree[0]: "failed", tree[1]: "finished"}
+    none = cli("prune", "--older-than", "0", "--status", "finished")
+    assert none.out.splitlines() == ["deleted 0 runs not updated for 0 days"]  # the finished child stays with its parent
+    assert ids(home) == sorted(tree)
+    dry = cli("prune", "--older-than", "0", "--status", "failed", "--dry-run")
+    assert dry.out.splitlines() == [*(f"would delete {ident}" for ident in tree), "would delete 2 runs not updated for 0 days"]
+    with store_of(home).lease(tree[1]):
+        kept = cli("prune", "--older-than", "0")
+    assert kept.out.splitlines() == ["deleted 0 runs not updated for 0 days; kept 1 with a live owner (daily)"]
+    done = cli("prune", "--older-than", "0", "--status", "failed")
+    assert done.out.splitlines() == [*(f"deleted {ident}" for ident in tree), "deleted 2 runs not updated for 0 days"]
+    assert ids(home) == []

@@ -1,9 +1,15 @@
 """``tether rm`` and ``tether prune``: delete runs from the store.
 
-Deleting goes through the store's ``delete_run``, which takes the run's lease first: a run that a
-live process owns is refused (``rm --force`` fences its owner off with ``break_lease`` first, so
-its next write fails instead of recreating half a run). ``prune`` never touches a run with a live
-owner, nor a run whose age cannot be read (a corrupt head): it only deletes what it can date.
+Deleting goes through the store's ``delete_run``, which deletes a run with its whole tree of
+nested runs (agent-tool calls, graph node executions, swarm member turns: see
+:func:`tether.durable.store.run_tree`) and takes every run's lease first: a tree that a live
+process owns any part of is refused (``rm --force`` fences those owners off with ``break_lease``
+first, so their next write fails instead of recreating half a run). Every deleted run is printed.
+
+``prune`` works on whole trees too: a tree is pruned when its top run (one with no parent in the
+store) has the wanted status and no run of the tree was updated within the age; a nested run is
+never pruned on its own while its parent stays. It never touches a tree with a live owner, nor
+one with a run whose age cannot be read (a corrupt head): it only deletes what it can date.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import argparse
 from datetime import UTC, datetime, timedelta
 
 from ..durable.history import RunSummary
+from ..durable.store import run_tree
 from ..errors import RunLockedError, RunNotFoundError
 from .runs import console, open_store, printable
 from .stores import StoreSpec
@@ -20,20 +27,23 @@ EXIT_ERROR = 1
 
 
 def cmd_rm(args: argparse.Namespace, path: StoreSpec) -> int:
-    """``tether rm RUN... [--force]``: delete each run; one line per run, exit 1 when any was not deleted."""
+    """``tether rm RUN... [--force]``: delete each run with its nested runs; one line per deleted run,
+    exit 1 when any named run was not deleted."""
     store = open_store(path)
     out, err = console(), console(stderr=True)
     failed = 0
     for run_id in dict.fromkeys(args.run_ids):  # each once, in the order given
         try:  # the head is not read: a corrupt run can be deleted too
-            if args.force and store.owner_alive(run_id):
-                store.break_lease(run_id)  # fence the owner off: its next write fails
-            store.delete_run(run_id)
+            if args.force:
+                for ident in run_tree(store.list_runs(), run_id):
+                    if store.owner_alive(ident):
+                        store.break_lease(ident)  # fence the owner off: its next write fails
+            deleted = store.delete_run(run_id)
         except RunLockedError:
             failed += 1
             err.print(
-                f"error: tether rm: run {printable(run_id)!r} is owned by a live process; wait for it, or pass --force to fence it off "
-                "and delete the run",
+                f"error: tether rm: run {printable(run_id)!r} (or a run nested in it) is owned by a live process; wait for it, "
+                "or pass --force to fence it off and delete the run",
                 markup=False,
                 soft_wrap=True,
             )
@@ -42,7 +52,8 @@ def cmd_rm(args: argparse.Namespace, path: StoreSpec) -> int:
             failed += 1
             err.print(f"error: tether rm: {printable(str(exc))}", markup=False, soft_wrap=True)
             continue
-        out.print(f"deleted {printable(run_id)}", markup=False, soft_wrap=True)
+        for ident in deleted:
+            out.print(f"deleted {printable(ident)}", markup=False, soft_wrap=True)
     return EXIT_ERROR if failed else 0
 
 
@@ -55,20 +66,26 @@ def cmd_prune(args: argparse.Namespace, path: StoreSpec) -> int:
     store = open_store(path)
     cutoff = datetime.now(UTC) - timedelta(days=args.older_than)
     wanted = set(args.status or ())
-    old = [run for run in store.list_runs() if (not wanted or run.status in wanted) and _older(run, cutoff)]
+    runs = store.list_runs()
+    by_id = {run.run_id: run for run in runs}
     deleted: list[str] = []
     kept: list[str] = []
-    for run in old:
-        if run.status == "running":  # a live owner (list_runs shows an ownerless one as stalled)
-            kept.append(run.run_id)
+    for top in runs:
+        if top.parent_run_id in by_id or (wanted and top.status not in wanted):
+            continue  # a nested run goes with its parent's tree, never on its own
+        tree = [by_id[ident] for ident in run_tree(runs, top.run_id)]
+        if not all(_older(run, cutoff) for run in tree):
             continue
-        if not args.dry_run:
-            try:
-                store.delete_run(run.run_id)
-            except (RunLockedError, RunNotFoundError):  # taken or deleted since it was listed
-                kept.append(run.run_id)
-                continue
-        deleted.append(run.run_id)
+        if any(run.status == "running" for run in tree):  # a live owner (list_runs shows an ownerless one as stalled)
+            kept.append(top.run_id)
+            continue
+        if args.dry_run:
+            deleted += [run.run_id for run in tree]
+            continue
+        try:
+            deleted += store.delete_run(top.run_id)
+        except (RunLockedError, RunNotFoundError):  # taken or deleted since it was listed
+            kept.append(top.run_id)
     verb = "would delete" if args.dry_run else "deleted"
     for run_id in deleted:
         out.print(f"{verb} {printable(run_id)}", markup=False, soft_wrap=True)

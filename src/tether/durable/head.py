@@ -19,7 +19,10 @@ class HeadFields(TypedDict):
 
     ``status`` is one of ``tether.durable.history.STATUSES``; ``turns`` and ``steps`` count the
     run's invocations and step rows; the times are UTC ISO 8601. ``parent_run_id`` is written
-    only for a nested run (a multi-agent child run): the run it was started from.
+    only for a nested run (a multi-agent child run): the run it was started from, and
+    ``parent_incarnation`` that run's incarnation then (absent when the parent has none: see
+    :mod:`tether.durable.incarnation`). ``incarnation`` is not the timeline's but the session's
+    (the run's own, absent in a legacy head); it is declared here, with the other identity fields.
     """
 
     status: str
@@ -28,13 +31,17 @@ class HeadFields(TypedDict):
     created_at: str
     updated_at: str
     parent_run_id: NotRequired[str]
+    parent_incarnation: NotRequired[str]
+    incarnation: NotRequired[str]
 
 
 class DurableHead(HeadFields):
     """The head row of a durable run, as ``DurableSession.head()`` builds it.
 
     ``start_seq`` and ``next_seq`` bound the live conversation's message rows; ``rev`` counts
-    the writes (a session reuses its in-memory run while the store's ``rev`` still matches).
+    the writes (a session reuses its in-memory run while the store's ``rev`` and ``incarnation``
+    still match). ``incarnation`` is the nonce drawn when the run was created (see
+    :mod:`tether.durable.incarnation`); a run stored before incarnations existed has none.
     ``cursor`` is the run's cursor with empty ``results``: the open cycle's results are rows of
     their own. Heads loaded from a store stay ``dict[str, Any]`` (older heads may lack the
     timeline fields); :func:`tether.durable.session.run_state_of` reads them.

@@ -147,6 +147,8 @@ class Timeline:
         self.created_at = str(head.get("created_at") or now_iso())
         parent = head.get("parent_run_id")
         self.parent_run_id: str | None = parent if isinstance(parent, str) else None
+        parent_incarnation = head.get("parent_incarnation")
+        self.parent_incarnation: str | None = parent_incarnation if isinstance(parent_incarnation, str) else None
         self.mark = model_figures(metrics)
         self.cycle = int((head.get("cursor") or {}).get("cycle_index", 0))
         self.started: dict[str, float] = {}
@@ -168,6 +170,8 @@ class Timeline:
         }
         if self.parent_run_id is not None:
             fields["parent_run_id"] = self.parent_run_id
+            if self.parent_incarnation is not None:
+                fields["parent_incarnation"] = self.parent_incarnation
         return fields
 
     def tool_started(self, tool_use_id: str, *, nested: bool = False, run_id: str | None = None) -> None:

@@ -26,15 +26,27 @@ from .rows import (
     stored_at,
     summarize_row,
 )
-from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunSize, StoredRun, check_fence, largest_first, validate_run_id, with_liveness
+from .store import (
+    SCHEMA_VERSION,
+    Lease,
+    PreparedWrite,
+    RunSize,
+    StoredRun,
+    TreeDeletion,
+    check_fence,
+    largest_first,
+    validate_run_id,
+    with_liveness,
+)
 
 
 class _Rows:
-    __slots__ = ("blobs", "head", "messages", "results", "rev", "steps")
+    __slots__ = ("blobs", "head", "incarnation", "messages", "results", "rev", "steps")
 
-    def __init__(self) -> None:
+    def __init__(self, incarnation: str | None = None) -> None:
         self.head = ""
         self.rev: int | None = None
+        self.incarnation = incarnation
         self.messages: list[str] = []
         self.results: dict[tuple[int, str], str] = {}
         self.steps: dict[int, str | bytes] = {}
@@ -45,7 +57,7 @@ class _Rows:
         return [(ident, self.blobs[ident]) for ident in ids if ident in self.blobs]
 
 
-class MemoryStore(RowWrites):
+class MemoryStore(RowWrites, TreeDeletion):
     """Runs kept in this process's memory (lost when it exits); ``cipher``,
     ``redact_state_keys`` and ``max_row_bytes`` work as for :class:`~tether.durable.SQLiteStore`.
 
@@ -73,13 +85,15 @@ class MemoryStore(RowWrites):
 
     def head(self, run_id: str) -> dict[str, Any] | None:
         rows = self._runs.get(validate_run_id(run_id))
-        return None if rows is None else decode_head(run_id, rows.head, self.cipher, rev=rows.rev, blobs=rows.fetch)
+        if rows is None:
+            return None
+        return decode_head(run_id, rows.head, self.cipher, rev=rows.rev, blobs=rows.fetch, incarnation=rows.incarnation)
 
     def load(self, run_id: str) -> StoredRun | None:
         rows = self._runs.get(validate_run_id(run_id))
         if rows is None:
             return None
-        head = decode_head(run_id, rows.head, self.cipher, rev=rows.rev, blobs=rows.fetch)
+        head = decode_head(run_id, rows.head, self.cipher, rev=rows.rev, blobs=rows.fetch, incarnation=rows.incarnation)
         message_rows = list(enumerate(rows.messages))[int(head["start_seq"]) : int(head["next_seq"])]
         cycle = int(head["cursor"]["cycle_index"])
         result_rows = [(tid, text) for (c, tid), text in rows.results.items() if c == cycle]
@@ -91,11 +105,20 @@ class MemoryStore(RowWrites):
         encoded, rev = prepared.rows, prepared.rev
         with self._mutex:
             rows = self._runs.get(run_id)
-            check_fence(run_id, rev, None if rows is None else rows.rev, rows is not None, lease, self._epochs.get(run_id))
+            check_fence(
+                run_id,
+                rev,
+                None if rows is None else rows.rev,
+                rows is not None,
+                lease,
+                self._epochs.get(run_id),
+                incarnation=prepared.incarnation,
+                stored_incarnation=None if rows is None else rows.incarnation,
+            )
             if prepared.step is not None and rows is not None and prepared.step in rows.steps:
                 raise StoreError(f"run {run_id!r}: step {prepared.step} is already recorded; step rows are never rewritten")
             if rows is None:
-                rows = self._runs[run_id] = _Rows()
+                rows = self._runs[run_id] = _Rows(prepared.incarnation)
             rows.messages.extend(text for _, text in encoded.messages)
             rows.results.update({(cycle, tid): text for cycle, tid, text in encoded.results})
             rows.head = encoded.head
@@ -135,13 +158,18 @@ class MemoryStore(RowWrites):
         runs = [summarize_row(run_id, rows.head, self.cipher, rev=rows.rev) for run_id, rows in list(self._runs.items())]
         return with_liveness(runs, self.owner_alive)
 
-    def delete_run(self, run_id: str) -> None:
-        """Delete the run and all its rows (blobs too), under its lease."""
-        if validate_run_id(run_id) not in self._runs:
-            raise RunNotFoundError(f"no run {run_id!r} in this MemoryStore; nothing to delete")
-        with self.lease(run_id) as lease, self._mutex:
-            check_fence(run_id, None, None, True, lease, self._epochs.get(run_id))
-            self._runs.pop(run_id, None)
+    def _delete_leased(self, run_id: str, leases: list[Lease]) -> None:
+        """Drop the leased runs and all their rows (blobs too) at once (see ``TreeDeletion``)."""
+        with self._mutex:
+            if run_id not in self._runs:
+                raise self._not_found(run_id)
+            for lease in leases:
+                check_fence(lease.run_id, None, None, True, lease, self._epochs.get(lease.run_id))
+            for lease in leases:
+                self._runs.pop(lease.run_id, None)
+
+    def _not_found(self, run_id: str) -> RunNotFoundError:
+        return RunNotFoundError(f"no run {run_id!r} in this MemoryStore; nothing to delete")
 
     def size(self, run_id: str) -> RunSize:
         """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""

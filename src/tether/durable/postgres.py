@@ -42,7 +42,18 @@ from .rows import (
     summarize_row,
     zip_text,
 )
-from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunSize, StoredRun, check_fence, largest_first, validate_run_id, with_liveness
+from .store import (
+    SCHEMA_VERSION,
+    Lease,
+    PreparedWrite,
+    RunSize,
+    StoredRun,
+    TreeDeletion,
+    check_fence,
+    largest_first,
+    validate_run_id,
+    with_liveness,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -51,6 +62,7 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS tether_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS tether_runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL, rev BIGINT)",
     "ALTER TABLE tether_runs ADD COLUMN IF NOT EXISTS rev BIGINT",  # schema 1 stores: learned at the next write
+    "ALTER TABLE tether_runs ADD COLUMN IF NOT EXISTS inc TEXT",  # the run's incarnation (NULL: stored before incarnations)
     "CREATE TABLE IF NOT EXISTS tether_leases (run_id TEXT PRIMARY KEY, epoch BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS tether_messages (run_id TEXT NOT NULL, seq BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, seq))",
     "CREATE TABLE IF NOT EXISTS tether_results (run_id TEXT NOT NULL, cycle BIGINT NOT NULL, tool_use_id TEXT NOT NULL,"
@@ -114,7 +126,7 @@ def _import_psycopg() -> Any:
     return psycopg
 
 
-class PostgresStore(RowWrites):
+class PostgresStore(RowWrites, TreeDeletion):
     """Runs in a PostgreSQL database; safe to share between processes and hosts.
 
     Connect with a libpq conninfo string or URL (``"postgresql://user@host/db"``,
@@ -213,13 +225,15 @@ class PostgresStore(RowWrites):
 
     def head(self, run_id: str) -> dict[str, Any] | None:
         validate_run_id(run_id)
-        query = "SELECT head, rev FROM tether_runs WHERE run_id = %s"
+        query = "SELECT head, rev, inc FROM tether_runs WHERE run_id = %s"
 
         def read(conn: psycopg.Connection[Any]) -> dict[str, Any] | None:
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 row = conn.execute(query, (run_id,)).fetchone()
-                return None if row is None else decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=_blobs(conn, run_id))
+                if row is None:
+                    return None
+                return decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=_blobs(conn, run_id), incarnation=row[2])
 
         with self._mutex:
             head: dict[str, Any] | None = self._query(run_id, read)
@@ -231,10 +245,11 @@ class PostgresStore(RowWrites):
         def read(conn: psycopg.Connection[Any]) -> StoredRun | None:
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                row = conn.execute("SELECT head, rev FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
+                row = conn.execute("SELECT head, rev, inc FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
                 if row is None:
                     return None
-                head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=_blobs(conn, run_id))  # an older head is refused
+                blobs = _blobs(conn, run_id)
+                head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=blobs, incarnation=row[2])  # an older head is refused
                 rows = conn.execute(
                     "SELECT seq, body FROM tether_messages WHERE run_id = %s AND seq >= %s AND seq < %s ORDER BY seq",
                     (run_id, int(head["start_seq"]), int(head["next_seq"])),
@@ -264,10 +279,17 @@ class PostgresStore(RowWrites):
 
         def store(conn: psycopg.Connection[Any]) -> None:
             with conn.transaction(), conn.cursor() as cur:
-                stored = cur.execute("SELECT rev FROM tether_runs WHERE run_id = %s FOR UPDATE", (run_id,)).fetchone()
+                stored = cur.execute("SELECT rev, inc FROM tether_runs WHERE run_id = %s FOR UPDATE", (run_id,)).fetchone()
                 epoch = cur.execute("SELECT epoch FROM tether_leases WHERE run_id = %s FOR SHARE", (run_id,)).fetchone()
                 check_fence(
-                    run_id, rev, None if stored is None else stored[0], stored is not None, lease, None if epoch is None else epoch[0]
+                    run_id,
+                    rev,
+                    None if stored is None else stored[0],
+                    stored is not None,
+                    lease,
+                    None if epoch is None else epoch[0],
+                    incarnation=prepared.incarnation,
+                    stored_incarnation=None if stored is None else stored[1],
                 )
                 if message_rows:
                     cur.executemany("INSERT INTO tether_messages (run_id, seq, body) VALUES (%s, %s, %s)", message_rows)
@@ -277,10 +299,10 @@ class PostgresStore(RowWrites):
                         " ON CONFLICT (run_id, cycle, tool_use_id) DO UPDATE SET body = EXCLUDED.body",
                         result_rows,
                     )
-                cur.execute(
-                    "INSERT INTO tether_runs (run_id, head, rev) VALUES (%s, %s, %s)"
+                cur.execute(  # the incarnation is the run's from its creation on (checked above)
+                    "INSERT INTO tether_runs (run_id, head, rev, inc) VALUES (%s, %s, %s, %s)"
                     " ON CONFLICT (run_id) DO UPDATE SET head = EXCLUDED.head, rev = EXCLUDED.rev",
-                    (run_id, rows.head, rev),
+                    (run_id, rows.head, rev, prepared.incarnation),
                 )
                 if prepared.step is not None and rows.step is not None:
                     step_row = (run_id, prepared.step, zip_text(rows.step))
@@ -383,26 +405,29 @@ class PostgresStore(RowWrites):
             raise missing_step(run_id, step, int(count[0]) if count else 0)
         return found
 
-    def delete_run(self, run_id: str) -> None:
-        """Delete the run and all its rows (blobs too) in one transaction, under its lease."""
-        validate_run_id(run_id)
+    def _delete_leased(self, run_id: str, leases: list[Lease]) -> None:
+        """Delete the leased runs and all their rows (blobs too) in one transaction (see ``TreeDeletion``)."""
+        ids = [lease.run_id for lease in leases]
 
-        def delete(conn: psycopg.Connection[Any], lease: Lease) -> bool:
+        def delete(conn: psycopg.Connection[Any]) -> bool:
             with conn.transaction():
-                found = conn.execute("SELECT rev FROM tether_runs WHERE run_id = %s FOR UPDATE", (run_id,)).fetchone()
-                if found is None:
+                found = {row[0] for row in conn.execute("SELECT run_id FROM tether_runs WHERE run_id = ANY(%s) FOR UPDATE", (ids,))}
+                if run_id not in found:
                     return False
-                epoch = conn.execute("SELECT epoch FROM tether_leases WHERE run_id = %s FOR SHARE", (run_id,)).fetchone()
-                check_fence(run_id, None, None, True, lease, None if epoch is None else epoch[0])
+                epochs = dict(conn.execute("SELECT run_id, epoch FROM tether_leases WHERE run_id = ANY(%s) FOR SHARE", (ids,)).fetchall())
+                for lease in leases:
+                    check_fence(lease.run_id, None, None, True, lease, epochs.get(lease.run_id))
                 for table in ("tether_messages", "tether_results", "tether_steps", "tether_blobs", "tether_runs"):
-                    conn.execute(f"DELETE FROM {table} WHERE run_id = %s", (run_id,))  # the lease epoch stays: it fences
+                    conn.execute(f"DELETE FROM {table} WHERE run_id = ANY(%s)", (ids,))  # the lease epochs stay: they fence
             return True
 
-        with self._lease(run_id) as lease:
-            with self._mutex:
-                deleted: bool = self._query(run_id, lambda conn: delete(conn, lease))
+        with self._mutex:
+            deleted: bool = self._query(run_id, delete)
         if not deleted:
-            raise RunNotFoundError(f"no run {run_id!r} in {self.where}; nothing to delete")
+            raise self._not_found(run_id)
+
+    def _not_found(self, run_id: str) -> RunNotFoundError:
+        return RunNotFoundError(f"no run {run_id!r} in {self.where}; nothing to delete")
 
     def size(self, run_id: str) -> RunSize:
         """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""

@@ -43,6 +43,7 @@ from ..snapshot.validation import check_cursor, check_interrupt_state, check_man
 from ..types import Message, ToolResult
 from .crypto import RowCipher, RowPlace, is_envelope
 from .history import CORRUPT, STATUSES, STEP_POSITIONS, RunSummary, Step, model_figures, summary_of
+from .incarnation import INCARNATION, INCARNATION_PATTERN, PARENT_INCARNATION, incarnation_of
 from .packing import (
     BLOB_FIELDS,
     BLOB_MIN,
@@ -385,7 +386,7 @@ def prepare_write(
     """Encode and check the rows of a write the way every store does (``RunStore.prepare``)."""
     validate_run_id(run_id)
     rows = encode_write(head, messages, results, step, cipher, redaction, run_id=run_id, packer=packer, max_row_bytes=max_row_bytes)
-    return PreparedWrite(rows, head_revision(head), None if step is None else int(step["step"]))
+    return PreparedWrite(rows, head_revision(head), None if step is None else int(step["step"]), incarnation_of(head))
 
 
 def _blob_key(cipher: RowCipher | None) -> bytes | None:
@@ -499,7 +500,8 @@ def check_head(head: Any, root: str = "head") -> dict[str, Any]:
     ``Cursor.from_dict`` needs), the metrics (as a checkpoint's, filled in where older heads
     lack a figure), the state dicts, the interrupt state, the system prompt and the timeline
     fields (``status``, ``turns``, ``steps``, ``created_at``, ``updated_at``, which heads
-    written before step history existed lack) and ``parent_run_id`` (nested runs only). ``schema_version`` defaults to the current one.
+    written before step history existed lack), ``parent_run_id`` (nested runs only) and the
+    incarnations (``incarnation``, ``parent_incarnation``; missing in legacy heads). ``schema_version`` defaults to the current one.
     """
     if type(head) is not dict:
         raise ShapeError([root], f"must be an object, got {type(head).__name__}")
@@ -539,6 +541,10 @@ def check_head(head: Any, root: str = "head") -> dict[str, Any]:
     parent = head.get("parent_run_id")
     if parent is not None and (type(parent) is not str or not RUN_ID_PATTERN.fullmatch(parent)):
         raise ShapeError([root, "parent_run_id"], f"must be a run id or null, got {parent!r:.60}")
+    for key in (INCARNATION, PARENT_INCARNATION):
+        value = head.get(key)
+        if value is not None and (type(value) is not str or not INCARNATION_PATTERN.fullmatch(value)):
+            raise ShapeError([root, key], f"must be an incarnation (1-64 characters from A-Z a-z 0-9 _ -) or null, got {value!r:.60}")
     return head
 
 
@@ -605,7 +611,13 @@ def decode_blobs(run_id: str, ids: Collection[str], blobs: BlobFetch, cipher: Ro
 
 
 def decode_head(
-    run_id: str, text: Any, cipher: RowCipher | None = None, *, rev: int | None = None, blobs: BlobFetch | None = None
+    run_id: str,
+    text: Any,
+    cipher: RowCipher | None = None,
+    *,
+    rev: int | None = None,
+    blobs: BlobFetch | None = None,
+    incarnation: str | None = None,
 ) -> dict[str, Any]:
     """Parse, open and validate a head row; StoreError naming the run on any failure.
 
@@ -618,6 +630,10 @@ def decode_head(
 
     A packed head's blob references are resolved through ``blobs`` (the store's reader of blob
     rows); without it (``list_runs`` summaries) the fields stored as blobs read as None.
+
+    ``incarnation`` is the one the store holds for the run (in clear, checked by every write): a
+    head without one (written into the run by a Tether that predates incarnations) is given it,
+    so the run's next writer carries the incarnation the store expects.
     """
     value = _parse(run_id, "head", text)
     clear: int | None = None
@@ -643,6 +659,8 @@ def decode_head(
             f"run {run_id!r}: head is at revision {checked['rev']} but the store's current revision is {rev}: "
             "an older head was written back (a rollback), or the store is damaged"
         )
+    if incarnation is not None and checked.get(INCARNATION) is None:
+        checked[INCARNATION] = incarnation
     return checked
 
 

@@ -2,7 +2,7 @@
 
 ``durable_stream`` is what ``Agent`` calls when a ``run_id`` is given. It takes the run's lease,
 loads the run (or reuses the in-memory copy of the agent's :class:`DurableBinding` when the
-store has nothing newer), and drives one invocation with a :class:`DurableDriver`, syncing once
+store has nothing newer: the same revision of the same incarnation), and drives one invocation with a :class:`DurableDriver`, syncing once
 more when it ends. The agent passes everything in explicitly (its binding, store, host and an
 ``adopt`` callback that makes the loaded run the agent's run state); nothing here writes to the
 agent.
@@ -32,6 +32,7 @@ from ..turn import is_waiting, stored_result
 from ..types import AgentEvent
 from .driver import DurableDriver
 from .history import turn_status
+from .incarnation import incarnation_of
 from .indoubt import IN_DOUBT, RERUN, InDoubtCall
 from .session import DurableSession, run_state_of
 from .sqlite import SQLiteStore
@@ -105,7 +106,7 @@ async def durable_stream(
             if resume:
                 raise RunNotFoundError(f"no run {run_id!r} in the store; start it with agent(prompt, run_id={run_id!r})")
             session = _new_run(binding, store, run_id, adopt, lease)
-            session.timeline.parent_run_id = parent_run_id
+            session.nest_in(parent_run_id)
         run = session.run
         finished = run.cursor.phase == "idle"
         if prompt.kind == "continue" and (finished or is_waiting(run)):
@@ -147,8 +148,8 @@ async def _attach(
 ) -> DurableSession | None:
     current = binding.session
     if current is not None and current.run_id == run_id and current.store is store and not current.dirty:
-        head = store.head(run_id)
-        if head is not None and int(head.get("rev", -1)) == current.rev:
+        head = store.head(run_id)  # the same revision of the same incarnation: nothing newer, not another run of the id
+        if head is not None and int(head.get("rev", -1)) == current.rev and incarnation_of(head) == current.incarnation:
             current.lease = lease  # this turn's ownership
             adopt(current.run)
             return current

@@ -22,6 +22,7 @@ from ..loop.state import Cursor, RunState
 from ..types import InterruptState, Message, ToolResult
 from .head import DurableHead, as_row
 from .history import Timeline
+from .incarnation import incarnation_of, new_incarnation
 from .rows import new_packer
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunStore, StoredRun
 
@@ -31,10 +32,12 @@ _log = logging.getLogger(__name__)
 class DurableSession:
     """Tracks what of ``run`` is stored in ``store`` under ``run_id``.
 
-    Every write carries ``lease`` (the owner's epoch) and the next revision, so a session whose
-    lease was lost fails at its next write with :class:`~tether.errors.LeaseLostError` and
-    never overwrites the new owner's rows (nor starts another tool: the tool-start marker is a
-    write too).
+    Every write carries ``lease`` (the owner's epoch), the next revision and the run's
+    incarnation (drawn here for a new run, read from the head of a stored one), so a session
+    whose lease was lost fails at its next write with :class:`~tether.errors.LeaseLostError`,
+    one whose run was deleted and created again with :class:`~tether.errors.RunReplacedError`,
+    and neither overwrites the other run's rows (nor starts another tool: the tool-start
+    marker is a write too).
     """
 
     def __init__(
@@ -59,6 +62,7 @@ class DurableSession:
         self.journal: StateJournal | None = None  # the driver's: the agent state as its folded calls left it
         self.timeline = Timeline(None if stored is None else stored.head, run.metrics)
         self.packer = new_packer(getattr(store, "cipher", None))  # what this session stored: blobs, the last step's head
+        self.incarnation = new_incarnation() if stored is None else incarnation_of(stored.head)
         if stored is None:
             self.persisted: list[Message] = []
             self.start_seq = 0
@@ -74,6 +78,14 @@ class DurableSession:
             self.rev = int(head.get("rev", 0))
             self.results_cycle = run.cursor.cycle_index
             self.written = set(stored.results)
+
+    def nest_in(self, parent_run_id: str | None) -> None:
+        """Make this new run a nested run of ``parent_run_id`` (None: a top-level run): its head
+        records the parent and the parent's incarnation as the store holds it now, which binds
+        the child to this incarnation of the parent (see :mod:`tether.durable.incarnation`)."""
+        self.timeline.parent_run_id = parent_run_id
+        parent = None if parent_run_id is None else self.store.head(parent_run_id)
+        self.timeline.parent_incarnation = incarnation_of(parent)
 
     def sync(self, position: str | None = None, *, status: str = "running", **info: Any) -> None:
         """Write what changed since the last sync: new messages, new results, the head.
@@ -238,7 +250,7 @@ class DurableSession:
         run = self.run
         cursor = run.cursor.to_dict()
         cursor["results"] = {}
-        return {
+        head: DurableHead = {
             "schema_version": SCHEMA_VERSION,
             "rev": self.rev,
             "start_seq": self.start_seq,
@@ -252,6 +264,9 @@ class DurableSession:
             "system_prompt": run.system_prompt,
             **self.timeline.head_fields(),
         }
+        if self.incarnation is not None:  # None: a run stored before incarnations (legacy)
+            head["incarnation"] = self.incarnation
+        return head
 
 
 def run_state_of(stored: StoredRun) -> RunState:

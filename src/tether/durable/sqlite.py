@@ -44,6 +44,7 @@ from .store import (
     PreparedWrite,
     RunSize,
     StoredRun,
+    TreeDeletion,
     check_fence,
     largest_first,
     validate_run_id,
@@ -52,7 +53,7 @@ from .store import (
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL, rev INTEGER, num INTEGER);
+CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL, rev INTEGER, num INTEGER, inc TEXT);
 CREATE TABLE IF NOT EXISTS leases (run_id TEXT PRIMARY KEY, epoch INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS messages (k INTEGER PRIMARY KEY, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS results (
@@ -66,7 +67,9 @@ CREATE TABLE IF NOT EXISTS blobs (run_id TEXT NOT NULL, id TEXT NOT NULL, body T
 seq`` (or step number), where ``num`` is the run's number (``runs.num``, given when the run is
 created): a run's rows are one key range, and appending to a rowid table is a cheap B-tree
 operation (a new rightmost page, never a redistribution among siblings), which halves the pages
-each save point writes. Step bodies may be compressed bytes (see ``tether.durable.rows.zip_step``)."""
+each save point writes. Step bodies may be compressed bytes (see ``tether.durable.rows.zip_step``).
+``runs.inc`` is the run's incarnation in clear, for the compare-and-swap (NULL: a legacy run; see
+:mod:`tether.durable.incarnation`); a store without the column gets it when opened."""
 
 _RUN_NUMBERS = "CREATE UNIQUE INDEX IF NOT EXISTS runs_num ON runs (num)"
 
@@ -87,9 +90,9 @@ _MIGRATE_2 = (
 
 _FENCE = (
     "SELECT (SELECT rev FROM runs WHERE run_id = ?), EXISTS (SELECT 1 FROM runs WHERE run_id = ?),"
-    " (SELECT epoch FROM leases WHERE run_id = ?)"
+    " (SELECT epoch FROM leases WHERE run_id = ?), (SELECT inc FROM runs WHERE run_id = ?)"
 )
-"""What the compare-and-swap of a write reads, in one statement: revision, existence, epoch."""
+"""What the compare-and-swap of a write reads, in one statement: revision, existence, epoch, incarnation."""
 
 PAGE_SIZE = 1024
 """The page size of a new store file."""
@@ -100,7 +103,7 @@ _INLINE_CHECKPOINT_EVERY = 200
 """One in this many non-blocking commits is declined, so the writer thread checkpoints the WAL."""
 
 
-class SQLiteStore(RowWrites):
+class SQLiteStore(RowWrites, TreeDeletion):
     """Runs in a SQLite database file; safe to share between processes.
 
     Args:
@@ -223,6 +226,8 @@ class SQLiteStore(RowWrites):
                 version = SCHEMA_VERSION
             if version == SCHEMA_VERSION:
                 conn.execute(_RUN_NUMBERS)
+                if "inc" not in {info[1] for info in conn.execute("PRAGMA table_info(runs)")}:
+                    conn.execute("ALTER TABLE runs ADD COLUMN inc TEXT")  # NULL: runs stored before incarnations
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -243,18 +248,21 @@ class SQLiteStore(RowWrites):
     def head(self, run_id: str) -> dict[str, Any] | None:
         validate_run_id(run_id)
         with self._errors(run_id) as conn:
-            row = conn.execute("SELECT head, rev FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-            return None if row is None else decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=self._blobs(conn, run_id))
+            row = conn.execute("SELECT head, rev, inc FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is None:
+                return None
+            return decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=self._blobs(conn, run_id), incarnation=row[2])
 
     def load(self, run_id: str) -> StoredRun | None:
         validate_run_id(run_id)
         with self._errors(run_id) as conn:
             conn.execute("BEGIN")
             try:
-                row = conn.execute("SELECT head, rev, num FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                row = conn.execute("SELECT head, rev, num, inc FROM runs WHERE run_id = ?", (run_id,)).fetchone()
                 if row is None:
                     return None
-                head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=self._blobs(conn, run_id))  # an older head is refused
+                blobs = self._blobs(conn, run_id)
+                head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=blobs, incarnation=row[3])  # an older head is refused
                 rows = _messages(conn, row[2], int(head["start_seq"]), int(head["next_seq"]))
                 results = conn.execute(
                     "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?",
@@ -288,10 +296,12 @@ class SQLiteStore(RowWrites):
                     return False  # another writer holds the database: wait on a thread, not on the loop
                 raise
             try:
-                num = self._swap_head(conn, run_id, rows.head, rev, lease)
+                num = self._swap_head(conn, run_id, rows.head, rev, lease, prepared.incarnation)
                 if num is None:
-                    stored_rev, exists, epoch = conn.execute(_FENCE, (run_id, run_id, run_id)).fetchone()
-                    check_fence(run_id, rev, stored_rev, bool(exists), lease, epoch)  # says why
+                    stored_rev, exists, epoch, inc = conn.execute(_FENCE, (run_id,) * 4).fetchone()
+                    check_fence(  # says why
+                        run_id, rev, stored_rev, bool(exists), lease, epoch, incarnation=prepared.incarnation, stored_incarnation=inc
+                    )
                     raise LeaseLostError(f"run {run_id!r} was changed by another writer; nothing was written")
                 base = num * SPAN
                 if rows.messages:
@@ -316,33 +326,35 @@ class SQLiteStore(RowWrites):
         return True
 
     @staticmethod
-    def _swap_head(conn: sqlite3.Connection, run_id: str, head: str, rev: int | None, lease: Lease | None) -> int | None:
-        """Replace the head if the run is at ``rev - 1`` and, with ``lease``, still at its epoch:
-        the compare-and-swap of :func:`~tether.durable.store.check_fence` in one statement.
-        Returns the run's number (a new run gets the next one), or None when the run is not
-        there (nothing changed)."""
+    def _swap_head(
+        conn: sqlite3.Connection, run_id: str, head: str, rev: int | None, lease: Lease | None, incarnation: str | None
+    ) -> int | None:
+        """Replace the head if the run is at ``rev - 1``, of ``incarnation`` and, with ``lease``,
+        still at its epoch: the compare-and-swap of :func:`~tether.durable.store.check_fence` in
+        one statement. Returns the run's number (a new run gets the next one), or None when the
+        run is not there (nothing changed)."""
         new_num = "(SELECT coalesce(max(num), 0) + 1 FROM runs)"
         if rev is None:  # an unversioned head (not a durable session's): the checks read first
-            stored_rev, exists, epoch = conn.execute(_FENCE, (run_id, run_id, run_id)).fetchone()
-            check_fence(run_id, None, stored_rev, bool(exists), lease, epoch)
+            stored_rev, exists, epoch, inc = conn.execute(_FENCE, (run_id,) * 4).fetchone()
+            check_fence(run_id, None, stored_rev, bool(exists), lease, epoch, incarnation=incarnation, stored_incarnation=inc)
             row = conn.execute(
-                f"INSERT INTO runs (run_id, head, rev, num) VALUES (?, ?, NULL, {new_num})"
+                f"INSERT INTO runs (run_id, head, rev, num, inc) VALUES (?, ?, NULL, {new_num}, ?)"
                 " ON CONFLICT (run_id) DO UPDATE SET head = excluded.head RETURNING num",
-                (run_id, head),
+                (run_id, head, incarnation),
             ).fetchall()  # a RETURNING statement is run to its end before the commit
             return _number(row[0] if row else None)
         fenced = "" if lease is None else " AND (SELECT epoch FROM leases WHERE run_id = ?) IS ?"
         fence_args: tuple[Any, ...] = () if lease is None else (run_id, lease.epoch)
         if rev == 1:
             row = conn.execute(
-                f"INSERT INTO runs (run_id, head, rev, num) SELECT ?, ?, 1, {new_num}"
+                f"INSERT INTO runs (run_id, head, rev, num, inc) SELECT ?, ?, 1, {new_num}, ?"
                 " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_id = ?)" + fenced + " RETURNING num",
-                (run_id, head, run_id, *fence_args),
+                (run_id, head, incarnation, run_id, *fence_args),
             ).fetchall()
         else:
             row = conn.execute(
-                "UPDATE runs SET head = ?, rev = ? WHERE run_id = ? AND (rev = ? OR rev IS NULL)" + fenced + " RETURNING num",
-                (head, rev, run_id, rev - 1, *fence_args),
+                "UPDATE runs SET head = ?, rev = ? WHERE run_id = ? AND (rev = ? OR rev IS NULL) AND inc IS ?" + fenced + " RETURNING num",
+                (head, rev, run_id, rev - 1, incarnation, *fence_args),
             ).fetchall()
         return _number(row[0]) if row else None
 
@@ -410,29 +422,34 @@ class SQLiteStore(RowWrites):
             raise missing_step(run_id, step, _count_steps(conn, num))
         return found
 
-    def delete_run(self, run_id: str) -> None:
-        """Delete the run and all its rows (blobs too) in one transaction, under its lease."""
-        validate_run_id(run_id)
-        with self._lease(run_id) as lease:
-            with self._errors(run_id) as conn:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    row = conn.execute("SELECT num FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-                    epoch = conn.execute("SELECT epoch FROM leases WHERE run_id = ?", (run_id,)).fetchone()
+    def _delete_leased(self, run_id: str, leases: list[Lease]) -> None:
+        """Delete the leased runs and all their rows (blobs too) in one transaction (see ``TreeDeletion``)."""
+        with self._errors(run_id) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
+                    raise self._not_found(run_id)
+                for lease in leases:
+                    row = conn.execute("SELECT num FROM runs WHERE run_id = ?", (lease.run_id,)).fetchone()
+                    epoch = conn.execute("SELECT epoch FROM leases WHERE run_id = ?", (lease.run_id,)).fetchone()
                     if row is None:
-                        raise RunNotFoundError(f"no run {run_id!r} in {self.path}; nothing to delete")
-                    check_fence(run_id, None, None, True, lease, None if epoch is None else epoch[0])
+                        continue  # a nested run gone since the tree was listed
+                    check_fence(lease.run_id, None, None, True, lease, None if epoch is None else epoch[0])
                     base = _number(row) * SPAN
                     for table in ("messages", "steps"):
                         conn.execute(f"DELETE FROM {table} WHERE k >= ? AND k < ?", (base, base + SPAN))
                     for table in ("results", "blobs", "runs"):
-                        conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))  # the lease epoch stays: it fences
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
-            break_file_lease(self._lock_path(run_id))  # while locked: a waiting locker sees the file replaced and retries
+                        conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (lease.run_id,))  # the lease epoch stays: it fences
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        for lease in leases:
+            break_file_lease(self._lock_path(lease.run_id))  # while locked: a waiting locker sees the file replaced and retries
+
+    def _not_found(self, run_id: str) -> RunNotFoundError:
+        return RunNotFoundError(f"no run {run_id!r} in {self.path}; nothing to delete")
 
     def size(self, run_id: str) -> RunSize:
         """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import LeaseLostError, RowTooLargeError, StoreError
+from ..errors import LeaseLostError, RowTooLargeError, RunNotFoundError, StoreError
 from ..types import Message, ToolResult
 from .history import RunSummary, Step
+from .incarnation import check_incarnation
 from .packing import HeadPacker
 
 SCHEMA_VERSION = 3
@@ -80,8 +81,19 @@ def head_revision(head: dict[str, Any]) -> int | None:
     return rev
 
 
-def check_fence(run_id: str, head_rev: int | None, stored_rev: int | None, exists: bool, lease: Lease | None, epoch: int | None) -> None:
-    """The compare-and-swap every store makes inside its write transaction.
+def check_fence(
+    run_id: str,
+    head_rev: int | None,
+    stored_rev: int | None,
+    exists: bool,
+    lease: Lease | None,
+    epoch: int | None,
+    *,
+    incarnation: str | None = None,
+    stored_incarnation: str | None = None,
+) -> None:
+    """The compare-and-swap every store makes inside its write transaction: the lease's epoch,
+    then the run's incarnation, then its revision.
 
     Args:
         run_id: The run written.
@@ -91,12 +103,18 @@ def check_fence(run_id: str, head_rev: int | None, stored_rev: int | None, exist
         exists: Whether the run has a head already.
         lease: The writer's lease (None: an unfenced write, e.g. a tool of its own).
         epoch: The run's current lease epoch in the store (None: never leased).
+        incarnation: The incarnation the written head records (None: a legacy run's).
+        stored_incarnation: The incarnation of the stored run (None: a legacy run); a write to an
+            existing run of another incarnation raises :class:`~tether.errors.RunReplacedError`
+            (see :mod:`tether.durable.incarnation`).
     """
     if lease is not None and lease.epoch != (epoch or 0):
         raise LeaseLostError(
             f"run {run_id!r}: this writer's lease (epoch {lease.epoch}) was lost, the run is now at epoch {epoch}; "
             "another owner took the run over (or it was unlocked), so nothing was written"
         )
+    if exists:
+        check_incarnation(run_id, incarnation, stored_incarnation)
     if head_rev is None:
         return
     expected = head_rev - 1
@@ -139,12 +157,14 @@ class PreparedWrite:
     """One store write, encoded and checked, ready for :meth:`RunStore.commit`.
 
     Encoding is pure CPU and reads the caller's live objects, so it happens on the caller's
-    thread; the commit is the I/O alone and may run on another thread.
+    thread; the commit is the I/O alone and may run on another thread. ``incarnation`` is the
+    one the head records (the store keeps it in clear for the compare-and-swap).
     """
 
     rows: EncodedWrite
     rev: int | None
     step: int | None
+    incarnation: str | None = None
 
 
 def check_row_sizes(
@@ -175,6 +195,78 @@ def with_liveness(runs: list[RunSummary], alive: Callable[[str], bool]) -> list[
     """``runs`` sorted by creation, a ``running`` run whose lease no live owner holds shown as ``stalled``."""
     seen = [dataclasses.replace(run, status="stalled") if run.status == "running" and not alive(run.run_id) else run for run in runs]
     return sorted(seen, key=lambda run: (run.created_at or "", run.run_id))
+
+
+def run_tree(runs: Iterable[RunSummary], run_id: str) -> list[str]:
+    """``run_id`` and every run nested in it at any depth, parents before their children.
+
+    A nested run (an agent tool's call, a graph node's execution, a swarm member's turn) names
+    its parent in its head's ``parent_run_id``; ``runs`` are the store's summaries
+    (``list_runs()``). A run whose head cannot be read (listed ``corrupt``) names no parent, so
+    it is not found as a child: delete it by its id.
+    """
+    children: dict[str, list[str]] = {}
+    for run in runs:
+        if run.parent_run_id is not None:
+            children.setdefault(run.parent_run_id, []).append(run.run_id)
+    tree, seen = [run_id], {run_id}
+    for parent in tree:  # grows while it is walked: breadth first
+        for child in sorted(children.get(parent, ())):
+            if child not in seen:  # a damaged store could hold a cycle
+                seen.add(child)
+                tree.append(child)
+    return tree
+
+
+class TreeDeletion:
+    """``delete_run`` as every store does it: the run and its whole tree of nested runs.
+
+    Every run of the tree is leased first (so a tree with a live owner anywhere is refused with
+    :class:`~tether.errors.RunLockedError` and nothing is deleted); the tree is listed again
+    once the leases are held, until it no longer grows (a nested run created meanwhile is
+    taken too); then the store deletes every row of every leased run in one transaction
+    (:meth:`_delete_leased`, the store's own SQL). A store sets :meth:`list_runs`,
+    :meth:`lease`, :meth:`_delete_leased` and :meth:`_not_found`.
+    """
+
+    def delete_run(self, run_id: str) -> list[str]:
+        """Delete run ``run_id`` and every run nested in it; returns their ids, the run first.
+
+        Raises:
+            RunNotFoundError: The store has no run ``run_id``.
+            RunLockedError: A live process owns the run or one nested in it.
+        """
+        validate_run_id(run_id)
+        with ExitStack() as held:
+            leases: dict[str, Lease] = {}
+            while True:
+                runs = self.list_runs()
+                if not leases and all(run.run_id != run_id for run in runs):
+                    raise self._not_found(run_id)
+                tree = run_tree(runs, run_id)
+                new = [ident for ident in tree if ident not in leases]
+                if not new:
+                    break
+                for ident in new:
+                    leases[ident] = held.enter_context(self.lease(ident))
+            self._delete_leased(run_id, [leases[ident] for ident in tree])
+        return tree
+
+    def list_runs(self) -> list[RunSummary]:
+        raise NotImplementedError
+
+    def lease(self, run_id: str) -> AbstractContextManager[Lease]:
+        raise NotImplementedError
+
+    def _delete_leased(self, run_id: str, leases: list[Lease]) -> None:
+        """Delete every row of the leased runs (``run_id`` first) in one transaction, checking
+        each lease's fence; RunNotFoundError (from :meth:`_not_found`) when ``run_id`` is gone.
+        The runs' lease epochs are kept: an owner fenced off stays fenced off."""
+        raise NotImplementedError
+
+    def _not_found(self, run_id: str) -> RunNotFoundError:
+        """The error for deleting a run the store does not have (naming the store)."""
+        raise NotImplementedError
 
 
 STORED_TABLES = ("head", "messages", "results", "steps", "blobs")
@@ -260,9 +352,10 @@ class RunStore(Protocol):
         ``commit(run_id, prepare(...), lease=lease)``.
 
         The write is a compare-and-swap (see :func:`check_fence`): the stored head's revision
-        must be ``head["rev"] - 1`` (a new run: none stored and ``rev`` 1) and, with ``lease``,
-        the run's epoch must still be the lease's. Otherwise nothing is written and
-        :class:`~tether.errors.LeaseLostError` is raised.
+        must be ``head["rev"] - 1`` (a new run: none stored and ``rev`` 1), its incarnation the
+        one ``head`` records and, with ``lease``, the run's epoch must still be the lease's.
+        Otherwise nothing is written and :class:`~tether.errors.LeaseLostError` (for another
+        incarnation its subclass :class:`~tether.errors.RunReplacedError`) is raised.
         """
         ...
 
@@ -307,13 +400,16 @@ class RunStore(Protocol):
         """
         ...
 
-    def delete_run(self, run_id: str) -> None:
-        """Delete the run: its head and every row of it, blobs included (they belong to the run,
-        so no other run loses one), in one transaction. Takes the run's lease first, so a run
-        with a live owner is refused (:class:`~tether.errors.RunLockedError`; ``break_lease``
-        first to delete it anyway) and a stale owner is fenced off; RunNotFoundError when the
-        store does not have it. The run's lease epoch is kept, so an owner fenced off before
-        stays fenced off if the id is used again."""
+    def delete_run(self, run_id: str) -> list[str]:
+        """Delete the run and its whole tree of nested runs (:func:`run_tree`: agent-tool calls,
+        graph node executions, swarm member turns, at any depth): their heads and every row of
+        them, blobs included (they belong to the run, so no other run loses one), in one
+        transaction; returns the deleted ids, the run first (see :class:`TreeDeletion`). Takes
+        every run's lease first, so a tree with a live owner anywhere is refused
+        (:class:`~tether.errors.RunLockedError`; ``break_lease`` first to delete it anyway) and
+        stale owners are fenced off; RunNotFoundError when the store does not have the run. The
+        lease epochs are kept, so an owner fenced off before stays fenced off if an id is used
+        again, and a new run of the id is a new incarnation (:mod:`tether.durable.incarnation`)."""
         ...
 
     def size(self, run_id: str) -> RunSize:

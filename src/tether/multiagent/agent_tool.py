@@ -21,9 +21,11 @@ Everything the call must remember lives in the parent's run state, as JSON, unde
 Durable nesting: in a durable parent run the child is a durable run of its own, in the
 parent's store, with id :func:`~tether.multiagent.child_run_id` (parent run id, tool-use id)
 and the parent as ``parent_run_id``. A re-run of the call (the parent resumed after a crash
-with the call in doubt, or after an interrupt answer) finds that run and resumes it from its
-own last step: finished child cycles and tools are not redone, a finished child is not run
-again (its stored result is read).
+with the call in doubt, or after an interrupt answer) finds that run and, if it is a child of
+this incarnation of the parent (:func:`~tether.multiagent.nesting.adopt_child`; a child left
+by a deleted run of the same id is replaced), resumes it from its own last step: finished
+child cycles and tools are not redone, a finished child is not run again (its stored result
+is read).
 
 Interrupts: an interrupt of the child (from its tool, hook, or its own agent tool) becomes an
 interrupt of the parent named ``"<tool name>/<child interrupt name>"`` with the child's
@@ -49,7 +51,7 @@ from ..interrupts import Interrupt, PauseSignal
 from ..tools.base import Tool, error_result, to_result
 from ..tools.context import ToolContext
 from ..types import AgentEvent, ToolResult, ToolSpec, ToolUse
-from .nesting import child_run_id
+from .nesting import adopt_child, child_run_id
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -186,7 +188,12 @@ class AgentTool(Tool):
             else:
                 resume = True
                 prompt = responses if _waiting(runner, run_id) else None
-        elif run_id is not None and runner.store is not None and runner.store.head(run_id) is not None:
+        elif (
+            run_id is not None
+            and parent_run_id is not None
+            and runner.store is not None
+            and adopt_child(runner.store, parent_run_id, run_id)  # its own child, not one a deleted parent left
+        ):
             resume = True  # the call is re-run after a crash: the child resumes from its last step
             prompt = None
         elif self.keep_conversation:

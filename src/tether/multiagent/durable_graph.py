@@ -142,7 +142,7 @@ def _create(
 ) -> tuple[GraphRunState, GraphRecorder]:
     rs = RunState(messages=[], state={key: run.data}, run_id=run_id)
     session = DurableSession(store, run_id, rs, lease=lease)
-    session.timeline.parent_run_id = parent_run_id
+    session.nest_in(parent_run_id)
     session.sync("turn_start", status="running")
     return run, GraphRecorder(store, run_id, session)
 

@@ -42,6 +42,7 @@ from ..interrupts import Interrupt
 from ..result import AgentResult
 from . import schedule
 from .durable_graph import GraphRecorder, open_run
+from .nesting import adopt_child
 from .nodes import AgentTemplate, kind_of, run_callable
 from .schedule import GraphSpec, SpecEdge
 from .state import SNAPSHOT_TYPE, SNAPSHOT_VERSION, GraphRunState, GraphState, NodeResult, decode_result, encode_result
@@ -618,7 +619,7 @@ class Graph:
         child = node.child
         if isinstance(executor, Agent):
             agent = self._templates[node_id].fresh(None if recorder is None else recorder.store)
-            if child is not None and recorder is not None and recorder.store.head(child) is not None:
+            if child is not None and recorder is not None and adopt_child(recorder.store, recorder.run_id, child):
                 return await agent.resume_async(child, node.answers)
             paused = node.paused.get(node_id)
             if paused is not None:
@@ -637,7 +638,7 @@ class Graph:
         if isinstance(executor, Graph):
             if child is not None and recorder is not None:
                 nested = executor._with_store(recorder.store)
-                if recorder.store.head(child) is not None:
+                if adopt_child(recorder.store, recorder.run_id, child):
                     return await nested.resume_async(child)
                 return await nested.invoke_async(prompt, run_id=child, parent_run_id=recorder.run_id)
             return await executor.invoke_async(prompt)

@@ -26,6 +26,7 @@ from ..tools.context import ToolContext
 from ..tools.decorator import tool
 from .durable_graph import GraphRecorder, open_run
 from .graph import GraphResult, _answers, _check_task
+from .nesting import adopt_child
 from .nodes import AgentTemplate
 from .state import GraphRunState, decode_result
 from .swarm_turns import HANDOFF_KEY, SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
@@ -307,7 +308,7 @@ class Swarm:
             result: AgentResult | None = None
             child_id = None if recorder is None else recorder.child(run, name, running["n"])
             try:
-                if recorder is not None and child_id is not None and recorder.store.head(child_id) is not None:
+                if recorder is not None and child_id is not None and adopt_child(recorder.store, recorder.run_id, child_id):
                     result = await agent.resume_async(child_id, answers)
                 elif answers is not None and running.get("paused") is not None:
                     # A run kept in memory whose member stopped on interrupts: its agent as it
