@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Outcome, one_line_error, store_of
+from .conftest import Outcome, calc_call, one_line_error, store_of
 
 
 def tamper(home: Path, run_id: str, **hint: Any) -> None:
@@ -48,7 +48,7 @@ def failed(cli: Callable[..., Outcome], script: Callable[..., str]) -> Callable[
     """Make a run whose first model call failed: resuming it calls the model. Returns its spec."""
 
     def make(run_id: str) -> str:
-        spec = script()  # an empty script: the first call fails and the run is marked failed
+        spec = script(calc_call())  # the second call fails (the script ends): the run is kept, marked failed
         one_line_error(cli("run", "hi", "--model", spec, "--run-id", run_id), "ran out of responses")
         return spec
 
@@ -182,7 +182,7 @@ def test_a_row_with_root_slash_does_not_widen_the_file_reader(
 
     refused = cli("run", "read it", "--run-id", "r", "--model", spec)
     assert "TOP-SECRET" not in refused.out, "read_file used the row's root"
-    one_line_error(refused, "--root /;", f"(yours: --root {work})")
+    one_line_error(refused, "--root /;", f"(yours: --root {work} (the current directory))")
     one_line_error(cli("resume", "r", "--model", spec), "--root /;", "pass the same to resume")
     outcome = cli("run", "read it", "--run-id", "r", "--model", spec, "--ignore-stored-config")
     assert outcome.code == 0, outcome.err
