@@ -3,6 +3,7 @@ command ``fork`` prints works as printed."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -104,3 +105,31 @@ def test_fork_prints_a_command_that_works(tmp_path: Path, script: Callable[..., 
     assert again.code == 0, again.err
     runs = {run.run_id: run for run in SQLiteStore(db).list_runs()}
     assert runs["calc.fork-2"].status == "finished" and runs["calc.fork-2"].turns == 2
+
+
+def test_resume_from_a_directory_above_the_run_keeps_its_root_and_elsewhere_names_it(
+    tmp_path: Path, home: Path, cli: Callable[..., Outcome], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = (tmp_path / "proj").resolve()
+    project.mkdir()
+    (project / "notes.txt").write_text("NOTES FROM THE PROJECT")
+    read = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "read_file", "input": {"path": "notes.txt"}}}]}
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps([calc_call()]))  # the second model call fails: the run stops after the calculator
+    spec = f"scripted:{path}"
+    monkeypatch.chdir(project)
+    one_line_error(cli("run", "read my notes", "--model", spec, "--run-id", "r"), "ran out of responses")
+    path.write_text(json.dumps([calc_call(), read, "done"]))  # the same spec, now with the replies the resume needs
+
+    other = tmp_path / "other"
+    other.mkdir()
+    monkeypatch.chdir(other)  # a sibling: its files are not the run's, and the row cannot choose them
+    one_line_error(
+        cli("resume", "r", "--model", spec),
+        f"created with --model {spec} --root {project}; pass the same to resume",
+        f"(yours: --root {other.resolve()} (the current directory))",
+    )
+    monkeypatch.chdir(tmp_path)  # above the project: the run keeps its root
+    resumed = cli("resume", "r", "--model", spec)
+    assert resumed.code == 0, resumed.err
+    assert "NOTES FROM THE PROJECT" in resumed.out and "done" in resumed.out

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import signal
 import socket
 import sys
@@ -13,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tether.cli.app import build_parser
 from tether.cli.config import CONFIG_KEY, DEMO_SYSTEM_PROMPT
 
 from ..durable.helpers import Crash, Plan, make_agent
-from .conftest import Outcome, calc_call, one_line_error, store_of, tether_process
+from .conftest import Outcome, calc_call, json_fields, one_line_error, store_of, tether_process
 
 
 def test_run_streams_tools_and_answer_and_stores_the_run(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
@@ -150,14 +148,6 @@ def test_an_unreachable_endpoint_is_named_and_leaves_no_run(home: Path, cli: Cal
     assert store_of(home).list_runs() == []
 
 
-def json_fields(help_text: str) -> list[str]:
-    """The field names a ``--json`` help text lists after "with" (before the parenthesis)."""
-    flat = " ".join(help_text.split())
-    match = re.search(r"--json\s+print one JSON (?:object|array)(?:, each run an object)? with ([a-z_, ]+?) \(", flat)
-    assert match is not None, flat
-    return [name.strip() for name in match.group(1).split(",")]
-
-
 @pytest.mark.parametrize("command", ["run", "resume"])
 def test_the_json_help_lists_the_fields_printed(
     home: Path,
@@ -167,10 +157,7 @@ def test_the_json_help_lists_the_fields_printed(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "80")  # the help is wrapped: the fields may span lines
-    with pytest.raises(SystemExit):
-        build_parser().parse_args([command, "--help"])
-    documented = json_fields(capsys.readouterr().out)
+    documented = json_fields(command, capsys, monkeypatch)
     spec = script(calc_call(), "It is 413.")
     made = cli("run", "What is 12 * 34 + 5?", "--model", spec, "--run-id", "j", "--json")
     printed = json.loads(made.out if command == "run" else cli("resume", "j", "--model", spec, "--json").out)

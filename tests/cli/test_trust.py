@@ -123,7 +123,7 @@ def test_a_row_naming_an_endpoint_gets_no_request(
     endpoint = f"openai-compatible:http://127.0.0.1:{port}/v1:x"
     tamper(home, "f", model=endpoint)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-tether-test-do-not-leak")
-    mine = script("recovered")
+    mine = script("(not replayed: the run's model_state is at reply 2)", "recovered")
     monkeypatch.setenv("TETHER_MODEL", mine)
 
     refused = cli("resume", "f")
@@ -162,7 +162,7 @@ def test_resume_of_a_failed_run_with_another_env_model_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     stored = failed("g")
-    monkeypatch.setenv("TETHER_MODEL", script("from TETHER_MODEL"))
+    monkeypatch.setenv("TETHER_MODEL", script("(not replayed: the run's model_state is at reply 2)", "from TETHER_MODEL"))
     one_line_error(cli("resume", "g"), f"run 'g' was created with --model {stored} ")
     (summary,) = store_of(home).list_runs()
     assert summary.status == "failed"  # refused before anything ran

@@ -93,7 +93,8 @@ def _unexpected(exc: Exception, prefix: str, args: argparse.Namespace, store: St
     """One line for an exception Tether did not raise on purpose (``TETHER_DEBUG=1``: re-raise it)."""
     if os.environ.get(DEBUG_VAR):
         raise exc
-    return _fail(f"{prefix}: {_where(args, store)}: {type(exc).__name__}: {_message(exc)} (set {DEBUG_VAR}=1 for the traceback)", EXIT_ERROR)
+    where = _where(args, store)
+    return _fail(f"{prefix}: {where}: {type(exc).__name__}: {_message(exc)} (set {DEBUG_VAR}=1 for the traceback)", EXIT_ERROR)
 
 
 def _message(exc: BaseException) -> str:

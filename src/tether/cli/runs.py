@@ -143,7 +143,7 @@ def cmd_runs(args: argparse.Namespace, path: StoreSpec) -> int:
             head = _head_or_none(store, run)
             command = continue_command(run, head, path)
             if command is not None:
-                out.print(f"{_waits_for(run, head)}: `{command}`", style=_STYLES[run.status], markup=False, soft_wrap=True)
+                out.print(f"{_waits_for(run, head)} `{command}`", style=_STYLES[run.status], markup=False, soft_wrap=True)
     stalled = [run.run_id for run in every if run.status == "stalled"]
     if stalled:
         out.print(stalled_hint(store, stalled, path), style=_STYLES["stalled"], markup=False, soft_wrap=True)
