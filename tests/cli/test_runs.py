@@ -42,6 +42,9 @@ def test_runs_lists_ids_statuses_and_totals(home: Path, made: str, cli: Callable
     rows = {row[0]: row for row in table_rows(outcome.out)}
     assert rows["calc"][1:5] == ["finished", "1", "2", "30"]  # status, turns, cycles, tokens
     assert rows["crashed"][1] == "stalled"  # no live owner: resumable now
+    shown = cli("show", "crashed").out.splitlines()
+    assert shown[0].startswith("crashed  stalled  turns 1")  # as in the list, not the head's "running"
+    assert "stalled run crashed (its process died): resume it with `tether resume crashed`" in shown
 
 
 def test_show_prints_the_timeline(home: Path, made: str, cli: Callable[..., Outcome]) -> None:
@@ -150,6 +153,11 @@ def test_stopped_and_interrupted_runs_are_distinct_each_with_the_command_that_co
     assert "stopped run ctrl-c (Ctrl-C or cancelled): continue it with `tether resume ctrl-c`" in lines  # no stored flags
     assert f"paused run half (at a checkpoint): continue it with `tether resume half --model {made} --root {Path.cwd()}`" in lines
     assert [row[0] for row in table_rows(cli("runs", "--status", "stopped").out)] == ["ctrl-c"]
+
+    shown = cli("show", "waiting").out.splitlines()
+    assert f"interrupted run waiting waits for answers (approve): answer with `tether resume waiting --answer {ident}=VALUE`" in shown
+    assert "stopped run ctrl-c (Ctrl-C or cancelled): continue it with `tether resume ctrl-c`" in cli("show", "ctrl-c").out
+    assert "continue it with" not in cli("show", "calc").out  # finished: nothing to continue
 
     resumed = cli("resume", "ctrl-c", "--model", script("resumed after Ctrl-C"))  # the command, with the user's flags
     assert resumed.code == 0 and "resumed after Ctrl-C" in resumed.out

@@ -32,8 +32,10 @@ continuing a run:
   stored run cannot choose which modules are imported, which endpoint receives your API key,
   or which directory read_file may read. The run remembers how it was created (see `tether
   show RUN`); when your --model, --tools, --no-demo-tools or --root differ from that, the
-  command refuses and names the flags to pass. --ignore-stored-config uses yours instead. The
-  run keeps its conversation, state and system prompt.
+  command refuses and names the flags to pass. --ignore-stored-config uses yours instead.
+  Without --root, a run created in a directory inside the current one keeps that directory
+  (it grants read_file less than the current one would). The run keeps its conversation,
+  state and system prompt.
 
   e.g. tether run "Check the order" --tools app.tools:ALL --model openai:gpt-4o --run-id r1
        tether resume r1 --tools app.tools:ALL --model openai:gpt-4o
@@ -130,7 +132,7 @@ def build_parser() -> Parser:
     _output_flags(run)
     run.add_argument("--system", help="the system prompt of a new run (an existing run keeps its own)")
 
-    resume = command("resume", "finish an interrupted, paused or stalled run", epilog=CONTINUING + "\n" + STALLED)
+    resume = command("resume", "finish a stopped, paused, interrupted or stalled run", epilog=CONTINUING + "\n" + STALLED)
     which = resume.add_mutually_exclusive_group(required=True)
     which.add_argument("run_id", metavar="RUN", nargs="?", help="the run to resume")
     which.add_argument("--stalled", action="store_true", help="resume every stalled run (no live owner), one after another")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..durable.fork import fork_run
 from ..durable.history import RunSummary, Step, summary_of
-from ..durable.store import STORED_TABLES, RunStore
+from ..durable.store import STORED_TABLES, RunStore, with_liveness
 from ..errors import ConfigurationError, RunNotFoundError, TetherError
 from ..interrupts import pending_interrupts
 from ..snapshot import Snapshot
@@ -205,8 +205,10 @@ def _pending(head: dict[str, Any]) -> list[Any]:
 
 
 def _waits_for(run: RunSummary, head: dict[str, Any] | None) -> str:
-    """The footer's words for a run that waits for the user, by its status."""
+    """The words before a run's continue command (``tether runs``, ``tether show``), by its status."""
     name = printable(run.run_id)
+    if run.status == "stalled":
+        return f"stalled run {name} (its process died): resume it with"
     if run.status == "stopped":
         return f"stopped run {name} (Ctrl-C or cancelled): continue it with"
     if run.status == "paused":
@@ -286,7 +288,7 @@ def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
     head = store.head(args.run_id)
     if head is None:
         raise RunNotFoundError(f"no run {args.run_id!r} in {path}; see `tether runs`")
-    run = summary_of(args.run_id, head)
+    (run,) = with_liveness([summary_of(args.run_id, head)], store.owner_alive)  # running, or stalled: no live owner
     steps = store.history(args.run_id)  # read everything before printing anything
     stored = store.load(args.run_id)
     messages = message_lines(stored.messages if stored is not None else [], full=args.full)
@@ -313,6 +315,9 @@ def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
         soft_wrap=True,
     )
     out.print(f"created with: {hint}", markup=False, soft_wrap=True)
+    command = continue_command(run, head, path)
+    if command is not None:
+        out.print(f"{_waits_for(run, head)} `{command}`", markup=False, soft_wrap=True)
     if run.parent_run_id is not None:
         command = shown([*program(), "show", run.parent_run_id, *path.flags()])
         out.print(f"nested in: {printable(run.parent_run_id)} (`{command}`)", markup=False, soft_wrap=True)
