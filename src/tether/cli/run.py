@@ -195,9 +195,10 @@ def _runs(count: int, noun: str) -> str:
 def _check_stored(args: argparse.Namespace, config: RunConfig, head: dict[str, Any], run_id: str, command: str) -> None:
     """Refuse ``config`` for an existing run created with other flags (unless --ignore-stored-config).
 
-    Runs before anything is imported or any model built: the hint is only compared, never used,
-    except that without ``--root`` a run keeps its root when that is inside the current
-    directory, a narrower root than the default one (:func:`~tether.cli.config.keep_root`).
+    Runs before the user's tool modules are imported and before anything is written (the model
+    is the user's spec, already checked): the hint is only compared, never used, except that
+    without ``--root`` a run keeps its root when that is inside the current directory, a
+    narrower root than the default one (:func:`~tether.cli.config.keep_root`).
     """
     if not args.ignore_stored_config:
         hint = RunConfig.from_state(head.get("state"), run_id)
