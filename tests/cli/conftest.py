@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from tether.cli import main
+from tether.cli.app import build_parser
 from tether.durable import SQLiteStore
 
 
@@ -67,6 +69,17 @@ def calc_call(expression: str = "12 * 34 + 5", tool_use_id: str = "c1") -> dict[
         "role": "assistant",
         "content": [{"toolUse": {"toolUseId": tool_use_id, "name": "calculator", "input": {"expression": expression}}}],
     }
+
+
+def json_fields(command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The field names ``tether COMMAND --help`` says its ``--json`` prints (after "with", before "(")."""
+    monkeypatch.setenv("COLUMNS", "80")  # the help is wrapped: the list may span lines
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([command, "--help"])
+    flat = " ".join(capsys.readouterr().out.split())
+    match = re.search(r"--json print one JSON (?:object|array)(?:, each run an object)? with ([a-z_, ]+?) \(", flat)
+    assert match is not None, flat
+    return [name.strip() for name in match.group(1).split(",")]
 
 
 def store_of(home: Path) -> SQLiteStore:

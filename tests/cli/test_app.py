@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Outcome, calc_call, one_line_error
+from .conftest import Outcome, calc_call, one_line_error, store_of
 
 
 def test_no_command_is_a_usage_error(home: Path, cli: Callable[..., Outcome]) -> None:
@@ -26,12 +26,18 @@ def test_no_command_is_a_usage_error(home: Path, cli: Callable[..., Outcome]) ->
         (["show"], "RUN"),
         (["run"], "prompt"),
         (["runs", "--bogus"], "--bogus"),
+        (["run", ""], "the prompt is empty"),
+        (["run", " \n "], "the prompt is empty"),
+        (["run", "hi", "--model", ""], "--model is empty"),
+        (["resume", "r", "--model", " "], "--model is empty"),
+        (["run", "hi", "--root", ""], "--root is empty"),
     ],
 )
 def test_bad_arguments_give_one_line(home: Path, cli: Callable[..., Outcome], args: list[str], needle: str) -> None:
     outcome = cli(*args)
     assert outcome.code == 2
     one_line_error(outcome, needle)
+    assert not home.exists()  # refused before any store was opened: no run on an empty prompt, no fallback model
 
 
 @pytest.mark.parametrize("command", ["show", "export", "size", "resume"])
@@ -82,9 +88,22 @@ def test_bad_model_spec_and_tools_are_one_line(home: Path, cli: Callable[..., Ou
 def test_a_failing_model_is_one_line_and_the_run_is_marked_failed(
     home: Path, cli: Callable[..., Outcome], script: Callable[..., str]
 ) -> None:
-    outcome = cli("run", "hi", "--model", script(), "--run-id", "f")  # an empty script: the first call fails
+    outcome = cli("run", "hi", "--model", script(calc_call()), "--run-id", "f")  # the second call fails: the script ends
     one_line_error(outcome, "ScriptedModel ran out of responses")
-    assert " failed " in cli("runs").out
+    assert " failed " in cli("runs").out and "was not kept" not in outcome.err  # it holds a model reply and a tool result
+
+
+def test_a_run_whose_first_model_call_fails_is_not_kept(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
+    assert cli("run", "hi", "--model", script("hello"), "--run-id", "other").code == 0
+    outcome = cli("run", "hi", "--model", script(), "--run-id", "f")  # an empty script: the very first call fails
+    one_line_error(outcome, "ScriptedModel ran out of responses", "(run f was not kept: it had recorded nothing but the prompt)")
+    assert [run.run_id for run in store_of(home).list_runs()] == ["other"]
+    again = cli("run", "hi", "--model", script("fine now"), "--run-id", "f")  # the same command, once fixed, starts afresh
+    assert again.code == 0 and "fine now" in again.out
+    assert store_of(home).load("f").messages[0] == {"role": "user", "content": [{"text": "hi"}]}  # type: ignore[union-attr]
+    failing_turn = cli("run", "more", "--model", script(), "--run-id", "f", "--ignore-stored-config")  # an existing run: kept
+    one_line_error(failing_turn, "ran out of responses")
+    assert "not kept" not in failing_turn.err and {run.run_id: run.status for run in store_of(home).list_runs()}["f"] == "failed"
 
 
 def test_missing_rich_is_one_line(home: Path, cli: Callable[..., Outcome], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.cli.config import CONFIG_KEY, RunConfig, build_agent, check_hint, differences, load_tools, user_config
+from tether.cli.config import CONFIG_KEY, RunConfig, build_agent, check_hint, differences, keep_root, load_tools, user_config
 from tether.durable import MemoryStore
 from tether.errors import ConfigurationError, ToolError
 
@@ -145,3 +145,32 @@ def test_hint_text_escapes_control_characters() -> None:
     text = str(caught.value)
     assert "\x1b" not in text and "\n" not in text
     assert "--model 'openai:x\\x1b[2J' --tools 'm:T\\nrm -rf ~'" in text
+
+
+def test_keep_root_only_narrows_the_current_directory(tmp_path: Path) -> None:
+    """Without --root a run keeps its stored root only when it is a real directory inside the
+    current one (the default root, which already grants it); anything else is left to check_hint."""
+    here = (tmp_path / "here").resolve()
+    inside, outside = here / "proj", tmp_path / "elsewhere"
+    inside.mkdir(parents=True)
+    outside.mkdir()
+    (here / "link").symlink_to(outside)  # inside by name, outside in fact
+
+    def kept(stored: str, *, flag: str | None = None, demo: bool = True) -> str:
+        mine = RunConfig(model="m", root=str(here), demo_tools=demo)
+        keep_root(mine, RunConfig(model="m", root=stored, demo_tools=demo), flag)
+        return mine.root
+
+    assert kept(str(inside)) == str(inside)
+    assert kept(str(here)) == str(here)
+    assert kept(str(outside)) == str(here)  # wider or elsewhere: not taken from the row
+    assert kept("/") == str(here)
+    assert kept(str(here / "link")) == str(here)
+    assert kept(str(here / "proj" / ".." / "proj")) == str(here)  # not the resolved form tether run stores
+    assert kept("proj") == str(here)  # relative
+    assert kept(str(here / "missing")) == str(here)
+    assert kept(str(inside), flag=str(here)) == str(here)  # the user's --root wins
+    assert kept(str(inside), demo=False) == str(here)  # no file reader: nothing to keep
+    mine = RunConfig(model="m", root=str(here))
+    keep_root(mine, None, None)  # a run the SDK made has no hint
+    assert mine.root == str(here)

@@ -3,7 +3,11 @@ command ``fork`` prints works as printed."""
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
+import shutil
+import subprocess
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -58,9 +62,14 @@ def test_resume_refuses_a_run_whose_tools_are_missing_and_changes_nothing(
 
 
 def console(home: Path, command: list[str], cwd: Path) -> Outcome:
-    """Run a printed ``tether ...`` command line with the console script."""
-    assert command[0] == "tether"
-    process = tether_process(*command[1:], home=home, module=False, cwd=cwd)
+    """Run a ``tether ...`` command line with the console script; a printed one exactly as printed
+    (``tether``, or the script's path when PATH does not find it: see test_program)."""
+    if command[0] == "tether" and shutil.which("tether") is None:  # a command the test wrote, not one printed
+        process = tether_process(*command[1:], home=home, module=False, cwd=cwd)
+    else:
+        env = {**os.environ, "TETHER_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+        env.pop("TETHER_MODEL", None)
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
     out, err = process.communicate(timeout=60)
     return Outcome(process.returncode, out, err)
 
@@ -83,7 +92,7 @@ def test_fork_prints_a_command_that_works(tmp_path: Path, script: Callable[..., 
     forked = console(home, ["tether", "--store", str(db), "fork", "calc", "--at", "3"], tmp_path)
     assert forked.code == 0, forked.err
     command = printed_command(forked.out)
-    assert command[:3] == ["tether", "resume", "calc.fork-1"] and "--store" in command
+    assert Path(command[0]).name == "tether" and command[1:3] == ["resume", "calc.fork-1"] and "--store" in command
     resumed = console(home, command, elsewhere)
     assert resumed.code == 0, resumed.err
     assert "It is 413." in resumed.out
@@ -91,8 +100,36 @@ def test_fork_prints_a_command_that_works(tmp_path: Path, script: Callable[..., 
 
     ended = console(home, ["tether", "fork", "calc", "--at", "5", "--store", str(db)], tmp_path)  # the finished turn
     command = printed_command(ended.out)
-    assert command[:5] == ["tether", "run", "Your next message", "--run-id", "calc.fork-2"]
+    assert Path(command[0]).name == "tether" and command[1:5] == ["run", "Your next message", "--run-id", "calc.fork-2"]
     again = console(home, command, elsewhere)
     assert again.code == 0, again.err
     runs = {run.run_id: run for run in SQLiteStore(db).list_runs()}
     assert runs["calc.fork-2"].status == "finished" and runs["calc.fork-2"].turns == 2
+
+
+def test_resume_from_a_directory_above_the_run_keeps_its_root_and_elsewhere_names_it(
+    tmp_path: Path, home: Path, cli: Callable[..., Outcome], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = (tmp_path / "proj").resolve()
+    project.mkdir()
+    (project / "notes.txt").write_text("NOTES FROM THE PROJECT")
+    read = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "read_file", "input": {"path": "notes.txt"}}}]}
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps([calc_call()]))  # the second model call fails: the run stops after the calculator
+    spec = f"scripted:{path}"
+    monkeypatch.chdir(project)
+    one_line_error(cli("run", "read my notes", "--model", spec, "--run-id", "r"), "ran out of responses")
+    path.write_text(json.dumps([calc_call(), read, "done"]))  # the same spec, now with the replies the resume needs
+
+    other = tmp_path / "other"
+    other.mkdir()
+    monkeypatch.chdir(other)  # a sibling: its files are not the run's, and the row cannot choose them
+    one_line_error(
+        cli("resume", "r", "--model", spec),
+        f"created with --model {spec} --root {project}; pass the same to resume",
+        f"(yours: --root {other.resolve()} (the current directory))",
+    )
+    monkeypatch.chdir(tmp_path)  # above the project: the run keeps its root
+    resumed = cli("resume", "r", "--model", spec)
+    assert resumed.code == 0, resumed.err
+    assert "NOTES FROM THE PROJECT" in resumed.out and "done" in resumed.out

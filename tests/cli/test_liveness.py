@@ -144,7 +144,7 @@ def test_resume_stalled_finishes_stalled_runs_and_leaves_the_others_alone(
     assert statuses(home) == {
         "done": "finished",
         "half": "paused",
-        "ctrl-c": "interrupted",
+        "ctrl-c": "stopped",
         "s1": "stalled",
         "s2": "stalled",
         "s3": "stalled",
@@ -166,7 +166,7 @@ def test_resume_stalled_finishes_stalled_runs_and_leaves_the_others_alone(
     assert statuses(home) == {
         "done": "finished",
         "half": "paused",
-        "ctrl-c": "interrupted",
+        "ctrl-c": "stopped",
         "s1": "finished",
         "s2": "finished",
         "s3": "stalled",

@@ -39,6 +39,7 @@ def test_json_is_one_object(home: Path, script: Callable[..., str]) -> None:
     data = json.loads(done.out)
     assert data == {
         "run_id": "j",
+        "status": "finished",
         "answer": "It is 413.",
         "stop_reason": "end_turn",
         "usage": {"input_tokens": 20, "output_tokens": 10, "total_tokens": 30},

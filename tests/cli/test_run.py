@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import signal
+import socket
+import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +14,8 @@ import pytest
 
 from tether.cli.config import CONFIG_KEY, DEMO_SYSTEM_PROMPT
 
-from .conftest import Outcome, calc_call, one_line_error, store_of, tether_process
+from ..durable.helpers import Crash, Plan, make_agent
+from .conftest import Outcome, calc_call, json_fields, one_line_error, store_of, tether_process
 
 
 def test_run_streams_tools_and_answer_and_stores_the_run(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
@@ -96,11 +100,69 @@ def test_user_tools_and_interrupt_answers_survive_resume(
     assert "<- tea: yes" in resumed.out and "bought" in resumed.out
 
 
-def test_resume_of_a_finished_run_calls_nothing(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
+def test_resume_of_a_finished_run_prints_its_answer_and_calls_nothing(
+    home: Path, cli: Callable[..., Outcome], script: Callable[..., str]
+) -> None:
     spec = script("only once")
     assert cli("run", "hi", "--model", spec, "--run-id", "f").code == 0
     again = cli("resume", "f", "--model", spec)  # the script has no second reply: a model call would fail
-    assert again.code == 0 and again.out.splitlines()[-1] == "end_turn, 0 tokens, run f"
+    assert again.code == 0, again.err
+    lines = again.out.splitlines()
+    assert lines[1:3] == ["only once", "end_turn, 0 tokens, run f"]
+    next_turn = f"tether run 'Your next message' --run-id f --model {spec} --root {Path.cwd()}"
+    assert lines[3:] == [f"run f had already finished; add a turn with: {next_turn}"]
+    quiet = cli("resume", "f", "--model", spec, "--quiet")
+    assert (quiet.out, quiet.err) == ("only once\n", f"run f had already finished; add a turn with: {next_turn}\n")
+
+
+def test_a_missing_api_key_or_sdk_is_refused_before_any_run_or_store_exists(
+    home: Path, cli: Callable[..., Outcome], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    one_line_error(cli("run", "hi", "--model", "openai:gpt-4o", "--run-id", "k"), "tether run: no OpenAI API key", "OPENAI_API_KEY")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-used")
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # `import anthropic` fails as if the extra were not installed
+    one_line_error(cli("run", "hi", "--model", "anthropic:claude-x"), "the 'anthropic' package", "pip install 'tether[anthropic]'")
+    assert not home.exists()  # no store, so no failed run in it
+
+
+def test_a_missing_api_key_does_not_touch_a_run_it_resumes(
+    home: Path, cli: Callable[..., Outcome], script: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert cli("run", "hi", "--model", script(calc_call()), "--run-id", "r").code == 1  # failed after the tool
+    with pytest.raises(Crash):
+        make_agent(store_of(home), Plan(model=1))("go", run_id="s")  # the process "dies": a stalled run
+    before = {run_id: store_of(home).head(run_id) for run_id in ("r", "s")}
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    one_line_error(cli("resume", "r", "--model", "openai:gpt-4o", "--ignore-stored-config"), "no OpenAI API key")
+    one_line_error(cli("resume", "--stalled", "--model", "openai:gpt-4o"), "no OpenAI API key")
+    assert {run_id: store_of(home).head(run_id) for run_id in ("r", "s")} == before
+
+
+def test_an_unreachable_endpoint_is_named_and_leaves_no_run(home: Path, cli: Callable[..., Outcome]) -> None:
+    with socket.socket() as probe:  # a port that nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    outcome = cli("run", "hi", "--model", f"openai-compatible:http://127.0.0.1:{port}/v1:m", "--run-id", "u")
+    one_line_error(outcome, f"cannot reach http://127.0.0.1:{port}/v1/", "(run u was not kept: it had recorded nothing but the prompt)")
+    assert store_of(home).list_runs() == []
+
+
+@pytest.mark.parametrize("command", ["run", "resume"])
+def test_the_json_help_lists_the_fields_printed(
+    home: Path,
+    cli: Callable[..., Outcome],
+    script: Callable[..., str],
+    command: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    documented = json_fields(command, capsys, monkeypatch)
+    spec = script(calc_call(), "It is 413.")
+    made = cli("run", "What is 12 * 34 + 5?", "--model", spec, "--run-id", "j", "--json")
+    printed = json.loads(made.out if command == "run" else cli("resume", "j", "--model", spec, "--json").out)
+    assert list(printed) == documented
+    assert printed["status"] == "finished" and printed["answer"] == "It is 413."
 
 
 def test_ctrl_c_leaves_a_resumable_run(tmp_path: Path, home: Path, script: Callable[..., str]) -> None:
@@ -117,7 +179,7 @@ def test_ctrl_c_leaves_a_resumable_run(tmp_path: Path, home: Path, script: Calla
     assert f"tether resume c --model {spec} --root {Path.cwd()}" in err and "Traceback" not in err
     store = store_of(home)
     (summary,) = store.list_runs()
-    assert (summary.status, summary.cycles) == ("interrupted", 1)
+    assert (summary.status, summary.cycles) == ("stopped", 1)  # not "interrupted": that waits for answers
     assert store.history("c")[-1].stop_reason == "cancelled (Ctrl-C or task cancellation)"
     gate.touch()
     resumed = tether_process("resume", "c", "--model", spec, home=home, module=False)  # the console script this time

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tether import Agent
+from tether import Agent, tool
 from tether.cli.runs import snapshot_of
+from tether.models import ScriptedModel, tool_call
 from tether.snapshot import Snapshot
+from tether.tools.context import ToolContext
 
 from ..durable.helpers import Crash, Plan, make_agent
-from .conftest import Outcome, calc_call, store_of
+from .conftest import Outcome, calc_call, json_fields, store_of
 
 
 def table_rows(out: str) -> list[list[str]]:
@@ -38,6 +42,9 @@ def test_runs_lists_ids_statuses_and_totals(home: Path, made: str, cli: Callable
     rows = {row[0]: row for row in table_rows(outcome.out)}
     assert rows["calc"][1:5] == ["finished", "1", "2", "30"]  # status, turns, cycles, tokens
     assert rows["crashed"][1] == "stalled"  # no live owner: resumable now
+    shown = cli("show", "crashed").out.splitlines()
+    assert shown[0].startswith("crashed  stalled  turns 1")  # as in the list, not the head's "running"
+    assert "stalled run crashed (its process died): resume it with `tether resume crashed`" in shown
 
 
 def test_show_prints_the_timeline(home: Path, made: str, cli: Callable[..., Outcome]) -> None:
@@ -110,3 +117,97 @@ def test_size_without_a_run_lists_the_largest_runs(home: Path, made: str, cli: C
     assert [size.run_id for size in sizes] == ["big", "calc"]
     assert "(2 runs)" in out and "big" in out and "calc" not in out.split("(2 runs)")[1]
     assert str(sizes[0].total) in out
+
+
+def waiting_and_stopped(home: Path) -> str:
+    """Two runs made with the SDK: ``waiting`` waits for an answer to its ``approve`` interrupt,
+    ``ctrl-c`` was stopped by Ctrl-C. Returns the interrupt's id."""
+    store = store_of(home)
+
+    @tool
+    def ask(ctx: ToolContext) -> str:
+        """Ask a human."""
+        return str(ctx.interrupt("approve"))
+
+    waiting = Agent(model=ScriptedModel([tool_call("ask")]), tools=[ask], store=store)("q", run_id="waiting")
+    with pytest.raises(KeyboardInterrupt):
+        Agent(model=ScriptedModel([KeyboardInterrupt()]), store=store)("q", run_id="ctrl-c")
+    (interrupt,) = waiting.interrupts
+    return interrupt.id
+
+
+def test_stopped_and_interrupted_runs_are_distinct_each_with_the_command_that_continues_it(
+    home: Path, made: str, cli: Callable[..., Outcome], script: Callable[..., str]
+) -> None:
+    ident = waiting_and_stopped(home)
+    assert cli("fork", "calc", "--at", "3", "--new-id", "half").code == 0  # mid-turn: paused
+    outcome = cli("runs")
+    assert {row[0]: row[1] for row in table_rows(outcome.out)} == {
+        "calc": "finished",
+        "waiting": "interrupted",
+        "ctrl-c": "stopped",
+        "half": "paused",
+    }
+    lines = outcome.out.splitlines()
+    assert f"interrupted run waiting waits for answers (approve): answer with `tether resume waiting --answer {ident}=VALUE`" in lines
+    assert "stopped run ctrl-c (Ctrl-C or cancelled): continue it with `tether resume ctrl-c`" in lines  # no stored flags
+    assert f"paused run half (at a checkpoint): continue it with `tether resume half --model {made} --root {Path.cwd()}`" in lines
+    assert [row[0] for row in table_rows(cli("runs", "--status", "stopped").out)] == ["ctrl-c"]
+
+    shown = cli("show", "waiting").out.splitlines()
+    assert f"interrupted run waiting waits for answers (approve): answer with `tether resume waiting --answer {ident}=VALUE`" in shown
+    assert "stopped run ctrl-c (Ctrl-C or cancelled): continue it with `tether resume ctrl-c`" in cli("show", "ctrl-c").out
+    assert "continue it with" not in cli("show", "calc").out  # finished: nothing to continue
+
+    resumed = cli("resume", "ctrl-c", "--model", script("resumed after Ctrl-C"))  # the command, with the user's flags
+    assert resumed.code == 0 and "resumed after Ctrl-C" in resumed.out
+    assert {run.run_id: run.status for run in store_of(home).list_runs()}["ctrl-c"] == "finished"
+
+
+def test_a_ctrl_c_run_stored_by_an_older_tether_as_interrupted_is_continued_with_a_plain_resume(
+    home: Path, made: str, cli: Callable[..., Outcome]
+) -> None:
+    waiting_and_stopped(home)
+    with contextlib.closing(sqlite3.connect(home / "runs.db")) as db, db:  # before "stopped", Ctrl-C was stored so
+        (text,) = db.execute("SELECT head FROM runs WHERE run_id = 'ctrl-c'").fetchone()
+        db.execute("UPDATE runs SET head = ? WHERE run_id = 'ctrl-c'", (json.dumps({**json.loads(text), "status": "interrupted"}),))
+    outcome = cli("runs")
+    assert {row[0]: row[1] for row in table_rows(outcome.out)}["ctrl-c"] == "interrupted"
+    assert "interrupted run ctrl-c: continue it with `tether resume ctrl-c`" in outcome.out.splitlines()  # no answers to give
+
+
+def test_runs_json_lists_the_runs_with_the_fields_its_help_names(
+    tmp_path: Path,
+    home: Path,
+    made: str,
+    cli: Callable[..., Outcome],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ident = waiting_and_stopped(home)
+    documented = json_fields("runs", capsys, monkeypatch)
+    outcome = cli("runs", "--json")
+    assert outcome.code == 0 and outcome.err == ""
+    listed = json.loads(outcome.out)
+    assert [list(run) for run in listed] == [documented] * 3
+    runs = {run["run_id"]: run for run in listed}
+    calc = runs["calc"]
+    assert {key: calc[key] for key in ("status", "parent_run_id", "turns", "cycles", "steps", "total_tokens", "stop_reason")} == {
+        "status": "finished",
+        "parent_run_id": None,
+        "turns": 1,
+        "cycles": 2,
+        "steps": 5,
+        "total_tokens": 30,
+        "stop_reason": "end_turn",
+    }
+    assert calc["created_with"] == ["--model", made, "--root", str(Path.cwd())] and calc["continue_with"] is None
+    assert calc["created_at"] <= calc["updated_at"] and calc["problem"] is None
+    assert (runs["ctrl-c"]["status"], runs["ctrl-c"]["continue_with"], runs["ctrl-c"]["created_with"]) == (
+        "stopped",
+        "tether resume ctrl-c",
+        None,
+    )
+    assert runs["waiting"]["continue_with"] == f"tether resume waiting --answer {ident}=VALUE"
+    assert [run["run_id"] for run in json.loads(cli("runs", "--json", "--status", "stopped").out)] == ["ctrl-c"]
+    assert json.loads(cli("runs", "--json", "--store", str(tmp_path / "none.db")).out) == []

@@ -72,9 +72,10 @@ def test_ctrl_c_stops_at_once_and_leaves_the_run_resumable(tmp_path: Path, home:
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     (line,) = err.splitlines()
     resume = "tether resume r --tools blocker:TOOLS --no-demo-tools"
-    assert line.startswith("interrupted: run r is saved; continue it with `tether resume r --model scripted:") and "--tools" in line
+    assert line.startswith("stopped: run r is saved; continue it with `") and "--tools" in line
+    assert "tether resume r --model scripted:" in line  # `tether`, or how this process was started (see test_program)
     (summary,) = store_of(home).list_runs()
-    assert summary.status == "interrupted"
+    assert summary.status == "stopped"
     (tmp_path / "gate").touch()
     spec = f"scripted:{tmp_path / 'script.json'}"
     resumed = tether_process(*resume.split()[1:], "--model", spec, home=home, module=False, cwd=tmp_path)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tether import __version__
+from tether.cli.app import STORE_HELP
 from tether.cli.stores import parse_store
 from tether.durable import SQLiteStore
 from tether.errors import ConfigurationError
@@ -18,7 +19,9 @@ from ..durable.conftest import pg_conninfo, pg_server  # noqa: F401 - fixtures
 from .conftest import Outcome, one_line_error, tether_process
 
 
-def test_store_forms() -> None:
+def test_store_forms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rel").mkdir()
     assert parse_store("runs.db").path == Path("runs.db")
     assert parse_store("/abs/runs.db").path == Path("/abs/runs.db")
     assert parse_store("sqlite:///rel/runs.db").path == Path("rel/runs.db")
@@ -30,7 +33,7 @@ def test_store_forms() -> None:
     assert not parse_store(None).given and parse_store(None).path == Path(os.environ["TETHER_HOME"]).resolve() / "runs.db"
 
 
-@pytest.mark.parametrize("bad", ["mysql://u@h/db", "sqlite://host/x.db", "sqlite:///", "redis://h", "   "])
+@pytest.mark.parametrize("bad", ["mysql://u@h/db", "sqlite://host/x.db", "sqlite:///", "redis://h", "   ", ":memory:"])
 def test_other_stores_are_refused(bad: str) -> None:
     with pytest.raises(ConfigurationError, match="--store"):
         parse_store(bad)
@@ -58,6 +61,36 @@ def test_sqlite_url(tmp_path: Path, home: Path, cli: Callable[..., Outcome], scr
     assert cli("run", "hi", "--model", script("hello"), "--run-id", "a", "--store", f"sqlite:///{db}").code == 0
     assert [run.run_id for run in SQLiteStore(db).list_runs()] == ["a"]
     assert not (home / "runs.db").exists()
+
+
+def test_sqlite_url_paths_are_relative_as_in_sqlalchemy_and_a_missing_directory_is_refused(
+    tmp_path: Path, home: Path, cli: Callable[..., Outcome], script: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sqlite:///x.db`` is ./x.db and ``sqlite:////abs/x.db`` is /abs/x.db (SQLAlchemy's rule, the
+    one the help states); ``sqlite:///tmp/x.db`` from a directory with no ``tmp/`` means /tmp, so it
+    is refused naming the four-slash form, and nothing is created."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    absolute = tmp_path / "abs" / "x.db"
+    refused = cli("run", "hi", "--model", script("hello"), "--store", f"sqlite://{absolute}")  # three slashes, as for a URI
+    one_line_error(refused, f"is the relative path {str(absolute)[1:]!r}", f"write sqlite:///{absolute}")
+    assert list(work.iterdir()) == [] and not absolute.exists() and not home.exists()
+
+    assert cli("run", "hi", "--model", script("hello"), "--run-id", "a", "--store", f"sqlite:///{absolute}").code == 0
+    assert cli("run", "hi", "--model", script("hello"), "--run-id", "b", "--store", "sqlite:///here.db").code == 0
+    assert [run.run_id for run in SQLiteStore(absolute).list_runs()] == ["a"]
+    assert [run.run_id for run in SQLiteStore(work / "here.db").list_runs()] == ["b"]
+    assert "sqlite:///relative/path, sqlite:////absolute/path" in STORE_HELP  # what --help says
+
+
+def test_an_in_memory_store_is_refused_and_creates_nothing(
+    tmp_path: Path, home: Path, cli: Callable[..., Outcome], script: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    one_line_error(cli("run", "hi", "--model", script("hello"), "--store", ":memory:"), "--store ':memory:'", "a file path")
+    one_line_error(cli("runs", "--store", ":memory:"), "--store ':memory:'")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["script-0.json"]  # no ':memory:' file, no lock directory
 
 
 def test_postgresql_url_opens_a_postgres_store(

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Outcome, one_line_error, store_of
+from .conftest import Outcome, calc_call, one_line_error, store_of
 
 
 def tamper(home: Path, run_id: str, **hint: Any) -> None:
@@ -48,7 +48,7 @@ def failed(cli: Callable[..., Outcome], script: Callable[..., str]) -> Callable[
     """Make a run whose first model call failed: resuming it calls the model. Returns its spec."""
 
     def make(run_id: str) -> str:
-        spec = script()  # an empty script: the first call fails and the run is marked failed
+        spec = script(calc_call())  # the second call fails (the script ends): the run is kept, marked failed
         one_line_error(cli("run", "hi", "--model", spec, "--run-id", run_id), "ran out of responses")
         return spec
 
@@ -123,7 +123,7 @@ def test_a_row_naming_an_endpoint_gets_no_request(
     endpoint = f"openai-compatible:http://127.0.0.1:{port}/v1:x"
     tamper(home, "f", model=endpoint)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-tether-test-do-not-leak")
-    mine = script("recovered")
+    mine = script("(not replayed: the run's model_state is at reply 2)", "recovered")
     monkeypatch.setenv("TETHER_MODEL", mine)
 
     refused = cli("resume", "f")
@@ -162,7 +162,7 @@ def test_resume_of_a_failed_run_with_another_env_model_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     stored = failed("g")
-    monkeypatch.setenv("TETHER_MODEL", script("from TETHER_MODEL"))
+    monkeypatch.setenv("TETHER_MODEL", script("(not replayed: the run's model_state is at reply 2)", "from TETHER_MODEL"))
     one_line_error(cli("resume", "g"), f"run 'g' was created with --model {stored} ")
     (summary,) = store_of(home).list_runs()
     assert summary.status == "failed"  # refused before anything ran
@@ -182,7 +182,7 @@ def test_a_row_with_root_slash_does_not_widen_the_file_reader(
 
     refused = cli("run", "read it", "--run-id", "r", "--model", spec)
     assert "TOP-SECRET" not in refused.out, "read_file used the row's root"
-    one_line_error(refused, "--root /;", f"(yours: --root {work})")
+    one_line_error(refused, "--root /;", f"(yours: --root {work} (the current directory))")
     one_line_error(cli("resume", "r", "--model", spec), "--root /;", "pass the same to resume")
     outcome = cli("run", "read it", "--run-id", "r", "--model", spec, "--ignore-stored-config")
     assert outcome.code == 0, outcome.err

@@ -114,7 +114,7 @@ def test_statuses_in_list_runs(store: RunStore) -> None:
         "waiting": "interrupted",
         "paused": "paused",
         "failed": "failed",
-        "ctrl-c": "interrupted",
+        "ctrl-c": "stopped",  # cancelled, resumable as it is ("interrupted" is for runs waiting for answers)
         "killed": "stalled",  # its head says running, but no live process holds its lease: resumable now
     }
     done = runs["done"]

@@ -40,6 +40,19 @@ def test_not_a_database_refused(tmp_path: Path) -> None:
         SQLiteStore(tmp_path / "runs.db")
 
 
+@pytest.mark.parametrize("path", [":memory:", Path(":memory:")])
+def test_an_in_memory_sqlite_store_is_refused_pointing_to_memory_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str | Path
+) -> None:
+    """sqlite3 gives every connection its own ``:memory:`` database and the leases are lock files
+    beside the database: such a store once created a file named ``:memory:``, a ``:memory:.locks``
+    directory, then failed with "no such table". It is refused, naming the store that does it."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigurationError, match=r"SQLiteStore\(':memory:'\) is not supported.*tether\.durable\.MemoryStore\(\)"):
+        SQLiteStore(path)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_lock_files_are_hashed_next_to_the_db(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "runs.db")
     with store.lease("trip-42"):

@@ -14,11 +14,12 @@ Two kinds of server, and what each proves:
 from __future__ import annotations
 
 import json
+import socket
 from typing import Any
 
 import pytest
 
-from tether.errors import ContextWindowOverflowError, ModelAuthError, ModelThrottledError
+from tether.errors import ContextWindowOverflowError, ModelAuthError, ModelError, ModelThrottledError
 from tether.loop.stream import StreamAccumulator
 from tether.types import ModelRequest
 
@@ -198,6 +199,17 @@ async def test_missing_key_is_auth_error_before_any_request(monkeypatch: pytest.
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ModelAuthError, match=r"OPENAI_API_KEY.*api_key"):
         await fold(OpenAIModel("gpt-4o"), request([{"role": "user", "content": [{"text": "hi"}]}]))
+
+
+async def test_an_unreachable_server_is_named_in_the_error() -> None:
+    from tether.models import OpenAIModel
+
+    with socket.socket() as probe:  # a loopback port nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    model = OpenAIModel("m", base_url=f"http://127.0.0.1:{port}/v1")
+    with pytest.raises(ModelError, match=rf"cannot reach http://127\.0\.0\.1:{port}/v1/chat/completions \(APIConnectionError"):
+        await fold(model, request([{"role": "user", "content": [{"text": "hi"}]}]))
 
 
 def test_config_never_includes_the_key(replay: ReplayServer) -> None:

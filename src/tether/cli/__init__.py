@@ -76,7 +76,7 @@ def _main(argv: Sequence[str]) -> int:
         store = parse_store(args.store)
         return handler(args, store)
     except (TetherError, OSError) as exc:  # their messages name the run or the file
-        return _fail(f"{prefix}: {exc}", EXIT_ERROR)
+        return _fail(f"{prefix}: {_message(exc)}", EXIT_ERROR)
     except KeyboardInterrupt:  # Ctrl-C outside a run (loading the model, reading the store): nothing was changed by it
         return _fail(f"{prefix}: interrupted", EXIT_INTERRUPTED)
     except ModuleNotFoundError as exc:
@@ -93,7 +93,13 @@ def _unexpected(exc: Exception, prefix: str, args: argparse.Namespace, store: St
     """One line for an exception Tether did not raise on purpose (``TETHER_DEBUG=1``: re-raise it)."""
     if os.environ.get(DEBUG_VAR):
         raise exc
-    return _fail(f"{prefix}: {_where(args, store)}: {type(exc).__name__}: {exc} (set {DEBUG_VAR}=1 for the traceback)", EXIT_ERROR)
+    where = _where(args, store)
+    return _fail(f"{prefix}: {where}: {type(exc).__name__}: {_message(exc)} (set {DEBUG_VAR}=1 for the traceback)", EXIT_ERROR)
+
+
+def _message(exc: BaseException) -> str:
+    """``exc``'s message and its notes (a command adds one to say what it did about the error)."""
+    return " ".join([str(exc), *(str(note) for note in getattr(exc, "__notes__", ()))])
 
 
 def _where(args: argparse.Namespace, store: StoreSpec | str) -> str:

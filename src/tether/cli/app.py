@@ -32,8 +32,10 @@ continuing a run:
   stored run cannot choose which modules are imported, which endpoint receives your API key,
   or which directory read_file may read. The run remembers how it was created (see `tether
   show RUN`); when your --model, --tools, --no-demo-tools or --root differ from that, the
-  command refuses and names the flags to pass. --ignore-stored-config uses yours instead. The
-  run keeps its conversation, state and system prompt.
+  command refuses and names the flags to pass. --ignore-stored-config uses yours instead.
+  Without --root, a run created in a directory inside the current one keeps that directory
+  (it grants read_file less than the current one would). The run keeps its conversation,
+  state and system prompt.
 
   e.g. tether run "Check the order" --tools app.tools:ALL --model openai:gpt-4o --run-id r1
        tether resume r1 --tools app.tools:ALL --model openai:gpt-4o
@@ -67,12 +69,45 @@ fencing:
 """
 
 STORE_HELP = (
-    "the run store: a SQLite file PATH, sqlite:///PATH or a postgresql:// URL "
-    "(default: $TETHER_HOME/runs.db, else runs.db in your user data directory)"
+    "the run store: a SQLite file PATH, sqlite:///relative/path, sqlite:////absolute/path (as in SQLAlchemy) "
+    "or a postgresql:// URL (default: $TETHER_HOME/runs.db, else runs.db in your user data directory)"
 )
 
-STATUSES = ("running", "stalled", "paused", "interrupted", "finished", "failed", "corrupt")
+STATUSES = ("running", "stalled", "stopped", "paused", "interrupted", "finished", "failed", "corrupt")
 """The statuses ``tether runs --status`` accepts (those ``list_runs()`` reports)."""
+
+STATUS_HELP = """\
+statuses:
+  running      a live process owns it
+  stalled      its process died (kill -9, a crash): `tether resume RUN` or `--stalled`
+  stopped      stopped by Ctrl-C (or cancelled): `tether resume RUN`
+  paused       stopped at a checkpoint: `tether resume RUN`
+  interrupted  waits for answers to its interrupts: `tether resume RUN --answer ID=VALUE`
+  finished     its turn is done: `tether run 'Next message' --run-id RUN` adds a turn
+  failed       its turn raised an error: `tether resume RUN` tries it again
+  corrupt      its stored head cannot be read
+  `tether runs` prints the exact command (flags included) for each run that waits for you.
+"""
+
+RESULT_FIELDS = ("run_id", "status", "answer", "stop_reason", "usage", "interrupts")
+"""The keys of the JSON object ``run --json`` and ``resume --json`` print, in order."""
+
+RUN_FIELDS = (
+    "run_id",
+    "status",
+    "parent_run_id",
+    "turns",
+    "cycles",
+    "steps",
+    "total_tokens",
+    "stop_reason",
+    "created_at",
+    "updated_at",
+    "created_with",
+    "continue_with",
+    "problem",
+)
+"""The keys of each run in the JSON array ``runs --json`` prints, in order."""
 
 
 def build_parser() -> Parser:
@@ -97,7 +132,7 @@ def build_parser() -> Parser:
     _output_flags(run)
     run.add_argument("--system", help="the system prompt of a new run (an existing run keeps its own)")
 
-    resume = command("resume", "finish an interrupted, paused or stalled run", epilog=CONTINUING + "\n" + STALLED)
+    resume = command("resume", "finish a stopped, paused, interrupted or stalled run", epilog=CONTINUING + "\n" + STALLED)
     which = resume.add_mutually_exclusive_group(required=True)
     which.add_argument("run_id", metavar="RUN", nargs="?", help="the run to resume")
     which.add_argument("--stalled", action="store_true", help="resume every stalled run (no live owner), one after another")
@@ -111,7 +146,12 @@ def build_parser() -> Parser:
         help="answer a pending interrupt (the value is JSON, or plain text); repeatable",
     )
 
-    runs = command("runs", "list the runs in the store")
+    runs = command("runs", "list the runs in the store", epilog=STATUS_HELP)
+    runs.add_argument(
+        "--json",
+        action="store_true",
+        help=f"print one JSON array, each run an object with {', '.join(RUN_FIELDS)} (nested runs right after their parent)",
+    )
     runs.add_argument(
         "--status",
         action="extend",
@@ -163,6 +203,12 @@ def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:
     ``--answer`` answers an interrupt of one run, so it makes no sense with ``resume --stalled``.
     """
     args = build_parser().parse_args(list(argv))
+    if args.command == "run" and not args.prompt.strip():
+        raise UsageError("tether run: the prompt is empty; say what to ask, e.g. tether run 'What is 12 * 34?' (see tether run --help)")
+    for flag in ("model", "root"):
+        value = getattr(args, flag, None)
+        if value is not None and not value.strip():
+            raise UsageError(f"tether {args.command}: --{flag} is empty; give one or leave --{flag} out (see tether {args.command} --help)")
     if args.command == "resume" and args.stalled and args.answer:
         raise UsageError("tether resume: --answer answers one run's interrupt; it cannot go with --stalled (see tether resume --help)")
     if args.command == "resume" and args.stalled and args.json:
@@ -186,9 +232,7 @@ def _output_flags(parser: Parser) -> None:
     """How ``run`` and ``resume`` print: streamed (default), the answer only, or one JSON object."""
     how = parser.add_mutually_exclusive_group()
     how.add_argument("--quiet", "-q", action="store_true", help="print only the final answer (errors still go to stderr)")
-    how.add_argument(
-        "--json", action="store_true", help="print one JSON object: run_id, answer, stop_reason, usage, status (nothing streamed)"
-    )
+    how.add_argument("--json", action="store_true", help=f"print one JSON object with {', '.join(RESULT_FIELDS)} (nothing streamed)")
 
 
 def _agent_flags(parser: Parser) -> None:

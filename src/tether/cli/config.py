@@ -15,6 +15,10 @@ permissions for the user who later continues the run. So:
 - A command that continues an existing run compares the user's config with the hint and
   refuses when they differ (:func:`check_hint`), naming the exact flags the run was created
   with, so a run is not silently continued with other tools, another model or another root.
+  One narrowing is taken without asking: with no ``--root``, a run created in a directory
+  inside the current one keeps that directory as its root (:func:`keep_root`), so ``tether
+  resume RUN`` works from any directory above the run's; the root the current directory
+  grants by default already contains it, so the row cannot widen what ``read_file`` reads.
   ``--ignore-stored-config`` skips the comparison and uses the user's flags as they are. A
   ``tether.cli`` entry that is not a well-formed hint (a damaged or tampered row) is refused
   the same way. The hint is not rewritten when a run is continued with other flags: it keeps
@@ -132,11 +136,35 @@ def differences(mine: RunConfig, hint: RunConfig) -> list[str]:
     return found
 
 
-def check_hint(mine: RunConfig, hint: RunConfig | None, run_id: str, command: str, model_flag: str | None) -> None:
+def keep_root(mine: RunConfig, hint: RunConfig | None, root_flag: str | None) -> None:
+    """Without ``--root``, continue a run with the root it was created with when that is inside
+    the current directory (``mine.root``, the default root); ``mine`` is changed in place.
+
+    The stored root only ever *narrows* the default: a directory inside the current one grants
+    ``read_file`` a subset of what the current directory would. It must be absolute, already
+    resolved (no symlink, no ``..``: the form ``tether run`` stores) and an existing directory;
+    anything else is left to :func:`check_hint`, which refuses and names ``--root``.
+    """
+    if root_flag is not None or hint is None or not (mine.demo_tools and hint.demo_tools):
+        return
+    stored = Path(hint.root)
+    try:
+        if not stored.is_absolute() or stored.resolve(strict=True) != stored or not stored.is_dir():
+            return
+    except (OSError, RuntimeError):  # missing, unreadable, a symlink loop
+        return
+    if stored.is_relative_to(Path(mine.root).resolve()):
+        mine.root = hint.root
+
+
+def check_hint(
+    mine: RunConfig, hint: RunConfig | None, run_id: str, command: str, model_flag: str | None, *, root_from_cwd: bool = False
+) -> None:
     """Refuse to continue ``run_id`` with a config other than the one it was created with.
 
     Raises :class:`ConfigurationError` naming the stored flags and the user's differing ones.
-    No hint (a run the SDK made) means nothing to compare.
+    No hint (a run the SDK made) means nothing to compare. ``root_from_cwd``: the user gave no
+    ``--root`` (the root is the current directory, and the message says so).
     """
     if hint is None:
         return
@@ -153,7 +181,7 @@ def check_hint(mine: RunConfig, hint: RunConfig | None, run_id: str, command: st
         elif flag == "--no-demo-tools":
             yours.append("--no-demo-tools" if not mine.demo_tools else "no --no-demo-tools")
         else:
-            yours.append(f"--root {quoted(mine.root)}")
+            yours.append(f"--root {quoted(mine.root)}" + (" (the current directory)" if root_from_cwd else ""))
     raise ConfigurationError(
         f"run {run_id!r} was created with {shown(hint.flags())}; pass the same to {command} "
         f"(yours: {', '.join(yours)}), or {IGNORE_FLAG} to use yours"

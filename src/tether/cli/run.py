@@ -3,10 +3,17 @@
 Both build the agent from the user's flags and ``$TETHER_MODEL`` only. When they continue an
 existing run (``resume``, or ``run --run-id`` of a run that exists) the flags are checked
 against the hint the run keeps of how it was created and refused when they differ, unless
-``--ignore-stored-config`` (see :mod:`tether.cli.config`). Ctrl-C cancels the invocation: the
-store keeps the run at its last step boundary (marked ``interrupted``), and ``tether resume
-RUN`` with the same flags goes on from there. ``tether resume --stalled`` resumes every run
-whose owner died, one after another, with the same flags.
+``--ignore-stored-config`` (see :mod:`tether.cli.config`); without ``--root``, a run keeps the
+root it was created with when that directory is inside the current one (:func:`keep_root`).
+Ctrl-C cancels the invocation: the store keeps the run at its last step boundary (marked
+``stopped``), and ``tether resume RUN`` with the same flags goes on from there. ``tether resume
+--stalled`` resumes every run whose owner died, one after another, with the same flags.
+
+The model's configuration is checked before a run is created or touched (:func:`ready_model`:
+the provider's SDK installed, its API key set, its URL well-formed), so a missing key leaves no
+run behind. A new run whose very first model call fails (an unreachable endpoint, which no
+check can know in advance) has recorded nothing but its prompt: it is deleted again, and the
+error says so (:func:`_discard_if_empty`).
 """
 
 from __future__ import annotations
@@ -22,13 +29,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..durable.history import summary_of
 from ..durable.store import RunStore
-from ..errors import ConfigurationError, RunNotFoundError
+from ..errors import ConfigurationError, RunNotFoundError, TetherError
 from ..loop.core import tool_uses_of
+from ..models.base import Model, preflight
 from ..result import AgentResult
 from ..types import ToolResult
 from . import DEBUG_VAR
-from .config import DEMO_SYSTEM_PROMPT, RunConfig, agent_tools, build_agent, check_hint, shown, user_config
+from .config import DEMO_SYSTEM_PROMPT, RunConfig, agent_tools, build_agent, check_hint, keep_root, shown, user_config
 from .models import parse_model
+from .program import program
 from .runs import console, open_store, printable
 from .sigint import run_cancellable
 from .stores import StoreSpec
@@ -46,6 +55,8 @@ EXIT_INTERRUPTED = 130
 def cmd_run(args: argparse.Namespace, path: StoreSpec) -> int:
     """``tether run PROMPT``: a new run, or a new turn of ``--run-id`` when that run exists."""
     prompt = read_prompt(args.prompt)  # before the store is created: an empty stdin leaves nothing behind
+    config = user_config(args.model, args.tools, args.no_demo_tools, args.root)
+    model = ready_model(config.model)  # before the store is created: a missing key or SDK leaves nothing behind
     store = open_store(path, create=True)
     run_id = args.run_id or new_run_id()
     head = store.head(run_id)
@@ -53,12 +64,46 @@ def cmd_run(args: argparse.Namespace, path: StoreSpec) -> int:
         raise ConfigurationError(
             f"run {run_id!r} exists and keeps its system prompt (it is part of the conversation); --system applies to a new run"
         )
-    config = user_config(args.model, args.tools, args.no_demo_tools, args.root)
     if head is None:
         config.system = args.system if args.system is not None else (DEMO_SYSTEM_PROMPT if config.demo_tools else None)
     else:
         _check_stored(args, config, head, run_id, "run")
-    return _drive(build_agent(config, store), prompt, run_id, config, _output(args), path.flags())
+    agent = build_agent(config, store, model=model)
+    try:
+        return _drive(agent, prompt, run_id, config, _output(args), path.flags())
+    except Exception as exc:
+        if head is None:
+            _discard_if_empty(store, run_id, exc)
+        raise
+
+
+def ready_model(spec: str) -> Model:
+    """The model ``spec`` names, its configuration checked (:func:`tether.models.base.preflight`):
+    a missing SDK, API key or malformed URL is refused before any run is created or changed."""
+    model = parse_model(spec)
+    preflight(model)
+    return model
+
+
+def _discard_if_empty(store: RunStore, run_id: str, exc: Exception) -> None:
+    """Delete the new run ``run_id`` when its first turn failed before any model reply.
+
+    Such a run holds the prompt and a ``failed`` status, nothing else: typically the first
+    model call could not reach its endpoint (no configuration check can know that in advance).
+    Keeping it would only list a failed run the user never got anything from. A note on
+    ``exc`` says the run was not kept (the one-line error shows it). Best effort: if the run
+    cannot be read or deleted (another process took it), it stays.
+    """
+    try:
+        stored = store.load(run_id)
+        if stored is None or summary_of(run_id, stored.head).status != "failed":
+            return
+        if any(message["role"] != "user" for message in stored.messages):
+            return  # the model answered at least once: the run holds work, keep it
+        store.delete_run(run_id)
+    except TetherError:
+        return
+    exc.add_note(f"(run {run_id} was not kept: it had recorded nothing but the prompt)")
 
 
 def cmd_resume(args: argparse.Namespace, path: StoreSpec) -> int:
@@ -72,9 +117,10 @@ def cmd_resume(args: argparse.Namespace, path: StoreSpec) -> int:
     answers = [_answer(item) for item in args.answer]
     config = user_config(args.model, args.tools, args.no_demo_tools, args.root)
     _check_stored(args, config, head, args.run_id, "resume")
-    agent = build_agent(config, store)
+    finished = not answers and summary_of(args.run_id, head).status == "finished"
+    agent = build_agent(config, store, model=None if finished else ready_model(config.model))
     check_tools(store, args.run_id, agent)
-    return _drive(agent, answers or None, args.run_id, config, _output(args), path.flags())
+    return _drive(agent, answers or None, args.run_id, config, _output(args), path.flags(), finished=finished)
 
 
 def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
@@ -94,7 +140,7 @@ def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
         out.print("no stalled runs", markup=False)
         return 0
     config = user_config(args.model, args.tools, args.no_demo_tools, args.root)
-    model, tools = parse_model(config.model), agent_tools(config)
+    model, tools = ready_model(config.model), agent_tools(config)
     outcomes: dict[str, str] = {}
     for number, run_id in enumerate(stalled, 1):
         out.print(f"stalled run {number}/{len(stalled)}: {run_id}", style="bold", markup=False)
@@ -149,10 +195,15 @@ def _runs(count: int, noun: str) -> str:
 def _check_stored(args: argparse.Namespace, config: RunConfig, head: dict[str, Any], run_id: str, command: str) -> None:
     """Refuse ``config`` for an existing run created with other flags (unless --ignore-stored-config).
 
-    Runs before anything is imported or any model built: the hint is only compared, never used.
+    Runs before the user's tool modules are imported and before anything is written (the model
+    is the user's spec, already checked): the hint is only compared, never used, except that
+    without ``--root`` a run keeps its root when that is inside the current directory, a
+    narrower root than the default one (:func:`~tether.cli.config.keep_root`).
     """
     if not args.ignore_stored_config:
-        check_hint(config, RunConfig.from_state(head.get("state"), run_id), run_id, command, args.model)
+        hint = RunConfig.from_state(head.get("state"), run_id)
+        keep_root(config, hint, args.root)
+        check_hint(config, hint, run_id, command, args.model, root_from_cwd=args.root is None)
 
 
 def new_run_id() -> str:
@@ -208,17 +259,35 @@ def _output(args: argparse.Namespace) -> str:
     return "json" if getattr(args, "json", False) else "quiet" if getattr(args, "quiet", False) else "stream"
 
 
-def _drive(agent: Agent, prompt: Any, run_id: str, config: RunConfig, output: str = "stream", store_flags: Sequence[str] = ()) -> int:
+def _drive(
+    agent: Agent,
+    prompt: Any,
+    run_id: str,
+    config: RunConfig,
+    output: str = "stream",
+    store_flags: Sequence[str] = (),
+    *,
+    finished: bool = False,
+) -> int:
     """Run one invocation, printed as ``output`` says; exit 0, or 130 after Ctrl-C (the run is saved)."""
-    return EXIT_INTERRUPTED if _invoke(agent, prompt, run_id, config, output, store_flags) is None else 0
+    return EXIT_INTERRUPTED if _invoke(agent, prompt, run_id, config, output, store_flags, finished=finished) is None else 0
 
 
 def _invoke(
-    agent: Agent, prompt: Any, run_id: str, config: RunConfig, output: str = "stream", store_flags: Sequence[str] = ()
+    agent: Agent,
+    prompt: Any,
+    run_id: str,
+    config: RunConfig,
+    output: str = "stream",
+    store_flags: Sequence[str] = (),
+    *,
+    finished: bool = False,
 ) -> AgentResult | None:
     """Run one invocation (streamed to the terminal unless ``output`` is ``quiet`` or ``json``).
 
     ``store_flags`` (``--store STORE`` when the user gave one) go into the commands it prints.
+    ``finished``: the run had already finished (``tether resume`` of a finished run): its
+    answer is printed, with the command that adds a turn.
 
     Returns the result, or None when Ctrl-C stopped it: the run stays resumable and one line on
     stderr names the command that continues it. Errors, such as
@@ -238,25 +307,39 @@ def _invoke(
     finally:
         view.stop()
     if result is None:
+        command = shown([*program(), "resume", run_id])
         console(stderr=True).print(
-            f"interrupted: run {run_id} is saved; continue it with `tether resume {run_id} {flags}`", markup=False, soft_wrap=True
+            f"stopped: run {run_id} is saved; continue it with `{command} {flags}`", markup=False, soft_wrap=True
         )
         return None
     if output == "json":
-        sys.stdout.write(json.dumps(result_json(result, run_id), ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(result_json(result, run_id, _status_of(agent, run_id)), ensure_ascii=False) + "\n")
     elif output == "quiet":
         if result.text:
             sys.stdout.write(result.text + "\n")
-        view.hints(result, run_id, flags, console(stderr=True))
+        view.hints(result, run_id, flags, console(stderr=True), finished=finished)
     else:
-        view.summary(result, run_id, flags)
+        if not view.printed_text and result.text:  # nothing streamed (an answer already recorded): print it whole
+            out.print(result.text, markup=False, soft_wrap=True)
+        view.summary(result, run_id, flags, finished=finished)
     return result
 
 
-def result_json(result: AgentResult, run_id: str) -> dict[str, Any]:
-    """The ``--json`` object: run id, answer, stop reason, usage, and the pending interrupts."""
+def _status_of(agent: Agent, run_id: str) -> str | None:
+    """The run's status in the store after an invocation (None when it cannot be read)."""
+    try:
+        head = agent.store.head(run_id) if agent.store is not None else None
+        return None if head is None else summary_of(run_id, head).status
+    except TetherError:
+        return None
+
+
+def result_json(result: AgentResult, run_id: str, status: str | None = None) -> dict[str, Any]:
+    """The ``--json`` object (:data:`~tether.cli.app.RESULT_FIELDS`): run id, its status in the
+    store, the answer, stop reason, usage, and the pending interrupts."""
     return {
         "run_id": run_id,
+        "status": status,
         "answer": result.text,
         "stop_reason": result.stop_reason,
         "usage": dict(result.metrics.invocation.usage),
@@ -276,6 +359,7 @@ class _View:
         self.show = show
         self.status: Status | None = None
         self.in_text = False
+        self.printed_text = False
 
     async def follow(self, agent: Agent, prompt: Any, run_id: str) -> AgentResult:
         from rich.markup import escape
@@ -290,7 +374,7 @@ class _View:
             elif event["type"] == "text_delta":
                 self.stop()
                 self.out.print(event["text"], end="", markup=False)
-                self.in_text = True
+                self.in_text = self.printed_text = True
             elif event["type"] == "tool_start":
                 self.end_text()
                 use = event["toolUse"]
@@ -324,25 +408,30 @@ class _View:
             self.out.print()
             self.in_text = False
 
-    def summary(self, result: AgentResult, run_id: str, flags: str) -> None:
+    def summary(self, result: AgentResult, run_id: str, flags: str, *, finished: bool = False) -> None:
         """The closing line; for an interrupt or a checkpoint, the exact command that continues the run."""
 
         usage = result.metrics.invocation.usage
         self.out.print(f"[dim]{result.stop_reason}, {usage['total_tokens']} tokens, run[/] [bold]{run_id}[/]")
-        self.hints(result, run_id, flags, self.out)
+        self.hints(result, run_id, flags, self.out, finished=finished)
 
     @staticmethod
-    def hints(result: AgentResult, run_id: str, flags: str, out: Console) -> None:
-        """For an interrupt or a checkpoint, what is pending and the exact command that continues the run."""
+    def hints(result: AgentResult, run_id: str, flags: str, out: Console, *, finished: bool = False) -> None:
+        """For an interrupt or a checkpoint, what is pending and the exact command that continues
+        the run; for a run that had already finished, the command that adds a turn."""
         from rich.markup import escape
 
+        tether = shown(program())
         if result.stop_reason == "interrupt":
             for interrupt in result.interrupts:
                 reason = escape(json.dumps(interrupt.reason))
                 out.print(f"[magenta]interrupt {escape(interrupt.id)}[/] {escape(interrupt.name)}: {reason}")
-            out.print(f"answer with: tether resume {run_id} --answer ID=VALUE {flags}", markup=False, soft_wrap=True)
+            out.print(f"answer with: {tether} resume {run_id} --answer ID=VALUE {flags}", markup=False, soft_wrap=True)
         elif result.stop_reason == "checkpoint":
-            out.print(f"paused at a checkpoint; continue with: tether resume {run_id} {flags}", markup=False, soft_wrap=True)
+            out.print(f"paused at a checkpoint; continue with: {tether} resume {run_id} {flags}", markup=False, soft_wrap=True)
+        elif finished:
+            next_turn = shown([*program(), "run", "Your next message", "--run-id", run_id])
+            out.print(f"run {run_id} had already finished; add a turn with: {next_turn} {flags}", markup=False, soft_wrap=True)
 
 
 def _result_line(result: ToolResult) -> tuple[str, str]:

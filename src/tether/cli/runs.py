@@ -2,7 +2,10 @@
 
 They read rows and print them; nothing read from a row is run, imported or used as a path.
 ``runs`` shows each run's liveness (``running`` has a live owner, ``stalled`` has none and can be
-resumed now) and the command that resumes the stalled ones.
+resumed now) and the command that continues each run that waits for the user: ``stalled``,
+``stopped`` (Ctrl-C) and ``paused`` runs with ``tether resume RUN``, ``interrupted`` runs (waiting
+for answers to their interrupts) with ``tether resume RUN --answer ID=VALUE``. ``runs --json``
+prints the same as one JSON array (see :data:`tether.cli.app.RUN_FIELDS`).
 ``show`` displays the hint a run keeps of the flags it was created with (what ``tether resume``
 needs), escaped for the terminal since a row may hold anything.
 """
@@ -13,15 +16,18 @@ import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..durable.fork import fork_run
 from ..durable.history import RunSummary, Step, summary_of
-from ..durable.store import STORED_TABLES, RunStore
-from ..errors import ConfigurationError, RunNotFoundError
+from ..durable.store import STORED_TABLES, RunStore, with_liveness
+from ..errors import ConfigurationError, RunNotFoundError, TetherError
+from ..interrupts import pending_interrupts
 from ..multiagent.executions import record_of
 from ..snapshot import Snapshot
+from ..types import InterruptState
 from .config import CONFIG_KEY, IGNORE_FLAG, RunConfig, shown
+from .program import program
 from .stores import StoreSpec
 from .transcript import message_lines
 
@@ -82,13 +88,17 @@ def snapshot_of(store: RunStore, run_id: str, where: StoreSpec | str = "the stor
 
 
 def cmd_runs(args: argparse.Namespace, path: StoreSpec) -> int:
-    """``tether runs [--status S]``: the runs, newest first, each status in its own style.
+    """``tether runs [--status S] [--json]``: the runs, newest first, each status in its own style.
 
-    A footer names what an operator can do: how to resume the stalled runs (no live owner), and
-    why a corrupt run cannot be read.
+    A footer names what an operator can do: the command that continues each stopped, paused or
+    interrupted run, how to resume the stalled runs (no live owner), and why a corrupt run
+    cannot be read. ``--json`` prints one JSON array instead (see :func:`run_json`).
     """
     out = console()
     if not path.exists():
+        if getattr(args, "json", False):
+            sys.stdout.write("[]\n")
+            return 0
         out.print(f"no runs yet ({path} does not exist)")
         return 0
     from rich.markup import escape
@@ -98,6 +108,10 @@ def cmd_runs(args: argparse.Namespace, path: StoreSpec) -> int:
     every = sorted(store.list_runs(), key=lambda run: (run.updated_at or "", run.run_id), reverse=True)
     wanted = set(args.status or ())
     runs = [run for run in every if not wanted or run.status in wanted]
+    if getattr(args, "json", False):
+        listed = [run_json(store, run, path) for run, _ in as_tree(runs)]
+        sys.stdout.write(json.dumps(listed, ensure_ascii=False, indent=2) + "\n")
+        return 0
     if wanted and not runs:
         out.print(f"no {' or '.join(sorted(wanted))} runs in {path} ({len(every)} in all)", markup=False, soft_wrap=True)
     else:
@@ -125,10 +139,95 @@ def cmd_runs(args: argparse.Namespace, path: StoreSpec) -> int:
                 markup=False,
                 soft_wrap=True,
             )
+    for run in runs:
+        if run.status in _WAITING_FOR_USER and run.parent_run_id is None:
+            head = _head_or_none(store, run)
+            command = continue_command(run, head, path)
+            if command is not None:
+                out.print(f"{_waits_for(run, head)} `{command}`", style=_STYLES[run.status], markup=False, soft_wrap=True)
     stalled = [run.run_id for run in every if run.status == "stalled"]
     if stalled:
         out.print(stalled_hint(store, stalled, path), style=_STYLES["stalled"], markup=False, soft_wrap=True)
     return 0
+
+
+_WAITING_FOR_USER = ("stopped", "paused", "interrupted")
+"""The statuses ``tether runs`` gives a continue command in its footer (stalled runs have theirs)."""
+
+
+def run_json(store: RunStore, run: RunSummary, where: StoreSpec | None = None) -> dict[str, Any]:
+    """One run of ``tether runs --json``: the fields of :data:`~tether.cli.app.RUN_FIELDS`.
+
+    ``created_with`` is the flags of the run's stored hint (None for a run not made by ``tether
+    run``); ``continue_with`` the command that continues it now (None for a finished, failed,
+    running or corrupt run, and for a nested run, which is continued through its parent).
+    """
+    head = _head_or_none(store, run)
+    hint = hint_of(run.run_id, head) if head is not None else None
+    return {
+        "run_id": run.run_id,
+        "status": run.status,
+        "parent_run_id": run.parent_run_id,
+        "turns": run.turns,
+        "cycles": run.cycles,
+        "steps": run.steps,
+        "total_tokens": run.total_tokens,
+        "stop_reason": run.stop_reason,
+        "created_at": run.created_at,
+        "updated_at": run.updated_at,
+        "created_with": None if hint is None else hint.flags(),
+        "continue_with": continue_command(run, head, where),
+        "problem": run.problem,
+    }
+
+
+def continue_command(run: RunSummary, head: dict[str, Any] | None, where: StoreSpec | None = None) -> str | None:
+    """The command that continues ``run`` now, by its status; None when there is none to give.
+
+    ``stopped`` (Ctrl-C), ``paused`` and ``stalled`` runs go on with ``tether resume RUN FLAGS``;
+    an ``interrupted`` run waits for answers, ``tether resume RUN --answer ID=VALUE FLAGS`` with
+    the id of each pending interrupt its head holds (a run whose interrupts are its children's,
+    a graph's, gets the plain resume, which lists them). Finished, failed, running and corrupt
+    runs have none, nor a nested run (its parent continues it). The flags are the run's stored
+    hint, shown only.
+    """
+    if head is None or run.parent_run_id is not None or run.status not in (*_WAITING_FOR_USER, "stalled"):
+        return None
+    answers = [word for item in _pending(head) for word in ("--answer", f"{item.id}=VALUE")] if run.status == "interrupted" else []
+    return shown([*program(), "resume", run.run_id, *answers, *_continue_flags(run.run_id, head, where)])
+
+
+def _pending(head: dict[str, Any]) -> list[Any]:
+    """The pending interrupts a head holds; none for a head whose interrupt state cannot be read."""
+    try:
+        return pending_interrupts(cast("InterruptState", head.get("interrupt_state") or {}))  # a stored head: JSON as written
+    except (TetherError, KeyError, TypeError, ValueError, AttributeError):
+        return []
+
+
+def _waits_for(run: RunSummary, head: dict[str, Any] | None) -> str:
+    """The words before a run's continue command (``tether runs``, ``tether show``), by its status."""
+    name = printable(run.run_id)
+    if run.status == "stalled":
+        return f"stalled run {name} (its process died): resume it with"
+    if run.status == "stopped":
+        return f"stopped run {name} (Ctrl-C or cancelled): continue it with"
+    if run.status == "paused":
+        return f"paused run {name} (at a checkpoint): continue it with"
+    asked = ", ".join(printable(item.name) for item in _pending(head or {}))
+    if not asked:  # its interrupts are its children's (a graph), or an older Tether stored a Ctrl-C this way
+        return f"interrupted run {name}: continue it with"
+    return f"interrupted run {name} waits for answers ({asked}): answer with"
+
+
+def _head_or_none(store: RunStore, run: RunSummary) -> dict[str, Any] | None:
+    """The run's head for display; None for a corrupt run or one deleted since it was listed."""
+    if run.problem is not None:
+        return None
+    try:
+        return store.head(run.run_id)
+    except TetherError:
+        return None
 
 
 def as_tree(runs: list[RunSummary]) -> list[tuple[RunSummary, int]]:
@@ -170,7 +269,7 @@ def stalled_hint(store: RunStore, stalled: list[str], where: StoreSpec | None = 
     many = len(stalled) != 1
     what = f"{len(stalled)} stalled run{'s' if many else ''} (no live owner): resume {'them' if many else 'it'} with"
     flags = {tuple(hint.flags()) for hint in (hint_of(run_id, store.head(run_id)) for run_id in stalled) if hint is not None}
-    command = shown(["tether", "resume", "--stalled", *(where.flags() if where is not None else [])])
+    command = shown([*program(), "resume", "--stalled", *(where.flags() if where is not None else [])])
     if len(flags) == 1:
         return f"{what} `{command} {shown(flags.pop())}`"
     if not flags:
@@ -190,7 +289,7 @@ def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
     head = store.head(args.run_id)
     if head is None:
         raise RunNotFoundError(f"no run {args.run_id!r} in {path}; see `tether runs`")
-    run = summary_of(args.run_id, head)
+    (run,) = with_liveness([summary_of(args.run_id, head)], store.owner_alive)  # running, or stalled: no live owner
     steps = store.history(args.run_id)  # read everything before printing anything
     stored = store.load(args.run_id)
     graph = record_of(args.run_id, head, stored.messages if stored is not None else [])
@@ -218,14 +317,17 @@ def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
         soft_wrap=True,
     )
     out.print(f"created with: {hint}", markup=False, soft_wrap=True)
+    command = continue_command(run, head, path)
+    if command is not None:
+        out.print(f"{_waits_for(run, head)} `{command}`", markup=False, soft_wrap=True)
     if run.parent_run_id is not None:
-        command = shown(["tether", "show", run.parent_run_id, *path.flags()])
+        command = shown([*program(), "show", run.parent_run_id, *path.flags()])
         out.print(f"nested in: {printable(run.parent_run_id)} (`{command}`)", markup=False, soft_wrap=True)
     children = sorted((r for r in store.list_runs() if r.parent_run_id == args.run_id), key=lambda r: (r.created_at or "", r.run_id))
     if children:
         out.print(f"child runs ({len(children)}):", style="bold")
         for child in children:
-            command = shown(["tether", "show", child.run_id, *path.flags()])
+            command = shown([*program(), "show", child.run_id, *path.flags()])
             out.print(f"  {printable(child.run_id)}  {child.status}  `{command}`", markup=False, soft_wrap=True)
     if graph is not None:
         _print_executions(out, graph, path)
@@ -243,7 +345,7 @@ def _print_executions(out: Any, graph: dict[str, Any], path: StoreSpec) -> None:
     for entry in graph["log"]:
         place = f"#{entry['done']} " if entry["done"] is not None else ""
         child = entry["run_id"]
-        command = f"  `{printable(shown(['tether', 'show', child, *path.flags()]))}`" if child else ""
+        command = f"  `{printable(shown([*program(), 'show', child, *path.flags()]))}`" if child else ""
         tokens = f"  {entry['total_tokens']} tokens" if entry["total_tokens"] is not None else ""
         line = f"  {place}{printable(entry['node'])} execution {entry['n']}  {printable(entry['status'])}{tokens}{command}"
         out.print(line, markup=False, soft_wrap=True, highlight=False)
@@ -286,12 +388,17 @@ def resume_command(run_id: str, head: dict[str, Any] | None, where: StoreSpec | 
     With ``next_turn``, a run whose turn is over (finished, failed) has nothing to resume: its
     command is a new turn, ``tether run 'Your next message' --run-id RUN FLAGS``.
     """
-    hint = hint_of(run_id, head)
-    flags = [*(where.flags() if where is not None else []), *([] if hint is None else hint.flags())]
+    flags = _continue_flags(run_id, head, where)
     status = summary_of(run_id, head).status if head is not None else None
     if next_turn and status in ("finished", "failed"):
-        return shown(["tether", "run", "Your next message", "--run-id", run_id, *flags])
-    return shown(["tether", "resume", run_id, *flags])
+        return shown([*program(), "run", "Your next message", "--run-id", run_id, *flags])
+    return shown([*program(), "resume", run_id, *flags])
+
+
+def _continue_flags(run_id: str, head: dict[str, Any] | None, where: StoreSpec | None) -> list[str]:
+    """``--store STORE`` (when the user gave one) and the flags of the run's stored hint."""
+    hint = hint_of(run_id, head)
+    return [*(where.flags() if where is not None else []), *([] if hint is None else hint.flags())]
 
 
 def printable(text: str) -> str:
@@ -352,7 +459,8 @@ _STYLES = {
     "finished": "green",
     "running": "cyan",
     "paused": "yellow",
-    "interrupted": "magenta",
+    "interrupted": "magenta",  # waits for answers to its interrupts
+    "stopped": "yellow",  # Ctrl-C: resumable as it is
     "failed": "red",
     "stalled": "bold black on yellow",  # no live owner: an operator should resume it
     "corrupt": "bold white on red",  # its head cannot be read

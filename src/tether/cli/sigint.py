@@ -3,7 +3,7 @@
 :func:`run_cancellable` runs an invocation on an event loop of its own with a SIGINT handler
 that *cancels* the invocation's task instead of raising ``KeyboardInterrupt`` wherever the main
 thread happens to be. Cancellation reaches the durable driver at its current ``await``, which
-records the run as ``interrupted`` at its last step boundary, and the call returns None. Later
+records the run as ``stopped`` at its last step boundary, and the call returns None. Later
 Ctrl-Cs while it stops are ignored, so none can interrupt the store write or print a traceback.
 
 A model call that runs in a thread (llama.cpp generating) cannot be cancelled; the loop does

@@ -1,11 +1,15 @@
 """The run store a ``tether`` command works on: ``--store`` or the default one.
 
-``--store`` takes a file path, a ``sqlite:///PATH`` URL (``sqlite:////abs/path`` for an absolute
-path, as in SQLAlchemy) or a ``postgresql://`` URL (also ``postgres://``), which opens a
-:class:`~tether.durable.postgres.PostgresStore`. Anything else that looks like a URL is refused
+``--store`` takes a file path, a ``sqlite:///PATH`` URL or a ``postgresql://`` URL (also
+``postgres://``), which opens a :class:`~tether.durable.postgres.PostgresStore`. As in
+SQLAlchemy, ``sqlite:///runs.db`` is the relative path ``runs.db`` and ``sqlite:////tmp/x.db``
+(a fourth slash) the absolute ``/tmp/x.db``. Since ``sqlite:///tmp/x.db`` is easily meant as
+``/tmp/x.db``, a relative URL path whose directory does not exist is refused with the absolute
+form to write, rather than creating ``./tmp/``. Anything else that looks like a URL is refused
 rather than taken for a file name (``--store postgresql://db`` once created a SQLite file at
-``./postgresql:/db``). Without ``--store`` the store is ``$TETHER_HOME/runs.db``, else
-``runs.db`` in the user's data directory (see :mod:`tether.home`), the same place the SDK uses.
+``./postgresql:/db``), and so is ``:memory:``: a store that ends with the command keeps no run.
+Without ``--store`` the store is ``$TETHER_HOME/runs.db``, else ``runs.db`` in the user's data
+directory (see :mod:`tether.home`), the same place the SDK uses.
 """
 
 from __future__ import annotations
@@ -70,6 +74,8 @@ def parse_store(text: str | None) -> StoreSpec:
         return StoreSpec(path=default_store_path())
     if not text.strip():
         raise ConfigurationError(f"--store is empty; pass {FORMS}")
+    if text.strip() == ":memory:":
+        raise ConfigurationError(f"--store ':memory:': a store in memory would lose the run when the command ends; pass {FORMS}")
     match = _SCHEME.match(text)
     if match is None or (len(match.group(1)) == 1 and not match.group(2)):  # a plain path (or a Windows drive, C:\...)
         return StoreSpec(path=Path(text).expanduser(), given=True)
@@ -77,12 +83,28 @@ def parse_store(text: str | None) -> StoreSpec:
     if scheme in _POSTGRES and match.group(2):
         return StoreSpec(url=text, given=True)
     if scheme == "sqlite" and text.startswith("sqlite:///") and len(text) > len("sqlite:///"):
-        return StoreSpec(path=Path(text[len("sqlite:///") :]).expanduser(), given=True)
+        return StoreSpec(path=_sqlite_url_path(text), given=True)
     if scheme == "sqlite":
         raise ConfigurationError(f"--store {text!r}: a SQLite URL is sqlite:///relative/path or sqlite:////absolute/path")
     if not match.group(2):
         return StoreSpec(path=Path(text).expanduser(), given=True)  # a file name with a colon (run:1.db) is still a path
     raise ConfigurationError(f"--store {_without_password(text)!r}: unknown kind of store {scheme!r}; pass {FORMS}")
+
+
+def _sqlite_url_path(text: str) -> Path:
+    """The file of a ``sqlite:///PATH`` URL: relative unless PATH starts with ``/`` (``sqlite:////abs``).
+
+    A relative PATH whose directory does not exist is refused, naming the absolute form:
+    ``sqlite:///tmp/x.db`` from a directory without ``tmp/`` almost surely meant ``/tmp/x.db``.
+    """
+    rest = text[len("sqlite:///") :]
+    path = Path(rest).expanduser()
+    if not path.is_absolute() and not path.parent.is_dir():
+        raise ConfigurationError(
+            f"--store {text!r} is the relative path {rest!r} (sqlite:/// + PATH, as in SQLAlchemy), and there is no directory "
+            f"{str(path.parent)!r} here; for the absolute path /{rest} write sqlite:////{rest}"
+        )
+    return path
 
 
 def _without_password(url: str) -> str:

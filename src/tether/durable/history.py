@@ -30,8 +30,10 @@ from .head import HeadFields
 
 STEP_POSITIONS = ("turn_start", "after_model", "after_tools", "turn_end", "resumed", "forked")
 """Where a step can be recorded, in cycle order (not the checkpoint positions of the loop)."""
-STATUSES = ("running", "finished", "interrupted", "paused", "failed")
-"""The statuses a head (and a step) records."""
+STATUSES = ("running", "finished", "interrupted", "stopped", "paused", "failed")
+"""The statuses a head (and a step) records: ``interrupted`` waits for answers to its interrupts
+(human in the loop), ``stopped`` was cancelled (Ctrl-C, task cancellation) and goes on with a
+plain resume, ``paused`` stopped at a checkpoint."""
 CORRUPT = "corrupt"
 """The status ``list_runs`` reports for a run whose head cannot be read (``RunSummary.problem`` says why)."""
 
@@ -105,8 +107,9 @@ class RunSummary:
 
     Attributes:
         run_id: The run.
-        status: ``running``, ``stalled``, ``paused``, ``interrupted``, ``finished``, ``failed``
-            or ``corrupt``.
+        status: ``running``, ``stalled``, ``paused``, ``interrupted`` (waits for answers to
+            its interrupts), ``stopped`` (cancelled by Ctrl-C or task cancellation; a plain
+            resume goes on), ``finished``, ``failed`` or ``corrupt``.
         turns: How many invocations (turns) the run has had.
         cycles: Model-call cycles over the whole run.
         total_tokens: Tokens over the whole run.

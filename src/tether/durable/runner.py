@@ -166,13 +166,13 @@ async def _attach(
 
 def _record_stop(session: DurableSession, exc: BaseException) -> None:
     """Best effort: a turn that raised (``failed``) or was cancelled by Ctrl-C / task
-    cancellation (``interrupted``) records that status, so ``tether runs`` shows it. Other
+    cancellation (``stopped``, distinct from ``interrupted``: waiting for answers) records that status, so ``tether runs`` shows it. Other
     ``BaseException``s stand for the process dying and write nothing; so does a session whose
     last write failed, or a turn that failed before its loop began (nothing changed)."""
     if session.broken or not session.turn_active or isinstance(exc, LeaseLostError):
         return  # a fenced writer writes nothing more: the run belongs to its new owner
     if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
-        status, reason = "interrupted", "cancelled (Ctrl-C or task cancellation)"
+        status, reason = "stopped", "cancelled (Ctrl-C or task cancellation)"
     elif isinstance(exc, Exception):
         status = "interrupted" if turn_status("", session.run) == "interrupted" else "failed"
         reason = f"{type(exc).__name__}: {exc}"[:200]

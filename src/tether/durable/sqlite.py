@@ -107,7 +107,8 @@ class SQLiteStore(RowWrites, TreeDeletion):
     """Runs in a SQLite database file; safe to share between processes.
 
     Args:
-        path: The database file (created, readable by its owner only, when missing).
+        path: The database file (created, readable by its owner only, when missing); not
+            ``":memory:"`` (a :class:`ConfigurationError`: use :class:`~tether.durable.MemoryStore`).
         cipher: Encrypts every row at rest (e.g. :class:`~tether.durable.crypto.AESGCMCipher`).
         redact_state_keys: Agent-state keys kept out of the file (see :mod:`tether.durable.redaction`).
         max_row_bytes: Refuse (with :class:`~tether.errors.RowTooLargeError`, naming the tool) a
@@ -138,6 +139,11 @@ class SQLiteStore(RowWrites, TreeDeletion):
     ) -> None:
         if durability not in _SYNCHRONOUS:
             raise ConfigurationError(f"SQLiteStore durability={durability!r} is not one of {', '.join(map(repr, _SYNCHRONOUS))}")
+        if str(path) == ":memory:":  # sqlite3 would open a private database per connection and leases are files
+            raise ConfigurationError(
+                "SQLiteStore(':memory:') is not supported: a SQLite run store is a file (one connection per thread, lock "
+                "files beside it); for runs kept in memory use tether.durable.MemoryStore()"
+            )
         self.durability = durability
         self.path = Path(path)
         self.max_row_bytes = max_row_bytes

@@ -12,6 +12,7 @@ import base64
 import importlib
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 from .._json import decode_bytes
 from ..errors import ConfigurationError, ModelError
@@ -38,6 +39,17 @@ def import_sdk(module: str, extra: str) -> Any:
         raise ConfigurationError(
             f"the {module!r} package is required for this model but is not installed; install it with pip install 'tether[{extra}]'"
         ) from exc
+
+
+def check_url(url: str, field: str) -> None:
+    """Refuse (:class:`ConfigurationError` naming ``field``) a URL that is not ``http(s)://HOST[:PORT][/PATH]``."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (a port that is not a number raises ValueError)
+    except ValueError as exc:
+        raise ConfigurationError(f"{field} {url!r} is not a well-formed URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(f"{field} {url!r} is not an http(s) URL with a host, e.g. http://127.0.0.1:8080/v1")
 
 
 def merge_same_role(messages: list[Message]) -> list[Message]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import ContextWindowOverflowError, ModelAuthError, ModelError, ModelThrottledError
 from ..types import ContentBlock, Message, ModelRequest, StopReason, StreamEvent, ToolChoice, ToolResultContent
-from ._format import TEXT_DOCUMENT_FORMATS, b64, image_media_type, import_sdk, merge_same_role, to_bytes
+from ._format import TEXT_DOCUMENT_FORMATS, b64, check_url, image_media_type, import_sdk, merge_same_role, to_bytes
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -86,11 +86,7 @@ class AnthropicModel:
         client = self._clients.get(loop_key)
         if client is None:
             anthropic = import_sdk("anthropic", "anthropic")
-            key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
-            if not key and not (self._client_args.get("auth_token") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-                raise ModelAuthError(
-                    "no Anthropic API key: set the ANTHROPIC_API_KEY environment variable or pass AnthropicModel(api_key=...)"
-                )
+            key = self._key()
             args: dict[str, Any] = {"max_retries": 0, **self._client_args}  # Tether's RetryPolicy retries
             if key:
                 args["api_key"] = key
@@ -99,6 +95,21 @@ class AnthropicModel:
             client = anthropic.AsyncAnthropic(**args)
             self._clients = {loop_key: client}
         return client
+
+    def _key(self) -> str | None:
+        """The API key (None when an auth token stands in for it); ModelAuthError when there is neither."""
+        key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key and not (self._client_args.get("auth_token") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            raise ModelAuthError("no Anthropic API key: set the ANTHROPIC_API_KEY environment variable or pass AnthropicModel(api_key=...)")
+        return key
+
+    def preflight(self) -> None:
+        """Raise now what the first request would for this configuration (no request is made):
+        the ``anthropic`` package missing, no API key, a ``base_url`` that is not an http(s) URL."""
+        import_sdk("anthropic", "anthropic")
+        self._key()
+        if self.base_url is not None:
+            check_url(self.base_url, "AnthropicModel base_url")
 
     def format_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``request`` (without ``stream``)."""

@@ -29,6 +29,21 @@ class Model(Protocol):
         ...
 
 
+def preflight(model: Any) -> None:
+    """Raise now what a model's configuration would make its first request raise, without a request.
+
+    A provider model may have a ``preflight()`` method that checks what it can know locally:
+    its SDK installed (:class:`~tether.errors.ConfigurationError` naming the extra), its API
+    key set (:class:`~tether.errors.ModelAuthError`), its URL well-formed. The ``tether``
+    command calls this before it creates or changes a run, so a missing key leaves no failed
+    run behind. Whether an endpoint is reachable or a key is valid is only known by calling it.
+    A model without the method passes.
+    """
+    check = getattr(model, "preflight", None)
+    if callable(check):
+        check()
+
+
 def config_of(model: Any) -> dict[str, Any]:
     """A model's JSON config, when it exposes one (used by snapshots' metadata and the CLI)."""
     getter = getattr(model, "get_config", None)

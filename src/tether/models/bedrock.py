@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import ContextWindowOverflowError, ModelAuthError, ModelError, ModelResponseError, ModelThrottledError
 from ..types import ContentBlock, Message, ModelRequest, StopReason, StreamEvent, ToolResultContent
-from ._format import import_sdk, merge_same_role, to_bytes
+from ._format import check_url, import_sdk, merge_same_role, to_bytes
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -130,6 +130,14 @@ class BedrockModel:
                     config = config.merge(self._client_config)  # the caller's settings win
                 self._client_obj = session.client("bedrock-runtime", region_name=region, endpoint_url=self.endpoint_url, config=config)
             return self._client_obj
+
+    def preflight(self) -> None:
+        """Raise now what the first request would for this configuration (no request is made):
+        the ``boto3`` package missing, an ``endpoint_url`` that is not an http(s) URL. AWS
+        credentials are not looked up here: the chain may ask the network (instance metadata)."""
+        import_sdk("boto3", "bedrock")
+        if self.endpoint_url is not None:
+            check_url(self.endpoint_url, "BedrockModel endpoint_url")
 
     def format_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of ``converse_stream`` for ``request``."""

@@ -121,6 +121,11 @@ class LlamaCppModel:
             "params": dict(self.params),
         }
 
+    def preflight(self) -> None:
+        """Raise now what the first request would: ``llama-cpp-python`` not installed (the model
+        file was checked when the model was made)."""
+        import_sdk("llama_cpp", "local")
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Generate the reply on a worker thread, streaming text as the tokens come.
 

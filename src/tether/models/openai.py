@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import ContextWindowOverflowError, ModelAuthError, ModelError, ModelThrottledError
 from ..types import ContentBlock, Message, ModelRequest, StopReason, StreamEvent, ToolChoice, ToolSpec
-from ._format import TEXT_DOCUMENT_FORMATS, b64, image_media_type, import_sdk, merge_same_role, to_bytes, tool_result_text
+from ._format import TEXT_DOCUMENT_FORMATS, b64, check_url, image_media_type, import_sdk, merge_same_role, to_bytes, tool_result_text
 
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -84,15 +84,26 @@ class OpenAIModel:
         client = self._clients.get(loop_key)
         if client is None:
             openai = import_sdk("openai", "openai")
-            key = self._api_key or os.environ.get("OPENAI_API_KEY")
-            if not key:
-                if self.base_url is None:
-                    raise ModelAuthError("no OpenAI API key: set the OPENAI_API_KEY environment variable or pass OpenAIModel(api_key=...)")
-                key = "unused"
             args: dict[str, Any] = {"max_retries": 0, **self._client_args}  # Tether's RetryPolicy retries
-            client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, **args)
+            client = openai.AsyncOpenAI(api_key=self._key(), base_url=self.base_url, **args)
             self._clients = {loop_key: client}
         return client
+
+    def _key(self) -> str:
+        key = self._api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if self.base_url is None:
+                raise ModelAuthError("no OpenAI API key: set the OPENAI_API_KEY environment variable or pass OpenAIModel(api_key=...)")
+            key = "unused"
+        return key
+
+    def preflight(self) -> None:
+        """Raise now what the first request would for this configuration (no request is made):
+        the ``openai`` package missing, no API key, a ``base_url`` that is not an http(s) URL."""
+        import_sdk("openai", "openai")
+        self._key()
+        if self.base_url is not None:
+            check_url(self.base_url, "OpenAIModel base_url")
 
     def format_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for ``request`` (without streaming flags)."""
@@ -289,6 +300,10 @@ def _map_error(exc: Any, openai: Any) -> ModelError:
         return ModelThrottledError(f"OpenAI rate limit: {message}", retry_after=_retry_after(getattr(exc.response, "headers", None)))
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
         return ModelAuthError(f"OpenAI rejected the credentials ({message}); set a valid OPENAI_API_KEY or pass OpenAIModel(api_key=...)")
+    if isinstance(exc, openai.APIConnectionError):  # a timeout too
+        request = getattr(exc, "request", None)
+        where = f" {request.url}" if request is not None else ""
+        return ModelError(f"OpenAI request failed: cannot reach{where} ({type(exc).__name__}: {message}); is the server up at that URL?")
     lowered = f"{code} {message}".lower()
     if isinstance(exc, openai.BadRequestError) and any(marker in lowered for marker in _OVERFLOW_MARKERS):
         return ContextWindowOverflowError(f"the request exceeds the model's context window: {message}")
