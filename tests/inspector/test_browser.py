@@ -1,11 +1,13 @@
 """The page in a real headless Chromium (Debian's, driven by Playwright's Python API).
 
-Screenshots go to ``test-artifacts/inspect/`` at the repository root (ignored by git); the
-path is printed.
+Screenshots go to ``$TETHER_TEST_ARTIFACTS/inspect/`` (default: ``tether-test-artifacts/inspect/``
+in the temporary directory, so a test run leaves nothing in the working tree); the path is printed.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ from tether.inspect import render_html
 from .browser import chromium
 from .runs import ANSWER, ERROR, PROMPT
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "inspect"
+ARTIFACTS = Path(os.environ.get("TETHER_TEST_ARTIFACTS") or Path(tempfile.gettempdir()) / "tether-test-artifacts") / "inspect"
 
 
 class Page:
