@@ -11,6 +11,7 @@ step. Message contents are never logged at INFO or above. Like any library it ad
 
 import logging as _logging
 
+from ._version import __version__ as __version__
 from .agent import Agent
 from .checkpoint import Checkpoint
 from .conversation import (
@@ -83,8 +84,6 @@ from .types import (
     ToolResultEvent,
     ToolStartEvent,
 )
-
-__version__ = "0.1.0"
 
 _logging.getLogger("tether").addHandler(_logging.NullHandler())
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..durable.history import Step, summary_of
 from ..durable.store import RunStore
 from ..errors import RunNotFoundError

@@ -162,7 +162,7 @@ class OTelTracer:
                 (``None``: as the ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
                 environment variable says; off unless it is ``true``).
         """
-        from .. import __version__
+        from .._version import __version__
 
         self.provider = provider if provider is not None else trace.get_tracer_provider()
         self._tracer = self.provider.get_tracer("tether", __version__)
