@@ -26,13 +26,9 @@ from collections.abc import Callable, Sequence
 
 from ..errors import TetherError
 from .app import UsageError, parse_command_line
+from .exits import DEBUG_VAR, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE
 from .sigint import hard_exit
 from .stores import StoreSpec, parse_store
-
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-DEBUG_VAR = "TETHER_DEBUG"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

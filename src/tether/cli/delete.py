@@ -20,10 +20,9 @@ from datetime import UTC, datetime, timedelta
 from ..durable.history import RunSummary
 from ..durable.store import run_tree
 from ..errors import RunLockedError, RunNotFoundError
+from .exits import EXIT_ERROR
 from .runs import console, open_store, printable
 from .stores import StoreSpec
-
-EXIT_ERROR = 1
 
 
 def cmd_rm(args: argparse.Namespace, path: StoreSpec) -> int:

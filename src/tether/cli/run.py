@@ -34,8 +34,8 @@ from ..loop.core import tool_uses_of
 from ..models.base import Model, preflight
 from ..result import AgentResult
 from ..types import ToolResult
-from . import DEBUG_VAR
 from .config import DEMO_SYSTEM_PROMPT, RunConfig, agent_tools, build_agent, check_hint, keep_root, shown, user_config
+from .exits import DEBUG_VAR, EXIT_ERROR, EXIT_INTERRUPTED
 from .models import parse_model
 from .program import program
 from .runs import console, open_store, printable
@@ -48,8 +48,6 @@ if TYPE_CHECKING:
 
     from ..agent import Agent
 
-EXIT_ERROR = 1
-EXIT_INTERRUPTED = 130
 
 
 def cmd_run(args: argparse.Namespace, path: StoreSpec) -> int:
