@@ -68,7 +68,7 @@ async def test_an_mcp_agent_runs_on_temporal_with_listing_and_calls_as_activitie
     assert len(requests) == 3  # one model activity per call, each given the listed MCP tools
     for request in requests:
         names = [spec["name"] for spec in request["tool_specs"]]
-        assert names == ["box_add", "box_echo", "box_stats", "box_pixel", "box_fail", "box_slow", "box_crash"]
+        assert names == ["box_add", "box_echo", "box_stats", "box_pixel", "box_fail", "box_slow", "box_crash", "box_blob"]
     events = await history_events(client, "mcp-temporal-1")
     assert len(activity_starts(events, "tether.list_tools")) == 1
     (listed,) = [
