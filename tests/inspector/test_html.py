@@ -138,3 +138,35 @@ def test_a_graph_run_payload_has_its_graph_and_no_conversation(tmp_path) -> None
     assert sorted(run["children"]) == ["g.check:1", "g.write:1"] and "g.check:1" in payload["runs"]
     assert run["summary"]["cycles"] == 3 and run["summary"]["usage"]["total_tokens"] == 45
     assert payload["runs"]["g.check:1"]["graph"] is None  # a node's own run is an agent run
+
+
+async def test_a_step_after_a_stopped_turn_is_a_resume(tmp_path: object) -> None:
+    """A turn stopped by Ctrl-C or cancellation is stored as ``stopped``; the step that continues
+    it is marked as a resume, as after an interrupt."""
+    import asyncio
+    from pathlib import Path
+
+    from tether import Agent, BeforeModelCall, ScriptedModel
+
+    calls: list[int] = []
+    waiting = asyncio.Event()
+
+    async def hold_the_second_call(event: BeforeModelCall) -> None:
+        calls.append(1)
+        if len(calls) == 2:  # the second model call of the first process: stopped here
+            waiting.set()
+            await asyncio.Event().wait()
+
+    store = SQLiteStore(Path(str(tmp_path)) / "runs.db")
+    agent = Agent(model=ScriptedModel(["first", "second"], stateful=True), store=store)
+    agent.hooks.add_callback(BeforeModelCall, hold_the_second_call)
+    await agent.invoke_async("one", run_id="s1")
+    task = asyncio.ensure_future(agent.invoke_async("two", run_id="s1"))
+    await waiting.wait()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert store.head("s1")["status"] == "stopped"  # type: ignore[index]
+    await agent.resume_async("s1")
+    steps = build_payload(store, "s1")["runs"]["s1"]["steps"]
+    stopped = next(i for i, s in enumerate(steps) if s["status"] == "stopped")
+    assert steps[stopped + 1]["boundary"] == "resumed after stopped"

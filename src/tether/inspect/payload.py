@@ -27,7 +27,7 @@ PAYLOAD_FORMAT = "tether-inspector/1"
 STATE_FIELDS = ("state", "conversation_manager_state", "interrupt_state", "system_prompt", "model_state")
 """The head fields a step carries when they changed (the snapshot fields besides ``messages``)."""
 
-RESUMED_FROM = ("interrupted", "paused", "failed")
+RESUMED_FROM = ("interrupted", "stopped", "paused", "failed")
 """A step after a step with one of these statuses (other than a new turn) is a resume: a
 process boundary, since the run stopped there and an invocation continued it."""
 
@@ -201,7 +201,7 @@ def steps_of(run_id: str, steps: list[Step], store_flags: Sequence[str]) -> list
 def boundary_of(before: Step | None, step: Step) -> str | None:
     """Why a new invocation (possibly another process) took over at ``step``, or None.
 
-    A ``resumed`` step is a resume that found in-doubt tool calls; a step after an interrupted,
+    A ``resumed`` step is a resume that found in-doubt tool calls; a step after an interrupted, stopped,
     paused or failed one that is not a new turn is a resume; a ``forked`` step starts a fork.
     A crash followed by a resume shows as a ``resumed`` step only when calls were in doubt: a
     step row does not record which process wrote it.

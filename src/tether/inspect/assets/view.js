@@ -105,7 +105,7 @@
     return el("a", { class: "runlink", tabindex: 0, text: id, onclick: function () { selectRun(id); }, onkeydown: function (e) { if (e.key === "Enter") selectRun(id); } });
   }
   function statusBadge(status) {
-    var kind = { finished: "ok", completed: "ok", running: "info", executing: "info", failed: "error", interrupted: "doubt", paused: "doubt", stalled: "doubt", corrupt: "error" }[status] || "muted";
+    var kind = { finished: "ok", completed: "ok", running: "info", executing: "info", failed: "error", interrupted: "doubt", stopped: "doubt", paused: "doubt", stalled: "doubt", corrupt: "error" }[status] || "muted";
     return el("span", { class: "badge " + kind, text: status });
   }
 
