@@ -38,7 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from ..loop.core import CoreConfig, LoopCore, ModelOutcome
     from ..loop.effects import CallModel, CloseCycle, Pause, RunTools, Stop
     from ..loop.state import Cursor, RunState, new_metrics
-    from ..metrics import diff_metrics, record_tool
+    from ..metrics import add_figures, diff_metrics, record_tool
     from ..multiagent.agent_tool import STATE_KEY, roll_up
     from ..multiagent.nesting import child_run_id
     from ..turn import begin_turn, copy_metrics, last_assistant, mark_interrupted, resume_interrupt, settle_idle
@@ -454,13 +454,7 @@ class AgentWorkflow:
                 run.state.pop(key, None)
         added = out.get("usage_added")
         if added:
-            metrics = run.metrics
-            usage, more = metrics["usage"], added["usage"]
-            usage["input_tokens"] += int(more.get("input_tokens", 0))
-            usage["output_tokens"] += int(more.get("output_tokens", 0))
-            usage["total_tokens"] += int(more.get("total_tokens", 0))
-            metrics["model_call_count"] += int(added.get("model_call_count", 0))
-            metrics["model_latency_ms"] += float(added.get("model_latency_ms", 0.0))
+            add_figures(run.metrics, added)
 
     async def _tool_failed(self, tool_use: Any, exc: ActivityError, single: bool) -> dict[str, Any] | None:
         """What a tool activity that failed for good stands for: a run_tool-like outcome, or None
