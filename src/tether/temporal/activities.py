@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import copy
 import dataclasses
+import functools
 import inspect
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -53,19 +54,15 @@ from ..tools.decorator import FunctionTool
 from ..tools.executors import SequentialToolExecutor
 from ..tools.registry import ToolRegistry
 from ..types import Message
-from .blobs import BlobStore
-from .claimcheck import DEFAULT_INLINE_LIMIT, Conversations, compact_message, compact_result, expand_tool_use
+from .activity_set import ActivitySet
+from .claimcheck import Conversations, expand_tool_use
 from .errors import in_doubt_failure, throttled_failure, to_failure
 from .payloads import (
-    DEFAULT_MAX_VALUE_BYTES,
     check_compact,
-    compact_interrupt,
     expand_interrupt,
     expand_state,
-    offload,
     restore,
 )
-from .registry import AgentRegistry
 from .retries import retry_settings, throttle_delay
 
 TAIL = 4
@@ -103,65 +100,29 @@ def state_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, An
     return {"set": json_copy(changed), "deleted": deleted}
 
 
-class TetherActivities:
-    """The activities a worker registers; they share one registry and one blob store."""
+class TetherActivities(ActivitySet):
+    """The agent activities a worker registers; they share one registry and one payload policy
+    (the constructor is :class:`~tether.temporal.activity_set.ActivitySet`'s)."""
 
-    def __init__(
-        self,
-        registry: AgentRegistry,
-        blobs: BlobStore,
-        *,
-        inline_limit: int = DEFAULT_INLINE_LIMIT,
-        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
-    ) -> None:
-        """The activities of a worker serving ``registry``'s agents.
+    ACTIVITIES = (
+        "describe",
+        "list_tools",
+        "call_model",
+        "run_tool",
+        "reconcile",
+        "finish",
+        "invocation_hook",
+        "child_prompt",
+        "child_answer",
+    )
 
-        Args:
-            registry: The agent factories.
-            blobs: The blob store shared by every worker and client of the runs.
-            inline_limit: Values larger than this (bytes of JSON) travel as blob references.
-            max_value_bytes: The hard limit of one value (a state value, a message part, a tool
-                result, an interrupt reason): a larger one fails the run with a non-retryable
-                ``PayloadTooLargeError`` naming it (None: no limit).
-        """
-        self.registry = registry
-        self.blobs = blobs
-        self.conversations = Conversations(blobs)
-        self.inline_limit = inline_limit
-        self.max_value_bytes = max_value_bytes
-
-    def all(self) -> list[Any]:
-        """The activity callables to register on a worker."""
-        return [
-            self.describe,
-            self.list_tools,
-            self.call_model,
-            self.run_tool,
-            self.reconcile,
-            self.finish,
-            self.invocation_hook,
-            self.child_prompt,
-            self.child_answer,
-        ]
+    @functools.cached_property
+    def conversations(self) -> Conversations:
+        """The conversation chains of the blob store (with a cache of the ones read lately)."""
+        return Conversations(self.payloads.blobs)
 
     def _agent(self, params: dict[str, Any]) -> Any:
-        try:
-            return self.registry.build(params["agent"], params.get("config") or {})
-        except TetherError as exc:
-            raise to_failure(exc, f"cannot build agent {params.get('agent')!r}") from None
-
-    def _compact(self, message: Any) -> dict[str, Any]:
-        return compact_message(self.blobs, message, self.inline_limit, self.max_value_bytes)
-
-    def _offload(self, value: Any, field: str) -> Any:
-        """``value`` or its placeholder; the whole value is one blob (the workflow never reads it)."""
-        return offload(self.blobs, value, field, limit=self.inline_limit, hard_limit=self.max_value_bytes)
-
-    def _compact_state(self, state: dict[str, Any]) -> dict[str, Any]:
-        """The agent state with each large value offloaded (the workflow merges it key by key)."""
-        compact = {key: self._offload(value, f"state[{key!r}]") for key, value in state.items()}
-        check_compact(compact, "state")
-        return compact
+        return self._build("agent", params["agent"], params.get("config"))
 
     # -- describe -------------------------------------------------------------------------
 
@@ -171,10 +132,10 @@ class TetherActivities:
         agent = self._agent(params)
         run = agent.run_state
         with _fatal_errors(f"cannot store the initial state of agent {params.get('agent')!r}"):
-            compact = [self._compact(message) for message in run.messages]
-            state = self._compact_state(run.state)
-            manager_state = self._offload(agent.conversation_manager.state(run), "conversation_manager_state")
-            system = None if run.system_prompt is None else self._compact({"role": "system", "content": run.system_prompt})
+            compact = [self.payloads.compact_message(message) for message in run.messages]
+            state = self.payloads.compact_state(run.state)
+            manager_state = self.payloads.offload(agent.conversation_manager.state(run), "conversation_manager_state")
+            system = None if run.system_prompt is None else self.payloads.compact_message({"role": "system", "content": run.system_prompt})
         hooks = agent.hooks
         tools = agent.tool_registry
         return {
@@ -283,18 +244,20 @@ class TetherActivities:
         with _fatal_errors(f"a model response of run {params.get('run_id')!r} is too large"):
             out: dict[str, Any] = {
                 "conv": conv,
-                "message": self._compact(message),
+                "message": self.payloads.compact_message(message),
                 "stop_reason": response.stop_reason,
                 "usage": response.usage,
                 "latency_ms": response.latency_ms,
-                "model_state": None if response.model_state is None else self._offload(response.model_state, "model_state"),
+                "model_state": None if response.model_state is None else self.payloads.offload(response.model_state, "model_state"),
                 "rebased": False,
             }
             if len(run.messages) != len(loaded) or any(a is not b for a, b in zip(run.messages, loaded, strict=False)):
                 out["rebased"] = True
                 out["conv"] = self._rebase(conv, loaded, run.messages)
                 out["length"] = len(run.messages)
-                out["conversation_manager_state"] = self._offload(agent.conversation_manager.state(run), "conversation_manager_state")
+                out["conversation_manager_state"] = self.payloads.offload(
+                    agent.conversation_manager.state(run), "conversation_manager_state"
+                )
         return out
 
     def _expand_system(self, compact: dict[str, Any]) -> Any:
@@ -331,7 +294,7 @@ class TetherActivities:
         if offset >= 0 and all(kept[i] is loaded[offset + i] for i in range(len(kept))):
             compact = self.conversations.compact_nodes(conv)[offset:]
         else:
-            compact = [self._compact(message) for message in kept]
+            compact = [self.payloads.compact_message(message) for message in kept]
         return self.conversations.rebase(compact)
 
     # -- tools ----------------------------------------------------------------------------
@@ -376,25 +339,22 @@ class TetherActivities:
             out: dict[str, Any]
             if outcome.interrupt is not None:
                 # An agent tool keeps its interrupted child in the state: it travels with the interrupt.
-                out = {"interrupt": self._compact_interrupt(outcome.interrupt.to_dict())}
+                out = {"interrupt": self.payloads.compact_interrupt(outcome.interrupt.to_dict())}
             else:
                 assert outcome.result is not None
                 out = {
-                    "result": compact_result(self.blobs, outcome.result, self.inline_limit, self.max_value_bytes),
+                    "result": self.payloads.compact_result(outcome.result),
                     "duration_ms": outcome.duration_ms,
                 }
             changes = state_changes(before_state, run.state)
             if changes is not None:
-                changes["set"] = {key: self._offload(value, f"state[{key!r}]") for key, value in changes["set"].items()}
+                changes["set"] = {key: self.payloads.offload(value, f"state[{key!r}]") for key, value in changes["set"].items()}
                 check_compact(changes, "state")
                 out["state_changes"] = changes
             added = _usage_added(run.metrics)
             if added is not None:
                 out["usage_added"] = added
         return out
-
-    def _compact_interrupt(self, record: Any) -> dict[str, Any]:
-        return compact_interrupt(self.blobs, record, limit=self.inline_limit, hard_limit=self.max_value_bytes)
 
     # -- in-doubt tool calls --------------------------------------------------------------
 
@@ -419,14 +379,14 @@ class TetherActivities:
                 ident = interrupt_id("durable", tool_use_id, IN_DOUBT)
                 record = Interrupt(ident, IN_DOUBT, call.to_reason(), "durable", tool_use_id).to_dict()
                 with _fatal_errors(f"the in-doubt interrupt of tool call {tool_use_id!r} is too large"):
-                    return {"interrupt": self._compact_interrupt(record)}
+                    return {"interrupt": self.payloads.compact_interrupt(record)}
             answer = agent.reconcile(call)
             if inspect.isawaitable(answer):
                 answer = await answer
         if answer == RERUN:
             return {"rerun": True}
         with _fatal_errors(f"the reconciled result of tool call {tool_use_id!r} is too large"):
-            return {"result": compact_result(self.blobs, to_result(tool_use_id, answer), self.inline_limit, self.max_value_bytes)}
+            return {"result": self.payloads.compact_result(to_result(tool_use_id, answer))}
 
     # -- agent tools (child workflows) ----------------------------------------------------
 
@@ -443,7 +403,7 @@ class TetherActivities:
         if isinstance(prompt, str):
             return prompt
         with _fatal_errors(f"the input of agent tool call {tool_use.get('toolUseId')!r} is too large"):
-            return self._compact(prompt)
+            return self.payloads.compact_message(prompt)
 
     @activity.defn(name="tether.child_answer")
     async def child_answer(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -457,7 +417,7 @@ class TetherActivities:
         result = answer_result(str(params["tool_use_id"]), cast("dict[str, Any] | None", full))
         assert result is not None  # expanded: no placeholder left
         with _fatal_errors(f"the answer of agent tool call {params['tool_use_id']!r} is too large"):
-            return compact_result(self.blobs, cast("Any", result), self.inline_limit, self.max_value_bytes)
+            return self.payloads.compact_result(cast("Any", result))
 
     # -- end of an invocation -------------------------------------------------------------
 
@@ -475,7 +435,7 @@ class TetherActivities:
         if params.get("manage", True):
             agent.conversation_manager.apply_management(run)
         with _fatal_errors(f"the conversation-manager state of run {params.get('run_id')!r} is too large"):
-            manager_state = self._offload(agent.conversation_manager.state(run), "conversation_manager_state")
+            manager_state = self.payloads.offload(agent.conversation_manager.state(run), "conversation_manager_state")
         out: dict[str, Any] = {
             "conv": conv,
             "length": len(run.messages),

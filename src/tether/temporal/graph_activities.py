@@ -22,59 +22,26 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from ..errors import ConfigurationError, TetherError
-from ..interrupts import Interrupt
-from ..metrics import Metrics
 from ..multiagent.graph import Graph, graph_result
 from ..multiagent.nodes import NodeCallable, run_callable
 from ..multiagent.schedule import compose_input
 from ..multiagent.state import GraphRunState, GraphState, NodeResult, decode_result, encode_result
-from ..result import AgentResult
+from .activity_set import ActivitySet
 from .blobs import BlobStore
-from .claimcheck import DEFAULT_INLINE_LIMIT, compact_message, expand_message
 from .errors import to_failure
 from .graph_wire import graph_to_local
-from .payloads import DEFAULT_MAX_VALUE_BYTES, expand_interrupt, expand_state, is_placeholder, offload, restore
-from .registry import AgentRegistry
+from .payloads import is_placeholder, restore
 
 
-class GraphActivities:
-    """The graph activities a worker registers (one registry and one blob store, as
+class GraphActivities(ActivitySet):
+    """The graph activities a worker registers (one registry and one payload policy, as
     :class:`~tether.temporal.activities.TetherActivities`)."""
 
-    def __init__(
-        self,
-        registry: AgentRegistry,
-        blobs: BlobStore,
-        *,
-        inline_limit: int = DEFAULT_INLINE_LIMIT,
-        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
-    ) -> None:
-        """The activities of a worker serving ``registry``'s graphs.
-
-        Args:
-            registry: The graph (and agent) factories.
-            blobs: The blob store shared by every worker and client of the runs.
-            inline_limit: Values larger than this (bytes of JSON) travel as blob references.
-            max_value_bytes: The hard limit of one value (a node's input or result): a larger one
-                fails the run with a non-retryable ``PayloadTooLargeError`` naming it (None: no limit).
-        """
-        self.registry = registry
-        self.blobs = blobs
-        self.inline_limit = inline_limit
-        self.max_value_bytes = max_value_bytes
-
-    def all(self) -> list[Any]:
-        """The activity callables to register on a worker."""
-        return [self.describe_graph, self.graph_prompt, self.graph_node, self.graph_nested, self.graph_conditions, self.graph_callable]
+    ACTIVITIES = ("describe_graph", "graph_prompt", "graph_node", "graph_nested", "graph_conditions", "graph_callable")
 
     def _graph(self, params: dict[str, Any]) -> Graph:
-        try:
-            return self.registry.build_graph(params["graph"], params.get("config") or {})
-        except TetherError as exc:
-            raise to_failure(exc, f"cannot build graph {params.get('graph')!r}") from None
-
-    def _offload(self, value: Any, field: str) -> Any:
-        return offload(self.blobs, value, field, limit=self.inline_limit, hard_limit=self.max_value_bytes)
+        graph: Graph = self._build("graph", params["graph"], params.get("config"))
+        return graph
 
     @activity.defn(name="tether.describe_graph")
     async def describe_graph(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -101,11 +68,9 @@ class GraphActivities:
             else:
                 answers = [(str(name), str(decode_result(restore(self.blobs, raw), f"node {name!r}"))) for name, raw in sources]
                 value = compose_input(task, answers)
-                stored = self._offload(value, f"the input of node {params.get('node')!r}")
+                stored = self.payloads.offload(value, f"the input of node {params.get('node')!r}")
             content = [{"text": value}] if isinstance(value, str) else list(value)
-            message = compact_message(
-                self.blobs, {"role": "user", "content": content}, self.inline_limit, self.max_value_bytes, "the prompt of a node"
-            )
+            message = self.payloads.compact_message({"role": "user", "content": content}, "the prompt of a node")
         except TetherError as exc:
             raise to_failure(exc) from None
         return {"input": stored, "message": message}
@@ -118,15 +83,8 @@ class GraphActivities:
         out = params["out"]
         node = str(params.get("node"))
         try:
-            message = out.get("message")
-            result = AgentResult(
-                str(out["stop_reason"]),
-                None if message is None else expand_message(self.blobs, message),
-                Metrics(out["metrics"], out.get("invocation")),
-                expand_state(self.blobs, (out.get("run") or {}).get("state")),
-                [Interrupt.from_dict(expand_interrupt(self.blobs, item)) for item in out.get("interrupts") or []],
-            )
-            return {"result": self._offload(encode_result(result), f"the result of node {node!r}")}
+            result = self._agent_result(out)
+            return {"result": self.payloads.offload(encode_result(result), f"the result of node {node!r}")}
         except TetherError as exc:
             raise to_failure(exc, f"cannot read the result of node {node!r}") from None
 
@@ -139,7 +97,7 @@ class GraphActivities:
         try:
             local = graph_to_local(self.blobs, params["snapshot"])
             result = graph_result(GraphRunState(local["state"], list(local["execution_order"])), params.get("run_id"))
-            return {"result": self._offload(encode_result(result), f"the result of node {node!r}")}
+            return {"result": self.payloads.offload(encode_result(result), f"the result of node {node!r}")}
         except TetherError as exc:
             raise to_failure(exc, f"cannot read the result of nested graph node {node!r}") from None
 
@@ -185,7 +143,7 @@ class GraphActivities:
         except Exception as exc:
             raise ApplicationError(f"{type(exc).__name__}: {exc}", type="GraphNodeError", non_retryable=True) from exc
         try:
-            return {"result": self._offload(encode_result(text), f"the result of node {node!r}")}
+            return {"result": self.payloads.offload(encode_result(text), f"the result of node {node!r}")}
         except TetherError as exc:
             raise to_failure(exc) from None
 
