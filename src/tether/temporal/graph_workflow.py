@@ -41,33 +41,31 @@ with workflow.unsafe.imports_passed_through():
     from ..errors import InterruptError, PromptError, TetherError
     from ..interrupts import apply_responses
     from ..multiagent import schedule
-    from ..multiagent.nesting import child_run_id
     from ..multiagent.schedule import GraphSpec
     from ..multiagent.state import SNAPSHOT_TYPE, SNAPSHOT_VERSION, GraphRunState
+    from .base_workflow import MultiAgentWorkflow, child_outcome
     from .errors import to_failure
-    from .inbox import AnswerInbox
+    from .inbox import Answers
     from .workflow import WORKFLOW_NAME
 
 GRAPH_WORKFLOW_NAME = "tether.graph"
 DEFAULT_NODES_PER_EXECUTION = 100
 """Node executions per workflow execution before the graph run continues as new (option ``nodes_per_execution``)."""
-_LOCAL_TIMEOUT = timedelta(seconds=60)
-_LOCAL_RETRY = RetryPolicy(maximum_attempts=5)
 _CALLABLE_TIMEOUT = timedelta(minutes=10)
 _CALLABLE_RETRY = RetryPolicy(maximum_attempts=3)
 
 
 @workflow.defn(name=GRAPH_WORKFLOW_NAME)
-class GraphWorkflow:
+class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
     """One run of a registered graph, durable across workers, restarts and time."""
 
+    WHAT = "graph run"
+    SNAPSHOT_TYPE = SNAPSHOT_TYPE
+    SNAPSHOT_VERSION = SNAPSHOT_VERSION
+    ORDER_KEY = "execution_order"
+
     def __init__(self) -> None:
-        self._params: dict[str, Any] = {}
-        self._spec: GraphSpec | None = None
-        self._data: dict[str, Any] | None = None
-        self._order: list[str] = []
-        self._status = "starting"
-        self._inbox = AnswerInbox()
+        super().__init__()
         self._active: set[str] = set()
         self._finished: list[tuple[str, dict[str, Any]]] = []
         self._sources: dict[str, list[list[Any]]] = {}
@@ -82,12 +80,7 @@ class GraphWorkflow:
     async def run(self, params: dict[str, Any]) -> dict[str, Any]:
         # ``params``: graph, config, run_id, task (JSON, compact) or snapshot (compact), options, trace.
         self._params = params
-        described = await workflow.execute_local_activity(
-            "tether.describe_graph",
-            {"graph": params["graph"], "config": params.get("config") or {}},
-            start_to_close_timeout=_LOCAL_TIMEOUT,
-            retry_policy=_LOCAL_RETRY,
-        )
+        described = await self._local("tether.describe_graph", {"graph": params["graph"], "config": params.get("config") or {}})
         spec = self._spec = GraphSpec.from_dict(described)
         snapshot = params.get("snapshot")
         try:
@@ -127,11 +120,6 @@ class GraphWorkflow:
             ) from self._failure_cause
         return await self._done()
 
-    async def _done(self) -> dict[str, Any]:
-        self._status = "done"
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        return self.snapshot()
-
     async def _launch(self, starts: list[str], routed: dict[str, list[dict[str, Any]]]) -> None:
         """Start the executions of ``starts`` (recorded in ``running`` by the scheduler) concurrently.
 
@@ -145,14 +133,17 @@ class GraphWorkflow:
                 continue
             running = data["running"][node_id]
             sources = self._sources.pop(node_id, None)
-            prompts[node_id] = await workflow.execute_local_activity(
+            prompts[node_id] = await self._local(
                 "tether.graph_prompt",
                 {"node": node_id, "task": data["task"] if sources is not None else running["input"], "sources": sources},
-                start_to_close_timeout=_LOCAL_TIMEOUT,
-                retry_policy=_LOCAL_RETRY,
             )
             running["input"] = prompts[node_id]["input"]
-        if prompts and not self._active and len(prompts) == len(starts) and self._should_continue_as_new():
+        if (
+            prompts
+            and not self._active
+            and len(prompts) == len(starts)
+            and self._continue_as_new_due(self._executions_here, self._option("nodes_per_execution", DEFAULT_NODES_PER_EXECUTION))
+        ):
             await workflow.wait_condition(workflow.all_handlers_finished)
             workflow.continue_as_new({**self._params, "task": None, "snapshot": self.snapshot()})
         for node_id in starts:
@@ -177,13 +168,6 @@ class GraphWorkflow:
             self._executions_here += 1
             self._spawn(node_id, work)
 
-    def _should_continue_as_new(self) -> bool:
-        """Between node executions, with nothing in flight: after ``nodes_per_execution`` node
-        executions here, or when Temporal suggests it (the history grew large), the run goes on
-        in a fresh execution carrying its snapshot."""
-        limit = int((self._params.get("options") or {}).get("nodes_per_execution") or DEFAULT_NODES_PER_EXECUTION)
-        return self._executions_here >= limit or workflow.info().is_continue_as_new_suggested()
-
     def _spawn(self, node_id: str, work: Any) -> None:
         task = asyncio.create_task(self._guard(node_id, work))
         self._tasks.add(task)  # a reference until it is done
@@ -199,16 +183,7 @@ class GraphWorkflow:
         self._finished.append((node_id, outcome))
 
     def _child(self, node_id: str, n: int) -> dict[str, Any]:
-        run_id = str(self._params["run_id"])
-        child: dict[str, Any] = {
-            "config": self._params.get("config") or {},
-            "run_id": child_run_id(run_id, f"{node_id}:{n}"),
-            "options": self._params.get("options") or {},
-            "parent_run_id": run_id,
-        }
-        if self._params.get("trace"):
-            child["trace"] = self._params["trace"]
-        return child
+        return self._child_params(f"{node_id}:{n}", {}, nested=False)
 
     async def _agent(
         self, node_id: str, n: int, running: dict[str, Any], answers: list[dict[str, Any]] | None, message: Any = None
@@ -227,11 +202,7 @@ class GraphWorkflow:
         else:
             child.update(prompt={"kind": "messages", "messages": [message]}, carried=None)
         out: dict[str, Any] = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
-        read = {key: out.get(key) for key in ("stop_reason", "message", "metrics", "invocation", "interrupts")}
-        read["run"] = {"state": out["run"].get("state")}
-        node = await workflow.execute_local_activity(
-            "tether.graph_node", {"node": node_id, "out": read}, start_to_close_timeout=_LOCAL_TIMEOUT, retry_policy=_LOCAL_RETRY
-        )
+        node = await self._local("tether.graph_node", {"node": node_id, "out": child_outcome(out)})
         interrupted = out["stop_reason"] == "interrupt"
         return {
             "kind": "result",
@@ -245,12 +216,7 @@ class GraphWorkflow:
         """Run a nested graph node execution as a child graph workflow."""
         child = {**self._child(node_id, n), "graph": f"{self._params['graph']}/{node_id}", "task": task, "snapshot": None}
         snapshot: dict[str, Any] = await workflow.execute_child_workflow(GRAPH_WORKFLOW_NAME, child, id=child["run_id"])
-        node = await workflow.execute_local_activity(
-            "tether.graph_nested",
-            {"node": node_id, "snapshot": snapshot, "run_id": child["run_id"]},
-            start_to_close_timeout=_LOCAL_TIMEOUT,
-            retry_policy=_LOCAL_RETRY,
-        )
+        node = await self._local("tether.graph_nested", {"node": node_id, "snapshot": snapshot, "run_id": child["run_id"]})
         return {"kind": "result", "result": node["result"], "interrupted": snapshot["state"]["status"] == "interrupted"}
 
     async def _callable(self, node_id: str, prompt: Any) -> dict[str, Any]:
@@ -285,7 +251,7 @@ class GraphWorkflow:
             return
         edges = spec.outgoing(node_id)
         if spec.conditional(node_id):
-            outcomes: list[bool] = await workflow.execute_local_activity(
+            outcomes: list[bool] = await self._local(
                 "tether.graph_conditions",
                 {
                     "graph": self._params["graph"],
@@ -294,8 +260,6 @@ class GraphWorkflow:
                     "state": data,
                     "order": order,
                 },
-                start_to_close_timeout=_LOCAL_TIMEOUT,
-                retry_policy=_LOCAL_RETRY,
             )
         else:
             outcomes = [True] * len(edges)
@@ -311,17 +275,13 @@ class GraphWorkflow:
         for target in starts[before:]:
             self._sources[target] = captured[target]
 
-    def _state(self) -> tuple[GraphSpec, dict[str, Any], list[str]]:
-        assert self._spec is not None and self._data is not None
-        return self._spec, self._data, self._order
+    # -- interrupts and queries (the handlers are RunWorkflow's) -----------------------------
 
-    # -- interrupts -----------------------------------------------------------------------
+    async def _wait_for_answers(self) -> dict[str, Answers]:
+        return await self._take_answers(self._route)
 
-    async def _wait_for_answers(self) -> dict[str, list[dict[str, Any]]]:
-        self._status = "interrupted"
-        routed = await self._inbox.take(self._route, f"graph run {self._params.get('run_id')}")
-        self._status = "running"
-        return routed
+    def _check_answers(self, responses: Answers) -> None:
+        self._route(responses)
 
     def _route(self, responses: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         """The answers of each interrupted node; InterruptError for one no node waits on."""
@@ -347,43 +307,9 @@ class GraphWorkflow:
             if data["nodes"][node_id]["status"] == "interrupted"
         }
 
-    @workflow.update(name="answer_interrupts")
-    async def answer_interrupts(self, responses: list[dict[str, Any]]) -> dict[str, Any]:
-        """Answer interrupted nodes' interrupts (``interruptResponse`` bodies:
-        ``{interruptId, response}``); each goes to the node that asked it, which continues."""
-        await self._inbox.taken(self._inbox.post(responses))
-        return self.status()
-
-    @answer_interrupts.validator
-    def _validate_answers(self, responses: list[dict[str, Any]]) -> None:
-        self._inbox.refuse_unless_waiting(self._status == "interrupted", f"graph run {self._params.get('run_id')!r}", self._status)
-        try:
-            self._route(responses)
-        except TetherError as exc:
-            raise to_failure(exc) from None
-
-    @workflow.signal(name="answer_interrupts_signal")
-    def answer_interrupts_signal(self, responses: list[dict[str, Any]]) -> None:
-        """Fire-and-forget variant of :meth:`answer_interrupts` (invalid answers are logged and ignored)."""
-        self._inbox.post(responses)
-
-    # -- queries --------------------------------------------------------------------------
-
-    @workflow.query(name="status")
-    def status(self) -> dict[str, Any]:
-        """``{"status": "starting" | "running" | "interrupted" | "done", "interrupts": [...]}``
-        (the interrupted nodes' pending interrupts, compact)."""
-        if self._status != "interrupted":
-            return {"status": self._status, "interrupts": []}
-        return {"status": self._status, "interrupts": [item for items in self._pending_by_node().values() for item in items]}
-
-    @workflow.query(name="snapshot")
-    def snapshot(self) -> dict[str, Any]:
-        """The graph run's state in ``Graph.take_snapshot()`` shape, compact
-        (:meth:`TetherClient.graph_snapshot` expands it)."""
-        if self._data is None:
-            raise ApplicationError("the graph run has not started yet; query again in a moment", type="NotReady")
-        return {"type": SNAPSHOT_TYPE, "version": SNAPSHOT_VERSION, "state": self._data, "execution_order": list(self._order)}
+    def _pending_interrupts(self) -> list[dict[str, Any]]:
+        """The interrupted nodes' pending interrupts (compact)."""
+        return [item for items in self._pending_by_node().values() for item in items]
 
 
 __all__ = ["GRAPH_WORKFLOW_NAME", "GraphWorkflow"]

@@ -17,6 +17,10 @@ from typing import Any, NotRequired, TypeAlias, TypedDict
 
 from ..types import CursorData, InterruptState, MetricsData
 
+WORKFLOW_NAME = "tether.agent"
+"""The agent workflow's name (its workflow type): an agent's run, an agent tool's call, a graph
+node's or a swarm member's turn."""
+
 CompactMessage: TypeAlias = dict[str, Any]
 """A message whose large parts are ``{"$blob": ref}`` placeholders (:func:`~tether.temporal.claimcheck.compact_message`).
 
@@ -150,4 +154,13 @@ class WorkflowParams(TypedDict):
     """The parent run of a child workflow (for the reader; the workflow does not use it)."""
 
 
-__all__ = ["AgentSettings", "CarriedState", "CompactMessage", "WirePrompt", "WorkflowOptions", "WorkflowParams"]
+class RunStatus(TypedDict):
+    """The ``status`` query's answer (and the ``answer_interrupts`` update's result)."""
+
+    status: str
+    """``starting``, ``running``, ``interrupted`` or ``done``."""
+    interrupts: list[dict[str, Any]]
+    """The interrupts the run waits on (compact records; empty unless ``interrupted``)."""
+
+
+__all__ = ["AgentSettings", "CarriedState", "CompactMessage", "RunStatus", "WirePrompt", "WorkflowOptions", "WorkflowParams"]

@@ -22,44 +22,40 @@ interrupted turn keeps the child's carried state and pending interrupts in ``run
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from ..errors import PromptError, TetherError
     from ..interrupts import apply_responses
-    from ..multiagent.nesting import child_run_id
     from ..multiagent.swarm import SWARM_KEY
     from ..multiagent.swarm_turns import SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
+    from .base_workflow import MultiAgentWorkflow, child_outcome
     from .blobs import canonical_json
     from .claimcheck import DEFAULT_INLINE_LIMIT
     from .errors import to_failure
-    from .inbox import AnswerInbox
+    from .inbox import Answers
     from .workflow import WORKFLOW_NAME
 
 SWARM_WORKFLOW_NAME = "tether.swarm"
 SNAPSHOT_VERSION = 1
 DEFAULT_TURNS_PER_EXECUTION = 100
 """Member turns per workflow execution before the swarm run continues as new (option ``turns_per_execution``)."""
-_LOCAL_TIMEOUT = timedelta(seconds=60)
-_LOCAL_RETRY = RetryPolicy(maximum_attempts=5)
 
 
 @workflow.defn(name=SWARM_WORKFLOW_NAME)
-class SwarmWorkflow:
+class SwarmWorkflow(MultiAgentWorkflow[SwarmSpec]):
     """One run of a registered swarm, durable across workers, restarts and time."""
 
+    WHAT = "swarm run"
+    SNAPSHOT_TYPE = SWARM_KEY
+    SNAPSHOT_VERSION = SNAPSHOT_VERSION
+    ORDER_KEY = "node_history"
+
     def __init__(self) -> None:
-        self._params: dict[str, Any] = {}
-        self._spec: SwarmSpec | None = None
-        self._data: dict[str, Any] | None = None
-        self._order: list[str] = []
-        self._status = "starting"
-        self._inbox = AnswerInbox()
+        super().__init__()
         self._turns_here = 0
 
     # -- run ------------------------------------------------------------------------------
@@ -68,12 +64,7 @@ class SwarmWorkflow:
     async def run(self, params: dict[str, Any]) -> dict[str, Any]:
         # ``params``: swarm, config, run_id, task (JSON) or snapshot (compact), options, trace.
         self._params = params
-        described = await workflow.execute_local_activity(
-            "tether.describe_swarm",
-            {"swarm": params["swarm"], "config": params.get("config") or {}},
-            start_to_close_timeout=_LOCAL_TIMEOUT,
-            retry_policy=_LOCAL_RETRY,
-        )
+        described = await self._local("tether.describe_swarm", {"swarm": params["swarm"], "config": params.get("config") or {}})
         spec = self._spec = SwarmSpec.from_dict(described)
         snapshot = params.get("snapshot")
         try:
@@ -100,7 +91,7 @@ class SwarmWorkflow:
                 break
             running = data["running"]
             if running is None:
-                if self._should_continue_as_new():
+                if self._continue_as_new_due(self._turns_here, self._option("turns_per_execution", DEFAULT_TURNS_PER_EXECUTION)):
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     workflow.continue_as_new({**params, "task": None, "snapshot": self.snapshot()})
                 running = start_turn(spec, data, order)
@@ -112,26 +103,12 @@ class SwarmWorkflow:
             data["status"] = "completed"
         return await self._done()
 
-    async def _done(self) -> dict[str, Any]:
-        self._status = "done"
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        return self.snapshot()
-
     async def _turn(self, running: dict[str, Any], responses: list[dict[str, Any]] | None) -> None:
         """Run (or, with ``responses``, continue) one member turn as a child workflow and record it."""
         spec, data, order = self._state()
         name, n = str(running["member"]), int(running["n"])
         run_id = str(self._params["run_id"])
-        child: dict[str, Any] = {
-            "agent": f"{self._params['swarm']}/{name}",
-            "config": self._params.get("config") or {},
-            "run_id": child_run_id(run_id, f"{name}:{n}"),
-            "options": self._params.get("options") or {},
-            "nested": True,
-            "parent_run_id": run_id,
-        }
-        if self._params.get("trace"):
-            child["trace"] = self._params["trace"]
+        child = self._child_params(f"{name}:{n}", {"agent": f"{self._params['swarm']}/{name}"}, nested=True)
         if responses is not None:
             if running.get("carried") is None:
                 raise to_failure(
@@ -149,14 +126,7 @@ class SwarmWorkflow:
             member_failed(data, name, str(exc.cause or exc))
             self._status = "done"
             raise ApplicationError(f"swarm run {run_id!r}: member {name!r} failed", type="SwarmMemberFailed", non_retryable=True) from exc
-        read = {key: out.get(key) for key in ("stop_reason", "message", "metrics", "invocation", "interrupts")}
-        read["run"] = {"state": out["run"].get("state")}
-        turn = await workflow.execute_local_activity(
-            "tether.swarm_turn",
-            {"member": name, "out": read},
-            start_to_close_timeout=_LOCAL_TIMEOUT,
-            retry_policy=_LOCAL_RETRY,
-        )
+        turn = await self._local("tether.swarm_turn", {"member": name, "out": child_outcome(out)})
         data["nodes"][name]["result"] = turn["result"]
         interrupted = out["stop_reason"] == "interrupt"
         record_turn(spec, data, order, name, n, interrupted=interrupted, handoff=turn["handoff"])
@@ -168,78 +138,27 @@ class SwarmWorkflow:
         message = {"role": "user", "content": [{"text": value}] if isinstance(value, str) else list(value)}
         if len(canonical_json(message)) <= DEFAULT_INLINE_LIMIT:
             return message
-        compact: dict[str, Any] = await workflow.execute_local_activity(
-            "tether.swarm_prompt", {"message": message}, start_to_close_timeout=_LOCAL_TIMEOUT, retry_policy=_LOCAL_RETRY
-        )
+        compact: dict[str, Any] = await self._local("tether.swarm_prompt", {"message": message})
         return compact
 
-    def _should_continue_as_new(self) -> bool:
-        """Between turns: after ``turns_per_execution`` turns here, or when Temporal suggests it
-        (the history grew large), the run goes on in a fresh execution carrying its snapshot."""
-        limit = int((self._params.get("options") or {}).get("turns_per_execution") or DEFAULT_TURNS_PER_EXECUTION)
-        return self._turns_here >= limit or workflow.info().is_continue_as_new_suggested()
+    # -- interrupts and queries (the handlers are RunWorkflow's) -----------------------------
 
-    def _state(self) -> tuple[SwarmSpec, dict[str, Any], list[str]]:
-        assert self._spec is not None and self._data is not None
-        return self._spec, self._data, self._order
-
-    # -- interrupts -----------------------------------------------------------------------
-
-    async def _wait_for_answers(self) -> list[dict[str, Any]]:
-        self._status = "interrupted"
-
-        def accept(responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            self._check(responses)
+    async def _wait_for_answers(self) -> Answers:
+        def accept(responses: Answers) -> Answers:
+            self._check_answers(responses)
             return responses
 
-        responses = await self._inbox.take(accept, f"swarm run {self._params.get('run_id')}")
-        self._status = "running"
-        return responses
+        return await self._take_answers(accept)
 
-    def _check(self, responses: list[dict[str, Any]]) -> None:
+    def _check_answers(self, responses: Answers) -> None:
         """Refuse answers to interrupts the waiting member does not wait on (InterruptError)."""
-        trial: Any = {"interrupts": {item["id"]: dict(item) for item in self._pending()}, "activated": True}
+        trial: Any = {"interrupts": {item["id"]: dict(item) for item in self._pending_interrupts()}, "activated": True}
         apply_responses(trial, responses)
 
-    def _pending(self) -> list[dict[str, Any]]:
+    def _pending_interrupts(self) -> list[dict[str, Any]]:
+        """The interrupted member's pending interrupts (compact)."""
         running = (self._data or {}).get("running") or {}
         return list(running.get("pending") or [])
-
-    @workflow.update(name="answer_interrupts")
-    async def answer_interrupts(self, responses: list[dict[str, Any]]) -> dict[str, Any]:
-        """Answer the interrupted member's interrupts (``interruptResponse`` bodies:
-        ``{interruptId, response}``); the member's turn continues with them."""
-        await self._inbox.taken(self._inbox.post(responses))
-        return self.status()
-
-    @answer_interrupts.validator
-    def _validate_answers(self, responses: list[dict[str, Any]]) -> None:
-        self._inbox.refuse_unless_waiting(self._status == "interrupted", f"swarm run {self._params.get('run_id')!r}", self._status)
-        try:
-            self._check(responses)
-        except TetherError as exc:
-            raise to_failure(exc) from None
-
-    @workflow.signal(name="answer_interrupts_signal")
-    def answer_interrupts_signal(self, responses: list[dict[str, Any]]) -> None:
-        """Fire-and-forget variant of :meth:`answer_interrupts` (invalid answers are logged and ignored)."""
-        self._inbox.post(responses)
-
-    # -- queries --------------------------------------------------------------------------
-
-    @workflow.query(name="status")
-    def status(self) -> dict[str, Any]:
-        """``{"status": "starting" | "running" | "interrupted" | "done", "interrupts": [...]}``
-        (the interrupted member's pending interrupts, compact)."""
-        return {"status": self._status, "interrupts": self._pending() if self._status == "interrupted" else []}
-
-    @workflow.query(name="snapshot")
-    def snapshot(self) -> dict[str, Any]:
-        """The swarm run's state in ``Swarm.take_snapshot()`` shape, compact
-        (:meth:`TetherClient.swarm_snapshot` expands it)."""
-        if self._data is None:
-            raise ApplicationError("the swarm run has not started yet; query again in a moment", type="NotReady")
-        return {"type": SWARM_KEY, "version": SNAPSHOT_VERSION, "state": self._data, "node_history": list(self._order)}
 
 
 __all__ = ["SWARM_WORKFLOW_NAME", "SwarmWorkflow"]

@@ -28,7 +28,7 @@ from typing import Any, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError, FailureError, TimeoutError, is_cancelled_exception
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from .._prompt import Prompt
@@ -39,17 +39,14 @@ with workflow.unsafe.imports_passed_through():
     from ..loop.effects import CallModel, CloseCycle, Pause, RunTools, Stop
     from ..loop.state import Cursor, RunState, new_metrics
     from ..metrics import add_figures, diff_metrics, record_tool
-    from ..multiagent.agent_tool import STATE_KEY, roll_up
-    from ..multiagent.nesting import child_run_id
     from ..turn import begin_turn, copy_metrics, last_assistant, mark_interrupted, resume_interrupt, settle_idle
     from ..types import Message, MetricsData, SystemContentBlock
+    from .agent_tool_calls import AgentToolCalls
     from .errors import IN_DOUBT_FAILURE, to_failure
-    from .inbox import AnswerInbox
-    from .nested import answer_result, ask, prompt_message
+    from .inbox import Answers
     from .retries import activity_retry_policy
-    from .shapes import AgentSettings, CarriedState, CompactMessage, WorkflowOptions
+    from .shapes import WORKFLOW_NAME, AgentSettings, CarriedState, CompactMessage, WorkflowOptions
 
-WORKFLOW_NAME = "tether.agent"
 TAIL = 4
 PATCH_TOOL_FAILURES = "tether.tool-failures"
 """The patch id of error results and in-doubt settling for failed tool activities (runs recorded
@@ -77,11 +74,16 @@ DEFAULT_OPTIONS: WorkflowOptions = {
 
 
 @workflow.defn(name=WORKFLOW_NAME)
-class AgentWorkflow:
-    """One invocation of a registered agent, durable across workers, restarts and time."""
+class AgentWorkflow(AgentToolCalls):
+    """One invocation of a registered agent, durable across workers, restarts and time.
+
+    The interrupt handlers and the queries are :class:`~tether.temporal.base_workflow.RunWorkflow`'s
+    (``_params`` holds a WorkflowParams payload); agent tools' calls are
+    :class:`~tether.temporal.agent_tool_calls.AgentToolCalls`'.
+    """
 
     def __init__(self) -> None:
-        self._params: dict[str, Any] = {}  # a WorkflowParams payload, read key by key
+        super().__init__()
         self._run: RunState | None = None
         self._core: LoopCore | None = None
         self._conv: str | None = None
@@ -90,8 +92,6 @@ class AgentWorkflow:
         self._options: WorkflowOptions = DEFAULT_OPTIONS.copy()
         self._before: MetricsData = new_metrics()
         self._resumed_from: str | None = None
-        self._status = "starting"
-        self._inbox = AnswerInbox()
         self._cycles_here = 0
 
     # -- run ------------------------------------------------------------------------------
@@ -230,17 +230,16 @@ class AgentWorkflow:
                 await self._wait_for_answers()
                 continue
             cursor = run.cursor
-            if cursor.phase == "model" and cursor.stop_reason is None and self._should_continue_as_new():
+            if (
+                cursor.phase == "model"
+                and cursor.stop_reason is None
+                and self._continue_as_new_due(self._cycles_here, int(self._options["cycles_per_execution"]))
+            ):
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 params = dict(self._params)
                 params["carried"] = self._carry(started=True)
                 params["prompt"] = None
                 workflow.continue_as_new(params)
-
-    def _should_continue_as_new(self) -> bool:
-        if self._cycles_here >= int(self._options["cycles_per_execution"]):
-            return True
-        return workflow.info().is_continue_as_new_suggested()
 
     # -- effects --------------------------------------------------------------------------
 
@@ -344,105 +343,6 @@ class AgentWorkflow:
             return False
         return await self._record(tool_use, out)
 
-    async def _run_agent_tool(self, tool_use: Any) -> bool:
-        """One call of an agent tool, as a child workflow (see :mod:`tether.temporal.nested`).
-
-        Returns False when the call stopped on the child's interrupts (now the parent's). The
-        bookkeeping (``state["tether.agent_tools"]``) is read afresh after every wait: a parallel
-        call that finished meanwhile may have dropped the key.
-        """
-        run, core = self._state()
-        tool_use_id, name = tool_use["toolUseId"], str(tool_use["name"])
-        options = (self._settings.get("agent_tools") or {}).get(name, {})
-        agent_name = str(options.get("agent_name", name))
-        started = workflow.now()
-        entry: dict[str, Any] | None = self._book()["calls"].get(tool_use_id)
-        parent_run_id = str(self._params.get("run_id"))
-        child: dict[str, Any] = {
-            "agent": f"{self._params['agent']}/{name}",
-            "config": self._params.get("config") or {},
-            "run_id": child_run_id(parent_run_id, tool_use_id),
-            "options": self._params.get("options") or {},
-            "nested": True,
-            "parent_run_id": parent_run_id,
-        }
-        if self._params.get("trace"):
-            child["trace"] = self._params["trace"]
-        if entry is None:
-            prompt = prompt_message(tool_use.get("input"), name)
-            if prompt is None:
-                prompt = await self._activity("tether.child_prompt", {"tool_use": tool_use}, local=True)
-            if isinstance(prompt, str):
-                return await self._agent_tool_error(tool_use, prompt)
-            kept = self._book()["conversations"].get(name) if options.get("keep_conversation") else None
-            child.update(prompt={"kind": "messages", "messages": [prompt]}, carried=kept)
-        else:
-            if "carried" not in entry:
-                raise to_failure(
-                    PromptError(
-                        f"the interrupted call {tool_use_id!r} of agent tool {name!r} was moved from a durable local run: "
-                        "its child run lives in that run's store; finish it there"
-                    )
-                )
-            answers, unanswered = ask(name, tool_use_id, entry, run.interrupt_state.setdefault("interrupts", {}))
-            if unanswered:
-                core.tool_interrupted(unanswered)
-                return False
-            child.update(prompt={"kind": "interrupt_responses", "responses": answers}, carried=entry["carried"])
-        core.tool_started(tool_use_id)
-        try:
-            out: dict[str, Any] = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
-        except ChildWorkflowError as exc:
-            if is_cancelled_exception(exc):
-                raise
-            return await self._agent_tool_error(tool_use, _child_failure_text(exc, agent_name))  # the parent model's information
-        rolled = roll_up(run.metrics, out["metrics"], None if entry is None else entry.get("rolled"))
-        if out["stop_reason"] == "interrupt":
-            entry = {
-                "asked": {} if entry is None else entry.get("asked", {}),
-                "rolled": rolled,
-                "carried": out["run"],
-                "pending": out["interrupts"],
-            }
-            self._book()["calls"][tool_use_id] = entry
-            _, unanswered = ask(name, tool_use_id, entry, run.interrupt_state.setdefault("interrupts", {}))
-            core.tool_interrupted(unanswered)
-            return False
-        if out["stop_reason"] == "cancelled":
-            return await self._agent_tool_error(tool_use, f"Agent {agent_name!r} was cancelled before it finished.")
-        if options.get("keep_conversation"):
-            self._book()["conversations"][name] = _kept_conversation(out["run"])
-        self._drop_call(tool_use_id)
-        result = answer_result(tool_use_id, out.get("message"))
-        if result is None:
-            params = {"tool_use_id": tool_use_id, "message": out.get("message")}
-            result = await self._activity("tether.child_answer", params, local=True)
-        elapsed = (workflow.now() - started).total_seconds() * 1000.0
-        return await self._record(tool_use, {"result": result, "duration_ms": elapsed})
-
-    def _book(self) -> dict[str, Any]:
-        """The agent-tool bookkeeping in the run's agent state (created when missing)."""
-        run, _ = self._state()
-        book: dict[str, Any] = run.state.setdefault(STATE_KEY, {})
-        book.setdefault("calls", {})
-        book.setdefault("conversations", {})
-        return book
-
-    def _drop_call(self, tool_use_id: str) -> None:
-        """Forget a finished agent-tool call (and the bookkeeping key once it holds nothing)."""
-        run, _ = self._state()
-        book = self._book()
-        book["calls"].pop(tool_use_id, None)
-        if not book["calls"] and not book["conversations"]:
-            run.state.pop(STATE_KEY, None)
-
-    async def _agent_tool_error(self, tool_use: Any, text: str) -> bool:
-        """End an agent-tool call with an error result the parent's model reads."""
-        self._drop_call(tool_use["toolUseId"])
-        return await self._record(
-            tool_use, {"result": {"toolUseId": tool_use["toolUseId"], "status": "error", "content": [{"text": text}]}}
-        )
-
     def _fold_extras(self, out: dict[str, Any]) -> None:
         """Fold a tool outcome's state changes and the usage it rolled up (an agent tool's child)
         into the run."""
@@ -496,45 +396,27 @@ class AgentWorkflow:
     async def _wait_for_answers(self) -> None:
         run, core = self._state()
         mark_interrupted(run, None)
-        self._status = "interrupted"
-        await self._inbox.take(lambda answers: resume_interrupt(run, answers, None), f"run {run.run_id}")
-        self._status = "running"
+        await self._take_answers(lambda answers: resume_interrupt(run, answers, None))
         core.resume()
 
-    @workflow.update(name="answer_interrupts")
-    async def answer_interrupts(self, responses: list[dict[str, Any]]) -> dict[str, Any]:
-        """Answer the run's interrupts (``interruptResponse`` bodies: ``{interruptId, response}``)."""
-        await self._inbox.taken(self._inbox.post(responses))
-        return self.status()
-
-    @answer_interrupts.validator
-    def _validate_answers(self, responses: list[dict[str, Any]]) -> None:
+    def _label(self) -> str:
         run, _ = self._state()
-        self._inbox.refuse_unless_waiting(self._status == "interrupted", f"run {run.run_id!r}", self._status)
-        trial = copy.deepcopy(run.interrupt_state)
-        try:
-            apply_responses(trial, responses)
-        except TetherError as exc:
-            raise to_failure(exc) from None
+        return f"run {run.run_id!r}"
 
-    @workflow.signal(name="answer_interrupts_signal")
-    def answer_interrupts_signal(self, responses: list[dict[str, Any]]) -> None:
-        """Fire-and-forget variant of :meth:`answer_interrupts` (invalid answers are logged and ignored)."""
-        self._inbox.post(responses)
+    def _check_answers(self, responses: Answers) -> None:
+        run, _ = self._state()
+        apply_responses(copy.deepcopy(run.interrupt_state), responses)
 
-    # -- queries --------------------------------------------------------------------------
+    def _pending_interrupts(self) -> list[dict[str, Any]]:
+        return [] if self._run is None else [dict(i.to_dict()) for i in pending_interrupts(self._run.interrupt_state)]
 
-    @workflow.query(name="status")
-    def status(self) -> dict[str, Any]:
-        """``{"status": "starting" | "running" | "interrupted" | "done", "interrupts": [...]}``."""
-        interrupts = [] if self._run is None else [i.to_dict() for i in pending_interrupts(self._run.interrupt_state)]
-        return {"status": self._status, "interrupts": interrupts if self._status == "interrupted" else []}
+    # -- queries (the handlers are RunWorkflow's) -------------------------------------------
 
-    @workflow.query(name="snapshot")
-    def snapshot(self) -> dict[str, Any]:
+    def _started(self) -> bool:
+        return self._run is not None
+
+    def _snapshot(self) -> dict[str, Any]:
         """The run's current state, compact (:meth:`TetherClient.snapshot` expands it)."""
-        if self._run is None:
-            raise ApplicationError("the run has not started yet; query again in a moment", type="NotReady")
         return {"status": self._status, "run": self._carry(started=True)}
 
     # -- helpers --------------------------------------------------------------------------
@@ -635,44 +517,6 @@ class AgentWorkflow:
         if effect.reason == "interrupt":  # a nested child's: its parent asks them
             out["interrupts"] = [i.to_dict() for i in pending_interrupts(run.interrupt_state)]
         return out
-
-
-def _child_failure_text(exc: ChildWorkflowError, agent_name: str) -> str:
-    """What a local agent tool returns when its child raised: the innermost Tether error's class
-    and message (``to_failure`` types the failure with the class and keeps the message as its
-    detail)."""
-    cause: BaseException | None = exc
-    found: ApplicationError | None = None
-    while isinstance(cause, FailureError):
-        if isinstance(cause, ApplicationError):
-            found = cause
-        cause = cause.cause
-    if found is None:
-        return f"Error: agent {agent_name!r} failed: {exc.cause or exc}"
-    detail = found.details[0] if found.details else found.message
-    if found.type == "ConfigurationError":
-        return f"Error: agent {agent_name!r} is misconfigured: {detail}"
-    return f"Error: agent {agent_name!r} failed: {found.type}: {detail}"
-
-
-def _kept_conversation(carried: CarriedState) -> CarriedState:
-    """What an agent tool that keeps its conversation keeps of its child's finished run: the
-    conversation, agent state and conversation-manager state, as a local agent tool keeps
-    them (the next call starts a fresh invocation over them: fresh metrics and model state)."""
-    return {
-        "conv": carried["conv"],
-        "tail": carried["tail"],
-        "unpersisted": carried["unpersisted"],
-        "state": carried["state"],
-        "conversation_manager_state": carried["conversation_manager_state"],
-        "interrupt_state": {},
-        "system_prompt": carried["system_prompt"],
-        "model_state": {},
-        "cursor": Cursor().to_dict(),
-        "metrics": new_metrics(),
-        "settings": None,
-        "started": False,
-    }
 
 
 def _failure_text(exc: ActivityError) -> str:
