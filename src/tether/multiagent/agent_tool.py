@@ -42,6 +42,7 @@ run metrics (once, across interrupts and crashes).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, LeaseLostError
@@ -323,7 +324,7 @@ def _waiting(runner: Agent, run_id: str) -> bool:
     return bool(state.get("activated"))
 
 
-def roll_up(metrics: Any, child: dict[str, Any], rolled: dict[str, Any] | None) -> dict[str, float]:
+def roll_up(metrics: Any, child: Mapping[str, Any], rolled: dict[str, Any] | None) -> dict[str, float]:
     """Add to the parent's ``metrics`` what the child's run ``child`` cost since ``rolled``
     (what earlier rounds of the same call already added); returns the new ``rolled``."""
     usage = child.get("usage") or {}

@@ -53,7 +53,23 @@ from ..tools.base import to_result
 from ..tools.decorator import FunctionTool
 from ..tools.executors import SequentialToolExecutor
 from ..tools.registry import ToolRegistry
-from ..types import Message
+from ..types import JSONValue, Message
+from .activity_io import (
+    AgentRef,
+    CallModelInput,
+    ChildAnswerInput,
+    ChildPromptInput,
+    Described,
+    Finished,
+    FinishInput,
+    HookInput,
+    ListedTools,
+    ModelOutput,
+    ReconcileInput,
+    RunToolInput,
+    StateChanges,
+    ToolOutcome,
+)
 from .activity_set import ActivitySet
 from .claimcheck import Conversations, expand_tool_use
 from .errors import in_doubt_failure, throttled_failure, to_failure
@@ -64,6 +80,7 @@ from .payloads import (
     restore,
 )
 from .retries import retry_settings, throttle_delay
+from .shapes import CompactMessage, CompactResult, CompactState
 
 TAIL = 4
 """Compact messages the workflow keeps in memory (the loop core reads only the last one)."""
@@ -87,7 +104,7 @@ def _fatal_errors(what: str) -> Iterator[None]:
         raise to_failure(exc, what) from None
 
 
-def state_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any] | None:
+def state_changes(before: CompactState, after: CompactState) -> StateChanges | None:
     """What a tool changed in the agent state (``set`` keys, ``deleted`` keys), or None.
 
     Concurrent tool calls each report their own changes and the workflow applies them in the
@@ -121,13 +138,13 @@ class TetherActivities(ActivitySet):
         """The conversation chains of the blob store (with a cache of the ones read lately)."""
         return Conversations(self.payloads.blobs)
 
-    def _agent(self, params: dict[str, Any]) -> Any:
+    def _agent(self, params: AgentRef) -> Any:
         return self._build("agent", params["agent"], params.get("config"))
 
     # -- describe -------------------------------------------------------------------------
 
     @activity.defn(name="tether.describe")
-    async def describe(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def describe(self, params: AgentRef) -> Described:
         """The agent's initial run state (compact) and the settings the workflow needs."""
         agent = self._agent(params)
         run = agent.run_state
@@ -161,7 +178,7 @@ class TetherActivities(ActivitySet):
     # -- tool sources ---------------------------------------------------------------------
 
     @activity.defn(name="tether.list_tools")
-    async def list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def list_tools(self, params: AgentRef) -> ListedTools:
         """Start the agent's tool sources (MCP servers), list their tools and close them again.
 
         The workflow records the result and hands it to every model and tool activity of the
@@ -191,7 +208,7 @@ class TetherActivities(ActivitySet):
             "has_tools": len(registry) > 0,
         }
 
-    def _adopt(self, agent: Any, params: dict[str, Any]) -> None:
+    def _adopt(self, agent: Any, params: CallModelInput | RunToolInput) -> None:
         """Give a rebuilt agent the tools its sources listed (``source_tools`` of the params), with
         the idempotency the sources declared when they listed them."""
         listed = params.get("source_tools")
@@ -202,7 +219,7 @@ class TetherActivities(ActivitySet):
     # -- model ----------------------------------------------------------------------------
 
     @activity.defn(name="tether.call_model")
-    async def call_model(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def call_model(self, params: CallModelInput) -> ModelOutput:
         """Persist the pending messages, call the model once, return the compact response."""
         agent = self._agent(params)
         self._adopt(agent, params)
@@ -242,7 +259,7 @@ class TetherActivities(ActivitySet):
             if "toolUse" in block and not block["toolUse"].get("toolUseId"):
                 block["toolUse"]["toolUseId"] = f"tooluse_{len(run.messages)}_{i}"
         with _fatal_errors(f"a model response of run {params.get('run_id')!r} is too large"):
-            out: dict[str, Any] = {
+            out: ModelOutput = {
                 "conv": conv,
                 "message": self.payloads.compact_message(message),
                 "stop_reason": response.stop_reason,
@@ -260,12 +277,12 @@ class TetherActivities(ActivitySet):
                 )
         return out
 
-    def _expand_system(self, compact: dict[str, Any]) -> Any:
+    def _expand_system(self, compact: CompactMessage) -> Any:
         from .claimcheck import expand_message
 
         return expand_message(self.blobs, compact)["content"]
 
-    async def _stream(self, host: LoopHost, run: RunState, params: dict[str, Any], parent: Span | None) -> ModelResponse:
+    async def _stream(self, host: LoopHost, run: RunState, params: CallModelInput, parent: Span | None) -> ModelResponse:
         """One accepted response, with overflow reductions and hook retries exactly as locally.
 
         Throttling is not retried here: it fails the activity and Temporal's retry policy runs it
@@ -300,7 +317,7 @@ class TetherActivities(ActivitySet):
     # -- tools ----------------------------------------------------------------------------
 
     @activity.defn(name="tether.run_tool")
-    async def run_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def run_tool(self, params: RunToolInput) -> ToolOutcome:
         """Run one tool call (with its hooks); returns a compact result or the interrupt it raised.
 
         A tool declared ``idempotent=False`` runs on the first attempt only: a later attempt
@@ -314,7 +331,7 @@ class TetherActivities(ActivitySet):
         finally:
             await agent.tool_registry.close_sources()  # e.g. stop the MCP server this call started
 
-    async def _run_tool(self, agent: Any, params: dict[str, Any]) -> dict[str, Any]:
+    async def _run_tool(self, agent: Any, params: RunToolInput) -> ToolOutcome:
         tool_use_id = params["tool_use"].get("toolUseId")
         name = str(params["tool_use"].get("name"))
         attempt = activity.info().attempt
@@ -336,7 +353,7 @@ class TetherActivities(ActivitySet):
         outcome = await call_tool(host, run, tool_use, guard=_heartbeating, parent=parent)
         outcome.apply_recorded()  # the tool's bookkeeping for its result: returned with it below
         with _fatal_errors(f"the outcome of tool call {tool_use_id!r} ({name}) is too large"):
-            out: dict[str, Any]
+            out: ToolOutcome
             if outcome.interrupt is not None:
                 # An agent tool keeps its interrupted child in the state: it travels with the interrupt.
                 out = {"interrupt": self.payloads.compact_interrupt(outcome.interrupt.to_dict())}
@@ -359,7 +376,7 @@ class TetherActivities(ActivitySet):
     # -- in-doubt tool calls --------------------------------------------------------------
 
     @activity.defn(name="tether.reconcile")
-    async def reconcile(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def reconcile(self, params: ReconcileInput) -> ToolOutcome:
         """Settle an in-doubt call of a non-idempotent tool, as a local durable run does.
 
         With ``answer`` (the response to a ``tether.in_doubt`` interrupt, not ``"rerun"``) the
@@ -391,7 +408,7 @@ class TetherActivities(ActivitySet):
     # -- agent tools (child workflows) ----------------------------------------------------
 
     @activity.defn(name="tether.child_prompt")
-    async def child_prompt(self, params: dict[str, Any]) -> dict[str, Any] | str:
+    async def child_prompt(self, params: ChildPromptInput) -> CompactMessage | str:
         """The compact prompt message of an agent tool's child whose input was offloaded (or the
         error text of an invalid input); see :func:`tether.temporal.nested.prompt_message`."""
         from .nested import prompt_message
@@ -406,7 +423,7 @@ class TetherActivities(ActivitySet):
             return self.payloads.compact_message(prompt)
 
     @activity.defn(name="tether.child_answer")
-    async def child_answer(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def child_answer(self, params: ChildAnswerInput) -> CompactResult:
         """The compact tool result of a finished agent tool's child whose answer was offloaded."""
         from .claimcheck import expand_message
         from .nested import answer_result
@@ -422,7 +439,7 @@ class TetherActivities(ActivitySet):
     # -- end of an invocation -------------------------------------------------------------
 
     @activity.defn(name="tether.finish")
-    async def finish(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def finish(self, params: FinishInput) -> Finished:
         """Persist the pending messages and apply the conversation manager's after-call management."""
         agent = self._agent(params)
         conversations = self.conversations
@@ -436,7 +453,7 @@ class TetherActivities(ActivitySet):
             agent.conversation_manager.apply_management(run)
         with _fatal_errors(f"the conversation-manager state of run {params.get('run_id')!r} is too large"):
             manager_state = self.payloads.offload(agent.conversation_manager.state(run), "conversation_manager_state")
-        out: dict[str, Any] = {
+        out: Finished = {
             "conv": conv,
             "length": len(run.messages),
             "conversation_manager_state": manager_state,
@@ -446,7 +463,7 @@ class TetherActivities(ActivitySet):
         return out
 
     @activity.defn(name="tether.invocation_hook")
-    async def invocation_hook(self, params: dict[str, Any]) -> None:
+    async def invocation_hook(self, params: HookInput) -> None:
         """Fire invocation-level hooks (``BeforeInvocation``, ``AfterInvocation``, ``MessageAdded``)."""
         from .claimcheck import expand_message
 
@@ -473,7 +490,7 @@ def _agent_tools(tools: ToolRegistry) -> dict[str, dict[str, Any]]:
     }
 
 
-def _usage_added(metrics: Any) -> dict[str, Any] | None:
+def _usage_added(metrics: Any) -> JSONValue:
     """What the tool call added to the (fresh) run's model figures: an agent tool's child's
     usage, model calls and latency, rolled up into the workflow's metrics (None: nothing)."""
     usage = metrics["usage"]

@@ -13,6 +13,7 @@ child's usage up into its own metrics once per round (:func:`tether.multiagent.a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from temporalio import workflow
@@ -23,13 +24,14 @@ with workflow.unsafe.imports_passed_through():
     from ..loop.core import LoopCore
     from ..loop.state import Cursor, RunState, new_metrics
     from ..multiagent.agent_tool import STATE_KEY, roll_up
+    from .activity_io import ChildAnswerInput, ToolOutcome
     from .base_workflow import RunWorkflow
     from .errors import to_failure
     from .nested import answer_result, ask, prompt_message
-    from .shapes import WORKFLOW_NAME, AgentSettings, CarriedState
+    from .shapes import WORKFLOW_NAME, AgentRunResult, AgentSettings, AgentSnapshot, CarriedState
 
 
-class AgentToolCalls(RunWorkflow):
+class AgentToolCalls(RunWorkflow[AgentSnapshot]):
     """Calls of agent tools as child workflows (a part of ``AgentWorkflow``, which supplies the
     run, its settings, its activities and the recording of a tool outcome)."""
 
@@ -38,10 +40,10 @@ class AgentToolCalls(RunWorkflow):
     def _state(self) -> tuple[RunState, LoopCore]:
         raise NotImplementedError
 
-    async def _activity(self, name: str, params: dict[str, Any], *, local: bool = False) -> Any:
+    async def _activity(self, name: str, params: Mapping[str, object], *, local: bool = False) -> Any:
         raise NotImplementedError
 
-    async def _record(self, tool_use: Any, out: dict[str, Any]) -> bool:
+    async def _record(self, tool_use: Any, out: ToolOutcome) -> bool:
         raise NotImplementedError
 
     async def _run_agent_tool(self, tool_use: Any) -> bool:
@@ -81,7 +83,7 @@ class AgentToolCalls(RunWorkflow):
             child.update(prompt={"kind": "interrupt_responses", "responses": answers}, carried=entry["carried"])
         core.tool_started(tool_use_id)
         try:
-            out: dict[str, Any] = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
+            out: AgentRunResult = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
         except ChildWorkflowError as exc:
             if is_cancelled_exception(exc):
                 raise
@@ -105,7 +107,7 @@ class AgentToolCalls(RunWorkflow):
         self._drop_call(tool_use_id)
         result = answer_result(tool_use_id, out.get("message"))
         if result is None:
-            params = {"tool_use_id": tool_use_id, "message": out.get("message")}
+            params: ChildAnswerInput = {"tool_use_id": tool_use_id, "message": out.get("message")}
             result = await self._activity("tether.child_answer", params, local=True)
         elapsed = (workflow.now() - started).total_seconds() * 1000.0
         return await self._record(tool_use, {"result": result, "duration_ms": elapsed})

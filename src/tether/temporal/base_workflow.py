@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -34,19 +34,22 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from ..errors import TetherError
     from ..multiagent.nesting import child_run_id
+    from .activity_io import ChildOutcome
     from .errors import to_failure
     from .inbox import AnswerInbox, Answers
-    from .shapes import RunStatus
+    from .shapes import AgentRunResult, CompactRecord, MultiAgentSnapshot, MultiAgentState, RunStatus
 
 T = TypeVar("T")
 S = TypeVar("S")
+SnapshotT = TypeVar("SnapshotT")
 LOCAL_TIMEOUT = timedelta(seconds=60)
 """Start-to-close timeout of the short bookkeeping activities graph and swarm runs make local."""
 LOCAL_RETRY = RetryPolicy(maximum_attempts=5)
 
 
-class RunWorkflow:
-    """The interrupt handlers, the queries and the shared helpers of a Tether workflow."""
+class RunWorkflow(Generic[SnapshotT]):
+    """The interrupt handlers, the queries and the shared helpers of a Tether workflow (whose
+    ``snapshot`` query answers a ``SnapshotT``)."""
 
     WHAT: ClassVar[str] = "run"
     """What the workflow runs, for messages: ``"run"`` (an agent's), ``"graph run"``, ``"swarm run"``."""
@@ -62,11 +65,11 @@ class RunWorkflow:
         """The run's state exists (the ``snapshot`` query can answer)."""
         raise NotImplementedError
 
-    def _snapshot(self) -> dict[str, Any]:
+    def _snapshot(self) -> SnapshotT:
         """The ``snapshot`` query's answer once the run started."""
         raise NotImplementedError
 
-    def _pending_interrupts(self) -> list[dict[str, Any]]:
+    def _pending_interrupts(self) -> list[CompactRecord]:
         """The interrupts the run waits on (compact records), while it is interrupted."""
         raise NotImplementedError
 
@@ -116,7 +119,7 @@ class RunWorkflow:
         return {"status": self._status, "interrupts": self._pending_interrupts() if self._status == "interrupted" else []}
 
     @workflow.query(name="snapshot")
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> SnapshotT:
         """The run's current state, compact (the client expands it): an agent's carried state, a
         graph's or swarm's ``take_snapshot()`` shape."""
         if not self._started():
@@ -157,14 +160,14 @@ class RunWorkflow:
         fresh execution carrying its state."""
         return done_here >= limit or workflow.info().is_continue_as_new_suggested()
 
-    async def _done(self) -> dict[str, Any]:
+    async def _done(self) -> SnapshotT:
         """End the run once its handlers finished; its result is its snapshot."""
         self._status = "done"
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.snapshot()
 
 
-class MultiAgentWorkflow(RunWorkflow, Generic[S]):
+class MultiAgentWorkflow(RunWorkflow[MultiAgentSnapshot], Generic[S]):
     """A graph or swarm run: its spec (``S``), its state (the JSON a local graph or swarm holds)
     and its order of executions, answered by the ``snapshot`` query in the local
     ``take_snapshot()`` shape (compact: the client expands it)."""
@@ -177,25 +180,31 @@ class MultiAgentWorkflow(RunWorkflow, Generic[S]):
     def __init__(self) -> None:
         super().__init__()
         self._spec: S | None = None
-        self._data: dict[str, Any] | None = None
+        self._data: MultiAgentState | None = None
         self._order: list[str] = []
 
-    def _state(self) -> tuple[S, dict[str, Any], list[str]]:
+    def _state(self) -> tuple[S, MultiAgentState, list[str]]:
         assert self._spec is not None and self._data is not None
         return self._spec, self._data, self._order
 
     def _started(self) -> bool:
         return self._data is not None
 
-    def _snapshot(self) -> dict[str, Any]:
-        return {"type": self.SNAPSHOT_TYPE, "version": self.SNAPSHOT_VERSION, "state": self._data, self.ORDER_KEY: list(self._order)}
+    def _snapshot(self) -> MultiAgentSnapshot:
+        snapshot: Any = {
+            "type": self.SNAPSHOT_TYPE,
+            "version": self.SNAPSHOT_VERSION,
+            "state": self._data,
+            self.ORDER_KEY: list(self._order),
+        }
+        return cast(MultiAgentSnapshot, snapshot)
 
 
-def child_outcome(out: dict[str, Any]) -> dict[str, Any]:
+def child_outcome(out: AgentRunResult) -> ChildOutcome:
     """What a graph or swarm reads of a nested agent workflow's result (its state only of the run)."""
-    read = {key: out.get(key) for key in ("stop_reason", "message", "metrics", "invocation", "interrupts")}
+    read: Any = {key: out.get(key) for key in ("stop_reason", "message", "metrics", "invocation", "interrupts")}
     read["run"] = {"state": out["run"].get("state")}
-    return read
+    return cast(ChildOutcome, read)
 
 
 __all__ = ["LOCAL_RETRY", "LOCAL_TIMEOUT", "MultiAgentWorkflow", "RunWorkflow", "child_outcome"]

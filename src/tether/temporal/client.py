@@ -13,7 +13,7 @@ here (:func:`tether.temporal.errors.from_failure`), with the Temporal failure as
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
@@ -32,14 +32,17 @@ from .errors import from_failure
 from .payloads import DEFAULT_MAX_VALUE_BYTES, expand_interrupt
 from .policy import PayloadPolicy
 from .run_kinds import KINDS, MultiAgentKind, RunKind
-from .shapes import WORKFLOW_NAME, CarriedState, WirePrompt, WorkflowOptions, WorkflowParams
+from .shapes import WORKFLOW_NAME, Answers, CarriedState, Config, MultiAgentSnapshot, RunStatus, WirePrompt, WorkflowOptions, WorkflowParams
 from .wire import carried_from_run, run_from_checkpoint, run_from_snapshot, snapshot_of
 
 if TYPE_CHECKING:
     from ..multiagent.graph import GraphResult
     from ..multiagent.swarm import SwarmResult
 
-__all__ = ["TetherClient"]
+RunHandle: TypeAlias = WorkflowHandle[Any, dict[str, Any]]
+"""The handle of a run's workflow (its result is JSON: read it with the client's ``run_result``)."""
+
+__all__ = ["RunHandle", "TetherClient"]
 
 
 class TetherClient:
@@ -108,9 +111,9 @@ class TetherClient:
     def _carried(self, run: Any) -> CarriedState:
         return carried_from_run(self.payloads, run)
 
-    def _compact_responses(self, responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _compact_responses(self, responses: Answers) -> Answers:
         """Interrupt answers with large responses offloaded (the workflow keeps them as references)."""
-        out: list[dict[str, Any]] = []
+        out: Answers = []
         for item in _bodies(responses):
             if isinstance(item, dict) and "response" in item:
                 field = f"the response to interrupt {item.get('interruptId')}"
@@ -124,11 +127,11 @@ class TetherClient:
         prompt: Any,
         *,
         run_id: str,
-        config: dict[str, Any] | None = None,
+        config: Config | None = None,
         options: WorkflowOptions | None = None,
         carried: CarriedState | None = None,
         **start_options: Any,
-    ) -> WorkflowHandle[Any, dict[str, Any]]:
+    ) -> RunHandle:
         """Start one invocation of ``agent`` as workflow ``run_id``; returns its handle.
 
         ``prompt`` is anything ``Agent.__call__`` accepts (a ``checkpointResume`` block
@@ -161,12 +164,12 @@ class TetherClient:
         agent: str,
         prompt: Any,
         run_id: str,
-        config: dict[str, Any] | None,
+        config: Config | None,
         options: WorkflowOptions | None,
         carried: CarriedState | None,
         span: Span,
         start_options: dict[str, Any],
-    ) -> WorkflowHandle[Any, dict[str, Any]]:
+    ) -> RunHandle:
         if not isinstance(run_id, str) or not run_id:
             raise ConfigurationError(f"run_id must be a non-empty string, got {run_id!r}")
         encoded, from_checkpoint = self._prompt(prompt)
@@ -185,12 +188,12 @@ class TetherClient:
         ids = span_ids(span)
         if ids is not None:
             params["trace"] = ids
-        handle: WorkflowHandle[Any, dict[str, Any]] = await self.client.start_workflow(
+        handle: RunHandle = await self.client.start_workflow(
             WORKFLOW_NAME, params, id=run_id, task_queue=self.task_queue, result_type=dict, **start_options
         )
         return handle
 
-    async def execute(self, agent: str, prompt: Any, *, run_id: str, config: dict[str, Any] | None = None, **kwargs: Any) -> AgentResult:
+    async def execute(self, agent: str, prompt: Any, *, run_id: str, config: Config | None = None, **kwargs: Any) -> AgentResult:
         """Start an invocation and wait for its :class:`~tether.AgentResult` (the invocation's
         span, with tracing on, lasts until the result)."""
         options: WorkflowOptions | None = kwargs.pop("options", None)
@@ -207,8 +210,8 @@ class TetherClient:
         return result
 
     async def continue_run(
-        self, agent: str, prompt: Any, *, previous_run_id: str, run_id: str, config: dict[str, Any] | None = None, **kwargs: Any
-    ) -> WorkflowHandle[Any, dict[str, Any]]:
+        self, agent: str, prompt: Any, *, previous_run_id: str, run_id: str, config: Config | None = None, **kwargs: Any
+    ) -> RunHandle:
         """Start the next turn of a finished run (workflow ``previous_run_id``) as workflow ``run_id``."""
         raw = await self._raw_result(previous_run_id)
         # The carried state of the finished run (the workflow's result, as JSON); settings None
@@ -223,9 +226,9 @@ class TetherClient:
         *,
         run_id: str,
         prompt: Any = None,
-        config: dict[str, Any] | None = None,
+        config: Config | None = None,
         **kwargs: Any,
-    ) -> WorkflowHandle[Any, dict[str, Any]]:
+    ) -> RunHandle:
         """Continue a local run on Temporal from a snapshot or a checkpoint (object or dict).
 
         ``prompt`` is what the local agent would be called with next: ``None`` to continue a
@@ -246,9 +249,9 @@ class TetherClient:
         *,
         run_id: str | None = None,
         prompt: Any = None,
-        config: dict[str, Any] | None = None,
+        config: Config | None = None,
         **kwargs: Any,
-    ) -> WorkflowHandle[Any, dict[str, Any]]:
+    ) -> RunHandle:
         """Continue a durable local run (``tether.durable`` store, e.g. ``SQLiteStore``) on Temporal.
 
         The run keeps its id (``run_id`` defaults to ``stored_run_id``). The store's lease is
@@ -267,10 +270,10 @@ class TetherClient:
 
     # -- results --------------------------------------------------------------------------
 
-    async def _raw_result(self, run_id: str) -> dict[str, Any]:
+    async def _raw_result(self, run_id: str) -> Any:
         handle = self.client.get_workflow_handle(run_id, result_type=dict)
         try:
-            raw: dict[str, Any] = await handle.result()
+            raw = await handle.result()
         except WorkflowFailureError as exc:
             error = from_failure(exc)
             if error is None:
@@ -306,10 +309,10 @@ class TetherClient:
 
     # -- live runs ------------------------------------------------------------------------
 
-    async def status(self, run_id: str) -> dict[str, Any]:
+    async def status(self, run_id: str) -> RunStatus:
         """``{"status": ..., "interrupts": [...]}`` of a live run (a query; reasons expanded)."""
         handle = self.client.get_workflow_handle(run_id)
-        status: dict[str, Any] = await handle.query("status", result_type=dict)
+        status: RunStatus = await handle.query("status", result_type=dict)
         status["interrupts"] = [expand_interrupt(self.blobs, item) for item in status.get("interrupts") or []]
         return status
 
@@ -339,19 +342,19 @@ class TetherClient:
                 try:
                     status = await self.status(run_id)
                 except Exception:  # the workflow may not have run its first task yet
-                    status = {"status": "starting"}
+                    status = {"status": "starting", "interrupts": []}
                 if status["status"] == "interrupted":
                     return [Interrupt.from_dict(item) for item in status["interrupts"]]
                 await asyncio.sleep(poll)
 
-    async def answer_interrupts(self, run_id: str, responses: list[dict[str, Any]]) -> dict[str, Any]:
+    async def answer_interrupts(self, run_id: str, responses: Answers) -> RunStatus:
         """Answer interrupts through an update; refused (with the reason) when the answers are invalid.
 
         ``responses`` are ``interruptResponse`` blocks or their bodies (``{interruptId, response}``).
         """
         handle = self.client.get_workflow_handle(run_id)
         try:
-            outcome: dict[str, Any] = await handle.execute_update("answer_interrupts", self._compact_responses(responses), result_type=dict)
+            outcome: RunStatus = await handle.execute_update("answer_interrupts", self._compact_responses(responses), result_type=dict)
         except WorkflowUpdateFailedError as exc:
             error = from_failure(exc)
             if error is None:
@@ -359,7 +362,7 @@ class TetherClient:
             raise error from exc
         return outcome
 
-    async def signal_interrupts(self, run_id: str, responses: list[dict[str, Any]]) -> None:
+    async def signal_interrupts(self, run_id: str, responses: Answers) -> None:
         """Answer interrupts through a signal (fire and forget)."""
         handle = self.client.get_workflow_handle(run_id)
         await handle.signal("answer_interrupts_signal", self._compact_responses(responses))
@@ -381,7 +384,7 @@ class TetherClient:
             app_data: The application's JSON to put in an agent's snapshot.
         """
         handle = self.client.get_workflow_handle(run_id)
-        live: dict[str, Any] = await handle.query("snapshot", result_type=dict)
+        live = await handle.query("snapshot", result_type=dict)
         return _kind(kind).snapshot(self.payloads, live, app_data)
 
     # -- graphs and swarms ----------------------------------------------------------------
@@ -393,11 +396,11 @@ class TetherClient:
         task: Any = None,
         *,
         run_id: str,
-        config: dict[str, Any] | None = None,
+        config: Config | None = None,
         snapshot: dict[str, Any] | None = None,
         options: WorkflowOptions | None = None,
         **start_options: Any,
-    ) -> WorkflowHandle[Any, dict[str, Any]]:
+    ) -> RunHandle:
         """Start a run of graph or swarm ``name`` as workflow ``run_id``; returns its handle.
 
         Each agent node execution (swarm: member turn) runs as a child agent workflow (a nested
@@ -432,7 +435,7 @@ class TetherClient:
             raise PromptError(f"start_{kind}: pass a task to start a {kind} run, or a snapshot to continue one (not both)")
         options = {**self.options, **(options or {})}
         params = run_kind.params(self.payloads, name, task, snapshot, config=config or {}, run_id=run_id, options=options)
-        handle: WorkflowHandle[Any, dict[str, Any]] = await self.client.start_workflow(
+        handle: RunHandle = await self.client.start_workflow(
             run_kind.workflow, params, id=run_id, task_queue=self.task_queue, result_type=dict, **start_options
         )
         return handle
@@ -444,7 +447,7 @@ class TetherClient:
         await self.start_run(kind, name, task, run_id=run_id, **kwargs)
         return await self.run_result(kind, run_id)
 
-    async def start_swarm(self, swarm: str, task: Any = None, *, run_id: str, **kwargs: Any) -> WorkflowHandle[Any, dict[str, Any]]:
+    async def start_swarm(self, swarm: str, task: Any = None, *, run_id: str, **kwargs: Any) -> RunHandle:
         """Start a swarm run: :meth:`start_run` of kind ``"swarm"``."""
         return await self.start_run("swarm", swarm, task, run_id=run_id, **kwargs)
 
@@ -458,12 +461,12 @@ class TetherClient:
         result: SwarmResult = await self.run_result("swarm", run_id)
         return result
 
-    async def swarm_snapshot(self, run_id: str) -> dict[str, Any]:
+    async def swarm_snapshot(self, run_id: str) -> MultiAgentSnapshot:
         """The state of swarm run ``run_id`` in ``Swarm.take_snapshot()`` shape: :meth:`run_snapshot` of kind ``"swarm"``."""
-        snapshot: dict[str, Any] = await self.run_snapshot("swarm", run_id)
+        snapshot: MultiAgentSnapshot = await self.run_snapshot("swarm", run_id)
         return snapshot
 
-    async def start_graph(self, graph: str, task: Any = None, *, run_id: str, **kwargs: Any) -> WorkflowHandle[Any, dict[str, Any]]:
+    async def start_graph(self, graph: str, task: Any = None, *, run_id: str, **kwargs: Any) -> RunHandle:
         """Start a graph run: :meth:`start_run` of kind ``"graph"``."""
         return await self.start_run("graph", graph, task, run_id=run_id, **kwargs)
 
@@ -477,9 +480,9 @@ class TetherClient:
         result: GraphResult = await self.run_result("graph", run_id)
         return result
 
-    async def graph_snapshot(self, run_id: str) -> dict[str, Any]:
+    async def graph_snapshot(self, run_id: str) -> MultiAgentSnapshot:
         """The state of graph run ``run_id`` in ``Graph.take_snapshot()`` shape: :meth:`run_snapshot` of kind ``"graph"``."""
-        snapshot: dict[str, Any] = await self.run_snapshot("graph", run_id)
+        snapshot: MultiAgentSnapshot = await self.run_snapshot("graph", run_id)
         return snapshot
 
 
@@ -490,5 +493,5 @@ def _kind(kind: str) -> RunKind:
         raise ConfigurationError(f"unknown run kind {kind!r}; use one of {', '.join(KINDS)}") from None
 
 
-def _bodies(responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _bodies(responses: Answers) -> Answers:
     return [item["interruptResponse"] if isinstance(item, dict) and "interruptResponse" in item else item for item in responses]

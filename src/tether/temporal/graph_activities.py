@@ -26,6 +26,17 @@ from ..multiagent.graph import Graph, graph_result
 from ..multiagent.nodes import NodeCallable, run_callable
 from ..multiagent.schedule import compose_input
 from ..multiagent.state import GraphRunState, GraphState, NodeResult, decode_result, encode_result
+from .activity_io import (
+    CallableInput,
+    ConditionsInput,
+    GraphPrompt,
+    GraphPromptInput,
+    GraphRef,
+    GraphSpecData,
+    NestedInput,
+    NodeOutcomeInput,
+    NodeOutput,
+)
 from .activity_set import ActivitySet
 from .blobs import BlobStore
 from .errors import to_failure
@@ -39,18 +50,19 @@ class GraphActivities(ActivitySet):
 
     ACTIVITIES = ("describe_graph", "graph_prompt", "graph_node", "graph_nested", "graph_conditions", "graph_callable")
 
-    def _graph(self, params: dict[str, Any]) -> Graph:
+    def _graph(self, params: GraphRef) -> Graph:
         graph: Graph = self._build("graph", params["graph"], params.get("config"))
         return graph
 
     @activity.defn(name="tether.describe_graph")
-    async def describe_graph(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def describe_graph(self, params: GraphRef) -> GraphSpecData:
         """The graph's structure: node ids and kinds, edges with a ``conditional`` flag, entry
         points, ``max_node_executions`` (:meth:`~tether.multiagent.schedule.GraphSpec.to_dict`)."""
-        return self._graph(params).spec.to_dict()
+        spec: GraphSpecData = cast("GraphSpecData", self._graph(params).spec.to_dict())
+        return spec
 
     @activity.defn(name="tether.graph_prompt")
-    async def graph_prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def graph_prompt(self, params: GraphPromptInput) -> GraphPrompt:
         """A node execution's input and prompt.
 
         ``params``: ``task`` (compact) and ``sources`` (``[[source, encoded result (compact)], ...]``,
@@ -76,7 +88,7 @@ class GraphActivities(ActivitySet):
         return {"input": stored, "message": message}
 
     @activity.defn(name="tether.graph_node")
-    async def graph_node(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def graph_node(self, params: NodeOutcomeInput) -> NodeOutput:
         """A finished agent node execution, read from its child workflow's (compact) result
         ``params["out"]``: its :class:`~tether.AgentResult` as a graph state holds it
         (``encode_result``; one blob reference when large)."""
@@ -89,7 +101,7 @@ class GraphActivities(ActivitySet):
             raise to_failure(exc, f"cannot read the result of node {node!r}") from None
 
     @activity.defn(name="tether.graph_nested")
-    async def graph_nested(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def graph_nested(self, params: NestedInput) -> NodeOutput:
         """A finished nested graph node execution, read from its child ``GraphWorkflow``'s result
         (``params["snapshot"]``, compact): its :class:`~tether.multiagent.GraphResult` as a graph
         state holds it (one blob reference when large)."""
@@ -102,7 +114,7 @@ class GraphActivities(ActivitySet):
             raise to_failure(exc, f"cannot read the result of nested graph node {node!r}") from None
 
     @activity.defn(name="tether.graph_conditions")
-    async def graph_conditions(self, params: dict[str, Any]) -> list[bool]:
+    async def graph_conditions(self, params: ConditionsInput) -> list[bool]:
         """The outcomes of the conditions of the edges leaving ``params["node"]``, one bool per
         edge in the order they were added (true for an edge without a condition), evaluated on
         the :class:`~tether.multiagent.GraphState` of ``params["state"]`` / ``params["order"]``
@@ -125,7 +137,7 @@ class GraphActivities(ActivitySet):
             ) from exc
 
     @activity.defn(name="tether.graph_callable")
-    async def graph_callable(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def graph_callable(self, params: CallableInput) -> NodeOutput:
         """Execute callable node ``params["node"]`` on its input (``params["input"]``, compact);
         returns its result as a graph state holds it. An exception of the callable fails the
         node (not retried: it is the node's outcome, as locally)."""

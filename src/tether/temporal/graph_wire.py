@@ -18,7 +18,7 @@ both ways.
 from __future__ import annotations
 
 import copy
-from typing import Any, Unpack
+from typing import Any, Unpack, cast
 
 from .._json import json_copy
 from ..errors import ShapeError, SnapshotError
@@ -26,10 +26,11 @@ from ..multiagent.state import SNAPSHOT_TYPE, SNAPSHOT_VERSION
 from .blobs import BlobStore
 from .payloads import check_compact, restore
 from .policy import PayloadLimits, PayloadPolicy
+from .shapes import MultiAgentSnapshot
 from .wire import carried_from_paused, map_results, snapshot_of
 
 
-def _check(snapshot: Any) -> dict[str, Any]:
+def _check(snapshot: Any) -> MultiAgentSnapshot:
     if not isinstance(snapshot, dict) or snapshot.get("type") != SNAPSHOT_TYPE or snapshot.get("version") != SNAPSHOT_VERSION:
         raise SnapshotError(
             f"not a graph snapshot (type {SNAPSHOT_TYPE!r}, version {SNAPSHOT_VERSION}); pass what Graph.take_snapshot() returns"
@@ -39,10 +40,10 @@ def _check(snapshot: Any) -> dict[str, Any]:
         raise SnapshotError("graph snapshot: 'state' must be an object with 'nodes' and 'running'")
     if not isinstance(snapshot.get("execution_order"), list):
         raise SnapshotError("graph snapshot: 'execution_order' must be a list of node ids")
-    return snapshot
+    return cast(MultiAgentSnapshot, snapshot)
 
 
-def graph_to_temporal(blobs: BlobStore | PayloadPolicy, snapshot: Any, **limits: Unpack[PayloadLimits]) -> dict[str, Any]:
+def graph_to_temporal(blobs: BlobStore | PayloadPolicy, snapshot: Any, **limits: Unpack[PayloadLimits]) -> MultiAgentSnapshot:
     """The Temporal shape of a local graph snapshot (large values offloaded to ``blobs``).
 
     Args:
@@ -56,7 +57,7 @@ def graph_to_temporal(blobs: BlobStore | PayloadPolicy, snapshot: Any, **limits:
     """
     policy = PayloadPolicy.of(blobs, **limits)
     try:
-        out: dict[str, Any] = json_copy(_check(snapshot), "graph snapshot")
+        out: MultiAgentSnapshot = json_copy(_check(snapshot), "graph snapshot")
     except ShapeError as exc:
         raise SnapshotError(str(exc)) from None
     state = out["state"]
@@ -81,7 +82,7 @@ def graph_to_temporal(blobs: BlobStore | PayloadPolicy, snapshot: Any, **limits:
     return out
 
 
-def graph_to_local(blobs: BlobStore, snapshot: dict[str, Any]) -> dict[str, Any]:
+def graph_to_local(blobs: BlobStore, snapshot: MultiAgentSnapshot) -> MultiAgentSnapshot:
     """The local shape of a graph workflow's snapshot (``Graph.load_snapshot`` takes it).
 
     Args:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -43,16 +43,31 @@ with workflow.unsafe.imports_passed_through():
     from ..multiagent import schedule
     from ..multiagent.schedule import GraphSpec
     from ..multiagent.state import SNAPSHOT_TYPE, SNAPSHOT_VERSION, GraphRunState
+    from .activity_io import CallableInput, GraphPrompt, NestedInput, NodeOutcomeInput, NodeOutput
     from .base_workflow import MultiAgentWorkflow, child_outcome
     from .errors import to_failure
-    from .inbox import Answers
-    from .workflow import WORKFLOW_NAME
+    from .shapes import WORKFLOW_NAME, AgentRunResult, Answers, CompactRecord, MultiAgentSnapshot
 
 GRAPH_WORKFLOW_NAME = "tether.graph"
 DEFAULT_NODES_PER_EXECUTION = 100
 """Node executions per workflow execution before the graph run continues as new (option ``nodes_per_execution``)."""
 _CALLABLE_TIMEOUT = timedelta(minutes=10)
 _CALLABLE_RETRY = RetryPolicy(maximum_attempts=3)
+
+
+class NodeOutcome(TypedDict, total=False):
+    """How a node execution ended, queued for the run loop: ``kind`` ``result`` (with the
+    ``result`` as the graph state holds it, ``interrupted``, and an interrupted agent node's
+    child ``carried`` state and ``pending`` interrupts), ``waiting`` (an interrupted node nothing
+    answered) or ``error`` (its ``error`` text and the ``exception`` that failed it)."""
+
+    kind: str
+    result: Any
+    interrupted: bool
+    carried: Any
+    pending: list[CompactRecord]
+    error: str
+    exception: BaseException
 
 
 @workflow.defn(name=GRAPH_WORKFLOW_NAME)
@@ -67,7 +82,7 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
     def __init__(self) -> None:
         super().__init__()
         self._active: set[str] = set()
-        self._finished: list[tuple[str, dict[str, Any]]] = []
+        self._finished: list[tuple[str, NodeOutcome]] = []
         self._sources: dict[str, list[list[Any]]] = {}
         self._failure: str | None = None
         self._failure_cause: BaseException | None = None
@@ -77,7 +92,7 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
     # -- run ------------------------------------------------------------------------------
 
     @workflow.run
-    async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def run(self, params: dict[str, Any]) -> MultiAgentSnapshot:
         # ``params``: graph, config, run_id, task (JSON, compact) or snapshot (compact), options, trace.
         self._params = params
         described = await self._local("tether.describe_graph", {"graph": params["graph"], "config": params.get("config") or {}})
@@ -98,7 +113,7 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
         starts = None if data["status"] == "completed" else schedule.start(spec, data)
         if starts is None:
             return await self._done()  # finished, or stopped earlier with nothing to retry: the outcome stands
-        routed: dict[str, list[dict[str, Any]]] = {}
+        routed: dict[str, Answers] = {}
         while True:
             await self._launch(starts, routed)
             starts, routed = [], {}
@@ -120,14 +135,14 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
             ) from self._failure_cause
         return await self._done()
 
-    async def _launch(self, starts: list[str], routed: dict[str, list[dict[str, Any]]]) -> None:
+    async def _launch(self, starts: list[str], routed: dict[str, Answers]) -> None:
         """Start the executions of ``starts`` (recorded in ``running`` by the scheduler) concurrently.
 
         Their inputs are resolved first (and kept in ``running``); then, with nothing in flight,
         the run may continue as new carrying its snapshot, whose executions in flight start there.
         """
         spec, data, _ = self._state()
-        prompts: dict[str, dict[str, Any]] = {}
+        prompts: dict[str, GraphPrompt] = {}
         for node_id in starts:
             if data["nodes"][node_id]["status"] == "interrupted":
                 continue
@@ -176,7 +191,7 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
     async def _guard(self, node_id: str, work: Any) -> None:
         """Await one execution; queue its outcome (a failed child or activity fails the node)."""
         try:
-            outcome: dict[str, Any] = await work
+            outcome: NodeOutcome = await work
         except (ChildWorkflowError, ActivityError, ApplicationError) as exc:
             cause = exc.cause if isinstance(exc, (ChildWorkflowError, ActivityError)) and exc.cause is not None else exc
             outcome = {"kind": "error", "error": str(cause), "exception": exc}
@@ -185,9 +200,7 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
     def _child(self, node_id: str, n: int) -> dict[str, Any]:
         return self._child_params(f"{node_id}:{n}", {}, nested=False)
 
-    async def _agent(
-        self, node_id: str, n: int, running: dict[str, Any], answers: list[dict[str, Any]] | None, message: Any = None
-    ) -> dict[str, Any]:
+    async def _agent(self, node_id: str, n: int, running: dict[str, Any], answers: Answers | None, message: Any = None) -> NodeOutcome:
         """Run (or, with ``answers``, continue) an agent node execution as a nested child workflow."""
         child = {**self._child(node_id, n), "agent": f"{self._params['graph']}/{node_id}", "nested": True}
         if answers is not None:
@@ -201,8 +214,8 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
             child.update(prompt={"kind": "interrupt_responses", "responses": answers}, carried=running["carried"])
         else:
             child.update(prompt={"kind": "messages", "messages": [message]}, carried=None)
-        out: dict[str, Any] = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
-        node = await self._local("tether.graph_node", {"node": node_id, "out": child_outcome(out)})
+        out: AgentRunResult = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
+        node: NodeOutput = await self._local("tether.graph_node", NodeOutcomeInput(node=node_id, out=child_outcome(out)))
         interrupted = out["stop_reason"] == "interrupt"
         return {
             "kind": "result",
@@ -212,24 +225,31 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
             "pending": out.get("interrupts") or [],
         }
 
-    async def _nested(self, node_id: str, n: int, task: Any) -> dict[str, Any]:
+    async def _nested(self, node_id: str, n: int, task: Any) -> NodeOutcome:
         """Run a nested graph node execution as a child graph workflow."""
         child = {**self._child(node_id, n), "graph": f"{self._params['graph']}/{node_id}", "task": task, "snapshot": None}
-        snapshot: dict[str, Any] = await workflow.execute_child_workflow(GRAPH_WORKFLOW_NAME, child, id=child["run_id"])
-        node = await self._local("tether.graph_nested", {"node": node_id, "snapshot": snapshot, "run_id": child["run_id"]})
+        snapshot: MultiAgentSnapshot = await workflow.execute_child_workflow(GRAPH_WORKFLOW_NAME, child, id=child["run_id"])
+        nested: NestedInput = {"node": node_id, "snapshot": snapshot, "run_id": child["run_id"]}
+        node: NodeOutput = await self._local("tether.graph_nested", nested)
         return {"kind": "result", "result": node["result"], "interrupted": snapshot["state"]["status"] == "interrupted"}
 
-    async def _callable(self, node_id: str, prompt: Any) -> dict[str, Any]:
+    async def _callable(self, node_id: str, prompt: Any) -> NodeOutcome:
         """Run a callable node execution in an activity."""
-        node = await workflow.execute_activity(
+        params: CallableInput = {
+            "graph": self._params["graph"],
+            "config": self._params.get("config") or {},
+            "node": node_id,
+            "input": prompt,
+        }
+        node: NodeOutput = await workflow.execute_activity(
             "tether.graph_callable",
-            {"graph": self._params["graph"], "config": self._params.get("config") or {}, "node": node_id, "input": prompt},
+            params,
             start_to_close_timeout=_CALLABLE_TIMEOUT,
             retry_policy=_CALLABLE_RETRY,
         )
         return {"kind": "result", "result": node["result"], "interrupted": False}
 
-    async def _record(self, node_id: str, outcome: dict[str, Any], starts: list[str]) -> None:
+    async def _record(self, node_id: str, outcome: NodeOutcome, starts: list[str]) -> None:
         """Record a finished execution and start (into ``starts``) what it makes ready."""
         spec, data, order = self._state()
         self._active.discard(node_id)
@@ -283,11 +303,11 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
     def _check_answers(self, responses: Answers) -> None:
         self._route(responses)
 
-    def _route(self, responses: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    def _route(self, responses: Answers) -> dict[str, Answers]:
         """The answers of each interrupted node; InterruptError for one no node waits on."""
         pending = self._pending_by_node()
         owners = {item["id"]: node_id for node_id, items in pending.items() for item in items}
-        routed: dict[str, list[dict[str, Any]]] = {}
+        routed: dict[str, Answers] = {}
         for response in responses:
             ident = response.get("interruptId") if isinstance(response, dict) else None
             if ident not in owners:
@@ -299,7 +319,7 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
             apply_responses(trial, answers)
         return routed
 
-    def _pending_by_node(self) -> dict[str, list[dict[str, Any]]]:
+    def _pending_by_node(self) -> dict[str, list[CompactRecord]]:
         data = self._data or {}
         return {
             node_id: list(running.get("pending") or [])
@@ -307,7 +327,7 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
             if data["nodes"][node_id]["status"] == "interrupted"
         }
 
-    def _pending_interrupts(self) -> list[dict[str, Any]]:
+    def _pending_interrupts(self) -> list[CompactRecord]:
         """The interrupted nodes' pending interrupts (compact)."""
         return [item for items in self._pending_by_node().values() for item in items]
 

@@ -21,6 +21,7 @@ from typing import Any, TypedDict
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT, compact_message, compact_result
 from .payloads import DEFAULT_MAX_VALUE_BYTES, compact_interrupt, compact_state, offload
+from .shapes import CompactMessage, CompactRecord, CompactResult, CompactState
 
 
 class PayloadLimits(TypedDict, total=False):
@@ -57,19 +58,19 @@ class PayloadPolicy:
         reads its inside before it is restored)."""
         return offload(self.blobs, value, field, limit=self.inline_limit, hard_limit=self.max_value_bytes)
 
-    def compact_message(self, message: Any, field: str = "message") -> dict[str, Any]:
+    def compact_message(self, message: Any, field: str = "message") -> CompactMessage:
         """A compact copy of ``message`` (:func:`~tether.temporal.claimcheck.compact_message`)."""
         return compact_message(self.blobs, message, self.inline_limit, self.max_value_bytes, field)
 
-    def compact_result(self, result: Any) -> dict[str, Any]:
+    def compact_result(self, result: Any) -> CompactResult:
         """A compact copy of a tool result (:func:`~tether.temporal.claimcheck.compact_result`)."""
         return compact_result(self.blobs, result, self.inline_limit, self.max_value_bytes)
 
-    def compact_interrupt(self, record: Any) -> dict[str, Any]:
+    def compact_interrupt(self, record: Any) -> CompactRecord:
         """An interrupt record with its reason and response offloaded when large."""
         return compact_interrupt(self.blobs, record, limit=self.inline_limit, hard_limit=self.max_value_bytes)
 
-    def compact_state(self, state: dict[str, Any], field: str = "state") -> dict[str, Any]:
+    def compact_state(self, state: dict[str, Any], field: str = "state") -> CompactState:
         """The agent state with each large value offloaded (keys stay inline: the workflow merges
         tool calls' changes key by key)."""
         return compact_state(self.blobs, state, field, limit=self.inline_limit, hard_limit=self.max_value_bytes)

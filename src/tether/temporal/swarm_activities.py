@@ -11,15 +11,15 @@ as local activities.
 
 from __future__ import annotations
 
-from typing import Any
-
 from temporalio import activity
 
 from ..errors import TetherError
 from ..multiagent.state import encode_result
 from ..multiagent.swarm_turns import HANDOFF_KEY
+from .activity_io import SwarmPromptInput, SwarmRef, SwarmSpecData, Turn, TurnInput
 from .activity_set import ActivitySet
 from .errors import to_failure
+from .shapes import CompactMessage
 
 
 class SwarmActivities(ActivitySet):
@@ -29,14 +29,14 @@ class SwarmActivities(ActivitySet):
     ACTIVITIES = ("describe_swarm", "swarm_prompt", "swarm_turn")
 
     @activity.defn(name="tether.describe_swarm")
-    async def describe_swarm(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def describe_swarm(self, params: SwarmRef) -> SwarmSpecData:
         """The swarm's members, their descriptions, its entry point and limits
         (:meth:`~tether.multiagent.swarm_turns.SwarmSpec.to_dict`)."""
-        spec: dict[str, Any] = self._build("swarm", params["swarm"], params.get("config")).spec.to_dict()
+        spec: SwarmSpecData = self._build("swarm", params["swarm"], params.get("config")).spec.to_dict()
         return spec
 
     @activity.defn(name="tether.swarm_prompt")
-    async def swarm_prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def swarm_prompt(self, params: SwarmPromptInput) -> CompactMessage:
         """A member turn's prompt (``params["message"]``, a user message) made compact."""
         try:
             return self.payloads.compact_message(params["message"], "the prompt of a member turn")
@@ -44,7 +44,7 @@ class SwarmActivities(ActivitySet):
             raise to_failure(exc) from None
 
     @activity.defn(name="tether.swarm_turn")
-    async def swarm_turn(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def swarm_turn(self, params: TurnInput) -> Turn:
         """A finished member turn, read from its child workflow's (compact) result ``params["out"]``.
 
         Returns ``result``: the turn's :class:`~tether.AgentResult` as a swarm state holds it

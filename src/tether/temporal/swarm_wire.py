@@ -16,7 +16,7 @@ both ways.
 from __future__ import annotations
 
 import copy
-from typing import Any, Unpack
+from typing import Any, Unpack, cast
 
 from .._json import json_copy
 from ..errors import ShapeError, SnapshotError
@@ -24,22 +24,23 @@ from ..multiagent.swarm import SWARM_KEY
 from .blobs import BlobStore
 from .payloads import check_compact, restore
 from .policy import PayloadLimits, PayloadPolicy
+from .shapes import MultiAgentSnapshot
 from .wire import carried_from_paused, map_results, snapshot_of
 
 VERSION = 1
 
 
-def _check(snapshot: Any) -> dict[str, Any]:
+def _check(snapshot: Any) -> MultiAgentSnapshot:
     if not isinstance(snapshot, dict) or snapshot.get("type") != SWARM_KEY or snapshot.get("version") != VERSION:
         raise SnapshotError(f"not a swarm snapshot (type {SWARM_KEY!r}, version {VERSION}); pass what Swarm.take_snapshot() returns")
     if not isinstance(snapshot.get("state"), dict) or not isinstance(snapshot["state"].get("nodes"), dict):
         raise SnapshotError("swarm snapshot: 'state' must be an object with 'nodes'")
     if not isinstance(snapshot.get("node_history"), list):
         raise SnapshotError("swarm snapshot: 'node_history' must be a list of member names")
-    return snapshot
+    return cast(MultiAgentSnapshot, snapshot)
 
 
-def swarm_to_temporal(blobs: BlobStore | PayloadPolicy, snapshot: Any, **limits: Unpack[PayloadLimits]) -> dict[str, Any]:
+def swarm_to_temporal(blobs: BlobStore | PayloadPolicy, snapshot: Any, **limits: Unpack[PayloadLimits]) -> MultiAgentSnapshot:
     """The Temporal shape of a local swarm snapshot (large member results offloaded to ``blobs``).
 
     Args:
@@ -53,7 +54,7 @@ def swarm_to_temporal(blobs: BlobStore | PayloadPolicy, snapshot: Any, **limits:
     """
     policy = PayloadPolicy.of(blobs, **limits)
     try:
-        out: dict[str, Any] = json_copy(_check(snapshot), "swarm snapshot")
+        out: MultiAgentSnapshot = json_copy(_check(snapshot), "swarm snapshot")
     except ShapeError as exc:
         raise SnapshotError(str(exc)) from None
     state = out["state"]
@@ -70,7 +71,7 @@ def swarm_to_temporal(blobs: BlobStore | PayloadPolicy, snapshot: Any, **limits:
     return out
 
 
-def swarm_to_local(blobs: BlobStore, snapshot: dict[str, Any]) -> dict[str, Any]:
+def swarm_to_local(blobs: BlobStore, snapshot: MultiAgentSnapshot) -> MultiAgentSnapshot:
     """The local shape of a swarm workflow's snapshot (``Swarm.load_snapshot`` takes it).
 
     Args:

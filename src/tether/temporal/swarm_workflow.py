@@ -32,12 +32,12 @@ with workflow.unsafe.imports_passed_through():
     from ..interrupts import apply_responses
     from ..multiagent.swarm import SWARM_KEY
     from ..multiagent.swarm_turns import SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
+    from .activity_io import SwarmPromptInput, Turn, TurnInput
     from .base_workflow import MultiAgentWorkflow, child_outcome
     from .blobs import canonical_json
     from .claimcheck import DEFAULT_INLINE_LIMIT
     from .errors import to_failure
-    from .inbox import Answers
-    from .workflow import WORKFLOW_NAME
+    from .shapes import WORKFLOW_NAME, AgentRunResult, Answers, CompactMessage, CompactRecord, MultiAgentSnapshot
 
 SWARM_WORKFLOW_NAME = "tether.swarm"
 SNAPSHOT_VERSION = 1
@@ -61,7 +61,7 @@ class SwarmWorkflow(MultiAgentWorkflow[SwarmSpec]):
     # -- run ------------------------------------------------------------------------------
 
     @workflow.run
-    async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def run(self, params: dict[str, Any]) -> MultiAgentSnapshot:
         # ``params``: swarm, config, run_id, task (JSON) or snapshot (compact), options, trace.
         self._params = params
         described = await self._local("tether.describe_swarm", {"swarm": params["swarm"], "config": params.get("config") or {}})
@@ -103,7 +103,7 @@ class SwarmWorkflow(MultiAgentWorkflow[SwarmSpec]):
             data["status"] = "completed"
         return await self._done()
 
-    async def _turn(self, running: dict[str, Any], responses: list[dict[str, Any]] | None) -> None:
+    async def _turn(self, running: Any, responses: Answers | None) -> None:
         """Run (or, with ``responses``, continue) one member turn as a child workflow and record it."""
         spec, data, order = self._state()
         name, n = str(running["member"]), int(running["n"])
@@ -121,24 +121,24 @@ class SwarmWorkflow(MultiAgentWorkflow[SwarmSpec]):
         else:
             child.update(prompt={"kind": "messages", "messages": [await self._prompt(running["input"])]}, carried=None)
         try:
-            out: dict[str, Any] = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
+            out: AgentRunResult = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
         except ChildWorkflowError as exc:
             member_failed(data, name, str(exc.cause or exc))
             self._status = "done"
             raise ApplicationError(f"swarm run {run_id!r}: member {name!r} failed", type="SwarmMemberFailed", non_retryable=True) from exc
-        turn = await self._local("tether.swarm_turn", {"member": name, "out": child_outcome(out)})
+        turn: Turn = await self._local("tether.swarm_turn", TurnInput(member=name, out=child_outcome(out)))
         data["nodes"][name]["result"] = turn["result"]
         interrupted = out["stop_reason"] == "interrupt"
         record_turn(spec, data, order, name, n, interrupted=interrupted, handoff=turn["handoff"])
         if interrupted:
             data["running"].update(carried=out["run"], pending=out.get("interrupts") or [])
 
-    async def _prompt(self, value: Any) -> dict[str, Any]:
+    async def _prompt(self, value: Any) -> CompactMessage:
         """A turn's prompt as a (compact) user message; a large one is made compact by an activity."""
         message = {"role": "user", "content": [{"text": value}] if isinstance(value, str) else list(value)}
         if len(canonical_json(message)) <= DEFAULT_INLINE_LIMIT:
             return message
-        compact: dict[str, Any] = await self._local("tether.swarm_prompt", {"message": message})
+        compact: CompactMessage = await self._local("tether.swarm_prompt", SwarmPromptInput(message=message))
         return compact
 
     # -- interrupts and queries (the handlers are RunWorkflow's) -----------------------------
@@ -155,7 +155,7 @@ class SwarmWorkflow(MultiAgentWorkflow[SwarmSpec]):
         trial: Any = {"interrupts": {item["id"]: dict(item) for item in self._pending_interrupts()}, "activated": True}
         apply_responses(trial, responses)
 
-    def _pending_interrupts(self) -> list[dict[str, Any]]:
+    def _pending_interrupts(self) -> list[CompactRecord]:
         """The interrupted member's pending interrupts (compact)."""
         running = (self._data or {}).get("running") or {}
         return list(running.get("pending") or [])

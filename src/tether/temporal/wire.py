@@ -33,7 +33,7 @@ from .payloads import (
     restore,
 )
 from .policy import PayloadLimits, PayloadPolicy
-from .shapes import CarriedState
+from .shapes import CarriedState, CompactRecord, MultiAgentState
 
 TAIL = 4
 
@@ -146,7 +146,7 @@ def run_from_checkpoint(checkpoint: Checkpoint | dict[str, Any]) -> RunState:
     return run
 
 
-def carried_from_paused(payloads: PayloadPolicy, paused: Any) -> tuple[CarriedState, list[dict[str, Any]]]:
+def carried_from_paused(payloads: PayloadPolicy, paused: Any) -> tuple[CarriedState, list[CompactRecord]]:
     """A graph node's or swarm member's agent stopped on interrupts, from its local snapshot
     (``paused``) to its child workflow's carried state and pending interrupts (compact)."""
     run = run_from_snapshot(paused)
@@ -154,7 +154,7 @@ def carried_from_paused(payloads: PayloadPolicy, paused: Any) -> tuple[CarriedSt
     return carried, [payloads.compact_interrupt(dict(i.to_dict())) for i in pending_interrupts(run.interrupt_state)]
 
 
-def map_results(state: dict[str, Any], convert: Callable[[str, Any], Any]) -> None:
+def map_results(state: MultiAgentState, convert: Callable[[str, Any], Any]) -> None:
     """Convert, in place, the latest result of each node of a graph or swarm state (``convert``
     gets the node's id and its result; a node without a result is left alone)."""
     for node_id, entry in state["nodes"].items():

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, cast
 
@@ -31,7 +32,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from .._prompt import Prompt
+    from .._prompt import Prompt, PromptKind
     from ..durable.indoubt import IN_DOUBT, RERUN
     from ..errors import PromptError, TetherError
     from ..interrupts import apply_responses, pending_interrupts
@@ -40,12 +41,36 @@ with workflow.unsafe.imports_passed_through():
     from ..loop.state import Cursor, RunState, new_metrics
     from ..metrics import add_figures, diff_metrics, record_tool
     from ..turn import begin_turn, copy_metrics, last_assistant, mark_interrupted, resume_interrupt, settle_idle
-    from ..types import Message, MetricsData, SystemContentBlock
+    from ..types import InterruptRecord, Message, MetricsData, SystemContentBlock, ToolResult
+    from .activity_io import (
+        AgentCall,
+        AgentRef,
+        CallModelInput,
+        Described,
+        Finished,
+        FinishInput,
+        HookInput,
+        ListedTools,
+        ModelOutput,
+        ReconcileInput,
+        RunToolInput,
+        ToolOutcome,
+    )
     from .agent_tool_calls import AgentToolCalls
     from .errors import IN_DOUBT_FAILURE, to_failure
     from .inbox import Answers
     from .retries import activity_retry_policy
-    from .shapes import WORKFLOW_NAME, AgentSettings, CarriedState, CompactMessage, WorkflowOptions
+    from .shapes import (
+        WORKFLOW_NAME,
+        AgentRunResult,
+        AgentSettings,
+        AgentSnapshot,
+        CarriedState,
+        CompactMessage,
+        CompactRecord,
+        WirePrompt,
+        WorkflowOptions,
+    )
 
 TAIL = 4
 PATCH_TOOL_FAILURES = "tether.tool-failures"
@@ -97,18 +122,15 @@ class AgentWorkflow(AgentToolCalls):
     # -- run ------------------------------------------------------------------------------
 
     @workflow.run
-    async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def run(self, params: dict[str, Any]) -> AgentRunResult:
         # ``params`` is a WorkflowParams payload (typed as JSON here: see tether.temporal.shapes).
         self._params = params
         requested: WorkflowOptions | None = params.get("options")
         self._options.update(requested or {})
         carried: CarriedState | None = params.get("carried")
         if carried is None or carried.get("settings") is None:
-            described = await self._activity(
-                "tether.describe",
-                {"agent": params["agent"], "config": params.get("config") or {}},
-                local=workflow.patched(PATCH_LOCAL_BOOKENDS),
-            )
+            agent: AgentRef = {"agent": params["agent"], "config": params.get("config") or {}}
+            described: Described = await self._activity("tether.describe", agent, local=workflow.patched(PATCH_LOCAL_BOOKENDS))
             if carried is None:
                 carried = {
                     "conv": described["conv"],
@@ -124,11 +146,7 @@ class AgentWorkflow(AgentToolCalls):
                 }
             settings: AgentSettings = described["settings"]
             if settings.get("sources") and workflow.patched(PATCH_TOOL_SOURCES):
-                listed = await self._activity(
-                    "tether.list_tools",
-                    {"agent": params["agent"], "config": params.get("config") or {}},
-                    attempts=int(self._options["hook_attempts"]),
-                )
+                listed: ListedTools = await self._activity("tether.list_tools", agent, attempts=int(self._options["hook_attempts"]))
                 settings["source_tools"] = listed["source_tools"]
                 settings["non_idempotent"] = list(listed["non_idempotent"])
                 settings["has_tools"] = bool(listed["has_tools"])
@@ -136,7 +154,8 @@ class AgentWorkflow(AgentToolCalls):
         self._load(carried)
         try:
             if not carried.get("started"):
-                added = self._begin(params.get("prompt") or {"kind": "continue"})
+                wire = cast(WirePrompt, params.get("prompt") or {"kind": "continue"})
+                added = self._begin(wire)
                 await self._invocation_hook("before")
                 await self._messages_hook(added)
             return await self._drive()
@@ -184,7 +203,7 @@ class AgentWorkflow(AgentToolCalls):
         )
         self._status = "running"
 
-    def _begin(self, wire: dict[str, Any]) -> list[Any]:
+    def _begin(self, wire: WirePrompt) -> list[Any]:
         """Start or resume the invocation through the turn protocol, as a local agent does
         (:func:`tether.turn.begin_turn`); ``None`` as the prompt waits for interrupt answers.
 
@@ -194,7 +213,7 @@ class AgentWorkflow(AgentToolCalls):
         kind = wire.get("kind")
         if kind not in ("messages", "interrupt_responses", "continue"):
             raise PromptError(f"prompt.kind {kind!r} is unknown; use messages, interrupt_responses or continue")
-        prompt = Prompt(kind, list(wire.get("messages") or []), list(wire.get("responses") or []))
+        prompt = Prompt(cast("PromptKind", kind), _run_messages(wire.get("messages") or []), list(wire.get("responses") or []))
         turn = begin_turn(run, prompt, continue_waits=True)
         self._before = turn.before
         self._resumed_from = turn.resumed_from
@@ -206,7 +225,7 @@ class AgentWorkflow(AgentToolCalls):
         assert self._run is not None and self._core is not None
         return self._run, self._core
 
-    async def _drive(self) -> dict[str, Any]:
+    async def _drive(self) -> AgentRunResult:
         run, core = self._state()
         while True:
             effect = core.next_effect()
@@ -255,20 +274,20 @@ class AgentWorkflow(AgentToolCalls):
 
     async def _call_model(self, effect: CallModel) -> None:
         run, core = self._state()
-        params = self._base()
-        params.update(
-            conv=self._conv,
-            pending=self._pending(),
-            system_prompt=run.system_prompt,
-            tool_choice=effect.tool_choice,
-            model_state=run.model_state,
-            state=run.state,
-            conversation_manager_state=run.conversation_manager_state,
-            cycle_index=run.cursor.cycle_index,
-        )
+        params: CallModelInput = {
+            **self._base(),  # type: ignore[typeddict-item]  # an AgentCall: it never holds source_tools
+            "conv": self._conv,
+            "pending": self._pending(),
+            "system_prompt": cast("CompactMessage | None", run.system_prompt),  # compact: see _run_system_prompt
+            "tool_choice": effect.tool_choice,
+            "model_state": run.model_state,
+            "state": run.state,
+            "conversation_manager_state": run.conversation_manager_state,
+            "cycle_index": run.cursor.cycle_index,
+        }
         if self._settings.get("source_tools"):
             params["source_tools"] = self._settings["source_tools"]
-        out = await self._activity(
+        out: ModelOutput = await self._activity(
             "tether.call_model",
             params,
             timeout=float(self._options["model_timeout_s"]),
@@ -284,7 +303,8 @@ class AgentWorkflow(AgentToolCalls):
                 del run.messages[: len(run.messages) - length]
         if out.get("model_state") is not None:
             run.model_state = out["model_state"]
-        added = core.model_done(ModelOutcome(out["message"], out["stop_reason"], out.get("usage") or {}, float(out.get("latency_ms", 0.0))))
+        message = cast("Message", out["message"])  # compact: see _run_messages
+        added = core.model_done(ModelOutcome(message, out["stop_reason"], out.get("usage") or {}, float(out.get("latency_ms", 0.0))))
         self._unpersisted += len(added)
         self._trim_tail()
         await self._messages_hook(added)
@@ -305,19 +325,17 @@ class AgentWorkflow(AgentToolCalls):
         if doubt is not None and "response" in doubt:
             # The answer to a tether.in_doubt interrupt: "rerun", or the result to record.
             if doubt["response"] != RERUN:
-                params = self._base()
-                params.update(tool_use=tool_use, answer=doubt["response"])
+                answered: ReconcileInput = {**self._base(), "tool_use": tool_use, "answer": doubt["response"]}
                 doubt["response"] = "recorded"
-                out = await self._activity("tether.reconcile", params, attempts=int(self._options["hook_attempts"]))
+                out: ToolOutcome = await self._activity("tether.reconcile", answered, attempts=int(self._options["hook_attempts"]))
                 return await self._record(tool_use, out)
             del table[doubt["id"]]  # a re-run that is lost again asks again
         name = str(tool_use.get("name"))
         if name in (self._settings.get("agent_tools") or ()) and workflow.patched(PATCH_CHILD_WORKFLOWS):
             return await self._run_agent_tool(tool_use)
-        interrupts = {ident: item for ident, item in table.items() if item.get("tool_use_id") == tool_use_id}
+        interrupts = {ident: cast("CompactRecord", item) for ident, item in table.items() if item.get("tool_use_id") == tool_use_id}
         core.tool_started(tool_use_id)
-        params = self._base()
-        params.update(tool_use=tool_use, interrupts=interrupts, state=run.state)
+        params: RunToolInput = {**self._base(), "tool_use": tool_use, "interrupts": interrupts, "state": run.state}  # type: ignore[typeddict-item]
         if self._settings.get("source_tools"):
             params["source_tools"] = self._settings["source_tools"]
         single = name in (self._settings.get("non_idempotent") or ())
@@ -339,11 +357,11 @@ class AgentWorkflow(AgentToolCalls):
             break
         if "interrupt" in out:
             self._fold_extras(out)  # absent from outcomes recorded before agent tools: replays as it ran
-            core.tool_interrupted([out["interrupt"]])
+            core.tool_interrupted([cast("InterruptRecord", out["interrupt"])])
             return False
         return await self._record(tool_use, out)
 
-    def _fold_extras(self, out: dict[str, Any]) -> None:
+    def _fold_extras(self, out: ToolOutcome) -> None:
         """Fold a tool outcome's state changes and the usage it rolled up (an agent tool's child)
         into the run."""
         run, _ = self._state()
@@ -356,7 +374,7 @@ class AgentWorkflow(AgentToolCalls):
         if added:
             add_figures(run.metrics, added)
 
-    async def _tool_failed(self, tool_use: Any, exc: ActivityError, single: bool) -> dict[str, Any] | None:
+    async def _tool_failed(self, tool_use: Any, exc: ActivityError, single: bool) -> ToolOutcome | None:
         """What a tool activity that failed for good stands for: a run_tool-like outcome, or None
         to run the call again. Failures no retry can fix (a broken agent factory, a value over
         the hard limit) and cancellation still end the run."""
@@ -368,23 +386,22 @@ class AgentWorkflow(AgentToolCalls):
             raise exc  # a run recorded before the patch failed here
         name = str(tool_use.get("name"))
         if single or in_doubt:
-            params = self._base()
-            params.update(tool_use=tool_use)
-            out: dict[str, Any] = await self._activity("tether.reconcile", params, attempts=int(self._options["hook_attempts"]))
+            params: ReconcileInput = {**self._base(), "tool_use": tool_use}  # type: ignore[typeddict-item]  # no answer
+            out: ToolOutcome = await self._activity("tether.reconcile", params, attempts=int(self._options["hook_attempts"]))
             return None if out.get("rerun") else out
         if self._options["tool_failure"] != "error_result":
             raise exc
         text = f"Tool {name!r} did not complete: {_failure_text(exc)}. It produced no result; do not assume it ran."
         return {"result": {"toolUseId": tool_use["toolUseId"], "status": "error", "content": [{"text": text}]}}
 
-    async def _record(self, tool_use: Any, out: dict[str, Any]) -> bool:
+    async def _record(self, tool_use: Any, out: ToolOutcome) -> bool:
         """Fold one tool outcome (``result``, ``state_changes``, ``duration_ms``) into the core."""
         run, core = self._state()
         tool_use_id = tool_use["toolUseId"]
         result = out["result"]
         self._fold_extras(out)
         record_tool(run.metrics, tool_use["name"], float(out.get("duration_ms", 0.0)), result["status"] == "error")
-        added = core.tool_done(tool_use_id, result)
+        added = core.tool_done(tool_use_id, cast("ToolResult", result))  # compact: the core reads its id and status
         self._unpersisted += len(added)
         if added:
             self._trim_tail()
@@ -407,7 +424,7 @@ class AgentWorkflow(AgentToolCalls):
         run, _ = self._state()
         apply_responses(copy.deepcopy(run.interrupt_state), responses)
 
-    def _pending_interrupts(self) -> list[dict[str, Any]]:
+    def _pending_interrupts(self) -> list[CompactRecord]:
         return [] if self._run is None else [dict(i.to_dict()) for i in pending_interrupts(self._run.interrupt_state)]
 
     # -- queries (the handlers are RunWorkflow's) -------------------------------------------
@@ -415,7 +432,7 @@ class AgentWorkflow(AgentToolCalls):
     def _started(self) -> bool:
         return self._run is not None
 
-    def _snapshot(self) -> dict[str, Any]:
+    def _snapshot(self) -> AgentSnapshot:
         """The run's current state, compact (:meth:`TetherClient.snapshot` expands it)."""
         return {"status": self._status, "run": self._carry(started=True)}
 
@@ -441,9 +458,9 @@ class AgentWorkflow(AgentToolCalls):
             "resumed_from": self._resumed_from,
         }
 
-    def _base(self) -> dict[str, Any]:
+    def _base(self) -> AgentCall:
         params = self._params
-        base = {"agent": params["agent"], "config": params.get("config") or {}, "run_id": params.get("run_id")}
+        base: AgentCall = {"agent": params["agent"], "config": params.get("config") or {}, "run_id": params.get("run_id")}
         if params.get("trace"):
             base["trace"] = params["trace"]  # the client's invocation span: activities open their spans under it
         return base
@@ -451,7 +468,7 @@ class AgentWorkflow(AgentToolCalls):
     async def _activity(
         self,
         name: str,
-        params: dict[str, Any],
+        params: Mapping[str, object],
         *,
         timeout: float = 60.0,
         attempts: int = 5,
@@ -478,28 +495,39 @@ class AgentWorkflow(AgentToolCalls):
             summary=summary,
         )
 
-    async def _invocation_hook(self, event: str, **extra: Any) -> None:
+    async def _invocation_hook(self, event: str, messages: list[Any] | None = None) -> None:
         if not self._settings.get("invocation_hooks"):
             return
-        params = self._base()
-        params.update(event=event, resumed=self._resumed_from is not None, resumed_from=self._resumed_from, **extra)
+        params: HookInput = {
+            **self._base(),  # type: ignore[typeddict-item]  # an AgentCall: it never holds messages
+            "event": event,
+            "resumed": self._resumed_from is not None,
+            "resumed_from": self._resumed_from,
+        }
+        if messages is not None:
+            params["messages"] = messages
         await self._activity("tether.invocation_hook", params, attempts=int(self._options["hook_attempts"]))
 
     async def _messages_hook(self, added: list[Any]) -> None:
         if added:
             await self._invocation_hook("messages", messages=added)
 
-    async def _finish(self, effect: Stop) -> dict[str, Any]:
+    async def _finish(self, effect: Stop) -> AgentRunResult:
         run, _ = self._state()
         message = last_assistant(run.messages)
         idle = settle_idle(run)
-        params = self._base()
-        params.update(conv=self._conv, pending=self._pending(), conversation_manager_state=run.conversation_manager_state, manage=idle)
-        out = await self._activity("tether.finish", params, local=workflow.patched(PATCH_LOCAL_BOOKENDS))
-        self._conv = out["conv"]
+        params: FinishInput = {
+            **self._base(),
+            "conv": self._conv,
+            "pending": self._pending(),
+            "conversation_manager_state": run.conversation_manager_state,
+            "manage": idle,
+        }
+        finished: Finished = await self._activity("tether.finish", params, local=workflow.patched(PATCH_LOCAL_BOOKENDS))
+        self._conv = finished["conv"]
         self._unpersisted = 0
-        run.conversation_manager_state = out["conversation_manager_state"]
-        length = int(out["length"])
+        run.conversation_manager_state = finished["conversation_manager_state"]
+        length = int(finished["length"])
         if length < len(run.messages):
             del run.messages[: len(run.messages) - length]
         await self._invocation_hook("after")
@@ -507,15 +535,15 @@ class AgentWorkflow(AgentToolCalls):
         await workflow.wait_condition(workflow.all_handlers_finished)
         totals = copy_metrics(run.metrics)
         # The state is in "run" (compact); the result does not repeat it.
-        out = {
+        out: AgentRunResult = {
             "stop_reason": effect.reason,
-            "message": message,
+            "message": cast("CompactMessage | None", message),
             "metrics": totals,
             "invocation": diff_metrics(totals, self._before),
             "run": self._carry(started=False),
         }
         if effect.reason == "interrupt":  # a nested child's: its parent asks them
-            out["interrupts"] = [i.to_dict() for i in pending_interrupts(run.interrupt_state)]
+            out["interrupts"] = [dict(i.to_dict()) for i in pending_interrupts(run.interrupt_state)]
         return out
 
 
