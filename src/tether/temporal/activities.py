@@ -227,9 +227,9 @@ class TetherActivities(ActivitySet):
         with _fatal_errors(f"cannot read the conversation of run {params.get('run_id')!r}"):
             conv = conversations.append(params.get("conv"), params.get("pending") or [])
             loaded = conversations.load(conv)
-            state = expand_state(self.blobs, params.get("state"))
-            manager_state = dict(restore(self.blobs, params.get("conversation_manager_state")) or {})
-            model_state = restore(self.blobs, params.get("model_state")) or {}
+            state = expand_state(self.payloads.blobs, params.get("state"))
+            manager_state = dict(restore(self.payloads.blobs, params.get("conversation_manager_state")) or {})
+            model_state = restore(self.payloads.blobs, params.get("model_state")) or {}
         run = _fresh_run(
             agent,
             messages=list(loaded),
@@ -280,7 +280,7 @@ class TetherActivities(ActivitySet):
     def _expand_system(self, compact: CompactMessage) -> Any:
         from .claimcheck import expand_message
 
-        return expand_message(self.blobs, compact)["content"]
+        return expand_message(self.payloads.blobs, compact)["content"]
 
     async def _stream(self, host: LoopHost, run: RunState, params: CallModelInput, parent: Span | None) -> ModelResponse:
         """One accepted response, with overflow reductions and hook retries exactly as locally.
@@ -340,9 +340,9 @@ class TetherActivities(ActivitySet):
         if attempt > 1 and selected is not None and not selected.idempotent:
             raise in_doubt_failure(str(tool_use_id), name, attempt)
         with _fatal_errors(f"cannot read the input or state of tool call {tool_use_id!r}"):
-            tool_use: Any = expand_tool_use(self.blobs, params["tool_use"])
-            before_state = expand_state(self.blobs, params.get("state"))
-            interrupts = {ident: expand_interrupt(self.blobs, item) for ident, item in (params.get("interrupts") or {}).items()}
+            tool_use: Any = expand_tool_use(self.payloads.blobs, params["tool_use"])
+            before_state = expand_state(self.payloads.blobs, params.get("state"))
+            interrupts = {ident: expand_interrupt(self.payloads.blobs, item) for ident, item in (params.get("interrupts") or {}).items()}
         run = _fresh_run(
             agent,
             state=copy.deepcopy(before_state),
@@ -387,8 +387,8 @@ class TetherActivities(ActivitySet):
         agent = self._agent(params)
         run_id = str(params.get("run_id") or "")
         with _fatal_errors("cannot read an in-doubt tool call"):
-            tool_use: Any = expand_tool_use(self.blobs, params["tool_use"])
-            answer = restore(self.blobs, params["answer"]) if "answer" in params else RERUN
+            tool_use: Any = expand_tool_use(self.payloads.blobs, params["tool_use"])
+            answer = restore(self.payloads.blobs, params["answer"]) if "answer" in params else RERUN
         tool_use_id = tool_use["toolUseId"]
         call = InDoubtCall(run_id, tool_use, f"{run_id}/{tool_use_id}" if run_id else tool_use_id)
         if "answer" not in params:
@@ -414,7 +414,7 @@ class TetherActivities(ActivitySet):
         from .nested import prompt_message
 
         with _fatal_errors("cannot read the input of an agent tool call"):
-            tool_use = expand_tool_use(self.blobs, params["tool_use"])
+            tool_use = expand_tool_use(self.payloads.blobs, params["tool_use"])
         prompt = prompt_message(tool_use.get("input"), str(tool_use.get("name")))
         assert prompt is not None  # expanded: never a placeholder
         if isinstance(prompt, str):
@@ -430,7 +430,7 @@ class TetherActivities(ActivitySet):
 
         message = params.get("message")
         with _fatal_errors("cannot read the answer of an agent tool's child"):
-            full = None if message is None else expand_message(self.blobs, message, decode=False)
+            full = None if message is None else expand_message(self.payloads.blobs, message, decode=False)
         result = answer_result(str(params["tool_use_id"]), cast("dict[str, Any] | None", full))
         assert result is not None  # expanded: no placeholder left
         with _fatal_errors(f"the answer of agent tool call {params['tool_use_id']!r} is too large"):
@@ -446,7 +446,7 @@ class TetherActivities(ActivitySet):
         with _fatal_errors(f"cannot read the conversation of run {params.get('run_id')!r}"):
             conv = conversations.append(params.get("conv"), params.get("pending") or [])
             loaded = conversations.load(conv)
-            state = dict(restore(self.blobs, params.get("conversation_manager_state")) or {})
+            state = dict(restore(self.payloads.blobs, params.get("conversation_manager_state")) or {})
         state.pop("kind", None)
         run = RunState(messages=list(loaded), conversation_manager_state=state)
         if params.get("manage", True):
@@ -476,7 +476,7 @@ class TetherActivities(ActivitySet):
             await hooks.fire(AfterInvocation(agent, resumed=bool(params.get("resumed")), resumed_from=params.get("resumed_from")))
         elif kind == "messages" and hooks.has(MessageAdded):
             for compact in params.get("messages") or []:
-                await hooks.fire(MessageAdded(agent, expand_message(self.blobs, compact)))
+                await hooks.fire(MessageAdded(agent, expand_message(self.payloads.blobs, compact)))
 
 
 def _agent_tools(tools: ToolRegistry) -> dict[str, dict[str, Any]]:

@@ -19,7 +19,7 @@ Compact values (``Compact...``) may hold ``{"$blob": ref}`` placeholders (see
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypeAlias, TypedDict
 
 from ..types import JSONValue
 from .shapes import AgentSettings, CompactMessage, CompactRecord, CompactResult, CompactState, Config, SourceTools
@@ -179,26 +179,10 @@ class ChildOutcome(TypedDict):
     run: JSONValue
 
 
-class GraphSpecData(TypedDict):
-    """``tether.describe_graph``: the graph's structure (:meth:`~tether.multiagent.schedule.GraphSpec.to_dict`)."""
-
-    nodes: list[str]
-    kinds: dict[str, str]
-    edges: list[JSONValue]
-    entry_points: list[str]
-    max_node_executions: int | None
-
-
-class SwarmSpecData(TypedDict):
-    """``tether.describe_swarm``: the swarm's members and limits (:meth:`~tether.multiagent.swarm_turns.SwarmSpec.to_dict`)."""
-
-    names: list[str]
-    descriptions: dict[str, str]
-    entry: str
-    max_handoffs: int
-    max_iterations: int
-    window: int
-    min_unique: int
+SpecData: TypeAlias = dict[str, Any]
+"""``tether.describe_graph`` and ``tether.describe_swarm``: the structure of the graph or swarm,
+as :meth:`~tether.multiagent.schedule.GraphSpec.to_dict` and
+:meth:`~tether.multiagent.swarm_turns.SwarmSpec.to_dict` write it (and ``from_dict`` reads it)."""
 
 
 class GraphRef(TypedDict):
@@ -302,7 +286,6 @@ __all__ = [
     "GraphPrompt",
     "GraphPromptInput",
     "GraphRef",
-    "GraphSpecData",
     "HookInput",
     "ListedTools",
     "ModelOutput",
@@ -311,10 +294,10 @@ __all__ = [
     "NodeOutput",
     "ReconcileInput",
     "RunToolInput",
+    "SpecData",
     "StateChanges",
     "SwarmPromptInput",
     "SwarmRef",
-    "SwarmSpecData",
     "ToolOutcome",
     "Turn",
     "TurnInput",

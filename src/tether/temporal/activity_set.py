@@ -43,18 +43,6 @@ class ActivitySet:
         self.registry = registry
         self.payloads = PayloadPolicy.of(blobs, **limits)
 
-    @property
-    def blobs(self) -> BlobStore:
-        return self.payloads.blobs
-
-    @property
-    def inline_limit(self) -> int:
-        return self.payloads.inline_limit
-
-    @property
-    def max_value_bytes(self) -> int | None:
-        return self.payloads.max_value_bytes
-
     def all(self) -> list[Any]:
         """The activity callables to register on a worker."""
         return [getattr(self, name) for name in self.ACTIVITIES]
@@ -65,10 +53,10 @@ class ActivitySet:
         message = out.get("message")
         return AgentResult(
             str(out["stop_reason"]),
-            None if message is None else expand_message(self.blobs, message),
+            None if message is None else expand_message(self.payloads.blobs, message),
             Metrics(out["metrics"], out.get("invocation")),
-            expand_state(self.blobs, (out.get("run") or {}).get("state")),
-            [Interrupt.from_dict(expand_interrupt(self.blobs, item)) for item in out.get("interrupts") or []],
+            expand_state(self.payloads.blobs, (out.get("run") or {}).get("state")),
+            [Interrupt.from_dict(expand_interrupt(self.payloads.blobs, item)) for item in out.get("interrupts") or []],
         )
 
     def _build(self, kind: str, name: Any, config: Any) -> Any:

@@ -24,6 +24,7 @@ the end of a graph or swarm run.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
@@ -32,7 +33,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from ..errors import TetherError
+    from ..errors import PromptError, TetherError
     from ..multiagent.nesting import child_run_id
     from .activity_io import ChildOutcome
     from .errors import to_failure
@@ -58,6 +59,7 @@ class RunWorkflow(Generic[SnapshotT]):
         self._params: dict[str, Any] = {}  # the workflow's parameters (JSON), read key by key
         self._status = "starting"
         self._inbox = AnswerInbox()
+        self._done_here = 0  # units of work (model calls, node executions, member turns) in this execution
 
     # -- hooks ----------------------------------------------------------------------------
 
@@ -145,6 +147,24 @@ class RunWorkflow(Generic[SnapshotT]):
             child["trace"] = self._params["trace"]
         return child
 
+    def _prompt_child(
+        self, child: dict[str, Any], answers: Answers | None, carried: Any, message: Any, *, interrupted: str, child_run: str
+    ) -> None:
+        """Give a nested agent child its prompt: the ``answers`` to its interrupts with the state it
+        stopped in (``carried``), or a new user ``message``.
+
+        An ``interrupted`` child (``"the interrupted turn 2 of member 'a'"``) without carried state
+        was moved here from a durable local run, whose store keeps its ``child_run`` (``"member
+        run"``): a ``PromptError``.
+        """
+        if answers is None:
+            child.update(prompt={"kind": "messages", "messages": [message]}, carried=None)
+            return
+        if carried is None:
+            where = f"a durable local {self.WHAT}: its {child_run} lives in that run's store; finish it there"
+            raise to_failure(PromptError(f"{interrupted} was moved from {where}"))
+        child.update(prompt={"kind": "interrupt_responses", "responses": answers}, carried=carried)
+
     async def _local(self, name: str, params: Any) -> Any:
         """Run a short bookkeeping activity as a local activity."""
         return await workflow.execute_local_activity(name, params, start_to_close_timeout=LOCAL_TIMEOUT, retry_policy=LOCAL_RETRY)
@@ -153,12 +173,11 @@ class RunWorkflow(Generic[SnapshotT]):
         """A per-execution limit of the run's options (``default`` when unset)."""
         return int((self._params.get("options") or {}).get(name) or default)
 
-    @staticmethod
-    def _continue_as_new_due(done_here: int, limit: int) -> bool:
+    def _continue_as_new_due(self, limit: int) -> bool:
         """After ``limit`` units of work (model calls, node executions, member turns) in this
         execution, or when Temporal suggests it (the history grew large), the run goes on in a
         fresh execution carrying its state."""
-        return done_here >= limit or workflow.info().is_continue_as_new_suggested()
+        return self._done_here >= limit or workflow.info().is_continue_as_new_suggested()
 
     async def _done(self) -> SnapshotT:
         """End the run once its handlers finished; its result is its snapshot."""
@@ -167,15 +186,22 @@ class RunWorkflow(Generic[SnapshotT]):
         return self.snapshot()
 
 
+@dataclass(frozen=True)
+class SnapshotShape:
+    """What tells a graph's snapshot from a swarm's: its ``type`` and ``version`` and its key of
+    the order of executions (``execution_order``, ``node_history``)."""
+
+    type: str
+    version: int
+    order_key: str
+
+
 class MultiAgentWorkflow(RunWorkflow[MultiAgentSnapshot], Generic[S]):
     """A graph or swarm run: its spec (``S``), its state (the JSON a local graph or swarm holds)
     and its order of executions, answered by the ``snapshot`` query in the local
     ``take_snapshot()`` shape (compact: the client expands it)."""
 
-    SNAPSHOT_TYPE: ClassVar[str]
-    SNAPSHOT_VERSION: ClassVar[int]
-    ORDER_KEY: ClassVar[str]
-    """The snapshot's key of the order: ``execution_order`` (graph), ``node_history`` (swarm)."""
+    SHAPE: ClassVar[SnapshotShape]
 
     def __init__(self) -> None:
         super().__init__()
@@ -192,10 +218,10 @@ class MultiAgentWorkflow(RunWorkflow[MultiAgentSnapshot], Generic[S]):
 
     def _snapshot(self) -> MultiAgentSnapshot:
         snapshot: Any = {
-            "type": self.SNAPSHOT_TYPE,
-            "version": self.SNAPSHOT_VERSION,
+            "type": self.SHAPE.type,
+            "version": self.SHAPE.version,
             "state": self._data,
-            self.ORDER_KEY: list(self._order),
+            self.SHAPE.order_key: list(self._order),
         }
         return cast(MultiAgentSnapshot, snapshot)
 
@@ -207,4 +233,4 @@ def child_outcome(out: AgentRunResult) -> ChildOutcome:
     return cast(ChildOutcome, read)
 
 
-__all__ = ["LOCAL_RETRY", "LOCAL_TIMEOUT", "MultiAgentWorkflow", "RunWorkflow", "child_outcome"]
+__all__ = ["LOCAL_RETRY", "LOCAL_TIMEOUT", "MultiAgentWorkflow", "RunWorkflow", "SnapshotShape", "child_outcome"]

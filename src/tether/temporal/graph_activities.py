@@ -32,10 +32,10 @@ from .activity_io import (
     GraphPrompt,
     GraphPromptInput,
     GraphRef,
-    GraphSpecData,
     NestedInput,
     NodeOutcomeInput,
     NodeOutput,
+    SpecData,
 )
 from .activity_set import ActivitySet
 from .blobs import BlobStore
@@ -55,11 +55,10 @@ class GraphActivities(ActivitySet):
         return graph
 
     @activity.defn(name="tether.describe_graph")
-    async def describe_graph(self, params: GraphRef) -> GraphSpecData:
+    async def describe_graph(self, params: GraphRef) -> SpecData:
         """The graph's structure: node ids and kinds, edges with a ``conditional`` flag, entry
         points, ``max_node_executions`` (:meth:`~tether.multiagent.schedule.GraphSpec.to_dict`)."""
-        spec: GraphSpecData = cast("GraphSpecData", self._graph(params).spec.to_dict())
-        return spec
+        return self._graph(params).spec.to_dict()
 
     @activity.defn(name="tether.graph_prompt")
     async def graph_prompt(self, params: GraphPromptInput) -> GraphPrompt:
@@ -72,13 +71,13 @@ class GraphActivities(ActivitySet):
         reference when large) and ``message`` (the node agent's compact user message).
         """
         try:
-            task = restore(self.blobs, params["task"])
+            task = restore(self.payloads.blobs, params["task"])
             sources = params.get("sources")
             if sources is None:
                 value: Any = task
                 stored = params["task"]
             else:
-                answers = [(str(name), str(decode_result(restore(self.blobs, raw), f"node {name!r}"))) for name, raw in sources]
+                answers = [(str(name), str(decode_result(restore(self.payloads.blobs, raw), f"node {name!r}"))) for name, raw in sources]
                 value = compose_input(task, answers)
                 stored = self.payloads.offload(value, f"the input of node {params.get('node')!r}")
             content = [{"text": value}] if isinstance(value, str) else list(value)
@@ -107,7 +106,7 @@ class GraphActivities(ActivitySet):
         state holds it (one blob reference when large)."""
         node = str(params.get("node"))
         try:
-            local = graph_to_local(self.blobs, params["snapshot"])
+            local = graph_to_local(self.payloads.blobs, params["snapshot"])
             result = graph_result(GraphRunState(local["state"], list(local["execution_order"])), params.get("run_id"))
             return {"result": self.payloads.offload(encode_result(result), f"the result of node {node!r}")}
         except TetherError as exc:
@@ -123,10 +122,10 @@ class GraphActivities(ActivitySet):
         node = str(params["node"])
         data = params["state"]
         try:
-            data["task"] = restore(self.blobs, data["task"])
+            data["task"] = restore(self.payloads.blobs, data["task"])
         except TetherError as exc:
             raise to_failure(exc) from None
-        view = GraphState(_OffloadedRun(data, list(params["order"]), blobs=self.blobs))
+        view = GraphState(_OffloadedRun(data, list(params["order"]), blobs=self.payloads.blobs))
         try:
             return [edge.condition is None or bool(edge.condition(view)) for edge in graph.edges if edge.source == node]
         except Exception as exc:
@@ -147,7 +146,7 @@ class GraphActivities(ActivitySet):
             executor = graph.node_executor(node)
             if graph.spec.kinds[node] != "callable":
                 raise ConfigurationError(f"node {node!r} of graph {params.get('graph')!r} is not a callable node")
-            prompt = restore(self.blobs, params["input"])
+            prompt = restore(self.payloads.blobs, params["input"])
         except TetherError as exc:
             raise to_failure(exc) from None
         try:

@@ -20,14 +20,13 @@ from __future__ import annotations
 import copy
 from typing import Any, Unpack, cast
 
-from .._json import json_copy
-from ..errors import ShapeError, SnapshotError
+from ..errors import SnapshotError
 from ..multiagent.state import SNAPSHOT_TYPE, SNAPSHOT_VERSION
 from .blobs import BlobStore
 from .payloads import check_compact, restore
 from .policy import PayloadLimits, PayloadPolicy
 from .shapes import MultiAgentSnapshot
-from .wire import carried_from_paused, map_results, snapshot_of
+from .wire import carried_from_paused, checked_copy, map_results, snapshot_of
 
 
 def _check(snapshot: Any) -> MultiAgentSnapshot:
@@ -56,10 +55,7 @@ def graph_to_temporal(blobs: BlobStore | PayloadPolicy, snapshot: Any, **limits:
             nodes is not in it (a durable local run keeps it in its store).
     """
     policy = PayloadPolicy.of(blobs, **limits)
-    try:
-        out: MultiAgentSnapshot = json_copy(_check(snapshot), "graph snapshot")
-    except ShapeError as exc:
-        raise SnapshotError(str(exc)) from None
+    out = checked_copy(snapshot, _check, "graph snapshot")
     state = out["state"]
     state["task"] = policy.offload(state.get("task"), "the graph's task")
     map_results(state, lambda node_id, result: policy.offload(result, f"the result of node {node_id!r}"))

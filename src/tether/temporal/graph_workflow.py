@@ -44,7 +44,7 @@ with workflow.unsafe.imports_passed_through():
     from ..multiagent.schedule import GraphSpec
     from ..multiagent.state import SNAPSHOT_TYPE, SNAPSHOT_VERSION, GraphRunState
     from .activity_io import CallableInput, GraphPrompt, NestedInput, NodeOutcomeInput, NodeOutput
-    from .base_workflow import MultiAgentWorkflow, child_outcome
+    from .base_workflow import MultiAgentWorkflow, SnapshotShape, child_outcome
     from .errors import to_failure
     from .shapes import WORKFLOW_NAME, AgentRunResult, Answers, CompactRecord, MultiAgentSnapshot
 
@@ -72,12 +72,13 @@ class NodeOutcome(TypedDict, total=False):
 
 @workflow.defn(name=GRAPH_WORKFLOW_NAME)
 class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
-    """One run of a registered graph, durable across workers, restarts and time."""
+    """One run of a registered graph, durable across workers, restarts and time: what it adds to
+    :class:`~tether.temporal.base_workflow.MultiAgentWorkflow` is the graph scheduler's loop over
+    concurrent node executions (agent nodes and nested graphs as child workflows, callable nodes
+    as activities) and the routing of answers to the interrupted nodes that asked them."""
 
     WHAT = "graph run"
-    SNAPSHOT_TYPE = SNAPSHOT_TYPE
-    SNAPSHOT_VERSION = SNAPSHOT_VERSION
-    ORDER_KEY = "execution_order"
+    SHAPE = SnapshotShape(SNAPSHOT_TYPE, SNAPSHOT_VERSION, "execution_order")
 
     def __init__(self) -> None:
         super().__init__()
@@ -86,7 +87,6 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
         self._sources: dict[str, list[list[Any]]] = {}
         self._failure: str | None = None
         self._failure_cause: BaseException | None = None
-        self._executions_here = 0
         self._tasks: set[asyncio.Task[None]] = set()
 
     # -- run ------------------------------------------------------------------------------
@@ -157,7 +157,7 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
             prompts
             and not self._active
             and len(prompts) == len(starts)
-            and self._continue_as_new_due(self._executions_here, self._option("nodes_per_execution", DEFAULT_NODES_PER_EXECUTION))
+            and self._continue_as_new_due(self._option("nodes_per_execution", DEFAULT_NODES_PER_EXECUTION))
         ):
             await workflow.wait_condition(workflow.all_handlers_finished)
             workflow.continue_as_new({**self._params, "task": None, "snapshot": self.snapshot()})
@@ -180,7 +180,7 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
                 work = self._nested(node_id, n, prompt["input"])
             else:
                 work = self._callable(node_id, prompt["input"])
-            self._executions_here += 1
+            self._done_here += 1
             self._spawn(node_id, work)
 
     def _spawn(self, node_id: str, work: Any) -> None:
@@ -203,17 +203,8 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
     async def _agent(self, node_id: str, n: int, running: dict[str, Any], answers: Answers | None, message: Any = None) -> NodeOutcome:
         """Run (or, with ``answers``, continue) an agent node execution as a nested child workflow."""
         child = {**self._child(node_id, n), "agent": f"{self._params['graph']}/{node_id}", "nested": True}
-        if answers is not None:
-            if running.get("carried") is None:
-                raise to_failure(
-                    PromptError(
-                        f"the interrupted execution {n} of node {node_id!r} was moved from a durable local graph run: "
-                        "its node run lives in that run's store; finish it there"
-                    )
-                )
-            child.update(prompt={"kind": "interrupt_responses", "responses": answers}, carried=running["carried"])
-        else:
-            child.update(prompt={"kind": "messages", "messages": [message]}, carried=None)
+        asked = f"the interrupted execution {n} of node {node_id!r}"
+        self._prompt_child(child, answers, running.get("carried"), message, interrupted=asked, child_run="node run")
         out: AgentRunResult = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
         node: NodeOutput = await self._local("tether.graph_node", NodeOutcomeInput(node=node_id, out=child_outcome(out)))
         interrupted = out["stop_reason"] == "interrupt"

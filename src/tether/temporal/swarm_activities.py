@@ -16,7 +16,7 @@ from temporalio import activity
 from ..errors import TetherError
 from ..multiagent.state import encode_result
 from ..multiagent.swarm_turns import HANDOFF_KEY
-from .activity_io import SwarmPromptInput, SwarmRef, SwarmSpecData, Turn, TurnInput
+from .activity_io import SpecData, SwarmPromptInput, SwarmRef, Turn, TurnInput
 from .activity_set import ActivitySet
 from .errors import to_failure
 from .shapes import CompactMessage
@@ -29,10 +29,10 @@ class SwarmActivities(ActivitySet):
     ACTIVITIES = ("describe_swarm", "swarm_prompt", "swarm_turn")
 
     @activity.defn(name="tether.describe_swarm")
-    async def describe_swarm(self, params: SwarmRef) -> SwarmSpecData:
+    async def describe_swarm(self, params: SwarmRef) -> SpecData:
         """The swarm's members, their descriptions, its entry point and limits
         (:meth:`~tether.multiagent.swarm_turns.SwarmSpec.to_dict`)."""
-        spec: SwarmSpecData = self._build("swarm", params["swarm"], params.get("config")).spec.to_dict()
+        spec: SpecData = self._build("swarm", params["swarm"], params.get("config")).spec.to_dict()
         return spec
 
     @activity.defn(name="tether.swarm_prompt")

@@ -18,14 +18,13 @@ from __future__ import annotations
 import copy
 from typing import Any, Unpack, cast
 
-from .._json import json_copy
-from ..errors import ShapeError, SnapshotError
+from ..errors import SnapshotError
 from ..multiagent.swarm import SWARM_KEY
 from .blobs import BlobStore
 from .payloads import check_compact, restore
 from .policy import PayloadLimits, PayloadPolicy
 from .shapes import MultiAgentSnapshot
-from .wire import carried_from_paused, map_results, snapshot_of
+from .wire import carried_from_paused, checked_copy, map_results, snapshot_of
 
 VERSION = 1
 
@@ -41,22 +40,16 @@ def _check(snapshot: Any) -> MultiAgentSnapshot:
 
 
 def swarm_to_temporal(blobs: BlobStore | PayloadPolicy, snapshot: Any, **limits: Unpack[PayloadLimits]) -> MultiAgentSnapshot:
-    """The Temporal shape of a local swarm snapshot (large member results offloaded to ``blobs``).
-
-    Args:
-        blobs: Where large values go, or the whole :class:`~tether.temporal.policy.PayloadPolicy`.
-        snapshot: What ``Swarm.take_snapshot()`` returned (JSON).
-        **limits: ``inline_limit`` and ``max_value_bytes``, as for :func:`~tether.temporal.carried_from_run`.
+    """The Temporal shape of ``snapshot``, what ``Swarm.take_snapshot()`` returned: large member
+    results offloaded to ``blobs``, the interrupted member's agent snapshot turned into its child
+    workflow's carried state (arguments as :func:`~tether.temporal.graph_wire.graph_to_temporal`'s).
 
     Raises:
         SnapshotError: ``snapshot`` is not a swarm snapshot, or its interrupted member turn is
             not in it (a durable local run keeps it in its store).
     """
     policy = PayloadPolicy.of(blobs, **limits)
-    try:
-        out: MultiAgentSnapshot = json_copy(_check(snapshot), "swarm snapshot")
-    except ShapeError as exc:
-        raise SnapshotError(str(exc)) from None
+    out = checked_copy(snapshot, _check, "swarm snapshot")
     state = out["state"]
     map_results(state, lambda name, result: policy.offload(result, f"the result of member {name!r}"))
     running = state.get("running")
@@ -72,12 +65,8 @@ def swarm_to_temporal(blobs: BlobStore | PayloadPolicy, snapshot: Any, **limits:
 
 
 def swarm_to_local(blobs: BlobStore, snapshot: MultiAgentSnapshot) -> MultiAgentSnapshot:
-    """The local shape of a swarm workflow's snapshot (``Swarm.load_snapshot`` takes it).
-
-    Args:
-        blobs: The blob store the snapshot's references point into.
-        snapshot: The workflow's ``snapshot`` query answer or result.
-    """
+    """The local shape of a swarm workflow's ``snapshot`` query answer or result, whose
+    references point into ``blobs`` (``Swarm.load_snapshot`` takes it)."""
     out = copy.deepcopy(_check(snapshot))
     state = out["state"]
     map_results(state, lambda _, result: restore(blobs, result))

@@ -33,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from ..multiagent.swarm import SWARM_KEY
     from ..multiagent.swarm_turns import SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
     from .activity_io import SwarmPromptInput, Turn, TurnInput
-    from .base_workflow import MultiAgentWorkflow, child_outcome
+    from .base_workflow import MultiAgentWorkflow, SnapshotShape, child_outcome
     from .blobs import canonical_json
     from .claimcheck import DEFAULT_INLINE_LIMIT
     from .errors import to_failure
@@ -50,13 +50,7 @@ class SwarmWorkflow(MultiAgentWorkflow[SwarmSpec]):
     """One run of a registered swarm, durable across workers, restarts and time."""
 
     WHAT = "swarm run"
-    SNAPSHOT_TYPE = SWARM_KEY
-    SNAPSHOT_VERSION = SNAPSHOT_VERSION
-    ORDER_KEY = "node_history"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._turns_here = 0
+    SHAPE = SnapshotShape(SWARM_KEY, SNAPSHOT_VERSION, "node_history")
 
     # -- run ------------------------------------------------------------------------------
 
@@ -91,13 +85,13 @@ class SwarmWorkflow(MultiAgentWorkflow[SwarmSpec]):
                 break
             running = data["running"]
             if running is None:
-                if self._continue_as_new_due(self._turns_here, self._option("turns_per_execution", DEFAULT_TURNS_PER_EXECUTION)):
+                if self._continue_as_new_due(self._option("turns_per_execution", DEFAULT_TURNS_PER_EXECUTION)):
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     workflow.continue_as_new({**params, "task": None, "snapshot": self.snapshot()})
                 running = start_turn(spec, data, order)
                 if running is None:
                     break
-                self._turns_here += 1
+                self._done_here += 1
             await self._turn(running, responses)
         if data["status"] == "executing":
             data["status"] = "completed"
@@ -109,17 +103,9 @@ class SwarmWorkflow(MultiAgentWorkflow[SwarmSpec]):
         name, n = str(running["member"]), int(running["n"])
         run_id = str(self._params["run_id"])
         child = self._child_params(f"{name}:{n}", {"agent": f"{self._params['swarm']}/{name}"}, nested=True)
-        if responses is not None:
-            if running.get("carried") is None:
-                raise to_failure(
-                    PromptError(
-                        f"the interrupted turn {n} of member {name!r} was moved from a durable local swarm run: "
-                        "its member run lives in that run's store; finish it there"
-                    )
-                )
-            child.update(prompt={"kind": "interrupt_responses", "responses": responses}, carried=running["carried"])
-        else:
-            child.update(prompt={"kind": "messages", "messages": [await self._prompt(running["input"])]}, carried=None)
+        message = None if responses is not None else await self._prompt(running["input"])
+        asked = f"the interrupted turn {n} of member {name!r}"
+        self._prompt_child(child, responses, running.get("carried"), message, interrupted=asked, child_run="member run")
         try:
             out: AgentRunResult = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
         except ChildWorkflowError as exc:

@@ -33,7 +33,7 @@ from .payloads import (
     restore,
 )
 from .policy import PayloadLimits, PayloadPolicy
-from .shapes import CarriedState, CompactRecord, MultiAgentState
+from .shapes import CarriedState, CompactRecord, MultiAgentSnapshot, MultiAgentState
 
 TAIL = 4
 
@@ -152,6 +152,16 @@ def carried_from_paused(payloads: PayloadPolicy, paused: Any) -> tuple[CarriedSt
     run = run_from_snapshot(paused)
     carried = carried_from_run(payloads, run)
     return carried, [payloads.compact_interrupt(dict(i.to_dict())) for i in pending_interrupts(run.interrupt_state)]
+
+
+def checked_copy(snapshot: Any, check: Callable[[Any], MultiAgentSnapshot], what: str) -> MultiAgentSnapshot:
+    """A JSON copy of a local graph or swarm snapshot that ``check`` accepts (a value in it that
+    is not JSON raises ``SnapshotError`` naming it)."""
+    try:
+        copied: MultiAgentSnapshot = json_copy(check(snapshot), what)
+    except ShapeError as exc:
+        raise SnapshotError(str(exc)) from None
+    return copied
 
 
 def map_results(state: MultiAgentState, convert: Callable[[str, Any], Any]) -> None:

@@ -42,20 +42,7 @@ with workflow.unsafe.imports_passed_through():
     from ..metrics import add_figures, diff_metrics, record_tool
     from ..turn import begin_turn, copy_metrics, last_assistant, mark_interrupted, resume_interrupt, settle_idle
     from ..types import InterruptRecord, Message, MetricsData, SystemContentBlock, ToolResult
-    from .activity_io import (
-        AgentCall,
-        AgentRef,
-        CallModelInput,
-        Described,
-        Finished,
-        FinishInput,
-        HookInput,
-        ListedTools,
-        ModelOutput,
-        ReconcileInput,
-        RunToolInput,
-        ToolOutcome,
-    )
+    from . import activity_io as io
     from .agent_tool_calls import AgentToolCalls
     from .errors import IN_DOUBT_FAILURE, to_failure
     from .inbox import Answers
@@ -117,7 +104,6 @@ class AgentWorkflow(AgentToolCalls):
         self._options: WorkflowOptions = DEFAULT_OPTIONS.copy()
         self._before: MetricsData = new_metrics()
         self._resumed_from: str | None = None
-        self._cycles_here = 0
 
     # -- run ------------------------------------------------------------------------------
 
@@ -129,8 +115,8 @@ class AgentWorkflow(AgentToolCalls):
         self._options.update(requested or {})
         carried: CarriedState | None = params.get("carried")
         if carried is None or carried.get("settings") is None:
-            agent: AgentRef = {"agent": params["agent"], "config": params.get("config") or {}}
-            described: Described = await self._activity("tether.describe", agent, local=workflow.patched(PATCH_LOCAL_BOOKENDS))
+            agent: io.AgentRef = {"agent": params["agent"], "config": params.get("config") or {}}
+            described: io.Described = await self._activity("tether.describe", agent, local=workflow.patched(PATCH_LOCAL_BOOKENDS))
             if carried is None:
                 carried = {
                     "conv": described["conv"],
@@ -146,7 +132,7 @@ class AgentWorkflow(AgentToolCalls):
                 }
             settings: AgentSettings = described["settings"]
             if settings.get("sources") and workflow.patched(PATCH_TOOL_SOURCES):
-                listed: ListedTools = await self._activity("tether.list_tools", agent, attempts=int(self._options["hook_attempts"]))
+                listed: io.ListedTools = await self._activity("tether.list_tools", agent, attempts=int(self._options["hook_attempts"]))
                 settings["source_tools"] = listed["source_tools"]
                 settings["non_idempotent"] = list(listed["non_idempotent"])
                 settings["has_tools"] = bool(listed["has_tools"])
@@ -231,7 +217,7 @@ class AgentWorkflow(AgentToolCalls):
             effect = core.next_effect()
             if isinstance(effect, CallModel):
                 await self._call_model(effect)
-                self._cycles_here += 1
+                self._done_here += 1
             elif isinstance(effect, RunTools):
                 await self._run_tools(effect)
             elif isinstance(effect, CloseCycle):
@@ -252,7 +238,7 @@ class AgentWorkflow(AgentToolCalls):
             if (
                 cursor.phase == "model"
                 and cursor.stop_reason is None
-                and self._continue_as_new_due(self._cycles_here, int(self._options["cycles_per_execution"]))
+                and self._continue_as_new_due(int(self._options["cycles_per_execution"]))
             ):
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 params = dict(self._params)
@@ -274,7 +260,7 @@ class AgentWorkflow(AgentToolCalls):
 
     async def _call_model(self, effect: CallModel) -> None:
         run, core = self._state()
-        params: CallModelInput = {
+        params: io.CallModelInput = {
             **self._base(),  # type: ignore[typeddict-item]  # an AgentCall: it never holds source_tools
             "conv": self._conv,
             "pending": self._pending(),
@@ -287,7 +273,7 @@ class AgentWorkflow(AgentToolCalls):
         }
         if self._settings.get("source_tools"):
             params["source_tools"] = self._settings["source_tools"]
-        out: ModelOutput = await self._activity(
+        out: io.ModelOutput = await self._activity(
             "tether.call_model",
             params,
             timeout=float(self._options["model_timeout_s"]),
@@ -325,9 +311,9 @@ class AgentWorkflow(AgentToolCalls):
         if doubt is not None and "response" in doubt:
             # The answer to a tether.in_doubt interrupt: "rerun", or the result to record.
             if doubt["response"] != RERUN:
-                answered: ReconcileInput = {**self._base(), "tool_use": tool_use, "answer": doubt["response"]}
+                answered: io.ReconcileInput = {**self._base(), "tool_use": tool_use, "answer": doubt["response"]}
                 doubt["response"] = "recorded"
-                out: ToolOutcome = await self._activity("tether.reconcile", answered, attempts=int(self._options["hook_attempts"]))
+                out: io.ToolOutcome = await self._activity("tether.reconcile", answered, attempts=int(self._options["hook_attempts"]))
                 return await self._record(tool_use, out)
             del table[doubt["id"]]  # a re-run that is lost again asks again
         name = str(tool_use.get("name"))
@@ -335,7 +321,7 @@ class AgentWorkflow(AgentToolCalls):
             return await self._run_agent_tool(tool_use)
         interrupts = {ident: cast("CompactRecord", item) for ident, item in table.items() if item.get("tool_use_id") == tool_use_id}
         core.tool_started(tool_use_id)
-        params: RunToolInput = {**self._base(), "tool_use": tool_use, "interrupts": interrupts, "state": run.state}  # type: ignore[typeddict-item]
+        params: io.RunToolInput = {**self._base(), "tool_use": tool_use, "interrupts": interrupts, "state": run.state}  # type: ignore[typeddict-item]
         if self._settings.get("source_tools"):
             params["source_tools"] = self._settings["source_tools"]
         single = name in (self._settings.get("non_idempotent") or ())
@@ -361,7 +347,7 @@ class AgentWorkflow(AgentToolCalls):
             return False
         return await self._record(tool_use, out)
 
-    def _fold_extras(self, out: ToolOutcome) -> None:
+    def _fold_extras(self, out: io.ToolOutcome) -> None:
         """Fold a tool outcome's state changes and the usage it rolled up (an agent tool's child)
         into the run."""
         run, _ = self._state()
@@ -374,7 +360,7 @@ class AgentWorkflow(AgentToolCalls):
         if added:
             add_figures(run.metrics, added)
 
-    async def _tool_failed(self, tool_use: Any, exc: ActivityError, single: bool) -> ToolOutcome | None:
+    async def _tool_failed(self, tool_use: Any, exc: ActivityError, single: bool) -> io.ToolOutcome | None:
         """What a tool activity that failed for good stands for: a run_tool-like outcome, or None
         to run the call again. Failures no retry can fix (a broken agent factory, a value over
         the hard limit) and cancellation still end the run."""
@@ -386,15 +372,15 @@ class AgentWorkflow(AgentToolCalls):
             raise exc  # a run recorded before the patch failed here
         name = str(tool_use.get("name"))
         if single or in_doubt:
-            params: ReconcileInput = {**self._base(), "tool_use": tool_use}  # type: ignore[typeddict-item]  # no answer
-            out: ToolOutcome = await self._activity("tether.reconcile", params, attempts=int(self._options["hook_attempts"]))
+            params: io.ReconcileInput = {**self._base(), "tool_use": tool_use}  # type: ignore[typeddict-item]  # no answer
+            out: io.ToolOutcome = await self._activity("tether.reconcile", params, attempts=int(self._options["hook_attempts"]))
             return None if out.get("rerun") else out
         if self._options["tool_failure"] != "error_result":
             raise exc
         text = f"Tool {name!r} did not complete: {_failure_text(exc)}. It produced no result; do not assume it ran."
         return {"result": {"toolUseId": tool_use["toolUseId"], "status": "error", "content": [{"text": text}]}}
 
-    async def _record(self, tool_use: Any, out: ToolOutcome) -> bool:
+    async def _record(self, tool_use: Any, out: io.ToolOutcome) -> bool:
         """Fold one tool outcome (``result``, ``state_changes``, ``duration_ms``) into the core."""
         run, core = self._state()
         tool_use_id = tool_use["toolUseId"]
@@ -458,9 +444,9 @@ class AgentWorkflow(AgentToolCalls):
             "resumed_from": self._resumed_from,
         }
 
-    def _base(self) -> AgentCall:
+    def _base(self) -> io.AgentCall:
         params = self._params
-        base: AgentCall = {"agent": params["agent"], "config": params.get("config") or {}, "run_id": params.get("run_id")}
+        base: io.AgentCall = {"agent": params["agent"], "config": params.get("config") or {}, "run_id": params.get("run_id")}
         if params.get("trace"):
             base["trace"] = params["trace"]  # the client's invocation span: activities open their spans under it
         return base
@@ -498,7 +484,7 @@ class AgentWorkflow(AgentToolCalls):
     async def _invocation_hook(self, event: str, messages: list[Any] | None = None) -> None:
         if not self._settings.get("invocation_hooks"):
             return
-        params: HookInput = {
+        params: io.HookInput = {
             **self._base(),  # type: ignore[typeddict-item]  # an AgentCall: it never holds messages
             "event": event,
             "resumed": self._resumed_from is not None,
@@ -516,14 +502,14 @@ class AgentWorkflow(AgentToolCalls):
         run, _ = self._state()
         message = last_assistant(run.messages)
         idle = settle_idle(run)
-        params: FinishInput = {
+        params: io.FinishInput = {
             **self._base(),
             "conv": self._conv,
             "pending": self._pending(),
             "conversation_manager_state": run.conversation_manager_state,
             "manage": idle,
         }
-        finished: Finished = await self._activity("tether.finish", params, local=workflow.patched(PATCH_LOCAL_BOOKENDS))
+        finished: io.Finished = await self._activity("tether.finish", params, local=workflow.patched(PATCH_LOCAL_BOOKENDS))
         self._conv = finished["conv"]
         self._unpersisted = 0
         run.conversation_manager_state = finished["conversation_manager_state"]
