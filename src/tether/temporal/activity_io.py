@@ -1,17 +1,19 @@
 """The typed input and output of every Tether activity (agent, graph and swarm).
 
-One ``TypedDict`` per activity input (``...Input``) and per output, as the workflows build them
-and the activities read them. They are plain dicts at run time, so the JSON on the wire is the
-JSON the workflows always sent: the same keys in the same order (every stored history in
-``tests/temporal/histories/`` replays).
+One ``TypedDict`` per activity input (``...Input``, and the ``...Ref`` of the describing
+activities) and per output, as the workflows build them and the activities read them. They are
+plain dicts, so the JSON on the wire is the JSON the workflows always sent (every stored history
+in ``tests/temporal/histories/`` replays).
 
-Temporal's data converter converts an activity's argument by its type hints, key by key, so
-these field types are chosen to pass every value through unchanged: strings, booleans and
-``None``, ints only where an int is always sent, containers of those, and ``JSONValue``
-(``Any``) for values that only travel (a compact message part, metrics, a node's result, a
-blob placeholder). A ``float`` hint would turn an int into a float, and is never used in an
-input. ``tests/temporal/test_activity_io.py`` decodes the activity inputs of the whole history
-corpus with these hints and checks that nothing changes.
+**The inputs are typed for the type checker only.** Temporal's data converter converts an
+activity's argument by the activity's type hints: the default one key by key (a ``float`` hint
+turns ``5`` into ``5.0``), pydantic's (``temporalio.contrib.pydantic``) by validating it (it
+refuses ``typing.TypedDict`` on Python < 3.12 and drops keys a TypedDict does not declare). What
+an activity receives must be what the workflow sent, whatever converter the application
+configured, so at run time each input name below is bound to plain JSON (``dict[str, Any]``,
+the hint the activities always had); :data:`INPUTS` lists them, and
+``tests/temporal/test_activity_io.py`` checks every registered activity. The outputs need no such
+care: Tether's workflows read activity results as plain JSON (no result type).
 
 Compact values (``Compact...``) may hold ``{"$blob": ref}`` placeholders (see
 :mod:`tether.temporal.payloads` and :mod:`tether.temporal.claimcheck`).
@@ -19,7 +21,7 @@ Compact values (``Compact...``) may hold ``{"$blob": ref}`` placeholders (see
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypeAlias, TypedDict
 
 from ..types import JSONValue
 from .shapes import AgentSettings, CompactMessage, CompactRecord, CompactResult, CompactState, Config, SourceTools
@@ -271,7 +273,36 @@ class Turn(TypedDict):
     handoff: JSONValue
 
 
+INPUTS = (
+    "AgentRef",
+    "AgentCall",
+    "CallModelInput",
+    "RunToolInput",
+    "ReconcileInput",
+    "FinishInput",
+    "HookInput",
+    "ChildPromptInput",
+    "ChildAnswerInput",
+    "GraphRef",
+    "GraphPromptInput",
+    "NodeOutcomeInput",
+    "NestedInput",
+    "ConditionsInput",
+    "CallableInput",
+    "SwarmRef",
+    "SwarmPromptInput",
+    "TurnInput",
+)
+"""The names of the activity inputs: plain JSON at run time (see the module docstring)."""
+
+if not TYPE_CHECKING:
+    for _name in INPUTS:
+        globals()[_name] = dict[str, Any]
+    del _name
+
+
 __all__ = [
+    "INPUTS",
     "AgentCall",
     "AgentRef",
     "CallModelInput",
