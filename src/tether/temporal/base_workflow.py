@@ -188,9 +188,11 @@ class RunWorkflow(Generic[SnapshotT]):
 
 @dataclass(frozen=True)
 class SnapshotShape:
-    """What tells a graph's snapshot from a swarm's: its ``type`` and ``version`` and its key of
-    the order of executions (``execution_order``, ``node_history``)."""
+    """What tells a graph's run from a swarm's: its ``kind`` (``graph``, ``swarm``: the key of
+    its name in the workflow's parameters), its snapshot's ``type`` and ``version`` and the
+    snapshot's key of the order of executions (``execution_order``, ``node_history``)."""
 
+    kind: str
     type: str
     version: int
     order_key: str
@@ -208,6 +210,36 @@ class MultiAgentWorkflow(RunWorkflow[MultiAgentSnapshot], Generic[S]):
         self._spec: S | None = None
         self._data: MultiAgentState | None = None
         self._order: list[str] = []
+
+    async def _load(
+        self,
+        params: dict[str, Any],
+        spec_of: Callable[[Any], S],
+        check: Callable[[S, Any, Any, str], Any],
+        new: Callable[[S, Any], MultiAgentState],
+    ) -> tuple[S, MultiAgentState, list[str]]:
+        """Start the run: its spec (``spec_of`` the ``tether.describe_<kind>`` activity's answer)
+        and its state, the parameters' snapshot's (``check``-ed against the spec) or a ``new``
+        one on the task."""
+        kind, order_key = self.SHAPE.kind, self.SHAPE.order_key
+        self._params = params
+        spec = self._spec = spec_of(
+            await self._local(f"tether.describe_{kind}", {kind: params[kind], "config": params.get("config") or {}})
+        )
+        snapshot = params.get("snapshot")
+        try:
+            if snapshot is not None:
+                check(spec, snapshot.get("state"), snapshot.get(order_key), "snapshot")
+                data, order = snapshot["state"], list(snapshot[order_key])
+            else:
+                if params.get("task") is None:
+                    raise PromptError(f"{self.WHAT} {params.get('run_id')!r}: no task and no snapshot to continue")
+                data, order = new(spec, params["task"]), []
+        except TetherError as exc:
+            raise to_failure(exc) from None
+        self._data, self._order = data, order
+        self._status = "running"
+        return spec, data, order
 
     def _state(self) -> tuple[S, MultiAgentState, list[str]]:
         assert self._spec is not None and self._data is not None

@@ -447,43 +447,46 @@ class TetherClient:
         await self.start_run(kind, name, task, run_id=run_id, **kwargs)
         return await self.run_result(kind, run_id)
 
+    # The per-kind names of the generic methods (documented API; each is one call).
+
     async def start_swarm(self, swarm: str, task: Any = None, *, run_id: str, **kwargs: Any) -> RunHandle:
-        """Start a swarm run: :meth:`start_run` of kind ``"swarm"``."""
+        """:meth:`start_run` of kind ``"swarm"``: each member turn runs as a child agent workflow
+        of agent ``"<swarm>/<member>"``, whose id is ``child_run_id(run_id, "<member>:<n>")``."""
         return await self.start_run("swarm", swarm, task, run_id=run_id, **kwargs)
 
     async def execute_swarm(self, swarm: str, task: Any = None, *, run_id: str, **kwargs: Any) -> SwarmResult:
-        """Start a swarm run and wait for its :class:`~tether.multiagent.SwarmResult`: :meth:`execute_run` of kind ``"swarm"``."""
-        result: SwarmResult = await self.execute_run("swarm", swarm, task, run_id=run_id, **kwargs)
-        return result
+        """:meth:`execute_run` of kind ``"swarm"``: the :class:`~tether.multiagent.SwarmResult` a local
+        ``swarm(task)`` returns (a run stopped by a limit has status ``failed``, as locally; a
+        member's interrupts wait for :meth:`answer_interrupts` on the swarm's run id)."""
+        return cast("SwarmResult", await self.execute_run("swarm", swarm, task, run_id=run_id, **kwargs))
 
     async def swarm_result(self, run_id: str) -> SwarmResult:
-        """Wait for swarm run ``run_id`` to end: :meth:`run_result` of kind ``"swarm"``."""
-        result: SwarmResult = await self.run_result("swarm", run_id)
-        return result
+        """:meth:`run_result` of kind ``"swarm"`` (a member's failure raises its error class)."""
+        return cast("SwarmResult", await self.run_result("swarm", run_id))
 
     async def swarm_snapshot(self, run_id: str) -> MultiAgentSnapshot:
-        """The state of swarm run ``run_id`` in ``Swarm.take_snapshot()`` shape: :meth:`run_snapshot` of kind ``"swarm"``."""
-        snapshot: MultiAgentSnapshot = await self.run_snapshot("swarm", run_id)
-        return snapshot
+        """:meth:`run_snapshot` of kind ``"swarm"``: ``Swarm.load_snapshot`` and ``start_swarm(snapshot=...)`` take it."""
+        return cast("MultiAgentSnapshot", await self.run_snapshot("swarm", run_id))
 
     async def start_graph(self, graph: str, task: Any = None, *, run_id: str, **kwargs: Any) -> RunHandle:
-        """Start a graph run: :meth:`start_run` of kind ``"graph"``."""
+        """:meth:`start_run` of kind ``"graph"``: each agent node execution runs as a child agent
+        workflow (a nested graph node as a child graph workflow) whose id is
+        ``child_run_id(run_id, "<node>:<n>")``; callable nodes run in an activity."""
         return await self.start_run("graph", graph, task, run_id=run_id, **kwargs)
 
     async def execute_graph(self, graph: str, task: Any = None, *, run_id: str, **kwargs: Any) -> GraphResult:
-        """Start a graph run and wait for its :class:`~tether.multiagent.GraphResult`: :meth:`execute_run` of kind ``"graph"``."""
-        result: GraphResult = await self.execute_run("graph", graph, task, run_id=run_id, **kwargs)
-        return result
+        """:meth:`execute_run` of kind ``"graph"``: the :class:`~tether.multiagent.GraphResult` a local
+        ``graph(task)`` returns (a run stopped by the execution limit has status ``failed``)."""
+        return cast("GraphResult", await self.execute_run("graph", graph, task, run_id=run_id, **kwargs))
 
     async def graph_result(self, run_id: str) -> GraphResult:
-        """Wait for graph run ``run_id`` to end: :meth:`run_result` of kind ``"graph"``."""
-        result: GraphResult = await self.run_result("graph", run_id)
-        return result
+        """:meth:`run_result` of kind ``"graph"``: a failed node raises its error class (a Tether
+        error's), as a local graph does."""
+        return cast("GraphResult", await self.run_result("graph", run_id))
 
     async def graph_snapshot(self, run_id: str) -> MultiAgentSnapshot:
-        """The state of graph run ``run_id`` in ``Graph.take_snapshot()`` shape: :meth:`run_snapshot` of kind ``"graph"``."""
-        snapshot: MultiAgentSnapshot = await self.run_snapshot("graph", run_id)
-        return snapshot
+        """:meth:`run_snapshot` of kind ``"graph"``: ``Graph.load_snapshot`` and ``start_graph(snapshot=...)`` take it."""
+        return cast("MultiAgentSnapshot", await self.run_snapshot("graph", run_id))
 
 
 def _kind(kind: str) -> RunKind:

@@ -38,14 +38,13 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from ..errors import InterruptError, PromptError, TetherError
+    from ..errors import InterruptError
     from ..interrupts import apply_responses
     from ..multiagent import schedule
     from ..multiagent.schedule import GraphSpec
     from ..multiagent.state import SNAPSHOT_TYPE, SNAPSHOT_VERSION, GraphRunState
     from .activity_io import CallableInput, GraphPrompt, NestedInput, NodeOutcomeInput, NodeOutput
     from .base_workflow import MultiAgentWorkflow, SnapshotShape, child_outcome
-    from .errors import to_failure
     from .shapes import WORKFLOW_NAME, AgentRunResult, Answers, CompactRecord, MultiAgentSnapshot
 
 GRAPH_WORKFLOW_NAME = "tether.graph"
@@ -78,7 +77,7 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
     as activities) and the routing of answers to the interrupted nodes that asked them."""
 
     WHAT = "graph run"
-    SHAPE = SnapshotShape(SNAPSHOT_TYPE, SNAPSHOT_VERSION, "execution_order")
+    SHAPE = SnapshotShape("graph", SNAPSHOT_TYPE, SNAPSHOT_VERSION, "execution_order")
 
     def __init__(self) -> None:
         super().__init__()
@@ -94,22 +93,7 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
     @workflow.run
     async def run(self, params: dict[str, Any]) -> MultiAgentSnapshot:
         # ``params``: graph, config, run_id, task (JSON, compact) or snapshot (compact), options, trace.
-        self._params = params
-        described = await self._local("tether.describe_graph", {"graph": params["graph"], "config": params.get("config") or {}})
-        spec = self._spec = GraphSpec.from_dict(described)
-        snapshot = params.get("snapshot")
-        try:
-            if snapshot is not None:
-                schedule.check_spec_state(spec, snapshot.get("state"), snapshot.get("execution_order"), "snapshot")
-                data, order = snapshot["state"], list(snapshot["execution_order"])
-            else:
-                if params.get("task") is None:
-                    raise PromptError(f"graph run {params.get('run_id')!r}: no task and no snapshot to continue")
-                data, order = GraphRunState.new(params["task"], list(spec.nodes)).data, []
-        except TetherError as exc:
-            raise to_failure(exc) from None
-        self._data, self._order = data, order
-        self._status = "running"
+        spec, data, _ = await self._load(params, GraphSpec.from_dict, schedule.check_spec_state, _new_state)
         starts = None if data["status"] == "completed" else schedule.start(spec, data)
         if starts is None:
             return await self._done()  # finished, or stopped earlier with nothing to retry: the outcome stands
@@ -321,6 +305,10 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
     def _pending_interrupts(self) -> list[CompactRecord]:
         """The interrupted nodes' pending interrupts (compact)."""
         return [item for items in self._pending_by_node().values() for item in items]
+
+
+def _new_state(spec: GraphSpec, task: Any) -> dict[str, Any]:
+    return GraphRunState.new(task, list(spec.nodes)).data
 
 
 __all__ = ["GRAPH_WORKFLOW_NAME", "GraphWorkflow"]

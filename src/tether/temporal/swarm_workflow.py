@@ -28,7 +28,6 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from ..errors import PromptError, TetherError
     from ..interrupts import apply_responses
     from ..multiagent.swarm import SWARM_KEY
     from ..multiagent.swarm_turns import SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
@@ -36,7 +35,6 @@ with workflow.unsafe.imports_passed_through():
     from .base_workflow import MultiAgentWorkflow, SnapshotShape, child_outcome
     from .blobs import canonical_json
     from .claimcheck import DEFAULT_INLINE_LIMIT
-    from .errors import to_failure
     from .shapes import WORKFLOW_NAME, AgentRunResult, Answers, CompactMessage, CompactRecord, MultiAgentSnapshot
 
 SWARM_WORKFLOW_NAME = "tether.swarm"
@@ -50,29 +48,14 @@ class SwarmWorkflow(MultiAgentWorkflow[SwarmSpec]):
     """One run of a registered swarm, durable across workers, restarts and time."""
 
     WHAT = "swarm run"
-    SHAPE = SnapshotShape(SWARM_KEY, SNAPSHOT_VERSION, "node_history")
+    SHAPE = SnapshotShape("swarm", SWARM_KEY, SNAPSHOT_VERSION, "node_history")
 
     # -- run ------------------------------------------------------------------------------
 
     @workflow.run
     async def run(self, params: dict[str, Any]) -> MultiAgentSnapshot:
         # ``params``: swarm, config, run_id, task (JSON) or snapshot (compact), options, trace.
-        self._params = params
-        described = await self._local("tether.describe_swarm", {"swarm": params["swarm"], "config": params.get("config") or {}})
-        spec = self._spec = SwarmSpec.from_dict(described)
-        snapshot = params.get("snapshot")
-        try:
-            if snapshot is not None:
-                check_state(spec, snapshot.get("state"), snapshot.get("node_history"), "snapshot")
-                data, order = snapshot["state"], list(snapshot["node_history"])
-            else:
-                if params.get("task") is None:
-                    raise PromptError(f"swarm run {params.get('run_id')!r}: no task and no snapshot to continue")
-                data, order = new_state(spec, params["task"]), []
-        except TetherError as exc:
-            raise to_failure(exc) from None
-        self._data, self._order = data, order
-        self._status = "running"
+        spec, data, order = await self._load(params, SwarmSpec.from_dict, check_state, new_state)
         if data["status"] == "completed" or (data["status"] != "interrupted" and not begin(data)):
             return await self._done()  # finished, or stopped by a limit, earlier: the outcome stands
         while True:
