@@ -118,8 +118,14 @@ def state_changes(before: CompactState, after: CompactState) -> StateChanges | N
 
 
 class TetherActivities(ActivitySet):
-    """The agent activities a worker registers; they share one registry and one payload policy
-    (the constructor is :class:`~tether.temporal.activity_set.ActivitySet`'s)."""
+    """The agent activities a worker registers; they share one registry and one payload policy.
+
+    Args:
+        registry: The agent factories.
+        blobs: A :class:`~tether.temporal.policy.PayloadPolicy`, or the blob store shared by every
+            worker and client of the runs (``inline_limit`` and ``max_value_bytes`` keywords then
+            give its limits, as for :func:`~tether.temporal.create_worker`).
+    """
 
     ACTIVITIES = (
         "describe",

@@ -45,8 +45,12 @@ from .payloads import is_placeholder, restore
 
 
 class GraphActivities(ActivitySet):
-    """The graph activities a worker registers (one registry and one payload policy, as
-    :class:`~tether.temporal.activities.TetherActivities`)."""
+    """The graph activities a worker registers.
+
+    Args:
+        registry: The graph factories (and those of the node agents).
+        blobs: The payload policy or the blob store, as for :class:`~tether.temporal.TetherActivities`.
+    """
 
     ACTIVITIES = ("describe_graph", "graph_prompt", "graph_node", "graph_nested", "graph_conditions", "graph_callable")
 

@@ -23,8 +23,13 @@ from .shapes import CompactMessage
 
 
 class SwarmActivities(ActivitySet):
-    """The swarm activities a worker registers (one registry and one payload policy, as
-    :class:`~tether.temporal.activities.TetherActivities`)."""
+    """The swarm activities a worker registers: ``tether.describe_swarm``, ``tether.swarm_prompt``
+    and ``tether.swarm_turn``.
+
+    Args:
+        registry: The swarm factories (and those of the member agents).
+        blobs: The payload policy or the blob store, as for :class:`~tether.temporal.TetherActivities`.
+    """
 
     ACTIVITIES = ("describe_swarm", "swarm_prompt", "swarm_turn")
 

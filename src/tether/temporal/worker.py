@@ -81,8 +81,13 @@ class TetherPlugin(SimplePlugin):
     """A worker plugin adding the agent workflow and activities (``Worker(..., plugins=[...])``)."""
 
     def __init__(self, registry: AgentRegistry, blobs: BlobStore | PayloadPolicy, **limits: Unpack[PayloadLimits]) -> None:
-        """The plugin; its parameters are those of :func:`create_worker` (``inline_limit`` and
-        ``max_value_bytes`` as keywords)."""
+        """The plugin; its parameters are those of :func:`create_worker`.
+
+        Args:
+            registry: The agent, graph and swarm factories (the same on every worker of the queue).
+            blobs: The blob store shared by every worker and client of the runs (with the
+                ``inline_limit`` and ``max_value_bytes`` keywords), or a ``PayloadPolicy``.
+        """
         super().__init__(
             "tether.TetherPlugin",
             activities=all_activities(registry, PayloadPolicy.of(blobs, **limits)),
