@@ -103,3 +103,26 @@ def test_record_tool_and_diff() -> None:
     assert delta["tools"] == {"y": {"calls": 1, "errors": 0, "total_duration_ms": 4.0}}
     assert delta["usage"]["input_tokens"] == 10
     assert diff_metrics(now, before)["tools"]["x"]["calls"] == 2
+
+
+def test_add_figures_rolls_up_what_is_given_and_nothing_else() -> None:
+    from tether.loop.state import new_metrics
+    from tether.metrics import add_figures
+
+    metrics = new_metrics()
+    metrics["tools"]["t"] = {"calls": 1, "errors": 0, "total_duration_ms": 2.0}
+    add_figures(metrics, {"usage": {"input_tokens": 3, "total_tokens": 5}, "model_call_count": 2, "model_latency_ms": 7})
+    add_figures(
+        metrics,
+        {
+            "cycle_count": 1,
+            "tools": {"t": {"calls": 2, "errors": 1, "total_duration_ms": 1.5}, "u": {"calls": 1, "errors": 0, "total_duration_ms": 0.5}},
+        },
+    )
+    assert metrics["usage"] == {"input_tokens": 3, "output_tokens": 0, "total_tokens": 5}
+    assert (metrics["cycle_count"], metrics["tool_call_count"], metrics["model_call_count"]) == (1, 0, 2)
+    assert metrics["model_latency_ms"] == 7.0 and isinstance(metrics["model_latency_ms"], float)
+    assert metrics["tools"] == {
+        "t": {"calls": 3, "errors": 1, "total_duration_ms": 3.5},
+        "u": {"calls": 1, "errors": 0, "total_duration_ms": 0.5},
+    }

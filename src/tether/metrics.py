@@ -6,6 +6,7 @@ The data is a :class:`~tether.types.MetricsData` dict; :class:`Metrics` is a rea
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 from .types import MetricsData, ToolFigures, UsageTotals
@@ -118,3 +119,24 @@ def record_tool(metrics: MetricsData, name: str, duration_ms: float, error: bool
     if error:
         figures["errors"] += 1
     figures["total_duration_ms"] += duration_ms
+
+
+def add_figures(metrics: MetricsData, added: Mapping[str, Any]) -> None:
+    """Roll figures up into ``metrics``: add ``added`` (a :class:`~tether.types.MetricsData`-shaped
+    dict in which any figure may be missing: a missing one adds nothing).
+
+    This is the one roll-up of a nested run's cost into its parent's metrics: an agent tool's
+    child (locally and on Temporal) and a graph node's or swarm member's run. Counts are added
+    as ints, the model latency as a float, per-tool figures key by key.
+    """
+    usage = added.get("usage") or {}
+    for key in ("input_tokens", "output_tokens", "total_tokens"):
+        metrics["usage"][key] += int(usage.get(key, 0))
+    for count in ("cycle_count", "tool_call_count", "model_call_count"):
+        metrics[count] += int(added.get(count, 0))
+    metrics["model_latency_ms"] += float(added.get("model_latency_ms", 0.0))
+    for name, figures in (added.get("tools") or {}).items():
+        mine = metrics["tools"].setdefault(name, {"calls": 0, "errors": 0, "total_duration_ms": 0.0})
+        mine["calls"] += figures["calls"]
+        mine["errors"] += figures["errors"]
+        mine["total_duration_ms"] += figures["total_duration_ms"]

@@ -44,10 +44,12 @@ run metrics (once, across interrupts and crashes).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, LeaseLostError
 from ..interrupts import Interrupt, PauseSignal
+from ..metrics import add_figures
 from ..tools.base import Tool, error_result, to_result
 from ..tools.context import ToolContext
 from ..types import AgentEvent, ToolResult, ToolSpec, ToolUse
@@ -329,7 +331,7 @@ def _waiting(runner: Agent, run_id: str) -> bool:
     return bool(state.get("activated"))
 
 
-def roll_up(metrics: Any, child: dict[str, Any], rolled: dict[str, Any] | None) -> dict[str, float]:
+def roll_up(metrics: Any, child: Mapping[str, Any], rolled: dict[str, Any] | None) -> dict[str, float]:
     """Add to the parent's ``metrics`` what the child's run ``child`` cost since ``rolled``
     (what earlier rounds of the same call already added); returns the new ``rolled``."""
     usage = child.get("usage") or {}
@@ -342,11 +344,8 @@ def roll_up(metrics: Any, child: dict[str, Any], rolled: dict[str, Any] | None) 
     }
     before = rolled or {}
     delta = {key: now[key] - before.get(key, 0) for key in _ROLLED}
-    target = metrics["usage"]
-    for key in ("input_tokens", "output_tokens", "total_tokens"):
-        target[key] += int(delta[key])
-    metrics["model_call_count"] += int(delta["model_call_count"])
-    metrics["model_latency_ms"] += float(delta["model_latency_ms"])
+    tokens = {key: delta[key] for key in ("input_tokens", "output_tokens", "total_tokens")}
+    add_figures(metrics, {"usage": tokens, "model_call_count": delta["model_call_count"], "model_latency_ms": delta["model_latency_ms"]})
     return now
 
 

@@ -25,8 +25,8 @@ from itertools import pairwise
 from typing import Any, cast
 
 from ..errors import SnapshotError, StateError
-from ..metrics import diff_metrics
-from ..types import MetricsData, ToolFigures
+from ..metrics import add_figures, diff_metrics
+from ..types import MetricsData
 from .nesting import child_run_id
 from .state import NODE_STATUSES
 
@@ -134,17 +134,7 @@ def roll_up(metrics: MetricsData, entry: dict[str, Any], child: MetricsData | No
     if child is None:
         return
     before = cast(MetricsData, entry.get("usage") or {})
-    delta = diff_metrics(child, before)
-    for key in ("cycle_count", "tool_call_count", "model_call_count"):
-        metrics[key] += delta[key]
-    metrics["model_latency_ms"] += delta["model_latency_ms"]
-    for key in ("input_tokens", "output_tokens", "total_tokens"):
-        metrics["usage"][key] += delta["usage"][key]  # type: ignore[literal-required]
-    for name, figures in delta["tools"].items():
-        mine: ToolFigures = metrics["tools"].setdefault(name, {"calls": 0, "errors": 0, "total_duration_ms": 0.0})
-        mine["calls"] += figures["calls"]
-        mine["errors"] += figures["errors"]
-        mine["total_duration_ms"] += figures["total_duration_ms"]
+    add_figures(metrics, diff_metrics(child, before))
     entry["usage"] = json.loads(json.dumps(child))
 
 

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import copy
 import dataclasses
+import functools
 import inspect
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -52,21 +53,34 @@ from ..tools.base import to_result
 from ..tools.decorator import FunctionTool
 from ..tools.executors import SequentialToolExecutor
 from ..tools.registry import ToolRegistry
-from ..types import Message
-from .blobs import BlobStore
-from .claimcheck import DEFAULT_INLINE_LIMIT, Conversations, compact_message, compact_result, expand_tool_use
+from ..types import JSONValue, Message
+from .activity_io import (
+    AgentRef,
+    CallModelInput,
+    ChildAnswerInput,
+    ChildPromptInput,
+    Described,
+    Finished,
+    FinishInput,
+    HookInput,
+    ListedTools,
+    ModelOutput,
+    ReconcileInput,
+    RunToolInput,
+    StateChanges,
+    ToolOutcome,
+)
+from .activity_set import ActivitySet
+from .claimcheck import Conversations, expand_tool_use
 from .errors import in_doubt_failure, throttled_failure, to_failure
 from .payloads import (
-    DEFAULT_MAX_VALUE_BYTES,
     check_compact,
-    compact_interrupt,
     expand_interrupt,
     expand_state,
-    offload,
     restore,
 )
-from .registry import AgentRegistry
 from .retries import retry_settings, throttle_delay
+from .shapes import CompactMessage, CompactResult, CompactState
 
 TAIL = 4
 """Compact messages the workflow keeps in memory (the loop core reads only the last one)."""
@@ -90,7 +104,7 @@ def _fatal_errors(what: str) -> Iterator[None]:
         raise to_failure(exc, what) from None
 
 
-def state_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any] | None:
+def state_changes(before: CompactState, after: CompactState) -> StateChanges | None:
     """What a tool changed in the agent state (``set`` keys, ``deleted`` keys), or None.
 
     Concurrent tool calls each report their own changes and the workflow applies them in the
@@ -103,78 +117,48 @@ def state_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, An
     return {"set": json_copy(changed), "deleted": deleted}
 
 
-class TetherActivities:
-    """The activities a worker registers; they share one registry and one blob store."""
+class TetherActivities(ActivitySet):
+    """The agent activities a worker registers; they share one registry and one payload policy.
 
-    def __init__(
-        self,
-        registry: AgentRegistry,
-        blobs: BlobStore,
-        *,
-        inline_limit: int = DEFAULT_INLINE_LIMIT,
-        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
-    ) -> None:
-        """The activities of a worker serving ``registry``'s agents.
+    Args:
+        registry: The agent factories.
+        blobs: A :class:`~tether.temporal.policy.PayloadPolicy`, or the blob store shared by every
+            worker and client of the runs (``inline_limit`` and ``max_value_bytes`` keywords then
+            give its limits, as for :func:`~tether.temporal.create_worker`).
+    """
 
-        Args:
-            registry: The agent factories.
-            blobs: The blob store shared by every worker and client of the runs.
-            inline_limit: Values larger than this (bytes of JSON) travel as blob references.
-            max_value_bytes: The hard limit of one value (a state value, a message part, a tool
-                result, an interrupt reason): a larger one fails the run with a non-retryable
-                ``PayloadTooLargeError`` naming it (None: no limit).
-        """
-        self.registry = registry
-        self.blobs = blobs
-        self.conversations = Conversations(blobs)
-        self.inline_limit = inline_limit
-        self.max_value_bytes = max_value_bytes
+    ACTIVITIES = (
+        "describe",
+        "list_tools",
+        "call_model",
+        "run_tool",
+        "reconcile",
+        "finish",
+        "invocation_hook",
+        "child_prompt",
+        "child_answer",
+    )
 
-    def all(self) -> list[Any]:
-        """The activity callables to register on a worker."""
-        return [
-            self.describe,
-            self.list_tools,
-            self.call_model,
-            self.run_tool,
-            self.reconcile,
-            self.finish,
-            self.invocation_hook,
-            self.child_prompt,
-            self.child_answer,
-        ]
+    @functools.cached_property
+    def conversations(self) -> Conversations:
+        """The conversation chains of the blob store (with a cache of the ones read lately)."""
+        return Conversations(self.payloads.blobs)
 
-    def _agent(self, params: dict[str, Any]) -> Any:
-        try:
-            return self.registry.build(params["agent"], params.get("config") or {})
-        except TetherError as exc:
-            raise to_failure(exc, f"cannot build agent {params.get('agent')!r}") from None
-
-    def _compact(self, message: Any) -> dict[str, Any]:
-        return compact_message(self.blobs, message, self.inline_limit, self.max_value_bytes)
-
-    def _offload(self, value: Any, field: str) -> Any:
-        """``value`` or its placeholder; the whole value is one blob (the workflow never reads it)."""
-        return offload(self.blobs, value, field, limit=self.inline_limit, hard_limit=self.max_value_bytes)
-
-    def _compact_state(self, state: dict[str, Any]) -> dict[str, Any]:
-        """The agent state with each large value offloaded (the workflow merges it key by key)."""
-        compact = {key: self._offload(value, f"state[{key!r}]") for key, value in state.items()}
-        check_compact(compact, "state")
-        return compact
+    def _agent(self, params: AgentRef) -> Any:
+        return self._build("agent", params["agent"], params.get("config"))
 
     # -- describe -------------------------------------------------------------------------
 
     @activity.defn(name="tether.describe")
-    async def describe(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def describe(self, params: AgentRef) -> Described:
         """The agent's initial run state (compact) and the settings the workflow needs."""
         agent = self._agent(params)
         run = agent.run_state
         with _fatal_errors(f"cannot store the initial state of agent {params.get('agent')!r}"):
-            compact = [self._compact(message) for message in run.messages]
-            state = self._compact_state(run.state)
-            manager_state = self._offload(agent.conversation_manager.state(run), "conversation_manager_state")
-            system = None if run.system_prompt is None else self._compact({"role": "system", "content": run.system_prompt})
+            compact = [self.payloads.compact_message(message) for message in run.messages]
+            state = self.payloads.compact_state(run.state)
+            manager_state = self.payloads.offload(agent.conversation_manager.state(run), "conversation_manager_state")
+            system = None if run.system_prompt is None else self.payloads.compact_message({"role": "system", "content": run.system_prompt})
         hooks = agent.hooks
         tools = agent.tool_registry
         return {
@@ -200,7 +184,7 @@ class TetherActivities:
     # -- tool sources ---------------------------------------------------------------------
 
     @activity.defn(name="tether.list_tools")
-    async def list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def list_tools(self, params: AgentRef) -> ListedTools:
         """Start the agent's tool sources (MCP servers), list their tools and close them again.
 
         The workflow records the result and hands it to every model and tool activity of the
@@ -230,7 +214,7 @@ class TetherActivities:
             "has_tools": len(registry) > 0,
         }
 
-    def _adopt(self, agent: Any, params: dict[str, Any]) -> None:
+    def _adopt(self, agent: Any, params: CallModelInput | RunToolInput) -> None:
         """Give a rebuilt agent the tools its sources listed (``source_tools`` of the params), with
         the idempotency the sources declared when they listed them."""
         listed = params.get("source_tools")
@@ -241,7 +225,7 @@ class TetherActivities:
     # -- model ----------------------------------------------------------------------------
 
     @activity.defn(name="tether.call_model")
-    async def call_model(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def call_model(self, params: CallModelInput) -> ModelOutput:
         """Persist the pending messages, call the model once, return the compact response."""
         agent = self._agent(params)
         self._adopt(agent, params)
@@ -249,9 +233,9 @@ class TetherActivities:
         with _fatal_errors(f"cannot read the conversation of run {params.get('run_id')!r}"):
             conv = conversations.append(params.get("conv"), params.get("pending") or [])
             loaded = conversations.load(conv)
-            state = expand_state(self.blobs, params.get("state"))
-            manager_state = dict(restore(self.blobs, params.get("conversation_manager_state")) or {})
-            model_state = restore(self.blobs, params.get("model_state")) or {}
+            state = expand_state(self.payloads.blobs, params.get("state"))
+            manager_state = dict(restore(self.payloads.blobs, params.get("conversation_manager_state")) or {})
+            model_state = restore(self.payloads.blobs, params.get("model_state")) or {}
         run = _fresh_run(
             agent,
             messages=list(loaded),
@@ -281,28 +265,30 @@ class TetherActivities:
             if "toolUse" in block and not block["toolUse"].get("toolUseId"):
                 block["toolUse"]["toolUseId"] = f"tooluse_{len(run.messages)}_{i}"
         with _fatal_errors(f"a model response of run {params.get('run_id')!r} is too large"):
-            out: dict[str, Any] = {
+            out: ModelOutput = {
                 "conv": conv,
-                "message": self._compact(message),
+                "message": self.payloads.compact_message(message),
                 "stop_reason": response.stop_reason,
                 "usage": response.usage,
                 "latency_ms": response.latency_ms,
-                "model_state": None if response.model_state is None else self._offload(response.model_state, "model_state"),
+                "model_state": None if response.model_state is None else self.payloads.offload(response.model_state, "model_state"),
                 "rebased": False,
             }
             if len(run.messages) != len(loaded) or any(a is not b for a, b in zip(run.messages, loaded, strict=False)):
                 out["rebased"] = True
                 out["conv"] = self._rebase(conv, loaded, run.messages)
                 out["length"] = len(run.messages)
-                out["conversation_manager_state"] = self._offload(agent.conversation_manager.state(run), "conversation_manager_state")
+                out["conversation_manager_state"] = self.payloads.offload(
+                    agent.conversation_manager.state(run), "conversation_manager_state"
+                )
         return out
 
-    def _expand_system(self, compact: dict[str, Any]) -> Any:
+    def _expand_system(self, compact: CompactMessage) -> Any:
         from .claimcheck import expand_message
 
-        return expand_message(self.blobs, compact)["content"]
+        return expand_message(self.payloads.blobs, compact)["content"]
 
-    async def _stream(self, host: LoopHost, run: RunState, params: dict[str, Any], parent: Span | None) -> ModelResponse:
+    async def _stream(self, host: LoopHost, run: RunState, params: CallModelInput, parent: Span | None) -> ModelResponse:
         """One accepted response, with overflow reductions and hook retries exactly as locally.
 
         Throttling is not retried here: it fails the activity and Temporal's retry policy runs it
@@ -331,13 +317,13 @@ class TetherActivities:
         if offset >= 0 and all(kept[i] is loaded[offset + i] for i in range(len(kept))):
             compact = self.conversations.compact_nodes(conv)[offset:]
         else:
-            compact = [self._compact(message) for message in kept]
+            compact = [self.payloads.compact_message(message) for message in kept]
         return self.conversations.rebase(compact)
 
     # -- tools ----------------------------------------------------------------------------
 
     @activity.defn(name="tether.run_tool")
-    async def run_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def run_tool(self, params: RunToolInput) -> ToolOutcome:
         """Run one tool call (with its hooks); returns a compact result or the interrupt it raised.
 
         A tool declared ``idempotent=False`` runs on the first attempt only: a later attempt
@@ -351,7 +337,7 @@ class TetherActivities:
         finally:
             await agent.tool_registry.close_sources()  # e.g. stop the MCP server this call started
 
-    async def _run_tool(self, agent: Any, params: dict[str, Any]) -> dict[str, Any]:
+    async def _run_tool(self, agent: Any, params: RunToolInput) -> ToolOutcome:
         tool_use_id = params["tool_use"].get("toolUseId")
         name = str(params["tool_use"].get("name"))
         attempt = activity.info().attempt
@@ -360,9 +346,9 @@ class TetherActivities:
         if attempt > 1 and selected is not None and not selected.idempotent:
             raise in_doubt_failure(str(tool_use_id), name, attempt)
         with _fatal_errors(f"cannot read the input or state of tool call {tool_use_id!r}"):
-            tool_use: Any = expand_tool_use(self.blobs, params["tool_use"])
-            before_state = expand_state(self.blobs, params.get("state"))
-            interrupts = {ident: expand_interrupt(self.blobs, item) for ident, item in (params.get("interrupts") or {}).items()}
+            tool_use: Any = expand_tool_use(self.payloads.blobs, params["tool_use"])
+            before_state = expand_state(self.payloads.blobs, params.get("state"))
+            interrupts = {ident: expand_interrupt(self.payloads.blobs, item) for ident, item in (params.get("interrupts") or {}).items()}
         run = _fresh_run(
             agent,
             state=copy.deepcopy(before_state),
@@ -373,19 +359,19 @@ class TetherActivities:
         outcome = await call_tool(host, run, tool_use, guard=_heartbeating, parent=parent)
         outcome.apply_recorded()  # the tool's bookkeeping for its result: returned with it below
         with _fatal_errors(f"the outcome of tool call {tool_use_id!r} ({name}) is too large"):
-            out: dict[str, Any]
+            out: ToolOutcome
             if outcome.interrupt is not None:
                 # An agent tool keeps its interrupted child in the state: it travels with the interrupt.
-                out = {"interrupt": self._compact_interrupt(outcome.interrupt.to_dict())}
+                out = {"interrupt": self.payloads.compact_interrupt(outcome.interrupt.to_dict())}
             else:
                 assert outcome.result is not None
                 out = {
-                    "result": compact_result(self.blobs, outcome.result, self.inline_limit, self.max_value_bytes),
+                    "result": self.payloads.compact_result(outcome.result),
                     "duration_ms": outcome.duration_ms,
                 }
             changes = state_changes(before_state, run.state)
             if changes is not None:
-                changes["set"] = {key: self._offload(value, f"state[{key!r}]") for key, value in changes["set"].items()}
+                changes["set"] = {key: self.payloads.offload(value, f"state[{key!r}]") for key, value in changes["set"].items()}
                 check_compact(changes, "state")
                 out["state_changes"] = changes
             added = _usage_added(run.metrics)
@@ -393,13 +379,10 @@ class TetherActivities:
                 out["usage_added"] = added
         return out
 
-    def _compact_interrupt(self, record: Any) -> dict[str, Any]:
-        return compact_interrupt(self.blobs, record, limit=self.inline_limit, hard_limit=self.max_value_bytes)
-
     # -- in-doubt tool calls --------------------------------------------------------------
 
     @activity.defn(name="tether.reconcile")
-    async def reconcile(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def reconcile(self, params: ReconcileInput) -> ToolOutcome:
         """Settle an in-doubt call of a non-idempotent tool, as a local durable run does.
 
         With ``answer`` (the response to a ``tether.in_doubt`` interrupt, not ``"rerun"``) the
@@ -410,8 +393,8 @@ class TetherActivities:
         agent = self._agent(params)
         run_id = str(params.get("run_id") or "")
         with _fatal_errors("cannot read an in-doubt tool call"):
-            tool_use: Any = expand_tool_use(self.blobs, params["tool_use"])
-            answer = restore(self.blobs, params["answer"]) if "answer" in params else RERUN
+            tool_use: Any = expand_tool_use(self.payloads.blobs, params["tool_use"])
+            answer = restore(self.payloads.blobs, params["answer"]) if "answer" in params else RERUN
         tool_use_id = tool_use["toolUseId"]
         call = InDoubtCall(run_id, tool_use, f"{run_id}/{tool_use_id}" if run_id else tool_use_id)
         if "answer" not in params:
@@ -419,64 +402,64 @@ class TetherActivities:
                 ident = interrupt_id("durable", tool_use_id, IN_DOUBT)
                 record = Interrupt(ident, IN_DOUBT, call.to_reason(), "durable", tool_use_id).to_dict()
                 with _fatal_errors(f"the in-doubt interrupt of tool call {tool_use_id!r} is too large"):
-                    return {"interrupt": self._compact_interrupt(record)}
+                    return {"interrupt": self.payloads.compact_interrupt(record)}
             answer = agent.reconcile(call)
             if inspect.isawaitable(answer):
                 answer = await answer
         if answer == RERUN:
             return {"rerun": True}
         with _fatal_errors(f"the reconciled result of tool call {tool_use_id!r} is too large"):
-            return {"result": compact_result(self.blobs, to_result(tool_use_id, answer), self.inline_limit, self.max_value_bytes)}
+            return {"result": self.payloads.compact_result(to_result(tool_use_id, answer))}
 
     # -- agent tools (child workflows) ----------------------------------------------------
 
     @activity.defn(name="tether.child_prompt")
-    async def child_prompt(self, params: dict[str, Any]) -> dict[str, Any] | str:
+    async def child_prompt(self, params: ChildPromptInput) -> CompactMessage | str:
         """The compact prompt message of an agent tool's child whose input was offloaded (or the
         error text of an invalid input); see :func:`tether.temporal.nested.prompt_message`."""
         from .nested import prompt_message
 
         with _fatal_errors("cannot read the input of an agent tool call"):
-            tool_use = expand_tool_use(self.blobs, params["tool_use"])
+            tool_use = expand_tool_use(self.payloads.blobs, params["tool_use"])
         prompt = prompt_message(tool_use.get("input"), str(tool_use.get("name")))
         assert prompt is not None  # expanded: never a placeholder
         if isinstance(prompt, str):
             return prompt
         with _fatal_errors(f"the input of agent tool call {tool_use.get('toolUseId')!r} is too large"):
-            return self._compact(prompt)
+            return self.payloads.compact_message(prompt)
 
     @activity.defn(name="tether.child_answer")
-    async def child_answer(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def child_answer(self, params: ChildAnswerInput) -> CompactResult:
         """The compact tool result of a finished agent tool's child whose answer was offloaded."""
         from .claimcheck import expand_message
         from .nested import answer_result
 
         message = params.get("message")
         with _fatal_errors("cannot read the answer of an agent tool's child"):
-            full = None if message is None else expand_message(self.blobs, message, decode=False)
+            full = None if message is None else expand_message(self.payloads.blobs, message, decode=False)
         result = answer_result(str(params["tool_use_id"]), cast("dict[str, Any] | None", full))
         assert result is not None  # expanded: no placeholder left
         with _fatal_errors(f"the answer of agent tool call {params['tool_use_id']!r} is too large"):
-            return compact_result(self.blobs, cast("Any", result), self.inline_limit, self.max_value_bytes)
+            return self.payloads.compact_result(cast("Any", result))
 
     # -- end of an invocation -------------------------------------------------------------
 
     @activity.defn(name="tether.finish")
-    async def finish(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def finish(self, params: FinishInput) -> Finished:
         """Persist the pending messages and apply the conversation manager's after-call management."""
         agent = self._agent(params)
         conversations = self.conversations
         with _fatal_errors(f"cannot read the conversation of run {params.get('run_id')!r}"):
             conv = conversations.append(params.get("conv"), params.get("pending") or [])
             loaded = conversations.load(conv)
-            state = dict(restore(self.blobs, params.get("conversation_manager_state")) or {})
+            state = dict(restore(self.payloads.blobs, params.get("conversation_manager_state")) or {})
         state.pop("kind", None)
         run = RunState(messages=list(loaded), conversation_manager_state=state)
         if params.get("manage", True):
             agent.conversation_manager.apply_management(run)
         with _fatal_errors(f"the conversation-manager state of run {params.get('run_id')!r} is too large"):
-            manager_state = self._offload(agent.conversation_manager.state(run), "conversation_manager_state")
-        out: dict[str, Any] = {
+            manager_state = self.payloads.offload(agent.conversation_manager.state(run), "conversation_manager_state")
+        out: Finished = {
             "conv": conv,
             "length": len(run.messages),
             "conversation_manager_state": manager_state,
@@ -486,7 +469,7 @@ class TetherActivities:
         return out
 
     @activity.defn(name="tether.invocation_hook")
-    async def invocation_hook(self, params: dict[str, Any]) -> None:
+    async def invocation_hook(self, params: HookInput) -> None:
         """Fire invocation-level hooks (``BeforeInvocation``, ``AfterInvocation``, ``MessageAdded``)."""
         from .claimcheck import expand_message
 
@@ -499,7 +482,7 @@ class TetherActivities:
             await hooks.fire(AfterInvocation(agent, resumed=bool(params.get("resumed")), resumed_from=params.get("resumed_from")))
         elif kind == "messages" and hooks.has(MessageAdded):
             for compact in params.get("messages") or []:
-                await hooks.fire(MessageAdded(agent, expand_message(self.blobs, compact)))
+                await hooks.fire(MessageAdded(agent, expand_message(self.payloads.blobs, compact)))
 
 
 def _agent_tools(tools: ToolRegistry) -> dict[str, dict[str, Any]]:
@@ -513,7 +496,7 @@ def _agent_tools(tools: ToolRegistry) -> dict[str, dict[str, Any]]:
     }
 
 
-def _usage_added(metrics: Any) -> dict[str, Any] | None:
+def _usage_added(metrics: Any) -> JSONValue:
     """What the tool call added to the (fresh) run's model figures: an agent tool's child's
     usage, model calls and latency, rolled up into the workflow's metrics (None: nothing)."""
     usage = metrics["usage"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 from collections import OrderedDict
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from .._json import json_copy
 from .._messages import decode_message_bytes
@@ -25,6 +25,7 @@ from ..types import Message
 from .blobs import BlobStore, canonical_json, is_ref
 from .payloads import BLOB_KEY, DEFAULT_MAX_VALUE_BYTES, check_compact, check_size
 from .payloads import is_placeholder as _is_placeholder
+from .shapes import CompactMessage, CompactResult, CompactToolUse
 
 DEFAULT_INLINE_LIMIT = 8 * 1024
 """Parts larger than this (bytes of canonical JSON) are offloaded."""
@@ -44,7 +45,7 @@ def compact_message(
     limit: int = DEFAULT_INLINE_LIMIT,
     hard_limit: int | None = DEFAULT_MAX_VALUE_BYTES,
     field: str = "message",
-) -> dict[str, Any]:
+) -> CompactMessage:
     """A compact copy of ``message`` (pure JSON; bytes become envelopes first).
 
     Args:
@@ -54,7 +55,7 @@ def compact_message(
         hard_limit: A part larger than this raises ``PayloadTooLargeError`` (None: no limit).
         field: The message's name in errors.
     """
-    plain: dict[str, Any] = json_copy(message, "message")
+    plain: CompactMessage = json_copy(message, "message")
     content = plain.get("content")
     if not isinstance(content, list):
         return plain
@@ -83,11 +84,11 @@ def compact_message(
 
 def compact_result(
     blobs: BlobStore, result: Any, limit: int = DEFAULT_INLINE_LIMIT, hard_limit: int | None = DEFAULT_MAX_VALUE_BYTES
-) -> dict[str, Any]:
+) -> CompactResult:
     """A compact copy of one tool result (see :func:`compact_message` for the limits)."""
     field = f"the result of tool call {result.get('toolUseId')!r}" if isinstance(result, dict) else "a tool result"
     holder = compact_message(blobs, {"role": "user", "content": [{"toolResult": result}]}, limit, hard_limit, field)
-    compacted: dict[str, Any] = holder["content"][0]["toolResult"]
+    compacted: CompactResult = holder["content"][0]["toolResult"]
     return compacted
 
 
@@ -95,10 +96,10 @@ def _resolve(blobs: BlobStore, value: Any) -> Any:
     return blobs.get(value[BLOB_KEY]) if _is_placeholder(value) else value
 
 
-def expand_message(blobs: BlobStore, message: dict[str, Any], *, decode: bool = True) -> Message:
+def expand_message(blobs: BlobStore, message: CompactMessage, *, decode: bool = True) -> Message:
     """The full message a compact one stands for (a fresh copy; envelopes decoded to bytes)."""
     content = message.get("content")
-    full: dict[str, Any] = {**message}
+    full: CompactMessage = {**message}
     if isinstance(content, list):
         blocks: list[Any] = []
         for block in content:
@@ -126,7 +127,7 @@ def expand_message(blobs: BlobStore, message: dict[str, Any], *, decode: bool = 
     return full  # type: ignore[return-value]
 
 
-def expand_tool_use(blobs: BlobStore, tool_use: dict[str, Any]) -> dict[str, Any]:
+def expand_tool_use(blobs: BlobStore, tool_use: CompactToolUse) -> CompactToolUse:
     """A tool call with its input restored."""
     use = dict(tool_use)
     if "input" in use:
@@ -134,11 +135,18 @@ def expand_tool_use(blobs: BlobStore, tool_use: dict[str, Any]) -> dict[str, Any
     return use
 
 
-def expand_result(blobs: BlobStore, result: dict[str, Any]) -> dict[str, Any]:
+def expand_result(blobs: BlobStore, result: CompactResult) -> CompactResult:
     """A tool result with its content restored (envelopes decoded)."""
     message = expand_message(blobs, {"role": "user", "content": [{"toolResult": result}]})
-    restored: dict[str, Any] = dict(message["content"][0]["toolResult"])
+    restored: CompactResult = dict(message["content"][0]["toolResult"])
     return restored
+
+
+class ConversationNode(TypedDict):
+    """One node of a conversation chain: the previous node's reference and compact messages."""
+
+    prev: str | None
+    messages: list[CompactMessage]
 
 
 class Conversations:
@@ -149,30 +157,30 @@ class Conversations:
         self._cache: OrderedDict[str, list[Message]] = OrderedDict()
         self._cache_size = cache_size
 
-    def append(self, prev: str | None, compact: list[dict[str, Any]]) -> str | None:
+    def append(self, prev: str | None, compact: list[CompactMessage]) -> str | None:
         """The reference of ``prev`` followed by ``compact`` messages (``prev`` itself if none)."""
         if not compact:
             return prev
         return self.blobs.put({"prev": prev, "messages": compact})
 
-    def rebase(self, compact: list[dict[str, Any]]) -> str:
+    def rebase(self, compact: list[CompactMessage]) -> str:
         """A new chain holding exactly ``compact`` (after a conversation manager trimmed it)."""
         return self.blobs.put({"prev": None, "messages": compact})
 
-    def compact_nodes(self, ref: str | None) -> list[dict[str, Any]]:
+    def compact_nodes(self, ref: str | None) -> list[CompactMessage]:
         """The compact messages of a chain, oldest first."""
-        nodes: list[list[dict[str, Any]]] = []
+        nodes: list[list[CompactMessage]] = []
         current = ref
         while current is not None:
             node = self._node(current)
             nodes.append(node["messages"])
             current = node["prev"]
-        out: list[dict[str, Any]] = []
+        out: list[CompactMessage] = []
         for messages in reversed(nodes):
             out.extend(messages)
         return out
 
-    def _node(self, ref: str) -> dict[str, Any]:
+    def _node(self, ref: str) -> ConversationNode:
         node = self.blobs.get(ref)
         if (
             not isinstance(node, dict)
@@ -180,7 +188,7 @@ class Conversations:
             or not (node.get("prev") is None or is_ref(node["prev"]))
         ):
             raise StoreError(f"blob {ref} is not a conversation node; the run's conversation reference is wrong")
-        return node
+        return cast(ConversationNode, node)
 
     def load(self, ref: str | None) -> list[Message]:
         """The full conversation ``ref`` names (shared, cached lists: treat them as read-only)."""
@@ -190,7 +198,7 @@ class Conversations:
         if cached is not None:
             self._cache.move_to_end(ref)
             return cached
-        pending: list[list[dict[str, Any]]] = []
+        pending: list[list[CompactMessage]] = []
         current: str | None = ref
         base: list[Message] = []
         while current is not None:

@@ -13,35 +13,36 @@ here (:func:`tether.temporal.errors.from_failure`), with the Temporal failure as
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from .._json import json_copy
 from .._prompt import normalize_prompt
 from ..checkpoint import Checkpoint
 from ..errors import ConfigurationError, PromptError, RunEndedError, RunNotFoundError
 from ..interrupts import Interrupt
 from ..loop.tracing import NULL_SPAN, NULL_TRACER, Span, Tracer, span_ids
-from ..metrics import Metrics
 from ..result import AgentResult
 from ..snapshot import Snapshot
 from ..telemetry import resolve_tracer
 from .blobs import BlobStore
-from .claimcheck import DEFAULT_INLINE_LIMIT, compact_message, expand_message
+from .claimcheck import DEFAULT_INLINE_LIMIT
 from .errors import from_failure
-from .payloads import DEFAULT_MAX_VALUE_BYTES, check_compact, expand_interrupt, expand_state, offload
-from .shapes import CarriedState, WirePrompt, WorkflowOptions, WorkflowParams
+from .payloads import DEFAULT_MAX_VALUE_BYTES, expand_interrupt
+from .policy import PayloadPolicy
+from .run_kinds import KINDS, MultiAgentKind, RunKind
+from .shapes import WORKFLOW_NAME, Answers, CarriedState, Config, MultiAgentSnapshot, RunStatus, WirePrompt, WorkflowOptions, WorkflowParams
 from .wire import carried_from_run, run_from_checkpoint, run_from_snapshot, snapshot_of
-from .workflow import WORKFLOW_NAME
 
 if TYPE_CHECKING:
     from ..multiagent.graph import GraphResult
     from ..multiagent.swarm import SwarmResult
 
-__all__ = ["TetherClient"]
+RunHandle: TypeAlias = WorkflowHandle[Any, dict[str, Any]]
+"""The handle of a run's workflow (its result is JSON: read it with the client's ``run_result``)."""
+
+__all__ = ["RunHandle", "TetherClient"]
 
 
 class TetherClient:
@@ -50,7 +51,7 @@ class TetherClient:
     def __init__(
         self,
         client: Client,
-        blobs: BlobStore,
+        blobs: BlobStore | PayloadPolicy,
         task_queue: str,
         *,
         inline_limit: int = DEFAULT_INLINE_LIMIT,
@@ -62,7 +63,8 @@ class TetherClient:
 
         Args:
             client: A connected Temporal client.
-            blobs: The blob store the workers of ``task_queue`` use.
+            blobs: The blob store the workers of ``task_queue`` use, or a
+                :class:`~tether.temporal.policy.PayloadPolicy` (the store and both limits).
             task_queue: Where the agent workers listen.
             inline_limit: Values larger than this (bytes of JSON) travel as blob references.
             options: Default workflow options of the runs this client starts.
@@ -75,12 +77,23 @@ class TetherClient:
                 application set one, else no tracing). See :mod:`tether.telemetry`.
         """
         self.client = client
-        self.blobs = blobs
+        self.payloads = PayloadPolicy.of(blobs, inline_limit, max_value_bytes)
         self.task_queue = task_queue
-        self.inline_limit = inline_limit
-        self.max_value_bytes = max_value_bytes
         self.options: WorkflowOptions = {**(options or {})}
         self.tracer = tracer
+
+    @property
+    def blobs(self) -> BlobStore:
+        """The blob store of the runs' large values."""
+        return self.payloads.blobs
+
+    @property
+    def inline_limit(self) -> int:
+        return self.payloads.inline_limit
+
+    @property
+    def max_value_bytes(self) -> int | None:
+        return self.payloads.max_value_bytes
 
     # -- starting -------------------------------------------------------------------------
 
@@ -91,24 +104,20 @@ class TetherClient:
             return {"kind": "continue"}, carried
         return {
             "kind": normalized.kind,
-            "messages": [
-                compact_message(self.blobs, message, self.inline_limit, self.max_value_bytes, f"prompt[{i}]")
-                for i, message in enumerate(normalized.messages)
-            ],
+            "messages": [self.payloads.compact_message(message, f"prompt[{i}]") for i, message in enumerate(normalized.messages)],
             "responses": self._compact_responses(normalized.responses),
         }, None
 
     def _carried(self, run: Any) -> CarriedState:
-        return carried_from_run(self.blobs, run, inline_limit=self.inline_limit, max_value_bytes=self.max_value_bytes)
+        return carried_from_run(self.payloads, run)
 
-    def _compact_responses(self, responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _compact_responses(self, responses: Answers) -> Answers:
         """Interrupt answers with large responses offloaded (the workflow keeps them as references)."""
-        out: list[dict[str, Any]] = []
+        out: Answers = []
         for item in _bodies(responses):
             if isinstance(item, dict) and "response" in item:
                 field = f"the response to interrupt {item.get('interruptId')}"
-                response = offload(self.blobs, item["response"], field, limit=self.inline_limit, hard_limit=self.max_value_bytes)
-                item = {**item, "response": response}
+                item = {**item, "response": self.payloads.offload(item["response"], field)}
             out.append(item)
         return out
 
@@ -118,11 +127,11 @@ class TetherClient:
         prompt: Any,
         *,
         run_id: str,
-        config: dict[str, Any] | None = None,
+        config: Config | None = None,
         options: WorkflowOptions | None = None,
         carried: CarriedState | None = None,
         **start_options: Any,
-    ) -> WorkflowHandle[Any, dict[str, Any]]:
+    ) -> RunHandle:
         """Start one invocation of ``agent`` as workflow ``run_id``; returns its handle.
 
         ``prompt`` is anything ``Agent.__call__`` accepts (a ``checkpointResume`` block
@@ -155,12 +164,12 @@ class TetherClient:
         agent: str,
         prompt: Any,
         run_id: str,
-        config: dict[str, Any] | None,
+        config: Config | None,
         options: WorkflowOptions | None,
         carried: CarriedState | None,
         span: Span,
         start_options: dict[str, Any],
-    ) -> WorkflowHandle[Any, dict[str, Any]]:
+    ) -> RunHandle:
         if not isinstance(run_id, str) or not run_id:
             raise ConfigurationError(f"run_id must be a non-empty string, got {run_id!r}")
         encoded, from_checkpoint = self._prompt(prompt)
@@ -179,12 +188,12 @@ class TetherClient:
         ids = span_ids(span)
         if ids is not None:
             params["trace"] = ids
-        handle: WorkflowHandle[Any, dict[str, Any]] = await self.client.start_workflow(
+        handle: RunHandle = await self.client.start_workflow(
             WORKFLOW_NAME, params, id=run_id, task_queue=self.task_queue, result_type=dict, **start_options
         )
         return handle
 
-    async def execute(self, agent: str, prompt: Any, *, run_id: str, config: dict[str, Any] | None = None, **kwargs: Any) -> AgentResult:
+    async def execute(self, agent: str, prompt: Any, *, run_id: str, config: Config | None = None, **kwargs: Any) -> AgentResult:
         """Start an invocation and wait for its :class:`~tether.AgentResult` (the invocation's
         span, with tracing on, lasts until the result)."""
         options: WorkflowOptions | None = kwargs.pop("options", None)
@@ -201,8 +210,8 @@ class TetherClient:
         return result
 
     async def continue_run(
-        self, agent: str, prompt: Any, *, previous_run_id: str, run_id: str, config: dict[str, Any] | None = None, **kwargs: Any
-    ) -> WorkflowHandle[Any, dict[str, Any]]:
+        self, agent: str, prompt: Any, *, previous_run_id: str, run_id: str, config: Config | None = None, **kwargs: Any
+    ) -> RunHandle:
         """Start the next turn of a finished run (workflow ``previous_run_id``) as workflow ``run_id``."""
         raw = await self._raw_result(previous_run_id)
         # The carried state of the finished run (the workflow's result, as JSON); settings None
@@ -217,9 +226,9 @@ class TetherClient:
         *,
         run_id: str,
         prompt: Any = None,
-        config: dict[str, Any] | None = None,
+        config: Config | None = None,
         **kwargs: Any,
-    ) -> WorkflowHandle[Any, dict[str, Any]]:
+    ) -> RunHandle:
         """Continue a local run on Temporal from a snapshot or a checkpoint (object or dict).
 
         ``prompt`` is what the local agent would be called with next: ``None`` to continue a
@@ -240,9 +249,9 @@ class TetherClient:
         *,
         run_id: str | None = None,
         prompt: Any = None,
-        config: dict[str, Any] | None = None,
+        config: Config | None = None,
         **kwargs: Any,
-    ) -> WorkflowHandle[Any, dict[str, Any]]:
+    ) -> RunHandle:
         """Continue a durable local run (``tether.durable`` store, e.g. ``SQLiteStore``) on Temporal.
 
         The run keeps its id (``run_id`` defaults to ``stored_run_id``). The store's lease is
@@ -261,10 +270,10 @@ class TetherClient:
 
     # -- results --------------------------------------------------------------------------
 
-    async def _raw_result(self, run_id: str) -> dict[str, Any]:
+    async def _raw_result(self, run_id: str) -> Any:
         handle = self.client.get_workflow_handle(run_id, result_type=dict)
         try:
-            raw: dict[str, Any] = await handle.result()
+            raw = await handle.result()
         except WorkflowFailureError as exc:
             error = from_failure(exc)
             if error is None:
@@ -274,15 +283,24 @@ class TetherClient:
 
     async def result(self, run_id: str) -> AgentResult:
         """Wait for run ``run_id``'s invocation to end; its :class:`~tether.AgentResult`."""
-        raw = await self._raw_result(run_id)
-        message = raw.get("message")
-        state = raw["state"] if "state" in raw else expand_state(self.blobs, raw["run"].get("state"))  # "state": older workers
-        return AgentResult(
-            raw["stop_reason"],
-            None if message is None else expand_message(self.blobs, message),
-            Metrics(raw["metrics"], raw.get("invocation")),
-            state or {},
-        )
+        result: AgentResult = await self.run_result("agent", run_id)
+        return result
+
+    async def run_result(self, kind: str, run_id: str) -> Any:
+        """Wait for run ``run_id`` of ``kind`` to end; the result a local call returns.
+
+        Args:
+            kind: ``"agent"`` (an :class:`~tether.AgentResult`), ``"graph"`` (a
+                :class:`~tether.multiagent.GraphResult`) or ``"swarm"`` (a
+                :class:`~tether.multiagent.SwarmResult`). A graph or swarm run stopped by a limit
+                returns a result with status ``failed``, as locally.
+            run_id: The run's id (its workflow id).
+
+        Raises:
+            TetherError: The run failed with a Tether error (a graph's node's or a swarm's
+                member's error class when one of them failed).
+        """
+        return _kind(kind).result(self.payloads, await self._raw_result(run_id), run_id)
 
     async def final_snapshot(self, run_id: str, app_data: dict[str, Any] | None = None) -> Snapshot:
         """The snapshot of a finished invocation (needs no worker)."""
@@ -291,10 +309,10 @@ class TetherClient:
 
     # -- live runs ------------------------------------------------------------------------
 
-    async def status(self, run_id: str) -> dict[str, Any]:
+    async def status(self, run_id: str) -> RunStatus:
         """``{"status": ..., "interrupts": [...]}`` of a live run (a query; reasons expanded)."""
         handle = self.client.get_workflow_handle(run_id)
-        status: dict[str, Any] = await handle.query("status", result_type=dict)
+        status: RunStatus = await handle.query("status", result_type=dict)
         status["interrupts"] = [expand_interrupt(self.blobs, item) for item in status.get("interrupts") or []]
         return status
 
@@ -324,19 +342,19 @@ class TetherClient:
                 try:
                     status = await self.status(run_id)
                 except Exception:  # the workflow may not have run its first task yet
-                    status = {"status": "starting"}
+                    status = {"status": "starting", "interrupts": []}
                 if status["status"] == "interrupted":
                     return [Interrupt.from_dict(item) for item in status["interrupts"]]
                 await asyncio.sleep(poll)
 
-    async def answer_interrupts(self, run_id: str, responses: list[dict[str, Any]]) -> dict[str, Any]:
+    async def answer_interrupts(self, run_id: str, responses: Answers) -> RunStatus:
         """Answer interrupts through an update; refused (with the reason) when the answers are invalid.
 
         ``responses`` are ``interruptResponse`` blocks or their bodies (``{interruptId, response}``).
         """
         handle = self.client.get_workflow_handle(run_id)
         try:
-            outcome: dict[str, Any] = await handle.execute_update("answer_interrupts", self._compact_responses(responses), result_type=dict)
+            outcome: RunStatus = await handle.execute_update("answer_interrupts", self._compact_responses(responses), result_type=dict)
         except WorkflowUpdateFailedError as exc:
             error = from_failure(exc)
             if error is None:
@@ -344,266 +362,139 @@ class TetherClient:
             raise error from exc
         return outcome
 
-    async def signal_interrupts(self, run_id: str, responses: list[dict[str, Any]]) -> None:
+    async def signal_interrupts(self, run_id: str, responses: Answers) -> None:
         """Answer interrupts through a signal (fire and forget)."""
         handle = self.client.get_workflow_handle(run_id)
         await handle.signal("answer_interrupts_signal", self._compact_responses(responses))
 
     async def snapshot(self, run_id: str, app_data: dict[str, Any] | None = None) -> Snapshot:
         """The current snapshot of run ``run_id`` (a query; works on running and finished runs)."""
+        snapshot: Snapshot = await self.run_snapshot("agent", run_id, app_data)
+        return snapshot
+
+    async def run_snapshot(self, kind: str, run_id: str, app_data: dict[str, Any] | None = None) -> Any:
+        """The current state of run ``run_id`` of ``kind`` (a query; works on running, waiting and
+        finished runs), in the shape a local object takes.
+
+        Args:
+            kind: ``"agent"`` (a :class:`~tether.Snapshot` with ``app_data``), ``"graph"`` or
+                ``"swarm"`` (the dict a local ``take_snapshot()`` returns: ``load_snapshot`` takes
+                it, and so does :meth:`start_run`'s ``snapshot=``).
+            run_id: The run's id.
+            app_data: The application's JSON to put in an agent's snapshot.
+        """
         handle = self.client.get_workflow_handle(run_id)
-        live: dict[str, Any] = await handle.query("snapshot", result_type=dict)
-        return snapshot_of(self.blobs, live["run"], app_data)
+        live = await handle.query("snapshot", result_type=dict)
+        return _kind(kind).snapshot(self.payloads, live, app_data)
 
     # -- graphs and swarms ----------------------------------------------------------------
 
-    async def _start_multiagent(
+    async def start_run(
         self,
-        workflow_name: str,
         kind: str,
         name: str,
-        task: Any,
-        snapshot: dict[str, Any] | None,
-        encode: Callable[[Any], Any],
-        to_temporal: Callable[..., Any],
-        run_id: str,
-        config: dict[str, Any] | None,
-        options: WorkflowOptions | None,
-        start_options: dict[str, Any],
-    ) -> WorkflowHandle[Any, dict[str, Any]]:
-        """Start a graph or swarm workflow (``kind``) on a task (``encode``d) or a local-shape
-        snapshot (converted by ``to_temporal``); see :meth:`start_graph` and :meth:`start_swarm`."""
-        if not isinstance(run_id, str) or not run_id:
-            raise ConfigurationError(f"run_id must be a non-empty string, got {run_id!r}")
-        if (task is None) == (snapshot is None):
-            raise PromptError(f"start_{kind}: pass a task to start a {kind} run, or a snapshot to continue one (not both)")
-        params: dict[str, Any] = {
-            kind: name,
-            "config": config or {},
-            "run_id": run_id,
-            "task": None if task is None else encode(task),
-            "snapshot": None,
-            "options": {**self.options, **(options or {})},
-        }
-        if snapshot is not None:
-            params["snapshot"] = to_temporal(self.blobs, snapshot, inline_limit=self.inline_limit, max_value_bytes=self.max_value_bytes)
-        handle: WorkflowHandle[Any, dict[str, Any]] = await self.client.start_workflow(
-            workflow_name, params, id=run_id, task_queue=self.task_queue, result_type=dict, **start_options
-        )
-        return handle
-
-    # -- swarms ---------------------------------------------------------------------------
-
-    async def start_swarm(
-        self,
-        swarm: str,
         task: Any = None,
         *,
         run_id: str,
-        config: dict[str, Any] | None = None,
+        config: Config | None = None,
         snapshot: dict[str, Any] | None = None,
         options: WorkflowOptions | None = None,
         **start_options: Any,
-    ) -> WorkflowHandle[Any, dict[str, Any]]:
-        """Start a run of swarm ``swarm`` as workflow ``run_id`` (``tether.swarm``); returns its handle.
+    ) -> RunHandle:
+        """Start a run of graph or swarm ``name`` as workflow ``run_id``; returns its handle.
 
-        Each member turn runs as a child agent workflow whose id is the run id a local durable
-        swarm gives that turn (``child_run_id(run_id, "<member>:<n>")``).
+        Each agent node execution (swarm: member turn) runs as a child agent workflow (a nested
+        graph node as a child graph workflow) whose id is the run id a local durable graph or
+        swarm gives it (``child_run_id(run_id, "<node>:<n>")``); a graph's callable nodes run
+        in an activity.
 
         Args:
-            swarm: The swarm's registered name (``AgentRegistry.register_swarm``).
+            kind: ``"graph"`` (workflow ``tether.graph``) or ``"swarm"`` (``tether.swarm``).
+            name: The registered name (``AgentRegistry.register_graph`` / ``register_swarm``).
             task: The task: a string or content blocks (None: continue ``snapshot``).
-            run_id: The swarm run's id (its workflow id).
-            config: The JSON config the workers build the swarm (and its member agents) from.
-            snapshot: A swarm snapshot to continue instead of a new task: what a local
-                ``Swarm.take_snapshot()`` or :meth:`swarm_snapshot` returned.
-            options: Workflow options of the member turns' agent workflows (over the client's).
-            **start_options: Passed to ``temporalio.client.Client.start_workflow``.
-
-        Raises:
-            PromptError: Both or neither of ``task`` and ``snapshot``, or a task that is neither a
-                string nor content blocks.
-            SnapshotError: ``snapshot`` is not a swarm snapshot.
-            PayloadTooLargeError: The task is too large to travel inline.
-        """
-        from ..multiagent.graph import _check_task
-        from .swarm_wire import swarm_to_temporal
-        from .swarm_workflow import SWARM_WORKFLOW_NAME
-
-        def encode(task: Any) -> Any:
-            checked = json_copy(_check_task(task), "task")
-            check_compact(checked, "task")
-            return checked
-
-        return await self._start_multiagent(
-            SWARM_WORKFLOW_NAME, "swarm", swarm, task, snapshot, encode, swarm_to_temporal, run_id, config, options, start_options
-        )
-
-    async def execute_swarm(
-        self,
-        swarm: str,
-        task: Any = None,
-        *,
-        run_id: str,
-        config: dict[str, Any] | None = None,
-        snapshot: dict[str, Any] | None = None,
-        options: WorkflowOptions | None = None,
-        **start_options: Any,
-    ) -> SwarmResult:
-        """Start a swarm run and wait for its :class:`~tether.multiagent.SwarmResult` (the object
-        a local ``swarm(task)`` returns). A run stopped by a limit returns a result with status
-        ``failed``, as locally; a run waiting on a member's interrupts keeps waiting until they
-        are answered (:meth:`answer_interrupts`).
-
-        Args:
-            swarm: The swarm's registered name.
-            task: The task: a string or content blocks (None: continue ``snapshot``).
-            run_id: The swarm run's id (its workflow id).
-            config: The JSON config the workers build the swarm from.
-            snapshot: A swarm snapshot to continue instead of a new task.
-            options: Workflow options of the member turns' agent workflows.
-            **start_options: Passed to ``temporalio.client.Client.start_workflow``.
-        """
-        await self.start_swarm(swarm, task, run_id=run_id, config=config, snapshot=snapshot, options=options, **start_options)
-        return await self.swarm_result(run_id)
-
-    async def swarm_result(self, run_id: str) -> SwarmResult:
-        """Wait for swarm run ``run_id`` to end; its :class:`~tether.multiagent.SwarmResult`.
-
-        Args:
-            run_id: The swarm run's id.
-
-        Raises:
-            TetherError: The run failed because a member's turn failed (the member's error class).
-        """
-        from ..multiagent.state import GraphRunState
-        from ..multiagent.swarm import swarm_result
-        from .swarm_wire import swarm_to_local
-
-        local = swarm_to_local(self.blobs, await self._raw_result(run_id))
-        return swarm_result(GraphRunState(local["state"], list(local["node_history"])), run_id)
-
-    async def swarm_snapshot(self, run_id: str) -> dict[str, Any]:
-        """The state of swarm run ``run_id`` (running, waiting or finished) in the shape a local
-        ``Swarm.take_snapshot()`` returns: ``Swarm.load_snapshot`` takes it, and so does
-        :meth:`start_swarm` (``snapshot=``).
-
-        Args:
-            run_id: The swarm run's id.
-        """
-        from .swarm_wire import swarm_to_local
-
-        handle = self.client.get_workflow_handle(run_id)
-        live: dict[str, Any] = await handle.query("snapshot", result_type=dict)
-        return swarm_to_local(self.blobs, live)
-
-    # -- graphs ---------------------------------------------------------------------------
-
-    async def start_graph(
-        self,
-        graph: str,
-        task: Any = None,
-        *,
-        run_id: str,
-        config: dict[str, Any] | None = None,
-        snapshot: dict[str, Any] | None = None,
-        options: WorkflowOptions | None = None,
-        **start_options: Any,
-    ) -> WorkflowHandle[Any, dict[str, Any]]:
-        """Start a run of graph ``graph`` as workflow ``run_id`` (``tether.graph``); returns its handle.
-
-        Each agent node execution runs as a child agent workflow (a nested graph node as a child
-        graph workflow) whose id is the run id a local durable graph gives that execution
-        (``child_run_id(run_id, "<node>:<n>")``); callable nodes run in an activity.
-
-        Args:
-            graph: The graph's registered name (``AgentRegistry.register_graph``).
-            task: The task: a string or content blocks (None: continue ``snapshot``).
-            run_id: The graph run's id (its workflow id).
-            config: The JSON config the workers build the graph (and its node agents) from.
-            snapshot: A graph snapshot to continue instead of a new task: what a local
-                ``Graph.take_snapshot()`` or :meth:`graph_snapshot` returned.
-            options: Workflow options of the agent nodes' workflows (over the client's).
+            run_id: The run's id (its workflow id).
+            config: The JSON config the workers build the graph or swarm (and its agents) from.
+            snapshot: A snapshot to continue instead of a new task: what a local
+                ``take_snapshot()`` or :meth:`run_snapshot` returned.
+            options: Workflow options of the agents' workflows (over the client's).
             **start_options: Passed to ``temporalio.client.Client.start_workflow``.
 
         Raises:
             ConfigurationError: ``run_id`` is not a non-empty string.
             PromptError: Both or neither of ``task`` and ``snapshot``, or a task that is neither a
                 string nor content blocks.
-            SnapshotError: ``snapshot`` is not a graph snapshot.
-            PayloadTooLargeError: The task is too large to travel inline.
+            SnapshotError: ``snapshot`` is not a snapshot of this kind.
+            PayloadTooLargeError: The task is too large to travel.
         """
-        from ..multiagent.graph import _check_task
-        from .graph_wire import graph_to_temporal
-        from .graph_workflow import GRAPH_WORKFLOW_NAME
-
-        def encode(task: Any) -> Any:
-            checked = json_copy(_check_task(task), "task")
-            return offload(self.blobs, checked, "task", limit=self.inline_limit, hard_limit=self.max_value_bytes)
-
-        return await self._start_multiagent(
-            GRAPH_WORKFLOW_NAME, "graph", graph, task, snapshot, encode, graph_to_temporal, run_id, config, options, start_options
+        run_kind = _kind(kind)
+        if not isinstance(run_kind, MultiAgentKind):
+            raise ConfigurationError(f"start_run starts graph and swarm runs, not {kind!r} runs; start an agent's invocation with start()")
+        if not isinstance(run_id, str) or not run_id:
+            raise ConfigurationError(f"run_id must be a non-empty string, got {run_id!r}")
+        if (task is None) == (snapshot is None):
+            raise PromptError(f"start_{kind}: pass a task to start a {kind} run, or a snapshot to continue one (not both)")
+        options = {**self.options, **(options or {})}
+        params = run_kind.params(self.payloads, name, task, snapshot, config=config or {}, run_id=run_id, options=options)
+        handle: RunHandle = await self.client.start_workflow(
+            run_kind.workflow, params, id=run_id, task_queue=self.task_queue, result_type=dict, **start_options
         )
+        return handle
 
-    async def execute_graph(
-        self,
-        graph: str,
-        task: Any = None,
-        *,
-        run_id: str,
-        config: dict[str, Any] | None = None,
-        snapshot: dict[str, Any] | None = None,
-        options: WorkflowOptions | None = None,
-        **start_options: Any,
-    ) -> GraphResult:
-        """Start a graph run and wait for its :class:`~tether.multiagent.GraphResult` (the object
-        a local ``graph(task)`` returns). A run stopped by the execution limit returns a result
-        with status ``failed``, as locally; a run waiting on a node's interrupts keeps waiting
-        until they are answered (:meth:`answer_interrupts`).
+    async def execute_run(self, kind: str, name: str, task: Any = None, *, run_id: str, **kwargs: Any) -> Any:
+        """:meth:`start_run` and :meth:`run_result`: the result a local graph or swarm call
+        returns (a run waiting on interrupts keeps waiting until they are answered with
+        :meth:`answer_interrupts`)."""
+        await self.start_run(kind, name, task, run_id=run_id, **kwargs)
+        return await self.run_result(kind, run_id)
 
-        Args:
-            graph: The graph's registered name.
-            task: The task: a string or content blocks (None: continue ``snapshot``).
-            run_id: The graph run's id (its workflow id).
-            config: The JSON config the workers build the graph from.
-            snapshot: A graph snapshot to continue instead of a new task.
-            options: Workflow options of the agent nodes' workflows.
-            **start_options: Passed to ``temporalio.client.Client.start_workflow``.
-        """
-        await self.start_graph(graph, task, run_id=run_id, config=config, snapshot=snapshot, options=options, **start_options)
-        return await self.graph_result(run_id)
+    # The per-kind names of the generic methods (documented API; each is one call).
+
+    async def start_swarm(self, swarm: str, task: Any = None, *, run_id: str, **kwargs: Any) -> RunHandle:
+        """:meth:`start_run` of kind ``"swarm"``: each member turn runs as a child agent workflow
+        of agent ``"<swarm>/<member>"``, whose id is ``child_run_id(run_id, "<member>:<n>")``."""
+        return await self.start_run("swarm", swarm, task, run_id=run_id, **kwargs)
+
+    async def execute_swarm(self, swarm: str, task: Any = None, *, run_id: str, **kwargs: Any) -> SwarmResult:
+        """:meth:`execute_run` of kind ``"swarm"``: the :class:`~tether.multiagent.SwarmResult` a local
+        ``swarm(task)`` returns (a run stopped by a limit has status ``failed``, as locally; a
+        member's interrupts wait for :meth:`answer_interrupts` on the swarm's run id)."""
+        return cast("SwarmResult", await self.execute_run("swarm", swarm, task, run_id=run_id, **kwargs))
+
+    async def swarm_result(self, run_id: str) -> SwarmResult:
+        """:meth:`run_result` of kind ``"swarm"`` (a member's failure raises its error class)."""
+        return cast("SwarmResult", await self.run_result("swarm", run_id))
+
+    async def swarm_snapshot(self, run_id: str) -> MultiAgentSnapshot:
+        """:meth:`run_snapshot` of kind ``"swarm"``: ``Swarm.load_snapshot`` and ``start_swarm(snapshot=...)`` take it."""
+        return cast("MultiAgentSnapshot", await self.run_snapshot("swarm", run_id))
+
+    async def start_graph(self, graph: str, task: Any = None, *, run_id: str, **kwargs: Any) -> RunHandle:
+        """:meth:`start_run` of kind ``"graph"``: each agent node execution runs as a child agent
+        workflow (a nested graph node as a child graph workflow) whose id is
+        ``child_run_id(run_id, "<node>:<n>")``; callable nodes run in an activity."""
+        return await self.start_run("graph", graph, task, run_id=run_id, **kwargs)
+
+    async def execute_graph(self, graph: str, task: Any = None, *, run_id: str, **kwargs: Any) -> GraphResult:
+        """:meth:`execute_run` of kind ``"graph"``: the :class:`~tether.multiagent.GraphResult` a local
+        ``graph(task)`` returns (a run stopped by the execution limit has status ``failed``)."""
+        return cast("GraphResult", await self.execute_run("graph", graph, task, run_id=run_id, **kwargs))
 
     async def graph_result(self, run_id: str) -> GraphResult:
-        """Wait for graph run ``run_id`` to end; its :class:`~tether.multiagent.GraphResult`.
+        """:meth:`run_result` of kind ``"graph"``: a failed node raises its error class (a Tether
+        error's), as a local graph does."""
+        return cast("GraphResult", await self.run_result("graph", run_id))
 
-        Args:
-            run_id: The graph run's id.
-
-        Raises:
-            TetherError: The run failed because a node failed (the node's error class when it
-                was a Tether error).
-        """
-        from ..multiagent.graph import graph_result
-        from ..multiagent.state import GraphRunState
-        from .graph_wire import graph_to_local
-
-        local = graph_to_local(self.blobs, await self._raw_result(run_id))
-        return graph_result(GraphRunState(local["state"], list(local["execution_order"])), run_id)
-
-    async def graph_snapshot(self, run_id: str) -> dict[str, Any]:
-        """The state of graph run ``run_id`` (running, waiting or finished) in the shape a local
-        ``Graph.take_snapshot()`` returns: ``Graph.load_snapshot`` takes it, and so does
-        :meth:`start_graph` (``snapshot=``).
-
-        Args:
-            run_id: The graph run's id.
-        """
-        from .graph_wire import graph_to_local
-
-        handle = self.client.get_workflow_handle(run_id)
-        live: dict[str, Any] = await handle.query("snapshot", result_type=dict)
-        return graph_to_local(self.blobs, live)
+    async def graph_snapshot(self, run_id: str) -> MultiAgentSnapshot:
+        """:meth:`run_snapshot` of kind ``"graph"``: ``Graph.load_snapshot`` and ``start_graph(snapshot=...)`` take it."""
+        return cast("MultiAgentSnapshot", await self.run_snapshot("graph", run_id))
 
 
-def _bodies(responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _kind(kind: str) -> RunKind:
+    try:
+        return KINDS[kind]
+    except KeyError:
+        raise ConfigurationError(f"unknown run kind {kind!r}; use one of {', '.join(KINDS)}") from None
+
+
+def _bodies(responses: Answers) -> Answers:
     return [item["interruptResponse"] if isinstance(item, dict) and "interruptResponse" in item else item for item in responses]

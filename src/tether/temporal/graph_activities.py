@@ -22,68 +22,50 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from ..errors import ConfigurationError, TetherError
-from ..interrupts import Interrupt
-from ..metrics import Metrics
 from ..multiagent.graph import Graph, graph_result
 from ..multiagent.nodes import NodeCallable, run_callable
 from ..multiagent.schedule import compose_input
 from ..multiagent.state import GraphRunState, GraphState, NodeResult, decode_result, encode_result
-from ..result import AgentResult
+from .activity_io import (
+    CallableInput,
+    ConditionsInput,
+    GraphPrompt,
+    GraphPromptInput,
+    GraphRef,
+    NestedInput,
+    NodeOutcomeInput,
+    NodeOutput,
+    SpecData,
+)
+from .activity_set import ActivitySet
 from .blobs import BlobStore
-from .claimcheck import DEFAULT_INLINE_LIMIT, compact_message, expand_message
 from .errors import to_failure
 from .graph_wire import graph_to_local
-from .payloads import DEFAULT_MAX_VALUE_BYTES, expand_interrupt, expand_state, is_placeholder, offload, restore
-from .registry import AgentRegistry
+from .payloads import is_placeholder, restore
 
 
-class GraphActivities:
-    """The graph activities a worker registers (one registry and one blob store, as
-    :class:`~tether.temporal.activities.TetherActivities`)."""
+class GraphActivities(ActivitySet):
+    """The graph activities a worker registers.
 
-    def __init__(
-        self,
-        registry: AgentRegistry,
-        blobs: BlobStore,
-        *,
-        inline_limit: int = DEFAULT_INLINE_LIMIT,
-        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
-    ) -> None:
-        """The activities of a worker serving ``registry``'s graphs.
+    Args:
+        registry: The graph factories (and those of the node agents).
+        blobs: The payload policy or the blob store, as for :class:`~tether.temporal.TetherActivities`.
+    """
 
-        Args:
-            registry: The graph (and agent) factories.
-            blobs: The blob store shared by every worker and client of the runs.
-            inline_limit: Values larger than this (bytes of JSON) travel as blob references.
-            max_value_bytes: The hard limit of one value (a node's input or result): a larger one
-                fails the run with a non-retryable ``PayloadTooLargeError`` naming it (None: no limit).
-        """
-        self.registry = registry
-        self.blobs = blobs
-        self.inline_limit = inline_limit
-        self.max_value_bytes = max_value_bytes
+    ACTIVITIES = ("describe_graph", "graph_prompt", "graph_node", "graph_nested", "graph_conditions", "graph_callable")
 
-    def all(self) -> list[Any]:
-        """The activity callables to register on a worker."""
-        return [self.describe_graph, self.graph_prompt, self.graph_node, self.graph_nested, self.graph_conditions, self.graph_callable]
-
-    def _graph(self, params: dict[str, Any]) -> Graph:
-        try:
-            return self.registry.build_graph(params["graph"], params.get("config") or {})
-        except TetherError as exc:
-            raise to_failure(exc, f"cannot build graph {params.get('graph')!r}") from None
-
-    def _offload(self, value: Any, field: str) -> Any:
-        return offload(self.blobs, value, field, limit=self.inline_limit, hard_limit=self.max_value_bytes)
+    def _graph(self, params: GraphRef) -> Graph:
+        graph: Graph = self._build("graph", params["graph"], params.get("config"))
+        return graph
 
     @activity.defn(name="tether.describe_graph")
-    async def describe_graph(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def describe_graph(self, params: GraphRef) -> SpecData:
         """The graph's structure: node ids and kinds, edges with a ``conditional`` flag, entry
         points, ``max_node_executions`` (:meth:`~tether.multiagent.schedule.GraphSpec.to_dict`)."""
         return self._graph(params).spec.to_dict()
 
     @activity.defn(name="tether.graph_prompt")
-    async def graph_prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def graph_prompt(self, params: GraphPromptInput) -> GraphPrompt:
         """A node execution's input and prompt.
 
         ``params``: ``task`` (compact) and ``sources`` (``[[source, encoded result (compact)], ...]``,
@@ -93,58 +75,49 @@ class GraphActivities:
         reference when large) and ``message`` (the node agent's compact user message).
         """
         try:
-            task = restore(self.blobs, params["task"])
+            task = restore(self.payloads.blobs, params["task"])
             sources = params.get("sources")
             if sources is None:
                 value: Any = task
                 stored = params["task"]
             else:
-                answers = [(str(name), str(decode_result(restore(self.blobs, raw), f"node {name!r}"))) for name, raw in sources]
+                answers = [(str(name), str(decode_result(restore(self.payloads.blobs, raw), f"node {name!r}"))) for name, raw in sources]
                 value = compose_input(task, answers)
-                stored = self._offload(value, f"the input of node {params.get('node')!r}")
+                stored = self.payloads.offload(value, f"the input of node {params.get('node')!r}")
             content = [{"text": value}] if isinstance(value, str) else list(value)
-            message = compact_message(
-                self.blobs, {"role": "user", "content": content}, self.inline_limit, self.max_value_bytes, "the prompt of a node"
-            )
+            message = self.payloads.compact_message({"role": "user", "content": content}, "the prompt of a node")
         except TetherError as exc:
             raise to_failure(exc) from None
         return {"input": stored, "message": message}
 
     @activity.defn(name="tether.graph_node")
-    async def graph_node(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def graph_node(self, params: NodeOutcomeInput) -> NodeOutput:
         """A finished agent node execution, read from its child workflow's (compact) result
         ``params["out"]``: its :class:`~tether.AgentResult` as a graph state holds it
         (``encode_result``; one blob reference when large)."""
         out = params["out"]
         node = str(params.get("node"))
         try:
-            message = out.get("message")
-            result = AgentResult(
-                str(out["stop_reason"]),
-                None if message is None else expand_message(self.blobs, message),
-                Metrics(out["metrics"], out.get("invocation")),
-                expand_state(self.blobs, (out.get("run") or {}).get("state")),
-                [Interrupt.from_dict(expand_interrupt(self.blobs, item)) for item in out.get("interrupts") or []],
-            )
-            return {"result": self._offload(encode_result(result), f"the result of node {node!r}")}
+            result = self._agent_result(out)
+            return {"result": self.payloads.offload(encode_result(result), f"the result of node {node!r}")}
         except TetherError as exc:
             raise to_failure(exc, f"cannot read the result of node {node!r}") from None
 
     @activity.defn(name="tether.graph_nested")
-    async def graph_nested(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def graph_nested(self, params: NestedInput) -> NodeOutput:
         """A finished nested graph node execution, read from its child ``GraphWorkflow``'s result
         (``params["snapshot"]``, compact): its :class:`~tether.multiagent.GraphResult` as a graph
         state holds it (one blob reference when large)."""
         node = str(params.get("node"))
         try:
-            local = graph_to_local(self.blobs, params["snapshot"])
+            local = graph_to_local(self.payloads.blobs, params["snapshot"])
             result = graph_result(GraphRunState(local["state"], list(local["execution_order"])), params.get("run_id"))
-            return {"result": self._offload(encode_result(result), f"the result of node {node!r}")}
+            return {"result": self.payloads.offload(encode_result(result), f"the result of node {node!r}")}
         except TetherError as exc:
             raise to_failure(exc, f"cannot read the result of nested graph node {node!r}") from None
 
     @activity.defn(name="tether.graph_conditions")
-    async def graph_conditions(self, params: dict[str, Any]) -> list[bool]:
+    async def graph_conditions(self, params: ConditionsInput) -> list[bool]:
         """The outcomes of the conditions of the edges leaving ``params["node"]``, one bool per
         edge in the order they were added (true for an edge without a condition), evaluated on
         the :class:`~tether.multiagent.GraphState` of ``params["state"]`` / ``params["order"]``
@@ -153,10 +126,10 @@ class GraphActivities:
         node = str(params["node"])
         data = params["state"]
         try:
-            data["task"] = restore(self.blobs, data["task"])
+            data["task"] = restore(self.payloads.blobs, data["task"])
         except TetherError as exc:
             raise to_failure(exc) from None
-        view = GraphState(_OffloadedRun(data, list(params["order"]), blobs=self.blobs))
+        view = GraphState(_OffloadedRun(data, list(params["order"]), blobs=self.payloads.blobs))
         try:
             return [edge.condition is None or bool(edge.condition(view)) for edge in graph.edges if edge.source == node]
         except Exception as exc:
@@ -167,7 +140,7 @@ class GraphActivities:
             ) from exc
 
     @activity.defn(name="tether.graph_callable")
-    async def graph_callable(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def graph_callable(self, params: CallableInput) -> NodeOutput:
         """Execute callable node ``params["node"]`` on its input (``params["input"]``, compact);
         returns its result as a graph state holds it. An exception of the callable fails the
         node (not retried: it is the node's outcome, as locally)."""
@@ -177,7 +150,7 @@ class GraphActivities:
             executor = graph.node_executor(node)
             if graph.spec.kinds[node] != "callable":
                 raise ConfigurationError(f"node {node!r} of graph {params.get('graph')!r} is not a callable node")
-            prompt = restore(self.blobs, params["input"])
+            prompt = restore(self.payloads.blobs, params["input"])
         except TetherError as exc:
             raise to_failure(exc) from None
         try:
@@ -185,7 +158,7 @@ class GraphActivities:
         except Exception as exc:
             raise ApplicationError(f"{type(exc).__name__}: {exc}", type="GraphNodeError", non_retryable=True) from exc
         try:
-            return {"result": self._offload(encode_result(text), f"the result of node {node!r}")}
+            return {"result": self.payloads.offload(encode_result(text), f"the result of node {node!r}")}
         except TetherError as exc:
             raise to_failure(exc) from None
 

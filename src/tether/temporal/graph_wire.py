@@ -18,18 +18,18 @@ both ways.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Unpack, cast
 
-from .._json import json_copy
-from ..errors import ShapeError, SnapshotError
-from ..interrupts import pending_interrupts
+from ..errors import SnapshotError
 from ..multiagent.state import SNAPSHOT_TYPE, SNAPSHOT_VERSION
 from .blobs import BlobStore
-from .payloads import check_compact, compact_interrupt, offload, restore
-from .wire import carried_from_run, run_from_snapshot, snapshot_of
+from .payloads import check_compact, restore
+from .policy import PayloadLimits, PayloadPolicy
+from .shapes import MultiAgentSnapshot
+from .wire import carried_from_paused, checked_copy, map_results, snapshot_of
 
 
-def _check(snapshot: Any) -> dict[str, Any]:
+def _check(snapshot: Any) -> MultiAgentSnapshot:
     if not isinstance(snapshot, dict) or snapshot.get("type") != SNAPSHOT_TYPE or snapshot.get("version") != SNAPSHOT_VERSION:
         raise SnapshotError(
             f"not a graph snapshot (type {SNAPSHOT_TYPE!r}, version {SNAPSHOT_VERSION}); pass what Graph.take_snapshot() returns"
@@ -39,41 +39,32 @@ def _check(snapshot: Any) -> dict[str, Any]:
         raise SnapshotError("graph snapshot: 'state' must be an object with 'nodes' and 'running'")
     if not isinstance(snapshot.get("execution_order"), list):
         raise SnapshotError("graph snapshot: 'execution_order' must be a list of node ids")
-    return snapshot
+    return cast(MultiAgentSnapshot, snapshot)
 
 
-def graph_to_temporal(blobs: BlobStore, snapshot: Any, *, inline_limit: int, max_value_bytes: int | None) -> dict[str, Any]:
+def graph_to_temporal(blobs: BlobStore | PayloadPolicy, snapshot: Any, **limits: Unpack[PayloadLimits]) -> MultiAgentSnapshot:
     """The Temporal shape of a local graph snapshot (large values offloaded to ``blobs``).
 
     Args:
-        blobs: Where large values go.
+        blobs: Where large values go, or the whole :class:`~tether.temporal.policy.PayloadPolicy`.
         snapshot: What ``Graph.take_snapshot()`` returned (JSON).
-        inline_limit: Values larger than this (bytes of JSON) are offloaded.
-        max_value_bytes: The hard limit of one value (``PayloadTooLargeError`` names it).
+        **limits: ``inline_limit`` and ``max_value_bytes``, as for :func:`~tether.temporal.carried_from_run`.
 
     Raises:
         SnapshotError: ``snapshot`` is not a graph snapshot, or one of its interrupted agent
             nodes is not in it (a durable local run keeps it in its store).
     """
-    try:
-        out: dict[str, Any] = json_copy(_check(snapshot), "graph snapshot")
-    except ShapeError as exc:
-        raise SnapshotError(str(exc)) from None
+    policy = PayloadPolicy.of(blobs, **limits)
+    out = checked_copy(snapshot, _check, "graph snapshot")
     state = out["state"]
-
-    def small(value: Any, field: str) -> Any:
-        return offload(blobs, value, field, limit=inline_limit, hard_limit=max_value_bytes)
-
-    state["task"] = small(state.get("task"), "the graph's task")
-    for node_id, entry in state["nodes"].items():
-        if isinstance(entry, dict) and entry.get("result") is not None:
-            entry["result"] = small(entry["result"], f"the result of node {node_id!r}")
+    state["task"] = policy.offload(state.get("task"), "the graph's task")
+    map_results(state, lambda node_id, result: policy.offload(result, f"the result of node {node_id!r}"))
     paused = state.pop("paused", None) or {}
     for node_id, running in state["running"].items():
         if not isinstance(running, dict):
             raise SnapshotError(f"graph snapshot: the execution in flight of node {node_id!r} is malformed")
         if running.get("input") is not None:
-            running["input"] = small(running["input"], f"the input of node {node_id!r}")
+            running["input"] = policy.offload(running["input"], f"the input of node {node_id!r}")
         if (state["nodes"].get(node_id) or {}).get("status") != "interrupted":
             continue
         agent = paused.get(node_id)
@@ -82,17 +73,12 @@ def graph_to_temporal(blobs: BlobStore, snapshot: Any, *, inline_limit: int, max
                 f"graph snapshot: node {node_id!r} stopped on interrupts in a durable local graph run; "
                 "its node run lives in that run's store: answer it there (graph.resume(run_id, responses))"
             )
-        run = run_from_snapshot(agent)
-        running["carried"] = carried_from_run(blobs, run, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
-        running["pending"] = [
-            compact_interrupt(blobs, dict(i.to_dict()), limit=inline_limit, hard_limit=max_value_bytes)
-            for i in pending_interrupts(run.interrupt_state)
-        ]
+        running["carried"], running["pending"] = carried_from_paused(policy, agent)
     check_compact(out, "graph snapshot")
     return out
 
 
-def graph_to_local(blobs: BlobStore, snapshot: dict[str, Any]) -> dict[str, Any]:
+def graph_to_local(blobs: BlobStore, snapshot: MultiAgentSnapshot) -> MultiAgentSnapshot:
     """The local shape of a graph workflow's snapshot (``Graph.load_snapshot`` takes it).
 
     Args:
@@ -102,9 +88,7 @@ def graph_to_local(blobs: BlobStore, snapshot: dict[str, Any]) -> dict[str, Any]
     out = copy.deepcopy(_check(snapshot))
     state = out["state"]
     state["task"] = restore(blobs, state.get("task"))
-    for entry in state["nodes"].values():
-        if isinstance(entry, dict) and entry.get("result") is not None:
-            entry["result"] = restore(blobs, entry["result"])
+    map_results(state, lambda _, result: restore(blobs, result))
     paused: dict[str, Any] = {}
     for node_id, running in state["running"].items():
         if running.get("input") is not None:

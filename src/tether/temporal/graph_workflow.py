@@ -31,81 +31,73 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from ..errors import InterruptError, PromptError, TetherError
+    from ..errors import InterruptError
     from ..interrupts import apply_responses
     from ..multiagent import schedule
-    from ..multiagent.nesting import child_run_id
     from ..multiagent.schedule import GraphSpec
     from ..multiagent.state import SNAPSHOT_TYPE, SNAPSHOT_VERSION, GraphRunState
-    from .errors import to_failure
-    from .inbox import AnswerInbox
-    from .workflow import WORKFLOW_NAME
+    from .activity_io import CallableInput, GraphPrompt, NestedInput, NodeOutcomeInput, NodeOutput
+    from .base_workflow import MultiAgentWorkflow, SnapshotShape, child_outcome
+    from .shapes import WORKFLOW_NAME, AgentRunResult, Answers, CompactRecord, MultiAgentSnapshot
 
 GRAPH_WORKFLOW_NAME = "tether.graph"
 DEFAULT_NODES_PER_EXECUTION = 100
 """Node executions per workflow execution before the graph run continues as new (option ``nodes_per_execution``)."""
-_LOCAL_TIMEOUT = timedelta(seconds=60)
-_LOCAL_RETRY = RetryPolicy(maximum_attempts=5)
 _CALLABLE_TIMEOUT = timedelta(minutes=10)
 _CALLABLE_RETRY = RetryPolicy(maximum_attempts=3)
 
 
+class NodeOutcome(TypedDict, total=False):
+    """How a node execution ended, queued for the run loop: ``kind`` ``result`` (with the
+    ``result`` as the graph state holds it, ``interrupted``, and an interrupted agent node's
+    child ``carried`` state and ``pending`` interrupts), ``waiting`` (an interrupted node nothing
+    answered) or ``error`` (its ``error`` text and the ``exception`` that failed it)."""
+
+    kind: str
+    result: Any
+    interrupted: bool
+    carried: Any
+    pending: list[CompactRecord]
+    error: str
+    exception: BaseException
+
+
 @workflow.defn(name=GRAPH_WORKFLOW_NAME)
-class GraphWorkflow:
-    """One run of a registered graph, durable across workers, restarts and time."""
+class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
+    """One run of a registered graph, durable across workers, restarts and time: what it adds to
+    :class:`~tether.temporal.base_workflow.MultiAgentWorkflow` is the graph scheduler's loop over
+    concurrent node executions (agent nodes and nested graphs as child workflows, callable nodes
+    as activities) and the routing of answers to the interrupted nodes that asked them."""
+
+    WHAT = "graph run"
+    SHAPE = SnapshotShape("graph", SNAPSHOT_TYPE, SNAPSHOT_VERSION, "execution_order")
 
     def __init__(self) -> None:
-        self._params: dict[str, Any] = {}
-        self._spec: GraphSpec | None = None
-        self._data: dict[str, Any] | None = None
-        self._order: list[str] = []
-        self._status = "starting"
-        self._inbox = AnswerInbox()
+        super().__init__()
         self._active: set[str] = set()
-        self._finished: list[tuple[str, dict[str, Any]]] = []
+        self._finished: list[tuple[str, NodeOutcome]] = []
         self._sources: dict[str, list[list[Any]]] = {}
         self._failure: str | None = None
         self._failure_cause: BaseException | None = None
-        self._executions_here = 0
         self._tasks: set[asyncio.Task[None]] = set()
 
     # -- run ------------------------------------------------------------------------------
 
     @workflow.run
-    async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def run(self, params: dict[str, Any]) -> MultiAgentSnapshot:
         # ``params``: graph, config, run_id, task (JSON, compact) or snapshot (compact), options, trace.
-        self._params = params
-        described = await workflow.execute_local_activity(
-            "tether.describe_graph",
-            {"graph": params["graph"], "config": params.get("config") or {}},
-            start_to_close_timeout=_LOCAL_TIMEOUT,
-            retry_policy=_LOCAL_RETRY,
-        )
-        spec = self._spec = GraphSpec.from_dict(described)
-        snapshot = params.get("snapshot")
-        try:
-            if snapshot is not None:
-                schedule.check_spec_state(spec, snapshot.get("state"), snapshot.get("execution_order"), "snapshot")
-                data, order = snapshot["state"], list(snapshot["execution_order"])
-            else:
-                if params.get("task") is None:
-                    raise PromptError(f"graph run {params.get('run_id')!r}: no task and no snapshot to continue")
-                data, order = GraphRunState.new(params["task"], list(spec.nodes)).data, []
-        except TetherError as exc:
-            raise to_failure(exc) from None
-        self._data, self._order = data, order
-        self._status = "running"
+        spec, data, _ = await self._load(params, GraphSpec.from_dict, schedule.check_spec_state, _new_state)
         starts = None if data["status"] == "completed" else schedule.start(spec, data)
         if starts is None:
             return await self._done()  # finished, or stopped earlier with nothing to retry: the outcome stands
-        routed: dict[str, list[dict[str, Any]]] = {}
+        routed: dict[str, Answers] = {}
         while True:
             await self._launch(starts, routed)
             starts, routed = [], {}
@@ -127,32 +119,30 @@ class GraphWorkflow:
             ) from self._failure_cause
         return await self._done()
 
-    async def _done(self) -> dict[str, Any]:
-        self._status = "done"
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        return self.snapshot()
-
-    async def _launch(self, starts: list[str], routed: dict[str, list[dict[str, Any]]]) -> None:
+    async def _launch(self, starts: list[str], routed: dict[str, Answers]) -> None:
         """Start the executions of ``starts`` (recorded in ``running`` by the scheduler) concurrently.
 
         Their inputs are resolved first (and kept in ``running``); then, with nothing in flight,
         the run may continue as new carrying its snapshot, whose executions in flight start there.
         """
         spec, data, _ = self._state()
-        prompts: dict[str, dict[str, Any]] = {}
+        prompts: dict[str, GraphPrompt] = {}
         for node_id in starts:
             if data["nodes"][node_id]["status"] == "interrupted":
                 continue
             running = data["running"][node_id]
             sources = self._sources.pop(node_id, None)
-            prompts[node_id] = await workflow.execute_local_activity(
+            prompts[node_id] = await self._local(
                 "tether.graph_prompt",
                 {"node": node_id, "task": data["task"] if sources is not None else running["input"], "sources": sources},
-                start_to_close_timeout=_LOCAL_TIMEOUT,
-                retry_policy=_LOCAL_RETRY,
             )
             running["input"] = prompts[node_id]["input"]
-        if prompts and not self._active and len(prompts) == len(starts) and self._should_continue_as_new():
+        if (
+            prompts
+            and not self._active
+            and len(prompts) == len(starts)
+            and self._continue_as_new_due(self._option("nodes_per_execution", DEFAULT_NODES_PER_EXECUTION))
+        ):
             await workflow.wait_condition(workflow.all_handlers_finished)
             workflow.continue_as_new({**self._params, "task": None, "snapshot": self.snapshot()})
         for node_id in starts:
@@ -174,15 +164,8 @@ class GraphWorkflow:
                 work = self._nested(node_id, n, prompt["input"])
             else:
                 work = self._callable(node_id, prompt["input"])
-            self._executions_here += 1
+            self._done_here += 1
             self._spawn(node_id, work)
-
-    def _should_continue_as_new(self) -> bool:
-        """Between node executions, with nothing in flight: after ``nodes_per_execution`` node
-        executions here, or when Temporal suggests it (the history grew large), the run goes on
-        in a fresh execution carrying its snapshot."""
-        limit = int((self._params.get("options") or {}).get("nodes_per_execution") or DEFAULT_NODES_PER_EXECUTION)
-        return self._executions_here >= limit or workflow.info().is_continue_as_new_suggested()
 
     def _spawn(self, node_id: str, work: Any) -> None:
         task = asyncio.create_task(self._guard(node_id, work))
@@ -192,46 +175,22 @@ class GraphWorkflow:
     async def _guard(self, node_id: str, work: Any) -> None:
         """Await one execution; queue its outcome (a failed child or activity fails the node)."""
         try:
-            outcome: dict[str, Any] = await work
+            outcome: NodeOutcome = await work
         except (ChildWorkflowError, ActivityError, ApplicationError) as exc:
             cause = exc.cause if isinstance(exc, (ChildWorkflowError, ActivityError)) and exc.cause is not None else exc
             outcome = {"kind": "error", "error": str(cause), "exception": exc}
         self._finished.append((node_id, outcome))
 
     def _child(self, node_id: str, n: int) -> dict[str, Any]:
-        run_id = str(self._params["run_id"])
-        child: dict[str, Any] = {
-            "config": self._params.get("config") or {},
-            "run_id": child_run_id(run_id, f"{node_id}:{n}"),
-            "options": self._params.get("options") or {},
-            "parent_run_id": run_id,
-        }
-        if self._params.get("trace"):
-            child["trace"] = self._params["trace"]
-        return child
+        return self._child_params(f"{node_id}:{n}", {}, nested=False)
 
-    async def _agent(
-        self, node_id: str, n: int, running: dict[str, Any], answers: list[dict[str, Any]] | None, message: Any = None
-    ) -> dict[str, Any]:
+    async def _agent(self, node_id: str, n: int, running: dict[str, Any], answers: Answers | None, message: Any = None) -> NodeOutcome:
         """Run (or, with ``answers``, continue) an agent node execution as a nested child workflow."""
         child = {**self._child(node_id, n), "agent": f"{self._params['graph']}/{node_id}", "nested": True}
-        if answers is not None:
-            if running.get("carried") is None:
-                raise to_failure(
-                    PromptError(
-                        f"the interrupted execution {n} of node {node_id!r} was moved from a durable local graph run: "
-                        "its node run lives in that run's store; finish it there"
-                    )
-                )
-            child.update(prompt={"kind": "interrupt_responses", "responses": answers}, carried=running["carried"])
-        else:
-            child.update(prompt={"kind": "messages", "messages": [message]}, carried=None)
-        out: dict[str, Any] = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
-        read = {key: out.get(key) for key in ("stop_reason", "message", "metrics", "invocation", "interrupts")}
-        read["run"] = {"state": out["run"].get("state")}
-        node = await workflow.execute_local_activity(
-            "tether.graph_node", {"node": node_id, "out": read}, start_to_close_timeout=_LOCAL_TIMEOUT, retry_policy=_LOCAL_RETRY
-        )
+        asked = f"the interrupted execution {n} of node {node_id!r}"
+        self._prompt_child(child, answers, running.get("carried"), message, interrupted=asked, child_run="node run")
+        out: AgentRunResult = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
+        node: NodeOutput = await self._local("tether.graph_node", NodeOutcomeInput(node=node_id, out=child_outcome(out)))
         interrupted = out["stop_reason"] == "interrupt"
         return {
             "kind": "result",
@@ -241,29 +200,31 @@ class GraphWorkflow:
             "pending": out.get("interrupts") or [],
         }
 
-    async def _nested(self, node_id: str, n: int, task: Any) -> dict[str, Any]:
+    async def _nested(self, node_id: str, n: int, task: Any) -> NodeOutcome:
         """Run a nested graph node execution as a child graph workflow."""
         child = {**self._child(node_id, n), "graph": f"{self._params['graph']}/{node_id}", "task": task, "snapshot": None}
-        snapshot: dict[str, Any] = await workflow.execute_child_workflow(GRAPH_WORKFLOW_NAME, child, id=child["run_id"])
-        node = await workflow.execute_local_activity(
-            "tether.graph_nested",
-            {"node": node_id, "snapshot": snapshot, "run_id": child["run_id"]},
-            start_to_close_timeout=_LOCAL_TIMEOUT,
-            retry_policy=_LOCAL_RETRY,
-        )
+        snapshot: MultiAgentSnapshot = await workflow.execute_child_workflow(GRAPH_WORKFLOW_NAME, child, id=child["run_id"])
+        nested: NestedInput = {"node": node_id, "snapshot": snapshot, "run_id": child["run_id"]}
+        node: NodeOutput = await self._local("tether.graph_nested", nested)
         return {"kind": "result", "result": node["result"], "interrupted": snapshot["state"]["status"] == "interrupted"}
 
-    async def _callable(self, node_id: str, prompt: Any) -> dict[str, Any]:
+    async def _callable(self, node_id: str, prompt: Any) -> NodeOutcome:
         """Run a callable node execution in an activity."""
-        node = await workflow.execute_activity(
+        params: CallableInput = {
+            "graph": self._params["graph"],
+            "config": self._params.get("config") or {},
+            "node": node_id,
+            "input": prompt,
+        }
+        node: NodeOutput = await workflow.execute_activity(
             "tether.graph_callable",
-            {"graph": self._params["graph"], "config": self._params.get("config") or {}, "node": node_id, "input": prompt},
+            params,
             start_to_close_timeout=_CALLABLE_TIMEOUT,
             retry_policy=_CALLABLE_RETRY,
         )
         return {"kind": "result", "result": node["result"], "interrupted": False}
 
-    async def _record(self, node_id: str, outcome: dict[str, Any], starts: list[str]) -> None:
+    async def _record(self, node_id: str, outcome: NodeOutcome, starts: list[str]) -> None:
         """Record a finished execution and start (into ``starts``) what it makes ready."""
         spec, data, order = self._state()
         self._active.discard(node_id)
@@ -285,7 +246,7 @@ class GraphWorkflow:
             return
         edges = spec.outgoing(node_id)
         if spec.conditional(node_id):
-            outcomes: list[bool] = await workflow.execute_local_activity(
+            outcomes: list[bool] = await self._local(
                 "tether.graph_conditions",
                 {
                     "graph": self._params["graph"],
@@ -294,8 +255,6 @@ class GraphWorkflow:
                     "state": data,
                     "order": order,
                 },
-                start_to_close_timeout=_LOCAL_TIMEOUT,
-                retry_policy=_LOCAL_RETRY,
             )
         else:
             outcomes = [True] * len(edges)
@@ -311,23 +270,19 @@ class GraphWorkflow:
         for target in starts[before:]:
             self._sources[target] = captured[target]
 
-    def _state(self) -> tuple[GraphSpec, dict[str, Any], list[str]]:
-        assert self._spec is not None and self._data is not None
-        return self._spec, self._data, self._order
+    # -- interrupts and queries (the handlers are RunWorkflow's) -----------------------------
 
-    # -- interrupts -----------------------------------------------------------------------
+    async def _wait_for_answers(self) -> dict[str, Answers]:
+        return await self._take_answers(self._route)
 
-    async def _wait_for_answers(self) -> dict[str, list[dict[str, Any]]]:
-        self._status = "interrupted"
-        routed = await self._inbox.take(self._route, f"graph run {self._params.get('run_id')}")
-        self._status = "running"
-        return routed
+    def _check_answers(self, responses: Answers) -> None:
+        self._route(responses)
 
-    def _route(self, responses: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    def _route(self, responses: Answers) -> dict[str, Answers]:
         """The answers of each interrupted node; InterruptError for one no node waits on."""
         pending = self._pending_by_node()
         owners = {item["id"]: node_id for node_id, items in pending.items() for item in items}
-        routed: dict[str, list[dict[str, Any]]] = {}
+        routed: dict[str, Answers] = {}
         for response in responses:
             ident = response.get("interruptId") if isinstance(response, dict) else None
             if ident not in owners:
@@ -339,7 +294,7 @@ class GraphWorkflow:
             apply_responses(trial, answers)
         return routed
 
-    def _pending_by_node(self) -> dict[str, list[dict[str, Any]]]:
+    def _pending_by_node(self) -> dict[str, list[CompactRecord]]:
         data = self._data or {}
         return {
             node_id: list(running.get("pending") or [])
@@ -347,43 +302,13 @@ class GraphWorkflow:
             if data["nodes"][node_id]["status"] == "interrupted"
         }
 
-    @workflow.update(name="answer_interrupts")
-    async def answer_interrupts(self, responses: list[dict[str, Any]]) -> dict[str, Any]:
-        """Answer interrupted nodes' interrupts (``interruptResponse`` bodies:
-        ``{interruptId, response}``); each goes to the node that asked it, which continues."""
-        await self._inbox.taken(self._inbox.post(responses))
-        return self.status()
+    def _pending_interrupts(self) -> list[CompactRecord]:
+        """The interrupted nodes' pending interrupts (compact)."""
+        return [item for items in self._pending_by_node().values() for item in items]
 
-    @answer_interrupts.validator
-    def _validate_answers(self, responses: list[dict[str, Any]]) -> None:
-        self._inbox.refuse_unless_waiting(self._status == "interrupted", f"graph run {self._params.get('run_id')!r}", self._status)
-        try:
-            self._route(responses)
-        except TetherError as exc:
-            raise to_failure(exc) from None
 
-    @workflow.signal(name="answer_interrupts_signal")
-    def answer_interrupts_signal(self, responses: list[dict[str, Any]]) -> None:
-        """Fire-and-forget variant of :meth:`answer_interrupts` (invalid answers are logged and ignored)."""
-        self._inbox.post(responses)
-
-    # -- queries --------------------------------------------------------------------------
-
-    @workflow.query(name="status")
-    def status(self) -> dict[str, Any]:
-        """``{"status": "starting" | "running" | "interrupted" | "done", "interrupts": [...]}``
-        (the interrupted nodes' pending interrupts, compact)."""
-        if self._status != "interrupted":
-            return {"status": self._status, "interrupts": []}
-        return {"status": self._status, "interrupts": [item for items in self._pending_by_node().values() for item in items]}
-
-    @workflow.query(name="snapshot")
-    def snapshot(self) -> dict[str, Any]:
-        """The graph run's state in ``Graph.take_snapshot()`` shape, compact
-        (:meth:`TetherClient.graph_snapshot` expands it)."""
-        if self._data is None:
-            raise ApplicationError("the graph run has not started yet; query again in a moment", type="NotReady")
-        return {"type": SNAPSHOT_TYPE, "version": SNAPSHOT_VERSION, "state": self._data, "execution_order": list(self._order)}
+def _new_state(spec: GraphSpec, task: Any) -> dict[str, Any]:
+    return GraphRunState.new(task, list(spec.nodes)).data
 
 
 __all__ = ["GRAPH_WORKFLOW_NAME", "GraphWorkflow"]

@@ -11,17 +11,16 @@ order, the tickets and the log-and-skip rule are one piece of code.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from ..errors import InterruptError, TetherError
     from .errors import to_failure
+    from .shapes import Answers
 
 T = TypeVar("T")
-Answers = list[dict[str, Any]]
-"""One batch of answers: ``interruptResponse`` bodies (``{interruptId, response}``)."""
 
 
 class AnswerInbox:

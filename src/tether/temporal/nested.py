@@ -24,18 +24,20 @@ offloaded parts.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 
 from ..interrupts import interrupt_id
 from ..multiagent.agent_tool import asked_name
 from ..types import InterruptRecord
 from .payloads import is_placeholder
+from .shapes import Answers, CompactMessage, CompactResult
 
 CHILD_SOURCE = "tool"
 """The source of a parent's interrupt that stands for its child's (an agent tool raises it)."""
 
 
-def prompt_message(tool_input: Any, tool_name: str) -> dict[str, Any] | str | None:
+def prompt_message(tool_input: Any, tool_name: str) -> CompactMessage | str | None:
     """The child's prompt, as a compact user message, for an agent tool's (compact) input.
 
     Returns an error text for an input without a string ``input`` (the call's error result),
@@ -49,7 +51,7 @@ def prompt_message(tool_input: Any, tool_name: str) -> dict[str, Any] | str | No
     return {"role": "user", "content": [{"text": text}]}
 
 
-def answer_result(tool_use_id: str, message: dict[str, Any] | None) -> dict[str, Any] | None:
+def answer_result(tool_use_id: str, message: CompactMessage | None) -> CompactResult | None:
     """The tool result of a finished child: its final text, as a local agent tool returns it.
 
     None when a part of ``message`` (compact) was offloaded (an activity must read it).
@@ -62,8 +64,8 @@ def answer_result(tool_use_id: str, message: dict[str, Any] | None) -> dict[str,
 
 
 def ask(
-    tool_name: str, tool_use_id: str, entry: dict[str, Any], table: dict[str, Any]
-) -> tuple[list[dict[str, Any]], list[InterruptRecord]]:
+    tool_name: str, tool_use_id: str, entry: dict[str, Any], table: Mapping[str, Mapping[str, Any]]
+) -> tuple[Answers, list[InterruptRecord]]:
     """The parent's side of a child's pending interrupts (``entry["pending"]``).
 
     Each child interrupt is asked as a parent interrupt named ``"<tool>/<name>"`` (``#2``...
@@ -73,7 +75,7 @@ def ask(
     records still unanswered.
     """
     asked: dict[str, str] = entry.setdefault("asked", {})
-    answers: list[dict[str, Any]] = []
+    answers: Answers = []
     unanswered: list[InterruptRecord] = []
     for record in entry["pending"]:
         name = asked_name(tool_name, record["id"], record["name"], asked)

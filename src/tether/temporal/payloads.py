@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import PayloadTooLargeError
 from .blobs import BlobStore, canonical_json, is_ref
+from .shapes import CompactRecord, CompactState
 
 BLOB_KEY = "$blob"
 DEFAULT_MAX_VALUE_BYTES = 64 * 1024 * 1024
@@ -75,7 +76,7 @@ def restore(blobs: BlobStore, value: Any) -> Any:
     return blobs.get(value[BLOB_KEY]) if is_placeholder(value) else value
 
 
-def compact_state(blobs: BlobStore, state: dict[str, Any], field: str, *, limit: int, hard_limit: int | None) -> dict[str, Any]:
+def compact_state(blobs: BlobStore, state: dict[str, Any], field: str, *, limit: int, hard_limit: int | None) -> CompactState:
     """The agent state with each large value offloaded (keys stay inline for the workflow's merges).
 
     Raises:
@@ -92,12 +93,12 @@ def check_compact(compact: Any, field: str) -> None:
     check_size(len(canonical_json(compact)), MAX_COMPACT_BYTES, field, "the inline size of a compacted value")
 
 
-def expand_state(blobs: BlobStore, state: dict[str, Any] | None) -> dict[str, Any]:
+def expand_state(blobs: BlobStore, state: CompactState | None) -> dict[str, Any]:
     """The full agent state of a compact one (a new dict)."""
     return {key: restore(blobs, value) for key, value in (state or {}).items()}
 
 
-def compact_interrupt(blobs: BlobStore, record: dict[str, Any], *, limit: int, hard_limit: int | None) -> dict[str, Any]:
+def compact_interrupt(blobs: BlobStore, record: dict[str, Any], *, limit: int, hard_limit: int | None) -> CompactRecord:
     """An interrupt record with its reason and response offloaded when large."""
     out = dict(record)
     ident = record.get("id")
@@ -107,7 +108,7 @@ def compact_interrupt(blobs: BlobStore, record: dict[str, Any], *, limit: int, h
     return out
 
 
-def expand_interrupt(blobs: BlobStore, record: dict[str, Any]) -> dict[str, Any]:
+def expand_interrupt(blobs: BlobStore, record: CompactRecord) -> dict[str, Any]:
     """An interrupt record with its reason and response restored."""
     out = dict(record)
     for key in ("reason", "response"):

@@ -19,17 +19,18 @@ from typing import TYPE_CHECKING, Any
 
 from .._json import json_roundtrip_copy
 from ..errors import ConfigurationError, ShapeError
+from .shapes import Config
 
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..multiagent.graph import Graph
     from ..multiagent.swarm import Swarm
 
-AgentFactory = Callable[[dict[str, Any]], "Agent"]
+AgentFactory = Callable[[Config], "Agent"]
 """Builds a fresh :class:`~tether.Agent` from a JSON config."""
-GraphFactory = Callable[[dict[str, Any]], "Graph"]
+GraphFactory = Callable[[Config], "Graph"]
 """Builds a :class:`~tether.multiagent.Graph` from a JSON config."""
-SwarmFactory = Callable[[dict[str, Any]], "Swarm"]
+SwarmFactory = Callable[[Config], "Swarm"]
 """Builds a :class:`~tether.multiagent.Swarm` from a JSON config."""
 
 SEPARATOR = "/"
@@ -40,7 +41,7 @@ class AgentRegistry:
     """Agent, graph and swarm factories by name (one namespace)."""
 
     def __init__(self) -> None:
-        self._factories: dict[str, tuple[str, Callable[[dict[str, Any]], Any]]] = {}
+        self._factories: dict[str, tuple[str, Callable[[Config], Any]]] = {}
 
     def register(self, name: str, factory: AgentFactory | None = None) -> Any:
         """Register agent ``factory`` under ``name``; usable as ``@registry.register("name")``.
@@ -70,11 +71,11 @@ class AgentRegistry:
         """
         return self._register("swarm", name, factory)
 
-    def _register(self, kind: str, name: str, factory: Callable[[dict[str, Any]], Any] | None) -> Any:
+    def _register(self, kind: str, name: str, factory: Callable[[Config], Any] | None) -> Any:
         if not isinstance(name, str) or not name or SEPARATOR in name:
             raise ConfigurationError(f"a registered {kind} name must be a non-empty string without {SEPARATOR!r}, got {name!r}")
 
-        def add(func: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        def add(func: Callable[[Config], Any]) -> Callable[[Config], Any]:
             if name in self._factories:
                 raise ConfigurationError(f"a factory named {name!r} is already registered")
             self._factories[name] = (kind, func)
@@ -89,7 +90,7 @@ class AgentRegistry:
         """The registered names (agents, graphs and swarms)."""
         return sorted(self._factories)
 
-    def build(self, name: str, config: dict[str, Any] | None = None) -> Agent:
+    def build(self, name: str, config: Config | None = None) -> Agent:
         """A fresh agent for ``name`` (a registered agent, or a nested name) built from ``config``."""
         from ..agent import Agent
 
@@ -98,7 +99,7 @@ class AgentRegistry:
             raise ConfigurationError(f"{name!r} names {_a(type(agent).__name__)}, not an agent")
         return agent
 
-    def build_graph(self, name: str, config: dict[str, Any] | None = None) -> Graph:
+    def build_graph(self, name: str, config: Config | None = None) -> Graph:
         """The graph ``name`` (registered, or a nested graph node) built from ``config``."""
         from ..multiagent.graph import Graph
 
@@ -107,7 +108,7 @@ class AgentRegistry:
             raise ConfigurationError(f"{name!r} names {_a(type(graph).__name__)}, not a graph")
         return graph
 
-    def build_swarm(self, name: str, config: dict[str, Any] | None = None) -> Swarm:
+    def build_swarm(self, name: str, config: Config | None = None) -> Swarm:
         """The swarm ``name`` built from ``config``."""
         from ..multiagent.swarm import Swarm
 
@@ -116,7 +117,7 @@ class AgentRegistry:
             raise ConfigurationError(f"{name!r} names {_a(type(swarm).__name__)}, not a swarm")
         return swarm
 
-    def _resolve(self, name: str, config: dict[str, Any] | None) -> Any:
+    def _resolve(self, name: str, config: Config | None) -> Any:
         if not isinstance(name, str) or not name:
             raise ConfigurationError(f"an agent name must be a non-empty string, got {name!r}")
         head, *steps = name.split(SEPARATOR)

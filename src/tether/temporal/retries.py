@@ -16,25 +16,16 @@ Both halves are pure functions: the first runs in workflow code, the second in t
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, TypedDict
+from typing import Any
 
 from temporalio.common import RetryPolicy as ActivityRetryPolicy
 
 from ..loop.policies import RetryPolicy
+from .shapes import RetrySettings
 
 MIN_INTERVAL_S = 0.001
 """Temporal reads a zero initial interval as "use the server default" (1 s); a zero delay
 becomes this instead."""
-
-
-class RetrySettings(TypedDict):
-    """An agent's retry policy as JSON (what the ``tether.describe`` activity reports)."""
-
-    max_attempts: int
-    initial_delay: float
-    max_delay: float
-    multiplier: float
-    jitter: float
 
 
 def retry_settings(policy: RetryPolicy) -> RetrySettings:

@@ -4,11 +4,11 @@ A workflow carries its run (through continue-as-new, the ``snapshot`` query and 
 a :class:`CarriedState`: the :class:`~tether.loop.state.RunState` fields, with the conversation
 as a blob-store reference plus a few *compact* messages (see :mod:`tether.temporal.claimcheck`).
 
-These ``TypedDict``s type the code that builds and reads those payloads. The methods Temporal
-itself calls (the workflow's run method, its queries and updates, the activities) keep
-``dict[str, Any]`` in their signatures on purpose: Temporal's data converter converts a payload
-by those type hints (it checks literals and converts values key by key), which would change
-what arrives. This module imports nothing from ``temporalio``.
+These ``TypedDict``s type the code that builds and reads those payloads (the activities' own
+inputs and outputs are in :mod:`tether.temporal.activity_io`). The workflow's run method, its
+update and its signal keep plain JSON types in their signatures on purpose: Temporal's data
+converter converts a payload by those type hints (it checks literals and converts numbers key by
+key), which would change what arrives. This module imports nothing from ``temporalio``.
 """
 
 from __future__ import annotations
@@ -17,12 +17,44 @@ from typing import Any, NotRequired, TypeAlias, TypedDict
 
 from ..types import CursorData, InterruptState, MetricsData
 
+WORKFLOW_NAME = "tether.agent"
+"""The agent workflow's name (its workflow type): an agent's run, an agent tool's call, a graph
+node's or a swarm member's turn."""
+
 CompactMessage: TypeAlias = dict[str, Any]
 """A message whose large parts are ``{"$blob": ref}`` placeholders (:func:`~tether.temporal.claimcheck.compact_message`).
 
 It keeps the outer shape the loop core reads (roles, tool-use ids and names, tool-result ids
 and statuses), which is why the workflow can run the core over compact messages.
 """
+
+
+CompactToolUse: TypeAlias = dict[str, Any]
+"""A ``toolUse`` block whose ``input`` may be one ``{"$blob": ref}`` placeholder (name and id inline)."""
+
+CompactResult: TypeAlias = dict[str, Any]
+"""A tool result whose large content items are ``{"$blob": ref}`` placeholders
+(:func:`~tether.temporal.claimcheck.compact_result`); ``toolUseId`` and ``status`` stay inline."""
+
+CompactState: TypeAlias = dict[str, Any]
+"""An agent state whose large values are ``{"$blob": ref}`` placeholders, key by key (the keys
+stay inline: the workflow merges tool calls' changes key by key)."""
+
+CompactRecord: TypeAlias = dict[str, Any]
+"""An interrupt record (:class:`~tether.types.InterruptRecord`) whose reason and response may be
+``{"$blob": ref}`` placeholders (:func:`~tether.temporal.payloads.compact_interrupt`)."""
+
+Answers: TypeAlias = list[dict[str, Any]]
+"""One batch of interrupt answers: ``interruptResponse`` bodies (``{interruptId, response}``).
+Kept as plain JSON in the handlers' signatures: Temporal's converter does not check them, the
+validator does (a malformed answer is refused with the reason)."""
+
+MultiAgentState: TypeAlias = dict[str, Any]
+"""A graph's or swarm's run state, the JSON a local one holds (``take_snapshot()["state"]``),
+with its large values compact on Temporal (see :mod:`tether.temporal.graph_wire`)."""
+
+Config: TypeAlias = dict[str, Any]
+"""The JSON config a registered factory builds its agent, graph or swarm from (:class:`~tether.temporal.AgentRegistry`)."""
 
 
 class WorkflowOptions(TypedDict, total=False):
@@ -59,6 +91,24 @@ class WorkflowOptions(TypedDict, total=False):
     at a moment nothing is in flight (default 100; it also continues as new when Temporal suggests it)."""
 
 
+class RetrySettings(TypedDict):
+    """An agent's retry policy as JSON (what the ``tether.describe`` activity reports; see
+    :mod:`tether.temporal.retries`)."""
+
+    max_attempts: int
+    initial_delay: float
+    max_delay: float
+    multiplier: float
+    jitter: float
+
+
+class SourceTools(TypedDict):
+    """What ``tether.list_tools`` listed: each source's tool specs and the idempotent tools' names."""
+
+    listings: list[list[Any]]
+    idempotent: list[str]
+
+
 class AgentSettings(TypedDict, total=False):
     """What the workflow needs to know about the agent (the ``tether.describe`` activity).
 
@@ -68,8 +118,8 @@ class AgentSettings(TypedDict, total=False):
     max_cycles: int | None
     max_tokens: int | None
     model_attempts: int
-    retry: dict[str, Any]
-    """The agent's RetryPolicy as JSON (:class:`tether.temporal.retries.RetrySettings`)."""
+    retry: RetrySettings
+    """The agent's RetryPolicy as JSON."""
     sequential: bool
     has_tools: bool
     non_idempotent: list[str]
@@ -80,7 +130,7 @@ class AgentSettings(TypedDict, total=False):
     agent_tools: dict[str, dict[str, Any]]
     """The agent tools (their calls run as child workflows) by name, with their options
     (``keep_conversation``) and the child agent's name (``agent_name``); absent: none."""
-    source_tools: dict[str, Any]
+    source_tools: SourceTools
     """From the ``tether.list_tools`` activity (absent: not listed): ``listings``, each source's
     tool specs, and ``idempotent``, the names of the idempotent ones."""
 
@@ -102,7 +152,7 @@ class CarriedState(TypedDict):
     conv: str | None
     tail: list[CompactMessage]
     unpersisted: int
-    state: dict[str, Any]
+    state: CompactState
     conversation_manager_state: dict[str, Any]
     interrupt_state: InterruptState
     system_prompt: CompactMessage | None
@@ -115,13 +165,26 @@ class CarriedState(TypedDict):
     resumed_from: NotRequired[str | None]
 
 
+class AgentRunResult(TypedDict):
+    """An agent workflow's result: how the invocation stopped, its final message (compact), the
+    run's and the invocation's metrics, and the run as the workflow carries it (its state is in
+    ``run``); a nested child stopped on interrupts adds them (compact), for its parent to ask."""
+
+    stop_reason: str
+    message: CompactMessage | None
+    metrics: MetricsData
+    invocation: MetricsData
+    run: CarriedState
+    interrupts: NotRequired[list[CompactRecord]]
+
+
 class WirePrompt(TypedDict):
     """A prompt as the client sends it: ``kind`` is ``messages``, ``interrupt_responses`` or
     ``continue``; ``messages`` are compact, ``responses`` are ``interruptResponse`` bodies."""
 
     kind: str
     messages: NotRequired[list[CompactMessage]]
-    responses: NotRequired[list[dict[str, Any]]]
+    responses: NotRequired[Answers]
 
 
 class WorkflowParams(TypedDict):
@@ -136,7 +199,7 @@ class WorkflowParams(TypedDict):
     """
 
     agent: str
-    config: NotRequired[dict[str, Any]]
+    config: NotRequired[Config]
     run_id: NotRequired[str | None]
     prompt: NotRequired[WirePrompt | None]
     carried: NotRequired[CarriedState | None]
@@ -150,4 +213,52 @@ class WorkflowParams(TypedDict):
     """The parent run of a child workflow (for the reader; the workflow does not use it)."""
 
 
-__all__ = ["AgentSettings", "CarriedState", "CompactMessage", "WirePrompt", "WorkflowOptions", "WorkflowParams"]
+class MultiAgentSnapshot(TypedDict):
+    """A graph's or swarm's snapshot, local (``take_snapshot()``) or compact (the workflow's
+    ``snapshot`` query and result): a graph's holds ``execution_order``, a swarm's ``node_history``."""
+
+    type: str
+    version: int
+    state: MultiAgentState
+    execution_order: NotRequired[list[str]]
+    node_history: NotRequired[list[str]]
+
+
+class AgentSnapshot(TypedDict):
+    """An agent workflow's ``snapshot`` query answer: its status and its run, compact."""
+
+    status: str
+    run: CarriedState
+
+
+class RunStatus(TypedDict):
+    """The ``status`` query's answer (and the ``answer_interrupts`` update's result)."""
+
+    status: str
+    """``starting``, ``running``, ``interrupted`` or ``done``."""
+    interrupts: list[CompactRecord]
+    """The interrupts the run waits on (compact records; empty unless ``interrupted``)."""
+
+
+__all__ = [
+    "WORKFLOW_NAME",
+    "Answers",
+    "AgentRunResult",
+    "AgentSettings",
+    "AgentSnapshot",
+    "CarriedState",
+    "CompactMessage",
+    "CompactRecord",
+    "CompactResult",
+    "CompactState",
+    "CompactToolUse",
+    "Config",
+    "MultiAgentSnapshot",
+    "MultiAgentState",
+    "RetrySettings",
+    "RunStatus",
+    "SourceTools",
+    "WirePrompt",
+    "WorkflowOptions",
+    "WorkflowParams",
+]

@@ -11,73 +11,45 @@ as local activities.
 
 from __future__ import annotations
 
-from typing import Any
-
 from temporalio import activity
 
 from ..errors import TetherError
-from ..interrupts import Interrupt
-from ..metrics import Metrics
 from ..multiagent.state import encode_result
 from ..multiagent.swarm_turns import HANDOFF_KEY
-from ..result import AgentResult
-from .blobs import BlobStore
-from .claimcheck import DEFAULT_INLINE_LIMIT, compact_message, expand_message
+from .activity_io import SpecData, SwarmPromptInput, SwarmRef, Turn, TurnInput
+from .activity_set import ActivitySet
 from .errors import to_failure
-from .payloads import DEFAULT_MAX_VALUE_BYTES, expand_interrupt, expand_state, offload
-from .registry import AgentRegistry
+from .shapes import CompactMessage
 
 
-class SwarmActivities:
-    """The swarm activities a worker registers (one registry and one blob store, as
-    :class:`~tether.temporal.activities.TetherActivities`)."""
+class SwarmActivities(ActivitySet):
+    """The swarm activities a worker registers: ``tether.describe_swarm``, ``tether.swarm_prompt``
+    and ``tether.swarm_turn``.
 
-    def __init__(
-        self,
-        registry: AgentRegistry,
-        blobs: BlobStore,
-        *,
-        inline_limit: int = DEFAULT_INLINE_LIMIT,
-        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
-    ) -> None:
-        """The activities of a worker serving ``registry``'s swarms.
+    Args:
+        registry: The swarm factories (and those of the member agents).
+        blobs: The payload policy or the blob store, as for :class:`~tether.temporal.TetherActivities`.
+    """
 
-        Args:
-            registry: The swarm (and agent) factories.
-            blobs: The blob store shared by every worker and client of the runs.
-            inline_limit: Values larger than this (bytes of JSON) travel as blob references.
-            max_value_bytes: The hard limit of one value (a member's result): a larger one fails
-                the run with a non-retryable ``PayloadTooLargeError`` naming it (None: no limit).
-        """
-        self.registry = registry
-        self.blobs = blobs
-        self.inline_limit = inline_limit
-        self.max_value_bytes = max_value_bytes
-
-    def all(self) -> list[Any]:
-        """The activity callables to register on a worker."""
-        return [self.describe_swarm, self.swarm_prompt, self.swarm_turn]
+    ACTIVITIES = ("describe_swarm", "swarm_prompt", "swarm_turn")
 
     @activity.defn(name="tether.describe_swarm")
-    async def describe_swarm(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def describe_swarm(self, params: SwarmRef) -> SpecData:
         """The swarm's members, their descriptions, its entry point and limits
         (:meth:`~tether.multiagent.swarm_turns.SwarmSpec.to_dict`)."""
-        try:
-            swarm = self.registry.build_swarm(params["swarm"], params.get("config") or {})
-        except TetherError as exc:
-            raise to_failure(exc, f"cannot build swarm {params.get('swarm')!r}") from None
-        return swarm.spec.to_dict()
+        spec: SpecData = self._build("swarm", params["swarm"], params.get("config")).spec.to_dict()
+        return spec
 
     @activity.defn(name="tether.swarm_prompt")
-    async def swarm_prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def swarm_prompt(self, params: SwarmPromptInput) -> CompactMessage:
         """A member turn's prompt (``params["message"]``, a user message) made compact."""
         try:
-            return compact_message(self.blobs, params["message"], self.inline_limit, self.max_value_bytes, "the prompt of a member turn")
+            return self.payloads.compact_message(params["message"], "the prompt of a member turn")
         except TetherError as exc:
             raise to_failure(exc) from None
 
     @activity.defn(name="tether.swarm_turn")
-    async def swarm_turn(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def swarm_turn(self, params: TurnInput) -> Turn:
         """A finished member turn, read from its child workflow's (compact) result ``params["out"]``.
 
         Returns ``result``: the turn's :class:`~tether.AgentResult` as a swarm state holds it
@@ -87,25 +59,11 @@ class SwarmActivities:
         out = params["out"]
         member = str(params.get("member"))
         try:
-            message = out.get("message")
-            state = expand_state(self.blobs, (out.get("run") or {}).get("state"))
-            result = AgentResult(
-                str(out["stop_reason"]),
-                None if message is None else expand_message(self.blobs, message),
-                Metrics(out["metrics"], out.get("invocation")),
-                state,
-                [Interrupt.from_dict(expand_interrupt(self.blobs, item)) for item in out.get("interrupts") or []],
-            )
-            encoded = offload(
-                self.blobs,
-                encode_result(result),
-                f"the result of member {member!r}",
-                limit=self.inline_limit,
-                hard_limit=self.max_value_bytes,
-            )
+            result = self._agent_result(out)
+            encoded = self.payloads.offload(encode_result(result), f"the result of member {member!r}")
         except TetherError as exc:
             raise to_failure(exc, f"cannot read the turn of member {member!r}") from None
-        handoff = state.get(HANDOFF_KEY)
+        handoff = result.state.get(HANDOFF_KEY)
         return {"result": encoded, "handoff": handoff if isinstance(handoff, dict) else None}
 
 

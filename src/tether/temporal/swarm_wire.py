@@ -16,52 +16,42 @@ both ways.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Unpack, cast
 
-from .._json import json_copy
-from ..errors import ShapeError, SnapshotError
-from ..interrupts import pending_interrupts
+from ..errors import SnapshotError
 from ..multiagent.swarm import SWARM_KEY
 from .blobs import BlobStore
-from .payloads import check_compact, compact_interrupt, offload, restore
-from .wire import carried_from_run, run_from_snapshot, snapshot_of
+from .payloads import check_compact, restore
+from .policy import PayloadLimits, PayloadPolicy
+from .shapes import MultiAgentSnapshot
+from .wire import carried_from_paused, checked_copy, map_results, snapshot_of
 
 VERSION = 1
 
 
-def _check(snapshot: Any) -> dict[str, Any]:
+def _check(snapshot: Any) -> MultiAgentSnapshot:
     if not isinstance(snapshot, dict) or snapshot.get("type") != SWARM_KEY or snapshot.get("version") != VERSION:
         raise SnapshotError(f"not a swarm snapshot (type {SWARM_KEY!r}, version {VERSION}); pass what Swarm.take_snapshot() returns")
     if not isinstance(snapshot.get("state"), dict) or not isinstance(snapshot["state"].get("nodes"), dict):
         raise SnapshotError("swarm snapshot: 'state' must be an object with 'nodes'")
     if not isinstance(snapshot.get("node_history"), list):
         raise SnapshotError("swarm snapshot: 'node_history' must be a list of member names")
-    return snapshot
+    return cast(MultiAgentSnapshot, snapshot)
 
 
-def swarm_to_temporal(blobs: BlobStore, snapshot: Any, *, inline_limit: int, max_value_bytes: int | None) -> dict[str, Any]:
-    """The Temporal shape of a local swarm snapshot (large member results offloaded to ``blobs``).
-
-    Args:
-        blobs: Where large values go.
-        snapshot: What ``Swarm.take_snapshot()`` returned (JSON).
-        inline_limit: Values larger than this (bytes of JSON) are offloaded.
-        max_value_bytes: The hard limit of one value (``PayloadTooLargeError`` names it).
+def swarm_to_temporal(blobs: BlobStore | PayloadPolicy, snapshot: Any, **limits: Unpack[PayloadLimits]) -> MultiAgentSnapshot:
+    """The Temporal shape of ``snapshot``, what ``Swarm.take_snapshot()`` returned: large member
+    results offloaded to ``blobs``, the interrupted member's agent snapshot turned into its child
+    workflow's carried state (arguments as :func:`~tether.temporal.graph_wire.graph_to_temporal`'s).
 
     Raises:
         SnapshotError: ``snapshot`` is not a swarm snapshot, or its interrupted member turn is
             not in it (a durable local run keeps it in its store).
     """
-    try:
-        out: dict[str, Any] = json_copy(_check(snapshot), "swarm snapshot")
-    except ShapeError as exc:
-        raise SnapshotError(str(exc)) from None
+    policy = PayloadPolicy.of(blobs, **limits)
+    out = checked_copy(snapshot, _check, "swarm snapshot")
     state = out["state"]
-    for name, entry in state["nodes"].items():
-        if isinstance(entry, dict) and entry.get("result") is not None:
-            entry["result"] = offload(
-                blobs, entry["result"], f"the result of member {name!r}", limit=inline_limit, hard_limit=max_value_bytes
-            )
+    map_results(state, lambda name, result: policy.offload(result, f"the result of member {name!r}"))
     running = state.get("running")
     if state.get("status") == "interrupted" and isinstance(running, dict) and running.get("paused") is None:
         raise SnapshotError(
@@ -69,28 +59,17 @@ def swarm_to_temporal(blobs: BlobStore, snapshot: Any, *, inline_limit: int, max
             "its member run lives in that run's store: answer it there (swarm.resume(run_id, responses))"
         )
     if isinstance(running, dict) and running.get("paused") is not None:
-        run = run_from_snapshot(running.pop("paused"))
-        running["carried"] = carried_from_run(blobs, run, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
-        running["pending"] = [
-            compact_interrupt(blobs, dict(i.to_dict()), limit=inline_limit, hard_limit=max_value_bytes)
-            for i in pending_interrupts(run.interrupt_state)
-        ]
+        running["carried"], running["pending"] = carried_from_paused(policy, running.pop("paused"))
     check_compact(out, "swarm snapshot")
     return out
 
 
-def swarm_to_local(blobs: BlobStore, snapshot: dict[str, Any]) -> dict[str, Any]:
-    """The local shape of a swarm workflow's snapshot (``Swarm.load_snapshot`` takes it).
-
-    Args:
-        blobs: The blob store the snapshot's references point into.
-        snapshot: The workflow's ``snapshot`` query answer or result.
-    """
+def swarm_to_local(blobs: BlobStore, snapshot: MultiAgentSnapshot) -> MultiAgentSnapshot:
+    """The local shape of a swarm workflow's ``snapshot`` query answer or result, whose
+    references point into ``blobs`` (``Swarm.load_snapshot`` takes it)."""
     out = copy.deepcopy(_check(snapshot))
     state = out["state"]
-    for entry in state["nodes"].values():
-        if isinstance(entry, dict) and entry.get("result") is not None:
-            entry["result"] = restore(blobs, entry["result"])
+    map_results(state, lambda _, result: restore(blobs, result))
     running = state.get("running")
     if isinstance(running, dict) and running.get("carried") is not None:
         running["paused"] = snapshot_of(blobs, running.pop("carried")).to_dict()

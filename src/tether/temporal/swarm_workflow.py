@@ -22,72 +22,40 @@ interrupted turn keeps the child's carried state and pending interrupts in ``run
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from ..errors import PromptError, TetherError
     from ..interrupts import apply_responses
-    from ..multiagent.nesting import child_run_id
     from ..multiagent.swarm import SWARM_KEY
     from ..multiagent.swarm_turns import SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
+    from .activity_io import SwarmPromptInput, Turn, TurnInput
+    from .base_workflow import MultiAgentWorkflow, SnapshotShape, child_outcome
     from .blobs import canonical_json
     from .claimcheck import DEFAULT_INLINE_LIMIT
-    from .errors import to_failure
-    from .inbox import AnswerInbox
-    from .workflow import WORKFLOW_NAME
+    from .shapes import WORKFLOW_NAME, AgentRunResult, Answers, CompactMessage, CompactRecord, MultiAgentSnapshot
 
 SWARM_WORKFLOW_NAME = "tether.swarm"
 SNAPSHOT_VERSION = 1
 DEFAULT_TURNS_PER_EXECUTION = 100
 """Member turns per workflow execution before the swarm run continues as new (option ``turns_per_execution``)."""
-_LOCAL_TIMEOUT = timedelta(seconds=60)
-_LOCAL_RETRY = RetryPolicy(maximum_attempts=5)
 
 
 @workflow.defn(name=SWARM_WORKFLOW_NAME)
-class SwarmWorkflow:
+class SwarmWorkflow(MultiAgentWorkflow[SwarmSpec]):
     """One run of a registered swarm, durable across workers, restarts and time."""
 
-    def __init__(self) -> None:
-        self._params: dict[str, Any] = {}
-        self._spec: SwarmSpec | None = None
-        self._data: dict[str, Any] | None = None
-        self._order: list[str] = []
-        self._status = "starting"
-        self._inbox = AnswerInbox()
-        self._turns_here = 0
+    WHAT = "swarm run"
+    SHAPE = SnapshotShape("swarm", SWARM_KEY, SNAPSHOT_VERSION, "node_history")
 
     # -- run ------------------------------------------------------------------------------
 
     @workflow.run
-    async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def run(self, params: dict[str, Any]) -> MultiAgentSnapshot:
         # ``params``: swarm, config, run_id, task (JSON) or snapshot (compact), options, trace.
-        self._params = params
-        described = await workflow.execute_local_activity(
-            "tether.describe_swarm",
-            {"swarm": params["swarm"], "config": params.get("config") or {}},
-            start_to_close_timeout=_LOCAL_TIMEOUT,
-            retry_policy=_LOCAL_RETRY,
-        )
-        spec = self._spec = SwarmSpec.from_dict(described)
-        snapshot = params.get("snapshot")
-        try:
-            if snapshot is not None:
-                check_state(spec, snapshot.get("state"), snapshot.get("node_history"), "snapshot")
-                data, order = snapshot["state"], list(snapshot["node_history"])
-            else:
-                if params.get("task") is None:
-                    raise PromptError(f"swarm run {params.get('run_id')!r}: no task and no snapshot to continue")
-                data, order = new_state(spec, params["task"]), []
-        except TetherError as exc:
-            raise to_failure(exc) from None
-        self._data, self._order = data, order
-        self._status = "running"
+        spec, data, order = await self._load(params, SwarmSpec.from_dict, check_state, new_state)
         if data["status"] == "completed" or (data["status"] != "interrupted" and not begin(data)):
             return await self._done()  # finished, or stopped by a limit, earlier: the outcome stands
         while True:
@@ -100,146 +68,66 @@ class SwarmWorkflow:
                 break
             running = data["running"]
             if running is None:
-                if self._should_continue_as_new():
+                if self._continue_as_new_due(self._option("turns_per_execution", DEFAULT_TURNS_PER_EXECUTION)):
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     workflow.continue_as_new({**params, "task": None, "snapshot": self.snapshot()})
                 running = start_turn(spec, data, order)
                 if running is None:
                     break
-                self._turns_here += 1
+                self._done_here += 1
             await self._turn(running, responses)
         if data["status"] == "executing":
             data["status"] = "completed"
         return await self._done()
 
-    async def _done(self) -> dict[str, Any]:
-        self._status = "done"
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        return self.snapshot()
-
-    async def _turn(self, running: dict[str, Any], responses: list[dict[str, Any]] | None) -> None:
+    async def _turn(self, running: Any, responses: Answers | None) -> None:
         """Run (or, with ``responses``, continue) one member turn as a child workflow and record it."""
         spec, data, order = self._state()
         name, n = str(running["member"]), int(running["n"])
         run_id = str(self._params["run_id"])
-        child: dict[str, Any] = {
-            "agent": f"{self._params['swarm']}/{name}",
-            "config": self._params.get("config") or {},
-            "run_id": child_run_id(run_id, f"{name}:{n}"),
-            "options": self._params.get("options") or {},
-            "nested": True,
-            "parent_run_id": run_id,
-        }
-        if self._params.get("trace"):
-            child["trace"] = self._params["trace"]
-        if responses is not None:
-            if running.get("carried") is None:
-                raise to_failure(
-                    PromptError(
-                        f"the interrupted turn {n} of member {name!r} was moved from a durable local swarm run: "
-                        "its member run lives in that run's store; finish it there"
-                    )
-                )
-            child.update(prompt={"kind": "interrupt_responses", "responses": responses}, carried=running["carried"])
-        else:
-            child.update(prompt={"kind": "messages", "messages": [await self._prompt(running["input"])]}, carried=None)
+        child = self._child_params(f"{name}:{n}", {"agent": f"{self._params['swarm']}/{name}"}, nested=True)
+        message = None if responses is not None else await self._prompt(running["input"])
+        asked = f"the interrupted turn {n} of member {name!r}"
+        self._prompt_child(child, responses, running.get("carried"), message, interrupted=asked, child_run="member run")
         try:
-            out: dict[str, Any] = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
+            out: AgentRunResult = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
         except ChildWorkflowError as exc:
             member_failed(data, name, str(exc.cause or exc))
             self._status = "done"
             raise ApplicationError(f"swarm run {run_id!r}: member {name!r} failed", type="SwarmMemberFailed", non_retryable=True) from exc
-        read = {key: out.get(key) for key in ("stop_reason", "message", "metrics", "invocation", "interrupts")}
-        read["run"] = {"state": out["run"].get("state")}
-        turn = await workflow.execute_local_activity(
-            "tether.swarm_turn",
-            {"member": name, "out": read},
-            start_to_close_timeout=_LOCAL_TIMEOUT,
-            retry_policy=_LOCAL_RETRY,
-        )
+        turn: Turn = await self._local("tether.swarm_turn", TurnInput(member=name, out=child_outcome(out)))
         data["nodes"][name]["result"] = turn["result"]
         interrupted = out["stop_reason"] == "interrupt"
         record_turn(spec, data, order, name, n, interrupted=interrupted, handoff=turn["handoff"])
         if interrupted:
             data["running"].update(carried=out["run"], pending=out.get("interrupts") or [])
 
-    async def _prompt(self, value: Any) -> dict[str, Any]:
+    async def _prompt(self, value: Any) -> CompactMessage:
         """A turn's prompt as a (compact) user message; a large one is made compact by an activity."""
         message = {"role": "user", "content": [{"text": value}] if isinstance(value, str) else list(value)}
         if len(canonical_json(message)) <= DEFAULT_INLINE_LIMIT:
             return message
-        compact: dict[str, Any] = await workflow.execute_local_activity(
-            "tether.swarm_prompt", {"message": message}, start_to_close_timeout=_LOCAL_TIMEOUT, retry_policy=_LOCAL_RETRY
-        )
+        compact: CompactMessage = await self._local("tether.swarm_prompt", SwarmPromptInput(message=message))
         return compact
 
-    def _should_continue_as_new(self) -> bool:
-        """Between turns: after ``turns_per_execution`` turns here, or when Temporal suggests it
-        (the history grew large), the run goes on in a fresh execution carrying its snapshot."""
-        limit = int((self._params.get("options") or {}).get("turns_per_execution") or DEFAULT_TURNS_PER_EXECUTION)
-        return self._turns_here >= limit or workflow.info().is_continue_as_new_suggested()
+    # -- interrupts and queries (the handlers are RunWorkflow's) -----------------------------
 
-    def _state(self) -> tuple[SwarmSpec, dict[str, Any], list[str]]:
-        assert self._spec is not None and self._data is not None
-        return self._spec, self._data, self._order
-
-    # -- interrupts -----------------------------------------------------------------------
-
-    async def _wait_for_answers(self) -> list[dict[str, Any]]:
-        self._status = "interrupted"
-
-        def accept(responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            self._check(responses)
+    async def _wait_for_answers(self) -> Answers:
+        def accept(responses: Answers) -> Answers:
+            self._check_answers(responses)
             return responses
 
-        responses = await self._inbox.take(accept, f"swarm run {self._params.get('run_id')}")
-        self._status = "running"
-        return responses
+        return await self._take_answers(accept)
 
-    def _check(self, responses: list[dict[str, Any]]) -> None:
+    def _check_answers(self, responses: Answers) -> None:
         """Refuse answers to interrupts the waiting member does not wait on (InterruptError)."""
-        trial: Any = {"interrupts": {item["id"]: dict(item) for item in self._pending()}, "activated": True}
+        trial: Any = {"interrupts": {item["id"]: dict(item) for item in self._pending_interrupts()}, "activated": True}
         apply_responses(trial, responses)
 
-    def _pending(self) -> list[dict[str, Any]]:
+    def _pending_interrupts(self) -> list[CompactRecord]:
+        """The interrupted member's pending interrupts (compact)."""
         running = (self._data or {}).get("running") or {}
         return list(running.get("pending") or [])
-
-    @workflow.update(name="answer_interrupts")
-    async def answer_interrupts(self, responses: list[dict[str, Any]]) -> dict[str, Any]:
-        """Answer the interrupted member's interrupts (``interruptResponse`` bodies:
-        ``{interruptId, response}``); the member's turn continues with them."""
-        await self._inbox.taken(self._inbox.post(responses))
-        return self.status()
-
-    @answer_interrupts.validator
-    def _validate_answers(self, responses: list[dict[str, Any]]) -> None:
-        self._inbox.refuse_unless_waiting(self._status == "interrupted", f"swarm run {self._params.get('run_id')!r}", self._status)
-        try:
-            self._check(responses)
-        except TetherError as exc:
-            raise to_failure(exc) from None
-
-    @workflow.signal(name="answer_interrupts_signal")
-    def answer_interrupts_signal(self, responses: list[dict[str, Any]]) -> None:
-        """Fire-and-forget variant of :meth:`answer_interrupts` (invalid answers are logged and ignored)."""
-        self._inbox.post(responses)
-
-    # -- queries --------------------------------------------------------------------------
-
-    @workflow.query(name="status")
-    def status(self) -> dict[str, Any]:
-        """``{"status": "starting" | "running" | "interrupted" | "done", "interrupts": [...]}``
-        (the interrupted member's pending interrupts, compact)."""
-        return {"status": self._status, "interrupts": self._pending() if self._status == "interrupted" else []}
-
-    @workflow.query(name="snapshot")
-    def snapshot(self) -> dict[str, Any]:
-        """The swarm run's state in ``Swarm.take_snapshot()`` shape, compact
-        (:meth:`TetherClient.swarm_snapshot` expands it)."""
-        if self._data is None:
-            raise ApplicationError("the swarm run has not started yet; query again in a moment", type="NotReady")
-        return {"type": SWARM_KEY, "version": SNAPSHOT_VERSION, "state": self._data, "node_history": list(self._order)}
 
 
 __all__ = ["SWARM_WORKFLOW_NAME", "SwarmWorkflow"]

@@ -11,30 +11,29 @@ a Temporal run is exported and continued locally.
 from __future__ import annotations
 
 import copy
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any, Unpack, cast
 
 from .._json import json_copy
 from ..checkpoint import Checkpoint, check_metrics
 from ..checkpoint import parse as parse_checkpoint
 from ..errors import CheckpointError, InterruptError, ShapeError, SnapshotError
+from ..interrupts import pending_interrupts
 from ..loop.state import Cursor, RunState, new_metrics
 from ..multiagent.agent_tool import STATE_KEY
 from ..snapshot import SCOPE, SNAPSHOT_SCHEMA_VERSION, Snapshot
 from ..snapshot.shapes import interrupt_state_in, interrupt_state_out, manager_state_in
 from ..types import InterruptState, MetricsData
 from .blobs import BlobStore
-from .claimcheck import DEFAULT_INLINE_LIMIT, Conversations, compact_message, compact_result, expand_message, expand_result
+from .claimcheck import Conversations, expand_message, expand_result
 from .payloads import (
-    DEFAULT_MAX_VALUE_BYTES,
-    compact_interrupt,
-    compact_state,
     expand_interrupt,
     expand_state,
     map_interrupts,
-    offload,
     restore,
 )
-from .shapes import CarriedState
+from .policy import PayloadLimits, PayloadPolicy
+from .shapes import CarriedState, CompactRecord, MultiAgentSnapshot, MultiAgentState
 
 TAIL = 4
 
@@ -45,33 +44,27 @@ def _map_results(results: Any, convert: Any) -> dict[str, Any]:
     return {ident: convert(result) for ident, result in results.items()}
 
 
-def carried_from_run(
-    blobs: BlobStore, run: RunState, *, inline_limit: int = DEFAULT_INLINE_LIMIT, max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES
-) -> CarriedState:
+def carried_from_run(blobs: BlobStore | PayloadPolicy, run: RunState, **limits: Unpack[PayloadLimits]) -> CarriedState:
     """The compact state a workflow starts from, for a local ``run`` (content goes to ``blobs``).
 
     Args:
-        blobs: Where large values go.
+        blobs: Where large values go, or the whole :class:`~tether.temporal.policy.PayloadPolicy`.
         run: The local run.
-        inline_limit: Values larger than this (bytes of JSON) are offloaded.
-        max_value_bytes: The hard limit of one value (``PayloadTooLargeError`` names it).
+        **limits: ``inline_limit`` (values larger than this, bytes of JSON, are offloaded) and
+            ``max_value_bytes`` (the hard limit of one value: ``PayloadTooLargeError`` names it).
     """
-    hard = max_value_bytes
-    compact = [compact_message(blobs, message, inline_limit, hard, f"run.messages[{i}]") for i, message in enumerate(run.messages)]
-    conv = Conversations(blobs).append(None, compact)
+    policy = PayloadPolicy.of(blobs, **limits)
+    compact = [policy.compact_message(message, f"run.messages[{i}]") for i, message in enumerate(run.messages)]
+    conv = Conversations(policy.blobs).append(None, compact)
     interrupt_state: InterruptState = json_copy(run.interrupt_state, "run.interrupt_state")
     context = interrupt_state.get("context")
     if isinstance(context, dict):
-        context["results"] = _map_results(context.get("results"), lambda r: compact_result(blobs, r, inline_limit, hard))
-    interrupt_state = cast(
-        InterruptState, map_interrupts(dict(interrupt_state), lambda r: compact_interrupt(blobs, r, limit=inline_limit, hard_limit=hard))
-    )
+        context["results"] = _map_results(context.get("results"), policy.compact_result)
+    interrupt_state = cast(InterruptState, map_interrupts(dict(interrupt_state), policy.compact_interrupt))
     cursor = run.cursor.to_dict()
-    cursor["results"] = _map_results(cursor["results"], lambda r: compact_result(blobs, r, inline_limit, hard))
+    cursor["results"] = _map_results(cursor["results"], policy.compact_result)
     system = (
-        None
-        if run.system_prompt is None
-        else compact_message(blobs, {"role": "system", "content": run.system_prompt}, inline_limit, hard, "run.system_prompt")
+        None if run.system_prompt is None else policy.compact_message({"role": "system", "content": run.system_prompt}, "run.system_prompt")
     )
     try:
         metrics = check_metrics(run.metrics, "run.metrics")
@@ -79,26 +72,20 @@ def carried_from_run(
         raise SnapshotError(str(exc)) from None
     state = json_copy(run.state, "run.state")
     book = state.pop(STATE_KEY, None)
-    state = compact_state(blobs, state, "state", limit=inline_limit, hard_limit=hard)
+    state = policy.compact_state(state)
     if book is not None:  # inline: the workflow reads it (its children's states are compact)
-        state[STATE_KEY] = _map_children(
-            book, lambda child: carried_from_run(blobs, run_from_snapshot(child), inline_limit=inline_limit, max_value_bytes=hard)
-        )
+        state[STATE_KEY] = _map_children(book, lambda child: carried_from_run(policy, run_from_snapshot(child)))
     return {
         "conv": conv,
         "tail": compact[-TAIL:],
         "unpersisted": 0,
         "state": state,
-        "conversation_manager_state": offload(
-            blobs,
-            json_copy(run.conversation_manager_state, "run.conversation_manager_state"),
-            "conversation_manager_state",
-            limit=inline_limit,
-            hard_limit=hard,
+        "conversation_manager_state": policy.offload(
+            json_copy(run.conversation_manager_state, "run.conversation_manager_state"), "conversation_manager_state"
         ),
         "interrupt_state": interrupt_state,
         "system_prompt": system,
-        "model_state": offload(blobs, json_copy(run.model_state, "run.model_state"), "model_state", limit=inline_limit, hard_limit=hard),
+        "model_state": policy.offload(json_copy(run.model_state, "run.model_state"), "model_state"),
         "cursor": json_copy(cursor, "run.cursor"),
         "metrics": metrics,
         "settings": None,
@@ -157,6 +144,32 @@ def run_from_checkpoint(checkpoint: Checkpoint | dict[str, Any]) -> RunState:
     else:
         run.cursor = Cursor(phase="model", cycle_index=header["cycle_index"] + 1)
     return run
+
+
+def carried_from_paused(payloads: PayloadPolicy, paused: Any) -> tuple[CarriedState, list[CompactRecord]]:
+    """A graph node's or swarm member's agent stopped on interrupts, from its local snapshot
+    (``paused``) to its child workflow's carried state and pending interrupts (compact)."""
+    run = run_from_snapshot(paused)
+    carried = carried_from_run(payloads, run)
+    return carried, [payloads.compact_interrupt(dict(i.to_dict())) for i in pending_interrupts(run.interrupt_state)]
+
+
+def checked_copy(snapshot: Any, check: Callable[[Any], MultiAgentSnapshot], what: str) -> MultiAgentSnapshot:
+    """A JSON copy of a local graph or swarm snapshot that ``check`` accepts (a value in it that
+    is not JSON raises ``SnapshotError`` naming it)."""
+    try:
+        copied: MultiAgentSnapshot = json_copy(check(snapshot), what)
+    except ShapeError as exc:
+        raise SnapshotError(str(exc)) from None
+    return copied
+
+
+def map_results(state: MultiAgentState, convert: Callable[[str, Any], Any]) -> None:
+    """Convert, in place, the latest result of each node of a graph or swarm state (``convert``
+    gets the node's id and its result; a node without a result is left alone)."""
+    for node_id, entry in state["nodes"].items():
+        if isinstance(entry, dict) and entry.get("result") is not None:
+            entry["result"] = convert(node_id, entry["result"])
 
 
 def messages_of(blobs: BlobStore, carried: CarriedState, *, decode: bool = True) -> list[Any]:
@@ -225,4 +238,13 @@ def metrics_of(carried: CarriedState) -> MetricsData:
     return copy.deepcopy(carried.get("metrics") or new_metrics())
 
 
-__all__ = ["carried_from_run", "messages_of", "metrics_of", "run_from_checkpoint", "run_from_snapshot", "snapshot_of"]
+__all__ = [
+    "carried_from_paused",
+    "carried_from_run",
+    "map_results",
+    "messages_of",
+    "metrics_of",
+    "run_from_checkpoint",
+    "run_from_snapshot",
+    "snapshot_of",
+]

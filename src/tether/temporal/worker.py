@@ -8,7 +8,7 @@ and pure, so re-importing it per workflow would only cost time.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 from temporalio.client import Client
 from temporalio.plugin import SimplePlugin
@@ -21,10 +21,14 @@ from .claimcheck import DEFAULT_INLINE_LIMIT
 from .graph_activities import GraphActivities
 from .graph_workflow import GraphWorkflow
 from .payloads import DEFAULT_MAX_VALUE_BYTES
+from .policy import PayloadLimits, PayloadPolicy
 from .registry import AgentRegistry
 from .swarm_activities import SwarmActivities
 from .swarm_workflow import SwarmWorkflow
 from .workflow import AgentWorkflow
+
+WORKFLOWS: list[type] = [AgentWorkflow, SwarmWorkflow, GraphWorkflow]
+"""The workflow classes a Tether worker serves."""
 
 
 def workflow_runner() -> SandboxedWorkflowRunner:
@@ -32,11 +36,17 @@ def workflow_runner() -> SandboxedWorkflowRunner:
     return SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("tether", "pydantic", "pydantic_core"))
 
 
+def all_activities(registry: AgentRegistry, payloads: PayloadPolicy) -> list[Any]:
+    """The agent, swarm and graph activities of a worker serving ``registry`` under ``payloads``."""
+    sets = (TetherActivities(registry, payloads), SwarmActivities(registry, payloads), GraphActivities(registry, payloads))
+    return [activity for each in sets for activity in each.all()]
+
+
 def create_worker(
     client: Client,
     task_queue: str,
     registry: AgentRegistry,
-    blobs: BlobStore,
+    blobs: BlobStore | PayloadPolicy,
     *,
     inline_limit: int = DEFAULT_INLINE_LIMIT,
     max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
@@ -48,21 +58,20 @@ def create_worker(
         client: A connected Temporal client.
         task_queue: The task queue of the agent runs.
         registry: The agent factories (the same on every worker of the queue).
-        blobs: The blob store shared by every worker and client of the runs.
+        blobs: The blob store shared by every worker and client of the runs, or a
+            :class:`~tether.temporal.policy.PayloadPolicy` (the store and both limits).
         inline_limit: Values larger than this (bytes of JSON) travel as blob references.
         max_value_bytes: The hard limit of one value of a run; a larger one fails the run with
             ``PayloadTooLargeError`` naming it (None: no limit).
         **worker_options: Passed to ``temporalio.worker.Worker`` (see the README's "Temporal
             operations" for the recommended ones, e.g. ``sticky_queue_schedule_to_start_timeout``).
     """
-    activities = TetherActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
-    swarms = SwarmActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
-    graphs = GraphActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
+    payloads = PayloadPolicy.of(blobs, inline_limit, max_value_bytes)
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[AgentWorkflow, SwarmWorkflow, GraphWorkflow],
-        activities=[*activities.all(), *swarms.all(), *graphs.all()],
+        workflows=WORKFLOWS,
+        activities=all_activities(registry, payloads),
         workflow_runner=workflow_runner(),
         **worker_options,
     )
@@ -71,31 +80,20 @@ def create_worker(
 class TetherPlugin(SimplePlugin):
     """A worker plugin adding the agent workflow and activities (``Worker(..., plugins=[...])``)."""
 
-    def __init__(
-        self,
-        registry: AgentRegistry,
-        blobs: BlobStore,
-        *,
-        inline_limit: int = DEFAULT_INLINE_LIMIT,
-        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
-    ) -> None:
+    def __init__(self, registry: AgentRegistry, blobs: BlobStore | PayloadPolicy, **limits: Unpack[PayloadLimits]) -> None:
         """The plugin; its parameters are those of :func:`create_worker`.
 
         Args:
-            registry: The agent factories (the same on every worker of the queue).
-            blobs: The blob store shared by every worker and client of the runs.
-            inline_limit: Values larger than this (bytes of JSON) travel as blob references.
-            max_value_bytes: The hard limit of one value of a run (None: no limit).
+            registry: The agent, graph and swarm factories (the same on every worker of the queue).
+            blobs: The blob store shared by every worker and client of the runs (with the
+                ``inline_limit`` and ``max_value_bytes`` keywords), or a ``PayloadPolicy``.
         """
-        activities = TetherActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
-        swarms = SwarmActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
-        graphs = GraphActivities(registry, blobs, inline_limit=inline_limit, max_value_bytes=max_value_bytes)
         super().__init__(
             "tether.TetherPlugin",
-            activities=[*activities.all(), *swarms.all(), *graphs.all()],
-            workflows=[AgentWorkflow, SwarmWorkflow, GraphWorkflow],
+            activities=all_activities(registry, PayloadPolicy.of(blobs, **limits)),
+            workflows=WORKFLOWS,
             workflow_runner=workflow_runner(),
         )
 
 
-__all__ = ["TetherPlugin", "create_worker", "workflow_runner"]
+__all__ = ["WORKFLOWS", "TetherPlugin", "all_activities", "create_worker", "workflow_runner"]

@@ -23,33 +23,42 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError, FailureError, TimeoutError, is_cancelled_exception
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from .._prompt import Prompt
+    from .._prompt import Prompt, PromptKind
     from ..durable.indoubt import IN_DOUBT, RERUN
     from ..errors import PromptError, TetherError
     from ..interrupts import apply_responses, pending_interrupts
     from ..loop.core import CoreConfig, LoopCore, ModelOutcome
     from ..loop.effects import CallModel, CloseCycle, Pause, RunTools, Stop
     from ..loop.state import Cursor, RunState, new_metrics
-    from ..metrics import diff_metrics, record_tool
-    from ..multiagent.agent_tool import STATE_KEY, roll_up
-    from ..multiagent.nesting import child_run_id
+    from ..metrics import add_figures, diff_metrics, record_tool
     from ..turn import begin_turn, copy_metrics, last_assistant, mark_interrupted, resume_interrupt, settle_idle
-    from ..types import Message, MetricsData, SystemContentBlock
+    from ..types import InterruptRecord, Message, MetricsData, SystemContentBlock, ToolResult
+    from . import activity_io as io
+    from .agent_tool_calls import AgentToolCalls
     from .errors import IN_DOUBT_FAILURE, to_failure
-    from .inbox import AnswerInbox
-    from .nested import answer_result, ask, prompt_message
+    from .inbox import Answers
     from .retries import activity_retry_policy
-    from .shapes import AgentSettings, CarriedState, CompactMessage, WorkflowOptions
+    from .shapes import (
+        WORKFLOW_NAME,
+        AgentRunResult,
+        AgentSettings,
+        AgentSnapshot,
+        CarriedState,
+        CompactMessage,
+        CompactRecord,
+        WirePrompt,
+        WorkflowOptions,
+    )
 
-WORKFLOW_NAME = "tether.agent"
 TAIL = 4
 PATCH_TOOL_FAILURES = "tether.tool-failures"
 """The patch id of error results and in-doubt settling for failed tool activities (runs recorded
@@ -77,11 +86,16 @@ DEFAULT_OPTIONS: WorkflowOptions = {
 
 
 @workflow.defn(name=WORKFLOW_NAME)
-class AgentWorkflow:
-    """One invocation of a registered agent, durable across workers, restarts and time."""
+class AgentWorkflow(AgentToolCalls):
+    """One invocation of a registered agent, durable across workers, restarts and time.
+
+    The interrupt handlers and the queries are :class:`~tether.temporal.base_workflow.RunWorkflow`'s
+    (``_params`` holds a WorkflowParams payload); agent tools' calls are
+    :class:`~tether.temporal.agent_tool_calls.AgentToolCalls`'.
+    """
 
     def __init__(self) -> None:
-        self._params: dict[str, Any] = {}  # a WorkflowParams payload, read key by key
+        super().__init__()
         self._run: RunState | None = None
         self._core: LoopCore | None = None
         self._conv: str | None = None
@@ -90,25 +104,19 @@ class AgentWorkflow:
         self._options: WorkflowOptions = DEFAULT_OPTIONS.copy()
         self._before: MetricsData = new_metrics()
         self._resumed_from: str | None = None
-        self._status = "starting"
-        self._inbox = AnswerInbox()
-        self._cycles_here = 0
 
     # -- run ------------------------------------------------------------------------------
 
     @workflow.run
-    async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def run(self, params: dict[str, Any]) -> AgentRunResult:
         # ``params`` is a WorkflowParams payload (typed as JSON here: see tether.temporal.shapes).
         self._params = params
         requested: WorkflowOptions | None = params.get("options")
         self._options.update(requested or {})
         carried: CarriedState | None = params.get("carried")
         if carried is None or carried.get("settings") is None:
-            described = await self._activity(
-                "tether.describe",
-                {"agent": params["agent"], "config": params.get("config") or {}},
-                local=workflow.patched(PATCH_LOCAL_BOOKENDS),
-            )
+            agent: io.AgentRef = {"agent": params["agent"], "config": params.get("config") or {}}
+            described: io.Described = await self._activity("tether.describe", agent, local=workflow.patched(PATCH_LOCAL_BOOKENDS))
             if carried is None:
                 carried = {
                     "conv": described["conv"],
@@ -124,11 +132,7 @@ class AgentWorkflow:
                 }
             settings: AgentSettings = described["settings"]
             if settings.get("sources") and workflow.patched(PATCH_TOOL_SOURCES):
-                listed = await self._activity(
-                    "tether.list_tools",
-                    {"agent": params["agent"], "config": params.get("config") or {}},
-                    attempts=int(self._options["hook_attempts"]),
-                )
+                listed: io.ListedTools = await self._activity("tether.list_tools", agent, attempts=int(self._options["hook_attempts"]))
                 settings["source_tools"] = listed["source_tools"]
                 settings["non_idempotent"] = list(listed["non_idempotent"])
                 settings["has_tools"] = bool(listed["has_tools"])
@@ -136,7 +140,8 @@ class AgentWorkflow:
         self._load(carried)
         try:
             if not carried.get("started"):
-                added = self._begin(params.get("prompt") or {"kind": "continue"})
+                wire = cast(WirePrompt, params.get("prompt") or {"kind": "continue"})
+                added = self._begin(wire)
                 await self._invocation_hook("before")
                 await self._messages_hook(added)
             return await self._drive()
@@ -184,7 +189,7 @@ class AgentWorkflow:
         )
         self._status = "running"
 
-    def _begin(self, wire: dict[str, Any]) -> list[Any]:
+    def _begin(self, wire: WirePrompt) -> list[Any]:
         """Start or resume the invocation through the turn protocol, as a local agent does
         (:func:`tether.turn.begin_turn`); ``None`` as the prompt waits for interrupt answers.
 
@@ -194,7 +199,7 @@ class AgentWorkflow:
         kind = wire.get("kind")
         if kind not in ("messages", "interrupt_responses", "continue"):
             raise PromptError(f"prompt.kind {kind!r} is unknown; use messages, interrupt_responses or continue")
-        prompt = Prompt(kind, list(wire.get("messages") or []), list(wire.get("responses") or []))
+        prompt = Prompt(cast("PromptKind", kind), _run_messages(wire.get("messages") or []), list(wire.get("responses") or []))
         turn = begin_turn(run, prompt, continue_waits=True)
         self._before = turn.before
         self._resumed_from = turn.resumed_from
@@ -206,13 +211,13 @@ class AgentWorkflow:
         assert self._run is not None and self._core is not None
         return self._run, self._core
 
-    async def _drive(self) -> dict[str, Any]:
+    async def _drive(self) -> AgentRunResult:
         run, core = self._state()
         while True:
             effect = core.next_effect()
             if isinstance(effect, CallModel):
                 await self._call_model(effect)
-                self._cycles_here += 1
+                self._done_here += 1
             elif isinstance(effect, RunTools):
                 await self._run_tools(effect)
             elif isinstance(effect, CloseCycle):
@@ -230,17 +235,16 @@ class AgentWorkflow:
                 await self._wait_for_answers()
                 continue
             cursor = run.cursor
-            if cursor.phase == "model" and cursor.stop_reason is None and self._should_continue_as_new():
+            if (
+                cursor.phase == "model"
+                and cursor.stop_reason is None
+                and self._continue_as_new_due(int(self._options["cycles_per_execution"]))
+            ):
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 params = dict(self._params)
                 params["carried"] = self._carry(started=True)
                 params["prompt"] = None
                 workflow.continue_as_new(params)
-
-    def _should_continue_as_new(self) -> bool:
-        if self._cycles_here >= int(self._options["cycles_per_execution"]):
-            return True
-        return workflow.info().is_continue_as_new_suggested()
 
     # -- effects --------------------------------------------------------------------------
 
@@ -256,20 +260,20 @@ class AgentWorkflow:
 
     async def _call_model(self, effect: CallModel) -> None:
         run, core = self._state()
-        params = self._base()
-        params.update(
-            conv=self._conv,
-            pending=self._pending(),
-            system_prompt=run.system_prompt,
-            tool_choice=effect.tool_choice,
-            model_state=run.model_state,
-            state=run.state,
-            conversation_manager_state=run.conversation_manager_state,
-            cycle_index=run.cursor.cycle_index,
-        )
+        params: io.CallModelInput = {
+            **self._base(),  # type: ignore[typeddict-item]  # an AgentCall: it never holds source_tools
+            "conv": self._conv,
+            "pending": self._pending(),
+            "system_prompt": cast("CompactMessage | None", run.system_prompt),  # compact: see _run_system_prompt
+            "tool_choice": effect.tool_choice,
+            "model_state": run.model_state,
+            "state": run.state,
+            "conversation_manager_state": run.conversation_manager_state,
+            "cycle_index": run.cursor.cycle_index,
+        }
         if self._settings.get("source_tools"):
             params["source_tools"] = self._settings["source_tools"]
-        out = await self._activity(
+        out: io.ModelOutput = await self._activity(
             "tether.call_model",
             params,
             timeout=float(self._options["model_timeout_s"]),
@@ -285,7 +289,8 @@ class AgentWorkflow:
                 del run.messages[: len(run.messages) - length]
         if out.get("model_state") is not None:
             run.model_state = out["model_state"]
-        added = core.model_done(ModelOutcome(out["message"], out["stop_reason"], out.get("usage") or {}, float(out.get("latency_ms", 0.0))))
+        message = cast("Message", out["message"])  # compact: see _run_messages
+        added = core.model_done(ModelOutcome(message, out["stop_reason"], out.get("usage") or {}, float(out.get("latency_ms", 0.0))))
         self._unpersisted += len(added)
         self._trim_tail()
         await self._messages_hook(added)
@@ -306,19 +311,17 @@ class AgentWorkflow:
         if doubt is not None and "response" in doubt:
             # The answer to a tether.in_doubt interrupt: "rerun", or the result to record.
             if doubt["response"] != RERUN:
-                params = self._base()
-                params.update(tool_use=tool_use, answer=doubt["response"])
+                answered: io.ReconcileInput = {**self._base(), "tool_use": tool_use, "answer": doubt["response"]}
                 doubt["response"] = "recorded"
-                out = await self._activity("tether.reconcile", params, attempts=int(self._options["hook_attempts"]))
+                out: io.ToolOutcome = await self._activity("tether.reconcile", answered, attempts=int(self._options["hook_attempts"]))
                 return await self._record(tool_use, out)
             del table[doubt["id"]]  # a re-run that is lost again asks again
         name = str(tool_use.get("name"))
         if name in (self._settings.get("agent_tools") or ()) and workflow.patched(PATCH_CHILD_WORKFLOWS):
             return await self._run_agent_tool(tool_use)
-        interrupts = {ident: item for ident, item in table.items() if item.get("tool_use_id") == tool_use_id}
+        interrupts = {ident: cast("CompactRecord", item) for ident, item in table.items() if item.get("tool_use_id") == tool_use_id}
         core.tool_started(tool_use_id)
-        params = self._base()
-        params.update(tool_use=tool_use, interrupts=interrupts, state=run.state)
+        params: io.RunToolInput = {**self._base(), "tool_use": tool_use, "interrupts": interrupts, "state": run.state}  # type: ignore[typeddict-item]
         if self._settings.get("source_tools"):
             params["source_tools"] = self._settings["source_tools"]
         single = name in (self._settings.get("non_idempotent") or ())
@@ -340,110 +343,11 @@ class AgentWorkflow:
             break
         if "interrupt" in out:
             self._fold_extras(out)  # absent from outcomes recorded before agent tools: replays as it ran
-            core.tool_interrupted([out["interrupt"]])
+            core.tool_interrupted([cast("InterruptRecord", out["interrupt"])])
             return False
         return await self._record(tool_use, out)
 
-    async def _run_agent_tool(self, tool_use: Any) -> bool:
-        """One call of an agent tool, as a child workflow (see :mod:`tether.temporal.nested`).
-
-        Returns False when the call stopped on the child's interrupts (now the parent's). The
-        bookkeeping (``state["tether.agent_tools"]``) is read afresh after every wait: a parallel
-        call that finished meanwhile may have dropped the key.
-        """
-        run, core = self._state()
-        tool_use_id, name = tool_use["toolUseId"], str(tool_use["name"])
-        options = (self._settings.get("agent_tools") or {}).get(name, {})
-        agent_name = str(options.get("agent_name", name))
-        started = workflow.now()
-        entry: dict[str, Any] | None = self._book()["calls"].get(tool_use_id)
-        parent_run_id = str(self._params.get("run_id"))
-        child: dict[str, Any] = {
-            "agent": f"{self._params['agent']}/{name}",
-            "config": self._params.get("config") or {},
-            "run_id": child_run_id(parent_run_id, tool_use_id),
-            "options": self._params.get("options") or {},
-            "nested": True,
-            "parent_run_id": parent_run_id,
-        }
-        if self._params.get("trace"):
-            child["trace"] = self._params["trace"]
-        if entry is None:
-            prompt = prompt_message(tool_use.get("input"), name)
-            if prompt is None:
-                prompt = await self._activity("tether.child_prompt", {"tool_use": tool_use}, local=True)
-            if isinstance(prompt, str):
-                return await self._agent_tool_error(tool_use, prompt)
-            kept = self._book()["conversations"].get(name) if options.get("keep_conversation") else None
-            child.update(prompt={"kind": "messages", "messages": [prompt]}, carried=kept)
-        else:
-            if "carried" not in entry:
-                raise to_failure(
-                    PromptError(
-                        f"the interrupted call {tool_use_id!r} of agent tool {name!r} was moved from a durable local run: "
-                        "its child run lives in that run's store; finish it there"
-                    )
-                )
-            answers, unanswered = ask(name, tool_use_id, entry, run.interrupt_state.setdefault("interrupts", {}))
-            if unanswered:
-                core.tool_interrupted(unanswered)
-                return False
-            child.update(prompt={"kind": "interrupt_responses", "responses": answers}, carried=entry["carried"])
-        core.tool_started(tool_use_id)
-        try:
-            out: dict[str, Any] = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
-        except ChildWorkflowError as exc:
-            if is_cancelled_exception(exc):
-                raise
-            return await self._agent_tool_error(tool_use, _child_failure_text(exc, agent_name))  # the parent model's information
-        rolled = roll_up(run.metrics, out["metrics"], None if entry is None else entry.get("rolled"))
-        if out["stop_reason"] == "interrupt":
-            entry = {
-                "asked": {} if entry is None else entry.get("asked", {}),
-                "rolled": rolled,
-                "carried": out["run"],
-                "pending": out["interrupts"],
-            }
-            self._book()["calls"][tool_use_id] = entry
-            _, unanswered = ask(name, tool_use_id, entry, run.interrupt_state.setdefault("interrupts", {}))
-            core.tool_interrupted(unanswered)
-            return False
-        if out["stop_reason"] == "cancelled":
-            return await self._agent_tool_error(tool_use, f"Agent {agent_name!r} was cancelled before it finished.")
-        if options.get("keep_conversation"):
-            self._book()["conversations"][name] = _kept_conversation(out["run"])
-        self._drop_call(tool_use_id)
-        result = answer_result(tool_use_id, out.get("message"))
-        if result is None:
-            params = {"tool_use_id": tool_use_id, "message": out.get("message")}
-            result = await self._activity("tether.child_answer", params, local=True)
-        elapsed = (workflow.now() - started).total_seconds() * 1000.0
-        return await self._record(tool_use, {"result": result, "duration_ms": elapsed})
-
-    def _book(self) -> dict[str, Any]:
-        """The agent-tool bookkeeping in the run's agent state (created when missing)."""
-        run, _ = self._state()
-        book: dict[str, Any] = run.state.setdefault(STATE_KEY, {})
-        book.setdefault("calls", {})
-        book.setdefault("conversations", {})
-        return book
-
-    def _drop_call(self, tool_use_id: str) -> None:
-        """Forget a finished agent-tool call (and the bookkeeping key once it holds nothing)."""
-        run, _ = self._state()
-        book = self._book()
-        book["calls"].pop(tool_use_id, None)
-        if not book["calls"] and not book["conversations"]:
-            run.state.pop(STATE_KEY, None)
-
-    async def _agent_tool_error(self, tool_use: Any, text: str) -> bool:
-        """End an agent-tool call with an error result the parent's model reads."""
-        self._drop_call(tool_use["toolUseId"])
-        return await self._record(
-            tool_use, {"result": {"toolUseId": tool_use["toolUseId"], "status": "error", "content": [{"text": text}]}}
-        )
-
-    def _fold_extras(self, out: dict[str, Any]) -> None:
+    def _fold_extras(self, out: io.ToolOutcome) -> None:
         """Fold a tool outcome's state changes and the usage it rolled up (an agent tool's child)
         into the run."""
         run, _ = self._state()
@@ -454,15 +358,9 @@ class AgentWorkflow:
                 run.state.pop(key, None)
         added = out.get("usage_added")
         if added:
-            metrics = run.metrics
-            usage, more = metrics["usage"], added["usage"]
-            usage["input_tokens"] += int(more.get("input_tokens", 0))
-            usage["output_tokens"] += int(more.get("output_tokens", 0))
-            usage["total_tokens"] += int(more.get("total_tokens", 0))
-            metrics["model_call_count"] += int(added.get("model_call_count", 0))
-            metrics["model_latency_ms"] += float(added.get("model_latency_ms", 0.0))
+            add_figures(run.metrics, added)
 
-    async def _tool_failed(self, tool_use: Any, exc: ActivityError, single: bool) -> dict[str, Any] | None:
+    async def _tool_failed(self, tool_use: Any, exc: ActivityError, single: bool) -> io.ToolOutcome | None:
         """What a tool activity that failed for good stands for: a run_tool-like outcome, or None
         to run the call again. Failures no retry can fix (a broken agent factory, a value over
         the hard limit) and cancellation still end the run."""
@@ -474,23 +372,22 @@ class AgentWorkflow:
             raise exc  # a run recorded before the patch failed here
         name = str(tool_use.get("name"))
         if single or in_doubt:
-            params = self._base()
-            params.update(tool_use=tool_use)
-            out: dict[str, Any] = await self._activity("tether.reconcile", params, attempts=int(self._options["hook_attempts"]))
+            params: io.ReconcileInput = {**self._base(), "tool_use": tool_use}  # type: ignore[typeddict-item]  # no answer
+            out: io.ToolOutcome = await self._activity("tether.reconcile", params, attempts=int(self._options["hook_attempts"]))
             return None if out.get("rerun") else out
         if self._options["tool_failure"] != "error_result":
             raise exc
         text = f"Tool {name!r} did not complete: {_failure_text(exc)}. It produced no result; do not assume it ran."
         return {"result": {"toolUseId": tool_use["toolUseId"], "status": "error", "content": [{"text": text}]}}
 
-    async def _record(self, tool_use: Any, out: dict[str, Any]) -> bool:
+    async def _record(self, tool_use: Any, out: io.ToolOutcome) -> bool:
         """Fold one tool outcome (``result``, ``state_changes``, ``duration_ms``) into the core."""
         run, core = self._state()
         tool_use_id = tool_use["toolUseId"]
         result = out["result"]
         self._fold_extras(out)
         record_tool(run.metrics, tool_use["name"], float(out.get("duration_ms", 0.0)), result["status"] == "error")
-        added = core.tool_done(tool_use_id, result)
+        added = core.tool_done(tool_use_id, cast("ToolResult", result))  # compact: the core reads its id and status
         self._unpersisted += len(added)
         if added:
             self._trim_tail()
@@ -502,45 +399,27 @@ class AgentWorkflow:
     async def _wait_for_answers(self) -> None:
         run, core = self._state()
         mark_interrupted(run, None)
-        self._status = "interrupted"
-        await self._inbox.take(lambda answers: resume_interrupt(run, answers, None), f"run {run.run_id}")
-        self._status = "running"
+        await self._take_answers(lambda answers: resume_interrupt(run, answers, None))
         core.resume()
 
-    @workflow.update(name="answer_interrupts")
-    async def answer_interrupts(self, responses: list[dict[str, Any]]) -> dict[str, Any]:
-        """Answer the run's interrupts (``interruptResponse`` bodies: ``{interruptId, response}``)."""
-        await self._inbox.taken(self._inbox.post(responses))
-        return self.status()
-
-    @answer_interrupts.validator
-    def _validate_answers(self, responses: list[dict[str, Any]]) -> None:
+    def _label(self) -> str:
         run, _ = self._state()
-        self._inbox.refuse_unless_waiting(self._status == "interrupted", f"run {run.run_id!r}", self._status)
-        trial = copy.deepcopy(run.interrupt_state)
-        try:
-            apply_responses(trial, responses)
-        except TetherError as exc:
-            raise to_failure(exc) from None
+        return f"run {run.run_id!r}"
 
-    @workflow.signal(name="answer_interrupts_signal")
-    def answer_interrupts_signal(self, responses: list[dict[str, Any]]) -> None:
-        """Fire-and-forget variant of :meth:`answer_interrupts` (invalid answers are logged and ignored)."""
-        self._inbox.post(responses)
+    def _check_answers(self, responses: Answers) -> None:
+        run, _ = self._state()
+        apply_responses(copy.deepcopy(run.interrupt_state), responses)
 
-    # -- queries --------------------------------------------------------------------------
+    def _pending_interrupts(self) -> list[CompactRecord]:
+        return [] if self._run is None else [dict(i.to_dict()) for i in pending_interrupts(self._run.interrupt_state)]
 
-    @workflow.query(name="status")
-    def status(self) -> dict[str, Any]:
-        """``{"status": "starting" | "running" | "interrupted" | "done", "interrupts": [...]}``."""
-        interrupts = [] if self._run is None else [i.to_dict() for i in pending_interrupts(self._run.interrupt_state)]
-        return {"status": self._status, "interrupts": interrupts if self._status == "interrupted" else []}
+    # -- queries (the handlers are RunWorkflow's) -------------------------------------------
 
-    @workflow.query(name="snapshot")
-    def snapshot(self) -> dict[str, Any]:
+    def _started(self) -> bool:
+        return self._run is not None
+
+    def _snapshot(self) -> AgentSnapshot:
         """The run's current state, compact (:meth:`TetherClient.snapshot` expands it)."""
-        if self._run is None:
-            raise ApplicationError("the run has not started yet; query again in a moment", type="NotReady")
         return {"status": self._status, "run": self._carry(started=True)}
 
     # -- helpers --------------------------------------------------------------------------
@@ -565,9 +444,9 @@ class AgentWorkflow:
             "resumed_from": self._resumed_from,
         }
 
-    def _base(self) -> dict[str, Any]:
+    def _base(self) -> io.AgentCall:
         params = self._params
-        base = {"agent": params["agent"], "config": params.get("config") or {}, "run_id": params.get("run_id")}
+        base: io.AgentCall = {"agent": params["agent"], "config": params.get("config") or {}, "run_id": params.get("run_id")}
         if params.get("trace"):
             base["trace"] = params["trace"]  # the client's invocation span: activities open their spans under it
         return base
@@ -575,7 +454,7 @@ class AgentWorkflow:
     async def _activity(
         self,
         name: str,
-        params: dict[str, Any],
+        params: Mapping[str, object],
         *,
         timeout: float = 60.0,
         attempts: int = 5,
@@ -602,28 +481,39 @@ class AgentWorkflow:
             summary=summary,
         )
 
-    async def _invocation_hook(self, event: str, **extra: Any) -> None:
+    async def _invocation_hook(self, event: str, messages: list[Any] | None = None) -> None:
         if not self._settings.get("invocation_hooks"):
             return
-        params = self._base()
-        params.update(event=event, resumed=self._resumed_from is not None, resumed_from=self._resumed_from, **extra)
+        params: io.HookInput = {
+            **self._base(),  # type: ignore[typeddict-item]  # an AgentCall: it never holds messages
+            "event": event,
+            "resumed": self._resumed_from is not None,
+            "resumed_from": self._resumed_from,
+        }
+        if messages is not None:
+            params["messages"] = messages
         await self._activity("tether.invocation_hook", params, attempts=int(self._options["hook_attempts"]))
 
     async def _messages_hook(self, added: list[Any]) -> None:
         if added:
             await self._invocation_hook("messages", messages=added)
 
-    async def _finish(self, effect: Stop) -> dict[str, Any]:
+    async def _finish(self, effect: Stop) -> AgentRunResult:
         run, _ = self._state()
         message = last_assistant(run.messages)
         idle = settle_idle(run)
-        params = self._base()
-        params.update(conv=self._conv, pending=self._pending(), conversation_manager_state=run.conversation_manager_state, manage=idle)
-        out = await self._activity("tether.finish", params, local=workflow.patched(PATCH_LOCAL_BOOKENDS))
-        self._conv = out["conv"]
+        params: io.FinishInput = {
+            **self._base(),
+            "conv": self._conv,
+            "pending": self._pending(),
+            "conversation_manager_state": run.conversation_manager_state,
+            "manage": idle,
+        }
+        finished: io.Finished = await self._activity("tether.finish", params, local=workflow.patched(PATCH_LOCAL_BOOKENDS))
+        self._conv = finished["conv"]
         self._unpersisted = 0
-        run.conversation_manager_state = out["conversation_manager_state"]
-        length = int(out["length"])
+        run.conversation_manager_state = finished["conversation_manager_state"]
+        length = int(finished["length"])
         if length < len(run.messages):
             del run.messages[: len(run.messages) - length]
         await self._invocation_hook("after")
@@ -631,54 +521,16 @@ class AgentWorkflow:
         await workflow.wait_condition(workflow.all_handlers_finished)
         totals = copy_metrics(run.metrics)
         # The state is in "run" (compact); the result does not repeat it.
-        out = {
+        out: AgentRunResult = {
             "stop_reason": effect.reason,
-            "message": message,
+            "message": cast("CompactMessage | None", message),
             "metrics": totals,
             "invocation": diff_metrics(totals, self._before),
             "run": self._carry(started=False),
         }
         if effect.reason == "interrupt":  # a nested child's: its parent asks them
-            out["interrupts"] = [i.to_dict() for i in pending_interrupts(run.interrupt_state)]
+            out["interrupts"] = [dict(i.to_dict()) for i in pending_interrupts(run.interrupt_state)]
         return out
-
-
-def _child_failure_text(exc: ChildWorkflowError, agent_name: str) -> str:
-    """What a local agent tool returns when its child raised: the innermost Tether error's class
-    and message (``to_failure`` types the failure with the class and keeps the message as its
-    detail)."""
-    cause: BaseException | None = exc
-    found: ApplicationError | None = None
-    while isinstance(cause, FailureError):
-        if isinstance(cause, ApplicationError):
-            found = cause
-        cause = cause.cause
-    if found is None:
-        return f"Error: agent {agent_name!r} failed: {exc.cause or exc}"
-    detail = found.details[0] if found.details else found.message
-    if found.type == "ConfigurationError":
-        return f"Error: agent {agent_name!r} is misconfigured: {detail}"
-    return f"Error: agent {agent_name!r} failed: {found.type}: {detail}"
-
-
-def _kept_conversation(carried: CarriedState) -> CarriedState:
-    """What an agent tool that keeps its conversation keeps of its child's finished run: the
-    conversation, agent state and conversation-manager state, as a local agent tool keeps
-    them (the next call starts a fresh invocation over them: fresh metrics and model state)."""
-    return {
-        "conv": carried["conv"],
-        "tail": carried["tail"],
-        "unpersisted": carried["unpersisted"],
-        "state": carried["state"],
-        "conversation_manager_state": carried["conversation_manager_state"],
-        "interrupt_state": {},
-        "system_prompt": carried["system_prompt"],
-        "model_state": {},
-        "cursor": Cursor().to_dict(),
-        "metrics": new_metrics(),
-        "settings": None,
-        "started": False,
-    }
 
 
 def _failure_text(exc: ActivityError) -> str:
