@@ -12,11 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import RunLockedError, RunNotFoundError, StoreError
-from .crypto import RowCipher
-from .history import RunSummary, Step, missing_step
-from .redaction import RedactionPolicy, redaction_policy
-from .rows import (
-    RowWrites,
+from .codec import (
     assemble_run,
     decode_head,
     decode_messages,
@@ -26,6 +22,10 @@ from .rows import (
     stored_at,
     summarize_row,
 )
+from .crypto import RowCipher
+from .history import RunSummary, Step, missing_step
+from .redaction import RedactionPolicy, redaction_policy
+from .rowstore import RowWrites
 from .store import (
     SCHEMA_VERSION,
     Lease,

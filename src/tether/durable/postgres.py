@@ -26,12 +26,8 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, LeaseLostError, RunLockedError, RunNotFoundError, StoreError
-from .crypto import RowCipher
-from .history import RunSummary, Step, missing_step
-from .redaction import RedactionPolicy, redaction_policy
-from .rows import (
+from .codec import (
     BlobFetch,
-    RowWrites,
     assemble_run,
     decode_head,
     decode_messages,
@@ -42,6 +38,10 @@ from .rows import (
     summarize_row,
     zip_text,
 )
+from .crypto import RowCipher
+from .history import RunSummary, Step, missing_step
+from .redaction import RedactionPolicy, redaction_policy
+from .rowstore import RowWrites
 from .store import (
     SCHEMA_VERSION,
     Lease,

@@ -21,13 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError, LeaseLostError, RunNotFoundError, StoreError
-from .crypto import RowCipher
-from .history import RunSummary, Step, missing_step
-from .lock import break_file_lease, file_identity, file_lease, is_held, lock_dir_of, lock_path
-from .redaction import RedactionPolicy, redaction_policy
-from .rows import (
+from .codec import (
     BlobFetch,
-    RowWrites,
     assemble_run,
     decode_head,
     decode_messages,
@@ -37,6 +32,11 @@ from .rows import (
     stored_at,
     summarize_row,
 )
+from .crypto import RowCipher
+from .history import RunSummary, Step, missing_step
+from .lock import break_file_lease, file_identity, file_lease, is_held, lock_dir_of, lock_path
+from .redaction import RedactionPolicy, redaction_policy
+from .rowstore import RowWrites
 from .store import (
     SCHEMA_VERSION,
     STORED_TABLES,
@@ -67,7 +67,7 @@ CREATE TABLE IF NOT EXISTS blobs (run_id TEXT NOT NULL, id TEXT NOT NULL, body T
 seq`` (or step number), where ``num`` is the run's number (``runs.num``, given when the run is
 created): a run's rows are one key range, and appending to a rowid table is a cheap B-tree
 operation (a new rightmost page, never a redistribution among siblings), which halves the pages
-each save point writes. Step bodies may be compressed bytes (see ``tether.durable.rows.zip_step``).
+each save point writes. Step bodies may be compressed bytes (see ``tether.durable.codec.zip_step``).
 ``runs.inc`` is the run's incarnation in clear, for the compare-and-swap (NULL: a legacy run; see
 :mod:`tether.durable.incarnation`); a store without the column gets it when opened."""
 

@@ -319,8 +319,8 @@ class RunStore(Protocol):
     and ``list_runs`` summarizes every head. Step rows, like message rows, are never rewritten.
 
     A new backend implements this protocol in one module and leaves the row format to
-    :mod:`tether.durable.rows`: ``prepare`` is ``rows.prepare_write`` with the store's cipher,
-    redaction and size limit; reads decode with ``rows.decode_head`` (passing the revision the
+    :mod:`tether.durable.codec`: ``prepare`` is ``codec.prepare_write`` with the store's cipher,
+    redaction and size limit; reads decode with ``codec.decode_head`` (passing the revision the
     store holds), ``decode_messages``, ``decode_results``, ``decode_step``, ``assemble_run``,
     ``stored_at`` and ``summarize_row`` (which lists an unreadable head as ``corrupt``); the
     write transaction calls :func:`check_fence`; ``list_runs`` ends with :func:`with_liveness`.
