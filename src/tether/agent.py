@@ -407,9 +407,9 @@ class Agent:
         The recorded model responses and tool results up to the step are replayed from the store
         (nothing is called again); ``edit`` overrides the messages there, as for :meth:`fork`.
         ``result.divergence`` tells where the new run first differs from the original (see
-        :mod:`tether.testing.replay`).
+        :mod:`tether.durable.replay`).
         """
-        from .testing.replay import replay_run
+        from .durable.replay import replay_run
 
         return self._sync(replay_run(self, self._store(), run_id, at, model=model, edit=edit, new_run_id=new_run_id))
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tether.durable import MemoryStore, RunStore, SQLiteStore
-from tether.durable.rows import is_zipped, unzip_step
+from tether.durable.codec import is_zipped, unzip_step
 from tether.durable.sqlite import SPAN
 
 KINDS = ["memory", "sqlite", "postgres"]

@@ -12,9 +12,9 @@ import pytest
 
 from tether import Agent, tool
 from tether.durable import RunStore, SQLiteStore
+from tether.durable.codec import encode_step, is_zipped, unzip_step
 from tether.durable.crypto import RowPlace, is_envelope
 from tether.durable.history import summary_of
-from tether.durable.rows import encode_step, is_zipped, unzip_step
 from tether.durable.sqlite import SPAN
 from tether.errors import RunNotFoundError, StoreError
 from tether.models import ScriptedModel
@@ -233,7 +233,7 @@ def test_parent_run_id_is_checked(store: RunStore) -> None:
 
 def test_a_stored_parent_that_is_not_a_run_id_is_refused_by_the_row_check() -> None:
     from tether.durable import MemoryStore
-    from tether.durable.rows import check_head
+    from tether.durable.codec import check_head
     from tether.errors import ShapeError
 
     store = MemoryStore()

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from tether import Agent, ToolContext, tool
 from tether._json import dumps_compact
 from tether.durable import MemoryStore, RunStore, SQLiteStore
+from tether.durable.codec import decode_step_at, is_zipped, unzip_step, zip_step
 from tether.durable.packing import BLOB_MIN, KEYFRAME_EVERY, HeadPacker, apply, blob_id, checked_patch, diff
-from tether.durable.rows import decode_step_at, is_zipped, unzip_step, zip_step
 from tether.errors import StoreError
 from tether.models import ScriptedModel
 from tether.models.scripted import tool_calls

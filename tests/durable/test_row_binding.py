@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from tether.durable import AESGCMCipher, fork_run
+from tether.durable.codec import decode_head, decode_messages, decode_step, encode_head
 from tether.durable.crypto import RowPlace
-from tether.durable.rows import decode_head, decode_messages, decode_step, encode_head
 from tether.durable.session import run_state_of
 from tether.errors import StoreError
 

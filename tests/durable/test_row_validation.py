@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from tether.durable import AESGCMCipher, RunStore
+from tether.durable.codec import MAX_ROW_DEPTH, decode_head
 from tether.durable.history import Timeline, summary_of
-from tether.durable.rows import MAX_ROW_DEPTH, decode_head
 from tether.durable.session import run_state_of
 from tether.errors import StoreError
 

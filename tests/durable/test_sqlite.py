@@ -164,7 +164,7 @@ def test_db_file_grows_linearly(tmp_path: Path) -> None:
 
 
 def test_durability_full_syncs_every_commit_off_the_event_loop(tmp_path: Path) -> None:
-    from tether.durable.rows import prepare_write
+    from tether.durable.codec import prepare_write
 
     store = SQLiteStore(tmp_path / "runs.db", durability="full")
     conn = store._connect()

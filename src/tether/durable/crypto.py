@@ -14,7 +14,7 @@ number, the head's revision). A row of another run spliced in, a row moved to an
 or a whole run copied under a new id fails authentication. The head carries its revision in
 clear as ``"rev"`` (it is authenticated: it is part of the associated data), so a reader can
 rebuild the head's place without a column of its own; a store that knows which revision is
-current also catches an old head written back (see ``tether.durable.rows.decode_head``).
+current also catches an old head written back (see ``tether.durable.codec.decode_head``).
 
 **Version-1 rows** (no ``"v"``; written before rows were bound) authenticate only their key id:
 they still open, so existing stores keep loading, but they are *not* place-bound (an old

@@ -11,7 +11,7 @@ the run gets, and the head copy plus the message rows below its ``next_seq`` reb
 exactly as it was at that step, which is what :func:`tether.durable.fork.fork_run` needs.
 
 Times are stamped by :func:`tether._clock.now_iso`, the format snapshots use. How a step row is
-written and read back is the row codec's business (:mod:`tether.durable.rows`).
+written and read back is the row codec's business (:mod:`tether.durable.codec`).
 """
 
 from __future__ import annotations
@@ -286,7 +286,7 @@ def turn_status(stop_reason: str, run: RunState) -> str:
 def summary_of(run_id: str, head: dict[str, Any]) -> RunSummary:
     """The summary of a run from its head (heads written before steps existed included).
 
-    ``head`` is a head the row codec validated (``tether.durable.rows.decode_head``); a head
+    ``head`` is a head the row codec validated (``tether.durable.codec.decode_head``); a head
     that is not raises :class:`StoreError` naming the run, never another exception.
     """
     try:

@@ -11,33 +11,14 @@ from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import RunLockedError, RunNotFoundError, StoreError
+from ..errors import RunLockedError, StoreError
+from .codec import BlobFetch
 from .crypto import RowCipher
-from .history import RunSummary, Step, missing_step
-from .redaction import RedactionPolicy, redaction_policy
-from .rows import (
-    RowWrites,
-    assemble_run,
-    decode_head,
-    decode_messages,
-    decode_results,
-    decode_step_at,
-    decode_steps,
-    stored_at,
-    summarize_row,
-)
-from .store import (
-    SCHEMA_VERSION,
-    Lease,
-    PreparedWrite,
-    RunSize,
-    StoredRun,
-    TreeDeletion,
-    check_fence,
-    largest_first,
-    validate_run_id,
-    with_liveness,
-)
+from .redaction import RedactionPolicy
+from .rowstore import Fence, HeadRow, RowStore
+from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunSize, largest_first, validate_run_id
+
+_Runs = dict[str, "_Rows"]
 
 
 class _Rows:
@@ -57,7 +38,7 @@ class _Rows:
         return [(ident, self.blobs[ident]) for ident in ids if ident in self.blobs]
 
 
-class MemoryStore(RowWrites, TreeDeletion):
+class MemoryStore(RowStore[_Runs, _Rows]):
     """Runs kept in this process's memory (lost when it exits); ``cipher``,
     ``redact_state_keys`` and ``max_row_bytes`` work as for :class:`~tether.durable.SQLiteStore`.
 
@@ -73,122 +54,94 @@ class MemoryStore(RowWrites, TreeDeletion):
         redact_state_keys: RedactionPolicy | Iterable[str] | None = None,
         max_row_bytes: int | None = None,
     ) -> None:
-        self.cipher = cipher
-        self.max_row_bytes = max_row_bytes
-        self.redaction = redaction_policy(redact_state_keys)
-        self._runs: dict[str, _Rows] = {}
+        super().__init__(cipher=cipher, redact_state_keys=redact_state_keys, max_row_bytes=max_row_bytes)
+        self._runs: _Runs = {}
         self._mutex = threading.Lock()
         self._leased: dict[str, object] = {}  # run id -> the token of the live lease
         self._epochs: dict[str, int] = {}
-        self.bytes_written = 0
         self.schema_version = SCHEMA_VERSION
 
-    def head(self, run_id: str) -> dict[str, Any] | None:
-        rows = self._runs.get(validate_run_id(run_id))
-        if rows is None:
-            return None
-        return decode_head(run_id, rows.head, self.cipher, rev=rows.rev, blobs=rows.fetch, incarnation=rows.incarnation)
+    # -- the dialect of RowStore: a dict of runs, writes under a mutex --------------------------
 
-    def load(self, run_id: str) -> StoredRun | None:
-        rows = self._runs.get(validate_run_id(run_id))
-        if rows is None:
-            return None
-        head = decode_head(run_id, rows.head, self.cipher, rev=rows.rev, blobs=rows.fetch, incarnation=rows.incarnation)
-        message_rows = list(enumerate(rows.messages))[int(head["start_seq"]) : int(head["next_seq"])]
-        cycle = int(head["cursor"]["cycle_index"])
-        result_rows = [(tid, text) for (c, tid), text in rows.results.items() if c == cycle]
-        return assemble_run(run_id, head, message_rows, result_rows, self.cipher, self.redaction, rows.fetch)
+    @property
+    def where(self) -> str:
+        return "this MemoryStore"
 
-    def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
-        """Perform a prepared write atomically (a compare-and-swap on revision and epoch); it never
-        blocks, so ``wait`` makes no difference. Returns True."""
-        encoded, rev = prepared.rows, prepared.rev
+    @contextmanager
+    def _reading(self, run_id: str | None) -> Iterator[_Runs]:
+        yield self._runs
+
+    @contextmanager
+    def _writing(self, run_id: str, *, lease: Lease | None = None, wait: bool = True) -> Iterator[_Runs]:
+        """The runs, under the mutex: a write never blocks for long, so ``wait`` makes no difference."""
         with self._mutex:
-            rows = self._runs.get(run_id)
-            check_fence(
-                run_id,
-                rev,
-                None if rows is None else rows.rev,
-                rows is not None,
-                lease,
-                self._epochs.get(run_id),
-                incarnation=prepared.incarnation,
-                stored_incarnation=None if rows is None else rows.incarnation,
-            )
-            if prepared.step is not None and rows is not None and prepared.step in rows.steps:
-                raise StoreError(f"run {run_id!r}: step {prepared.step} is already recorded; step rows are never rewritten")
-            if rows is None:
-                rows = self._runs[run_id] = _Rows(prepared.incarnation)
-            rows.messages.extend(text for _, text in encoded.messages)
-            rows.results.update({(cycle, tid): text for cycle, tid, text in encoded.results})
-            rows.head = encoded.head
-            rows.rev = rev if rev is not None else rows.rev
-            if prepared.step is not None and encoded.step is not None:
-                rows.steps[prepared.step] = encoded.step
-            for ident, text in encoded.blobs:
-                rows.blobs.setdefault(ident, text)
-        self.bytes_written += encoded.size
-        return True
+            yield self._runs
 
-    def history(self, run_id: str) -> list[Step]:
-        rows = self._rows(run_id)
-        return decode_steps(run_id, sorted(rows.steps.items()), self.cipher, rows.fetch)
+    def _head_row(self, conn: _Runs, run_id: str) -> HeadRow[_Rows] | None:
+        rows = conn.get(run_id)
+        return None if rows is None else HeadRow(rows.head, rows.rev, rows.incarnation, rows)
 
-    def load_at(self, run_id: str, step: int) -> StoredRun:
-        rows = self._rows(run_id)
-        found = None
-        if isinstance(step, int) and not isinstance(step, bool):
-            steps = rows.steps
-            found = decode_step_at(
-                run_id, step, lambda first, stop: [(n, steps[n]) for n in range(first, stop) if n in steps], self.cipher, rows.fetch
-            )
-        if found is None:
-            raise missing_step(run_id, step, len(rows.steps))
-        head = found.head if self.redaction is None else self.redaction.fill(run_id, found.head)
-        start, stop = int(head["start_seq"]), int(head["next_seq"])
-        if stop > len(rows.messages):
-            raise StoreError(f"run {run_id!r}: {stop - len(rows.messages)} message rows of step {step} are missing; the store is damaged")
-        messages = decode_messages(run_id, iter(list(enumerate(rows.messages))[start:stop]), self.cipher, rows.fetch)
-        cycle = int(head["cursor"]["cycle_index"])
-        result_rows = [(tid, text) for (c, tid), text in rows.results.items() if c == cycle]
-        results = decode_results(run_id, iter(result_rows), self.cipher, cycle=cycle, blobs=rows.fetch)
-        return stored_at(run_id, found, messages, results)
+    def _locate(self, conn: _Runs, run_id: str) -> _Rows | None:
+        return conn.get(run_id)
 
-    def list_runs(self) -> list[RunSummary]:
-        runs = [summarize_row(run_id, rows.head, self.cipher, rev=rows.rev) for run_id, rows in list(self._runs.items())]
-        return with_liveness(runs, self.owner_alive)
+    def _blob_reader(self, conn: _Runs, run_id: str, key: _Rows) -> BlobFetch:
+        return key.fetch
 
-    def _delete_leased(self, run_id: str, leases: list[Lease]) -> None:
-        """Drop the leased runs and all their rows (blobs too) at once (see ``TreeDeletion``)."""
-        with self._mutex:
-            if run_id not in self._runs:
-                raise self._not_found(run_id)
-            for lease in leases:
-                check_fence(lease.run_id, None, None, True, lease, self._epochs.get(lease.run_id))
-            for lease in leases:
-                self._runs.pop(lease.run_id, None)
+    def _message_rows(self, conn: _Runs, run_id: str, key: _Rows, start: int, stop: int) -> list[tuple[int, Any]]:
+        return [(seq, key.messages[seq]) for seq in range(start, min(stop, len(key.messages)))]
 
-    def _not_found(self, run_id: str) -> RunNotFoundError:
-        return RunNotFoundError(f"no run {run_id!r} in this MemoryStore; nothing to delete")
+    def _result_rows(self, conn: _Runs, run_id: str, key: _Rows, cycle: int) -> list[tuple[str, Any]]:
+        return [(tid, text) for (c, tid), text in key.results.items() if c == cycle]
 
-    def size(self, run_id: str) -> RunSize:
-        """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""
-        return RunSize(run_id, _sizes(self._rows(run_id)))
+    def _step_rows(self, conn: _Runs, run_id: str, key: _Rows, first: int, stop: int | None) -> list[tuple[int, Any]]:
+        steps = key.steps
+        if stop is None:
+            return sorted((n, text) for n, text in steps.items() if n >= first)
+        return [(n, steps[n]) for n in range(first, stop) if n in steps]
+
+    def _count_steps(self, conn: _Runs, run_id: str, key: _Rows) -> int:
+        return len(key.steps)
+
+    def _head_rows(self, conn: _Runs) -> list[tuple[str, Any, int | None]]:
+        return [(run_id, rows.head, rows.rev) for run_id, rows in list(conn.items())]
+
+    def _table_sizes(self, conn: _Runs, run_id: str, key: _Rows) -> dict[str, tuple[int, int]]:
+        return _sizes(key)
+
+    def _fence(self, conn: _Runs, run_id: str) -> Fence:
+        rows = conn.get(run_id)
+        epoch = self._epochs.get(run_id)
+        return Fence(False, None, epoch, None) if rows is None else Fence(True, rows.rev, epoch, rows.incarnation)
+
+    def _put_head(self, conn: _Runs, run_id: str, prepared: PreparedWrite) -> _Rows:
+        rows = conn.get(run_id)
+        if prepared.step is not None and rows is not None and prepared.step in rows.steps:
+            raise StoreError(f"run {run_id!r}: step {prepared.step} is already recorded; step rows are never rewritten")
+        if rows is None:
+            rows = conn[run_id] = _Rows(prepared.incarnation)
+        rows.head = prepared.rows.head
+        rows.rev = prepared.rev if prepared.rev is not None else rows.rev
+        return rows
+
+    def _append(self, conn: _Runs, run_id: str, key: _Rows, prepared: PreparedWrite) -> None:
+        encoded = prepared.rows
+        key.messages.extend(text for _, text in encoded.messages)
+        key.results.update({(cycle, tid): text for cycle, tid, text in encoded.results})
+        if prepared.step is not None and encoded.step is not None:
+            key.steps[prepared.step] = encoded.step
+        for ident, text in encoded.blobs:
+            key.blobs.setdefault(ident, text)
+
+    def _delete_rows(self, conn: _Runs, run_id: str) -> None:
+        conn.pop(run_id, None)
 
     def run_sizes(self) -> list[RunSize]:
         """:meth:`size` of every run, the largest first."""
         return largest_first({run_id: _sizes(rows) for run_id, rows in list(self._runs.items())})
 
-    def _rows(self, run_id: str) -> _Rows:
-        rows = self._runs.get(validate_run_id(run_id))
-        if rows is None:
-            raise RunNotFoundError(f"no run {run_id!r} in this MemoryStore")
-        return rows
-
     @contextmanager
-    def lease(self, run_id: str) -> Iterator[Lease]:
+    def _lease(self, run_id: str) -> Iterator[Lease]:
         """Exclusive ownership of the run in this process while the context is open."""
-        validate_run_id(run_id)
         token = object()
         with self._mutex:
             if run_id in self._leased:
@@ -202,11 +155,7 @@ class MemoryStore(RowWrites, TreeDeletion):
                 if self._leased.get(run_id) is token:
                     del self._leased[run_id]
 
-    def break_lease(self, run_id: str) -> int:
-        """Fence off the run's owner (its next write raises LeaseLostError) and free the lease;
-        RunNotFoundError for a run the store does not have."""
-        if validate_run_id(run_id) not in self._runs:
-            raise RunNotFoundError(f"no run {run_id!r} in this MemoryStore; nothing to unlock")
+    def _break_lease(self, run_id: str) -> int:
         with self._mutex:
             self._leased.pop(run_id, None)
             epoch = self._epochs[run_id] = self._epochs.get(run_id, 0) + 1

@@ -20,7 +20,7 @@ Every patch is checked when it is made: the patched value must encode to exactly
 the value it stands for (so ``1`` never becomes ``1.0`` or ``true``, and key order is kept),
 else the value is stored whole. Packing is the writer's business (:class:`HeadPacker`, owned
 by a :class:`~tether.durable.session.DurableSession`); unpacking is the row codec's
-(:mod:`tether.durable.rows`). A head written without a packer (a direct ``store.write``) is
+(:mod:`tether.durable.codec`). A head written without a packer (a direct ``store.write``) is
 stored whole, and step rows of older stores carry whole heads: both are read as keyframes.
 
 Patch format (JSON): an object mapping a key to ``[value]`` (set it), ``[]`` (delete it) or a

@@ -21,39 +21,17 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Collection, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError, LeaseLostError, RunLockedError, RunNotFoundError, StoreError
+from ..errors import ConfigurationError, LeaseLostError, RunLockedError, StoreError
+from .codec import BlobFetch, zip_text
 from .crypto import RowCipher
-from .history import RunSummary, Step, missing_step
-from .redaction import RedactionPolicy, redaction_policy
-from .rows import (
-    BlobFetch,
-    RowWrites,
-    assemble_run,
-    decode_head,
-    decode_messages,
-    decode_results,
-    decode_step_at,
-    decode_steps,
-    stored_at,
-    summarize_row,
-    zip_text,
-)
-from .store import (
-    SCHEMA_VERSION,
-    Lease,
-    PreparedWrite,
-    RunSize,
-    StoredRun,
-    TreeDeletion,
-    check_fence,
-    largest_first,
-    validate_run_id,
-    with_liveness,
-)
+from .history import RunSummary
+from .redaction import RedactionPolicy
+from .rowstore import Fence, HeadRow, RowStore, WouldBlock
+from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunSize, largest_first, validate_run_id
 
 if TYPE_CHECKING:
     import psycopg
@@ -88,16 +66,6 @@ _SIZED = (
 """Each kind of row a run is stored as: its table and column (for ``size``)."""
 
 
-def _blobs(conn: psycopg.Connection[Any], run_id: str) -> BlobFetch:
-    """The reader of run ``run_id``'s blob rows on ``conn`` (for the row codec)."""
-
-    def fetch(ids: Collection[str]) -> list[tuple[Any, Any]]:
-        query = "SELECT id, body FROM tether_blobs WHERE run_id = %s AND id = ANY(%s)"
-        return [(ident, body) for ident, body in conn.execute(query, (run_id, list(ids))).fetchall()]
-
-    return fetch
-
-
 def advisory_key(run_id: str) -> int:
     """The signed 64-bit advisory-lock key of a run (a hash, stable across processes)."""
     digest = hashlib.sha256(b"tether-run:" + run_id.encode()).digest()
@@ -126,7 +94,7 @@ def _import_psycopg() -> Any:
     return psycopg
 
 
-class PostgresStore(RowWrites, TreeDeletion):
+class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
     """Runs in a PostgreSQL database; safe to share between processes and hosts.
 
     Connect with a libpq conninfo string or URL (``"postgresql://user@host/db"``,
@@ -156,12 +124,9 @@ class PostgresStore(RowWrites, TreeDeletion):
         if not isinstance(conninfo, str):
             raise ConfigurationError(f"PostgresStore conninfo must be a string (a libpq conninfo or URL), not {type(conninfo).__name__}")
         self._psycopg = _import_psycopg()
+        super().__init__(cipher=cipher, redact_state_keys=redact_state_keys, max_row_bytes=max_row_bytes)
         self.conninfo = conninfo
         self.connect_kwargs = dict(connect_kwargs)
-        self.cipher = cipher
-        self.redaction = redaction_policy(redact_state_keys)
-        self.max_row_bytes = max_row_bytes
-        self.bytes_written = 0
         self._mutex = threading.RLock()
         self._idle: list[psycopg.Connection[Any]] = []
         self._conn: psycopg.Connection[Any] | None = None
@@ -221,100 +186,36 @@ class PostgresStore(RowWrites, TreeDeletion):
                 "upgrade Tether to open it"
             )
 
-    # -- the RunStore protocol ----------------------------------------------------------------
+    # -- the dialect of RowStore --------------------------------------------------------------
 
-    def head(self, run_id: str) -> dict[str, Any] | None:
-        validate_run_id(run_id)
-        query = "SELECT head, rev, inc FROM tether_runs WHERE run_id = %s"
+    @contextmanager
+    def _connection(self, run_id: str | None) -> Iterator[psycopg.Connection[Any]]:
+        """The main connection (the caller holds the mutex); driver errors become StoreError."""
+        try:
+            yield self._main()
+        except self._psycopg.Error as exc:
+            what = f"run {run_id!r}" if run_id is not None else "listing runs"
+            raise StoreError(f"{what}: {self.where} failed ({type(exc).__name__}: {str(exc).strip()})") from None
 
-        def read(conn: psycopg.Connection[Any]) -> dict[str, Any] | None:
-            with conn.transaction():
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                row = conn.execute(query, (run_id,)).fetchone()
-                if row is None:
-                    return None
-                return decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=_blobs(conn, run_id), incarnation=row[2])
+    @contextmanager
+    def _reading(self, run_id: str | None) -> Iterator[psycopg.Connection[Any]]:
+        """A read-only transaction on one snapshot (``REPEATABLE READ``)."""
+        with self._mutex, self._connection(run_id) as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield conn
 
-        with self._mutex:
-            head: dict[str, Any] | None = self._query(run_id, read)
-        return head
-
-    def load(self, run_id: str) -> StoredRun | None:
-        validate_run_id(run_id)
-
-        def read(conn: psycopg.Connection[Any]) -> StoredRun | None:
-            with conn.transaction():
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                row = conn.execute("SELECT head, rev, inc FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
-                if row is None:
-                    return None
-                blobs = _blobs(conn, run_id)
-                head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=blobs, incarnation=row[2])  # an older head is refused
-                rows = conn.execute(
-                    "SELECT seq, body FROM tether_messages WHERE run_id = %s AND seq >= %s AND seq < %s ORDER BY seq",
-                    (run_id, int(head["start_seq"]), int(head["next_seq"])),
-                ).fetchall()
-                results = conn.execute(
-                    "SELECT tool_use_id, body FROM tether_results WHERE run_id = %s AND cycle = %s",
-                    (run_id, int(head["cursor"]["cycle_index"])),
-                ).fetchall()
-                return assemble_run(run_id, head, rows, results, self.cipher, self.redaction, _blobs(conn, run_id))
-
-        with self._mutex:
-            loaded: StoredRun | None = self._query(run_id, read)
-        return loaded
-
-    def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
-        """Perform a prepared write in one transaction (a compare-and-swap on revision and epoch).
-
-        A round trip to the server can always block: with ``wait=False`` it declines (returns
-        False, nothing written), so a caller on an event loop commits on its writer thread.
-        """
+    @contextmanager
+    def _writing(self, run_id: str, *, lease: Lease | None = None, wait: bool = True) -> Iterator[psycopg.Connection[Any]]:
+        """A write transaction. A round trip to the server can always block: with ``wait=False``
+        it declines (:class:`~tether.durable.rowstore.WouldBlock`), so a caller on an event loop
+        commits on its writer thread. A driver error that is the end of ``lease``'s session is
+        a :class:`~tether.errors.LeaseLostError`."""
         if not wait:
-            return False
-        rows, rev = prepared.rows, prepared.rev
-        message_rows = [(run_id, *row) for row in rows.messages]
-        result_rows = [(run_id, *row) for row in rows.results]
-        blob_rows = [(run_id, *row) for row in rows.blobs]
-
-        def store(conn: psycopg.Connection[Any]) -> None:
-            with conn.transaction(), conn.cursor() as cur:
-                stored = cur.execute("SELECT rev, inc FROM tether_runs WHERE run_id = %s FOR UPDATE", (run_id,)).fetchone()
-                epoch = cur.execute("SELECT epoch FROM tether_leases WHERE run_id = %s FOR SHARE", (run_id,)).fetchone()
-                check_fence(
-                    run_id,
-                    rev,
-                    None if stored is None else stored[0],
-                    stored is not None,
-                    lease,
-                    None if epoch is None else epoch[0],
-                    incarnation=prepared.incarnation,
-                    stored_incarnation=None if stored is None else stored[1],
-                )
-                if message_rows:
-                    cur.executemany("INSERT INTO tether_messages (run_id, seq, body) VALUES (%s, %s, %s)", message_rows)
-                if result_rows:
-                    cur.executemany(
-                        "INSERT INTO tether_results (run_id, cycle, tool_use_id, body) VALUES (%s, %s, %s, %s)"
-                        " ON CONFLICT (run_id, cycle, tool_use_id) DO UPDATE SET body = EXCLUDED.body",
-                        result_rows,
-                    )
-                cur.execute(  # the incarnation is the run's from its creation on (checked above)
-                    "INSERT INTO tether_runs (run_id, head, rev, inc) VALUES (%s, %s, %s, %s)"
-                    " ON CONFLICT (run_id) DO UPDATE SET head = EXCLUDED.head, rev = EXCLUDED.rev",
-                    (run_id, rows.head, rev, prepared.incarnation),
-                )
-                if prepared.step is not None and rows.step is not None:
-                    step_row = (run_id, prepared.step, zip_text(rows.step))
-                    cur.execute("INSERT INTO tether_steps (run_id, step, body) VALUES (%s, %s, %s)", step_row)
-                if blob_rows:  # content-addressed: a blob the run has already is left as it is
-                    cur.executemany(
-                        "INSERT INTO tether_blobs (run_id, id, body) VALUES (%s, %s, %s) ON CONFLICT (run_id, id) DO NOTHING", blob_rows
-                    )
-
+            raise WouldBlock
         with self._mutex:
             try:
-                self._query(run_id, store)
+                with self._connection(run_id) as conn, conn.transaction():
+                    yield conn
             except StoreError as exc:
                 lost = self._lease_session_lost(lease) if lease is not None and type(exc) is StoreError else None
                 if lost is not None:  # the driver error is the lease's end: say so (the docs promise LeaseLostError)
@@ -323,8 +224,6 @@ class PostgresStore(RowWrites, TreeDeletion):
                         "owns the run and its write was not confirmed; stop, and resume the run (the next owner reads what is stored)"
                     ) from None
                 raise
-        self.bytes_written += rows.size
-        return True
 
     def _lease_session_lost(self, lease: Lease) -> str | None:
         """Why ``lease``'s database session has ended (it no longer holds the advisory lock), or
@@ -340,154 +239,116 @@ class PostgresStore(RowWrites, TreeDeletion):
             return f"{type(exc).__name__}: {str(exc).strip()}"
         return None
 
-    def history(self, run_id: str) -> list[Step]:
-        validate_run_id(run_id)
+    def _head_row(self, conn: psycopg.Connection[Any], run_id: str) -> HeadRow[str] | None:
+        row = conn.execute("SELECT head, rev, inc FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
+        return None if row is None else HeadRow(row[0], row[1], row[2], run_id)
 
-        def read(conn: psycopg.Connection[Any]) -> list[Step] | None:
-            with conn.transaction():
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None:
-                    return None
-                rows = conn.execute("SELECT step, body FROM tether_steps WHERE run_id = %s ORDER BY step", (run_id,)).fetchall()
-                return decode_steps(run_id, [(int(number), body) for number, body in rows], self.cipher, _blobs(conn, run_id))
+    def _locate(self, conn: psycopg.Connection[Any], run_id: str) -> str | None:
+        return None if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None else run_id
 
-        with self._mutex:
-            steps: list[Step] | None = self._query(run_id, read)
-        if steps is None:
-            raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
-        return steps
+    def _blob_reader(self, conn: psycopg.Connection[Any], run_id: str, key: str) -> BlobFetch:
+        def fetch(ids: Collection[str]) -> list[tuple[Any, Any]]:
+            query = "SELECT id, body FROM tether_blobs WHERE run_id = %s AND id = ANY(%s)"
+            return [(ident, body) for ident, body in conn.execute(query, (run_id, list(ids))).fetchall()]
 
-    def load_at(self, run_id: str, step: int) -> StoredRun:
-        validate_run_id(run_id)
-        if not isinstance(step, int) or isinstance(step, bool):
-            raise StoreError(f"run {run_id!r}: step must be an int, not {step!r}")
+        return fetch
 
-        def read(conn: psycopg.Connection[Any]) -> StoredRun | None:
-            with conn.transaction():
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None:
-                    return None
-                found = self._step_at(conn, run_id, step)
-                start, stop = int(found.head["start_seq"]), int(found.head["next_seq"])
-                rows = conn.execute(
-                    "SELECT seq, body FROM tether_messages WHERE run_id = %s AND seq >= %s AND seq < %s ORDER BY seq", (run_id, start, stop)
-                ).fetchall()
-                results = conn.execute(
-                    "SELECT tool_use_id, body FROM tether_results WHERE run_id = %s AND cycle = %s",
-                    (run_id, int(found.head["cursor"]["cycle_index"])),
-                ).fetchall()
-                if len(rows) != stop - start:
-                    missing = stop - start - len(rows)
-                    raise StoreError(f"run {run_id!r}: {missing} message rows of step {step} are missing; the store is damaged")
-                if self.redaction is not None:
-                    self.redaction.fill(run_id, found.head)
-                blobs = _blobs(conn, run_id)
-                messages = decode_messages(run_id, iter(rows), self.cipher, blobs)
-                cycle = int(found.head["cursor"]["cycle_index"])
-                return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle, blobs=blobs))
+    def _message_rows(self, conn: psycopg.Connection[Any], run_id: str, key: str, start: int, stop: int) -> list[tuple[int, Any]]:
+        query = "SELECT seq, body FROM tether_messages WHERE run_id = %s AND seq >= %s AND seq < %s ORDER BY seq"
+        return [(int(seq), body) for seq, body in conn.execute(query, (run_id, start, stop)).fetchall()]
 
-        with self._mutex:
-            loaded: StoredRun | None = self._query(run_id, read)
-        if loaded is None:
-            raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
-        return loaded
+    def _result_rows(self, conn: psycopg.Connection[Any], run_id: str, key: str, cycle: int) -> list[tuple[str, Any]]:
+        query = "SELECT tool_use_id, body FROM tether_results WHERE run_id = %s AND cycle = %s"
+        return [(ident, body) for ident, body in conn.execute(query, (run_id, cycle)).fetchall()]
 
-    def _step_at(self, conn: psycopg.Connection[Any], run_id: str, step: int) -> Step:
-        """Step ``step`` rebuilt from the nearest step row at or before it that holds a whole head."""
-        query = "SELECT step, body FROM tether_steps WHERE run_id = %s AND step >= %s AND step < %s ORDER BY step"
+    def _step_rows(self, conn: psycopg.Connection[Any], run_id: str, key: str, first: int, stop: int | None) -> list[tuple[int, Any]]:
+        bounded, params = ("", (run_id, first)) if stop is None else (" AND step < %s", (run_id, first, stop))
+        query = f"SELECT step, body FROM tether_steps WHERE run_id = %s AND step >= %s{bounded} ORDER BY step"
+        return [(int(number), body) for number, body in conn.execute(query, params).fetchall()]
 
-        def read(first: int, stop: int) -> list[tuple[int, Any]]:
-            return [(int(n), body) for n, body in conn.execute(query, (run_id, first, stop)).fetchall()]
+    def _count_steps(self, conn: psycopg.Connection[Any], run_id: str, key: str) -> int:
+        count = conn.execute("SELECT count(*) FROM tether_steps WHERE run_id = %s", (run_id,)).fetchone()
+        return int(count[0]) if count else 0
 
-        found = decode_step_at(run_id, step, read, self.cipher, _blobs(conn, run_id))
-        if found is None:
-            count = conn.execute("SELECT count(*) FROM tether_steps WHERE run_id = %s", (run_id,)).fetchone()
-            raise missing_step(run_id, step, int(count[0]) if count else 0)
-        return found
+    def _head_rows(self, conn: psycopg.Connection[Any]) -> list[tuple[str, Any, int | None]]:
+        return [(run_id, head, rev) for run_id, head, rev in conn.execute("SELECT run_id, head, rev FROM tether_runs").fetchall()]
 
-    def _delete_leased(self, run_id: str, leases: list[Lease]) -> None:
-        """Delete the leased runs and all their rows (blobs too) in one transaction (see ``TreeDeletion``)."""
-        ids = [lease.run_id for lease in leases]
+    def _table_sizes(self, conn: psycopg.Connection[Any], run_id: str, key: str) -> dict[str, tuple[int, int]]:
+        tables = {}
+        for table, name, column in _SIZED:
+            row = conn.execute(f"SELECT COUNT(*), SUM(octet_length({column})) FROM {name} WHERE run_id = %s", (run_id,)).fetchone()
+            tables[table] = (0, 0) if row is None else (int(row[0] or 0), int(row[1] or 0))
+        return tables
 
-        def delete(conn: psycopg.Connection[Any]) -> bool:
-            with conn.transaction():
-                found = {row[0] for row in conn.execute("SELECT run_id FROM tether_runs WHERE run_id = ANY(%s) FOR UPDATE", (ids,))}
-                if run_id not in found:
-                    return False
-                epochs = dict(conn.execute("SELECT run_id, epoch FROM tether_leases WHERE run_id = ANY(%s) FOR SHARE", (ids,)).fetchall())
-                for lease in leases:
-                    check_fence(lease.run_id, None, None, True, lease, epochs.get(lease.run_id))
-                for table in ("tether_messages", "tether_results", "tether_steps", "tether_blobs", "tether_runs"):
-                    conn.execute(f"DELETE FROM {table} WHERE run_id = ANY(%s)", (ids,))  # the lease epochs stay: they fence
-            return True
+    def _fence(self, conn: psycopg.Connection[Any], run_id: str) -> Fence:
+        """The run's revision and incarnation (its head row locked for the transaction) and epoch."""
+        stored = conn.execute("SELECT rev, inc FROM tether_runs WHERE run_id = %s FOR UPDATE", (run_id,)).fetchone()
+        epoch = conn.execute("SELECT epoch FROM tether_leases WHERE run_id = %s FOR SHARE", (run_id,)).fetchone()
+        epoch_value = None if epoch is None else epoch[0]
+        return Fence(False, None, epoch_value, None) if stored is None else Fence(True, stored[0], epoch_value, stored[1])
 
-        with self._mutex:
-            deleted: bool = self._query(run_id, delete)
-        if not deleted:
-            raise self._not_found(run_id)
+    def _put_head(self, conn: psycopg.Connection[Any], run_id: str, prepared: PreparedWrite) -> str:
+        conn.execute(  # the incarnation is the run's from its creation on (checked by the fence)
+            "INSERT INTO tether_runs (run_id, head, rev, inc) VALUES (%s, %s, %s, %s)"
+            " ON CONFLICT (run_id) DO UPDATE SET head = EXCLUDED.head, rev = EXCLUDED.rev",
+            (run_id, prepared.rows.head, prepared.rev, prepared.incarnation),
+        )
+        return run_id
 
-    def _not_found(self, run_id: str) -> RunNotFoundError:
-        return RunNotFoundError(f"no run {run_id!r} in {self.where}; nothing to delete")
+    def _append(self, conn: psycopg.Connection[Any], run_id: str, key: str, prepared: PreparedWrite) -> None:
+        rows = prepared.rows
+        with conn.cursor() as cur:
+            if rows.messages:
+                query = "INSERT INTO tether_messages (run_id, seq, body) VALUES (%s, %s, %s)"
+                cur.executemany(query, [(run_id, *row) for row in rows.messages])
+            if rows.results:
+                cur.executemany(
+                    "INSERT INTO tether_results (run_id, cycle, tool_use_id, body) VALUES (%s, %s, %s, %s)"
+                    " ON CONFLICT (run_id, cycle, tool_use_id) DO UPDATE SET body = EXCLUDED.body",
+                    [(run_id, *row) for row in rows.results],
+                )
+            if prepared.step is not None and rows.step is not None:
+                step_row = (run_id, prepared.step, zip_text(rows.step))
+                cur.execute("INSERT INTO tether_steps (run_id, step, body) VALUES (%s, %s, %s)", step_row)
+            if rows.blobs:  # content-addressed: a blob the run has already is left as it is
+                cur.executemany(
+                    "INSERT INTO tether_blobs (run_id, id, body) VALUES (%s, %s, %s) ON CONFLICT (run_id, id) DO NOTHING",
+                    [(run_id, *row) for row in rows.blobs],
+                )
 
-    def size(self, run_id: str) -> RunSize:
-        """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""
-        validate_run_id(run_id)
-
-        def read(conn: psycopg.Connection[Any]) -> dict[str, tuple[int, int]] | None:
-            with conn.transaction():
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None:
-                    return None
-                tables = {}
-                for table, name, column in _SIZED:
-                    row = conn.execute(f"SELECT COUNT(*), SUM(octet_length({column})) FROM {name} WHERE run_id = %s", (run_id,)).fetchone()
-                    tables[table] = (0, 0) if row is None else (int(row[0] or 0), int(row[1] or 0))
-                return tables
-
-        with self._mutex:
-            tables: dict[str, tuple[int, int]] | None = self._query(run_id, read)
-        if tables is None:
-            raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
-        return RunSize(run_id, tables)
+    def _delete_rows(self, conn: psycopg.Connection[Any], run_id: str) -> None:
+        for table in ("tether_messages", "tether_results", "tether_steps", "tether_blobs", "tether_runs"):
+            conn.execute(f"DELETE FROM {table} WHERE run_id = %s", (run_id,))  # the lease epoch stays: it fences
 
     def run_sizes(self) -> list[RunSize]:
         """:meth:`size` of every run, the largest first (one query per kind of row)."""
-
-        def read(conn: psycopg.Connection[Any]) -> dict[str, dict[str, tuple[int, int]]]:
-            per_run: dict[str, dict[str, tuple[int, int]]] = {}
-            with conn.transaction():
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                for table, name, column in _SIZED:
-                    query = f"SELECT run_id, COUNT(*), SUM(octet_length({column})) FROM {name} GROUP BY run_id"
-                    for run_id, rows, size in conn.execute(query).fetchall():
-                        if table == "head" or run_id in per_run:
-                            per_run.setdefault(run_id, {})[table] = (int(rows or 0), int(size or 0))
-            return per_run
-
-        with self._mutex:
-            per_run = self._query(None, read)
+        per_run: dict[str, dict[str, tuple[int, int]]] = {}
+        with self._reading(None) as conn:
+            for table, name, column in _SIZED:
+                query = f"SELECT run_id, COUNT(*), SUM(octet_length({column})) FROM {name} GROUP BY run_id"
+                for run_id, rows, size in conn.execute(query).fetchall():
+                    if table == "head" or run_id in per_run:
+                        per_run.setdefault(run_id, {})[table] = (int(rows or 0), int(size or 0))
         return largest_first(per_run)
 
-    def list_runs(self) -> list[RunSummary]:
-        with self._mutex:
-            rows = self._query(None, lambda conn: conn.execute("SELECT run_id, head, rev FROM tether_runs").fetchall())
-        runs = [summarize_row(run_id, text, self.cipher, rev=rev) for run_id, text, rev in rows]
+    def _liveness(self, runs: list[RunSummary]) -> Callable[[str], bool]:
+        """One query for the advisory locks held, when any run says it is running."""
         if not any(run.status == "running" for run in runs):
-            return with_liveness(runs, lambda run_id: True)
-        with self._mutex:
-            held = {(high, low) for high, low, _ in self._query(None, lambda conn: conn.execute(_HELD).fetchall())}
-        return with_liveness(runs, lambda run_id: lock_ids(advisory_key(run_id)) in held)
+            return lambda run_id: True
+        held = self._held(None)
+        return lambda run_id: lock_ids(advisory_key(run_id)) in held
 
-    def _query(self, run_id: str | None, action: Any) -> Any:
-        """Run ``action(conn)`` on the main connection, turning driver errors into StoreError."""
-        try:
-            return action(self._main())
-        except self._psycopg.Error as exc:
-            what = f"run {run_id!r}" if run_id is not None else "listing runs"
-            raise StoreError(f"{what}: {self.where} failed ({type(exc).__name__}: {str(exc).strip()})") from None
+    def _held(self, run_id: str | None) -> set[tuple[int, int]]:
+        """The advisory lock keys held now, as ``(classid, objid)`` (errors name ``run_id``)."""
+        with self._mutex, self._connection(run_id) as conn:
+            return {(high, low) for high, low, _ in conn.execute(_HELD).fetchall()}
+
+    # -- leases -------------------------------------------------------------------------------
 
     @contextmanager
     def _lease(self, run_id: str) -> Iterator[Lease]:
+        """An advisory lock held on a connection of its own, and a new epoch; a second lease
+        raises :class:`~tether.errors.RunLockedError`."""
         key = advisory_key(run_id)
         with self._mutex:
             conn = self._idle.pop() if self._idle else None
@@ -530,23 +391,10 @@ class PostgresStore(RowWrites, TreeDeletion):
                 return
         conn.close()
 
-    def lease(self, run_id: str) -> AbstractContextManager[Lease]:
-        """Exclusive ownership of the run while the context is open (an advisory lock held on a
-        connection of its own, and a new epoch); a second lease raises :class:`~tether.errors.RunLockedError`."""
-        return self._lease(validate_run_id(run_id))
-
-    def break_lease(self, run_id: str) -> int:
-        """Fence off the run's owner: bump the epoch (its next write raises LeaseLostError) and
-        terminate the database session holding the run's advisory lock, freeing it;
-        RunNotFoundError for a run the store does not have."""
-        validate_run_id(run_id)
-        with self._mutex:
-            found = self._query(run_id, lambda conn: conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone())
-        if found is None:
-            raise RunNotFoundError(f"no run {run_id!r} in {self.where}; nothing to unlock")
+    def _break_lease(self, run_id: str) -> int:
+        """Bump the epoch and terminate the database session holding the run's advisory lock."""
         high, low = lock_ids(advisory_key(run_id))
-
-        def fence(conn: psycopg.Connection[Any]) -> int:
+        with self._mutex, self._connection(run_id) as conn:
             with conn.transaction():
                 row = conn.execute(
                     "INSERT INTO tether_leases (run_id, epoch) VALUES (%s, 1)"
@@ -558,16 +406,9 @@ class PostgresStore(RowWrites, TreeDeletion):
                     conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
             return int(row[0]) if row else 0
 
-        with self._mutex:
-            epoch: int = self._query(run_id, fence)
-        return epoch
-
     def owner_alive(self, run_id: str) -> bool:
         """True when a live database session holds the run's lease."""
-        ids = lock_ids(advisory_key(validate_run_id(run_id)))
-        with self._mutex:
-            held = self._query(run_id, lambda conn: conn.execute(_HELD).fetchall())
-        return any((high, low) == ids for high, low, _ in held)
+        return lock_ids(advisory_key(validate_run_id(run_id))) in self._held(run_id)
 
     def close(self) -> None:
         """Close the connections (leases still open keep theirs until they end)."""

@@ -20,10 +20,10 @@ from ..loop.core import tool_uses_of
 from ..loop.journal import StateJournal
 from ..loop.state import Cursor, RunState
 from ..types import InterruptState, Message, ToolResult
+from .codec import new_packer
 from .head import DurableHead, as_row
 from .history import Timeline
 from .incarnation import incarnation_of, new_incarnation
-from .rows import new_packer
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunStore, StoredRun
 
 _log = logging.getLogger(__name__)

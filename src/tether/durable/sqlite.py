@@ -20,36 +20,13 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigurationError, LeaseLostError, RunNotFoundError, StoreError
+from ..errors import ConfigurationError, LeaseLostError, StoreError
+from .codec import BlobFetch
 from .crypto import RowCipher
-from .history import RunSummary, Step, missing_step
 from .lock import break_file_lease, file_identity, file_lease, is_held, lock_dir_of, lock_path
-from .redaction import RedactionPolicy, redaction_policy
-from .rows import (
-    BlobFetch,
-    RowWrites,
-    assemble_run,
-    decode_head,
-    decode_messages,
-    decode_results,
-    decode_step_at,
-    decode_steps,
-    stored_at,
-    summarize_row,
-)
-from .store import (
-    SCHEMA_VERSION,
-    STORED_TABLES,
-    Lease,
-    PreparedWrite,
-    RunSize,
-    StoredRun,
-    TreeDeletion,
-    check_fence,
-    largest_first,
-    validate_run_id,
-    with_liveness,
-)
+from .redaction import RedactionPolicy
+from .rowstore import Fence, HeadRow, RowStore, WouldBlock
+from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunSize, largest_first, validate_run_id
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,7 +44,7 @@ CREATE TABLE IF NOT EXISTS blobs (run_id TEXT NOT NULL, id TEXT NOT NULL, body T
 seq`` (or step number), where ``num`` is the run's number (``runs.num``, given when the run is
 created): a run's rows are one key range, and appending to a rowid table is a cheap B-tree
 operation (a new rightmost page, never a redistribution among siblings), which halves the pages
-each save point writes. Step bodies may be compressed bytes (see ``tether.durable.rows.zip_step``).
+each save point writes. Step bodies may be compressed bytes (see ``tether.durable.codec.zip_step``).
 ``runs.inc`` is the run's incarnation in clear, for the compare-and-swap (NULL: a legacy run; see
 :mod:`tether.durable.incarnation`); a store without the column gets it when opened."""
 
@@ -88,6 +65,9 @@ _MIGRATE_2 = (
 )
 """Moves a schema-2 store's messages and steps to the layout of schema 3 (in the open transaction)."""
 
+_NEW_NUM = "(SELECT coalesce(max(num), 0) + 1 FROM runs)"
+"""The number a new run gets."""
+
 _FENCE = (
     "SELECT (SELECT rev FROM runs WHERE run_id = ?), EXISTS (SELECT 1 FROM runs WHERE run_id = ?),"
     " (SELECT epoch FROM leases WHERE run_id = ?), (SELECT inc FROM runs WHERE run_id = ?)"
@@ -103,7 +83,7 @@ _INLINE_CHECKPOINT_EVERY = 200
 """One in this many non-blocking commits is declined, so the writer thread checkpoints the WAL."""
 
 
-class SQLiteStore(RowWrites, TreeDeletion):
+class SQLiteStore(RowStore[sqlite3.Connection, int]):
     """Runs in a SQLite database file; safe to share between processes.
 
     Args:
@@ -144,12 +124,9 @@ class SQLiteStore(RowWrites, TreeDeletion):
                 "SQLiteStore(':memory:') is not supported: a SQLite run store is a file (one connection per thread, lock "
                 "files beside it); for runs kept in memory use tether.durable.MemoryStore()"
             )
+        super().__init__(cipher=cipher, redact_state_keys=redact_state_keys, max_row_bytes=max_row_bytes)
         self.durability = durability
         self.path = Path(path)
-        self.max_row_bytes = max_row_bytes
-        self.cipher = cipher
-        self.redaction = redaction_policy(redact_state_keys)
-        self.bytes_written = 0
         self._inline_commits = 0
         self._local = threading.local()
         self._create_private()
@@ -241,6 +218,10 @@ class SQLiteStore(RowWrites, TreeDeletion):
         conn.execute("COMMIT")
         return version
 
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
     @contextmanager
     def _errors(self, run_id: str | None, *, inline: bool = False) -> Iterator[sqlite3.Connection]:
         """The connection (``inline``: the one for non-blocking commits); any driver error (a
@@ -251,123 +232,56 @@ class SQLiteStore(RowWrites, TreeDeletion):
             what = f"run {run_id!r}" if run_id is not None else "listing runs"
             raise StoreError(f"{what}: {self.path} failed ({type(exc).__name__}: {exc})") from None
 
-    def head(self, run_id: str) -> dict[str, Any] | None:
-        validate_run_id(run_id)
-        with self._errors(run_id) as conn:
-            row = conn.execute("SELECT head, rev, inc FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-            if row is None:
-                return None
-            return decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=self._blobs(conn, run_id), incarnation=row[2])
+    def _reading(self, run_id: str | None) -> AbstractContextManager[sqlite3.Connection]:
+        return self._transaction(run_id, "BEGIN")
 
-    def load(self, run_id: str) -> StoredRun | None:
-        validate_run_id(run_id)
-        with self._errors(run_id) as conn:
-            conn.execute("BEGIN")
-            try:
-                row = conn.execute("SELECT head, rev, num, inc FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-                if row is None:
-                    return None
-                blobs = self._blobs(conn, run_id)
-                head = decode_head(run_id, row[0], self.cipher, rev=row[1], blobs=blobs, incarnation=row[3])  # an older head is refused
-                rows = _messages(conn, row[2], int(head["start_seq"]), int(head["next_seq"]))
-                results = conn.execute(
-                    "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?",
-                    (run_id, int(head["cursor"]["cycle_index"])),
-                ).fetchall()
-                return assemble_run(run_id, head, rows, results, self.cipher, self.redaction, self._blobs(conn, run_id))
-            finally:
-                conn.execute("COMMIT")
+    @contextmanager
+    def _writing(self, run_id: str, *, lease: Lease | None = None, wait: bool = True) -> Iterator[sqlite3.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE``).
 
-    def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
-        """Perform a prepared write in one transaction (a compare-and-swap on revision and epoch).
-
-        With ``wait=False`` (a caller on an event loop) the commit is made only if it cannot
+        With ``wait=False`` (a commit from an event loop) it begins only if the commit cannot
         block: on a connection that never waits for another writer's lock and never runs a WAL
         checkpoint (an fsync); every :data:`_INLINE_CHECKPOINT_EVERY`-th such commit is declined
         too, so that the caller's writer thread commits it and checkpoints the WAL off the loop.
-        Returns False when it declined (nothing written).
+        Declining raises :class:`~tether.durable.rowstore.WouldBlock` (nothing written).
         """
         if not wait and self.durability == "full":
-            return False  # an fsync per commit: never on the caller's event loop
+            raise WouldBlock  # an fsync per commit: never on the caller's event loop
         if not wait:
             self._inline_commits += 1
             if self._inline_commits % _INLINE_CHECKPOINT_EVERY == 0:
-                return False
-        rows, rev = prepared.rows, prepared.rev
-        with self._errors(run_id, inline=not wait) as conn:
+                raise WouldBlock
+        with self._transaction(run_id, "BEGIN IMMEDIATE", inline=not wait) as conn:
+            yield conn
+
+    @contextmanager
+    def _transaction(self, run_id: str | None, begin: str, *, inline: bool = False) -> Iterator[sqlite3.Connection]:
+        """A transaction on this thread's connection (``inline``: the one for non-blocking commits),
+        committed at the end and rolled back on an error; driver errors become StoreError."""
+        with self._errors(run_id, inline=inline) as conn:
             try:
-                conn.execute("BEGIN IMMEDIATE")
+                conn.execute(begin)
             except sqlite3.OperationalError as exc:
-                if not wait and "locked" in str(exc):
-                    return False  # another writer holds the database: wait on a thread, not on the loop
+                if inline and "locked" in str(exc):
+                    raise WouldBlock from None  # another writer holds the database: wait on a thread, not on the loop
                 raise
             try:
-                num = self._swap_head(conn, run_id, rows.head, rev, lease, prepared.incarnation)
-                if num is None:
-                    stored_rev, exists, epoch, inc = conn.execute(_FENCE, (run_id,) * 4).fetchone()
-                    check_fence(  # says why
-                        run_id, rev, stored_rev, bool(exists), lease, epoch, incarnation=prepared.incarnation, stored_incarnation=inc
-                    )
-                    raise LeaseLostError(f"run {run_id!r} was changed by another writer; nothing was written")
-                base = num * SPAN
-                if rows.messages:
-                    conn.executemany("INSERT INTO messages (k, body) VALUES (?, ?)", [(base + seq, body) for seq, body in rows.messages])
-                if rows.results:
-                    conn.executemany(
-                        "INSERT OR REPLACE INTO results (run_id, cycle, tool_use_id, body) VALUES (?, ?, ?, ?)",
-                        [(run_id, *row) for row in rows.results],
-                    )
-                if prepared.step is not None:
-                    conn.execute("INSERT INTO steps (k, body) VALUES (?, ?)", (base + prepared.step, rows.step))
-                if rows.blobs:  # content-addressed: a blob the run has already is left as it is
-                    conn.executemany(
-                        "INSERT OR IGNORE INTO blobs (run_id, id, body) VALUES (?, ?, ?)", [(run_id, *blob) for blob in rows.blobs]
-                    )
+                yield conn
             except BaseException:
                 if conn.in_transaction:  # SQLite already rolled back after e.g. SQLITE_FULL
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
-        self.bytes_written += rows.size
-        return True
 
-    @staticmethod
-    def _swap_head(
-        conn: sqlite3.Connection, run_id: str, head: str, rev: int | None, lease: Lease | None, incarnation: str | None
-    ) -> int | None:
-        """Replace the head if the run is at ``rev - 1``, of ``incarnation`` and, with ``lease``,
-        still at its epoch: the compare-and-swap of :func:`~tether.durable.store.check_fence` in
-        one statement. Returns the run's number (a new run gets the next one), or None when the
-        run is not there (nothing changed)."""
-        new_num = "(SELECT coalesce(max(num), 0) + 1 FROM runs)"
-        if rev is None:  # an unversioned head (not a durable session's): the checks read first
-            stored_rev, exists, epoch, inc = conn.execute(_FENCE, (run_id,) * 4).fetchone()
-            check_fence(run_id, None, stored_rev, bool(exists), lease, epoch, incarnation=incarnation, stored_incarnation=inc)
-            row = conn.execute(
-                f"INSERT INTO runs (run_id, head, rev, num, inc) VALUES (?, ?, NULL, {new_num}, ?)"
-                " ON CONFLICT (run_id) DO UPDATE SET head = excluded.head RETURNING num",
-                (run_id, head, incarnation),
-            ).fetchall()  # a RETURNING statement is run to its end before the commit
-            return _number(row[0] if row else None)
-        fenced = "" if lease is None else " AND (SELECT epoch FROM leases WHERE run_id = ?) IS ?"
-        fence_args: tuple[Any, ...] = () if lease is None else (run_id, lease.epoch)
-        if rev == 1:
-            row = conn.execute(
-                f"INSERT INTO runs (run_id, head, rev, num, inc) SELECT ?, ?, 1, {new_num}, ?"
-                " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_id = ?)" + fenced + " RETURNING num",
-                (run_id, head, incarnation, run_id, *fence_args),
-            ).fetchall()
-        else:
-            row = conn.execute(
-                "UPDATE runs SET head = ?, rev = ? WHERE run_id = ? AND (rev = ? OR rev IS NULL) AND inc IS ?" + fenced + " RETURNING num",
-                (head, rev, run_id, rev - 1, incarnation, *fence_args),
-            ).fetchall()
-        return _number(row[0]) if row else None
+    def _head_row(self, conn: sqlite3.Connection, run_id: str) -> HeadRow[int] | None:
+        row = conn.execute("SELECT head, rev, inc, num FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else HeadRow(row[0], row[1], row[2], row[3])
 
-    @staticmethod
-    def _blobs(conn: sqlite3.Connection, run_id: str) -> BlobFetch:
-        """The reader of run ``run_id``'s blob rows on ``conn`` (for the row codec)."""
+    def _locate(self, conn: sqlite3.Connection, run_id: str) -> int | None:
+        row = conn.execute("SELECT num FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else _number(row)
 
+    def _blob_reader(self, conn: sqlite3.Connection, run_id: str, key: int) -> BlobFetch:
         def fetch(ids: Collection[str]) -> list[tuple[Any, Any]]:
             wanted = list(ids)
             found: list[tuple[Any, Any]] = []
@@ -379,130 +293,118 @@ class SQLiteStore(RowWrites, TreeDeletion):
 
         return fetch
 
-    def _known(self, conn: sqlite3.Connection, run_id: str) -> int:
-        """The number of run ``run_id`` (RunNotFoundError when the store does not have it)."""
-        row = conn.execute("SELECT num FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        if row is None:
-            raise RunNotFoundError(f"no run {run_id!r} in {self.path}")
-        return _number(row)
+    def _message_rows(self, conn: sqlite3.Connection, run_id: str, key: int, start: int, stop: int) -> list[tuple[int, Any]]:
+        return _ranged(conn, "messages", key, start, stop)
 
-    def history(self, run_id: str) -> list[Step]:
-        validate_run_id(run_id)
-        with self._errors(run_id) as conn:
-            conn.execute("BEGIN")
-            try:
-                num = self._known(conn, run_id)
-                return decode_steps(run_id, _steps(conn, num, 1, SPAN), self.cipher, self._blobs(conn, run_id))
-            finally:
-                conn.execute("COMMIT")
+    def _result_rows(self, conn: sqlite3.Connection, run_id: str, key: int, cycle: int) -> list[tuple[str, Any]]:
+        return conn.execute("SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?", (run_id, cycle)).fetchall()
 
-    def load_at(self, run_id: str, step: int) -> StoredRun:
-        validate_run_id(run_id)
-        with self._errors(run_id) as conn:
-            conn.execute("BEGIN")
-            try:
-                num = self._known(conn, run_id)
-                found = self._step_at(conn, run_id, num, step)
-                head = found.head if self.redaction is None else self.redaction.fill(run_id, found.head)
-                start, stop = int(head["start_seq"]), int(head["next_seq"])
-                rows = _messages(conn, num, start, stop)
-                if len(rows) != stop - start:
-                    missing = stop - start - len(rows)
-                    raise StoreError(f"run {run_id!r}: {missing} message rows of step {step} are missing; the store is damaged")
-                results = conn.execute(
-                    "SELECT tool_use_id, body FROM results WHERE run_id = ? AND cycle = ?", (run_id, int(head["cursor"]["cycle_index"]))
-                ).fetchall()
-                blobs = self._blobs(conn, run_id)
-                messages = decode_messages(run_id, iter(rows), self.cipher, blobs)
-                cycle = int(head["cursor"]["cycle_index"])
-                return stored_at(run_id, found, messages, decode_results(run_id, iter(results), self.cipher, cycle=cycle, blobs=blobs))
-            finally:
-                conn.execute("COMMIT")
+    def _step_rows(self, conn: sqlite3.Connection, run_id: str, key: int, first: int, stop: int | None) -> list[tuple[int, Any]]:
+        return _ranged(conn, "steps", key, first, SPAN if stop is None else stop)
 
-    def _step_at(self, conn: sqlite3.Connection, run_id: str, num: int, step: int) -> Step:
-        """Step ``step`` rebuilt from the nearest step row at or before it that holds a whole head."""
-        found = None
-        if not isinstance(step, bool) and isinstance(step, int) and 1 <= step < SPAN:
-            found = decode_step_at(run_id, step, lambda first, stop: _steps(conn, num, first, stop), self.cipher, self._blobs(conn, run_id))
-        if found is None:
-            raise missing_step(run_id, step, _count_steps(conn, num))
-        return found
+    def _count_steps(self, conn: sqlite3.Connection, run_id: str, key: int) -> int:
+        base = key * SPAN
+        return int(conn.execute("SELECT COUNT(*) FROM steps WHERE k >= ? AND k < ?", (base, base + SPAN)).fetchone()[0])
+
+    def _head_rows(self, conn: sqlite3.Connection) -> list[tuple[str, Any, int | None]]:
+        return conn.execute("SELECT run_id, head, rev FROM runs").fetchall()
+
+    def _table_sizes(self, conn: sqlite3.Connection, run_id: str, key: int) -> dict[str, tuple[int, int]]:
+        base = key * SPAN
+        tables = {"head": _sum(conn, "SELECT 1, length(CAST(head AS BLOB)) FROM runs WHERE run_id = ?", (run_id,))}
+        for table in ("messages", "steps"):
+            tables[table] = _sum(
+                conn, f"SELECT COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} WHERE k >= ? AND k < ?", (base, base + SPAN)
+            )
+        for table in ("results", "blobs"):
+            tables[table] = _sum(conn, f"SELECT COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} WHERE run_id = ?", (run_id,))
+        return tables
+
+    def _fence(self, conn: sqlite3.Connection, run_id: str) -> Fence:
+        stored_rev, exists, epoch, inc = conn.execute(_FENCE, (run_id,) * 4).fetchone()
+        return Fence(bool(exists), stored_rev, epoch, inc)
+
+    def _swap_head(self, conn: sqlite3.Connection, run_id: str, prepared: PreparedWrite, lease: Lease | None) -> int:
+        """Replace the head if the run is at ``rev - 1``, of the write's incarnation and, with
+        ``lease``, still at its epoch: the compare-and-swap of :func:`~tether.durable.store.check_fence`
+        in one statement. Returns the run's number (a new run gets the next one)."""
+        rev, head, incarnation = prepared.rev, prepared.rows.head, prepared.incarnation
+        if rev is None:  # an unversioned head (not a durable session's): the checks read first
+            return super()._swap_head(conn, run_id, prepared, lease)
+        fenced = "" if lease is None else " AND (SELECT epoch FROM leases WHERE run_id = ?) IS ?"
+        fence_args: tuple[Any, ...] = () if lease is None else (run_id, lease.epoch)
+        if rev == 1:
+            row = conn.execute(
+                f"INSERT INTO runs (run_id, head, rev, num, inc) SELECT ?, ?, 1, {_NEW_NUM}, ?"
+                " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_id = ?)" + fenced + " RETURNING num",
+                (run_id, head, incarnation, run_id, *fence_args),
+            ).fetchall()
+        else:
+            row = conn.execute(
+                "UPDATE runs SET head = ?, rev = ? WHERE run_id = ? AND (rev = ? OR rev IS NULL) AND inc IS ?" + fenced + " RETURNING num",
+                (head, rev, run_id, rev - 1, incarnation, *fence_args),
+            ).fetchall()
+        if not row:  # nothing changed: say why
+            self._check_fence(conn, run_id, prepared, lease)
+            raise LeaseLostError(f"run {run_id!r} was changed by another writer; nothing was written")
+        return _number(row[0])
+
+    def _put_head(self, conn: sqlite3.Connection, run_id: str, prepared: PreparedWrite) -> int:
+        """Insert or replace an unversioned head (its revision column left as it is)."""
+        row = conn.execute(
+            f"INSERT INTO runs (run_id, head, rev, num, inc) VALUES (?, ?, NULL, {_NEW_NUM}, ?)"
+            " ON CONFLICT (run_id) DO UPDATE SET head = excluded.head RETURNING num",
+            (run_id, prepared.rows.head, prepared.incarnation),
+        ).fetchall()  # a RETURNING statement is run to its end before the commit
+        return _number(row[0] if row else None)
+
+    def _append(self, conn: sqlite3.Connection, run_id: str, key: int, prepared: PreparedWrite) -> None:
+        rows, base = prepared.rows, key * SPAN
+        if rows.messages:
+            conn.executemany("INSERT INTO messages (k, body) VALUES (?, ?)", [(base + seq, body) for seq, body in rows.messages])
+        if rows.results:
+            conn.executemany(
+                "INSERT OR REPLACE INTO results (run_id, cycle, tool_use_id, body) VALUES (?, ?, ?, ?)",
+                [(run_id, *row) for row in rows.results],
+            )
+        if prepared.step is not None:
+            conn.execute("INSERT INTO steps (k, body) VALUES (?, ?)", (base + prepared.step, rows.step))
+        if rows.blobs:  # content-addressed: a blob the run has already is left as it is
+            conn.executemany("INSERT OR IGNORE INTO blobs (run_id, id, body) VALUES (?, ?, ?)", [(run_id, *blob) for blob in rows.blobs])
+
+    def _delete_rows(self, conn: sqlite3.Connection, run_id: str) -> None:
+        num = self._locate(conn, run_id)
+        if num is None:
+            return
+        base = num * SPAN
+        for table in ("messages", "steps"):
+            conn.execute(f"DELETE FROM {table} WHERE k >= ? AND k < ?", (base, base + SPAN))
+        for table in ("results", "blobs", "runs"):
+            conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))  # the lease epoch stays: it fences
 
     def _delete_leased(self, run_id: str, leases: list[Lease]) -> None:
-        """Delete the leased runs and all their rows (blobs too) in one transaction (see ``TreeDeletion``)."""
-        with self._errors(run_id) as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
-                    raise self._not_found(run_id)
-                for lease in leases:
-                    row = conn.execute("SELECT num FROM runs WHERE run_id = ?", (lease.run_id,)).fetchone()
-                    epoch = conn.execute("SELECT epoch FROM leases WHERE run_id = ?", (lease.run_id,)).fetchone()
-                    if row is None:
-                        continue  # a nested run gone since the tree was listed
-                    check_fence(lease.run_id, None, None, True, lease, None if epoch is None else epoch[0])
-                    base = _number(row) * SPAN
-                    for table in ("messages", "steps"):
-                        conn.execute(f"DELETE FROM {table} WHERE k >= ? AND k < ?", (base, base + SPAN))
-                    for table in ("results", "blobs", "runs"):
-                        conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (lease.run_id,))  # the lease epoch stays: it fences
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        super()._delete_leased(run_id, leases)
         for lease in leases:
             break_file_lease(self._lock_path(lease.run_id))  # while locked: a waiting locker sees the file replaced and retries
-
-    def _not_found(self, run_id: str) -> RunNotFoundError:
-        return RunNotFoundError(f"no run {run_id!r} in {self.path}; nothing to delete")
-
-    def size(self, run_id: str) -> RunSize:
-        """Rows and bytes of the run's row data by kind (see :class:`~tether.durable.store.RunSize`)."""
-        validate_run_id(run_id)
-        with self._errors(run_id) as conn:
-            conn.execute("BEGIN")
-            try:
-                base = self._known(conn, run_id) * SPAN
-                tables = {"head": _sum(conn, "SELECT 1, length(CAST(head AS BLOB)) FROM runs WHERE run_id = ?", (run_id,))}
-                for table in ("messages", "steps"):
-                    tables[table] = _sum(
-                        conn, f"SELECT COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} WHERE k >= ? AND k < ?", (base, base + SPAN)
-                    )
-                for table in ("results", "blobs"):
-                    tables[table] = _sum(conn, f"SELECT COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} WHERE run_id = ?", (run_id,))
-            finally:
-                conn.execute("COMMIT")
-        return RunSize(run_id, {table: tables[table] for table in STORED_TABLES})
 
     def run_sizes(self) -> list[RunSize]:
         """:meth:`size` of every run, the largest first (one query per kind of row)."""
         per_run: dict[str, dict[str, tuple[int, int]]] = {}
-        with self._errors(None) as conn:
-            conn.execute("BEGIN")
-            try:
-                names = dict(conn.execute("SELECT num, run_id FROM runs").fetchall())
-                for run_id, rows, size in conn.execute("SELECT run_id, 1, length(CAST(head AS BLOB)) FROM runs"):
-                    per_run.setdefault(run_id, {})["head"] = (rows, size or 0)
-                for table in ("messages", "steps"):
-                    query = f"SELECT k / {SPAN}, COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} GROUP BY k / {SPAN}"
-                    for num, rows, size in conn.execute(query):
-                        if num in names:
-                            per_run[names[num]][table] = (rows, size or 0)
-                for table in ("results", "blobs"):
-                    query = f"SELECT run_id, COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} GROUP BY run_id"
-                    for run_id, rows, size in conn.execute(query):
-                        if run_id in per_run:
-                            per_run[run_id][table] = (rows, size or 0)
-            finally:
-                conn.execute("COMMIT")
+        with self._reading(None) as conn:
+            names = dict(conn.execute("SELECT num, run_id FROM runs").fetchall())
+            for run_id, rows, size in conn.execute("SELECT run_id, 1, length(CAST(head AS BLOB)) FROM runs"):
+                per_run.setdefault(run_id, {})["head"] = (rows, size or 0)
+            for table in ("messages", "steps"):
+                query = f"SELECT k / {SPAN}, COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} GROUP BY k / {SPAN}"
+                for num, rows, size in conn.execute(query):
+                    if num in names:
+                        per_run[names[num]][table] = (rows, size or 0)
+            for table in ("results", "blobs"):
+                query = f"SELECT run_id, COUNT(*), SUM(length(CAST(body AS BLOB))) FROM {table} GROUP BY run_id"
+                for run_id, rows, size in conn.execute(query):
+                    if run_id in per_run:
+                        per_run[run_id][table] = (rows, size or 0)
         return largest_first(per_run)
-
-    def list_runs(self) -> list[RunSummary]:
-        with self._errors(None) as conn:
-            rows = conn.execute("SELECT run_id, head, rev FROM runs").fetchall()
-        runs = [summarize_row(run_id, text, self.cipher, rev=rev) for run_id, text, rev in rows]
-        return with_liveness(runs, self.owner_alive)
 
     # -- leases -------------------------------------------------------------------------------
 
@@ -511,36 +413,16 @@ class SQLiteStore(RowWrites, TreeDeletion):
 
     @contextmanager
     def _lease(self, run_id: str) -> Iterator[Lease]:
+        """A flock on the run's lock file, plus a new epoch."""
         with file_lease(self._lock_path(run_id), run_id):
             yield Lease(run_id, self._bump_epoch(run_id))
 
-    def lease(self, run_id: str) -> AbstractContextManager[Lease]:
-        """Exclusive ownership of the run while the context is open (a flock plus a new epoch)."""
-        return self._lease(validate_run_id(run_id))
-
     def _bump_epoch(self, run_id: str) -> int:
-        with self._errors(run_id) as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.execute(
-                    "INSERT INTO leases (run_id, epoch) VALUES (?, 1) ON CONFLICT (run_id) DO UPDATE SET epoch = epoch + 1", (run_id,)
-                )
-                epoch = int(conn.execute("SELECT epoch FROM leases WHERE run_id = ?", (run_id,)).fetchone()[0])
-            except BaseException:
-                if conn.in_transaction:  # SQLite already rolled back after e.g. SQLITE_FULL
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-        return epoch
+        with self._writing(run_id) as conn:
+            conn.execute("INSERT INTO leases (run_id, epoch) VALUES (?, 1) ON CONFLICT (run_id) DO UPDATE SET epoch = epoch + 1", (run_id,))
+            return int(conn.execute("SELECT epoch FROM leases WHERE run_id = ?", (run_id,)).fetchone()[0])
 
-    def break_lease(self, run_id: str) -> int:
-        """Fence off the run's owner (its next write raises LeaseLostError) and free the lock;
-        RunNotFoundError for a run the store does not have."""
-        validate_run_id(run_id)
-        with self._errors(run_id) as conn:
-            exists = conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is not None
-        if not exists:
-            raise RunNotFoundError(f"no run {run_id!r} in {self.path}; nothing to unlock")
+    def _break_lease(self, run_id: str) -> int:
         epoch = self._bump_epoch(run_id)
         break_file_lease(self._lock_path(run_id))
         return epoch
@@ -564,23 +446,14 @@ def _number(row: Any) -> int:
     return int(row[0])
 
 
-def _messages(conn: sqlite3.Connection, num: int, start: int, stop: int) -> list[tuple[int, Any]]:
-    """The ``(seq, body)`` message rows of run number ``num`` with ``start <= seq < stop``."""
-    base = num * SPAN
-    rows = conn.execute("SELECT k, body FROM messages WHERE k >= ? AND k < ? ORDER BY k", (base + start, base + stop)).fetchall()
+def _ranged(conn: sqlite3.Connection, table: str, num: int, first: int, stop: int) -> list[tuple[int, Any]]:
+    """The ``(seq or step, body)`` rows of ``messages`` or ``steps`` of run number ``num`` with
+    ``first <= seq < stop``, the range kept inside the run's keys."""
+    base, first, stop = num * SPAN, max(first, 0), min(stop, SPAN)
+    if first >= stop:
+        return []
+    rows = conn.execute(f"SELECT k, body FROM {table} WHERE k >= ? AND k < ? ORDER BY k", (base + first, base + stop)).fetchall()
     return [(k - base, body) for k, body in rows]
-
-
-def _steps(conn: sqlite3.Connection, num: int, first: int, stop: int) -> list[tuple[int, Any]]:
-    """The ``(step, body)`` step rows of run number ``num`` with ``first <= step < stop``."""
-    base = num * SPAN
-    rows = conn.execute("SELECT k, body FROM steps WHERE k >= ? AND k < ? ORDER BY k", (base + first, base + stop)).fetchall()
-    return [(k - base, body) for k, body in rows]
-
-
-def _count_steps(conn: sqlite3.Connection, num: int) -> int:
-    base = num * SPAN
-    return int(conn.execute("SELECT COUNT(*) FROM steps WHERE k >= ? AND k < ?", (base, base + SPAN)).fetchone()[0])
 
 
 def _sum(conn: sqlite3.Connection, query: str, params: tuple[Any, ...]) -> tuple[int, int]:

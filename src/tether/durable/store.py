@@ -318,12 +318,11 @@ class RunStore(Protocol):
     ``[head.start_seq, head.next_seq)``, the results of its cycle named in ``step.results``),
     and ``list_runs`` summarizes every head. Step rows, like message rows, are never rewritten.
 
-    A new backend implements this protocol in one module and leaves the row format to
-    :mod:`tether.durable.rows`: ``prepare`` is ``rows.prepare_write`` with the store's cipher,
-    redaction and size limit; reads decode with ``rows.decode_head`` (passing the revision the
-    store holds), ``decode_messages``, ``decode_results``, ``decode_step``, ``assemble_run``,
-    ``stored_at`` and ``summarize_row`` (which lists an unreadable head as ``corrupt``); the
-    write transaction calls :func:`check_fence`; ``list_runs`` ends with :func:`with_liveness`.
+    A new backend subclasses :class:`~tether.durable.rowstore.RowStore` in one module: the
+    algorithm (load, history, a past step, list, size, the write's compare-and-swap of
+    :func:`check_fence`, tree deletion) is written there once around the row codec
+    (:mod:`tether.durable.codec`), and the backend supplies its dialect: its transactions, where
+    each kind of row is read and written, and its lease.
     Every driver error must surface as a :class:`~tether.errors.StoreError`.
     """
 

@@ -78,7 +78,7 @@ def _check_fields(data: dict[str, Any], path: str, parsed: bool) -> bool:
 def check_manager_state(state: dict[str, Any], where: list[Any]) -> None:
     """Raise ShapeError naming the path unless ``state`` is a valid conversation-manager state,
     in the snapshot shape (``__name__``) or Tether's (``kind``), see :mod:`tether.snapshot.shapes`
-    (also used for the durable head row, :func:`tether.durable.rows.check_head`)."""
+    (also used for the durable head row, :func:`tether.durable.codec.check_head`)."""
     kind = state.get("kind")
     if kind is not None and not isinstance(kind, str):
         raise ShapeError(where + ["kind"], "must be the manager kind (a string)")

@@ -20,12 +20,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Literal
 
+from .._diff import describe, first_difference
 from .._json import dumps, dumps_compact, parse_json
 from ..errors import CassetteError, CassetteMismatchError, ConfigurationError, ModelResponseError
 from ..loop.stream import StreamAccumulator
 from ..models.base import Model
 from ..types import ModelRequest, StreamEvent
-from .diff import describe, first_difference
 
 VERSION = 1
 Match = Literal["strict", "loose"]

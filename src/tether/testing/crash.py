@@ -49,9 +49,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._diff import describe, first_difference
 from ..durable.store import RunStore, StoredRun
 from ..errors import TetherError
-from .diff import describe, first_difference
 from .faults import WHEN, open_store
 from .report import CrashFailure, CrashReport
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import json_path
+from .errors import json_path
 
 
 def first_difference(a: Any, b: Any, path: list[Any] | None = None) -> list[Any] | None:
