@@ -50,6 +50,7 @@ from .errors import (
     TetherError,
     ToolError,
 )
+from .events import AgentEvent, ResultEvent
 from .hooks import (
     AfterInvocation,
     AfterModelCall,
@@ -76,10 +77,8 @@ from .tools import (
     tool,
 )
 from .types import (
-    AgentEvent,
     MessageEvent,
     ReasoningDeltaEvent,
-    ResultEvent,
     TextDeltaEvent,
     ToolResultEvent,
     ToolStartEvent,

@@ -20,6 +20,7 @@ from ._sync import run_sync
 from .agent_state import AgentState, state_copy
 from .conversation import ConversationManager, SlidingWindowConversationManager
 from .errors import ConfigurationError, PromptError, ShapeError, SnapshotError, StateError
+from .events import AgentEvent
 from .hooks import HookRegistry
 from .invocation import InvocationOptions, invoke_stream
 from .loop.core import LoopCore
@@ -38,7 +39,7 @@ from .tools.executors import ConcurrentToolExecutor, ToolExecutor
 from .tools.registry import ToolRegistry
 from .tools.source import ToolSource
 from .turn import abandon_interrupts
-from .types import AgentEvent, Message, SystemContentBlock, ToolSpec
+from .types import Message, SystemContentBlock, ToolSpec
 
 if TYPE_CHECKING:
     from .durable.history import Step

@@ -17,6 +17,7 @@ from typing import Any
 import pydantic
 
 from ._prompt import Prompt
+from .events import AgentEvent
 from .hooks import AfterInvocation, BeforeInvocation, MessageAdded
 from .loop.core import CoreConfig, LoopCore
 from .loop.driver import DriverOptions, LocalDriver
@@ -25,7 +26,6 @@ from .loop.state import CheckpointPosition, RunState
 from .loop.tracing import NULL_TRACER, Span, span_ids
 from .result import AgentResult
 from .turn import begin_turn, finish_turn
-from .types import AgentEvent
 
 DriverFactory = Callable[[LoopHost, LoopCore, DriverOptions, threading.Event], LocalDriver]
 """Builds the driver of one invocation (``LocalDriver`` itself is one)."""

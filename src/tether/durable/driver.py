@@ -6,7 +6,7 @@ import threading
 from collections.abc import AsyncIterator
 
 from ..loop.core import LoopCore
-from ..loop.driver import AgentEvent, DriverOptions, LocalDriver
+from ..loop.driver import DriverOptions, LocalDriver, LoopEvent
 from ..loop.host import LoopHost
 from ..types import Message, ToolResult, ToolUse
 from .session import DurableSession
@@ -25,7 +25,7 @@ class DurableDriver(LocalDriver):
         session.turn_active = True
         session.journal = self.journal  # its writes store the state of the calls whose outcomes are folded
 
-    async def run(self) -> AsyncIterator[AgentEvent]:
+    async def run(self) -> AsyncIterator[LoopEvent]:
         self.looping = True  # messages reported before this are the prompt of a new turn
         async for event in super().run():
             yield event

@@ -22,6 +22,7 @@ from typing import Any
 from .._json import json_copy
 from .._prompt import Prompt
 from ..errors import ConfigurationError, InterruptError, LeaseLostError, PromptError, RunNotFoundError
+from ..events import AgentEvent
 from ..interrupts import Interrupt, interrupt_id
 from ..invocation import InvocationOptions, invoke_stream
 from ..loop.core import CoreConfig, LoopCore, tool_uses_of
@@ -29,7 +30,6 @@ from ..loop.host import LoopHost
 from ..loop.state import RunState
 from ..tools.base import to_result
 from ..turn import is_waiting, stored_result
-from ..types import AgentEvent
 from .driver import DurableDriver
 from .history import turn_status
 from .incarnation import incarnation_of

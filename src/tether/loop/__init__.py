@@ -2,7 +2,7 @@
 call, one tool call, tracing seam). Nothing here imports the agent facade or the turn protocol."""
 
 from .core import CoreConfig, LoopCore, ModelOutcome
-from .driver import AgentEvent, DriverOptions, LocalDriver
+from .driver import DriverOptions, LocalDriver, LoopEvent
 from .effects import CallModel, CloseCycle, Effect, Pause, RunTools, Stop
 from .host import Host, LoopHost
 from .policies import Limits, RetryPolicy
@@ -12,7 +12,7 @@ from .tracing import NULL_TRACER, Span, Tracer
 __all__ = [
     "CHECKPOINT_POSITIONS",
     "NULL_TRACER",
-    "AgentEvent",
+    "LoopEvent",
     "CallModel",
     "CloseCycle",
     "CoreConfig",

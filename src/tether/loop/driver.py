@@ -21,7 +21,7 @@ import pydantic
 
 from ..hooks import HookRegistry, MessageAdded
 from ..metrics import record_tool
-from ..types import AgentEvent, Message, ToolResult, ToolUse
+from ..types import LoopEvent, Message, ToolResult, ToolUse
 from .core import LoopCore, ModelOutcome
 from .effects import CallModel, CloseCycle, Effect, Pause, RunTools, Stop
 from .host import LoopHost
@@ -76,7 +76,7 @@ class LocalDriver:
 
     # -- the loop -------------------------------------------------------------------------
 
-    async def run(self) -> AsyncIterator[AgentEvent]:
+    async def run(self) -> AsyncIterator[LoopEvent]:
         """Perform effects until the core pauses or stops; yields stream events."""
         core = self.core
         cancel = self.cancel_event
@@ -117,7 +117,7 @@ class LocalDriver:
 
     # -- model calls ----------------------------------------------------------------------
 
-    async def _call_model(self, effect: CallModel) -> AsyncIterator[AgentEvent]:
+    async def _call_model(self, effect: CallModel) -> AsyncIterator[LoopEvent]:
         run = self.run_state
         response: ModelResponse | None = None
         async for item in respond(
@@ -157,7 +157,7 @@ class LocalDriver:
 
     # -- tool calls -----------------------------------------------------------------------
 
-    async def _run_tools(self, effect: RunTools) -> AsyncIterator[AgentEvent]:
+    async def _run_tools(self, effect: RunTools) -> AsyncIterator[LoopEvent]:
         """Run the cycle's calls, yielding each call's events as they happen.
 
         A ``tool_start`` reaches the caller before that call is recorded as started or its
@@ -208,7 +208,7 @@ class LocalDriver:
                 task.cancel()
                 await asyncio.wait([task])  # unlike awaiting it, never swallows our own cancellation
 
-    async def _tool_events(self, tool_use: ToolUse) -> AsyncGenerator[AgentEvent, None]:
+    async def _tool_events(self, tool_use: ToolUse) -> AsyncGenerator[LoopEvent, None]:
         """One call: ``tool_start`` (before the start is recorded and the tool runs), then
         ``tool_result`` and the messages it closed the cycle with. Yields nothing when the
         invocation was cancelled first or a before-hook interrupted it; no ``tool_result``
@@ -255,7 +255,7 @@ class LocalDriver:
         async for event in self._outcome(tool_use, outcome):
             yield event
 
-    async def _outcome(self, tool_use: ToolUse, outcome: ToolOutcome) -> AsyncGenerator[AgentEvent, None]:
+    async def _outcome(self, tool_use: ToolUse, outcome: ToolOutcome) -> AsyncGenerator[LoopEvent, None]:
         """Fold a finished call's outcome into the run, with the outcomes it must be stored with.
 
         A call that read or overwrote a sibling's agent-state change waits until that sibling's
@@ -305,10 +305,10 @@ class LocalDriver:
         self._recorded.add(tool_use_id)
         return core.tool_done(tool_use_id, result, structured_output=outcome.structured_output)
 
-    async def _streamed(self, pending: PendingCall) -> AsyncGenerator[AgentEvent | ToolOutcome, None]:
+    async def _streamed(self, pending: PendingCall) -> AsyncGenerator[LoopEvent | ToolOutcome, None]:
         """Run a tool that streams events (``Tool.streams_events``): yields the events it emits
         while it runs, then its outcome. A caller that stops iterating cancels the tool."""
-        queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+        queue: asyncio.Queue[LoopEvent | None] = asyncio.Queue()
         pending.emit = queue.put_nowait
         options = self.options
         task = asyncio.ensure_future(pending.finish(output_model=options.output_model, output_tool=options.output_tool))
@@ -336,8 +336,8 @@ def _describe(effect: Effect) -> str:
     return f"stop ({effect.reason})"
 
 
-_Handoff = tuple[AgentEvent, "asyncio.Future[None] | None"]
+_Handoff = tuple[LoopEvent, "asyncio.Future[None] | None"]
 """An event for the caller and, for ``tool_start``, the future set once the caller has taken it."""
 
 
-__all__ = ["AgentEvent", "DriverOptions", "LocalDriver", "Pause", "Stop"]
+__all__ = ["LoopEvent", "DriverOptions", "LocalDriver", "Pause", "Stop"]

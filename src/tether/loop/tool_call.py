@@ -19,7 +19,7 @@ from ..hooks import AfterToolCall, BeforeToolCall
 from ..interrupts import Interrupt, InterruptRaiser, InterruptSignal, PauseSignal
 from ..tools.base import Tool, error_result, validation_message
 from ..tools.context import ToolContext
-from ..types import AgentEvent, ToolResult, ToolUse
+from ..types import LoopEvent, ToolResult, ToolUse
 from .host import LoopHost
 from .journal import StateJournal
 from .state import RunState
@@ -143,7 +143,7 @@ class PendingCall:
     invocation_state: dict[str, Any]
     result: ToolResult | None
     span: Span
-    emit: Callable[[AgentEvent], None] | None = None
+    emit: Callable[[LoopEvent], None] | None = None
     pausable: bool = False
     journal: StateJournal | None = None
 

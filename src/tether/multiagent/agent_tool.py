@@ -52,7 +52,7 @@ from ..interrupts import Interrupt, PauseSignal
 from ..metrics import add_figures
 from ..tools.base import Tool, error_result, to_result
 from ..tools.context import ToolContext
-from ..types import AgentEvent, ToolResult, ToolSpec, ToolUse
+from ..types import LoopEvent, ToolResult, ToolSpec, ToolUse
 from .nesting import adopt_child, child_run_id
 
 if TYPE_CHECKING:
@@ -313,7 +313,7 @@ def asked_name(tool_name: str, child_id: str, child_name: str, asked: dict[str, 
     return name
 
 
-def _under(name: str, event: AgentEvent) -> AgentEvent:
+def _under(name: str, event: LoopEvent) -> LoopEvent:
     """``event`` as seen from the parent: its path starts with the tool's name."""
     forwarded: dict[str, Any] = dict(event)
     forwarded["path"] = [name, *(forwarded.get("path") or [])]

@@ -11,7 +11,7 @@ from ..types import JSONValue, ToolUse
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..types import AgentEvent
+    from ..types import LoopEvent
 
 
 @dataclass
@@ -37,7 +37,7 @@ class ToolContext:
     run_id: str | None = None
     pausable: bool = False
     _raiser: InterruptRaiser | None = None
-    _emit: Callable[[AgentEvent], None] | None = None
+    _emit: Callable[[LoopEvent], None] | None = None
     _on_recorded: list[Callable[[], None]] = field(default_factory=list)
 
     @property
@@ -68,7 +68,7 @@ class ToolContext:
         """What :meth:`on_recorded` registered, in order (the driver runs them)."""
         return list(self._on_recorded)
 
-    def emit(self, event: AgentEvent) -> None:
+    def emit(self, event: LoopEvent) -> None:
         """Add ``event`` to the caller's ``stream_async`` while the tool runs (a tool whose class
         sets ``streams_events = True``; a no-op for other tools and where nothing streams, such
         as a Temporal activity). An agent used as a tool forwards its child's events this way."""

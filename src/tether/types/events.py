@@ -11,6 +11,10 @@ other keys are there. An invocation yields, in order of occurrence:
 - ``tool_result``: a tool call finished (its result, before the cycle closes);
 - ``result``: last, the invocation's :class:`~tether.AgentResult`.
 
+This module defines the events the loop produces (:data:`LoopEvent`); the ``result`` event and
+the whole union, :data:`tether.AgentEvent`, are in :mod:`tether.events`, beside the result they
+carry (the data shapes here import nothing above them).
+
 An agent used as a tool (:mod:`tether.multiagent`) forwards its own events (all but its
 ``result``) into its caller's stream while it runs, each with a ``path``: the tool names from
 the caller down to the agent that produced it (``["researcher"]``, ``["researcher",
@@ -19,12 +23,9 @@ the caller down to the agent that produced it (``["researcher"]``, ``["researche
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, TypeAlias, TypedDict
+from typing import Literal, TypeAlias, TypedDict
 
 from .content import Message, ToolResult, ToolUse
-
-if TYPE_CHECKING:  # tether.result imports the types package: a runtime import would be a cycle
-    from ..result import AgentResult
 
 
 class _Forwarded(TypedDict, total=False):
@@ -69,29 +70,18 @@ class ToolResultEvent(_Forwarded):
     toolResult: ToolResult
 
 
-class ResultEvent(TypedDict):
-    """The last event of an invocation: its result.
-
-    ``result`` names ``AgentResult`` by a forward reference (see the import above); resolve it
-    with ``typing.get_type_hints(ResultEvent, localns={"AgentResult": tether.AgentResult})``.
-    """
-
-    type: Literal["result"]
-    result: AgentResult
-
-
 DeltaEvent: TypeAlias = TextDeltaEvent | ReasoningDeltaEvent
 """The events a model call streams while it runs."""
 
-AgentEvent: TypeAlias = TextDeltaEvent | ReasoningDeltaEvent | MessageEvent | ToolStartEvent | ToolResultEvent | ResultEvent
-"""Any event of ``Agent.stream_async`` (see the module docstring)."""
+LoopEvent: TypeAlias = TextDeltaEvent | ReasoningDeltaEvent | MessageEvent | ToolStartEvent | ToolResultEvent
+"""Any event the loop yields while it runs: every event of ``Agent.stream_async`` but its last,
+``result`` (:data:`tether.AgentEvent` adds it). Also what a tool's ``context.emit`` forwards."""
 
 __all__ = [
-    "AgentEvent",
     "DeltaEvent",
+    "LoopEvent",
     "MessageEvent",
     "ReasoningDeltaEvent",
-    "ResultEvent",
     "TextDeltaEvent",
     "ToolResultEvent",
     "ToolStartEvent",
