@@ -7,9 +7,9 @@ it started and resumes it from its own last step instead of redoing it.
 
 from __future__ import annotations
 
+from ..durable.ids import child_run_id
 from .agent_tool import AgentTool
 from .graph import Graph, GraphBuilder, GraphEdge, GraphNode, GraphResult
-from .nesting import child_run_id
 from .state import GraphState, NodeResult
 from .swarm import Swarm, SwarmResult
 

@@ -22,7 +22,7 @@ Durable nesting: in a durable parent run the child is a durable run of its own, 
 parent's store, with id :func:`~tether.multiagent.child_run_id` (parent run id, tool-use id)
 and the parent as ``parent_run_id``. A re-run of the call (the parent resumed after a crash
 with the call in doubt, or after an interrupt answer) finds that run and, if it is a child of
-this incarnation of the parent (:func:`~tether.multiagent.nesting.adopt_child`; a child left
+this incarnation of the parent (:func:`~tether.durable.ids.adopt_child`; a child left
 by a deleted run of the same id is replaced), resumes it from its own last step: finished
 child cycles and tools are not redone, a finished child is not run again (its stored result
 is read).
@@ -46,12 +46,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..durable.ids import adopt_child, child_run_id
 from ..errors import ConfigurationError, LeaseLostError
 from ..interrupts import Interrupt, PauseSignal
 from ..tools.base import Tool, error_result, to_result
 from ..tools.context import ToolContext
 from ..types import AgentEvent, ToolResult, ToolSpec, ToolUse
-from .nesting import adopt_child, child_run_id
 
 if TYPE_CHECKING:
     from ..agent import Agent

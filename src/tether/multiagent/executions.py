@@ -24,10 +24,10 @@ import json
 from itertools import pairwise
 from typing import Any, cast
 
+from ..durable.ids import child_run_id
 from ..errors import SnapshotError, StateError
 from ..metrics import diff_metrics
 from ..types import MetricsData, ToolFigures
-from .nesting import child_run_id
 from .state import NODE_STATUSES
 
 LEGACY_KEY = "graph_node"

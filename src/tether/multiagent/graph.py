@@ -36,13 +36,13 @@ from typing import Any
 
 from .._sync import run_sync as _sync
 from ..agent import Agent
+from ..durable.ids import adopt_child
 from ..durable.store import RunStore
 from ..errors import ConfigurationError, PromptError, SnapshotError, StateError
 from ..interrupts import Interrupt
 from ..result import AgentResult
 from . import schedule
 from .durable_graph import GraphRecorder, open_run
-from .nesting import adopt_child
 from .nodes import AgentTemplate, kind_of, run_callable
 from .schedule import GraphSpec, SpecEdge
 from .state import SNAPSHOT_TYPE, SNAPSHOT_VERSION, GraphRunState, GraphState, NodeResult, decode_result, encode_result

@@ -19,6 +19,7 @@ from typing import Any
 
 from .._sync import run_sync as _sync
 from ..agent import Agent
+from ..durable.ids import adopt_child
 from ..durable.store import RunStore
 from ..errors import ConfigurationError, PromptError, SnapshotError, ToolError
 from ..result import AgentResult
@@ -26,7 +27,6 @@ from ..tools.context import ToolContext
 from ..tools.decorator import tool
 from .durable_graph import GraphRecorder, open_run
 from .graph import GraphResult, _answers, _check_task
-from .nesting import adopt_child
 from .nodes import AgentTemplate
 from .state import GraphRunState, decode_result
 from .swarm_turns import HANDOFF_KEY, SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
