@@ -28,7 +28,7 @@ from ..durable.ids import child_run_id
 from ..errors import SnapshotError, StateError
 from ..metrics import diff_metrics
 from ..types import MetricsData, ToolFigures
-from .state import NODE_STATUSES
+from .results import NODE_STATUSES
 
 LEGACY_KEY = "graph_node"
 """The key of the message rows older graph and swarm runs logged their executions in."""
