@@ -7,8 +7,8 @@ it started and resumes it from its own last step instead of redoing it.
 
 from __future__ import annotations
 
+from ..agent_tool import AgentTool
 from ..durable.ids import child_run_id
-from .agent_tool import AgentTool
 from .base import MultiAgentBase
 from .graph import Graph, GraphBuilder, GraphEdge, GraphNode
 from .results import GraphResult, NodeResult, SwarmResult
