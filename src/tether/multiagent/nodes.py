@@ -216,11 +216,23 @@ class NestedGraph(Protocol):
     async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> GraphResult: ...
 
 
-class NestedGraphNode:
+class _NotAgent:
+    """What the kinds other than agents share: no agent configuration, no interrupts routed to
+    them (a graph routes interrupt answers to its agent nodes only)."""
+
+    template: AgentTemplate | None = None
+
+    def interrupted(self, result: NodeOutput) -> bool:
+        return False
+
+    def interrupts(self, result: NodeOutput | None) -> list[Interrupt]:
+        return []
+
+
+class NestedGraphNode(_NotAgent):
     """A nested graph node: durable, each execution a nested graph run in the parent's store."""
 
     kind: ClassVar[str] = "graph"
-    template: AgentTemplate | None = None
 
     def __init__(self, graph: NestedGraph) -> None:
         self.graph = graph
@@ -242,15 +254,11 @@ class NestedGraphNode:
     def interrupted(self, result: NodeOutput) -> bool:
         return isinstance(result, GraphResult) and result.status == "interrupted"
 
-    def interrupts(self, result: NodeOutput | None) -> list[Interrupt]:
-        return []  # answered in the nested graph's own run
 
-
-class CallableNode:
+class CallableNode(_NotAgent):
     """A callable node: the function runs in process, on the node's input; never a nested run."""
 
     kind: ClassVar[str] = "callable"
-    template: AgentTemplate | None = None
 
     def __init__(self, fn: NodeCallable) -> None:
         self.fn = fn
@@ -263,12 +271,6 @@ class CallableNode:
 
     async def execute(self, node: NodeRun) -> str:
         return await run_callable(self.fn, node.prompt)
-
-    def interrupted(self, result: NodeOutput) -> bool:
-        return False
-
-    def interrupts(self, result: NodeOutput | None) -> list[Interrupt]:
-        return []
 
 
 __all__ = [
