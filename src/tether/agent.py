@@ -18,6 +18,7 @@ from ._messages import validate_messages, validate_system_prompt
 from ._prompt import normalize_prompt
 from ._sync import run_sync
 from .agent_state import AgentState, state_copy
+from .agent_tool import AgentTool
 from .conversation import ConversationManager, SlidingWindowConversationManager
 from .errors import ConfigurationError, PromptError, ShapeError, SnapshotError, StateError
 from .events import AgentEvent
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from .durable.indoubt import InDoubtCall
     from .durable.runner import DurableBinding
     from .durable.store import RunStore
-    from .multiagent.agent_tool import AgentTool
 
 _T = TypeVar("_T")
 
@@ -228,7 +228,7 @@ class Agent:
 
     def as_tool(self, name: str | None = None, description: str | None = None, *, keep_conversation: bool = False) -> AgentTool:
         """This agent as a tool of another agent: its input is one string, ``input``; the
-        agent's final text is the result (see :mod:`tether.multiagent.agent_tool`).
+        agent's final text is the result (see :mod:`tether.agent_tool`).
 
         Args:
             name: The tool name (default: this agent's name, which must have been given).
@@ -236,8 +236,6 @@ class Agent:
             keep_conversation: Continue this agent's conversation across calls (kept in the
                 caller's state) instead of a fresh conversation per call.
         """
-        from .multiagent.agent_tool import AgentTool
-
         return AgentTool(self, name, description, keep_conversation=keep_conversation)
 
     @property

@@ -182,7 +182,7 @@ class Timeline:
         (an agent tool), named in the cycle's step row."""
         self.started[tool_use_id] = time.perf_counter()
         if nested and run_id is not None:
-            from ..multiagent.nesting import child_run_id
+            from .ids import child_run_id  # deferred: ids imports store, which imports this module
 
             self.children[tool_use_id] = child_run_id(run_id, tool_use_id)
 

@@ -23,9 +23,9 @@ from typing import Any
 
 from .._version import __version__
 from ..durable.history import Step, summary_of
+from ..durable.ids import child_run_id
 from ..durable.store import RunStore
 from ..errors import RunNotFoundError
-from ..multiagent import child_run_id
 from ..multiagent.executions import record_of
 from .payload import messages_of
 

@@ -7,11 +7,13 @@ it started and resumes it from its own last step instead of redoing it.
 
 from __future__ import annotations
 
-from .agent_tool import AgentTool
-from .graph import Graph, GraphBuilder, GraphEdge, GraphNode, GraphResult
-from .nesting import child_run_id
-from .state import GraphState, NodeResult
-from .swarm import Swarm, SwarmResult
+from ..agent_tool import AgentTool
+from ..durable.ids import child_run_id
+from .base import MultiAgentBase
+from .graph import Graph, GraphBuilder, GraphEdge, GraphNode
+from .results import GraphResult, NodeResult, SwarmResult
+from .state import GraphState
+from .swarm import Swarm
 
 __all__ = [
     "AgentTool",
@@ -21,6 +23,7 @@ __all__ = [
     "GraphNode",
     "GraphResult",
     "GraphState",
+    "MultiAgentBase",
     "NodeResult",
     "Swarm",
     "SwarmResult",

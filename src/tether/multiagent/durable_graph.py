@@ -20,13 +20,13 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
+from ..durable.ids import child_run_id
 from ..durable.session import DurableSession, run_state_of
 from ..durable.store import Lease, RunStore, validate_run_id
 from ..errors import PromptError, RunNotFoundError, StateError
 from ..loop.state import RunState, new_metrics
 from ..types import MetricsData
 from . import executions
-from .nesting import child_run_id
 from .state import STATE_KEY, GraphRunState
 
 

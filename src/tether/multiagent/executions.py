@@ -24,11 +24,11 @@ import json
 from itertools import pairwise
 from typing import Any, cast
 
+from ..durable.ids import child_run_id
 from ..errors import SnapshotError, StateError
 from ..metrics import add_figures, diff_metrics
 from ..types import MetricsData
-from .nesting import child_run_id
-from .state import NODE_STATUSES
+from .results import NODE_STATUSES
 
 LEGACY_KEY = "graph_node"
 """The key of the message rows older graph and swarm runs logged their executions in."""

@@ -9,75 +9,19 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from ..errors import SnapshotError
 from ..result import AgentResult
+from .executions import check_log
+from .results import GRAPH_STATUSES, NODE_STATUSES, GraphResult, NodeResult, decode_result, encode_result
 
-if TYPE_CHECKING:
-    from .graph import GraphResult
+R = TypeVar("R", bound=GraphResult)
 
 STATE_KEY = "tether.graph"
 """The key of the graph state in a durable graph run's ``state``."""
 SNAPSHOT_TYPE = "tether.graph"
 SNAPSHOT_VERSION = 1
-GRAPH_STATUSES = ("pending", "executing", "completed", "failed", "interrupted")
-NODE_STATUSES = ("pending", "executing", "completed", "failed", "interrupted")
-
-
-@dataclass
-class NodeResult:
-    """The latest result of one node.
-
-    Attributes:
-        node_id: The node.
-        status: ``pending``, ``executing``, ``completed``, ``failed`` or ``interrupted``.
-        result: What the node's last execution returned: an :class:`~tether.AgentResult`
-            (agent node), a :class:`~tether.multiagent.GraphResult` (nested graph) or a string
-            (callable node); ``None`` before its first completion.
-        executions: How many times the node was started.
-    """
-
-    node_id: str
-    status: str
-    result: AgentResult | GraphResult | str | None
-    executions: int
-
-    @property
-    def text(self) -> str:
-        """The node's answer as text (empty before it completed)."""
-        return "" if self.result is None else str(self.result)
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def encode_result(result: AgentResult | GraphResult | str) -> dict[str, Any]:
-    """A node result as JSON (kind-tagged, so decoding never chooses code from stored data)."""
-    if isinstance(result, AgentResult):
-        return {"kind": "agent", "value": result.to_dict()}
-    if isinstance(result, str):
-        return {"kind": "text", "value": result}
-    return {"kind": "graph", "value": result.to_dict()}
-
-
-def decode_result(data: Any, where: str) -> AgentResult | GraphResult | str:
-    """The inverse of :func:`encode_result`; ``where`` names the value in errors."""
-    from .graph import GraphResult
-
-    if not isinstance(data, dict) or data.get("kind") not in ("agent", "text", "graph"):
-        raise SnapshotError(f"{where}: a node result must be an object with kind agent, text or graph, got {data!r:.80}")
-    kind, value = data["kind"], data.get("value")
-    if kind == "text":
-        if not isinstance(value, str):
-            raise SnapshotError(f"{where}: a text result must be a string")
-        return value
-    if kind == "agent":
-        try:
-            return AgentResult.from_dict(value)
-        except Exception as exc:
-            raise SnapshotError(f"{where}: {exc}") from None
-    return GraphResult.from_dict(value)
 
 
 @dataclass
@@ -165,8 +109,6 @@ class GraphRunState:
         if not isinstance(order, list) or not all(isinstance(n, str) and n in known for n in order):
             raise SnapshotError(f"{where}: the execution order must be a list of this graph's node ids")
         if "log" in data:
-            from .executions import check_log
-
             check_log(data["log"], known, where)
         return cls(copy.deepcopy(data), list(order))
 
@@ -178,6 +120,13 @@ class GraphRunState:
         if result is None and raw is not None:
             result = self.decoded[node_id] = decode_result(raw, f"node {node_id!r}")
         return NodeResult(node_id, entry["status"], result, entry["executions"])
+
+    def outcome(self, kind: type[R], run_id: str | None) -> R:
+        """The run's result as a ``kind`` (:class:`GraphResult` or :class:`SwarmResult`): the
+        results of the nodes that ran, decoded."""
+        data = self.data
+        results = {n: self.node_result(n) for n, e in data["nodes"].items() if e["executions"] or e["result"] is not None}
+        return kind(data["status"], results, list(self.order), data["executions"], copy.deepcopy(data["task"]), run_id, data["error"])
 
 
 class GraphState:
@@ -227,4 +176,15 @@ class GraphState:
         return int(self._run.data["nodes"][node_id]["executions"])
 
 
-__all__ = ["GraphRunState", "GraphState", "NodeResult", "STATE_KEY"]
+__all__ = [
+    "GRAPH_STATUSES",
+    "NODE_STATUSES",
+    "SNAPSHOT_TYPE",
+    "SNAPSHOT_VERSION",
+    "STATE_KEY",
+    "GraphRunState",
+    "GraphState",
+    "NodeResult",
+    "decode_result",
+    "encode_result",
+]

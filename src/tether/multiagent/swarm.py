@@ -14,20 +14,20 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
-from .._sync import run_sync as _sync
 from ..agent import Agent
+from ..durable.ids import adopt_child
 from ..durable.store import RunStore
 from ..errors import ConfigurationError, PromptError, SnapshotError, ToolError
 from ..result import AgentResult
 from ..tools.context import ToolContext
 from ..tools.decorator import tool
-from .durable_graph import GraphRecorder, open_run
-from .graph import GraphResult, _answers, _check_task
-from .nesting import adopt_child
+from .base import MultiAgentBase
+from .durable_graph import GraphRecorder
 from .nodes import AgentTemplate
+from .results import SwarmResult
 from .state import GraphRunState, decode_result
 from .swarm_turns import HANDOFF_KEY, SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
 
@@ -55,32 +55,17 @@ def handoff_to_agent(agent_name: str, message: str, tool_context: ToolContext, c
     return f"handed off to {agent_name}"
 
 
-class SwarmResult(GraphResult):
-    """A swarm run's outcome: a :class:`GraphResult` whose ``execution_order`` is the member
-    history (also ``node_history``) and whose ``str`` is the last member's answer.
-
-    Attributes:
-        status: ``completed``, ``failed`` (a limit, or a member raised) or ``interrupted``.
-        results: The latest result of each member that ran, by name.
-        execution_order: Members in the order their turns completed.
-        execution_count: How many member turns were started.
-        task: The task (JSON).
-        run_id: The durable run id, or None.
-        error: Why the swarm failed, or None.
-        context: The shared context (JSON) the members built with their handoffs.
-    """
-
-    context: dict[str, Any]
-
-    @property
-    def node_history(self) -> list[str]:
-        """Members in the order their turns completed."""
-        return self.execution_order
-
-
-class Swarm:
+class Swarm(MultiAgentBase[SwarmResult]):
     """Agents handing a task to each other; run it like a graph (``swarm(task)``, ``invoke_async``,
-    ``stream_async``, ``resume``, ``take_snapshot`` / ``load_snapshot``)."""
+    ``stream_async``, ``resume``, ``take_snapshot`` / ``load_snapshot``: see
+    :class:`~tether.multiagent.base.MultiAgentBase`)."""
+
+    label = "swarm"
+    state_key = SWARM_KEY
+    snapshot_type = SWARM_KEY
+    order_key = "node_history"
+    no_state_error = SnapshotError
+    spec: SwarmSpec
 
     def __init__(
         self,
@@ -136,66 +121,11 @@ class Swarm:
         self.window = window
         self.min_unique = unique
         self.store = store
-        self._members = {a.name: a for a in members}
         self._templates = {a.name: AgentTemplate(a) for a in members}
         self._current: GraphRunState | None = None
         descriptions = {a.name: a.description or "" for a in members}
         self.spec = SwarmSpec(tuple(names), descriptions, self.entry, max_handoffs, max_iterations, window, unique)
         """What the turn logic reads of this swarm (:mod:`tether.multiagent.swarm_turns`), as JSON-able data."""
-
-    def __call__(self, task: Any = None, *, run_id: str | None = None, parent_run_id: str | None = None) -> SwarmResult:
-        """Run the swarm synchronously; see :meth:`invoke_async`."""
-        return _sync(self.invoke_async(task, run_id=run_id, parent_run_id=parent_run_id))
-
-    async def invoke_async(self, task: Any = None, *, run_id: str | None = None, parent_run_id: str | None = None) -> SwarmResult:
-        """Run the swarm on ``task``.
-
-        Args:
-            task: A string or content blocks (None: continue a loaded snapshot or stored run).
-                A list of ``interruptResponse`` blocks answers the interrupts of the member the
-                swarm waits on (:attr:`SwarmResult.interrupts`) and continues its turn.
-            run_id: Make it a durable run in the swarm's store (an existing one is resumed).
-            parent_run_id: With ``run_id``: the run this swarm run is nested in.
-        """
-        result: SwarmResult | None = None
-        async for event in self.stream_async(task, run_id=run_id, parent_run_id=parent_run_id):
-            if event["type"] == "result":
-                result = event["result"]
-        assert result is not None
-        return result
-
-    def resume(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> SwarmResult:
-        """Finish durable swarm run ``run_id``; finished member turns are never redone.
-
-        Args:
-            run_id: The durable swarm run.
-            responses: ``interruptResponse`` blocks answering the interrupts of the member the
-                run waits on (:attr:`SwarmResult.interrupts`); its turn resumes with them.
-        """
-        return _sync(self.resume_async(run_id, responses))
-
-    async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> SwarmResult:
-        """Async :meth:`resume`."""
-        answers = None if responses is None else _answers(responses)
-        if responses is not None and answers is None:
-            raise PromptError("swarm.resume: responses must be a list of interruptResponse blocks")
-        result: SwarmResult | None = None
-        async for event in self._stream(None, run_id, None, resume=True, answers=answers):
-            if event["type"] == "result":
-                result = event["result"]
-        assert result is not None
-        return result
-
-    async def stream_async(
-        self, task: Any = None, *, run_id: str | None = None, parent_run_id: str | None = None
-    ) -> AsyncIterator[dict[str, Any]]:
-        """Run the swarm, yielding ``node_start``, ``node_event``, ``node_result``, ``handoff``
-        and finally ``result`` events (``task`` as for :meth:`invoke_async`)."""
-        answers = _answers(task)
-        if answers is not None:
-            task = None
-        async for event in self._stream(task, run_id, parent_run_id, resume=answers is not None and run_id is not None, answers=answers):
-            yield event
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -208,18 +138,6 @@ class Swarm:
             if entry.get("result") is not None:
                 decode_result(entry["result"], f"swarm {where}: member {name!r}")
         return GraphRunState(copy.deepcopy(data), list(order))
-
-    def take_snapshot(self) -> dict[str, Any]:
-        """The state of the run started or loaded last, as JSON."""
-        if self._current is None:
-            raise SnapshotError("take_snapshot: this swarm has no state yet (run it or load_snapshot first)")
-        return {"type": SWARM_KEY, "version": 1, "state": copy.deepcopy(self._current.flush()), "node_history": list(self._current.order)}
-
-    def load_snapshot(self, snapshot: dict[str, Any]) -> None:
-        """Make ``snapshot`` this swarm's state; ``swarm()`` then continues it."""
-        if not isinstance(snapshot, dict) or snapshot.get("type") != SWARM_KEY or snapshot.get("version") != 1:
-            raise SnapshotError(f"load_snapshot: not a swarm snapshot (type {SWARM_KEY!r}, version 1)")
-        self._current = self._restore(snapshot.get("state"), snapshot.get("node_history"), "snapshot")
 
     def member_agent(self, name: str, store: RunStore | None = None) -> Agent:
         """A fresh agent for one turn of member ``name``: its configuration, the handoff tool and
@@ -235,55 +153,11 @@ class Swarm:
 
     # -- running -------------------------------------------------------------------------------
 
-    def _store(self) -> RunStore:
-        if self.store is None:
-            stores = [a.store for a in self._members.values() if a.store is not None]
-            if stores:
-                self.store = stores[0]
-            else:
-                from ..durable.runner import default_store
-
-                self.store = default_store()
-        return self.store
-
-    async def _stream(
-        self, task: Any, run_id: str | None, parent_run_id: str | None, *, resume: bool, answers: list[dict[str, Any]] | None = None
-    ) -> AsyncGenerator[dict[str, Any], None]:
-        if run_id is None:
-            if parent_run_id is not None:
-                raise PromptError("parent_run_id names the parent of a durable swarm run: pass run_id too")
-            if task is None:
-                if self._current is None or self._current.data["status"] == "completed":
-                    raise PromptError("swarm(task): no task, and no unfinished swarm state loaded (load_snapshot) to continue")
-                run = self._current
-            else:
-                run = self._new(_check_task(task))
-            self._current = run
-            async for event in self._drive(run, None, answers):
-                yield event
-            return
-        opened = open_run(
-            self._store(),
-            run_id,
-            task if task is None else _check_task(task),
-            parent_run_id,
-            resume=resume,
-            new=self._new,
-            restore=self._restore,
-            key=SWARM_KEY,
-        )
-        with opened as (run, recorder):
-            self._current = run
-            run.data["spec"] = self.spec.to_dict()  # what the inspector shows (never read back as code)
-            if run.data["status"] != "completed":
-                async for event in self._drive(run, recorder, answers):
-                    yield event
-                return
-            yield {"type": "result", "result": self._result(run, run_id)}
-
     async def _drive(
-        self, run: GraphRunState, recorder: GraphRecorder | None, answers: list[dict[str, Any]] | None = None
+        self, run: GraphRunState, recorder: GraphRecorder | None, answers: list[dict[str, Any]] | None, forward: bool
     ) -> AsyncGenerator[dict[str, Any], None]:
+        """Run member turns until one answers without a handoff, a limit or a failure stops the
+        run, or a member waits on interrupts (a member's events are yielded whatever ``forward``)."""
         data = run.data
         if answers is not None:
             self._check_answers(run, answers, durable=recorder is not None)
@@ -372,10 +246,8 @@ class Swarm:
 
 def swarm_result(run: GraphRunState, run_id: str | None) -> SwarmResult:
     """The :class:`SwarmResult` of a swarm run's state (its member results decoded)."""
-    data = run.data
-    results = {n: run.node_result(n) for n, e in data["nodes"].items() if e["executions"] or e["result"] is not None}
-    result = SwarmResult(data["status"], results, list(run.order), data["executions"], copy.deepcopy(data["task"]), run_id, data["error"])
-    result.context = copy.deepcopy(data["context"])
+    result = run.outcome(SwarmResult, run_id)
+    result.context = copy.deepcopy(run.data["context"])
     return result
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import SnapshotError
 from . import executions
-from .state import NODE_STATUSES
+from .results import NODE_STATUSES
 
 HANDOFF_KEY = "tether.handoff"
 """Where a member turn's handoff (``{"to", "message", "context"}``) is kept in its agent state."""

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from tether import Agent, tool
+from tether.agent_tool import STATE_KEY, AgentTool
 from tether.durable import SQLiteStore
+from tether.durable.ids import child_run_id
 from tether.errors import ConfigurationError, LeaseLostError
 from tether.models import ScriptedModel
 from tether.models.scripted import tool_call, tool_calls
-from tether.multiagent import AgentTool, child_run_id
-from tether.multiagent.agent_tool import STATE_KEY
 from tether.tools.context import ToolContext
 from tether.types import Message
 
@@ -514,3 +514,10 @@ def test_a_child_run_fenced_off_stops_the_parent_with_lease_lost(tmp_path: Path)
     with pytest.raises(LeaseLostError):  # not an error result the parent's model would read
         parent("go", run_id="boss")
     assert ran == ["first"]
+
+
+def test_the_old_import_paths_name_the_same_objects() -> None:
+    import tether.multiagent
+    import tether.multiagent.agent_tool as old
+
+    assert tether.multiagent.AgentTool is AgentTool and old.AgentTool is AgentTool and old.STATE_KEY == STATE_KEY

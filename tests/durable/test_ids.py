@@ -1,4 +1,4 @@
-"""Nested run ids: deterministic, valid, distinct for distinct keys."""
+"""Nested run ids (:mod:`tether.durable.ids`): deterministic, valid, distinct for distinct keys."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import tether.multiagent
+import tether.multiagent.nesting
+from tether.durable.ids import adopt_child, child_run_id
 from tether.durable.store import RUN_ID_PATTERN
 from tether.errors import StoreError
-from tether.multiagent import child_run_id
 
 
 def test_a_plain_key_reads_as_parent_dot_key() -> None:
@@ -37,3 +39,9 @@ def test_always_valid_and_distinct(parent: str, a: str, b: str) -> None:
     x, y = child_run_id(parent, a), child_run_id(parent, b)
     assert RUN_ID_PATTERN.fullmatch(x) and RUN_ID_PATTERN.fullmatch(y)
     assert (x == y) == (a == b)
+
+
+def test_the_multiagent_paths_still_name_the_same_functions() -> None:
+    assert tether.multiagent.child_run_id is child_run_id
+    assert tether.multiagent.nesting.child_run_id is child_run_id
+    assert tether.multiagent.nesting.adopt_child is adopt_child
