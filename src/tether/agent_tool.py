@@ -47,7 +47,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .durable.ids import adopt_child, child_run_id
+from .durable.adoption import adopt_child
+from .durable.ids import child_run_id
 from .errors import ConfigurationError, LeaseLostError
 from .interrupts import Interrupt, PauseSignal
 from .metrics import add_figures

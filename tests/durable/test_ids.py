@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 import tether.multiagent
 import tether.multiagent.nesting
-from tether.durable.ids import adopt_child, child_run_id
+from tether.durable.adoption import adopt_child
+from tether.durable.ids import child_run_id
 from tether.durable.store import RUN_ID_PATTERN
 from tether.errors import StoreError
 

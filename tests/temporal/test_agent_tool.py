@@ -21,9 +21,9 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer, Worker
 
 from tether import Agent, ScriptedModel, ToolContext, tool
+from tether.agent_tool import STATE_KEY
 from tether.models.scripted import tool_call, tool_calls
 from tether.multiagent import child_run_id
-from tether.multiagent.agent_tool import STATE_KEY
 from tether.temporal import AgentRegistry, AgentWorkflow, BlobStore, TetherClient, create_worker
 from tether.temporal.worker import workflow_runner
 from tether.types import Message

@@ -23,9 +23,9 @@ from temporalio.service import RPCError
 from temporalio.worker import Replayer, Worker
 
 from tether.durable import MemoryStore
+from tether.durable.ids import child_run_id
 from tether.errors import ConfigurationError, InterruptError, PromptError, ScriptExhaustedError, SnapshotError
 from tether.multiagent import GraphResult
-from tether.multiagent.nesting import child_run_id
 from tether.temporal import BlobStore, TetherClient, TetherPlugin, create_worker
 from tether.temporal.graph_workflow import GRAPH_WORKFLOW_NAME, GraphWorkflow
 from tether.temporal.payloads import is_placeholder

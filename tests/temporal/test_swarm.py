@@ -20,9 +20,9 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer, Worker
 
 from tether.durable import MemoryStore
+from tether.durable.ids import child_run_id
 from tether.errors import ConfigurationError, InterruptError, PromptError, ScriptExhaustedError, SnapshotError
 from tether.multiagent import SwarmResult
-from tether.multiagent.nesting import child_run_id
 from tether.temporal import BlobStore, TetherClient, TetherPlugin, create_worker
 from tether.temporal.payloads import is_placeholder
 from tether.temporal.swarm_workflow import SWARM_WORKFLOW_NAME, SwarmWorkflow

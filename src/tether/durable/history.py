@@ -27,6 +27,7 @@ from ..loop.core import tool_uses_of
 from ..loop.state import RunState
 from ..types import InterruptState, Message, MetricsData, ToolResult
 from .head import HeadFields
+from .ids import child_run_id
 
 STEP_POSITIONS = ("turn_start", "after_model", "after_tools", "turn_end", "resumed", "forked")
 """Where a step can be recorded, in cycle order (not the checkpoint positions of the loop)."""
@@ -182,7 +183,6 @@ class Timeline:
         (an agent tool), named in the cycle's step row."""
         self.started[tool_use_id] = time.perf_counter()
         if nested and run_id is not None:
-            from .ids import child_run_id  # deferred: ids imports store, which imports this module
 
             self.children[tool_use_id] = child_run_id(run_id, tool_use_id)
 

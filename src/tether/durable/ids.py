@@ -1,4 +1,4 @@
-"""Deterministic ids of nested runs, and adopting the stored child run such an id finds.
+"""Run ids: what a valid one is, and the deterministic ids of nested runs.
 
 A parent that starts a child run (an agent called as a tool, a graph node, a swarm member)
 must find the same child again after a crash, in another process, with nothing stored in
@@ -7,20 +7,32 @@ run id and a key the parent's state already holds (the tool-use id, or the node 
 execution count).
 
 Because the id is deterministic, a run with it may also be left over from another incarnation
-of the parent id (deleted and created again): :func:`adopt_child` is the one place a parent
-decides whether to resume the child run it finds, and it resumes only its own.
+of the parent id (deleted and created again): :func:`tether.durable.adoption.adopt_child` is the
+one place a parent decides whether to resume the child run it finds, and it resumes only its own.
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
+from typing import Any
 
-from .incarnation import belongs
-from .store import RUN_ID_PATTERN, RunStore, validate_run_id
+from ..errors import StoreError
 
-_log = logging.getLogger(__name__)
+RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+"""What a run id may be: 1-128 characters from ``A-Z a-z 0-9 . _ : -``."""
+
+
+def validate_run_id(run_id: Any) -> str:
+    """Return ``run_id`` if it is a safe run id, else raise :class:`StoreError` naming it.
+
+    Args:
+        run_id: The candidate: 1-128 characters from ``A-Z a-z 0-9 . _ : -``, not ``.`` or ``..``.
+    """
+    if not isinstance(run_id, str) or not RUN_ID_PATTERN.fullmatch(run_id) or run_id in (".", ".."):
+        raise StoreError(f"run_id {run_id!r} is invalid: use 1-128 characters from A-Z a-z 0-9 . _ : - (not '.' or '..')")
+    return run_id
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9_:-]")
 _MAX = 128
 _DIGEST = 12
@@ -50,27 +62,4 @@ def child_run_id(parent_run_id: str, key: str) -> str:
     return f"{parent_run_id[:room]}.{safe}-{digest}"
 
 
-def adopt_child(store: RunStore, parent_run_id: str, run_id: str) -> bool:
-    """True when nested run ``run_id`` exists and belongs to the current incarnation of its parent
-    ``parent_run_id`` (resume it); False when there is none to resume (start it afresh).
-
-    A run found under the id that records another incarnation of the parent (or none, while the
-    parent has one) is stale: left by a deleted parent of the same id (an older Tether's
-    ``delete_run``, a crash, a copied store). It is deleted, with its own nested runs, and never
-    read: its answer was for another task. A legacy parent adopts its children (see
-    :mod:`tether.durable.incarnation`).
-
-    Raises:
-        RunLockedError: The stale run has a live owner (it cannot be replaced now).
-    """
-    head = store.head(run_id)
-    if head is None:
-        return False
-    if belongs(head, store.head(parent_run_id)):
-        return True
-    _log.warning("run %r: nested run %r belongs to an earlier run of that id; deleting it and starting it afresh", parent_run_id, run_id)
-    store.delete_run(run_id)
-    return False
-
-
-__all__ = ["adopt_child", "child_run_id"]
+__all__ = ["RUN_ID_PATTERN", "child_run_id", "validate_run_id"]

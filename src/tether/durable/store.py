@@ -10,7 +10,6 @@ rows). Every row is JSON text; nothing is pickled, so loading cannot run code.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
@@ -19,6 +18,8 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import LeaseLostError, RowTooLargeError, RunNotFoundError, StoreError
 from ..types import Message, ToolResult
 from .history import RunSummary, Step
+from .ids import RUN_ID_PATTERN as RUN_ID_PATTERN
+from .ids import validate_run_id as validate_run_id
 from .incarnation import check_incarnation
 from .packing import HeadPacker
 
@@ -26,20 +27,6 @@ SCHEMA_VERSION = 3
 """Version of the stored layout: v2 added lease epochs and the revision column for fencing; v3
 packed heads (:mod:`tether.durable.packing`: large values as blob rows, step heads as deltas)
 and the blobs table. Stores and rows of versions 1 and 2 are read as they are."""
-RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}")
-
-
-def validate_run_id(run_id: Any) -> str:
-    """Return ``run_id`` if it is a safe run id, else raise :class:`StoreError` naming it.
-
-    Args:
-        run_id: The candidate: 1-128 characters from ``A-Z a-z 0-9 . _ : -``, not ``.`` or ``..``.
-    """
-    if not isinstance(run_id, str) or not RUN_ID_PATTERN.fullmatch(run_id) or run_id in (".", ".."):
-        raise StoreError(f"run_id {run_id!r} is invalid: use 1-128 characters from A-Z a-z 0-9 . _ : - (not '.' or '..')")
-    return run_id
-
-
 @dataclass
 class StoredRun:
     """A run as loaded from a store: the head and the live rows.

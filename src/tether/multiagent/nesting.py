@@ -3,6 +3,7 @@ layer's); these names stay importable from here."""
 
 from __future__ import annotations
 
-from ..durable.ids import adopt_child, child_run_id
+from ..durable.adoption import adopt_child
+from ..durable.ids import child_run_id
 
 __all__ = ["adopt_child", "child_run_id"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from ..agent import Agent
-from ..durable.ids import adopt_child
+from ..durable.adoption import adopt_child
 from ..durable.store import RunStore
 from ..interrupts import Interrupt
 from ..result import AgentResult

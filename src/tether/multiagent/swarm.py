@@ -18,7 +18,7 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 from ..agent import Agent
-from ..durable.ids import adopt_child
+from ..durable.adoption import adopt_child
 from ..durable.store import RunStore
 from ..errors import ConfigurationError, PromptError, SnapshotError, ToolError
 from ..result import AgentResult

@@ -487,7 +487,7 @@ class TetherActivities(ActivitySet):
 
 def _agent_tools(tools: ToolRegistry) -> dict[str, dict[str, Any]]:
     """The agent tools (their calls run as child workflows), with their options."""
-    from ..multiagent.agent_tool import AgentTool
+    from ..agent_tool import AgentTool
 
     return {
         name: {"keep_conversation": tool.keep_conversation, "agent_name": tool.agent.name}

@@ -8,7 +8,7 @@ id a local durable parent gives that call's child run; it runs ``nested``, so it
 stops on interrupts. The parent keeps each interrupted call in its agent state
 (``state["tether.agent_tools"]["calls"][toolUseId]``: ``carried``, ``pending``, ``asked``,
 ``rolled``), the conversations of tools that keep theirs under ``conversations``, and rolls the
-child's usage up into its own metrics once per round (:func:`tether.multiagent.agent_tool.roll_up`).
+child's usage up into its own metrics once per round (:func:`tether.agent_tool.roll_up`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError, ChildWorkflowError, FailureError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
+    from ..agent_tool import STATE_KEY, roll_up
     from ..errors import PromptError
     from ..loop.core import LoopCore
     from ..loop.state import Cursor, RunState, new_metrics
-    from ..multiagent.agent_tool import STATE_KEY, roll_up
     from .activity_io import ChildAnswerInput, ToolOutcome
     from .base_workflow import RunWorkflow
     from .errors import to_failure

@@ -33,8 +33,8 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from ..durable.ids import child_run_id
     from ..errors import PromptError, TetherError
-    from ..multiagent.nesting import child_run_id
     from .activity_io import ChildOutcome
     from .errors import to_failure
     from .inbox import AnswerInbox, Answers

@@ -10,7 +10,7 @@ and Temporal's UI shows the child under its parent.
 
 A child started with ``nested`` returns when it stops on interrupts instead of waiting for
 answers. The parent keeps the child's state in its own agent state, as a local parent does
-(``state["tether.agent_tools"]["calls"][toolUseId]``, :data:`~tether.multiagent.agent_tool.STATE_KEY`),
+(``state["tether.agent_tools"]["calls"][toolUseId]``, :data:`~tether.agent_tool.STATE_KEY`),
 with ``carried`` (the child's compact state) where a local parent keeps ``snapshot``; the
 client converts one into the other, so a snapshot moves between local and Temporal runs.
 The child's interrupts become the parent's, named ``"<tool>/<child interrupt>"`` with the
@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from ..agent_tool import asked_name
 from ..interrupts import interrupt_id
-from ..multiagent.agent_tool import asked_name
 from ..types import InterruptRecord
 from .payloads import is_placeholder
 from .shapes import Answers, CompactMessage, CompactResult

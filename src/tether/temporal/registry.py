@@ -161,7 +161,7 @@ def _step(parent: Any, step: str, path: str) -> Any:
     """The child ``step`` of ``parent`` (named ``path``): an agent tool's agent, a graph node's
     agent or graph, a swarm member's agent."""
     from ..agent import Agent
-    from ..multiagent.agent_tool import AgentTool
+    from ..agent_tool import AgentTool
     from ..multiagent.graph import Graph
     from ..multiagent.swarm import Swarm
 

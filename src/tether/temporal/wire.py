@@ -15,12 +15,12 @@ from collections.abc import Callable
 from typing import Any, Unpack, cast
 
 from .._json import json_copy
+from ..agent_tool import STATE_KEY
 from ..checkpoint import Checkpoint, check_metrics
 from ..checkpoint import parse as parse_checkpoint
 from ..errors import CheckpointError, InterruptError, ShapeError, SnapshotError
 from ..interrupts import pending_interrupts
 from ..loop.state import Cursor, RunState, new_metrics
-from ..multiagent.agent_tool import STATE_KEY
 from ..snapshot import SCOPE, SNAPSHOT_SCHEMA_VERSION, Snapshot
 from ..snapshot.shapes import interrupt_state_in, interrupt_state_out, manager_state_in
 from ..types import InterruptState, MetricsData
