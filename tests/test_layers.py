@@ -97,7 +97,17 @@ def test_durable_runs_keep_no_per_agent_state_in_module_globals() -> None:
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "data",
-        ("tether.types", "tether.errors", "tether._json", "tether._messages", "tether._version", "tether._clock", "tether._sync", "tether._diff", "tether.home"),
+        (
+            "tether.types",
+            "tether.errors",
+            "tether._json",
+            "tether._messages",
+            "tether._version",
+            "tether._clock",
+            "tether._sync",
+            "tether._diff",
+            "tether.home",
+        ),
     ),
     (
         "run state",
