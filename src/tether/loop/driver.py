@@ -230,7 +230,7 @@ class LocalDriver:
         if isinstance(pending, ToolOutcome):
             assert pending.interrupt is not None
             _log.debug("tool call %s: %s interrupted by a hook (%s)", tool_use_id, tool_use["name"], pending.interrupt.name)
-            async for event in self._outcome(tool_use, pending):
+            for event in await self._outcome(tool_use, pending):
                 yield event
             return
         try:
@@ -252,24 +252,24 @@ class LocalDriver:
             assert outcome is not None
         else:
             outcome = await pending.finish(output_model=options.output_model, output_tool=options.output_tool)
-        async for event in self._outcome(tool_use, outcome):
+        for event in await self._outcome(tool_use, outcome):
             yield event
 
-    async def _outcome(self, tool_use: ToolUse, outcome: ToolOutcome) -> AsyncGenerator[LoopEvent, None]:
-        """Fold a finished call's outcome into the run, with the outcomes it must be stored with.
+    async def _outcome(self, tool_use: ToolUse, outcome: ToolOutcome) -> list[LoopEvent]:
+        """Fold a finished call's outcome into the run, with the outcomes it must be stored with;
+        returns the events to yield.
 
         A call that read or overwrote a sibling's agent-state change waits until that sibling's
         outcome is folded (see :mod:`tether.loop.journal`); the call that completes a group
-        folds the whole group, stores it in one step and yields its events. A call another call
-        folded yields nothing more.
+        folds the whole group, stores it in one step and returns its events. A call another call
+        folded returns none.
         """
         journal = self.journal
         tool_use_id = tool_use["toolUseId"]
-        journal.finish(tool_use_id, (tool_use, outcome))
-        group = journal.ready()
-        if all(call_id != tool_use_id for call_id, _ in group):
+        group = journal.finish(tool_use_id, (tool_use, outcome))
+        if group is None:
             await journal.wait_folded(tool_use_id)  # folded, with its events, by the call it waited for
-            return
+            return []
         added: list[Message] = []
         results: list[ToolResult] = []
         for _, (use, done) in group:
@@ -278,10 +278,9 @@ class LocalDriver:
         for result in results:
             await self.on_tool_result(result["toolUseId"], result)
         await self._added(added)  # stored before the caller hears of it: a caller that stops then loses nothing
-        for result in results:
-            yield {"type": "tool_result", "toolResult": result}
-        for message in added:
-            yield {"type": "message", "message": message}
+        events: list[LoopEvent] = [{"type": "tool_result", "toolResult": result} for result in results]
+        events += [{"type": "message", "message": message} for message in added]
+        return events
 
     def _fold(self, tool_use: ToolUse, outcome: ToolOutcome, results: list[ToolResult]) -> list[Message]:
         """Fold one outcome into the core (no await: a group is folded at once); a result is

@@ -29,10 +29,7 @@ call is running or waiting, the committed view is the live state and the journal
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Iterator
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -44,15 +41,18 @@ _MISSING: Any = object()
 Status = Literal["running", "finished", "folded"]
 
 
-@dataclass
 class _Call:
     """One tool call's part in the journal."""
 
-    status: Status = "running"
-    deps: set[str] = field(default_factory=set)
-    writes: dict[str, tuple[int, Any]] = field(default_factory=dict)  # key -> (sequence, value written)
-    outcome: Any = None  # what the driver folds (opaque here)
-    folded: asyncio.Future[None] | None = None  # set once the call's outcome is folded
+    __slots__ = ("deps", "folded", "outcome", "status", "waiting", "writes")
+
+    def __init__(self) -> None:
+        self.status: Status = "running"
+        self.deps: set[str] = set()
+        self.writes: dict[str, tuple[int, Any]] = {}  # key -> (sequence, value written)
+        self.outcome: Any = None  # what the driver folds (opaque here)
+        self.waiting = False  # finished, and waiting for a group to fold it
+        self.folded: asyncio.Future[None] | None = None  # set once the call's outcome is folded
 
 
 class StateJournal:
@@ -63,7 +63,7 @@ class StateJournal:
             dict count (a nested agent's state is another dict, with a journal of its own).
     """
 
-    __slots__ = ("_before", "_calls", "_committed", "_dirty", "_last_writer", "_seq", "run")
+    __slots__ = ("_before", "_calls", "_committed", "_dirty", "_last_writer", "_seq", "_waiting", "run")
 
     def __init__(self, run: RunState) -> None:
         self.run = run
@@ -73,6 +73,7 @@ class StateJournal:
         self._last_writer: dict[str, str] = {}
         self._dirty: set[str] = set()  # keys whose last writer is not folded
         self._seq = 0
+        self._waiting = 0  # finished calls waiting for a group to fold them
 
     @property
     def store(self) -> dict[str, Any]:
@@ -85,20 +86,24 @@ class StateJournal:
         """Register a call that is about to run (its hooks included)."""
         self._calls[call_id] = _Call()
 
-    @contextlib.contextmanager
-    def active(self, call_id: str) -> Iterator[None]:
-        """Attribute the agent-state reads and writes inside the block to ``call_id``."""
-        token = _ACTIVE.set((self, call_id))
-        try:
-            yield
-        finally:
-            _ACTIVE.reset(token)
+    def active(self, call_id: str) -> _Active:
+        """A context manager attributing the agent-state reads and writes inside it to ``call_id``."""
+        return _Active(self, call_id)
 
-    def finish(self, call_id: str, outcome: Any) -> None:
-        """The call ended with ``outcome`` (whatever the driver will fold for it)."""
+    def finish(self, call_id: str, outcome: Any) -> list[tuple[str, Any]] | None:
+        """The call ended with ``outcome`` (whatever the driver will fold for it): the group of
+        :meth:`ready` to fold now when it includes this call, else None (the call waits)."""
         call = self._calls[call_id]
         call.status = "finished"
         call.outcome = outcome
+        if not call.deps and not self._waiting:  # the usual case: nothing to wait for, nobody waits
+            return [(call_id, outcome)]
+        group = self.ready()
+        if all(member != call_id for member, _ in group):
+            call.waiting = True
+            self._waiting += 1
+            return None
+        return group
 
     def ready(self) -> list[tuple[str, Any]]:
         """The finished calls whose outcomes may be folded now, as ``(call id, outcome)``, in the
@@ -121,15 +126,22 @@ class StateJournal:
         calls = self._calls
         for call_id in call_ids:
             call = calls[call_id]
+            if call.waiting:
+                call.waiting = False
+                self._waiting -= 1
             call.status = "folded"
-            for key, (seq, value) in call.writes.items():
-                if seq > self._committed.get(key, (-1, None))[0]:
-                    self._committed[key] = (seq, value)
+            if call.writes:
+                for key, (seq, value) in call.writes.items():
+                    if seq > self._committed.get(key, (-1, None))[0]:
+                        self._committed[key] = (seq, value)
             if call.folded is not None and not call.folded.done():
                 call.folded.set_result(None)
-        self._dirty = {key for key in self._dirty if calls[self._last_writer[key]].status != "folded"}
-        if all(call.status == "folded" for call in calls.values()):
-            self.clear()
+        if self._dirty:
+            self._dirty = {key for key in self._dirty if calls[self._last_writer[key]].status != "folded"}
+        for call in calls.values():
+            if call.status != "folded":
+                return
+        self.clear()
 
     async def wait_folded(self, call_id: str) -> None:
         """Wait until another call's group folded ``call_id`` (see :meth:`ready`)."""
@@ -148,10 +160,12 @@ class StateJournal:
     def clear(self) -> None:
         """Forget everything: every change is committed (all calls folded, or the cycle closed)."""
         self._calls.clear()
-        self._before.clear()
-        self._committed.clear()
-        self._last_writer.clear()
-        self._dirty.clear()
+        if self._before:
+            self._before.clear()
+            self._committed.clear()
+            self._last_writer.clear()
+            self._dirty.clear()
+        self._waiting = 0
 
     # -- the state ------------------------------------------------------------------------
 
@@ -196,6 +210,24 @@ class StateJournal:
             else:
                 view[key] = value
         return view
+
+
+class _Active:
+    """Attributes the agent-state reads and writes inside a ``with`` block to one call."""
+
+    __slots__ = ("call_id", "journal", "token")
+
+    def __init__(self, journal: StateJournal, call_id: str) -> None:
+        self.journal = journal
+        self.call_id = call_id
+        self.token: Token[tuple[StateJournal, str] | None] | None = None
+
+    def __enter__(self) -> None:
+        self.token = _ACTIVE.set((self.journal, self.call_id))
+
+    def __exit__(self, *exc: object) -> None:
+        if self.token is not None:
+            _ACTIVE.reset(self.token)
 
 
 DELETED: Any = _MISSING

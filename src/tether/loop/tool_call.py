@@ -264,16 +264,6 @@ async def _finish(
     output_tool: str | None,
     guard: Callable[[], AbstractAsyncContextManager[None]] | None,
 ) -> ToolOutcome:
-    with _attributed(call.journal, call.tool_use["toolUseId"]):
-        return await _run(call, output_model, output_tool, guard)
-
-
-async def _run(
-    call: PendingCall,
-    output_model: type[pydantic.BaseModel] | None,
-    output_tool: str | None,
-    guard: Callable[[], AbstractAsyncContextManager[None]] | None,
-) -> ToolOutcome:
     host, run, tool_use, selected, result = call.host, call.run, call.tool_use, call.selected, call.result
     tool_use_id = tool_use["toolUseId"]
     name = tool_use["name"]
@@ -298,7 +288,8 @@ async def _run(
             )
             try:
                 async with guard() if guard is not None else contextlib.nullcontext():
-                    result = await selected.invoke(tool_use, context)
+                    with _attributed(call.journal, tool_use_id):
+                        result = await selected.invoke(tool_use, context)
                 recorded = context.recorded() or None
             except InterruptSignal as signal:
                 return ToolOutcome(None, signal.interrupt)
@@ -308,7 +299,8 @@ async def _run(
                 result = error_result(tool_use_id, f"Tool {name!r} paused at a checkpoint, but this run cannot pause during a tool call.")
     duration_ms = (time.perf_counter() - started) * 1000.0
     if host.hooks.has(AfterToolCall):
-        after = await host.hooks.fire(AfterToolCall(host.owner, tool_use=tool_use, selected_tool=selected, result=result))
+        with _attributed(call.journal, tool_use_id):
+            after = await host.hooks.fire(AfterToolCall(host.owner, tool_use=tool_use, selected_tool=selected, result=result))
         if after.result is not None:
             result = after.result
     return ToolOutcome(result, None, duration_ms, structured, on_recorded=recorded)
