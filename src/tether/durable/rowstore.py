@@ -44,6 +44,7 @@ from .store import (
     Lease,
     PreparedWrite,
     RunSize,
+    RunStore,
     StoredRun,
     TreeDeletion,
     check_fence,
@@ -83,7 +84,7 @@ class Fence:
     incarnation: str | None
 
 
-class RowStore(TreeDeletion, Generic[ConnT, KeyT]):
+class RowStore(TreeDeletion, RunStore, Generic[ConnT, KeyT]):
     """The algorithm of a store (see the module docstring); a store subclasses it and implements
     the primitives below, each a few lines of its own SQL (or dict access).
 
@@ -190,19 +191,6 @@ class RowStore(TreeDeletion, Generic[ConnT, KeyT]):
         return key
 
     # -- writing --------------------------------------------------------------------------------
-
-    def write(
-        self,
-        run_id: str,
-        head: dict[str, Any],
-        messages: list[Message],
-        results: dict[str, ToolResult],
-        step: dict[str, Any] | None = None,
-        *,
-        lease: Lease | None = None,
-    ) -> None:
-        """Append rows (and the step row) and replace the head, atomically (see ``RunStore.write``)."""
-        self.commit(run_id, self.prepare(run_id, head, messages, results, step), lease=lease)
 
     def prepare(
         self,
