@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar
 
 from ..errors import RunNotFoundError, StoreError
 from ..types import Message, ToolResult
@@ -82,6 +82,15 @@ class Fence:
     rev: int | None
     epoch: int | None
     incarnation: str | None
+
+
+class StoreOptions(TypedDict, total=False):
+    """The keyword options of :class:`RowStore` (see its Args), for a store whose constructor
+    only passes them on (``**options: Unpack[StoreOptions]``)."""
+
+    cipher: RowCipher | None
+    redact_state_keys: RedactionPolicy | Iterable[str] | None
+    max_row_bytes: int | None
 
 
 class RowStore(TreeDeletion, RunStore, Generic[ConnT, KeyT]):
