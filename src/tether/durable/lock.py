@@ -36,16 +36,12 @@ _log = logging.getLogger(__name__)
 if sys.platform == "win32":
     import msvcrt
 
-    def _try_lock(fd: int) -> bool:
-        """Lock the first byte of the file without waiting; False when another handle holds it."""
+    _BUSY = (errno.EACCES, errno.EDEADLOCK, errno.EAGAIN)
+
+    def _lock_nowait(fd: int) -> None:
+        """Lock the first byte of the file without waiting (an OSError in ``_BUSY``: another handle holds it)."""
         os.lseek(fd, 0, os.SEEK_SET)
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError as exc:
-            if exc.errno in (errno.EACCES, errno.EDEADLOCK, errno.EAGAIN):
-                return False
-            raise
-        return True
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
 
     def _unlock(fd: int) -> None:
         os.lseek(fd, 0, os.SEEK_SET)
@@ -66,18 +62,14 @@ else:
         """A ``struct flock`` for the file's first byte (``l_pid`` must be 0 for OFD locks)."""
         return struct.pack("hhqqi", kind, os.SEEK_SET, 0, 1, 0)
 
-    def _try_lock(fd: int) -> bool:
-        """Take the exclusive lock without waiting; False when another open file holds it."""
-        try:
-            if _OFD:
-                fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _lock_request(fcntl.F_WRLCK))
-            else:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                return False
-            raise
-        return True
+    _BUSY = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
+
+    def _lock_nowait(fd: int) -> None:
+        """Take the exclusive lock without waiting (an OSError in ``_BUSY``: another open file holds it)."""
+        if _OFD:
+            fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _lock_request(fcntl.F_WRLCK))
+        else:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
     def _unlock(fd: int) -> None:
         if _OFD:
@@ -92,6 +84,17 @@ else:
         answer = fcntl.fcntl(fd, fcntl.F_OFD_GETLK, _lock_request(fcntl.F_WRLCK))
         kind: int = struct.unpack("hhqqi", answer)[0]
         return kind != fcntl.F_UNLCK
+
+
+def _try_lock(fd: int) -> bool:
+    """Take the exclusive lock without waiting; False when another open file (handle) holds it."""
+    try:
+        _lock_nowait(fd)
+    except OSError as exc:
+        if exc.errno in _BUSY:
+            return False
+        raise
+    return True
 
 
 _ATTEMPTS = 8

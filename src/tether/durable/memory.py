@@ -9,13 +9,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Unpack
 
 from ..errors import RunLockedError, StoreError
 from .codec import BlobFetch
-from .crypto import RowCipher
-from .redaction import RedactionPolicy
-from .rowstore import Fence, HeadRow, RowStore
+from .rowstore import Fence, HeadRow, RowStore, StoreOptions
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunSize, largest_first, validate_run_id
 
 _Runs = dict[str, "_Rows"]
@@ -47,14 +45,8 @@ class MemoryStore(RowStore[_Runs, _Rows]):
         redact_state_keys: Agent-state keys never stored (see :mod:`tether.durable.redaction`).
         max_row_bytes: Refuse a message or tool-result row larger than this; None: no limit."""
 
-    def __init__(
-        self,
-        *,
-        cipher: RowCipher | None = None,
-        redact_state_keys: RedactionPolicy | Iterable[str] | None = None,
-        max_row_bytes: int | None = None,
-    ) -> None:
-        super().__init__(cipher=cipher, redact_state_keys=redact_state_keys, max_row_bytes=max_row_bytes)
+    def __init__(self, **options: Unpack[StoreOptions]) -> None:
+        super().__init__(**options)
         self._runs: _Runs = {}
         self._mutex = threading.Lock()
         self._leased: dict[str, object] = {}  # run id -> the token of the live lease

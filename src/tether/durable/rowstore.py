@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar
 
 from ..errors import RunNotFoundError, StoreError
 from ..types import Message, ToolResult
@@ -44,6 +44,7 @@ from .store import (
     Lease,
     PreparedWrite,
     RunSize,
+    RunStore,
     StoredRun,
     TreeDeletion,
     check_fence,
@@ -83,7 +84,16 @@ class Fence:
     incarnation: str | None
 
 
-class RowStore(TreeDeletion, Generic[ConnT, KeyT]):
+class StoreOptions(TypedDict, total=False):
+    """The keyword options of :class:`RowStore` (see its Args), for a store whose constructor
+    only passes them on (``**options: Unpack[StoreOptions]``)."""
+
+    cipher: RowCipher | None
+    redact_state_keys: RedactionPolicy | Iterable[str] | None
+    max_row_bytes: int | None
+
+
+class RowStore(TreeDeletion, RunStore, Generic[ConnT, KeyT]):
     """The algorithm of a store (see the module docstring); a store subclasses it and implements
     the primitives below, each a few lines of its own SQL (or dict access).
 
@@ -190,19 +200,6 @@ class RowStore(TreeDeletion, Generic[ConnT, KeyT]):
         return key
 
     # -- writing --------------------------------------------------------------------------------
-
-    def write(
-        self,
-        run_id: str,
-        head: dict[str, Any],
-        messages: list[Message],
-        results: dict[str, ToolResult],
-        step: dict[str, Any] | None = None,
-        *,
-        lease: Lease | None = None,
-    ) -> None:
-        """Append rows (and the step row) and replace the head, atomically (see ``RunStore.write``)."""
-        self.commit(run_id, self.prepare(run_id, head, messages, results, step), lease=lease)
 
     def prepare(
         self,

@@ -342,8 +342,13 @@ class RunStore(Protocol):
         one ``head`` records and, with ``lease``, the run's epoch must still be the lease's.
         Otherwise nothing is written and :class:`~tether.errors.LeaseLostError` (for another
         incarnation its subclass :class:`~tether.errors.RunReplacedError`) is raised.
+
+        Written once, here: a store subclassing :class:`~tether.durable.rowstore.RowStore` (which
+        subclasses this protocol) inherits it, and a wrapper such as
+        :class:`~tether.testing.faults.FaultStore` borrows it, so every write goes through
+        ``commit``.
         """
-        ...
+        self.commit(run_id, self.prepare(run_id, head, messages, results, step), lease=lease)
 
     def prepare(
         self,

@@ -19,7 +19,6 @@ from typing import Any
 
 from ..durable.store import Lease, PreparedWrite, RunStore
 from ..errors import TetherError
-from ..types import Message, ToolResult
 
 WHEN = ("before", "after")
 
@@ -55,18 +54,9 @@ class FaultStore:
                 _die()
         return done
 
-    def write(
-        self,
-        run_id: str,
-        head: dict[str, Any],
-        messages: list[Message],
-        results: dict[str, ToolResult],
-        step: dict[str, Any] | None = None,
-        *,
-        lease: Lease | None = None,
-    ) -> None:
-        """``commit(prepare(...))`` through this proxy, so direct writes are save points too."""
-        self.commit(run_id, self.inner.prepare(run_id, head, messages, results, step), lease=lease)
+    write = RunStore.write
+    """``commit(prepare(...))`` (the protocol's one definition) through this proxy, so direct
+    writes are save points too."""
 
 
 def _die() -> None:

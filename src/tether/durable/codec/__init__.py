@@ -44,7 +44,7 @@ from __future__ import annotations
 from .blobs import BlobFetch, decode_blobs
 from .compress import STEP_DICTIONARY_V1, is_zipped, unzip_step, zip_step, zip_text
 from .decode import assemble_run, decode_head, decode_messages, decode_results, stored_at, summarize_row
-from .encode import encode_head, encode_row, encode_step, encode_write, new_packer, prepare_write
+from .encode import encode_head, encode_row, encode_step, new_packer, prepare_write
 from .parse import MAX_ROW_DEPTH, parse_row
 from .steps import StepRows, decode_step, decode_step_at, decode_steps
 from .validation import check_head
@@ -66,7 +66,6 @@ __all__ = [
     "encode_head",
     "encode_row",
     "encode_step",
-    "encode_write",
     "is_zipped",
     "new_packer",
     "parse_row",

@@ -16,7 +16,7 @@ from ...errors import StoreError
 from ...types import Message, ToolResult
 from ..crypto import RowCipher, RowPlace
 from ..incarnation import incarnation_of
-from ..packing import BLOB_MIN, BLOB_REF, HeadPacker
+from ..packing import BLOB_MIN, BLOB_REF, HeadPacker, PackedHead
 from ..redaction import RedactionPolicy
 from ..store import EncodedWrite, PreparedWrite, check_row_sizes, head_revision, validate_run_id
 from .compress import zip_step
@@ -86,19 +86,18 @@ def encode_step(step: dict[str, Any], cipher: RowCipher | None, redaction: Redac
     return encode_row(step, cipher, RowPlace("steps", run_id, int(step["step"])))
 
 
-def encode_write(
+def prepare_write(
+    run_id: str,
     head: dict[str, Any],
     messages: list[Message],
     results: dict[str, ToolResult],
     step: dict[str, Any] | None,
     cipher: RowCipher | None,
     redaction: RedactionPolicy | None,
-    *,
-    run_id: str,
+    max_row_bytes: int | None,
     packer: HeadPacker | None = None,
-    max_row_bytes: int | None = None,
-) -> EncodedWrite:
-    """Encode the rows of ``RunStore.write`` for run ``run_id``.
+) -> PreparedWrite:
+    """Encode and check the rows of a write the way every store does (``RunStore.prepare``).
 
     Messages are numbered from ``head["next_seq"] - len(messages)``, results belong to cycle
     ``head["cursor"]["cycle_index"]``, the step row to ``step["step"]`` and the head to
@@ -107,12 +106,33 @@ def encode_write(
     session's, which remembers what it stored), the step row's head as a delta against the
     previous step's and unchanged blobs not written again.
     """
+    validate_run_id(run_id)
     first = int(head["next_seq"]) - len(messages)
     cycle = int(head["cursor"]["cycle_index"])
     if packer is None:
         packer = HeadPacker(_blob_key(cipher))  # a write of its own: whole step head, blobs written again
     blobs: list[tuple[str, str]] = []
-    message_rows: list[tuple[int, str]] = []
+    message_rows, full = _message_rows(messages, first, cipher, packer, blobs, run_id)
+    result_rows, full_results = _result_rows(results, cycle, cipher, packer, blobs, run_id)
+    check_row_sizes(run_id, full, full_results, max_row_bytes)  # the sizes as the tool returned them
+    packed = _packed_head(head, redaction, packer, run_id)
+    step_text = None if step is None else _step_row(step, packed, cipher, packer, run_id)
+    rows = EncodedWrite(
+        messages=message_rows,
+        results=result_rows,
+        head=_head_row(head, packed.text, cipher, run_id),
+        step=step_text,
+        blobs=[(ident, _blob_row(text, cipher, run_id, ident)) for ident, text in [*blobs, *packed.blobs]],
+    )
+    return PreparedWrite(rows, head_revision(head), None if step is None else int(step["step"]), incarnation_of(head))
+
+
+def _message_rows(
+    messages: list[Message], first: int, cipher: RowCipher | None, packer: HeadPacker, blobs: list[tuple[str, str]], run_id: str
+) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """The ``(seq, text)`` rows of ``messages`` numbered from ``first`` (large tool results of a
+    user message as blobs, added to ``blobs``), and the rows' whole texts (for the size check)."""
+    rows: list[tuple[int, str]] = []
     full: list[tuple[int, str]] = []
     for i, message in enumerate(messages):
         place = RowPlace("messages", run_id, first + i)
@@ -120,17 +140,29 @@ def encode_write(
         full.append((first + i, text))
         if len(text) >= BLOB_MIN and message.get("role") == "user":
             text = _results_as_blobs(message, text, packer, blobs)
-        message_rows.append((first + i, text if cipher is None else sealed(cipher.seal(text, place))))
-    result_rows: list[tuple[int, str, str]] = []
-    full_results: list[tuple[int, str, str]] = []
+        rows.append((first + i, text if cipher is None else sealed(cipher.seal(text, place))))
+    return rows, full
+
+
+def _result_rows(
+    results: dict[str, ToolResult], cycle: int, cipher: RowCipher | None, packer: HeadPacker, blobs: list[tuple[str, str]], run_id: str
+) -> tuple[list[tuple[int, str, str]], list[tuple[int, str, str]]]:
+    """The ``(cycle, toolUseId, text)`` rows of ``results`` (a large one as a blob, added to
+    ``blobs``), and the rows' whole texts (for the size check)."""
+    rows: list[tuple[int, str, str]] = []
+    full: list[tuple[int, str, str]] = []
     for tool_use_id, result in results.items():
         place = RowPlace("results", run_id, f"{cycle}/{tool_use_id}")
         text = row_text(result, run_id, place)
-        full_results.append((cycle, tool_use_id, text))
+        full.append((cycle, tool_use_id, text))
         if len(text) >= BLOB_MIN:
             text = dumps({BLOB_REF: packer.blob(text, blobs)})
-        result_rows.append((cycle, tool_use_id, text if cipher is None else sealed(cipher.seal(text, place))))
-    check_row_sizes(run_id, full, full_results, max_row_bytes)  # the sizes as the tool returned them
+        rows.append((cycle, tool_use_id, text if cipher is None else sealed(cipher.seal(text, place))))
+    return rows, full
+
+
+def _packed_head(head: dict[str, Any], redaction: RedactionPolicy | None, packer: HeadPacker, run_id: str) -> PackedHead:
+    """The head packed (redacted state keys left out); refused when it nests too deep to read back."""
     try:
         packed = packer.pack(head if redaction is None else redaction.strip(head))
     except ValueError:  # a field nested deeper than MAX_ROW_DEPTH: its text does not parse back
@@ -140,21 +172,18 @@ def encode_write(
             f"run {run_id!r}: cannot store head: it nests arrays and objects more than {MAX_ROW_DEPTH} levels deep "
             "(a store reads no deeper rows back)"
         )
-    step_text = None
-    if step is not None:
-        previous = packer.previous_step_head
-        kind, value = packer.step_head(packed, int(step["step"]), step.get("created_at"))
-        row = compact_step(step, previous if kind == "delta" else None)
-        row[kind] = value
-        place = RowPlace("steps", run_id, int(step["step"]))
-        step_text = zip_step(row_text(row, run_id, place)) if cipher is None else encode_row(row, cipher, place)
-    return EncodedWrite(
-        messages=message_rows,
-        results=result_rows,
-        head=_head_row(head, packed.text, cipher, run_id),
-        step=step_text,
-        blobs=[(ident, _blob_row(text, cipher, run_id, ident)) for ident, text in [*blobs, *packed.blobs]],
-    )
+    return packed
+
+
+def _step_row(step: dict[str, Any], packed: PackedHead, cipher: RowCipher | None, packer: HeadPacker, run_id: str) -> str | bytes:
+    """The step row: compacted, its head whole or a delta against the previous step's (as
+    ``packer`` decides), compressed when not sealed."""
+    previous = packer.previous_step_head
+    kind, value = packer.step_head(packed, int(step["step"]), step.get("created_at"))
+    row = compact_step(step, previous if kind == "delta" else None)
+    row[kind] = value
+    place = RowPlace("steps", run_id, int(step["step"]))
+    return zip_step(row_text(row, run_id, place)) if cipher is None else encode_row(row, cipher, place)
 
 
 def _results_as_blobs(message: Message, text: str, packer: HeadPacker, blobs: list[tuple[str, str]]) -> str:
@@ -177,23 +206,6 @@ def _results_as_blobs(message: Message, text: str, packer: HeadPacker, blobs: li
 def _blob_row(text: str, cipher: RowCipher | None, run_id: str, ident: str) -> str:
     """A blob's row: its text as is, or sealed and bound to the run and its id."""
     return text if cipher is None else sealed(cipher.seal(text, RowPlace("blobs", run_id, ident)))
-
-
-def prepare_write(
-    run_id: str,
-    head: dict[str, Any],
-    messages: list[Message],
-    results: dict[str, ToolResult],
-    step: dict[str, Any] | None,
-    cipher: RowCipher | None,
-    redaction: RedactionPolicy | None,
-    max_row_bytes: int | None,
-    packer: HeadPacker | None = None,
-) -> PreparedWrite:
-    """Encode and check the rows of a write the way every store does (``RunStore.prepare``)."""
-    validate_run_id(run_id)
-    rows = encode_write(head, messages, results, step, cipher, redaction, run_id=run_id, packer=packer, max_row_bytes=max_row_bytes)
-    return PreparedWrite(rows, head_revision(head), None if step is None else int(step["step"]), incarnation_of(head))
 
 
 def _blob_key(cipher: RowCipher | None) -> bytes | None:
