@@ -21,7 +21,7 @@ from .agent_state import AgentState
 from .agent_tool import AgentTool
 from .conversation import ConversationManager, SlidingWindowConversationManager
 from .errors import ConfigurationError, PromptError, SnapshotError
-from .events import AgentEvent
+from .events import AgentEvent, final_result
 from .hooks import HookRegistry
 from .invocation import InvocationOptions, invoke_stream
 from .loop.core import LoopCore
@@ -62,16 +62,6 @@ class RunOptions(TypedDict, total=False):
     invocation_state: dict[str, Any] | None
     run_id: str | None
     parent_run_id: str | None
-
-
-async def _final_result(events: AsyncIterator[AgentEvent]) -> AgentResult:
-    """The result an invocation's event stream ends with (the stream run to its end)."""
-    result: AgentResult | None = None
-    async for event in events:
-        if event["type"] == "result":
-            result = event["result"]
-    assert result is not None
-    return result
 
 
 class Agent:
@@ -379,7 +369,7 @@ class Agent:
 
     async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> AgentResult:
         """Async :meth:`resume`."""
-        return await _final_result(self._events(responses, forward_deltas=False, run_id=run_id, resume=True))
+        return cast(AgentResult, await final_result(self._events(responses, forward_deltas=False, run_id=run_id, resume=True)))
 
     @staticmethod
     def _sync(coro: Coroutine[Any, Any, _T]) -> _T:
@@ -407,7 +397,7 @@ class Agent:
                 parent_run_id``). A run that already exists keeps the parent it was created with.
         """
         options = RunOptions(output_model=output_model, invocation_state=invocation_state, run_id=run_id, parent_run_id=parent_run_id)
-        return await _final_result(self._events(prompt, forward_deltas=False, **options))
+        return cast(AgentResult, await final_result(self._events(prompt, forward_deltas=False, **options)))
 
     def nested_events(
         self,
