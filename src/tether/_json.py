@@ -206,34 +206,27 @@ def is_json_unguarded(value: Any) -> bool:
     """
     tv = type(value)
     if tv is dict:
-        for key, item in value.items():
+        for key in value:
             if type(key) is not str:
                 return False
-            ti = type(item)
-            if ti in _SCALARS:
-                continue
-            if ti is float:
-                if _isfinite(item):
-                    continue
-                return False
-            if not is_json_unguarded(item):
-                return False
-        return True
-    if tv is list:
-        for item in value:
-            ti = type(item)
-            if ti in _SCALARS:
-                continue
-            if ti is float:
-                if _isfinite(item):
-                    continue
-                return False
-            if not is_json_unguarded(item):
-                return False
-        return True
-    if tv is float:
+        items: Any = value.values()
+    elif tv is list:
+        items = value
+    elif tv is float:
         return _isfinite(value)
-    return tv in _SCALARS
+    else:
+        return tv in _SCALARS
+    for item in items:  # one loop for a list's items and a dict's values, one frame per level
+        ti = type(item)
+        if ti in _SCALARS:
+            continue
+        if ti is float:
+            if _isfinite(item):
+                continue
+            return False
+        if not is_json_unguarded(item):
+            return False
+    return True
 
 
 def is_json(value: Any) -> bool:
