@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, ClassVar
 
+from ..errors import ModelError
+from ..types import StreamEvent
 from ._format import check_url, import_sdk
 
 
@@ -55,6 +58,26 @@ class SDKClientModel:
     def _given_key(self, variable: str) -> str | None:
         """The ``api_key`` argument, else the environment variable ``variable`` (None if neither)."""
         return self._api_key or os.environ.get(variable)
+
+    async def _stream_of(
+        self,
+        open_stream: Callable[[], Awaitable[Any]],
+        map_stream: Callable[[Any], AsyncIterator[StreamEvent]],
+        map_error: Callable[[Any, Any], ModelError],
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """The Tether events of one streamed request: ``open_stream()`` makes it, ``map_stream``
+        turns the SDK's stream into events, and an SDK ``APIError`` (HTTP status or an in-stream
+        error) becomes ``map_error(exc, sdk)``. The response is closed however the stream ends."""
+        sdk = import_sdk(self._sdk, self._sdk)
+        try:
+            response = await open_stream()
+            try:
+                async for event in map_stream(response):
+                    yield event
+            finally:
+                await response.close()  # also when the caller stops early (cancellation)
+        except sdk.APIError as exc:
+            raise map_error(exc, sdk) from exc
 
     def preflight(self) -> None:
         """Raise now what the first request would for this configuration (no request is made):

@@ -8,6 +8,7 @@ is imported when the first request is made.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import AsyncIterator
@@ -15,7 +16,7 @@ from typing import Any
 
 from ..errors import ContextWindowOverflowError, ModelAuthError, ModelError, ModelThrottledError
 from ..types import ContentBlock, Message, ModelRequest, StopReason, StreamEvent, ToolChoice, ToolResultContent
-from ._format import TEXT_DOCUMENT_FORMATS, b64, image_media_type, import_sdk, merge_same_role, to_bytes
+from ._format import TEXT_DOCUMENT_FORMATS, b64, image_media_type, merge_same_role, to_bytes
 from ._sdk_model import SDKClientModel
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -122,16 +123,11 @@ class AnthropicModel(SDKClientModel):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         kwargs = self.format_request(request)
         client = self._client()
-        anthropic = import_sdk("anthropic", "anthropic")
-        try:
-            response = await client.messages.create(stream=True, **kwargs)
-            try:
-                async for event in _map_stream(response):
-                    yield event
-            finally:
-                await response.close()  # also when the caller stops early (cancellation)
-        except anthropic.APIError as exc:
-            raise _map_error(exc, anthropic) from exc
+        # aclosing: a caller that stops early closes the response now, not when the generator is collected.
+        stream = self._stream_of(lambda: client.messages.create(stream=True, **kwargs), _map_stream, _map_error)
+        async with contextlib.aclosing(stream) as events:
+            async for event in events:
+                yield event
 
 
 async def _map_stream(response: Any) -> AsyncIterator[StreamEvent]:

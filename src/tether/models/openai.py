@@ -7,13 +7,14 @@ URLs, and OpenAI's errors onto Tether's. ``base_url`` points it at any OpenAI-co
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from ..errors import ContextWindowOverflowError, ModelAuthError, ModelError, ModelThrottledError
 from ..types import ContentBlock, Message, ModelRequest, StopReason, StreamEvent, ToolChoice, ToolSpec
-from ._format import TEXT_DOCUMENT_FORMATS, b64, image_media_type, import_sdk, merge_same_role, to_bytes, tool_result_text
+from ._format import TEXT_DOCUMENT_FORMATS, b64, image_media_type, merge_same_role, to_bytes, tool_result_text
 from ._sdk_model import SDKClientModel
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -107,16 +108,11 @@ class OpenAIModel(SDKClientModel):
         if self.stream_usage:
             kwargs["stream_options"] = {"include_usage": True}
         client = self._client()
-        openai = import_sdk("openai", "openai")
-        try:
-            response = await client.chat.completions.create(**kwargs)
-            try:
-                async for event in _map_stream(response):
-                    yield event
-            finally:
-                await response.close()  # also when the caller stops early (cancellation)
-        except openai.APIError as exc:
-            raise _map_error(exc, openai) from exc
+        # aclosing: a caller that stops early closes the response now, not when the generator is collected.
+        stream = self._stream_of(lambda: client.chat.completions.create(**kwargs), _map_stream, _map_error)
+        async with contextlib.aclosing(stream) as events:
+            async for event in events:
+                yield event
 
 
 async def _map_stream(response: Any) -> AsyncIterator[StreamEvent]:
