@@ -151,7 +151,7 @@ def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
                 raise
             outcome = f"failed: {type(exc).__name__}: {exc}"
         if outcome is None:
-            return EXIT_INTERRUPTED  # Ctrl-C: _drive said how to continue this run
+            return EXIT_INTERRUPTED  # Ctrl-C: _invoke said how to continue this run
         outcomes[run_id] = outcome
         out.print(f"{run_id}: {printable(outcome)}", markup=False, soft_wrap=True)
     resumed = sum(outcome.startswith("resumed") for outcome in outcomes.values())
