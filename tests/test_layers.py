@@ -131,7 +131,18 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("services", ("tether.tools", "tether.hooks", "tether.conversation", "tether.models", "tether.loop.tracing", "tether._capture")),
     ("driver half", ("tether.loop",)),
     ("turn protocol", ("tether.turn", "tether.invocation")),
-    ("runs", ("tether.agent", "tether.agent_tool", "tether.durable", "tether.multiagent", "tether.mcp", "tether.telemetry")),
+    (
+        "runs",
+        (
+            "tether.agent",
+            "tether.agent_config",
+            "tether.agent_tool",
+            "tether.durable",
+            "tether.multiagent",
+            "tether.mcp",
+            "tether.telemetry",
+        ),
+    ),
     ("edges", ("tether.temporal", "tether.inspect", "tether.testing", "tether.cli", "tether.strands", "tether.serve", "tether")),
 )
 """The README's Layout section, bottom to top: a module is on the layer of its longest prefix

@@ -206,34 +206,27 @@ def is_json_unguarded(value: Any) -> bool:
     """
     tv = type(value)
     if tv is dict:
-        for key, item in value.items():
+        for key in value:
             if type(key) is not str:
                 return False
-            ti = type(item)
-            if ti in _SCALARS:
-                continue
-            if ti is float:
-                if _isfinite(item):
-                    continue
-                return False
-            if not is_json_unguarded(item):
-                return False
-        return True
-    if tv is list:
-        for item in value:
-            ti = type(item)
-            if ti in _SCALARS:
-                continue
-            if ti is float:
-                if _isfinite(item):
-                    continue
-                return False
-            if not is_json_unguarded(item):
-                return False
-        return True
-    if tv is float:
+        items: Any = value.values()
+    elif tv is list:
+        items = value
+    elif tv is float:
         return _isfinite(value)
-    return tv in _SCALARS
+    else:
+        return tv in _SCALARS
+    for item in items:  # one loop for a list's items and a dict's values, one frame per level
+        ti = type(item)
+        if ti in _SCALARS:
+            continue
+        if ti is float:
+            if _isfinite(item):
+                continue
+            return False
+        if not is_json_unguarded(item):
+            return False
+    return True
 
 
 def is_json(value: Any) -> bool:
@@ -331,6 +324,21 @@ def _find(value: Any, path: list[Any], active: set[int]) -> tuple[list[Any], str
 #   have always been accepted as json accepts them; bytes are refused.
 
 
+_REFUSED: Any = object()
+"""What :func:`_copy_through` returns for a value its encoder refuses."""
+
+
+def _copy_through(encoder: json.JSONEncoder, value: Any) -> Any:
+    """A deep copy of ``value`` as ``encoder`` writes it and JSON reads it back (pure JSON takes
+    the fast path), or :data:`_REFUSED` when the encoder cannot write it."""
+    if is_json(value):
+        return thaw(freeze(value))
+    try:
+        return _decode(encoder.encode(value))
+    except (TypeError, ValueError, RecursionError):
+        return _REFUSED
+
+
 def json_copy(value: Any, what: str | list[Any] = "value") -> Any:
     """A pure-JSON deep copy of run data that may hold bytes: ``json.loads(dumps(value))``.
 
@@ -340,12 +348,9 @@ def json_copy(value: Any, what: str | list[Any] = "value") -> Any:
     NaN, an object, a cycle, nesting too deep) raises :class:`~tether.errors.ShapeError`
     worded ``"<path> is not JSON (<kind>)"``, with ``what`` (a name or a path list) as the root.
     """
-    if is_json(value):
-        return thaw(freeze(value))
-    try:
-        return _decode(_encoder.encode(value))
-    except (TypeError, ValueError, RecursionError):
-        pass
+    copy = _copy_through(_encoder, value)
+    if copy is not _REFUSED:
+        return copy
     where = [what] if isinstance(what, str) else list(what)
     found = find_non_json(value, where)
     if found is None:  # find_non_json accepts it but json cannot write it (an integer too long)
@@ -378,12 +383,9 @@ def json_roundtrip_copy(value: Any, what: str) -> Any:
     them into a dict). Anything json refuses raises :class:`~tether.errors.ShapeError` worded
     ``"<path> is not JSON (<kind>); store only ..."``, with ``what`` as the root of the path.
     """
-    if is_json(value):
-        return thaw(freeze(value))
-    try:
-        return _decode(_plain_encoder.encode(value))
-    except (TypeError, ValueError, RecursionError):
-        pass
+    copy = _copy_through(_plain_encoder, value)
+    if copy is not _REFUSED:
+        return copy
     raise _advised(value, what) from None
 
 

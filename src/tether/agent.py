@@ -9,26 +9,26 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, cast
 
 import pydantic
 
+from . import agent_config
 from ._capture import load, take
-from ._messages import validate_messages, validate_system_prompt
 from ._prompt import normalize_prompt
 from ._sync import run_sync
-from .agent_state import AgentState, state_copy
+from .agent_state import AgentState
 from .agent_tool import AgentTool
 from .conversation import ConversationManager, SlidingWindowConversationManager
-from .errors import ConfigurationError, PromptError, ShapeError, SnapshotError, StateError
-from .events import AgentEvent
+from .errors import ConfigurationError, PromptError, SnapshotError
+from .events import AgentEvent, final_result
 from .hooks import HookRegistry
 from .invocation import InvocationOptions, invoke_stream
 from .loop.core import LoopCore
 from .loop.driver import DriverOptions, LocalDriver
 from .loop.host import Host, LoopHost
 from .loop.policies import Limits, RetryPolicy
-from .loop.state import CHECKPOINT_POSITIONS, CheckpointPosition, RunState
+from .loop.state import RunState
 from .loop.tracing import NULL_TRACER, Tracer
 from .models.base import Model
 from .models.registry import from_string
@@ -54,30 +54,14 @@ _ABANDONED_STREAM_GRACE = 20
 """Event-loop iterations a new invocation waits for an abandoned stream to be finalized."""
 
 
-def _system_blocks(prompt: str | list[SystemContentBlock] | None) -> list[SystemContentBlock] | None:
-    if prompt is None:
-        return None
-    if isinstance(prompt, str):
-        return [{"text": prompt}]
-    try:
-        validate_system_prompt(prompt, ["system_prompt"])
-    except ShapeError as exc:
-        raise ConfigurationError(str(exc)) from None
-    return [dict(block) for block in prompt]  # type: ignore[misc]
+class RunOptions(TypedDict, total=False):
+    """The keyword arguments of one invocation, described in :meth:`Agent.invoke_async` (and
+    taken the same by ``agent(...)`` and :meth:`Agent.stream_async`)."""
 
-
-def _positions(value: bool | Iterable[str]) -> frozenset[CheckpointPosition]:
-    if value is True:
-        return frozenset(CHECKPOINT_POSITIONS)
-    if value is False or value is None:
-        return frozenset()
-    if isinstance(value, str):
-        value = [value]
-    positions = frozenset(value)
-    unknown = positions - set(CHECKPOINT_POSITIONS)
-    if unknown:
-        raise ConfigurationError(f"checkpointing positions {sorted(unknown)} are unknown; use True or some of {list(CHECKPOINT_POSITIONS)}")
-    return positions  # type: ignore[return-value]
+    output_model: type[pydantic.BaseModel] | None
+    invocation_state: dict[str, Any] | None
+    run_id: str | None
+    parent_run_id: str | None
 
 
 class Agent:
@@ -183,18 +167,8 @@ class Agent:
         self.tool_executor = tool_executor or ConcurrentToolExecutor()
         self.retry = retry or RetryPolicy()
         self.limits = limits or Limits()
-        self.checkpointing = _positions(checkpointing)
-        if state is not None and not isinstance(state, dict):
-            raise StateError(f"state must be a dict of JSON values, got {type(state).__name__}")
-        try:
-            initial_messages = validate_messages(list(messages or []), ["messages"])
-        except ShapeError as exc:
-            raise ConfigurationError(str(exc)) from None
-        self.run_state = RunState(
-            messages=[{"role": m["role"], "content": list(m["content"])} for m in initial_messages],
-            state=state_copy(state or {}, "state"),
-            system_prompt=_system_blocks(system_prompt),
-        )
+        self.checkpointing = agent_config.checkpoint_positions(checkpointing)
+        self.run_state = agent_config.initial_run_state(messages, state, system_prompt)
         self.state = AgentState(lambda: self.run_state.state)
         self._cancel = threading.Event()
         self._busy = threading.Lock()
@@ -202,9 +176,7 @@ class Agent:
         self.store = store
         self.reconcile = reconcile
         self.tracer: Tracer = tracer or NULL_TRACER
-        if trace_content is not None and not isinstance(trace_content, bool):
-            raise ConfigurationError(f"trace_content must be True, False or None, got {trace_content!r}")
-        self.trace_content = trace_content
+        self.trace_content = agent_config.checked_trace_content(trace_content)
         self._global_tracer = tracer is None  # resolved per invocation (a provider may be set later)
         self._binding: DurableBinding | None = None
         self._children: set[Agent] = set()  # runners of this agent's agent-tool calls now running
@@ -245,10 +217,7 @@ class Agent:
 
     @messages.setter
     def messages(self, value: list[Message]) -> None:
-        try:
-            validate_messages(value, ["messages"])
-        except ShapeError as exc:
-            raise ConfigurationError(str(exc)) from None
+        agent_config.checked_messages(value)
         self.run_state.messages = value
 
     @property
@@ -261,7 +230,7 @@ class Agent:
 
     @system_prompt.setter
     def system_prompt(self, value: str | list[SystemContentBlock] | None) -> None:
-        self.run_state.system_prompt = _system_blocks(value)
+        self.run_state.system_prompt = agent_config.system_blocks(value)
 
     @property
     def system_prompt_content(self) -> list[SystemContentBlock] | None:
@@ -280,18 +249,7 @@ class Agent:
     def _output_spec(self, output_model: type[pydantic.BaseModel]) -> ToolSpec:
         spec = self._output_specs.get(output_model)
         if spec is None:
-            if not (isinstance(output_model, type) and issubclass(output_model, pydantic.BaseModel)):
-                raise ConfigurationError(f"output_model must be a pydantic BaseModel subclass, got {output_model!r}")
-            name = output_model.__name__
-            if name in self.tool_registry:
-                raise ConfigurationError(f"output_model {name!r} has the same name as a tool; rename one")
-            doc = (output_model.__doc__ or "").strip()
-            spec = {
-                "name": name,
-                "description": doc or f"Return the final answer as a {name}. Call this once you have the answer.",
-                "inputSchema": {"json": output_model.model_json_schema()},
-            }
-            self._output_specs[output_model] = spec
+            spec = self._output_specs[output_model] = agent_config.output_tool_spec(output_model, self.tool_registry)
         return spec
 
     def tool_specs_for(self, output_model: type[pydantic.BaseModel] | None) -> list[ToolSpec]:
@@ -337,25 +295,14 @@ class Agent:
 
     # -- running --------------------------------------------------------------------------
 
-    def __call__(
-        self,
-        prompt: Any = None,
-        *,
-        output_model: type[pydantic.BaseModel] | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        run_id: str | None = None,
-        parent_run_id: str | None = None,
-    ) -> AgentResult:
+    def __call__(self, prompt: Any = None, **options: Unpack[RunOptions]) -> AgentResult:
         """Run one invocation synchronously (from a thread with no running event loop, or any).
 
         With ``run_id`` the invocation is a turn of that durable run (see :mod:`tether.durable`);
         ``parent_run_id`` makes a new durable run a nested run of that one (multi-agent: a child
         agent's run is listed under its parent's). Both are described in :meth:`invoke_async`.
         """
-        call = self.invoke_async(
-            prompt, output_model=output_model, invocation_state=invocation_state, run_id=run_id, parent_run_id=parent_run_id
-        )
-        return self._sync(call)
+        return self._sync(self.invoke_async(prompt, **options))
 
     def resume(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> AgentResult:
         """Finish the interrupted turn of durable run ``run_id`` (in any process).
@@ -422,12 +369,7 @@ class Agent:
 
     async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> AgentResult:
         """Async :meth:`resume`."""
-        result: AgentResult | None = None
-        async for event in self._events(responses, None, None, forward_deltas=False, run_id=run_id, resume=True):
-            if event["type"] == "result":
-                result = event["result"]
-        assert result is not None
-        return result
+        return cast(AgentResult, await final_result(self._events(responses, forward_deltas=False, run_id=run_id, resume=True)))
 
     @staticmethod
     def _sync(coro: Coroutine[Any, Any, _T]) -> _T:
@@ -454,13 +396,8 @@ class Agent:
                 multi-agent child run); recorded in the new run's head (``RunSummary.
                 parent_run_id``). A run that already exists keeps the parent it was created with.
         """
-        result: AgentResult | None = None
-        events = self._events(prompt, output_model, invocation_state, forward_deltas=False, run_id=run_id, parent_run_id=parent_run_id)
-        async for event in events:
-            if event["type"] == "result":
-                result = event["result"]
-        assert result is not None
-        return result
+        options = RunOptions(output_model=output_model, invocation_state=invocation_state, run_id=run_id, parent_run_id=parent_run_id)
+        return cast(AgentResult, await final_result(self._events(prompt, forward_deltas=False, **options)))
 
     def nested_events(
         self,
@@ -474,36 +411,26 @@ class Agent:
         """The events of one invocation run as a nested run (an agent tool's call), deltas
         included: ``stream_async`` plus ``resume`` (continue durable run ``run_id``, as
         :meth:`resume_async` does, instead of starting it)."""
-        return self._events(
-            prompt, None, invocation_state, forward_deltas=True, run_id=run_id, resume=resume, parent_run_id=parent_run_id
-        )
+        options = RunOptions(invocation_state=invocation_state, run_id=run_id, parent_run_id=parent_run_id)
+        return self._events(prompt, forward_deltas=True, resume=resume, **options)
 
-    async def stream_async(
-        self,
-        prompt: Any = None,
-        *,
-        output_model: type[pydantic.BaseModel] | None = None,
-        invocation_state: dict[str, Any] | None = None,
-        run_id: str | None = None,
-        parent_run_id: str | None = None,
-    ) -> AsyncIterator[AgentEvent]:
+    async def stream_async(self, prompt: Any = None, **options: Unpack[RunOptions]) -> AsyncIterator[AgentEvent]:
         """Run one invocation, yielding events (:data:`tether.AgentEvent`): ``text_delta``,
         ``reasoning_delta``, ``message``, ``tool_start``, ``tool_result`` and finally ``result``
         (an AgentResult). Narrow an event by its kind: ``if event["type"] == "tool_start": ...``.
         The parameters are those of :meth:`invoke_async`."""
         # aclosing: a caller that stops iterating closes the whole invocation in one step.
-        events_of = self._events(prompt, output_model, invocation_state, forward_deltas=True, run_id=run_id, parent_run_id=parent_run_id)
-        async with contextlib.aclosing(events_of) as events:
+        async with contextlib.aclosing(self._events(prompt, forward_deltas=True, **options)) as events:
             async for event in events:
                 yield event
 
     async def _events(
         self,
         prompt: Any,
-        output_model: type[pydantic.BaseModel] | None,
-        invocation_state: dict[str, Any] | None,
         *,
         forward_deltas: bool,
+        output_model: type[pydantic.BaseModel] | None = None,
+        invocation_state: dict[str, Any] | None = None,
         run_id: str | None = None,
         resume: bool = False,
         parent_run_id: str | None = None,
@@ -653,12 +580,7 @@ class Agent:
         any object with a ``to_dict()`` giving one (a Strands ``Snapshot``), is read with
         :meth:`Snapshot.from_dict`.
         """
-        if not isinstance(snapshot, (Snapshot, dict)) and callable(getattr(snapshot, "to_dict", None)):
-            snapshot = snapshot.to_dict()
-        if isinstance(snapshot, dict):
-            snapshot = Snapshot.from_dict(snapshot)
-        if not isinstance(snapshot, Snapshot):
-            raise SnapshotError(f"load_snapshot takes a Snapshot or a snapshot dict, got {type(snapshot).__name__}")
+        snapshot = agent_config.snapshot_argument(snapshot)
         if self._busy.locked():
             raise SnapshotError("cannot load a snapshot while the agent is running an invocation")
         load(self.run_state, self.conversation_manager, snapshot)

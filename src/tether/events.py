@@ -8,7 +8,8 @@ beside :class:`~tether.AgentResult`, because its last member carries one (the da
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias, TypedDict
+from collections.abc import AsyncIterable, Mapping
+from typing import Any, Literal, TypeAlias, TypedDict
 
 from .result import AgentResult
 from .types.events import LoopEvent
@@ -24,4 +25,17 @@ class ResultEvent(TypedDict):
 AgentEvent: TypeAlias = LoopEvent | ResultEvent
 """Any event of ``Agent.stream_async`` (see :mod:`tether.types.events` for each kind)."""
 
-__all__ = ["AgentEvent", "ResultEvent"]
+
+async def final_result(events: AsyncIterable[Mapping[str, object]]) -> Any:
+    """The ``result`` a run's event stream ends with, the stream drained to its end: the
+    :class:`~tether.AgentResult` of an agent's invocation, or the result of a graph's or swarm's
+    run (whose events end the same way)."""
+    result: object = None
+    async for event in events:
+        if event["type"] == "result":
+            result = event["result"]
+    assert result is not None
+    return result
+
+
+__all__ = ["AgentEvent", "ResultEvent", "final_result"]

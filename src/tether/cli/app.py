@@ -9,10 +9,12 @@ takes them too, once for every stalled run; ``unlock`` fences off a run's owner.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import NoReturn, TypeVar
 
 from . import crashtest
+
+_N = TypeVar("_N", int, float)
 
 
 class UsageError(Exception):
@@ -257,21 +259,23 @@ def _statuses(text: str) -> list[str]:
     return found
 
 
-def _days(text: str) -> float:
+def _number(text: str, kind: Callable[[str], _N], problem: str) -> _N:
+    """``text`` read as a ``kind`` (``int``, ``float``); the argparse error ``problem`` when it is not one."""
     try:
-        value = float(text)
+        return kind(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--older-than {text!r} is not a number of days") from None
+        raise argparse.ArgumentTypeError(problem) from None
+
+
+def _days(text: str) -> float:
+    value = _number(text, float, f"--older-than {text!r} is not a number of days")
     if not value >= 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"--older-than {text!r}: days must be a finite number, 0 or more")
     return value
 
 
 def _step_number(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--at {text!r} is not a step number") from None
+    value = _number(text, int, f"--at {text!r} is not a step number")
     if value < 1:
         raise argparse.ArgumentTypeError(f"--at {value} is not a step number (steps count from 1)")
     return value

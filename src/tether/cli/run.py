@@ -68,7 +68,7 @@ def cmd_run(args: argparse.Namespace, path: StoreSpec) -> int:
         _check_stored(args, config, head, run_id, "run")
     agent = build_agent(config, store, model=model)
     try:
-        return _drive(agent, prompt, run_id, config, _output(args), path.flags())
+        return _exit_code(_invoke(agent, prompt, run_id, config, _output(args), path.flags()))
     except Exception as exc:
         if head is None:
             _discard_if_empty(store, run_id, exc)
@@ -118,7 +118,7 @@ def cmd_resume(args: argparse.Namespace, path: StoreSpec) -> int:
     finished = not answers and summary_of(args.run_id, head).status == "finished"
     agent = build_agent(config, store, model=None if finished else ready_model(config.model))
     check_tools(store, args.run_id, agent)
-    return _drive(agent, answers or None, args.run_id, config, _output(args), path.flags(), finished=finished)
+    return _exit_code(_invoke(agent, answers or None, args.run_id, config, _output(args), path.flags(), finished=finished))
 
 
 def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
@@ -151,7 +151,7 @@ def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
                 raise
             outcome = f"failed: {type(exc).__name__}: {exc}"
         if outcome is None:
-            return EXIT_INTERRUPTED  # Ctrl-C: _drive said how to continue this run
+            return EXIT_INTERRUPTED  # Ctrl-C: _invoke said how to continue this run
         outcomes[run_id] = outcome
         out.print(f"{run_id}: {printable(outcome)}", markup=False, soft_wrap=True)
     resumed = sum(outcome.startswith("resumed") for outcome in outcomes.values())
@@ -257,18 +257,10 @@ def _output(args: argparse.Namespace) -> str:
     return "json" if getattr(args, "json", False) else "quiet" if getattr(args, "quiet", False) else "stream"
 
 
-def _drive(
-    agent: Agent,
-    prompt: Any,
-    run_id: str,
-    config: RunConfig,
-    output: str = "stream",
-    store_flags: Sequence[str] = (),
-    *,
-    finished: bool = False,
-) -> int:
-    """Run one invocation, printed as ``output`` says; exit 0, or 130 after Ctrl-C (the run is saved)."""
-    return EXIT_INTERRUPTED if _invoke(agent, prompt, run_id, config, output, store_flags, finished=finished) is None else 0
+def _exit_code(result: AgentResult | None) -> int:
+    """The exit status of a command that ran one invocation (:func:`_invoke`): 0, or 130 after
+    Ctrl-C (the run is saved)."""
+    return EXIT_INTERRUPTED if result is None else 0
 
 
 def _invoke(

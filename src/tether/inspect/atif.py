@@ -25,9 +25,8 @@ from .._version import __version__
 from ..durable.history import Step, summary_of
 from ..durable.ids import child_run_id
 from ..durable.store import RunStore
-from ..errors import RunNotFoundError
 from ..multiagent.executions import record_of
-from .payload import messages_of
+from .payload import messages_of, stored_run
 
 ATIF_VERSION = "ATIF-v1.6"
 """The ATIF ``schema_version`` this exporter writes."""
@@ -43,10 +42,7 @@ def to_atif(store: RunStore, run_id: str) -> dict[str, Any]:
     Raises:
         RunNotFoundError: The store has no run ``run_id``.
     """
-    head = store.head(run_id)
-    if head is None:
-        raise RunNotFoundError(f"no run {run_id!r} in the store; see `tether runs`")
-    history = store.history(run_id)
+    head, history = stored_run(store, run_id)
     summary = summary_of(run_id, head)
     children = [s for s in store.list_runs() if getattr(s, "parent_run_id", None) == run_id]
     times, figures = _step_facts(history)

@@ -32,6 +32,18 @@ RESUMED_FROM = ("interrupted", "stopped", "paused", "failed")
 process boundary, since the run stopped there and an invocation continued it."""
 
 
+def stored_run(store: RunStore, run_id: str) -> tuple[dict[str, Any], list[Step]]:
+    """Run ``run_id``'s head and steps, as the inspector and the ATIF export read them.
+
+    Raises:
+        RunNotFoundError: The store has no run ``run_id`` (the message points at ``tether runs``).
+    """
+    head = store.head(run_id)
+    if head is None:
+        raise RunNotFoundError(f"no run {run_id!r} in the store; see `tether runs`")
+    return head, store.history(run_id)
+
+
 def json_size(value: Any) -> int:
     """Bytes of ``value`` as compact UTF-8 JSON: how ``tether size`` (``Snapshot.size_report``) counts."""
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
@@ -103,10 +115,7 @@ def run_payload(store: RunStore, run_id: str, *, store_flags: Sequence[str] = ()
     Raises:
         RunNotFoundError: The store has no run ``run_id``.
     """
-    head = store.head(run_id)
-    if head is None:
-        raise RunNotFoundError(f"no run {run_id!r} in the store; see `tether runs`")
-    steps = store.history(run_id)
+    head, steps = stored_run(store, run_id)
     (summary,) = with_liveness([summary_of(run_id, head)], store.owner_alive)  # running, or stalled: no live owner
     messages = messages_of(store, run_id, head, steps)
     graph = record_of(run_id, head, [item["message"] for item in messages])

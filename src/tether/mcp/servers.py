@@ -6,15 +6,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import urlsplit
 
 from ..errors import ConfigurationError
-from .limits import DEFAULT_MAX_RESULT_BYTES, ResponseReads
-from .source import DEFAULT_CALL_TIMEOUT, DEFAULT_LIST_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, IDEMPOTENCY_META_KEY, MCPSource
+from .limits import ResponseReads
+from .source import IDEMPOTENCY_META_KEY, MCPOptions, MCPSource
 
 
 class MCPServerStdio(MCPSource):
@@ -32,18 +32,20 @@ class MCPServerStdio(MCPSource):
             (``HOME``, ``PATH``, ``USER``, ...), not over the whole environment of this process.
         cwd: Working directory of the process.
         name: The server's name in errors and logs (default: the command and first argument).
-        prefix: Expose each tool as ``<prefix>_<tool>`` (to avoid name clashes).
-        include: Only these tools (server names); naming a tool the server lacks is an error.
-        exclude: Leave these tools out (server names).
-        idempotent: ``True``: every tool may be re-run after a crash; a collection: these tools
+
+    Keyword Args:
+        prefix (str | None): Expose each tool as ``<prefix>_<tool>`` (to avoid name clashes).
+        include (Collection[str] | None): Only these tools (server names); naming a tool the server lacks is an error.
+        exclude (Collection[str] | None): Leave these tools out (server names).
+        idempotent (bool | Collection[str] | None): ``True``: every tool may be re-run after a crash; a collection: these tools
             (server names); ``False``: none; ``None`` (default): the tools whose MCP annotations
             say ``idempotentHint`` or ``readOnlyHint``. Non-idempotent in-doubt calls go to the
             agent's ``reconcile`` hook or become an interrupt instead of re-running.
-        startup_timeout: Seconds for the process to start and finish the MCP handshake.
-        list_timeout: Seconds for ``tools/list``.
-        call_timeout: Seconds for one ``tools/call`` (then the call is an error result and the
+        startup_timeout (float | None): Seconds for the process to start and finish the MCP handshake.
+        list_timeout (float | None): Seconds for ``tools/list``.
+        call_timeout (float | None): Seconds for one ``tools/call`` (then the call is an error result and the
             process is restarted on next use).
-        max_result_bytes: The largest tool result passed on (default 10 MiB; None: no limit); a
+        max_result_bytes (int | None): The largest tool result passed on (default 10 MiB; None: no limit); a
             larger one is an error result naming the tool and the cap. Over stdio the SDK reads
             the message whole first (see :mod:`tether.mcp.limits`).
     """
@@ -56,14 +58,7 @@ class MCPServerStdio(MCPSource):
         cwd: str | os.PathLike[str] | None = None,
         *,
         name: str | None = None,
-        prefix: str | None = None,
-        include: Collection[str] | None = None,
-        exclude: Collection[str] | None = None,
-        idempotent: bool | Collection[str] | None = None,
-        startup_timeout: float | None = DEFAULT_STARTUP_TIMEOUT,
-        list_timeout: float | None = DEFAULT_LIST_TIMEOUT,
-        call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
-        max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
+        **options: Unpack[MCPOptions],
     ) -> None:
         if not isinstance(command, str) or not command:
             raise ConfigurationError(f"command= of MCPServerStdio must be a non-empty string, got {command!r}")
@@ -76,17 +71,7 @@ class MCPServerStdio(MCPSource):
         self.env = None if env is None else dict(env)
         self.cwd = None if cwd is None else os.fspath(cwd)
         default = " ".join([Path(command).name, *(Path(a).name for a in self.args[:1])])
-        super().__init__(
-            name=default if name is None else name,
-            prefix=prefix,
-            include=include,
-            exclude=exclude,
-            idempotent=idempotent,
-            startup_timeout=startup_timeout,
-            list_timeout=list_timeout,
-            call_timeout=call_timeout,
-            max_result_bytes=max_result_bytes,
-        )
+        super().__init__(name=default if name is None else name, **options)
 
     def _opener(self) -> Callable[[], AbstractAsyncContextManager[Any]]:
         from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -110,14 +95,16 @@ class MCPServerHTTP(MCPSource):
         url: The server's MCP endpoint (e.g. ``http://127.0.0.1:8000/mcp``).
         headers: HTTP headers sent with every request (e.g. ``Authorization``).
         name: The server's name in errors and logs (default: host and path of ``url``).
-        prefix: Expose each tool as ``<prefix>_<tool>``.
-        include: Only these tools (server names).
-        exclude: Leave these tools out (server names).
-        idempotent: As for :class:`MCPServerStdio`.
-        startup_timeout: Seconds to connect and finish the MCP handshake.
-        list_timeout: Seconds for ``tools/list``.
-        call_timeout: Seconds for one ``tools/call``.
-        max_result_bytes: The largest tool result passed on (default 10 MiB; None: no limit); the
+
+    Keyword Args:
+        prefix (str | None): Expose each tool as ``<prefix>_<tool>``.
+        include (Collection[str] | None): Only these tools (server names).
+        exclude (Collection[str] | None): Leave these tools out (server names).
+        idempotent (bool | Collection[str] | None): As for :class:`MCPServerStdio`.
+        startup_timeout (float | None): Seconds to connect and finish the MCP handshake.
+        list_timeout (float | None): Seconds for ``tools/list``.
+        call_timeout (float | None): Seconds for one ``tools/call``.
+        max_result_bytes (int | None): The largest tool result passed on (default 10 MiB; None: no limit); the
             response to a call is read only up to it, then dropped, and the call is an error
             result naming the tool and the cap.
     """
@@ -128,14 +115,7 @@ class MCPServerHTTP(MCPSource):
         headers: Mapping[str, str] | None = None,
         *,
         name: str | None = None,
-        prefix: str | None = None,
-        include: Collection[str] | None = None,
-        exclude: Collection[str] | None = None,
-        idempotent: bool | Collection[str] | None = None,
-        startup_timeout: float | None = DEFAULT_STARTUP_TIMEOUT,
-        list_timeout: float | None = DEFAULT_LIST_TIMEOUT,
-        call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
-        max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
+        **options: Unpack[MCPOptions],
     ) -> None:
         parts = urlsplit(url) if isinstance(url, str) else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
@@ -144,17 +124,7 @@ class MCPServerHTTP(MCPSource):
             raise ConfigurationError(f"headers= of MCPServerHTTP({url!r}) must map strings to strings")
         self.url = url
         self.headers = dict(headers or {})
-        super().__init__(
-            name=f"{parts.netloc}{parts.path}" if name is None else name,
-            prefix=prefix,
-            include=include,
-            exclude=exclude,
-            idempotent=idempotent,
-            startup_timeout=startup_timeout,
-            list_timeout=list_timeout,
-            call_timeout=call_timeout,
-            max_result_bytes=max_result_bytes,
-        )
+        super().__init__(name=f"{parts.netloc}{parts.path}" if name is None else name, **options)
 
     def _opener(self) -> Callable[[], AbstractAsyncContextManager[Any]]:
         return functools.partial(_http_transport, self.url, dict(self.headers), self.max_result_bytes, self._core.reads)

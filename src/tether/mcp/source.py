@@ -6,7 +6,7 @@ import asyncio
 import weakref
 from collections.abc import Callable, Collection
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from ..errors import ConfigurationError
 from ..tools.base import error_result
@@ -14,7 +14,7 @@ from ..tools.context import ToolContext
 from ..types import ToolResult, ToolSpec, ToolUse
 from .connection import Connection
 from .errors import MCPError
-from .limits import ResponseRead, ResponseReads, result_size
+from .limits import DEFAULT_MAX_RESULT_BYTES, ResponseRead, ResponseReads, result_size
 from .loop_thread import LoopThread
 from .results import hinted_idempotent, to_tool_result, to_tool_spec
 from .stderr import StderrTail
@@ -27,6 +27,20 @@ deduplicate."""
 DEFAULT_STARTUP_TIMEOUT = 30.0
 DEFAULT_LIST_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 300.0
+
+
+class MCPOptions(TypedDict, total=False):
+    """The options every kind of MCP server takes, described in :class:`MCPSource` (an option
+    left out has the default given there)."""
+
+    prefix: str | None
+    include: Collection[str] | None
+    exclude: Collection[str] | None
+    idempotent: bool | Collection[str] | None
+    startup_timeout: float | None
+    list_timeout: float | None
+    call_timeout: float | None
+    max_result_bytes: int | None
 
 
 class _Core:
@@ -84,33 +98,30 @@ class MCPSource:
 
     Args:
         name: The server's name in errors and logs.
-        prefix: Expose each tool as ``<prefix>_<tool>`` (None: the server's names).
-        include: Only these tools (server names; None: all).
-        exclude: Leave these tools out (server names).
-        idempotent: ``True``: every tool may be re-run after a crash; a collection: these
+
+    Keyword Args:
+        prefix (str | None): Expose each tool as ``<prefix>_<tool>`` (None, the default: the server's names).
+        include (Collection[str] | None): Only these tools (server names; None: all).
+        exclude (Collection[str] | None): Leave these tools out (server names).
+        idempotent (bool | Collection[str] | None): ``True``: every tool may be re-run after a crash; a collection: these
             tools; ``False``/None: none, except tools annotated ``idempotentHint`` or
             ``readOnlyHint`` by the server (None only).
-        startup_timeout: Seconds to start (connect) and finish the MCP handshake (None: no limit).
-        list_timeout: Seconds for ``tools/list`` (None: no limit).
-        call_timeout: Seconds for one ``tools/call`` (None: no limit).
-        max_result_bytes: The largest tool result passed on (None: no limit); a larger one is an
+        startup_timeout (float | None): Seconds to start (connect) and finish the MCP handshake (None: no limit;
+            default 30).
+        list_timeout (float | None): Seconds for ``tools/list`` (None: no limit; default 30).
+        call_timeout (float | None): Seconds for one ``tools/call`` (None: no limit; default 300).
+        max_result_bytes (int | None): The largest tool result passed on (None: no limit; default 10 MiB); a larger one is an
             error result naming the tool and the cap (see :mod:`tether.mcp.limits` for what each
             transport reads of it first).
     """
 
-    def __init__(
-        self,
-        *,
-        name: str,
-        prefix: str | None,
-        include: Collection[str] | None,
-        exclude: Collection[str] | None,
-        idempotent: bool | Collection[str] | None,
-        startup_timeout: float | None,
-        list_timeout: float | None,
-        call_timeout: float | None,
-        max_result_bytes: int | None,
-    ) -> None:
+    def __init__(self, *, name: str, **options: Unpack[MCPOptions]) -> None:
+        prefix, include, exclude = options.get("prefix"), options.get("include"), options.get("exclude")
+        idempotent = options.get("idempotent")
+        startup_timeout = options.get("startup_timeout", DEFAULT_STARTUP_TIMEOUT)
+        list_timeout = options.get("list_timeout", DEFAULT_LIST_TIMEOUT)
+        call_timeout = options.get("call_timeout", DEFAULT_CALL_TIMEOUT)
+        max_result_bytes = options.get("max_result_bytes", DEFAULT_MAX_RESULT_BYTES)
         if not isinstance(name, str) or not name:
             raise ConfigurationError(f"name= of an MCP server must be a non-empty string, got {name!r}")
         for option, value in (("include", include), ("exclude", exclude)):

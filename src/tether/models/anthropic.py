@@ -8,7 +8,7 @@ is imported when the first request is made.
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
 import os
 from collections.abc import AsyncIterator
@@ -16,7 +16,8 @@ from typing import Any
 
 from ..errors import ContextWindowOverflowError, ModelAuthError, ModelError, ModelThrottledError
 from ..types import ContentBlock, Message, ModelRequest, StopReason, StreamEvent, ToolChoice, ToolResultContent
-from ._format import TEXT_DOCUMENT_FORMATS, b64, check_url, image_media_type, import_sdk, merge_same_role, to_bytes
+from ._format import TEXT_DOCUMENT_FORMATS, b64, image_media_type, merge_same_role, to_bytes
+from ._sdk_model import SDKClientModel
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -33,7 +34,7 @@ _THROTTLE_TYPES = ("rate_limit_error", "overloaded_error")
 _AUTH_TYPES = ("authentication_error", "permission_error")
 
 
-class AnthropicModel:
+class AnthropicModel(SDKClientModel):
     """A Claude model through the Anthropic Messages API.
 
     ``max_tokens`` is required by the API; ``params`` go into every request verbatim
@@ -52,6 +53,9 @@ class AnthropicModel:
         client_args: Arguments of ``anthropic.AsyncAnthropic`` (``timeout``, ...).
     """
 
+    _sdk = "anthropic"
+    _label = "AnthropicModel"
+
     def __init__(
         self,
         model: str = "claude-sonnet-4-6",
@@ -62,13 +66,8 @@ class AnthropicModel:
         params: dict[str, Any] | None = None,
         client_args: dict[str, Any] | None = None,
     ) -> None:
-        self.model = model
+        super().__init__(model, api_key, base_url, params, client_args)
         self.max_tokens = max_tokens
-        self.base_url = base_url
-        self.params = dict(params or {})
-        self._api_key = api_key
-        self._client_args = dict(client_args or {})
-        self._clients: dict[int, Any] = {}
 
     @property
     def model_id(self) -> str:
@@ -81,35 +80,20 @@ class AnthropicModel:
             config["base_url"] = self.base_url
         return config
 
-    def _client(self) -> Any:
-        loop_key = id(asyncio.get_running_loop())
-        client = self._clients.get(loop_key)
-        if client is None:
-            anthropic = import_sdk("anthropic", "anthropic")
-            key = self._key()
-            args: dict[str, Any] = {"max_retries": 0, **self._client_args}  # Tether's RetryPolicy retries
-            if key:
-                args["api_key"] = key
-            if self.base_url is not None:
-                args["base_url"] = self.base_url
-            client = anthropic.AsyncAnthropic(**args)
-            self._clients = {loop_key: client}
-        return client
+    def _make_client(self, sdk: Any, args: dict[str, Any]) -> Any:
+        key = self._key()
+        if key:
+            args["api_key"] = key
+        if self.base_url is not None:
+            args["base_url"] = self.base_url
+        return sdk.AsyncAnthropic(**args)
 
     def _key(self) -> str | None:
         """The API key (None when an auth token stands in for it); ModelAuthError when there is neither."""
-        key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
+        key = self._given_key("ANTHROPIC_API_KEY")
         if not key and not (self._client_args.get("auth_token") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
             raise ModelAuthError("no Anthropic API key: set the ANTHROPIC_API_KEY environment variable or pass AnthropicModel(api_key=...)")
         return key
-
-    def preflight(self) -> None:
-        """Raise now what the first request would for this configuration (no request is made):
-        the ``anthropic`` package missing, no API key, a ``base_url`` that is not an http(s) URL."""
-        import_sdk("anthropic", "anthropic")
-        self._key()
-        if self.base_url is not None:
-            check_url(self.base_url, "AnthropicModel base_url")
 
     def format_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``request`` (without ``stream``)."""
@@ -139,16 +123,11 @@ class AnthropicModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         kwargs = self.format_request(request)
         client = self._client()
-        anthropic = import_sdk("anthropic", "anthropic")
-        try:
-            response = await client.messages.create(stream=True, **kwargs)
-            try:
-                async for event in _map_stream(response):
-                    yield event
-            finally:
-                await response.close()  # also when the caller stops early (cancellation)
-        except anthropic.APIError as exc:
-            raise _map_error(exc, anthropic) from exc
+        # aclosing: a caller that stops early closes the response now, not when the generator is collected.
+        stream = self._stream_of(lambda: client.messages.create(stream=True, **kwargs), _map_stream, _map_error)
+        async with contextlib.aclosing(stream) as events:
+            async for event in events:
+                yield event
 
 
 async def _map_stream(response: Any) -> AsyncIterator[StreamEvent]:

@@ -7,15 +7,15 @@ URLs, and OpenAI's errors onto Tether's. ``base_url`` points it at any OpenAI-co
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
 from ..errors import ContextWindowOverflowError, ModelAuthError, ModelError, ModelThrottledError
 from ..types import ContentBlock, Message, ModelRequest, StopReason, StreamEvent, ToolChoice, ToolSpec
-from ._format import TEXT_DOCUMENT_FORMATS, b64, check_url, image_media_type, import_sdk, merge_same_role, to_bytes, tool_result_text
+from ._format import TEXT_DOCUMENT_FORMATS, b64, image_media_type, merge_same_role, to_bytes, tool_result_text
+from ._sdk_model import SDKClientModel
 
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -28,7 +28,7 @@ _STOP_REASONS: dict[str, StopReason] = {
 _OVERFLOW_MARKERS = ("context_length_exceeded", "maximum context length", "context window", "too many tokens", "prompt is too long")
 
 
-class OpenAIModel:
+class OpenAIModel(SDKClientModel):
     """A model served by the OpenAI Chat Completions API (or a compatible server).
 
     ``params`` go into every request verbatim (``temperature``, ``max_tokens``, ...);
@@ -49,6 +49,9 @@ class OpenAIModel:
             servers that refuse the option.
     """
 
+    _sdk = "openai"
+    _label = "OpenAIModel"
+
     def __init__(
         self,
         model: str = "gpt-4o",
@@ -59,13 +62,8 @@ class OpenAIModel:
         client_args: dict[str, Any] | None = None,
         stream_usage: bool = True,
     ) -> None:
-        self.model = model
-        self.base_url = base_url
-        self.params = dict(params or {})
+        super().__init__(model, api_key, base_url, params, client_args)
         self.stream_usage = stream_usage
-        self._api_key = api_key
-        self._client_args = dict(client_args or {})
-        self._clients: dict[int, Any] = {}
 
     @property
     def model_id(self) -> str:
@@ -78,32 +76,16 @@ class OpenAIModel:
             config["base_url"] = self.base_url
         return config
 
-    def _client(self) -> Any:
-        # An httpx client belongs to one event loop; keep one per loop.
-        loop_key = id(asyncio.get_running_loop())
-        client = self._clients.get(loop_key)
-        if client is None:
-            openai = import_sdk("openai", "openai")
-            args: dict[str, Any] = {"max_retries": 0, **self._client_args}  # Tether's RetryPolicy retries
-            client = openai.AsyncOpenAI(api_key=self._key(), base_url=self.base_url, **args)
-            self._clients = {loop_key: client}
-        return client
+    def _make_client(self, sdk: Any, args: dict[str, Any]) -> Any:
+        return sdk.AsyncOpenAI(api_key=self._key(), base_url=self.base_url, **args)
 
     def _key(self) -> str:
-        key = self._api_key or os.environ.get("OPENAI_API_KEY")
+        key = self._given_key("OPENAI_API_KEY")
         if not key:
             if self.base_url is None:
                 raise ModelAuthError("no OpenAI API key: set the OPENAI_API_KEY environment variable or pass OpenAIModel(api_key=...)")
             key = "unused"
         return key
-
-    def preflight(self) -> None:
-        """Raise now what the first request would for this configuration (no request is made):
-        the ``openai`` package missing, no API key, a ``base_url`` that is not an http(s) URL."""
-        import_sdk("openai", "openai")
-        self._key()
-        if self.base_url is not None:
-            check_url(self.base_url, "OpenAIModel base_url")
 
     def format_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for ``request`` (without streaming flags)."""
@@ -126,16 +108,11 @@ class OpenAIModel:
         if self.stream_usage:
             kwargs["stream_options"] = {"include_usage": True}
         client = self._client()
-        openai = import_sdk("openai", "openai")
-        try:
-            response = await client.chat.completions.create(**kwargs)
-            try:
-                async for event in _map_stream(response):
-                    yield event
-            finally:
-                await response.close()  # also when the caller stops early (cancellation)
-        except openai.APIError as exc:
-            raise _map_error(exc, openai) from exc
+        # aclosing: a caller that stops early closes the response now, not when the generator is collected.
+        stream = self._stream_of(lambda: client.chat.completions.create(**kwargs), _map_stream, _map_error)
+        async with contextlib.aclosing(stream) as events:
+            async for event in events:
+                yield event
 
 
 async def _map_stream(response: Any) -> AsyncIterator[StreamEvent]:

@@ -16,11 +16,12 @@ import contextlib
 import copy
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from .._sync import run_sync
 from ..durable.store import RunStore
 from ..errors import PromptError, SnapshotError, StateError, TetherError
+from ..events import final_result
 from .durable_graph import GraphRecorder, open_run
 from .nodes import AgentTemplate
 from .results import GraphResult
@@ -144,12 +145,7 @@ class MultiAgentBase(ABC, Generic[R]):
 
     async def _last(self, events: AsyncGenerator[RunEvent, None]) -> R:
         """The ``result`` of a run's events (drained to the end)."""
-        result: R | None = None
-        async for event in events:
-            if event["type"] == "result":
-                result = event["result"]
-        assert result is not None
-        return result
+        return cast(R, await final_result(events))
 
     def _store(self) -> RunStore:
         if self.store is None:
