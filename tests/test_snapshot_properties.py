@@ -285,3 +285,18 @@ def test_state_deeper_than_the_text_bound_is_captured_and_loaded_but_refused_as_
     assert target.state.get("deep") == deep and snap.to_dict()["data"]["state"] == {"deep": deep}
     with pytest.raises(SnapshotError, match=r"snapshot is not valid JSON: nested more than 512 levels deep"):
         Snapshot.from_json(snap.to_json())
+
+
+def test_a_deep_value_beside_raw_bytes_raises_only_snapshot_error() -> None:
+    """A snapshot holding raw bytes in its messages (as Strands keeps them in memory) is loaded
+    through the envelope path; a deep value elsewhere in it (deeper than the recursion limit
+    allows a recursive walk, shallower than the copy's bound) is a SnapshotError there too."""
+    image = {"image": {"format": "png", "source": {"bytes": b"\x89PNG"}}}
+    for depth in (300, 450, 600, 1_000):
+        for as_object in (False, True):
+            d = {
+                "schema_version": "1.0",
+                "scope": "agent",
+                "data": {"messages": [{"role": "user", "content": [{"text": "q"}, image, {"odd": nested(depth, as_object)}]}]},
+            }
+            _only_snapshot_errors(d)

@@ -382,13 +382,19 @@ def _enveloped(data: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _count_bytes(value: Any) -> int:
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return 1
-    if isinstance(value, dict):
-        return sum(_count_bytes(item) for item in value.values())
-    if isinstance(value, (list, tuple)):
-        return sum(_count_bytes(item) for item in value)
-    return 0
+    """How many bytes values ``value`` holds, at any depth (a loop, not recursion: a value nested
+    deeper than the interpreter's recursion limit is counted, never a ``RecursionError``)."""
+    count = 0
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (bytes, bytearray, memoryview)):
+            count += 1
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+    return count
 
 
 def copy_app_data(app_data: Any, what: str) -> dict[str, Any]:
