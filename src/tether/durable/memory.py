@@ -40,10 +40,11 @@ class MemoryStore(RowStore[_Runs, _Rows]):
     """Runs kept in this process's memory (lost when it exits); ``cipher``,
     ``redact_state_keys`` and ``max_row_bytes`` work as for :class:`~tether.durable.SQLiteStore`.
 
-    Args:
-        cipher: Encrypts every row (e.g. :class:`~tether.durable.crypto.AESGCMCipher`).
-        redact_state_keys: Agent-state keys never stored (see :mod:`tether.durable.redaction`).
-        max_row_bytes: Refuse a message or tool-result row larger than this; None: no limit."""
+    Keyword Args:
+        cipher (RowCipher | None): Encrypts every row (e.g. :class:`~tether.durable.crypto.AESGCMCipher`).
+        redact_state_keys (RedactionPolicy | Iterable[str] | None): Agent-state keys never stored
+            (see :mod:`tether.durable.redaction`).
+        max_row_bytes (int | None): Refuse a message or tool-result row larger than this; None: no limit."""
 
     def __init__(self, **options: Unpack[StoreOptions]) -> None:
         super().__init__(**options)
