@@ -121,3 +121,44 @@ def test_a_tool_is_shown_as_started_while_its_body_runs(tmp_path: Path, home: Pa
         process.wait(timeout=60)
     reader.join(timeout=60)
     assert process.returncode == 0
+
+
+REENTERED = '''
+import asyncio, signal, sys
+from tether.cli.sigint import run_cancellable
+
+
+async def forever():
+    handler = signal.getsignal(signal.SIGINT)
+    state = {"busy": False, "nested": 0}
+
+    def another_ctrl_c(frame, event, arg):  # a second Ctrl-C after each C call of the first (a lock taken...)
+        if event == "c_return" and not state["busy"]:
+            state["busy"] = True
+            state["nested"] += 1
+            handler(signal.SIGINT, None)
+            state["busy"] = False
+
+    sys.setprofile(another_ctrl_c)
+    handler(signal.SIGINT, None)  # the first Ctrl-C
+    sys.setprofile(None)
+    print("nested", state["nested"] > 0, flush=True)
+    await asyncio.Event().wait()
+
+
+print("result", run_cancellable(forever()), flush=True)
+'''
+
+
+def test_a_ctrl_c_arriving_inside_the_ctrl_c_handler_does_not_deadlock(tmp_path: Path) -> None:
+    """Python runs a signal handler between bytecodes, so a second Ctrl-C can run the handler
+    again in the middle of the first (25 presses did, now and then): the handler must take no
+    lock (a ``threading.Event`` deadlocked on its own condition). Here the handler runs again
+    after every C call of its first run, such as taking a lock."""
+    script = tmp_path / "reentered.py"
+    script.write_text(REENTERED, encoding="utf-8")
+    import sys
+
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["nested", "True", "result", "None"]

@@ -35,12 +35,16 @@ def run_cancellable(coro: Coroutine[Any, Any, T]) -> T | None:
     executor = ThreadPoolExecutor(thread_name_prefix="tether-cli")
     loop.set_default_executor(executor)  # asyncio.to_thread runs here; shut down without waiting
     task = loop.create_task(coro)
-    stopping = threading.Event()
+    stopping = False
 
     def on_sigint(signum: int, frame: FrameType | None) -> None:
-        if not stopping.is_set():
-            stopping.set()
-            loop.call_soon_threadsafe(task.cancel)
+        # Python runs a handler between bytecodes, so another Ctrl-C can run it again in the
+        # middle of this one: it takes no lock (a threading.Event deadlocked on its condition).
+        nonlocal stopping
+        if stopping:
+            return
+        stopping = True
+        loop.call_soon_threadsafe(task.cancel)
 
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
@@ -48,14 +52,14 @@ def run_cancellable(coro: Coroutine[Any, Any, T]) -> T | None:
         try:
             return loop.run_until_complete(task)
         except asyncio.CancelledError:
-            if not stopping.is_set():
+            if not stopping:
                 raise
             return None
         finally:
             _finish(loop, executor)
     finally:
         if in_main:
-            signal.signal(signal.SIGINT, signal.SIG_IGN if stopping.is_set() else previous)  # no second chance to raise
+            signal.signal(signal.SIGINT, signal.SIG_IGN if stopping else previous)  # no second chance to raise
 
 
 def _finish(loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor) -> None:
