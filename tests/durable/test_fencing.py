@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -171,28 +172,8 @@ def test_break_lease_fences_a_live_owner_and_frees_the_run(store: RunStore) -> N
 
 
 def test_a_fenced_agent_stops_before_its_next_tool(store: RunStore) -> None:
-    from tether import tool
-    from tether.models import tool_call
 
-    ran: list[str] = []
-
-    @tool
-    def first() -> str:
-        """Runs, then the run is taken over."""
-        ran.append("first")
-        store.break_lease("fenced")  # an operator's `tether unlock` while the tool runs
-        return "ok"
-
-    @tool
-    def second() -> str:
-        """Must never run: its start marker cannot be written."""
-        ran.append("second")
-        return "ok"
-
-    agent = Agent(model=ScriptedModel([tool_call("first"), tool_call("second"), "done"]), tools=[first, second], store=store)
-    with pytest.raises(LeaseLostError):
-        agent("go", run_id="fenced")
-    assert ran == ["first"]
+    assert_fenced_before_the_second_tool(store, "fenced", lambda: store.break_lease("fenced"))  # an operator's `tether unlock`
 
 
 def test_sqlite_lease_follows_the_file_not_the_path(tmp_path: Path) -> None:
@@ -323,18 +304,26 @@ def test_an_owner_whose_database_sessions_were_terminated_gets_lease_lost(pg_con
 
 
 def test_an_agent_whose_database_sessions_are_terminated_in_a_tool_stops_with_lease_lost(pg_conninfo: str) -> None:
-    from tether import tool
     from tether.durable.postgres import PostgresStore
-    from tether.models import tool_call
 
     store = PostgresStore(pg_conninfo)
+    assert_fenced_before_the_second_tool(store, "failover", lambda: terminate_sessions(pg_conninfo, sessions_of(store, "failover")))
+    store.close()
+
+
+def assert_fenced_before_the_second_tool(store: RunStore, run_id: str, take_over: Callable[[], object]) -> None:
+    """An agent whose first tool calls ``take_over`` (the run's ownership is lost meanwhile)
+    stops with LeaseLostError before its second tool starts: the start marker cannot be written."""
+    from tether import tool
+    from tether.models import tool_call
+
     ran: list[str] = []
 
     @tool
     def first() -> str:
-        """Runs, then every session of this process is ended (a failover)."""
+        """Runs, then the run is taken over."""
         ran.append("first")
-        terminate_sessions(pg_conninfo, sessions_of(store, "failover"))
+        take_over()
         return "ok"
 
     @tool
@@ -345,6 +334,5 @@ def test_an_agent_whose_database_sessions_are_terminated_in_a_tool_stops_with_le
 
     agent = Agent(model=ScriptedModel([tool_call("first"), tool_call("second"), "done"]), tools=[first, second], store=store)
     with pytest.raises(LeaseLostError):
-        agent("go", run_id="failover")
+        agent("go", run_id=run_id)
     assert ran == ["first"]
-    store.close()

@@ -20,6 +20,8 @@ import pytest
 
 from tether.durable import SQLiteStore
 
+from .test_graph_executions import FIGURES, children_total
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -61,16 +63,8 @@ def rolled_up(db: Path, run_id: str) -> tuple[dict[str, int], dict[str, int]]:
     usage was rolled up exactly once)."""
     store = SQLiteStore(db)
     try:
-        keys = ("cycle_count", "model_call_count", "tool_call_count")
-        children = dict.fromkeys((*keys, "total_tokens"), 0)
-        for summary in store.list_runs():
-            if summary.parent_run_id == run_id:
-                metrics = store.head(summary.run_id)["metrics"]  # type: ignore[index]
-                for key in keys:
-                    children[key] += metrics[key]
-                children["total_tokens"] += metrics["usage"]["total_tokens"]
         own = store.head(run_id)["metrics"]  # type: ignore[index]
-        return {**{key: own[key] for key in keys}, "total_tokens": own["usage"]["total_tokens"]}, children
+        return {**{key: own[key] for key in FIGURES}, "total_tokens": own["usage"]["total_tokens"]}, children_total(store, run_id)
     finally:
         store.close()
 
