@@ -1,0 +1,1 @@
+"""Strands' `strands.agent` on Tether (see :mod:`tether.strands`)."""

@@ -1,0 +1,1 @@
+"""Strands' `strands.agent.conversation_manager` on Tether (see :mod:`tether.strands`)."""

@@ -1,0 +1,1 @@
+"""Strands' `strands.experimental` on Tether (see :mod:`tether.strands`)."""

@@ -1,0 +1,1 @@
+"""Strands' `strands.experimental.checkpoint` on Tether (see :mod:`tether.strands`)."""

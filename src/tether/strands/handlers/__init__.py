@@ -1,0 +1,1 @@
+"""Strands' `strands.handlers` on Tether (see :mod:`tether.strands`)."""

@@ -1,0 +1,1 @@
+"""Strands' `strands.hooks` on Tether (see :mod:`tether.strands`)."""

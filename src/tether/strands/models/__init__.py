@@ -1,0 +1,1 @@
+"""Strands' `strands.models` on Tether (see :mod:`tether.strands`)."""

@@ -1,0 +1,1 @@
+"""Strands' `strands.multiagent` on Tether (see :mod:`tether.strands`)."""

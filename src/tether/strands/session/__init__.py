@@ -1,0 +1,1 @@
+"""Strands' `strands.session` on Tether (see :mod:`tether.strands`)."""

@@ -1,0 +1,1 @@
+"""Strands' `strands.tools` on Tether (see :mod:`tether.strands`)."""

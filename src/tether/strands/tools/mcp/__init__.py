@@ -1,0 +1,1 @@
+"""Strands' `strands.tools.mcp` on Tether (see :mod:`tether.strands`)."""

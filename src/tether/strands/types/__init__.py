@@ -1,0 +1,1 @@
+"""Strands' `strands.types` on Tether (see :mod:`tether.strands`)."""
