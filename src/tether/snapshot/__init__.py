@@ -16,21 +16,23 @@ The public names are re-exported here (``from tether.snapshot import Snapshot``)
 
 from __future__ import annotations
 
-from .document import SCOPE, Snapshot
+from .document import MULTI_AGENT_SCOPE, SCOPE, Snapshot
 from .fields import FIELDS, PRESETS, resolve_fields
 from .migrations import MIGRATIONS, SNAPSHOT_SCHEMA_VERSION, Migration, migrate, register_migration
 from .report import size_report
-from .validation import check_data
+from .validation import check_data, check_multi_agent_data
 
 __all__ = [
     "FIELDS",
     "MIGRATIONS",
+    "MULTI_AGENT_SCOPE",
     "PRESETS",
     "SCOPE",
     "SNAPSHOT_SCHEMA_VERSION",
     "Migration",
     "Snapshot",
     "check_data",
+    "check_multi_agent_data",
     "migrate",
     "register_migration",
     "resolve_fields",

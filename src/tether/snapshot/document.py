@@ -34,11 +34,13 @@ from .._messages import decode_message_bytes
 from ..errors import ShapeError, SnapshotError
 from .migrations import SNAPSHOT_SCHEMA_VERSION, SchemaVersion, migrate
 from .report import size_report
-from .validation import check_created_at, check_data
+from .validation import check_created_at, check_data, check_multi_agent_data
 
 SCOPE = "agent"
 """The scope of an agent's snapshot (the only one ``Agent.load_snapshot`` applies)."""
-SCOPES: tuple[str, ...] = ("agent", "multiAgent")
+MULTI_AGENT_SCOPE = "multiAgent"
+"""The scope of a graph's or swarm's snapshot (Strands' envelope: ``data`` is ``{orchestrator_id, state}``)."""
+SCOPES: tuple[str, ...] = (SCOPE, MULTI_AGENT_SCOPE)
 """Every valid scope (Strands' ``multiAgent`` snapshots are valid documents, not agent state)."""
 _KEYS = frozenset({"schema_version", "scope", "created_at", "data", "app_data"})
 
@@ -316,16 +318,20 @@ class Snapshot:
             app_data = {}
         elif not isinstance(app_data, dict):
             raise SnapshotError(f"{path}.app_data must be an object, got {type(app_data).__name__}")
-        try:
-            may_hold_bytes = check_data(data, f"{path}.data", parsed=trusted)
-        except SnapshotError:
-            # Strands' snapshots hold raw bytes in their messages in memory: as envelopes,
-            # where messages may hold bytes, they are valid.
-            enveloped = None if trusted else _enveloped(data)
-            if enveloped is None:
-                raise
-            data = enveloped
-            may_hold_bytes = check_data(data, f"{path}.data")
+        if scope == MULTI_AGENT_SCOPE:
+            check_multi_agent_data(data, f"{path}.data", parsed=trusted)
+            may_hold_bytes = False
+        else:
+            try:
+                may_hold_bytes = check_data(data, f"{path}.data", parsed=trusted)
+            except SnapshotError:
+                # Strands' snapshots hold raw bytes in their messages in memory: as envelopes,
+                # where messages may hold bytes, they are valid.
+                enveloped = None if trusted else _enveloped(data)
+                if enveloped is None:
+                    raise
+                data = enveloped
+                may_hold_bytes = check_data(data, f"{path}.data")
         try:
             frozen = freeze(data)
         except ValueError:  # exotic types (e.g. str subclasses as keys) that the checks let by

@@ -50,6 +50,22 @@ def check_data(data: dict[str, Any], path: str, *, parsed: bool = False) -> bool
         raise SnapshotError(str(exc)) from None
 
 
+def check_multi_agent_data(data: dict[str, Any], path: str, *, parsed: bool = False) -> None:
+    """Validate the ``data`` of a ``multiAgent`` snapshot (Strands' envelope of a graph or swarm
+    state): ``orchestrator_id`` (a string) and ``state`` (an object), pure JSON throughout.
+
+    The state itself is checked by the orchestrator that loads it, against its own nodes.
+    Raises :class:`SnapshotError` naming the first bad path.
+    """
+    ident = data.get("orchestrator_id")
+    if not isinstance(ident, str):
+        raise SnapshotError(f"{path}.orchestrator_id must be a string (the graph or swarm id), got {type(ident).__name__}")
+    if not isinstance(data.get("state"), dict):
+        raise SnapshotError(f"{path}.state must be an object (the orchestrator's serialized state), got {type(data.get('state')).__name__}")
+    if not parsed and not is_json(data):
+        raise SnapshotError(describe_non_json(data, path))
+
+
 def _check_fields(data: dict[str, Any], path: str, parsed: bool) -> bool:
     may_hold_bytes = False
     for name, item in data.items():
