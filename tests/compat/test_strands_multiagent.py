@@ -179,7 +179,12 @@ async def test_a_tether_graph_snapshot_mid_run_continues_in_strands() -> None:
     state = snapshot["data"]["state"]
     assert snapshot["scope"] == "multiAgent" and snapshot["data"]["orchestrator_id"] == "pipeline"
     assert snapshot["app_data"] == {"ticket": 7}
-    assert (state["type"], state["status"], state["completed_nodes"], state["next_nodes_to_execute"]) == ("graph", "executing", ["a"], ["b"])
+    assert (state["type"], state["status"], state["completed_nodes"], state["next_nodes_to_execute"]) == (
+        "graph",
+        "executing",
+        ["a"],
+        ["b"],
+    )
     assert StrandsNodeResult.from_dict(state["node_results"]["a"]).status == StrandsStatus.COMPLETED
 
     s_calls: list[str] = []

@@ -17,8 +17,8 @@ Tether's events -> Strands' (``strands.types._events``):
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Any, cast
 
 from ...errors import ConfigurationError
 from ...multiagent.base import MultiAgentBase as TetherBase
@@ -88,7 +88,7 @@ class Driver:
         answers = isinstance(task, list) and bool(task) and all(isinstance(b, dict) and "interruptResponse" in b for b in task)
         passed = None if self.resume and not answers else task
         self.resume = False
-        events = self.inner.stream_async(passed)
+        events = cast(AsyncGenerator[dict[str, Any], None], self.inner.stream_async(passed))
         try:
             async with contextlib.aclosing(events) as stream:
                 async for event in stream:
@@ -112,7 +112,12 @@ class Driver:
         if kind == "handoff":
             return [
                 *self._stop(run, event["from"]),
-                {"type": "multiagent_handoff", "from_node_ids": [event["from"]], "to_node_ids": [event["to"]], "message": event.get("message")},
+                {
+                    "type": "multiagent_handoff",
+                    "from_node_ids": [event["from"]],
+                    "to_node_ids": [event["to"]],
+                    "message": event.get("message"),
+                },
             ]
         if kind == "result":
             assert run is not None

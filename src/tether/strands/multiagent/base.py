@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from ..._sync import run_sync
 from ...errors import ResultError
@@ -84,7 +84,7 @@ class NodeResult:
         interrupts: The interrupts it waits on.
     """
 
-    result: Union[AgentResult, MultiAgentResult, Exception]
+    result: AgentResult | MultiAgentResult | Exception
     execution_time: int = 0
     status: Status = Status.PENDING
     accumulated_usage: dict[str, int] = field(default_factory=zero_usage)

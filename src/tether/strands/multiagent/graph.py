@@ -29,7 +29,7 @@ from ...multiagent.graph import _find_cycle
 from ...multiagent.state import GraphRunState
 from ...multiagent.state import GraphState as TetherGraphState
 from ._payload import graph_payload, graph_run
-from ._results import node_result, node_results, totals
+from ._results import node_results, totals
 from ._running import Driver, unsupported
 from .base import MultiAgentBase, MultiAgentResult, NodeResult, Status, zero_usage
 
@@ -393,7 +393,9 @@ def _executor(executor: Any, node_id: str) -> Any:
     if isinstance(inner, TetherGraph):
         return inner
     if isinstance(executor, MultiAgentBase):
-        raise ConfigurationError(f"node {node_id!r}: a {type(executor).__name__} cannot be a graph node on Tether (a Graph or an Agent can)")
+        raise ConfigurationError(
+            f"node {node_id!r}: a {type(executor).__name__} cannot be a graph node on Tether (a Graph or an Agent can)"
+        )
     raise ConfigurationError(f"node {node_id!r}: a graph node must be an Agent or a Graph, got {type(executor).__name__}")
 
 
