@@ -205,7 +205,7 @@ def graph_run(payload: Any, graph: TetherGraph) -> GraphRunState | None:
     frontier = _ids(payload, "next_nodes_to_execute", known)
     results = _results(payload, known)
     task = _task(payload)
-    own = _tether(payload, graph._restore)
+    own = _tether(payload, lambda data, order, where: GraphRunState.restore(data, order, known, f"graph {where}"))
     if not frontier:
         return None
     if own is not None:
@@ -231,7 +231,9 @@ def graph_run(payload: Any, graph: TetherGraph) -> GraphRunState | None:
     starts: list[str] = []
     for node_id in frontier:
         data["inputs"][node_id] = [s for s in graph.spec.sources(node_id) if s in done]
-        schedule.begin(graph.spec, data, node_id, graph._input(run, node_id), starts)
+        sources = schedule.input_sources(graph.spec, data, node_id)
+        prompt = schedule.compose_input(task, [(s, run.node_result(s).text) for s in sources])
+        schedule.begin(graph.spec, data, node_id, prompt, starts)
     run.flush()
     return run
 

@@ -67,14 +67,22 @@ class Driver:
         self.catch_failures = catch_failures
         self.resume = False
         """A state was loaded with a frontier: the next call continues it."""
+        self.reset = False
+        """A finished state was loaded: the runnable reads as never run until its next call."""
 
     def restore(self, run: GraphRunState | None) -> None:
         """Make ``run`` the state the next call continues (None: the next call starts afresh)."""
-        self.inner._current = run
+        if run is not None:
+            inner = self.inner
+            inner.load_snapshot(
+                {"type": inner.snapshot_type, "version": inner.snapshot_version, "state": run.data, inner.order_key: run.order}
+            )
         self.resume = run is not None
+        self.reset = run is None
 
     def current(self) -> GraphRunState | None:
-        return self.inner._current
+        """The state of the run started or loaded last (None: none, or a finished one was loaded)."""
+        return None if self.reset else self.inner._current
 
     async def invoke(self, task: Any) -> MultiAgentResult:
         last: dict[str, Any] | None = None
@@ -87,7 +95,7 @@ class Driver:
     async def stream(self, task: Any) -> AsyncIterator[dict[str, Any]]:
         answers = isinstance(task, list) and bool(task) and all(isinstance(b, dict) and "interruptResponse" in b for b in task)
         passed = None if self.resume and not answers else task
-        self.resume = False
+        self.resume = self.reset = False
         events = cast(AsyncGenerator[dict[str, Any], None], self.inner.stream_async(passed))
         try:
             async with contextlib.aclosing(events) as stream:

@@ -9,16 +9,23 @@ replaces the orchestrator's state: a refused snapshot changes nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...errors import SnapshotError
 from ...snapshot import MULTI_AGENT_SCOPE, SNAPSHOT_SCHEMA_VERSION, Snapshot
 
-if TYPE_CHECKING:
-    from .base import MultiAgentBase
+
+class Orchestrator(Protocol):
+    """What snapshots need of a Graph or Swarm."""
+
+    id: str
+
+    def serialize_state(self) -> dict[str, Any]: ...
+
+    def deserialize_state(self, payload: dict[str, Any]) -> None: ...
 
 
-def take_snapshot(orchestrator: MultiAgentBase, *, app_data: dict[str, Any] | None = None) -> Snapshot:
+def take_snapshot(orchestrator: Orchestrator, *, app_data: dict[str, Any] | None = None) -> Snapshot:
     """Capture ``orchestrator``'s state as a ``multiAgent`` snapshot.
 
     Args:
@@ -32,7 +39,7 @@ def take_snapshot(orchestrator: MultiAgentBase, *, app_data: dict[str, Any] | No
     )
 
 
-def load_snapshot(orchestrator: MultiAgentBase, snapshot: Snapshot | dict[str, Any]) -> None:
+def load_snapshot(orchestrator: Orchestrator, snapshot: Snapshot | dict[str, Any]) -> None:
     """Restore ``orchestrator`` from a ``multiAgent`` snapshot (Strands' or Tether's).
 
     Raises:
@@ -57,4 +64,4 @@ def load_snapshot(orchestrator: MultiAgentBase, snapshot: Snapshot | dict[str, A
     orchestrator.deserialize_state(state)
 
 
-__all__ = ["load_snapshot", "take_snapshot"]
+__all__ = ["Orchestrator", "load_snapshot", "take_snapshot"]

@@ -14,15 +14,14 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..._sync import run_sync
 from ...errors import ResultError
 from ...interrupts import Interrupt
 from ...result import AgentResult
-
-if TYPE_CHECKING:
-    from ...snapshot import Snapshot
+from ...snapshot import Snapshot
+from . import _snapshot
 
 
 class Status(Enum):
@@ -261,16 +260,12 @@ class MultiAgentBase(ABC):
 
     def take_snapshot(self, *, app_data: dict[str, Any] | None = None) -> Snapshot:
         """The orchestrator's state as a ``multiAgent`` snapshot (``data = {orchestrator_id, state}``)."""
-        from ._snapshot import take_snapshot
-
-        return take_snapshot(self, app_data=app_data)
+        return _snapshot.take_snapshot(self, app_data=app_data)
 
     def load_snapshot(self, snapshot: Snapshot | dict[str, Any]) -> None:
         """Restore a ``multiAgent`` snapshot (a :class:`~tether.Snapshot` or its dict) taken of an
         orchestrator with this id; see :func:`tether.strands.multiagent._snapshot.load_snapshot`."""
-        from ._snapshot import load_snapshot
-
-        load_snapshot(self, snapshot)
+        _snapshot.load_snapshot(self, snapshot)
 
     def add_hook(self, callback: Any, event_type: Any = None, **kwargs: Any) -> None:
         """Multi-agent hooks are not supported by Tether's graphs and swarms."""

@@ -294,7 +294,9 @@ class Graph(MultiAgentBase):
             with_context = False
 
         def evaluate(view: TetherGraphState) -> bool:
-            state = self._state(view._run)
+            run = self._driver.current()  # the run whose node just completed (``view`` reads it)
+            assert run is not None
+            state = self._state(run)
             if with_context:
                 return bool(condition(state, invocation_state=self._invocation_state))
             return bool(condition(state))
@@ -323,7 +325,7 @@ class Graph(MultiAgentBase):
     @property
     def state(self) -> GraphState:
         """The state of the run started or loaded last (Strands' ``graph.state``)."""
-        run = self._graph._current
+        run = self._driver.current()
         return GraphState(total_nodes=len(self.nodes)) if run is None else self._state(run)
 
     def _state(self, run: GraphRunState) -> GraphState:
@@ -372,7 +374,7 @@ class Graph(MultiAgentBase):
     def serialize_state(self) -> dict[str, Any]:
         """The graph's state in Strands' ``Graph.serialize_state`` shape (plus Tether's own, under
         ``tether_state``, which Strands ignores)."""
-        return graph_payload(self._graph._current, self.id)
+        return graph_payload(self._driver.current(), self.id)
 
     def deserialize_state(self, payload: dict[str, Any]) -> None:
         """Restore a Strands (or Tether) graph state: one with ``next_nodes_to_execute`` continues
