@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tether import Agent, AgentResult, ScriptedModel
+from tether import Agent, AgentResult, ScriptedModel, ToolContext, tool
 from tether.errors import ConfigurationError, SnapshotError, SnapshotException, TetherError
 from tether.models.scripted import tool_call
 from tether.strands.multiagent import (
@@ -354,3 +354,63 @@ def test_importing_the_facade_imports_no_strands_nor_provider_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_graph_nests_a_graph_as_a_node() -> None:
+    calls: list[str] = []
+    inner = GraphBuilder()
+    inner.add_node(agent("x", calls), "x")
+    outer = GraphBuilder()
+    outer.add_node(inner.build(), "inner")
+    outer.add_node(agent("y", calls), "y")
+    outer.add_edge("inner", "y")
+    result = outer.build()("task")
+    assert result.status == Status.COMPLETED and calls == ["x", "y"]
+    nested = result.results["inner"]
+    assert isinstance(nested.result, MultiAgentResult) and str(nested.result) == "x: x done"
+    assert nested.get_agent_results()[0].stop_reason == "end_turn"
+    with pytest.raises(ConfigurationError, match="Swarm cannot be a graph node"):
+        builder = GraphBuilder()
+        builder.add_node(Swarm([agent("s", [])]), "s")
+        builder.build()
+
+
+def interrupting_graph(log: list[str]) -> Any:
+    @tool
+    def approve(ctx: ToolContext, amount: int) -> str:
+        """Ask a human to approve an amount.
+
+        Args:
+            amount: The amount.
+        """
+        answer = ctx.interrupt("approval", f"approve {amount}?")
+        log.append(f"approved: {answer}")
+        return f"human said {answer}"
+
+    model = ScriptedModel([tool_call("approve", {"amount": 5}), "ask done"], stateful=True)
+    builder = GraphBuilder()
+    builder.add_node(Agent(model=model, tools=[approve], name="ask"), "ask")
+    builder.add_node(agent("after", log), "after")
+    builder.add_edge("ask", "after")
+    builder.set_graph_id("approvals")
+    return builder.build()
+
+
+def test_an_interrupted_graph_moves_through_the_envelope_and_is_answered_on_a_new_graph() -> None:
+    log: list[str] = []
+    first = interrupting_graph(log)("refund")
+    assert first.status == Status.INTERRUPTED and first.interrupted_nodes == 1
+    assert [i.name for i in first.interrupts] == ["approval"]
+    snapshot = json.loads(json.dumps(interrupting_graph(log).take_snapshot().to_dict()))
+    assert snapshot["data"]["state"]["status"] == "pending", "a new graph has not run"
+    graph = interrupting_graph(log)
+    graph("refund")
+    moved = json.loads(graph.take_snapshot().to_json())
+    state = moved["data"]["state"]
+    assert (state["status"], state["interrupted_nodes"], state["next_nodes_to_execute"]) == ("interrupted", ["ask"], ["ask"])
+    fresh = interrupting_graph(log)
+    fresh.load_snapshot(moved)
+    waiting = [i.id for i in fresh.state.results["ask"].interrupts]
+    done = fresh([{"interruptResponse": {"interruptId": i, "response": "yes"}} for i in waiting])
+    assert done.status == Status.COMPLETED
+    assert log == ["approved: yes", "after"]
