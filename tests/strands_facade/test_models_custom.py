@@ -180,7 +180,7 @@ def assert_same_runs(script: Script, prompts: list[str]) -> tuple[Any, Any]:
 
 def test_text_reasoning_and_tool_calls_give_strands_messages_stop_reasons_and_usage() -> None:
     script = [TOOL_TURN, text_turn("The sum is 3.", (20, 4))]
-    s_model, t_model = assert_same_runs(script, ["What is 1 + 2?"])
+    _, t_model = assert_same_runs(script, ["What is 1 + 2?"])
     assert len(t_model.calls) == 2
     second = t_model.calls[1]
     assert second["system_prompt"] == "Be brief." and second["system_prompt_content"] == [{"text": "Be brief."}]
@@ -197,14 +197,14 @@ def test_several_invocations_accumulate_usage_as_strands() -> None:
 
 def test_a_throttled_call_is_retried_as_strands_retries_it() -> None:
     script = [ModelThrottledException("slow down"), ModelThrottledException("still"), text_turn("Done.", (4, 2))]
-    s_model, t_model = assert_same_runs(script, ["go"])
+    _, t_model = assert_same_runs(script, ["go"])
     assert len(t_model.calls) == 3
 
 
 def test_an_overflow_makes_the_conversation_manager_reduce_and_retry() -> None:
     first = [TOOL_TURN, text_turn("The sum is 3.", (20, 4))]
     script = [*first, ContextWindowOverflowException("too long"), text_turn("Fine.", (2, 1))]
-    s_model, t_model = assert_same_runs(script, ["What is 1 + 2?", "and now?"])
+    _, t_model = assert_same_runs(script, ["What is 1 + 2?", "and now?"])
     assert len(t_model.calls[-1]["messages"]) < len(t_model.calls[-2]["messages"])
 
 
@@ -380,7 +380,7 @@ def test_without_tools_the_model_gets_none_and_the_invocation_state_the_facade_s
 
 def test_a_model_yielding_garbage_is_a_model_response_error_naming_it() -> None:
     model = script_model_class(FacadeModel)([["not an event"]])
-    with pytest.raises(ModelResponseError, match="ScriptModel.stream\\(\\) yielded str"):
+    with pytest.raises(ModelResponseError, match=r"ScriptModel.stream\(\) yielded str"):
         collect(model)
     model = script_model_class(FacadeModel)([[{"contentBlockDelta": {}}]])
     with pytest.raises(ModelResponseError, match="malformed contentBlockDelta"):
@@ -442,8 +442,5 @@ def test_a_stream_that_is_not_async_is_a_configuration_error() -> None:
         def stream(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
             return [{"messageStop": {"stopReason": "end_turn"}}]
 
-    with pytest.raises(tether.errors.ConfigurationError, match="Sync.stream\\(\\) returned list"):
+    with pytest.raises(tether.errors.ConfigurationError, match=r"Sync.stream\(\) returned list"):
         collect(Sync())
-
-
-

@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,20 @@ from tether.strands.models import Model as FacadeModel
 from tether.strands.models._adapt import to_tether_model
 from tether.strands.models.bedrock import DEFAULT_BEDROCK_MODEL_ID
 
-from ..models.conftest import ReplayServer, replay, require  # noqa: F401 (replay is a fixture)
+from ..models.conftest import ReplayServer, require
 from ..models.test_bedrock import add_stream
 
 SRC = Path(tether.__file__).resolve().parent.parent
 PROMPT: Any = [{"role": "user", "content": [{"text": "What is 12 * 34 + 5?"}]}]
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    """The replay server of ``tests/models`` (its fixture lives in that package's conftest)."""
+    replay = ReplayServer()
+    replay.start()
+    yield replay
+    replay.stop()
 
 
 def request(**overrides: Any) -> Any:
@@ -64,7 +74,11 @@ def test_no_model_is_strands_default_bedrock_model() -> None:
 
 @pytest.mark.parametrize(
     "model_id",
-    ["us.anthropic.claude-sonnet-4-5-20250929-v1:0", "openai.gpt-oss-120b-1:0", "arn:aws:bedrock:us-east-1:123456789012:inference-profile/x"],
+    [
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "openai.gpt-oss-120b-1:0",
+        "arn:aws:bedrock:us-east-1:123456789012:inference-profile/x",
+    ],
 )
 def test_a_bare_string_is_a_bedrock_model_id_as_in_strands(model_id: str) -> None:
     model = to_tether_model(model_id)
@@ -89,7 +103,7 @@ def test_providers_pass_as_they_are_and_are_strands_models() -> None:
 
 
 def test_anything_else_is_a_configuration_error() -> None:
-    with pytest.raises(ConfigurationError, match="model must be a Model .* got int"):
+    with pytest.raises(ConfigurationError, match=r"model must be a Model .* got int"):
         to_tether_model(42)
 
 
@@ -174,31 +188,31 @@ def test_bedrock_region_defaults_are_strands(monkeypatch: pytest.MonkeyPatch, tm
     assert BedrockModel(region_name="ap-south-1")._client().meta.region_name == "ap-south-1"
 
 
-def test_a_strands_bedrock_model_runs_a_tether_agent_against_bedrock(replay: ReplayServer) -> None:
+def test_a_strands_bedrock_model_runs_a_tether_agent_against_bedrock(server: ReplayServer) -> None:
     require("boto3", "pip install boto3")
     import boto3
 
     session = boto3.Session(aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="wJalrXUtnFEMI/K7MDENG", region_name="us-west-2")
-    model = BedrockModel(boto_session=session, endpoint_url=replay.url, model_id="anthropic.claude-x", max_tokens=256, temperature=0)
-    add_stream(replay, "bedrock_text.json")
+    model = BedrockModel(boto_session=session, endpoint_url=server.url, model_id="anthropic.claude-x", max_tokens=256, temperature=0)
+    add_stream(server, "bedrock_text.json")
     result = tether.Agent(model=to_tether_model(model))("What is 12 * 34 + 5?")
     assert str(result).strip() == "12 * 34 + 5 is 413."
     assert result.metrics.usage == {"input_tokens": 21, "output_tokens": 12, "total_tokens": 33}
-    sent = replay.requests[0]
+    sent = server.requests[0]
     assert sent.path == "/model/anthropic.claude-x/converse-stream"
     assert sent.json()["inferenceConfig"] == {"maxTokens": 256, "temperature": 0}
 
 
-async def test_bedrock_throttling_is_tethers_retryable_error(replay: ReplayServer) -> None:
+async def test_bedrock_throttling_is_tethers_retryable_error(server: ReplayServer) -> None:
     require("boto3", "pip install boto3")
     import boto3
 
     from ..models.conftest import fixture_json
 
     recorded = fixture_json("bedrock_throttling.json")
-    replay.add(recorded["status"], json.dumps(recorded["body"]), recorded.get("headers", {}))
+    server.add(recorded["status"], json.dumps(recorded["body"]), recorded.get("headers", {}))
     session = boto3.Session(aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="wJalrXUtnFEMI/K7MDENG", region_name="us-west-2")
-    model = BedrockModel(boto_session=session, endpoint_url=replay.url)
+    model = BedrockModel(boto_session=session, endpoint_url=server.url)
     with pytest.raises(ModelThrottledError):
         async for _ in model.stream(request()):
             pass
@@ -207,13 +221,17 @@ async def test_bedrock_throttling_is_tethers_retryable_error(replay: ReplayServe
 # -- OpenAIModel ---------------------------------------------------------------------------
 
 
-async def test_openai_client_args_model_id_and_params_reach_the_request(replay: ReplayServer) -> None:
+async def test_openai_client_args_model_id_and_params_reach_the_request(server: ReplayServer) -> None:
     require("openai", "pip install openai")
-    replay.add_sse("openai_tool_calls.sse")
-    model = OpenAIModel(client_args={"api_key": "sk-test", "base_url": f"{replay.url}/v1", "timeout": 5}, model_id="gpt-4o-mini", params={"max_tokens": 50, "temperature": 0})
+    server.add_sse("openai_tool_calls.sse")
+    model = OpenAIModel(
+        client_args={"api_key": "sk-test", "base_url": f"{server.url}/v1", "timeout": 5},
+        model_id="gpt-4o-mini",
+        params={"max_tokens": 50, "temperature": 0},
+    )
     events = [event async for event in model.stream(request())]
     assert {"messageStop": {"stopReason": "tool_use"}} in events
-    sent = replay.requests[0]
+    sent = server.requests[0]
     assert sent.path == "/v1/chat/completions" and sent.headers["authorization"] == "Bearer sk-test"
     body = sent.json()
     assert (body["model"], body["max_tokens"], body["temperature"]) == ("gpt-4o-mini", 50, 0)
@@ -221,15 +239,15 @@ async def test_openai_client_args_model_id_and_params_reach_the_request(replay: 
     assert model.client_args["api_key"] == "sk-test"
 
 
-async def test_openai_uses_a_given_client_and_takes_strands_stream_arguments(replay: ReplayServer) -> None:
+async def test_openai_uses_a_given_client_and_takes_strands_stream_arguments(server: ReplayServer) -> None:
     openai = require("openai", "pip install openai")
-    replay.add_sse("openai_tool_calls.sse")
-    client = openai.AsyncOpenAI(api_key="sk-given", base_url=f"{replay.url}/v1", max_retries=0)
+    server.add_sse("openai_tool_calls.sse")
+    client = openai.AsyncOpenAI(api_key="sk-given", base_url=f"{server.url}/v1", max_retries=0)
     model = OpenAIModel(client=client, model_id="gpt-4o")
     model.preflight()  # no key needed: the client has one
     events = [event async for event in model.stream(PROMPT, None, "Be brief.")]
     assert events[0] == {"messageStart": {"role": "assistant"}}
-    sent = replay.requests[0]
+    sent = server.requests[0]
     assert sent.headers["authorization"] == "Bearer sk-given"
     assert sent.json()["messages"][0] == {"role": "system", "content": "Be brief."}
 
@@ -248,15 +266,17 @@ def test_openai_arguments_strands_refuses_or_tether_lacks() -> None:
 # -- AnthropicModel ------------------------------------------------------------------------
 
 
-async def test_anthropic_config_reaches_the_request_and_a_tether_agent_runs_it(replay: ReplayServer) -> None:
+async def test_anthropic_config_reaches_the_request_and_a_tether_agent_runs_it(server: ReplayServer) -> None:
     require("anthropic", "pip install anthropic")
-    replay.add_sse("anthropic_text.sse")
-    model = AnthropicModel(client_args={"api_key": "sk-ant", "base_url": replay.url}, model_id="claude-x", max_tokens=77, params={"stop_sequences": ["END"]})
+    server.add_sse("anthropic_text.sse")
+    model = AnthropicModel(
+        client_args={"api_key": "sk-ant", "base_url": server.url}, model_id="claude-x", max_tokens=77, params={"stop_sequences": ["END"]}
+    )
     result = await tether.Agent(model=to_tether_model(model)).invoke_async("hi")
     assert result.stop_reason == "end_turn" and result.metrics.usage["total_tokens"] > 0
-    body = replay.requests[0].json()
+    body = server.requests[0].json()
     assert (body["model"], body["max_tokens"], body["stop_sequences"]) == ("claude-x", 77, ["END"])
-    assert "sk-ant" in replay.requests[0].headers["authorization"]
+    assert "sk-ant" in server.requests[0].headers["authorization"]
 
 
 def test_anthropic_needs_model_id_and_max_tokens_and_refuses_what_tether_lacks() -> None:
@@ -272,18 +292,20 @@ def test_anthropic_needs_model_id_and_max_tokens_and_refuses_what_tether_lacks()
 # -- LlamaCppModel -------------------------------------------------------------------------
 
 
-async def test_llamacpp_talks_to_the_servers_openai_endpoint_with_strands_params(replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_llamacpp_talks_to_the_servers_openai_endpoint_with_strands_params(
+    server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     require("openai", "pip install openai")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-of-openai")
-    replay.add_sse("openai_tool_calls.sse")
+    server.add_sse("openai_tool_calls.sse")
     params = {"temperature": 0.1, "max_tokens": 64, "top_k": 5, "repeat_penalty": 1.1, "grammar": 'root ::= "x"'}
-    model = LlamaCppModel(base_url=f"{replay.url}/", params=params, cache_config=object())
+    model = LlamaCppModel(base_url=f"{server.url}/", params=params, cache_config=object())
     assert [event async for event in model.stream(request())]
-    sent = replay.requests[0]
+    sent = server.requests[0]
     assert sent.path == "/v1/chat/completions"
     assert "sk-secret-of-openai" not in sent.headers.get("authorization", "")
     body = sent.json()
     assert body["model"] == "default"
     assert {key: body[key] for key in params} == params  # llama.cpp's own beside OpenAI's, as Strands sends them
     assert body["cache_prompt"] is True
-    assert model.model_id == f"openai-compatible:{replay.url}/v1:default"
+    assert model.model_id == f"openai-compatible:{server.url}/v1:default"

@@ -7,7 +7,7 @@ agent passes to :class:`tether.Agent`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ...errors import ConfigurationError
 from ...models.base import Model
@@ -41,14 +41,14 @@ def to_tether_model(model: Any) -> Model | None:
     from .bedrock import BedrockModel
 
     if model is None or model == "":
-        return BedrockModel()
+        return cast(Model, BedrockModel())
     if isinstance(model, str):
         head, _, _ = model.strip().partition(":")
         if head in PROVIDERS:
             return from_string(model)
-        return BedrockModel(model_id=model)
+        return cast(Model, BedrockModel(model_id=model))
     if isinstance(model, StrandsProvider):
-        return model  # type: ignore[return-value]
+        return cast(Model, model)
     if is_strands_model(model):
         return CustomModel(model)
     if isinstance(model, Model):

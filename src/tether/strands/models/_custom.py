@@ -27,9 +27,7 @@ from ...types import ModelRequest, StreamEvent
 
 _log = logging.getLogger(__name__)
 
-INVOCATION_STATE: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
-    "tether_strands_invocation_state", default=None
-)
+INVOCATION_STATE: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("tether_strands_invocation_state", default=None)
 """The ``invocation_state`` a custom model's ``stream`` receives: the facade's agent sets it for
 the duration of an invocation (Strands passes the keyword arguments the agent was called with);
 unset, the model receives ``{}``."""
@@ -47,8 +45,7 @@ def is_strands_model(value: Any) -> bool:
     """True for an instance of a Strands ``Model`` subclass: this facade's or the real package's
     (recognised by the base class's name and module, so ``strands`` is never imported here)."""
     return any(
-        cls.__name__ == "Model" and cls.__module__ in ("strands.models.model", "tether.strands.models.model")
-        for cls in type(value).__mro__
+        cls.__name__ == "Model" and cls.__module__ in ("strands.models.model", "tether.strands.models.model") for cls in type(value).__mro__
     )
 
 

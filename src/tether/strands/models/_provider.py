@@ -67,7 +67,7 @@ class StrandsProvider(Model):
         """Set the Tether provider's attributes from :attr:`config`."""
         raise NotImplementedError
 
-    def stream(  # type: ignore[override]
+    def stream(
         self,
         messages: Any,
         tool_specs: list[Any] | None = None,
@@ -82,7 +82,9 @@ class StrandsProvider(Model):
         if isinstance(messages, dict):
             request: ModelRequest = messages  # type: ignore[assignment]
         else:
-            blocks = system_prompt_content if system_prompt_content is not None else ([{"text": system_prompt}] if system_prompt else None)
+            blocks: Any = (
+                system_prompt_content if system_prompt_content is not None else ([{"text": system_prompt}] if system_prompt else None)
+            )
             state = kwargs.get("model_state")
             request = {
                 "messages": list(messages),
@@ -91,7 +93,8 @@ class StrandsProvider(Model):
                 "tool_choice": tool_choice,
                 "model_state": state if isinstance(state, dict) else {},
             }
-        tether_stream: Any = super(Model, self).stream  # the Tether provider's: the MRO goes on past Model to it
+        # The Tether provider's stream: the MRO goes on past Model to the provider class.
+        tether_stream: Any = super(Model, self).stream  # type: ignore[misc]
         return tether_stream(request)  # type: ignore[no-any-return]
 
     async def structured_output(

@@ -9,7 +9,8 @@ the first request (Strands makes its client at construction).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ...errors import ConfigurationError
 from ...models.anthropic import AnthropicModel as _TetherAnthropicModel
@@ -20,7 +21,7 @@ from .model import BaseModelConfig
 _CACHING = "put a cachePoint block in the system prompt or the messages instead"
 
 
-class AnthropicModel(StrandsProvider, _TetherAnthropicModel):
+class AnthropicModel(StrandsProvider, _TetherAnthropicModel):  # type: ignore[misc]  # stream takes Tether\'s request or Strands\' arguments
     """A Claude model through the Anthropic API, configured as Strands' ``AnthropicModel``.
 
     Args:
@@ -45,7 +46,7 @@ class AnthropicModel(StrandsProvider, _TetherAnthropicModel):
 
     _keys = frozenset(AnthropicConfig.__annotations__) | frozenset(BaseModelConfig.__annotations__)
     _label = "AnthropicModel"
-    _unsupported = {
+    _unsupported: ClassVar[Mapping[str, str]] = {
         "cache_config": _CACHING,
         "cache_tools": _CACHING,
         "anthropic_tools": "Anthropic server-side tools are not sent by Tether",

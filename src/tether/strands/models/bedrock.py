@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from ...errors import ConfigurationError
 from ...models._format import import_sdk
@@ -28,7 +28,7 @@ DEFAULT_BEDROCK_REGION = "us-west-2"
 _CACHING = "put a cachePoint block in the system prompt or the messages instead"
 
 
-class BedrockModel(StrandsProvider, _TetherBedrockModel):
+class BedrockModel(StrandsProvider, _TetherBedrockModel):  # type: ignore[misc]  # stream takes Tether\'s request or Strands\' arguments
     """An Amazon Bedrock model, configured as Strands' ``BedrockModel``.
 
     Args:
@@ -77,7 +77,7 @@ class BedrockModel(StrandsProvider, _TetherBedrockModel):
 
     _keys = frozenset(BedrockConfig.__annotations__) | frozenset(BaseModelConfig.__annotations__)
     _label = "BedrockModel"
-    _unsupported = {
+    _unsupported: ClassVar[Mapping[str, str]] = {
         **{
             key: "Bedrock guardrails are not applied by Tether; configure them on the model's inference profile"
             for key in BedrockConfig.__annotations__
@@ -125,7 +125,12 @@ class BedrockModel(StrandsProvider, _TetherBedrockModel):
         self.model = str(config["model_id"])
         self.inference_config = {
             key: config[name]
-            for key, name in (("maxTokens", "max_tokens"), ("temperature", "temperature"), ("topP", "top_p"), ("stopSequences", "stop_sequences"))
+            for key, name in (
+                ("maxTokens", "max_tokens"),
+                ("temperature", "temperature"),
+                ("topP", "top_p"),
+                ("stopSequences", "stop_sequences"),
+            )
             if config.get(name) is not None
         }
         self.additional_request_fields = dict(config.get("additional_request_fields") or {})

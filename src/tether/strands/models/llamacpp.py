@@ -10,7 +10,8 @@ split as Strands splits them: OpenAI's parameters go as such, llama.cpp's own (`
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ...models._format import import_sdk
 from ...models.openai import OpenAIModel as _TetherOpenAIModel
@@ -18,12 +19,24 @@ from ._provider import StrandsProvider
 from .model import BaseModelConfig
 
 OPENAI_PARAMS = frozenset(
-    {"temperature", "max_tokens", "top_p", "frequency_penalty", "presence_penalty", "stop", "seed", "n", "logprobs", "top_logprobs", "response_format"}
+    {
+        "temperature",
+        "max_tokens",
+        "top_p",
+        "frequency_penalty",
+        "presence_penalty",
+        "stop",
+        "seed",
+        "n",
+        "logprobs",
+        "top_logprobs",
+        "response_format",
+    }
 )
 """The ``params`` Strands sends as OpenAI parameters; every other one goes in the body as llama.cpp's."""
 
 
-class LlamaCppModel(StrandsProvider, _TetherOpenAIModel):
+class LlamaCppModel(StrandsProvider, _TetherOpenAIModel):  # type: ignore[misc]  # stream takes Tether\'s request or Strands\' arguments
     """A model served by llama.cpp's server, configured as Strands' ``LlamaCppModel``.
 
     Args:
@@ -43,9 +56,11 @@ class LlamaCppModel(StrandsProvider, _TetherOpenAIModel):
 
     _keys = frozenset(LlamaCppConfig.__annotations__) | frozenset(BaseModelConfig.__annotations__)
     _label = "LlamaCppModel"
-    _unsupported = {"use_native_token_count": "Tether does not count tokens before a request"}
+    _unsupported: ClassVar[Mapping[str, str]] = {"use_native_token_count": "Tether does not count tokens before a request"}
 
-    def __init__(self, base_url: str = "http://localhost:8080", timeout: float | tuple[float, ...] | None = None, **model_config: Any) -> None:
+    def __init__(
+        self, base_url: str = "http://localhost:8080", timeout: float | tuple[float, ...] | None = None, **model_config: Any
+    ) -> None:
         self.server_url = base_url.rstrip("/")
         self.timeout = timeout
         _TetherOpenAIModel.__init__(self, "default", api_key="no-key", base_url=f"{self.server_url}/v1")

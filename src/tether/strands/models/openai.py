@@ -8,7 +8,8 @@ pre-built ``client`` is used as given. The SDK is imported at the first request.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ...errors import ConfigurationError
 from ...models.openai import OpenAIModel as _TetherOpenAIModel
@@ -17,7 +18,7 @@ from ._provider import StrandsProvider
 from .model import BaseModelConfig
 
 
-class OpenAIModel(StrandsProvider, _TetherOpenAIModel):
+class OpenAIModel(StrandsProvider, _TetherOpenAIModel):  # type: ignore[misc]  # stream takes Tether\'s request or Strands\' arguments
     """An OpenAI (or OpenAI-compatible) chat model, configured as Strands' ``OpenAIModel``.
 
     Args:
@@ -43,7 +44,9 @@ class OpenAIModel(StrandsProvider, _TetherOpenAIModel):
 
     _keys = frozenset(OpenAIConfig.__annotations__) | frozenset(BaseModelConfig.__annotations__)
     _label = "OpenAIModel"
-    _unsupported = {"cache_config": "OpenAI caches prompt prefixes by itself; set params={'prompt_cache_key': ...} to route it"}
+    _unsupported: ClassVar[Mapping[str, str]] = {
+        "cache_config": "OpenAI caches prompt prefixes by itself; set params={'prompt_cache_key': ...} to route it"
+    }
 
     def __init__(
         self,
@@ -59,9 +62,7 @@ class OpenAIModel(StrandsProvider, _TetherOpenAIModel):
         args = dict(client_args or {})
         api_key = args.pop("api_key", None)
         base_url = args.pop("base_url", None)
-        _TetherOpenAIModel.__init__(
-            self, "", api_key=api_key, base_url=str(base_url) if base_url is not None else None, client_args=args
-        )
+        _TetherOpenAIModel.__init__(self, "", api_key=api_key, base_url=str(base_url) if base_url is not None else None, client_args=args)
         self.client_args = dict(client_args or {})
         self._custom_client = client
         self.config = {}
