@@ -444,3 +444,20 @@ def test_a_stream_that_is_not_async_is_a_configuration_error() -> None:
 
     with pytest.raises(tether.errors.ConfigurationError, match=r"Sync.stream\(\) returned list"):
         collect(Sync())
+
+
+def test_a_throttling_error_raised_by_the_stream_call_itself_is_mapped_too() -> None:
+    class Eager(FacadeModel):
+        def update_config(self, **model_config: Any) -> None: ...
+
+        def get_config(self) -> Any:
+            return {}
+
+        async def structured_output(self, *args: Any, **kwargs: Any) -> Any:
+            yield {}
+
+        def stream(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+            raise ModelThrottledException("refused before streaming")
+
+    with pytest.raises(ModelThrottledError, match="refused before streaming"):
+        collect(Eager())

@@ -79,24 +79,25 @@ class CustomModel:
         texts = [block["text"] for block in blocks or [] if "text" in block]
         model_state = copy.deepcopy(request["model_state"])
         before = copy.deepcopy(model_state)
-        events = self.model.stream(
-            strands_messages(request["messages"]),
-            copy.deepcopy(request["tool_specs"]) or None,
-            "\n".join(texts) if texts else None,
-            tool_choice=copy.deepcopy(request["tool_choice"]),
-            system_prompt_content=blocks,
-            invocation_state=INVOCATION_STATE.get() or {},
-            model_state=model_state,
-            cancel_signal=None,
-            agent_metadata=None,
-        )
-        if not hasattr(events, "__aiter__"):
-            raise ConfigurationError(
-                f"{type(self.model).__name__}.stream() returned {type(events).__name__}, not an async iterable; "
-                "define it with async def and yield the events"
-            )
-        fold = _StrandsFold(type(self.model).__name__)
+        events: Any = None
         try:
+            events = self.model.stream(
+                strands_messages(request["messages"]),
+                copy.deepcopy(request["tool_specs"]) or None,
+                "\n".join(texts) if texts else None,
+                tool_choice=copy.deepcopy(request["tool_choice"]),
+                system_prompt_content=blocks,
+                invocation_state=INVOCATION_STATE.get() or {},
+                model_state=model_state,
+                cancel_signal=None,
+                agent_metadata=None,
+            )
+            if not hasattr(events, "__aiter__"):
+                raise ConfigurationError(
+                    f"{type(self.model).__name__}.stream() returned {type(events).__name__}, not an async iterable; "
+                    "define it with async def and yield the events"
+                )
+            fold = _StrandsFold(type(self.model).__name__)
             async for event in events:
                 for out in fold.feed(event):
                     yield out
