@@ -180,12 +180,12 @@ def test_bedrock_region_defaults_are_strands(monkeypatch: pytest.MonkeyPatch, tm
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    ours = BedrockModel()._client().meta.region_name
+    ours = BedrockModel().client.meta.region_name
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         theirs = strands_bedrock.BedrockModel().client.meta.region_name
     assert ours == theirs == expected
-    assert BedrockModel(region_name="ap-south-1")._client().meta.region_name == "ap-south-1"
+    assert BedrockModel(region_name="ap-south-1").client.meta.region_name == "ap-south-1"
 
 
 def test_a_strands_bedrock_model_runs_a_tether_agent_against_bedrock(server: ReplayServer) -> None:

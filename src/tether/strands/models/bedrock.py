@@ -143,6 +143,11 @@ class BedrockModel(StrandsProvider, _TetherBedrockModel):  # type: ignore[misc] 
         kwargs.update(self.config.get("additional_args") or {})
         return kwargs
 
+    @property
+    def client(self) -> Any:
+        """The ``bedrock-runtime`` client, as Strands' ``model.client`` (made on first use here)."""
+        return self._client()
+
     def _client(self) -> Any:
         # Strands' region order: the argument, the session's, AWS_REGION, then us-west-2 (Tether's
         # own provider falls back to us-east-1); settled once, with boto3 imported only now.
