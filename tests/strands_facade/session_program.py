@@ -53,8 +53,7 @@ def plain(messages: list[Any]) -> list[dict[str, Any]]:
 
 
 def run_tether(manager_kind: str, directory: str, log: str, crash: bool) -> dict[str, Any]:
-    from tether import Agent, tool
-    from tether.models import ScriptedModel
+    from tether import tool
     from tether.strands.session import FileSessionManager, SnapshotSessionManager
     from tether.strands.storage import LocalFileStorage
 
@@ -72,11 +71,19 @@ def run_tether(manager_kind: str, directory: str, log: str, crash: bool) -> dict
         manager = FileSessionManager(session_id="s1", storage_dir=directory)
     else:
         manager = SnapshotSessionManager("s1", storage=LocalFileStorage(directory))
-    agent = Agent(model=ScriptedModel([respond] * 20), tools=[step], agent_id="default", name="default")
+    agent = tether_agent(step)
     run_id = attach(agent, manager)
     result = call(agent, run_id, PROMPT)
     text = "".join(b.get("text", "") for b in result.message["content"]) if result.message else ""
     return {"text": text, "stop_reason": result.stop_reason, "messages": plain(agent.messages)}
+
+
+def tether_agent(*tools: Any, **kwargs: Any) -> Any:
+    """A ``tether.Agent`` answering with :func:`respond` (agent id ``default``, as Strands' default)."""
+    from tether import Agent
+    from tether.models import ScriptedModel
+
+    return Agent(model=ScriptedModel([respond] * 50), tools=list(tools), agent_id="default", name="default", **kwargs)
 
 
 def attach(agent: Any, manager: Any) -> str | None:
@@ -103,11 +110,9 @@ def call(agent: Any, run_id: str | None, prompt: Any) -> Any:
     return result
 
 
-def run_strands(manager_kind: str, directory: str, log: str, crash: bool) -> dict[str, Any]:
-    from strands import Agent, tool
+def strands_model() -> Any:
+    """The model :func:`respond` as a ``strands.models.Model`` subclass (imports strands)."""
     from strands.models import Model
-    from strands.session import FileSessionManager, SnapshotSessionManager
-    from strands.storage import LocalFileStorage
 
     class FakeModel(Model):  # type: ignore[misc]
         def update_config(self, **model_config: Any) -> None:
@@ -135,6 +140,14 @@ def run_strands(manager_kind: str, directory: str, log: str, crash: bool) -> dic
             yield {"messageStop": {"stopReason": stop}}
             yield {"metadata": {"usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}, "metrics": {"latencyMs": 0}}}
 
+    return FakeModel()
+
+
+def run_strands(manager_kind: str, directory: str, log: str, crash: bool) -> dict[str, Any]:
+    from strands import Agent, tool
+    from strands.session import FileSessionManager, SnapshotSessionManager
+    from strands.storage import LocalFileStorage
+
     @tool
     def step(n: int) -> str:
         """One step of the computation.
@@ -149,7 +162,7 @@ def run_strands(manager_kind: str, directory: str, log: str, crash: bool) -> dic
         manager = FileSessionManager(session_id="s1", storage_dir=directory)
     else:
         manager = SnapshotSessionManager("s1", storage=LocalFileStorage(directory))
-    agent = Agent(model=FakeModel(), tools=[step], session_manager=manager, callback_handler=None)
+    agent = Agent(model=strands_model(), tools=[step], session_manager=manager, callback_handler=None)
     result = agent(PROMPT)
     text = "".join(b.get("text", "") for b in result.message["content"])
     return {"text": text, "stop_reason": result.stop_reason, "messages": plain(agent.messages)}
