@@ -54,6 +54,9 @@ def tether_session_agent(directory: Path, **kwargs: Any) -> tuple[Any, str | Non
     return agent, attach(agent, FileSessionManager(session_id="s1", storage_dir=str(directory)))
 
 
+AGENT = "session_s1/agents/agent_default"
+
+
 def agent_dir(directory: Path) -> Path:
     return directory / "session_s1" / "agents" / "agent_default"
 
@@ -93,7 +96,7 @@ def test_tether_writes_the_files_strands_writes(tmp_path: Path) -> None:
         return sorted(str(p.relative_to(root)) for p in root.rglob("*") if "tether" not in p.relative_to(root).parts)
 
     assert layout(tmp_path / "tether") == layout(tmp_path / "strands")
-    for name in ["session_s1/session.json", "session_s1/agents/agent_default/agent.json", "session_s1/agents/agent_default/messages/message_1.json"]:
+    for name in ["session_s1/session.json", f"{AGENT}/agent.json", f"{AGENT}/messages/message_1.json"]:
         theirs, ours = (json.loads((tmp_path / side / name).read_text()) for side in ("strands", "tether"))
         assert sorted(ours) == sorted(theirs), name
     theirs, ours = (json.loads((agent_dir(tmp_path / side) / "agent.json").read_text()) for side in ("strands", "tether"))

@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ..types.session import Session, SessionAgent, SessionException, SessionMessage
+from ..types.session import Session, SessionAgent, SessionException, SessionMessage, SessionRecordError
 from .repository_session_manager import RepositorySessionManager
 from .session_repository import SessionRepository
 
@@ -112,7 +112,7 @@ class FileSessionManager(RepositorySessionManager, SessionRepository):
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise SessionException(f"Invalid JSON in file {path}: {e}") from None
         if not isinstance(data, dict):
-            raise SessionException(f"{path}: not a Strands session file (a JSON object expected, got {type(data).__name__})")
+            raise SessionRecordError(f"{path}: not a Strands session file (a JSON object expected, got {type(data).__name__})")
         return cast(dict[str, Any], data)
 
     def _write_file(self, path: str, data: dict[str, Any]) -> None:
@@ -138,16 +138,16 @@ class FileSessionManager(RepositorySessionManager, SessionRepository):
         """Refuse a file whose required fields are missing or of the wrong type, naming it."""
         for name, kind in required.items():
             if name not in data:
-                raise SessionException(f"{path}: field {name!r} is missing (not a Strands session file?)")
+                raise SessionRecordError(f"{path}: field {name!r} is missing (not a Strands session file?)")
             value = data[name]
             if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-                raise SessionException(f"{path}: field {name!r} has the wrong type ({type(value).__name__})")
+                raise SessionRecordError(f"{path}: field {name!r} has the wrong type ({type(value).__name__})")
 
     def _decoded(self, path: str, build: Any, data: dict[str, Any]) -> Any:
         try:
             return build(data)
         except (ValueError, TypeError) as exc:
-            raise SessionException(f"{path}: {exc}") from None
+            raise SessionRecordError(f"{path}: {exc}") from None
 
     # -- SessionRepository ------------------------------------------------------------------
 
@@ -187,7 +187,7 @@ class FileSessionManager(RepositorySessionManager, SessionRepository):
         data = self._read_file(path)
         self._fields(path, data, {"agent_id": str, "state": dict, "conversation_manager_state": dict})
         if "_internal_state" in data and not isinstance(data["_internal_state"], dict):
-            raise SessionException(f"{path}: field '_internal_state' has the wrong type ({type(data['_internal_state']).__name__})")
+            raise SessionRecordError(f"{path}: field '_internal_state' has the wrong type ({type(data['_internal_state']).__name__})")
         return cast(SessionAgent, self._decoded(path, SessionAgent.from_dict, data))
 
     def update_agent(self, session_id: str, session_agent: SessionAgent, **kwargs: Any) -> None:
@@ -205,7 +205,7 @@ class FileSessionManager(RepositorySessionManager, SessionRepository):
         data = self._read_file(path)
         self._fields(path, data, {"message": dict, "message_id": int})
         if data.get("redact_message") is not None and not isinstance(data["redact_message"], dict):
-            raise SessionException(f"{path}: field 'redact_message' has the wrong type ({type(data['redact_message']).__name__})")
+            raise SessionRecordError(f"{path}: field 'redact_message' has the wrong type ({type(data['redact_message']).__name__})")
         return cast(SessionMessage, self._decoded(path, SessionMessage.from_dict, data))
 
     def read_message(self, session_id: str, agent_id: str, message_id: int, **kwargs: Any) -> SessionMessage | None:

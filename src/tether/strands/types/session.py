@@ -36,6 +36,11 @@ class SessionException(StoreError, ValueError):
     """
 
 
+class SessionRecordError(SessionException, TypeError):
+    """A session file holds JSON that is not a record of its kind (a foreign file: fields
+    missing or of the wrong type). Also a ``TypeError``, which Strands raises for it."""
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat()
 
@@ -197,6 +202,7 @@ __all__ = [
     "SessionAgent",
     "SessionException",
     "SessionMessage",
+    "SessionRecordError",
     "SessionType",
     "decode_bytes_values",
     "encode_bytes_values",
