@@ -13,6 +13,7 @@ import pytest
 from tests.strands_facade.session_program import PROMPT, attach, call, plain, strands_model, tether_agent
 from tether import tool
 from tether.conversation import SlidingWindowConversationManager
+from tether.hooks import BeforeToolCall
 from tether.strands.session import FileSessionManager
 from tether.strands.session._durable import RESUME, RESUME_THEN_SEND, SEND, plan_call, session_run_id
 
@@ -172,3 +173,63 @@ def test_run_ids_are_valid_and_distinct_for_any_session_and_agent_id() -> None:
     for run_id in ids:
         assert validate_run_id(run_id) == run_id
     assert session_run_id("s1", "default") == "strands.s1.default"
+
+
+def test_a_non_idempotent_call_in_doubt_is_surfaced_not_run_again(tmp_path: Path) -> None:
+    runs: list[int] = []
+
+    @tool(name="step", idempotent=False)
+    def pay(n: int) -> str:
+        """One step that must not run twice.
+
+        Args:
+            n: The step number.
+        """
+        runs.append(n)
+        if n == 2 and len(runs) == 2:
+            raise Died
+        return f"done {n}"
+
+    agent = tether_agent(pay)
+    run_id = attach(agent, FileSessionManager(session_id="s1", storage_dir=str(tmp_path)))
+    with pytest.raises(Died):
+        call(agent, run_id, PROMPT)
+    again = tether_agent(pay)
+    run_id = attach(again, FileSessionManager(session_id="s1", storage_dir=str(tmp_path)))
+    result = call(again, run_id, PROMPT)
+    assert result.stop_reason == "interrupt"
+    [interrupt] = result.interrupts
+    assert interrupt.name == "tether.in_doubt" and interrupt.reason["tool"] == "step"
+    assert runs == [1, 2]  # nothing ran again
+    # meanwhile Strands sees the session as of the last committed step: no toolUse without its result
+    reader = strands_agent(tmp_path)
+    assert plain(reader.messages) == plain(again.messages[:3])
+    assert plan_call(again, PROMPT) == RESUME  # the program run again gets the same interrupted result
+    answer = [{"interruptResponse": {"interruptId": interrupt.id, "response": "done 2"}}]
+    assert plan_call(again, answer) == SEND
+    result = call(again, run_id, answer)
+    assert result.message["content"] == [{"text": "answer: done 1, done 2"}]
+    assert runs == [1, 2]
+    assert plain(strands_agent(tmp_path).messages) == plain(again.messages)
+
+
+def test_an_interrupted_turn_is_saved_as_strands_saves_one_and_answered_in_a_new_agent(tmp_path: Path) -> None:
+    def approve(event: BeforeToolCall) -> None:
+        if event.tool_use is not None and event.tool_use["input"]["n"] == 2:
+            event.interrupt("approve", {"n": 2})
+
+    agent = tether_agent(step, hooks=[approve])
+    run_id = attach(agent, FileSessionManager(session_id="s1", storage_dir=str(tmp_path)))
+    result = call(agent, run_id, PROMPT)
+    assert result.stop_reason == "interrupt"
+    # the toolUse waiting for the answer is shown, with the interrupt state (Strands' own interrupted session)
+    reader = strands_agent(tmp_path)
+    assert plain(reader.messages) == plain(agent.messages)
+    assert "toolUse" in reader.messages[-1]["content"][-1]
+    assert reader._interrupt_state.activated
+    again = tether_agent(step, hooks=[approve])
+    run_id = attach(again, FileSessionManager(session_id="s1", storage_dir=str(tmp_path)))
+    [interrupt] = result.interrupts
+    result = call(again, run_id, [{"interruptResponse": {"interruptId": interrupt.id, "response": "yes"}}])
+    assert result.message["content"] == [{"text": "answer: done 1, done 2"}]
+    assert plain(strands_agent(tmp_path).messages) == plain(again.messages)

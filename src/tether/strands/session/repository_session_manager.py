@@ -9,6 +9,8 @@ mapping). The run is the truth; the repository is a view of it, written after th
 - a message record is written once the run has stored it and, for an assistant message with
   tool calls, their results too (the ``toolUse`` record is written after the ``toolResult``
   record, so even a crash between the two writes leaves no ``toolUse`` without its result);
+  a run that waits for interrupt answers shows its ``toolUse`` and its interrupt state, as
+  Strands saves an interrupted agent;
 - ``agent.json`` is written after each invocation and with each message record.
 
 When an agent is attached, the repository is read and checked first (a damaged record raises
@@ -231,11 +233,12 @@ class RepositorySessionManager(SessionManager):
     def _view(agent: Agent, run: RunState) -> tuple[int, list[Message]]:
         """Where the run's live conversation starts among the records, and the messages the
         records show from there (the summary, which has no record, and an unanswered
-        ``toolUse`` left out)."""
+        ``toolUse`` left out unless the run waits for interrupt answers)."""
         state = agent.conversation_manager.state(run)
         offset = int(state.get("removed_message_count", 0))
         prepend = 1 if state.get("summary_message") else 0
-        return offset, closed_messages(run.messages)[prepend:]
+        # a run waiting for interrupt answers shows its toolUse, with the interrupt state, as Strands saves it
+        return offset, (run.messages if is_waiting(run) else closed_messages(run.messages))[prepend:]
 
     # -- writing the view -------------------------------------------------------------------
 
