@@ -233,3 +233,49 @@ def test_an_interrupted_turn_is_saved_as_strands_saves_one_and_answered_in_a_new
     result = call(again, run_id, [{"interruptResponse": {"interruptId": interrupt.id, "response": "yes"}}])
     assert result.message["content"] == [{"text": "answer: done 1, done 2"}]
     assert plain(strands_agent(tmp_path).messages) == plain(again.messages)
+
+
+def test_a_redaction_keeps_the_original_and_strands_restores_the_redaction(tmp_path: Path) -> None:
+    manager = FileSessionManager(session_id="s1", storage_dir=str(tmp_path))
+    agent = tether_agent(step)
+    run_id = attach(agent, manager)
+    call(agent, run_id, PROMPT)
+    redacted = {"role": "assistant", "content": [{"text": "[redacted]"}]}
+    agent.messages[-1] = redacted  # as Strands' agent does before it tells the session manager
+    manager.redact_latest_message(redacted, agent)
+    record = json.loads((agent_dir(tmp_path) / "messages" / "message_5.json").read_text())
+    assert record["message"]["content"] == [{"text": "answer: done 1, done 2"}]
+    assert record["redact_message"] == redacted
+    assert plain(strands_agent(tmp_path).messages)[-1] == redacted
+    call(agent, run_id, PROMPT)  # the next turn's writes keep the redaction
+    assert json.loads((agent_dir(tmp_path) / "messages" / "message_5.json").read_text())["redact_message"] == redacted
+    assert plain(strands_agent(tmp_path).messages)[5] == redacted
+
+
+class Orchestrator:
+    """What a multi-agent orchestrator gives a session manager: an id and its state."""
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        self.id = "graph1"
+        self.state = state
+
+    def serialize_state(self) -> dict[str, Any]:
+        return self.state
+
+    def deserialize_state(self, payload: dict[str, Any]) -> None:
+        self.state = payload
+
+
+def test_multi_agent_state_is_kept_where_strands_keeps_it(tmp_path: Path) -> None:
+    manager = FileSessionManager(session_id="s1", storage_dir=str(tmp_path))
+    first = Orchestrator({"type": "graph", "status": "executing", "completed_nodes": ["a"]})
+    manager.initialize_multi_agent(first)
+    first.state = {**first.state, "completed_nodes": ["a", "b"]}
+    manager.sync_multi_agent(first)
+    from strands.session import FileSessionManager as StrandsFileSessionManager
+
+    theirs = StrandsFileSessionManager(session_id="s1", storage_dir=str(tmp_path)).read_multi_agent("s1", "graph1")
+    assert theirs == first.state
+    restored = Orchestrator({})
+    FileSessionManager(session_id="s1", storage_dir=str(tmp_path)).initialize_multi_agent(restored)
+    assert restored.state == first.state
