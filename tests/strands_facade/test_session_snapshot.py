@@ -171,3 +171,12 @@ def test_a_repository_session_runs_durably_in_the_store_given() -> None:
     again = tether_agent(step)
     run_id = attach(again, RepositorySessionManager("s1", repository, store=store))
     assert plain(again.messages) == plain(agent.messages)
+
+
+def test_a_raising_trigger_still_saves_the_latest_snapshot(tmp_path: Path) -> None:
+    def trigger(agent_data: Any, **kwargs: Any) -> bool:
+        raise RuntimeError("trigger failed")
+
+    agent, run_id = tether_session_agent(tmp_path, save_latest_on="trigger", snapshot_trigger=trigger)
+    call(agent, run_id, PROMPT)
+    assert len(json.loads((tmp_path / LATEST).read_text())["data"]["messages"]) == 6

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import secrets
 import threading
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
     from ...durable.store import RunStore
     from ...snapshot import Snapshot
     from ...types import Message
+
+_log = logging.getLogger(__name__)
 
 SaveLatestStrategy = Literal["message", "invocation", "trigger"]
 """When an agent's ``snapshot_latest`` is saved (see the module docstring)."""
@@ -288,17 +291,18 @@ class SnapshotSessionManager(SessionManager):
         agent = event.agent
         if _unfinished_tool_use(agent):
             return  # the turn failed mid-cycle: its durable run resumes it; the last view stands
-        triggered = False
+        triggered = failed = False
         if self._snapshot_trigger is not None:
             try:
                 triggered = bool(self._snapshot_trigger(agent_data=agent))
-            except Exception:
-                triggered = False
+            except Exception:  # as in Strands: a raising trigger must not lose the latest save
+                _log.exception("session %r agent %r: snapshot_trigger raised; no immutable snapshot", self.session_id, agent.agent_id)
+                failed = True
         if triggered:
             data = self._capture(agent)
-            self._write(agent, new_uuid7(), data)
+            self._write(agent, new_uuid7(), data)  # the immutable one first: latest never points past history
             self._write(agent, None, data)
-        elif self._save_latest_on != "trigger":
+        elif self._save_latest_on != "trigger" or failed:
             self._write(agent, None, self._capture(agent))
 
     def sync_agent(self, agent: Agent, **kwargs: Any) -> None:
