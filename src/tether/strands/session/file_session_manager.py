@@ -221,11 +221,6 @@ class FileSessionManager(RepositorySessionManager, SessionRepository):
         session_message.created_at = previous.created_at
         self._write_file(self._get_message_path(session_id, agent_id, session_message.message_id), session_message.to_dict())
 
-    def delete_message(self, session_id: str, agent_id: str, message_id: int, **kwargs: Any) -> None:
-        path = self._get_message_path(session_id, agent_id, message_id)
-        if os.path.exists(path):
-            os.unlink(path)
-
     def list_messages(
         self, session_id: str, agent_id: str, limit: int | None = None, offset: int = 0, **kwargs: Any
     ) -> list[SessionMessage]:

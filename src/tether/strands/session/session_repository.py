@@ -49,12 +49,6 @@ class SessionRepository(ABC):
     ) -> list[SessionMessage]:
         """List Messages from an Agent with pagination."""
 
-    def delete_message(self, session_id: str, agent_id: str, message_id: int, **kwargs: Any) -> None:
-        """Delete a Message (Tether only: drops a file a crashed process wrote ahead of its run).
-
-        A repository that cannot delete keeps the record; the durable run still wins on restore.
-        """
-
     def create_multi_agent(self, session_id: str, multi_agent: Any, **kwargs: Any) -> None:
         """Create a new MultiAgent state for the Session."""
         raise NotImplementedError("MultiAgent is not implemented for this repository")
