@@ -33,3 +33,44 @@ def strands_result(strands_tool: Any, tool_use: dict[str, Any], invocation_state
         return streamed, result
 
     return asyncio.run(go())
+
+
+def strands_agent(script: list[Any], **kwargs: Any) -> Any:
+    """A real ``strands.Agent`` whose model replays ``script`` (strings and :func:`call` messages)."""
+    import json
+
+    from strands import Agent as StrandsAgent
+    from strands.models import Model as StrandsModel
+
+    class Scripted(StrandsModel):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.script = list(script)
+
+        def update_config(self, **config: Any) -> None:
+            pass
+
+        def get_config(self) -> Any:
+            return {}
+
+        def structured_output(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+        async def stream(self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any) -> Any:
+            item = self.script.pop(0)
+            if isinstance(item, BaseException):
+                raise item
+            yield {"messageStart": {"role": "assistant"}}
+            if isinstance(item, str):
+                yield {"contentBlockStart": {"start": {}}}
+                yield {"contentBlockDelta": {"delta": {"text": item}}}
+                yield {"contentBlockStop": {}}
+                yield {"messageStop": {"stopReason": "end_turn"}}
+            else:
+                use = item["content"][0]["toolUse"]
+                yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}}}
+                yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(use["input"])}}}}
+                yield {"contentBlockStop": {}}
+                yield {"messageStop": {"stopReason": "tool_use"}}
+            yield {"metadata": {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}, "metrics": {"latencyMs": 1}}}
+
+    return StrandsAgent(model=Scripted(), callback_handler=None, **kwargs)
