@@ -37,6 +37,9 @@ def to_tether_tools(items: Iterable[Any] | None) -> list[Any]:
 
 
 def _one(item: Any) -> list[Any]:
+    as_source = getattr(item, "as_tool_source", None)
+    if callable(as_source) and not isinstance(item, Tool):  # an MCPClient: Strands' sync start(), Tether's async one
+        return [as_source()]
     if isinstance(item, Tool | ToolSource):
         return [item]
     if isinstance(item, ToolProvider):
