@@ -18,7 +18,9 @@ def tool_results(messages: list[Message]) -> list[dict[str, Any]]:
     return [block["toolResult"] for m in messages for block in m["content"] if "toolResult" in block]  # type: ignore[misc]
 
 
-def strands_result(strands_tool: Any, tool_use: dict[str, Any], invocation_state: dict[str, Any] | None = None) -> tuple[list[Any], dict[str, Any]]:
+def strands_result(
+    strands_tool: Any, tool_use: dict[str, Any], invocation_state: dict[str, Any] | None = None
+) -> tuple[list[Any], dict[str, Any]]:
     """Run a real Strands tool's ``stream``: (the values it streamed, its result)."""
 
     async def go() -> tuple[list[Any], dict[str, Any]]:

@@ -14,7 +14,7 @@ from tether.errors import ConfigurationError
 from tether.hooks import BeforeToolCall
 from tether.strands import hooks as th
 from tether.strands.hooks import fire_agent_initialized, to_tether_hooks
-from tether.strands.tools import tool, to_tether_tools
+from tether.strands.tools import to_tether_tools, tool
 
 from ._helpers import call, strands_agent, tool_results
 
@@ -150,28 +150,30 @@ def test_callback_order_before_in_order_after_reversed_with_orders() -> None:
     assert logs[th] == logs[sh] == ["b1", "b2", "b-late", "a-first", "a2", "a1"]
 
 
-def test_union_annotations_and_event_lists_register_for_each_type() -> None:
-    for mod in (sh, th):
-        registry = mod.HookRegistry()
-        log: list[str] = []
+@pytest.mark.parametrize("mod", [sh, th], ids=["strands", "tether"])
+def test_union_annotations_and_event_lists_register_for_each_type(mod: Any) -> None:
+    registry = mod.HookRegistry()
+    log: list[str] = []
 
-        def both(event: Any) -> None:
-            log.append(type(event).__name__)
+    def both(event: Any) -> None:
+        log.append(type(event).__name__)
 
-        both.__annotations__ = {"event": mod.BeforeModelCallEvent | mod.AfterModelCallEvent, "return": None}
+    both.__annotations__ = {"event": mod.BeforeModelCallEvent | mod.AfterModelCallEvent, "return": None}
 
-        registry.add_callback(None, both)
-        registry.add_callback([mod.MessageAddedEvent], both)
-        registry.invoke_callbacks(mod.BeforeModelCallEvent(agent=None))
-        registry.invoke_callbacks(mod.AfterModelCallEvent(agent=None))
-        registry.invoke_callbacks(mod.MessageAddedEvent(agent=None, message={}))
-        assert log == ["BeforeModelCallEvent", "AfterModelCallEvent", "MessageAddedEvent"]
-        assert registry.has_callbacks()
+    registry.add_callback(None, both)
+    registry.add_callback([mod.MessageAddedEvent], both)
+    registry.invoke_callbacks(mod.BeforeModelCallEvent(agent=None))
+    registry.invoke_callbacks(mod.AfterModelCallEvent(agent=None))
+    registry.invoke_callbacks(mod.MessageAddedEvent(agent=None, message={}))
+    assert log == ["BeforeModelCallEvent", "AfterModelCallEvent", "MessageAddedEvent"]
+    assert registry.has_callbacks()
 
 
 def test_event_attributes_are_write_protected_as_in_strands() -> None:
     for mod in (sh, th):
-        event = mod.BeforeToolCallEvent(agent=None, selected_tool=None, tool_use={"toolUseId": "x", "name": "n", "input": {}}, invocation_state={})
+        event = mod.BeforeToolCallEvent(
+            agent=None, selected_tool=None, tool_use={"toolUseId": "x", "name": "n", "input": {}}, invocation_state={}
+        )
         event.cancel_tool = True
         with pytest.raises(AttributeError, match="not writable"):
             event.invocation_state = {}
@@ -222,7 +224,11 @@ def test_an_interrupt_from_a_before_tool_hook_stops_and_resumes() -> None:
         if answer != "yes":
             event.cancel_tool = "denied"
 
-    agent = Agent(model=ScriptedModel([call("add", {"a": 1, "b": 2}), "done"]), tools=to_tether_tools(make_tools(tool)), hooks=to_tether_hooks([approve]))
+    agent = Agent(
+        model=ScriptedModel([call("add", {"a": 1, "b": 2}), "done"]),
+        tools=to_tether_tools(make_tools(tool)),
+        hooks=to_tether_hooks([approve]),
+    )
     first = agent("go")
     assert first.stop_reason == "interrupt" and first.interrupts[0].reason == {"tool": "add"}
     agent([{"interruptResponse": {"interruptId": first.interrupts[0].id, "response": "yes"}}])

@@ -135,7 +135,10 @@ def test_spec_and_results_match_strands(func: Callable[..., Any]) -> None:
     theirs = strands.tool(func)
     ours = tool(func)
     assert ours.tool_spec == theirs.tool_spec
-    expected = [strands_result(theirs, {"toolUseId": f"t{i}", "name": func.__name__, "input": inp})[1] for i, inp in enumerate(INPUTS[func.__name__])]
+    expected = [
+        strands_result(theirs, {"toolUseId": f"t{i}", "name": func.__name__, "input": inp})[1]
+        for i, inp in enumerate(INPUTS[func.__name__])
+    ]
     assert run_ours(ours, INPUTS[func.__name__]) == expected
 
 
@@ -161,7 +164,11 @@ def test_the_model_sees_the_spec_strands_registry_sends() -> None:
 
 @pytest.mark.parametrize(
     "options",
-    [{"name": "renamed"}, {"description": "Custom."}, {"inputSchema": {"json": {"type": "object", "properties": {"text": {"type": "string"}}}}}],
+    [
+        {"name": "renamed"},
+        {"description": "Custom."},
+        {"inputSchema": {"json": {"type": "object", "properties": {"text": {"type": "string"}}}}},
+    ],
 )
 def test_decorator_options_match_strands(options: dict[str, Any]) -> None:
     assert tool(**options)(f_str).tool_spec == strands.tool(**options)(f_str).tool_spec
@@ -194,7 +201,9 @@ def test_context_true_and_a_named_context_parameter() -> None:
     @tool(context=True)
     def with_ctx(x: int, tool_context: ToolContext) -> str:
         """Uses the context."""
-        seen.append((tool_context.tool_use["toolUseId"], tool_context.agent, dict(tool_context.invocation_state), tool_context.idempotency_key))
+        seen.append(
+            (tool_context.tool_use["toolUseId"], tool_context.agent, dict(tool_context.invocation_state), tool_context.idempotency_key)
+        )
         return str(x)
 
     @tool(context="ctx")
@@ -204,7 +213,9 @@ def test_context_true_and_a_named_context_parameter() -> None:
 
     assert "tool_context" not in with_ctx.tool_spec["inputSchema"]["json"]["properties"]
     assert named.tool_spec["inputSchema"]["json"]["properties"] == {}
-    agent = Agent(model=ScriptedModel([call("with_ctx", {"x": 1}, "a1"), call("named", {}, "a2"), "done"]), tools=to_tether_tools([with_ctx, named]))
+    agent = Agent(
+        model=ScriptedModel([call("with_ctx", {"x": 1}, "a1"), call("named", {}, "a2"), "done"]), tools=to_tether_tools([with_ctx, named])
+    )
     agent("go", invocation_state={"user": "u1"})
     assert tool_results(agent.messages)[1]["content"] == [{"text": "named"}]
     (use_id, ctx_agent, state, key) = seen[0]

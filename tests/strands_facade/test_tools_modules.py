@@ -18,7 +18,7 @@ from tether.strands.tools import PythonAgentTool, ToolProvider, to_tether_tools,
 
 from ._helpers import call, strands_result, tool_results
 
-MODULE_TOOL = '''
+MODULE_TOOL = """
 TOOL_SPEC = {
     "name": "shout",
     "description": "Shout the text.",
@@ -33,7 +33,7 @@ def shout(tool_use, **kwargs):
         "status": "success",
         "content": [{"text": tool_use["input"]["text"].upper() + "!"}, {"json": {"kwargs": seen}}],
     }
-'''
+"""
 
 DECORATED_FILE = '''
 from {package} import tool

@@ -21,7 +21,7 @@ attribute when a hook sets them, instead of being silently ignored.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...errors import ConfigurationError
 from ...hooks import (
@@ -43,8 +43,14 @@ from .events import (
     MessageAddedEvent,
 )
 
-if TYPE_CHECKING:
-    from .registry import HookRegistry
+
+class HookRegistry(Protocol):
+    """What :func:`dispatch` needs of the facade's registry."""
+
+    def has_strands(self, event_type: type) -> bool: ...
+
+    async def invoke_callbacks_async(self, event: Any) -> tuple[Any, list[Any]]: ...
+
 
 STRANDS_EVENTS_OF: dict[type, tuple[type, ...]] = {
     BeforeInvocation: (BeforeInvocationEvent,),
@@ -77,7 +83,11 @@ async def dispatch(registry: HookRegistry, event: Any) -> None:
     elif kind is AfterToolCall:
         if registry.has_strands(AfterToolCallEvent):
             after_tool = AfterToolCallEvent(
-                agent=event.agent, selected_tool=event.selected_tool, tool_use=event.tool_use, result=event.result, exception=event.exception
+                agent=event.agent,
+                selected_tool=event.selected_tool,
+                tool_use=event.tool_use,
+                result=event.result,
+                exception=event.exception,
             )
             await registry.invoke_callbacks_async(after_tool)
             if after_tool.retry:

@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from .registry import BaseHookEvent, HookEvent
+from ._base import BaseHookEvent, HookEvent
 
 
 class _Interruptible:

@@ -14,70 +14,15 @@ import bisect
 import inspect
 import types
 import typing
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar, get_type_hints, runtime_checkable
+from typing import Any, get_type_hints
 
 from ...errors import ConfigurationError
 from ...hooks import HookEvent as TetherHookEvent
 from ...hooks import HookRegistry as TetherHookRegistry
-
-A = TypeVar("A")
-
-
-class HookOrder:
-    """Execution priorities: lower runs first; equal orders keep registration order."""
-
-    SDK_FIRST: int = -100
-    INTERVENTION_OUTPUT: int = -90
-    DEFAULT: int = 0
-    MODEL_ROUTING: int = 50
-    INTERVENTION_INPUT: int = 90
-    SDK_LAST: int = 100
-
-
-@dataclass
-class BaseHookEvent:
-    """Base of Strands' hook events: only the attributes an event declares writable can be set."""
-
-    @property
-    def should_reverse_callbacks(self) -> bool:
-        """True for events whose callbacks run in reverse registration order (``After*``)."""
-        return False
-
-    def _can_write(self, name: str) -> bool:
-        return False
-
-    def __post_init__(self) -> None:
-        super().__setattr__("_disallow_writes", True)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if not hasattr(self, "_disallow_writes") or self._can_write(name):
-            super().__setattr__(name, value)
-            return
-        raise AttributeError(f"Property {name} is not writable")
-
-
-@dataclass
-class HookEvent(BaseHookEvent, Generic[A]):
-    """Base of single-agent hook events.
-
-    Attributes:
-        agent: The agent that fired the event.
-    """
-
-    agent: A
-
-
-@runtime_checkable
-class HookProvider(Protocol):
-    """An object registering several callbacks: ``register_hooks(registry)``."""
-
-    def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None: ...
-
-
-HookCallback = Callable[[Any], Any]
-"""A callable taking one event (sync or async)."""
+from ._base import BaseHookEvent, HookCallback, HookEvent, HookOrder, HookProvider
+from ._translate import STRANDS_EVENTS_OF, dispatch
 
 
 @dataclass
@@ -97,9 +42,7 @@ class HookRegistry(TetherHookRegistry):
 
     # -- registration ---------------------------------------------------------------------
 
-    def add_callback(  # type: ignore[override]
-        self, event_type: Any, callback: HookCallback, *, order: float = HookOrder.DEFAULT
-    ) -> None:
+    def add_callback(self, event_type: Any, callback: HookCallback, *, order: float = HookOrder.DEFAULT) -> None:
         """Call ``callback`` for events of ``event_type`` (a type, a list of types, or None to
         read it from the callback's first parameter annotation, unions included).
 
@@ -191,15 +134,11 @@ class HookRegistry(TetherHookRegistry):
     # -- Tether's dispatch (the loop fires these) -----------------------------------------
 
     def has(self, event_type: type[TetherHookEvent]) -> bool:
-        from ._translate import STRANDS_EVENTS_OF
-
         return super().has(event_type) or any(kind in self._strands for kind in STRANDS_EVENTS_OF.get(event_type, ()))
 
     async def fire(self, event: Any) -> Any:
         """Run the Tether callbacks of ``event`` and the Strands callbacks of its Strands
         counterpart (those first for ``After*`` events, so paired hooks nest)."""
-        from ._translate import dispatch
-
         if event.reverse:
             await dispatch(self, event)
             await super().fire(event)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import inspect
+import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from ...errors import ConfigurationError
-from ...tools.base import Tool
+from ...errors import ConfigurationError, ToolError
+from ...tools.base import Tool, error_result
+from ...tools.context import ToolContext
 from ...tools.source import ToolSource
+from ...types import ToolResult, ToolSpec, ToolUse
 from .loader import load_tool_from_string, load_tools_from_module
-from .tool_provider import ProviderSource, ToolProvider
+from .tool_provider import ToolProvider
 
 
 def to_tether_tools(items: Iterable[Any] | None) -> list[Any]:
@@ -69,4 +72,43 @@ def _dynamic(tool: Any) -> Any:
     return tool
 
 
-__all__ = ["to_tether_tools"]
+class ProviderSource:
+    """A :class:`ToolProvider` as a Tether tool source (one per agent that uses it)."""
+
+    def __init__(self, provider: ToolProvider) -> None:
+        self.provider = provider
+        self._consumer_id = str(uuid.uuid4())
+        self._tools: dict[str, Tool] = {}
+
+    @property
+    def source_name(self) -> str:
+        return type(self.provider).__name__
+
+    async def start(self) -> None:
+        self.provider.add_consumer(self._consumer_id)
+        tools: dict[str, Tool] = {}
+        for item in to_tether_tools(list(await self.provider.load_tools())):
+            if not isinstance(item, Tool):
+                raise ToolError(f"tool provider {self.source_name} loaded {item!r}, which is not a tool")
+            tools[item.tool_name] = item
+        self._tools = tools
+
+    async def list_tools(self) -> list[ToolSpec]:
+        return [tool.spec for tool in self._tools.values()]
+
+    def idempotent(self, name: str) -> bool:
+        tool = self._tools.get(name)
+        return tool is not None and tool.idempotent
+
+    async def call_tool(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
+        tool = self._tools.get(tool_use["name"])
+        if tool is None:
+            return error_result(tool_use["toolUseId"], f"Unknown tool: {tool_use['name']}")
+        return await tool.invoke(tool_use, context)
+
+    async def close(self) -> None:
+        self._tools = {}
+        self.provider.remove_consumer(self._consumer_id)
+
+
+__all__ = ["ProviderSource", "to_tether_tools"]

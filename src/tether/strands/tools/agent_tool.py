@@ -17,8 +17,8 @@ from ...tools.base import Tool, error_result
 from ...tools.context import ToolContext as _TetherToolContext
 from ...types import ToolResult, ToolSpec, ToolUse
 from ._events import ToolResultEvent, ToolStreamEvent
-from .context import ToolContext
 from ._schema import normalize_tool_spec
+from .context import ToolContext
 
 ToolGenerator = AsyncGenerator[Any, None]
 """What ``AgentTool.stream`` returns: tool events, the last being the result."""

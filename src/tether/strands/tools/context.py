@@ -50,7 +50,7 @@ class ToolContext(_TetherToolContext):
             cancel_signal=signal if isinstance(signal, threading.Event) else threading.Event(),
         )
 
-    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:  # type: ignore[override]
+    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
         """Ask a human: stops the run the first time, returns the answer after the resume.
 
         Args:

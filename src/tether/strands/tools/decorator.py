@@ -20,6 +20,7 @@ from typing import Annotated, Any, get_args, get_origin, get_type_hints, overloa
 
 import pydantic
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticSerializationError
 
 from ...types import ToolSpec, ToolUse
 from ._events import ToolResultEvent, ToolStreamEvent
@@ -53,7 +54,7 @@ class FunctionToolMetadata:
     def _validate_signature(self) -> None:
         for param in self.signature.parameters.values():
             annotation = self.type_hints.get(param.name)
-            if isinstance(annotation, type) and issubclass(annotation, ToolContext) or get_origin(annotation) is ToolContext:
+            if (isinstance(annotation, type) and issubclass(annotation, ToolContext)) or get_origin(annotation) is ToolContext:
                 if self._context_param is None:
                     raise ValueError("@tool(context) must be set if passing in ToolContext param")
                 if param.name != self._context_param:
@@ -177,7 +178,7 @@ def wrap_tool_result(tool_use_id: str, result: Any, exception: Exception | None 
     elif isinstance(result, pydantic.BaseModel):
         try:
             text = result.model_dump_json()
-        except pydantic.PydanticSerializationError:
+        except PydanticSerializationError:
             text = str(result)
     else:
         try:
@@ -202,7 +203,9 @@ class DecoratedFunctionTool(AgentTool):
     def __get__(self, instance: Any, owner: type | None = None) -> DecoratedFunctionTool:
         """Bind to ``instance`` when the decorated function is a method."""
         if instance is not None and not inspect.ismethod(self._tool_func):
-            return DecoratedFunctionTool(self._tool_name, self._tool_spec, self._tool_func.__get__(instance, instance.__class__), self._metadata)
+            return DecoratedFunctionTool(
+                self._tool_name, self._tool_spec, self._tool_func.__get__(instance, instance.__class__), self._metadata
+            )
         return self
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -315,7 +318,7 @@ def tool(  # type: ignore[misc]
         if description is not None:
             spec["description"] = description
         if inputSchema is not None:
-            spec["inputSchema"] = inputSchema
+            spec["inputSchema"] = inputSchema  # type: ignore[typeddict-item]  # Strands takes any JSON schema dict here
         tool_name = spec.get("name", f.__name__)
         if not isinstance(tool_name, str):
             raise ValueError(f"Tool name must be a string, got {type(tool_name)}")

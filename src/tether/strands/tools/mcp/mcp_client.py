@@ -127,7 +127,9 @@ class MCPClient(MCPSource, ToolProvider):
             raise MCPClientInitializationError(self.source_name, f"the client initialization failed: {exc}") from exc
         return self
 
-    def stop(self, exc_type: type[BaseException] | None = None, exc_val: BaseException | None = None, exc_tb: TracebackType | None = None) -> None:
+    def stop(
+        self, exc_type: type[BaseException] | None = None, exc_val: BaseException | None = None, exc_tb: TracebackType | None = None
+    ) -> None:
         """Close the session (stopping a stdio server) and the client's thread."""
         self._core.shutdown()
         self._loaded = None
@@ -167,7 +169,9 @@ class MCPClient(MCPSource, ToolProvider):
 
     # -- Strands' synchronous API ---------------------------------------------------------
 
-    def list_tools_sync(self, pagination_token: str | None = None, prefix: str | None = None, tool_filters: ToolFilters | None = None) -> PaginatedList:
+    def list_tools_sync(
+        self, pagination_token: str | None = None, prefix: str | None = None, tool_filters: ToolFilters | None = None
+    ) -> PaginatedList:
         """One page of the server's tools as :class:`MCPAgentTool` (``prefix``/``tool_filters``
         override the client's)."""
         page = self._core.thread.submit(self._page(pagination_token)).result()
@@ -192,7 +196,9 @@ class MCPClient(MCPSource, ToolProvider):
         """Call the server's tool ``name`` and return the mapped result (never raises for a failed call)."""
         return self._core.thread.submit(self._direct(tool_use_id, name, arguments)).result()
 
-    async def call_tool_async(self, tool_use_id: str, name: str, arguments: dict[str, Any] | None = None, *args: Any, **kwargs: Any) -> ToolResult:
+    async def call_tool_async(
+        self, tool_use_id: str, name: str, arguments: dict[str, Any] | None = None, *args: Any, **kwargs: Any
+    ) -> ToolResult:
         """The async form of :meth:`call_tool_sync`."""
         return await self._core.thread.run(self._direct(tool_use_id, name, arguments))
 
@@ -364,7 +370,7 @@ def map_content(block: Any) -> ToolResultContent | None:
         mime = getattr(block, "mime_type", None)
         if mime not in MIME_TO_FORMAT:
             return None
-        return {"image": {"format": MIME_TO_FORMAT[mime], "source": {"bytes": base64.b64decode(block.data)}}}  # type: ignore[typeddict-item]
+        return {"image": {"format": MIME_TO_FORMAT[mime], "source": {"bytes": base64.b64decode(block.data)}}}
     if kind != "resource":
         return None
     resource = block.resource
@@ -381,7 +387,7 @@ def map_content(block: Any) -> ToolResultContent | None:
     if mime and (mime.startswith("text/") or mime in _TEXTUAL or mime.endswith(("+json", "+xml"))):
         return {"text": raw.decode("utf-8", errors="replace")}
     if mime in MIME_TO_FORMAT:
-        return {"image": {"format": MIME_TO_FORMAT[mime], "source": {"bytes": raw}}}  # type: ignore[typeddict-item]
+        return {"image": {"format": MIME_TO_FORMAT[mime], "source": {"bytes": raw}}}
     return None
 
 
