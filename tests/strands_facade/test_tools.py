@@ -294,3 +294,29 @@ def test_our_tool_context_is_also_tethers() -> None:
 
     assert issubclass(ToolContext, TetherContext)
     assert decorator_module.tool is tool
+
+
+def test_strands_style_results_survive_a_durable_run_and_keys_are_stable(tmp_path: Any) -> None:
+    """A durable run records what facade tools return (extra ToolResult keys such as an MCP
+    result's ``structuredContent`` included) and a context tool's idempotency key is
+    ``run_id/toolUseId``; a new agent on the same store sees the same conversation."""
+    from tether.durable.sqlite import SQLiteStore
+
+    keys: list[str] = []
+
+    @tool(context=True)
+    def keyed(tool_context: ToolContext) -> dict[str, Any]:
+        """Returns a result with an extra key."""
+        keys.append(tool_context.idempotency_key)
+        return {"status": "success", "content": [{"text": "ok"}], "structuredContent": {"n": 1}}
+
+    store = SQLiteStore(tmp_path / "runs.db")
+    agent = Agent(model=ScriptedModel([call("keyed", {}, "k1"), "done"]), tools=to_tether_tools([keyed]), store=store)
+    agent("go", run_id="r1")
+    assert keys == ["r1/k1"]
+    (result,) = tool_results(agent.messages)
+    assert result == {"toolUseId": "k1", "status": "success", "content": [{"text": "ok"}], "structuredContent": {"n": 1}}
+    later = Agent(model=ScriptedModel(["again"]), tools=to_tether_tools([keyed]), store=store)
+    later("more", run_id="r1")
+    assert tool_results(later.messages) == [result]
+    store.close()
