@@ -240,7 +240,7 @@ class MCPSource:
             if (self.include is not None and tool.name not in self.include) or tool.name in self.exclude:
                 continue
             exposed = f"{self.prefix}_{tool.name}" if self.prefix else tool.name
-            specs.append(to_tool_spec(self._name, tool, exposed))
+            specs.append(self._tool_spec(tool, exposed))
             original[exposed] = tool.name
             if hinted_idempotent(tool):
                 hinted.add(exposed)
@@ -300,6 +300,15 @@ class MCPSource:
         reads.pop(key)
         if self.max_result_bytes is not None and (size := result_size(result)) > self.max_result_bytes:
             return self._too_large(tool_use_id, name, f"{size:,} bytes")
+        return self._tool_result(tool_use_id, result)
+
+    def _tool_spec(self, tool: Any, name: str) -> ToolSpec:
+        """The ``ToolSpec`` of the listed MCP tool ``tool`` exposed as ``name`` (a subclass may
+        map it differently: the Strands facade's ``MCPClient`` maps it as Strands does)."""
+        return to_tool_spec(self._name, tool, name)
+
+    def _tool_result(self, tool_use_id: str, result: Any) -> ToolResult:
+        """The ``toolResult`` of an MCP ``CallToolResult`` (a subclass may map it differently)."""
         return to_tool_result(tool_use_id, result)
 
     def _cut_short(self, tool_use_id: str, name: str, read: ResponseRead | None) -> ToolResult | None:

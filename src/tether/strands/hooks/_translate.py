@@ -1,0 +1,148 @@
+"""Tether's hook events → Strands' (and what Strands hooks change → back into Tether's event).
+
+=======================  ==========================================================
+Tether event             Strands event (writable attributes honoured)
+=======================  ==========================================================
+BeforeInvocation         BeforeInvocationEvent
+AfterInvocation          AfterInvocationEvent
+MessageAdded             MessageAddedEvent
+BeforeModelCall          BeforeModelCallEvent
+AfterModelCall           AfterModelCallEvent (``retry``)
+BeforeToolCall           BeforeToolCallEvent (``cancel_tool``, ``selected_tool``,
+                         ``tool_use``, ``interrupt()``)
+AfterToolCall            AfterToolCallEvent (``result``)
+=======================  ==========================================================
+
+Writable attributes Tether's loop has no way to honour yet (``BeforeInvocationEvent.cancel``
+and a replaced ``messages``, ``AfterInvocationEvent.resume``, ``BeforeModelCallEvent.cancel``,
+``AfterToolCallEvent.retry``) raise :class:`~tether.errors.ConfigurationError` naming the
+attribute when a hook sets them, instead of being silently ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from ...errors import ConfigurationError
+from ...hooks import (
+    AfterInvocation,
+    AfterModelCall,
+    AfterToolCall,
+    BeforeInvocation,
+    BeforeModelCall,
+    BeforeToolCall,
+    MessageAdded,
+)
+from .events import (
+    AfterInvocationEvent,
+    AfterModelCallEvent,
+    AfterToolCallEvent,
+    BeforeInvocationEvent,
+    BeforeModelCallEvent,
+    BeforeToolCallEvent,
+    MessageAddedEvent,
+)
+
+
+class HookRegistry(Protocol):
+    """What :func:`dispatch` needs of the facade's registry."""
+
+    def has_strands(self, event_type: type) -> bool: ...
+
+    async def invoke_callbacks_async(self, event: Any) -> tuple[Any, list[Any]]: ...
+
+
+STRANDS_EVENTS_OF: dict[type, tuple[type, ...]] = {
+    BeforeInvocation: (BeforeInvocationEvent,),
+    AfterInvocation: (AfterInvocationEvent,),
+    MessageAdded: (MessageAddedEvent,),
+    BeforeModelCall: (BeforeModelCallEvent,),
+    AfterModelCall: (AfterModelCallEvent,),
+    BeforeToolCall: (BeforeToolCallEvent,),
+    AfterToolCall: (AfterToolCallEvent,),
+}
+"""The Strands events fired for each Tether event."""
+
+CANCELLED_BY_HOOK = "tool cancelled by user"
+"""Strands' error text for a call a hook cancelled with ``cancel_tool = True``."""
+
+
+def _unsupported(event: Any, name: str) -> ConfigurationError:
+    return ConfigurationError(
+        f"a hook set {type(event).__name__}.{name}, which Tether's loop does not support yet; "
+        "see docs/guides/from-strands.md for the supported hook attributes"
+    )
+
+
+async def dispatch(registry: HookRegistry, event: Any) -> None:
+    """Fire the Strands counterpart of Tether's ``event`` on ``registry`` and apply its changes to ``event``."""
+    kind = type(event)
+    if kind is BeforeToolCall:
+        if registry.has_strands(BeforeToolCallEvent):
+            await _before_tool(registry, event)
+    elif kind is AfterToolCall:
+        if registry.has_strands(AfterToolCallEvent):
+            after_tool = AfterToolCallEvent(
+                agent=event.agent,
+                selected_tool=event.selected_tool,
+                tool_use=event.tool_use,
+                result=event.result,
+                exception=event.exception,
+            )
+            await registry.invoke_callbacks_async(after_tool)
+            if after_tool.retry:
+                raise _unsupported(after_tool, "retry")
+            event.result = after_tool.result
+    elif kind is AfterModelCall:
+        if registry.has_strands(AfterModelCallEvent):
+            response = None
+            if event.message is not None:
+                response = AfterModelCallEvent.ModelStopResponse(message=event.message, stop_reason=event.stop_reason)
+            after_model = AfterModelCallEvent(agent=event.agent, stop_response=response, exception=event.exception)
+            await registry.invoke_callbacks_async(after_model)
+            event.retry = event.retry or after_model.retry
+    elif kind is BeforeModelCall:
+        if registry.has_strands(BeforeModelCallEvent):
+            before_model = BeforeModelCallEvent(agent=event.agent)
+            await registry.invoke_callbacks_async(before_model)
+            if before_model.cancel:
+                raise _unsupported(before_model, "cancel")
+    elif kind is MessageAdded:
+        if registry.has_strands(MessageAddedEvent):
+            await registry.invoke_callbacks_async(MessageAddedEvent(agent=event.agent, message=event.message))
+    elif kind is BeforeInvocation:
+        if registry.has_strands(BeforeInvocationEvent):
+            before = BeforeInvocationEvent(agent=event.agent)
+            await registry.invoke_callbacks_async(before)
+            for name in ("cancel", "messages"):
+                if getattr(before, name):
+                    raise _unsupported(before, name)
+    elif kind is AfterInvocation and registry.has_strands(AfterInvocationEvent):
+        after = AfterInvocationEvent(agent=event.agent, result=event.result)
+        await registry.invoke_callbacks_async(after)
+        if after.resume is not None:
+            raise _unsupported(after, "resume")
+
+
+async def _before_tool(registry: HookRegistry, event: BeforeToolCall) -> None:
+    tool_use = event.tool_use
+    strands_event = BeforeToolCallEvent(
+        agent=event.agent, selected_tool=event.selected_tool, tool_use=tool_use, invocation_state=event.invocation_state
+    )
+    object.__setattr__(strands_event, "_tether_event", event)
+    await registry.invoke_callbacks_async(strands_event)
+    selected = strands_event.selected_tool
+    replaced = strands_event.tool_use
+    if tool_use is not None and replaced is not tool_use and isinstance(replaced, dict):
+        renamed = replaced.get("name", tool_use["name"]) != tool_use["name"]
+        tool_use["input"] = replaced.get("input", tool_use["input"])
+        tool_use["name"] = replaced.get("name", tool_use["name"])
+        if renamed and selected is event.selected_tool:
+            registry_of_agent = getattr(event.agent, "tool_registry", None)
+            selected = registry_of_agent.get(tool_use["name"]) if registry_of_agent is not None else None
+    event.selected_tool = selected
+    if strands_event.cancel_tool:
+        event.cancel_tool = strands_event.cancel_tool if isinstance(strands_event.cancel_tool, str) else CANCELLED_BY_HOOK
+
+
+__all__ = ["CANCELLED_BY_HOOK", "STRANDS_EVENTS_OF", "dispatch"]
