@@ -342,7 +342,7 @@ class Agent(_TetherAgent):
 
         Keyword arguments other than Strands' are the invocation state (deprecated in Strands;
         then ``invocation_state`` is under the ``"invocation_state"`` key, as in Strands);
-        ``callback_handler=`` replaces the agent's for this call. Tether's ``output_model``,
+        ``callback_handler=`` replaces the agent's for this call (and is in the invocation state, as in Strands). Tether's ``output_model``,
         ``run_id`` and ``parent_run_id`` are taken too (``run_id`` defaults to the session's run).
 
         Raises:
@@ -354,7 +354,7 @@ class Agent(_TetherAgent):
             if kwargs.get(key) is not None:
                 raise ConfigurationError(f"{key}= is not supported by tether.strands invocations; leave it unset")
             kwargs.pop(key, None)
-        callback = kwargs.pop("callback_handler", self.callback_handler) or null_callback_handler
+        callback = kwargs.get("callback_handler", self.callback_handler) or null_callback_handler
         merged: dict[str, Any]
         if kwargs:
             warnings.warn("`**kwargs` parameter is deprecating, use `invocation_state` instead.", stacklevel=2)
