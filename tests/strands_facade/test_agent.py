@@ -285,6 +285,16 @@ def test_structured_output_model_per_call_and_str_as_json() -> None:
     assert str(result) == Person(name="Ann", age=3).model_dump_json()
 
 
+def test_structured_output_exchange_equals_strands() -> None:
+    """Events (``structured_output`` before the tool result), messages and stop reason as in Strands."""
+    script: list[Turn] = [[{"name": "Person", "id": "s1", "input": {"name": "Ann", "age": 3}}]]
+    expected, got, theirs, ours = run_both(script, "who?", structured_output_model=Person)
+    assert got == expected
+    assert {"structured_output": Person(name="Ann", age=3)} in got
+    assert got[-1]["result"] == ("tool_use", Person(name="Ann", age=3).model_dump_json())
+    assert [plain(m) for m in ours.messages] == [plain(m) for m in theirs.messages]
+
+
 def test_structured_output_model_of_the_agent_is_the_default() -> None:
     agent = ts.Agent(
         model=TetherFake([[{"name": "Person", "id": "s1", "input": {"name": "Bo", "age": 4}}]]),

@@ -17,6 +17,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pydantic
+
 from ...models.base import Model
 from ...types import ModelRequest, StreamEvent
 
@@ -68,10 +70,23 @@ class StrandsStream:
         agent: The agent, added to the model-stream events as Strands adds it (``agent``).
         invocation_state: The invocation's state, merged into the ``init_event_loop`` event
             and into every delta event, as Strands merges it.
+        output_model: The structured-output model of the invocation, if any: a valid call of
+            its tool (``output_tool``) gives Strands' ``{"structured_output": ...}`` event just
+            before the tool-result message.
+        output_tool: That tool's name.
     """
 
-    def __init__(self, agent: Any, invocation_state: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        agent: Any,
+        invocation_state: dict[str, Any],
+        output_model: type[pydantic.BaseModel] | None = None,
+        output_tool: str | None = None,
+    ) -> None:
         self.raw: list[StreamEvent] = []
+        self._output_model = output_model
+        self._output_tool = output_tool
+        self._output_calls: dict[str, Any] = {}
         self._agent = agent
         self._state = invocation_state
         self._current_tool_use: dict[str, Any] = {}
@@ -97,6 +112,7 @@ class StrandsStream:
             if self._prompt and message["role"] == "user" and not _has_tool_result(message):
                 return out  # the prompt itself: Strands does not stream it
             self._prompt = False
+            out.extend(self._structured(message))
             out.append({"message": message})
             if message["role"] == "user" and _has_tool_result(message):
                 self._new_cycle = True
@@ -105,6 +121,20 @@ class StrandsStream:
             self._tool_uses[tool_use["name"]] = tool_use
         elif kind == "tool_stream":
             out.append({key: value for key, value in event.items()})
+        return out
+
+    def _structured(self, message: Any) -> list[dict[str, Any]]:
+        """``{"structured_output": value}`` for a tool-result message accepting a structured-output call."""
+        if self._output_model is None:
+            return []
+        out: list[dict[str, Any]] = []
+        for block in message["content"]:
+            if message["role"] == "assistant" and "toolUse" in block and block["toolUse"]["name"] == self._output_tool:
+                self._output_calls[block["toolUse"]["toolUseId"]] = block["toolUse"]["input"]
+            elif "toolResult" in block and block["toolResult"]["status"] == "success":
+                called = self._output_calls.pop(block["toolResult"]["toolUseId"], None)
+                if called is not None:
+                    out.append({"structured_output": self._output_model.model_validate(called)})
         return out
 
     def flush(self) -> list[dict[str, Any]]:

@@ -14,12 +14,17 @@ import json
 import random
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...types import ContentBlock, Message, ToolResult, ToolSpec, ToolUse
 
-if TYPE_CHECKING:
-    from .agent import Agent
+
+class DirectCaller(Protocol):
+    """What ``agent.tool`` needs of its agent (the facade ``Agent``)."""
+
+    def call_tool_directly(
+        self, name: str, arguments: dict[str, Any], user_message_override: str | None = None, record: bool | None = None
+    ) -> ToolResult: ...
 
 
 def direct_call_id(name: str) -> str:
@@ -55,7 +60,7 @@ def recorded_messages(tool_use: ToolUse, result: ToolResult, override: str | Non
 class ToolCaller:
     """``agent.tool``: attribute access gives a function calling the tool of that name."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: DirectCaller) -> None:
         self._agent_ref = weakref.ref(agent)
 
     def __getattr__(self, name: str) -> Callable[..., Any]:

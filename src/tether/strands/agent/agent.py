@@ -365,7 +365,7 @@ class Agent(_TetherAgent):
             merged = invocation_state if invocation_state is not None else {}
         output_model = structured_output_model or tether_options.pop("output_model", None) or self.structured_output_model
         run_id = tether_options.get("run_id", self.session_run_id)
-        adapter = StrandsStream(self, merged)
+        adapter = StrandsStream(self, merged, output_model, self.output_tool_name(output_model))
         for event in adapter.opening():
             callback(**event)
             yield event
@@ -393,6 +393,8 @@ class Agent(_TetherAgent):
         if result.stop_reason == "max_tokens":
             raise MaxTokensReachedException(MAX_TOKENS_MESSAGE)
         final = AgentResult.of(result)
+        if output_model is not None and final.stop_reason == "end_turn" and _calls_tools(final.message):
+            final.stop_reason = "tool_use"  # Strands reports the last model call's stop reason
         callback(result=final)
         yield {"result": final}
 
@@ -551,6 +553,10 @@ class StrandsAgentTool(AgentTool):
             runner.record_direct_tool_call = child.record_direct_tool_call
             runner.structured_output_model = child.structured_output_model
         return runner
+
+
+def _calls_tools(message: Message | None) -> bool:
+    return message is not None and any("toolUse" in block for block in message["content"])
 
 
 class _closing:
