@@ -558,3 +558,59 @@ def test_import_tether_strands_imports_neither_strands_nor_provider_sdks() -> No
 def test_errors_are_tether_errors() -> None:
     with pytest.raises(TetherError):
         ts.Agent(model=TetherFake([]), plugins=[object()])
+
+
+# -- interrupts -----------------------------------------------------------------------
+
+
+def _approval_agent(module: Any, model: Any) -> Any:
+    decorate = module.tool(context=True) if module.__name__ == "strands" else module.tool  # @tool(context=True): the tools part
+
+    def approve(what: str, tool_context: Any) -> str:
+        """Ask for approval.
+
+        Args:
+            what: The thing.
+        """
+        return f"answer {tool_context.interrupt('approval', reason={'what': what})}"
+
+    approve.__annotations__ = {"what": str, "tool_context": module.ToolContext, "return": str}
+    return module.Agent(model=model, tools=[decorate(approve)], callback_handler=None)
+
+
+def _interrupt_ids_out(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for event in events:
+        if "tool_interrupt_event" in event:
+            raised = event["tool_interrupt_event"]["interrupts"]
+            event = {"tool_interrupt_event": {**event["tool_interrupt_event"], "interrupts": [(i.name, i.reason) for i in raised]}}
+        elif "result" in event:
+            event = {"result": event["result"][0]}
+        out.append(event)
+    return out
+
+
+def test_interrupt_and_answer_equal_strands() -> None:
+    import strands
+
+    script: list[Turn] = [[{"name": "approve", "id": "a1", "input": {"what": "x"}}], [{"text": "approved"}]]
+    runs = []
+    for module, model in ((strands, strands_fake(script)), (ts, TetherFake(script))):
+        agent = _approval_agent(module, model)
+        events = asyncio.run(collect(agent, "hi"))
+        interrupts = next(e for e in events if "tool_interrupt_event" in e)["tool_interrupt_event"]["interrupts"]
+        answer = [{"interruptResponse": {"interruptId": interrupts[0].id, "response": "yes"}}]
+        result = agent(answer)
+        runs.append((_interrupt_ids_out(events), str(result), result.stop_reason, [plain(m) for m in agent.messages]))
+    assert runs[1] == runs[0]
+    assert runs[1][1] == "approved\n"
+    answered = {"toolResult": {"toolUseId": "a1", "status": "success", "content": [{"text": "answer yes"}]}}
+    assert {"role": "user", "content": [answered]} in runs[1][3]
+
+
+def test_interrupted_result_renders_as_strands() -> None:
+    agent = _approval_agent(ts, TetherFake([[{"name": "approve", "id": "a1", "input": {"what": "x"}}]]))
+    result = agent("hi")
+    assert result.stop_reason == "interrupt"
+    (interrupt,) = result.interrupts
+    assert str(result) == str([{"id": interrupt.id, "name": "approval", "reason": {"what": "x"}, "response": None}])

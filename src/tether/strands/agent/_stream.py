@@ -93,6 +93,7 @@ class StrandsStream:
         self._new_cycle = False
         self._prompt = True
         self._tool_uses: dict[str, dict[str, Any]] = {}
+        self._tool_uses_by_id: dict[str, dict[str, Any]] = {}
 
     def opening(self) -> list[dict[str, Any]]:
         """The events before the first model call."""
@@ -119,8 +120,22 @@ class StrandsStream:
         elif kind == "tool_start":
             tool_use = event["toolUse"]
             self._tool_uses[tool_use["name"]] = tool_use
+            self._tool_uses_by_id[tool_use["toolUseId"]] = tool_use
         elif kind == "tool_stream":
             out.append({key: value for key, value in event.items()})
+        return out
+
+    def interrupted(self, interrupts: list[Any]) -> list[dict[str, Any]]:
+        """Strands' ``tool_interrupt_event`` per interrupted tool call (before the result)."""
+        grouped: dict[str, list[Any]] = {}
+        for interrupt in interrupts:
+            if interrupt.tool_use_id is not None:
+                grouped.setdefault(interrupt.tool_use_id, []).append(interrupt)
+        out = self.flush()
+        for tool_use_id, raised in grouped.items():
+            tool_use = self._tool_uses_by_id.get(tool_use_id)
+            if tool_use is not None:
+                out.append({"tool_interrupt_event": {"tool_use": tool_use, "interrupts": raised}})
         return out
 
     def _structured(self, message: Any) -> list[dict[str, Any]]:

@@ -392,6 +392,9 @@ class Agent(_TetherAgent):
         assert result is not None
         if result.stop_reason == "max_tokens":
             raise MaxTokensReachedException(MAX_TOKENS_MESSAGE)
+        for event in adapter.interrupted(result.interrupts):
+            callback(**event)
+            yield event
         final = AgentResult.of(result)
         if output_model is not None and final.stop_reason == "end_turn" and _calls_tools(final.message):
             final.stop_reason = "tool_use"  # Strands reports the last model call's stop reason
