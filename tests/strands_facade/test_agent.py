@@ -435,6 +435,25 @@ def test_an_agent_in_tools_runs_as_a_tool_and_returns_its_text() -> None:
     assert [e["data"] for e in child_events if "data" in e] == ["found it"]  # the child's handler, as in Strands
 
 
+def test_agent_as_tool_exchange_leaves_strands_messages() -> None:
+    """The parent's conversation (the child's answer as Strands renders it: ``str(result)``)."""
+    import strands
+
+    parent_script: list[Turn] = [[{"name": "researcher", "id": "c1", "input": {"input": "look"}}], [{"text": "done"}]]
+    child_script: list[Turn] = [[{"text": "found it"}]]
+    conversations = []
+    for module, parent_model, child_model in (
+        (strands, strands_fake(parent_script), strands_fake(child_script)),
+        (ts, TetherFake(parent_script), TetherFake(child_script)),
+    ):
+        child = module.Agent(model=child_model, name="researcher", callback_handler=None)
+        parent = module.Agent(model=parent_model, tools=[child], callback_handler=None)
+        parent("go")
+        conversations.append([plain(m) for m in parent.messages])
+    assert conversations[1] == conversations[0]
+    assert conversations[1][2]["content"][0]["toolResult"]["content"] == [{"text": "found it\n"}]
+
+
 def test_as_tool_delegate_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="delegate"):
         ts.Agent(model=TetherFake([]), name="r", callback_handler=None).as_tool(delegate=True)

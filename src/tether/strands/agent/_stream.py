@@ -217,6 +217,8 @@ class StrandsStream:
         """An event of an agent used as a tool, as Strands' ``tool_stream`` event of that call."""
         path = event.get("path") or []
         tool_use = self._tool_uses.get(path[0]) if path else None
+        if event.get("type") == "message" and event["message"]["role"] == "user" and not _has_tool_result(event["message"]):
+            return []  # the sub-agent's prompt: Strands does not stream prompts
         data = {key: value for key, value in event.items() if key not in ("type", "path")}
         if event.get("type") == "text_delta":
             data = {"data": event["text"]}

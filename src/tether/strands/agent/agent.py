@@ -425,8 +425,11 @@ class Agent(_TetherAgent):
                     for event in adapter.convert(tether_event):
                         self.callback_handler(**event)
                     if tether_event["type"] == "result":
-                        self.callback_handler(result=AgentResult.of(tether_event["result"]))
-                    yield tether_event
+                        final = AgentResult.of(tether_event["result"])
+                        self.callback_handler(result=final)
+                        yield {"type": "result", "result": final}  # str(final) is Strands' text (the tool result)
+                    else:
+                        yield tether_event
         finally:
             self._raw_sink = None
 
