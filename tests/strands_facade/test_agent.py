@@ -518,9 +518,71 @@ def test_arguments_without_a_tether_equivalent_are_refused_by_name(argument: dic
         ts.Agent(model=TetherFake([]), **argument)
 
 
-def test_trace_attributes_are_accepted_and_kept() -> None:
-    agent = ts.Agent(model=TetherFake([]), trace_attributes={"session.id": "s1"})
+class RecordingTracer:
+    """Keeps every span's kind and attributes."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[str, dict[str, Any]]] = []
+
+    def start_span(self, kind: Any, name: str, attributes: Any, parent: Any = None) -> Any:
+        from tether.loop.tracing import NULL_SPAN
+
+        self.spans.append((kind, dict(attributes)))
+        return NULL_SPAN
+
+
+def test_trace_attributes_are_on_the_invocation_span() -> None:
+    tracer = RecordingTracer()
+    agent = ts.Agent(model=TetherFake([[{"text": "hi"}]]), trace_attributes={"session.id": "s1"}, tracer=tracer, callback_handler=None)
+    agent("hi")
     assert agent.trace_attributes == {"session.id": "s1"}
+    kinds = {kind: attributes for kind, attributes in tracer.spans}
+    assert kinds["invocation"]["session.id"] == "s1"
+    assert "session.id" not in kinds["model_call"]
+
+
+def test_a_second_invocation_while_one_runs_is_strands_concurrency_exception() -> None:
+    import strands
+    from strands.types.exceptions import ConcurrencyException as StrandsConcurrency
+
+    from tether.errors import AgentBusyError
+    from tether.strands.types.exceptions import ConcurrencyException
+
+    async def overlap(agent: Any) -> BaseException:
+        stream = agent.stream_async("first")
+        await stream.__anext__()
+        await stream.__anext__()
+        await stream.__anext__()
+        await stream.__anext__()  # now inside the invocation
+        try:
+            await agent.invoke_async("second")
+        except Exception as exc:
+            return exc
+        finally:
+            await stream.aclose()
+        raise AssertionError("the second invocation ran")
+
+    theirs = asyncio.run(overlap(strands.Agent(model=strands_fake([[{"text": "a"}]]), callback_handler=None)))
+    ours = asyncio.run(overlap(ts.Agent(model=TetherFake([[{"text": "a"}]]), callback_handler=None)))
+    assert isinstance(theirs, StrandsConcurrency)
+    assert isinstance(ours, ConcurrencyException) and isinstance(ours, AgentBusyError)
+
+
+def test_a_recorded_direct_call_while_an_invocation_runs_is_refused() -> None:
+    from tether.strands.types.exceptions import ConcurrencyException
+
+    async def overlap(agent: Any) -> None:
+        stream = agent.stream_async("first")
+        for _ in range(4):
+            await stream.__anext__()
+        try:
+            with pytest.raises(ConcurrencyException, match="record_direct_tool_call=False"):
+                await agent._direct_call("shout", {"text": "x"}, None, None)
+            assert (await agent._direct_call("shout", {"text": "x"}, None, False))["content"] == [{"text": "X"}]
+        finally:
+            await stream.aclose()
+
+    asyncio.run(overlap(ts.Agent(model=TetherFake([[{"text": "a"}]]), tools=word_tools(ts), callback_handler=None)))
 
 
 def test_the_facade_is_a_tether_agent() -> None:

@@ -28,6 +28,7 @@ from ...hooks import MessageAdded
 from ...loop.host import Host
 from ...loop.policies import Limits, RetryPolicy
 from ...loop.tool_call import call_tool
+from ...loop.tracing import NULL_TRACER
 from ...result import AgentResult as _TetherAgentResult
 from ...tools.executors import ToolExecutor
 from ...types import Message, ToolResult, ToolUse
@@ -39,6 +40,7 @@ from ..tools._adapt import to_tether_tools
 from ..types.exceptions import ConcurrencyException, MaxTokensReachedException, strands_error
 from ._stream import RawTee, StrandsStream
 from ._tool_caller import ToolCaller, direct_call_id, recorded_messages
+from ._tracing import AttributedTracer
 from .agent_result import AgentResult, EventLoopMetrics
 from .conversation_manager import SlidingWindowConversationManager
 from .state import AgentState
@@ -158,8 +160,8 @@ class Agent(_TetherAgent):
             conversation_manager: Default ``SlidingWindowConversationManager(window_size=40)``.
             record_direct_tool_call: ``agent.tool.NAME(...)`` calls are recorded in the messages.
             load_tools_from_directory: Refused when True (Tether does not watch a directory).
-            trace_attributes: Accepted and kept as ``agent.trace_attributes`` (Tether's spans
-                carry their own attributes; these are not added).
+            trace_attributes: Attributes added to the agent's invocation spans (when it traces:
+                a ``tracer`` or a global OpenTelemetry tracer provider).
             agent_id: Default ``"default"``.
             name: Default ``"Strands Agents"``.
             description: What the agent does.
@@ -291,8 +293,11 @@ class Agent(_TetherAgent):
         return StrandsAgentTool(self, name or self.name, description, keep_conversation=keep)
 
     def host(self) -> Host:
-        """Tether's host, with the model teed into the running invocation's stream adapter."""
+        """Tether's host, with the model teed into the running invocation's stream adapter and
+        ``trace_attributes`` on the invocation span."""
         host = super().host()
+        if self.trace_attributes and host.tracer is not NULL_TRACER:
+            host = dataclasses.replace(host, tracer=AttributedTracer(host.tracer, self.trace_attributes))
         sink, self._raw_sink = self._raw_sink, None
         if sink is None or host.model_or_none is None:
             return host

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import (
+    AgentBusyError,
     CheckpointError,
     ContextWindowExhaustedError,
     ContextWindowOverflowError,
@@ -94,7 +95,7 @@ class StructuredOutputException(StructuredOutputError):
         self.message = message
 
 
-class ConcurrencyException(TetherError):
+class ConcurrencyException(AgentBusyError):
     """The agent is already running an invocation (or a recorded direct tool call)."""
 
 
@@ -125,8 +126,10 @@ def strands_error(exc: BaseException) -> BaseException | None:
     overflow the manager could not reduce is both ``ContextWindowOverflowException`` and
     ``ContextWindowExhaustedError``), and the caller chains it to ``exc``.
     """
-    if isinstance(exc, (ContextWindowOverflowException, ModelThrottledException, StructuredOutputException)):
+    if isinstance(exc, (ContextWindowOverflowException, ModelThrottledException, StructuredOutputException, ConcurrencyException)):
         return None
+    if isinstance(exc, AgentBusyError):
+        return ConcurrencyException(str(exc))
     if isinstance(exc, ContextWindowExhaustedError):
         return _ContextWindowExhausted(str(exc))
     if isinstance(exc, ContextWindowOverflowError):
