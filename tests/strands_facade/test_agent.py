@@ -695,3 +695,20 @@ def test_interrupted_result_renders_as_strands() -> None:
     assert result.stop_reason == "interrupt"
     (interrupt,) = result.interrupts
     assert str(result) == str([{"id": interrupt.id, "name": "approval", "reason": {"what": "x"}, "response": None}])
+
+
+# -- durable runs (Tether's, through the facade) --------------------------------------
+
+
+def test_a_durable_turn_and_its_resume_give_strands_results(tmp_path: Any) -> None:
+    from tether.durable import SQLiteStore
+
+    script: list[Turn] = [[{"name": "approve", "id": "a1", "input": {"what": "x"}}], [{"text": "approved"}]]
+    agent = _approval_agent(ts, TetherFake(script))
+    agent.store = SQLiteStore(tmp_path / "runs.db")
+    first = agent("hi", run_id="r1")
+    assert isinstance(first, ts.agent.AgentResult) and first.stop_reason == "interrupt"
+    answer = [{"interruptResponse": {"interruptId": first.interrupts[0].id, "response": "yes"}}]
+    done = agent.resume("r1", answer)
+    assert isinstance(done, ts.agent.AgentResult)
+    assert str(done) == "approved\n"

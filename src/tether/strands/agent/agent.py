@@ -406,6 +406,10 @@ class Agent(_TetherAgent):
         callback(result=final)
         yield {"result": final}
 
+    async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> AgentResult:
+        """Tether's :meth:`tether.Agent.resume_async`, its result Strands' :class:`AgentResult`."""
+        return AgentResult.of(await super().resume_async(run_id, responses))
+
     def nested_events(
         self,
         prompt: Any,
