@@ -20,6 +20,7 @@ import pytest
 
 import tether.strands as ts
 from tether.errors import ConfigurationError, TetherError
+from tether.hooks import AfterInvocation, BeforeInvocation, BeforeToolCall
 from tether.strands.agent.conversation_manager import NullConversationManager, SlidingWindowConversationManager
 from tether.strands.handlers import PrintingCallbackHandler
 from tether.types import ModelRequest, StreamEvent
@@ -712,3 +713,24 @@ def test_a_durable_turn_and_its_resume_give_strands_results(tmp_path: Any) -> No
     done = agent.resume("r1", answer)
     assert isinstance(done, ts.agent.AgentResult)
     assert str(done) == "approved\n"
+
+
+# -- hooks ----------------------------------------------------------------------------
+
+
+def test_add_hook_with_an_explicit_type_a_list_or_the_annotation() -> None:
+    seen: list[str] = []
+
+    def on_tool(event: BeforeToolCall) -> None:
+        seen.append(f"tool {event.tool_use['name']}")
+
+    def on_any(event: Any) -> None:
+        seen.append(type(event).__name__)
+
+    agent = ts.Agent(model=TetherFake(TOOL_EXCHANGE), tools=word_tools(ts), callback_handler=None)
+    agent.add_hook(on_tool)
+    agent.add_hook(on_any, [BeforeInvocation, AfterInvocation])
+    agent("hi")
+    assert seen == ["BeforeInvocation", "tool shout", "AfterInvocation"]
+    with pytest.raises(ConfigurationError, match="order"):
+        agent.add_hook(on_tool, order=5)

@@ -261,6 +261,24 @@ class Agent(_TetherAgent):
         """The metrics of every invocation so far, in Strands' names."""
         return EventLoopMetrics(self.run_state.metrics)
 
+    def add_hook(self, callback: Callable[..., Any], event_type: Any = None, *, order: float = 0) -> None:
+        """Register ``callback`` for ``event_type`` (a type, a list of types, or None: the type
+        its first parameter's annotation names), as Strands' ``add_hook``; routed through the
+        hooks adapter like ``Agent(hooks=...)``.
+
+        Raises:
+            ConfigurationError: An ``order`` other than the default (Tether runs callbacks in
+                registration order).
+        """
+        if order != 0:
+            raise ConfigurationError("add_hook(order=...) is not supported by tether.strands: callbacks run in registration order")
+        if event_type is None:
+            items: list[Any] = [callback]
+        else:
+            items = [_ExplicitHook(callback, list(event_type) if isinstance(event_type, list) else [event_type])]
+        for item in to_tether_hooks(items):
+            self.hooks.add(item)
+
     def cleanup(self) -> None:
         """Close the agent's tool sources (MCP clients), as Strands' ``cleanup``."""
         self.close()
@@ -537,6 +555,18 @@ class Agent(_TetherAgent):
         finally:
             if locked:
                 self._busy.release()
+
+
+class _ExplicitHook:
+    """A hook provider registering one callback for given event types (``add_hook(cb, Type)``)."""
+
+    def __init__(self, callback: Callable[..., Any], event_types: list[Any]) -> None:
+        self.callback = callback
+        self.event_types = event_types
+
+    def register_hooks(self, registry: Any, **kwargs: Any) -> None:
+        for event_type in self.event_types:
+            registry.add_callback(event_type, self.callback)
 
 
 class StrandsAgentTool(AgentTool):
