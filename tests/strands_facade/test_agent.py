@@ -734,3 +734,16 @@ def test_add_hook_with_an_explicit_type_a_list_or_the_annotation() -> None:
     assert seen == ["BeforeInvocation", "tool shout", "AfterInvocation"]
     with pytest.raises(ConfigurationError, match="order"):
         agent.add_hook(on_tool, order=5)
+
+
+def test_cancel_before_an_invocation_stops_it_as_strands() -> None:
+    import strands
+
+    results = []
+    for module, model in ((strands, strands_fake([[{"text": "never"}]])), (ts, TetherFake([[{"text": "never"}]]))):
+        agent = module.Agent(model=model, callback_handler=None)
+        agent.cancel()
+        results.append(agent("hi").stop_reason)
+    assert results == ["cancelled", "cancelled"]
+    with pytest.raises(ConfigurationError, match="cancel"):
+        ts.Agent(model=TetherFake([]), callback_handler=None).cancel(message="stop")

@@ -279,6 +279,18 @@ class Agent(_TetherAgent):
         for item in to_tether_hooks(items):
             self.hooks.add(item)
 
+    def cancel(self, *, message: str | None = None, after_current_tools: bool = False) -> None:
+        """Stop the running invocation at its next step (Tether's :meth:`tether.Agent.cancel`;
+        the result's stop reason is ``cancelled``, as in Strands).
+
+        Raises:
+            ConfigurationError: ``message`` or ``after_current_tools`` (Tether's cancellation
+                has neither).
+        """
+        if message is not None or after_current_tools:
+            raise ConfigurationError("cancel(message=..., after_current_tools=...) is not supported by tether.strands; call cancel()")
+        super().cancel()
+
     def cleanup(self) -> None:
         """Close the agent's tool sources (MCP clients), as Strands' ``cleanup``."""
         self.close()
