@@ -377,8 +377,9 @@ class Agent(_TetherAgent):
 
         Keyword arguments other than Strands' are the invocation state (deprecated in Strands;
         then ``invocation_state`` is under the ``"invocation_state"`` key, as in Strands);
-        ``callback_handler=`` replaces the agent's for this call (and is in the invocation state, as in Strands). Tether's ``output_model``,
-        ``run_id`` and ``parent_run_id`` are taken too (``run_id`` defaults to the session's run).
+        ``callback_handler=`` replaces the agent's for this call (and is in the invocation
+        state, as in Strands). Tether's ``output_model``, ``run_id`` and ``parent_run_id`` are
+        taken too, not as invocation state (``run_id`` defaults to the session's run).
 
         Raises:
             MaxTokensReachedException: The model stopped at its token limit (the partial message
