@@ -20,7 +20,7 @@ from ._sync import run_sync
 from .agent_state import AgentState
 from .agent_tool import AgentTool
 from .conversation import ConversationManager, SlidingWindowConversationManager
-from .errors import ConfigurationError, PromptError, SnapshotError
+from .errors import AgentBusyError, ConfigurationError, PromptError, SnapshotError
 from .events import AgentEvent, final_result
 from .hooks import HookRegistry
 from .invocation import InvocationOptions, invoke_stream
@@ -443,7 +443,7 @@ class Agent:
                 if self._busy.acquire(blocking=False):
                     break
             else:
-                raise PromptError(
+                raise AgentBusyError(
                     "this agent is already running an invocation; agents run one at a time "
                     "(a stream_async you stopped iterating but still hold must be closed with aclose())"
                 )

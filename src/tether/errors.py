@@ -24,6 +24,13 @@ class PromptError(TetherError, ValueError):
     """A prompt has an invalid shape or cannot be accepted in the run's current status."""
 
 
+class AgentBusyError(PromptError):
+    """The agent is already running an invocation (agents run one at a time).
+
+    The Strands facade raises it as Strands' ``ConcurrencyException`` (a subclass).
+    """
+
+
 class PromptShapeError(PromptError, TypeError):
     """A prompt mixes control blocks (``checkpointResume``, ``interruptResponse``) with other
     content, or repeats a ``checkpointResume`` block.

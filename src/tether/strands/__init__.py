@@ -5,3 +5,10 @@ A facade and adapters only: every run is Tether's loop (:mod:`tether.loop`), no 
 lives here. Importing this package imports no provider SDK and not ``strands-agents`` itself.
 See ``docs/guides/from-strands.md`` for what changes and what you gain.
 """
+
+from ..tools import ToolContext, tool
+from . import agent, models, types
+from .agent.agent import Agent
+from .types._snapshot import Snapshot
+
+__all__ = ["Agent", "Snapshot", "ToolContext", "agent", "models", "tool", "types"]

@@ -1,0 +1,5 @@
+"""Strands' `NullConversationManager`: never changes the conversation."""
+
+from ....conversation import NullConversationManager
+
+__all__ = ["NullConversationManager"]
