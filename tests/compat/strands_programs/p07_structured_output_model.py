@@ -1,6 +1,6 @@
 """structured_output_model on the agent and per invocation: result.structured_output, the forced tool, str(result)."""
 
-from fake_model import FakeModel, call, text
+from fake_model import FakeModel, call
 from pydantic import BaseModel
 from show import dump, show_messages, show_result
 from strands import Agent, tool

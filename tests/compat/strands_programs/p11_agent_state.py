@@ -19,7 +19,9 @@ def add_to_cart(item: str, tool_context) -> str:
     return f"{len(cart)} items"
 
 
-model = FakeModel([call("tu-1", "add_to_cart", {"item": "apple"}), text("Added."), call("tu-2", "add_to_cart", {"item": "pear"}), text("Added too.")])
+model = FakeModel(
+    [call("tu-1", "add_to_cart", {"item": "apple"}), text("Added."), call("tu-2", "add_to_cart", {"item": "pear"}), text("Added too.")]
+)
 agent = Agent(model=model, tools=[add_to_cart], state={"user": "ada", "cart": []}, callback_handler=None)
 dump("initial", agent.state.get())
 agent("Add an apple")

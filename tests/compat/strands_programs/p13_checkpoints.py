@@ -38,10 +38,12 @@ dump("tool_runs", RUNS)
 show_messages("agent", agent)
 
 try:
-    Agent(model=FakeModel([]), callback_handler=None)({"checkpointResume": {"checkpoint": {"position": "after_model", "cycle_index": 0, "schema_version": "1.0"}}})
+    Agent(model=FakeModel([]), callback_handler=None)(
+        {"checkpointResume": {"checkpoint": {"position": "after_model", "cycle_index": 0, "schema_version": "1.0"}}}
+    )
 except ValueError as exc:
     dump("not_checkpointing.error", type(exc).__name__)
 try:
     Checkpoint.from_dict({"position": "after_model", "cycle_index": 0, "schema_version": "0.1"})
-except Exception as exc:  # noqa: BLE001 - prints which exception class Strands raises
+except Exception as exc:
     dump("bad_version.error", type(exc).__name__)

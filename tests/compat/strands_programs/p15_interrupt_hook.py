@@ -26,7 +26,9 @@ class Approval(HookProvider):
             event.cancel_tool = f"user said {answer}"
 
 
-model = FakeModel([calls([("tu-1", "run_command", {"command": "ls"}), ("tu-2", "run_command", {"command": "rm -rf /"})]), text("Listed; removal denied.")])
+model = FakeModel(
+    [calls([("tu-1", "run_command", {"command": "ls"}), ("tu-2", "run_command", {"command": "rm -rf /"})]), text("Listed; removal denied.")]
+)
 agent = Agent(model=model, tools=[run_command], hooks=[Approval()], callback_handler=None)
 result = agent("List then wipe")
 dump("paused.stop_reason", result.stop_reason)

@@ -10,7 +10,9 @@ triage = Agent(
     description="Routes requests.",
     model=FakeModel(
         [
-            call("tu-1", "handoff_to_agent", {"agent_name": "billing", "message": "Refund question", "context": {"order": 7}}, usage=(20, 4)),
+            call(
+                "tu-1", "handoff_to_agent", {"agent_name": "billing", "message": "Refund question", "context": {"order": 7}}, usage=(20, 4)
+            ),
             text("Handed off to billing.", usage=(25, 3)),
         ]
     ),

@@ -63,7 +63,12 @@ class EchoModel(Model):
             yield {"contentBlockDelta": {"delta": {"text": word if i == 0 else " " + word}}}
         yield {"contentBlockStop": {}}
         yield {"messageStop": {"stopReason": stop}}
-        yield {"metadata": {"usage": {"inputTokens": len(messages), "outputTokens": len(words), "totalTokens": len(messages) + len(words)}, "metrics": {"latencyMs": 0}}}
+        yield {
+            "metadata": {
+                "usage": {"inputTokens": len(messages), "outputTokens": len(words), "totalTokens": len(messages) + len(words)},
+                "metrics": {"latencyMs": 0},
+            }
+        }
 
 
 @tool

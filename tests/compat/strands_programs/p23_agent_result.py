@@ -16,7 +16,13 @@ def lookup(key: str) -> str:
     return {"pi": "3.14159"}.get(key, "unknown")
 
 
-model = FakeModel([call("tu-1", "lookup", {"key": "pi"}, usage=(100, 20)), call("tu-2", "lookup", {"key": "e"}, usage=(150, 25)), text("pi is 3.14159\ne is unknown", usage=(200, 30))])
+model = FakeModel(
+    [
+        call("tu-1", "lookup", {"key": "pi"}, usage=(100, 20)),
+        call("tu-2", "lookup", {"key": "e"}, usage=(150, 25)),
+        text("pi is 3.14159\ne is unknown", usage=(200, 30)),
+    ]
+)
 agent = Agent(model=model, tools=[lookup], callback_handler=None)
 result = agent("What are pi and e?")
 dump("type", type(result).__name__)
@@ -32,12 +38,15 @@ usage = result.metrics.accumulated_usage
 dump("accumulated_usage", {k: usage[k] for k in ("inputTokens", "outputTokens", "totalTokens")})
 dump("cycle_count", result.metrics.cycle_count)
 tool_metrics = result.metrics.tool_metrics["lookup"]
-dump("tool_metrics.lookup", {"call_count": tool_metrics.call_count, "success_count": tool_metrics.success_count, "error_count": tool_metrics.error_count})
+dump(
+    "tool_metrics.lookup",
+    {"call_count": tool_metrics.call_count, "success_count": tool_metrics.success_count, "error_count": tool_metrics.error_count},
+)
 dump("result.to_dict.keys", sorted(result.to_dict()))
 dump("result.to_dict.stop_reason", result.to_dict()["stop_reason"])
 
 model2 = FakeModel([{"text": "I was cut", "stop": "max_tokens", "usage": (5, 50)}])
 try:
     Agent(model=model2, callback_handler=None)("Write a novel")
-except Exception as exc:  # noqa: BLE001 - prints which exception Strands raises at max_tokens
+except Exception as exc:
     dump("max_tokens.error", type(exc).__name__)

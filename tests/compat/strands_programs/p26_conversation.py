@@ -9,7 +9,9 @@ history = [
     {"role": "assistant", "content": [{"text": "Nice to meet you, Ada."}]},
 ]
 model = FakeModel([text("Your name is Ada."), text("Two texts received."), text("Message list received."), text("Continuing.")])
-agent = Agent(model=model, messages=history, system_prompt="You remember names.", name="Memo", description="Remembers.", callback_handler=None)
+agent = Agent(
+    model=model, messages=history, system_prompt="You remember names.", name="Memo", description="Remembers.", callback_handler=None
+)
 dump("identity", {"name": agent.name, "description": agent.description, "agent_id": agent.agent_id, "system_prompt": agent.system_prompt})
 show_result("first", agent("What is my name?"))
 show_result("blocks", agent([{"text": "one"}, {"text": "two"}]))

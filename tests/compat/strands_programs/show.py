@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-
 _GENERATED_IDS: dict[str, str] = {}
 
 
