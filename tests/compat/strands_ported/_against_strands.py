@@ -36,9 +36,7 @@ def main(argv: list[str]) -> int:
         for path in sorted(HERE.glob("*.py")):
             if path.name != Path(__file__).name:
                 (target / path.name).write_text(rewrite(path.read_text()))
-        (Path(tmp) / "pytest.ini").write_text(
-            "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
-        )
+        (Path(tmp) / "pytest.ini").write_text("[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n")
         command = [sys.executable, "-m", "pytest", str(target), "-q", "-p", "no:cacheprovider", "--rootdir", tmp, *argv]
         return subprocess.call(command, cwd=tmp)
 

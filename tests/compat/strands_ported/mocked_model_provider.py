@@ -56,9 +56,7 @@ class MockedModelProvider(Model):
         system_prompt: str | None = None,
         **kwargs: Any,
     ) -> AsyncGenerator[Any, None]:
-        self.structured_calls.append(
-            {"output_model": output_model, "messages": plain_messages(prompt), "system_prompt": system_prompt}
-        )
+        self.structured_calls.append({"output_model": output_model, "messages": plain_messages(prompt), "system_prompt": system_prompt})
         yield {"output": self.structured_outputs.pop(0)}
 
     async def stream(

@@ -5,7 +5,8 @@ arguments of ``model.stream``; here the model is the ported ``MockedModelProvide
 ``Model`` subclass) and the assertions are on what it was sent and what the agent returns.
 
 Excluded upstream tests (name — reason):
-- test_agent__init__with_default_model — builds a BedrockModel (provider SDK, AWS region): provider construction is the models engineer's test
+- test_agent__init__with_default_model — builds a BedrockModel (provider SDK, AWS region): provider construction is the
+  models engineer's test
 - test_agent__init__with_string_model_id — same (a bare id becomes a BedrockModel)
 - test_agent_init_with_no_model_or_model_id — same
 - test_agent__call__passes_invocation_state — patches strands.agent.agent.event_loop_cycle
@@ -14,23 +15,40 @@ Excluded upstream tests (name — reason):
 - test_stream_async_raises_exceptions — patches event_loop_cycle
 - test_agent__call__invocation_state_with_kwargs_deprecation_warning — patches event_loop_cycle
 - test_agent__call__invocation_state_only_no_warning — patches event_loop_cycle
-- test_agent__call__always_sliding_window_conversation_manager_doesnt_infinite_loop — wraps the conversation manager in a Mock spy and counts calls of its methods (internal call protocol)
-- test_agent__call__retry_with_overwritten_tool — asserts the exact truncation text and spy call counts of the conversation manager's internals
+- test_agent__call__always_sliding_window_conversation_manager_doesnt_infinite_loop — wraps the conversation manager in
+  a Mock spy and counts calls of its methods (internal call protocol)
+- test_agent__call__retry_with_overwritten_tool — asserts the exact truncation text and spy call counts of the
+  conversation manager's internals
 - test_agent__call__tool_truncation_doesnt_infinite_loop — relies on the Mock model raising forever through the internal truncation path
-- test_agent__call__invalid_tool_use_event_loop_exception — a Mock side effect raising a bare exception class mid-stream (internal EventLoopException wrapping)
-- test_agent__call__callback — asserts internal callback kwargs (event_loop_cycle_span, request_state, raw model events); ported as test_callback_handler_receives_strands_events on the public keys
-- test_agent_structured_output / test_agent_structured_output_multi_modal_input — also assert OpenTelemetry span attributes through a mocked tracer; the public part is ported
-- test_agent_init_with_trace_attributes, test_agent_init_initializes_tracer, test_agent_call_creates_and_ends_span_on_success, test_agent_stream_async_creates_and_ends_span_on_success, test_agent_call_creates_and_ends_span_on_exception, test_agent_stream_async_creates_and_ends_span_on_exception — patch strands.agent.agent.get_tracer (telemetry internals)
-- test_agent_session_management, test_agent_restored_from_session_management*, test_agent_with_session_and_conversation_manager — use tests/fixtures MockedSessionRepository and assert repository internals; session behaviour is ported in test_file_session_manager.py through FileSessionManager
+- test_agent__call__invalid_tool_use_event_loop_exception — a Mock side effect raising a bare exception class mid-stream
+  (internal EventLoopException wrapping)
+- test_agent__call__callback — asserts internal callback kwargs (event_loop_cycle_span, request_state, raw model
+  events); ported as test_callback_handler_receives_strands_events on the public keys
+- test_agent_structured_output / test_agent_structured_output_multi_modal_input — also assert OpenTelemetry span
+  attributes through a mocked tracer; the public part is ported
+- test_agent_init_with_trace_attributes, test_agent_init_initializes_tracer,
+  test_agent_call_creates_and_ends_span_on_success, test_agent_stream_async_creates_and_ends_span_on_success,
+  test_agent_call_creates_and_ends_span_on_exception, test_agent_stream_async_creates_and_ends_span_on_exception — patch
+  strands.agent.agent.get_tracer (telemetry internals)
+- test_agent_session_management, test_agent_restored_from_session_management*,
+  test_agent_with_session_and_conversation_manager — use tests/fixtures MockedSessionRepository and assert repository
+  internals; session behaviour is ported in test_file_session_manager.py through FileSessionManager
 - test_agent_redacts_input_on_triggered_guardrail — ported as test_guardrail_redacts_input (public part)
 - test_agent__call__resume_interrupt* and test_agent_structured_output_interrupt — set the private agent._interrupt_state
 - test_agent_del_before_tool_registry_set — deletes a private attribute and calls __del__
 - test_redact_user_content — calls the private agent._redact_user_content
-- test_agent_concurrent_* and test_agent_sequential_invocations_work, test_agent_lock_released_on_exception — concurrent_invocation_mode / threads synchronised inside model.stream (Strands-internal locking; Tether fences runs its own way)
+- test_agent_concurrent_* and test_agent_sequential_invocations_work, test_agent_lock_released_on_exception —
+  concurrent_invocation_mode / threads synchronised inside model.stream (Strands-internal locking; Tether fences runs
+  its own way)
 - test_agent_add_hook_delegates_to_hooks_add_callback — patches agent.hooks.add_callback
 - test_agent_plugins_* — Strands Plugin API (outside the surface issue 29 mirrors)
 - test_as_tool_returns_agent_tool — isinstance check on the private _AgentAsTool class (name/description tests are ported)
-- test_system_prompt_setter_* and test_agent_*_system_prompt — assert the private agent._system_prompt_content; ported on the public system_prompt / system_prompt_content
+- test_system_prompt_setter_* and test_agent_*_system_prompt — assert the private agent._system_prompt_content; ported
+  on the public system_prompt / system_prompt_content
+- test_agent_backwards_compatibility_string_access, test_agent_backwards_compatibility_single_text_block — duplicates of
+  test_agent_string_system_prompt / test_agent_single_text_block_system_prompt (same assertions)
+- test_agent_with_invalid_input_list, test_agent_with_list_of_message_and_content_block — ported as cases of the
+  parametrised test_agent_with_invalid_input
 """
 
 from __future__ import annotations
@@ -42,14 +60,14 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
+from tether.strands.agent.state import AgentState
+from tether.strands.handlers.callback_handler import PrintingCallbackHandler, null_callback_handler
+from tether.strands.types.exceptions import ContextWindowOverflowException
 
 from tether.strands import Agent, ToolContext, tool
 from tether.strands.agent import AgentResult
 from tether.strands.agent.conversation_manager import NullConversationManager
-from tether.strands.agent.state import AgentState
-from tether.strands.handlers.callback_handler import PrintingCallbackHandler, null_callback_handler
 from tether.strands.hooks import BeforeInvocationEvent, BeforeModelCallEvent
-from tether.strands.types.exceptions import ContextWindowOverflowException
 
 from .mocked_model_provider import MockedModelProvider, plain, text, tool_call
 
@@ -203,9 +221,7 @@ def test_agent__call__(tool_decorated: Any) -> None:
 
 
 def test_agent__call__retry_with_reduced_context() -> None:
-    agent, model = agent_with(
-        [ContextWindowOverflowException(RuntimeError("Input is too long for requested model")), text("Green!")]
-    )
+    agent, model = agent_with([ContextWindowOverflowException(RuntimeError("Input is too long for requested model")), text("Green!")])
     agent.messages = [
         {"role": "user", "content": [{"text": "Hello!"}]},
         {"role": "assistant", "content": [{"text": "Hi!"}]},
@@ -250,9 +266,7 @@ async def test_agent_invoke_async() -> None:
 
 
 async def test_stream_async_yields_strands_events(tool_decorated: Any) -> None:
-    agent, _ = agent_with(
-        [tool_call("tool_decorated", {"random_string": "xyz"}, "t1"), text("done")], tools=[tool_decorated]
-    )
+    agent, _ = agent_with([tool_call("tool_decorated", {"random_string": "xyz"}, "t1"), text("done")], tools=[tool_decorated])
 
     events = [event async for event in agent.stream_async("go")]
 
@@ -325,7 +339,12 @@ def test_callback_handler_receives_strands_events(tool_decorated: Any) -> None:
 
     result = agent("test")
 
-    keys = [next(iter(k for k in ("init_event_loop", "start", "start_event_loop", "data", "reasoningText", "message", "result") if k in c), None) for c in calls]
+    keys = [
+        next(
+            iter(k for k in ("init_event_loop", "start", "start_event_loop", "data", "reasoningText", "message", "result") if k in c), None
+        )
+        for c in calls
+    ]
     keys = [k for k in keys if k is not None]
     assert keys[:3] == ["init_event_loop", "start", "start_event_loop"]
     assert keys[-2:] == ["message", "result"]
@@ -902,3 +921,80 @@ def test_as_tool_runs_the_agent() -> None:
     assert tool_result["status"] == "success"
     assert "42" in json.dumps(tool_result["content"])
     assert inner.messages[0]["content"] == [{"text": "the answer?"}]
+
+
+def test_agent__init__tool_loader_dict(tool_module: str) -> None:
+    agent = Agent(model=MockedModelProvider([]), tools=[{"name": "tool_module", "path": tool_module}])
+    assert sorted(spec["name"] for spec in agent.tool_registry.get_all_tool_specs()) == ["tool_module"]
+
+
+def test_module_tool_runs_in_a_turn(tool_module: str) -> None:
+    agent, _ = agent_with([tool_call("tool_module", {}, "m1"), text("ok")], tools=[tool_module])
+    agent("use the module tool")
+    assert agent.messages[2]["content"][0]["toolResult"] == {"toolUseId": "m1", "status": "success", "content": [{"text": "from module"}]}
+
+
+def test_agent_callback_handler_explicit_none_uses_null_handler() -> None:
+    assert Agent(model=MockedModelProvider([]), callback_handler=None).callback_handler is null_callback_handler
+
+
+def test_agent_with_none_callback_handler_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    agent, _ = agent_with([text("quiet")], callback_handler=None)
+    agent("hi")
+    assert capsys.readouterr().out == ""
+
+
+def test_default_callback_handler_prints_the_text(capsys: pytest.CaptureFixture[str]) -> None:
+    agent = Agent(model=MockedModelProvider([text("printed answer")]))
+    agent("hi")
+    assert "printed answer" in capsys.readouterr().out
+
+
+async def test_agent_structured_output_async() -> None:
+    user = User(name="Jane Doe", age=30, email="jane@doe.com")
+    model = MockedModelProvider([], structured_outputs=[user])
+    agent = Agent(model=model, system_prompt=SYSTEM, callback_handler=None)
+    prompt = "Jane Doe is 30 years old and her email is jane@doe.com"
+
+    assert await agent.structured_output_async(User, prompt) == user
+    assert agent.messages == []
+    assert model.structured_calls[0]["messages"] == [{"role": "user", "content": [{"text": prompt}]}]
+
+
+def test_system_prompt_content_string() -> None:
+    assert Agent(model=MockedModelProvider([]), system_prompt="hello").system_prompt_content == [{"text": "hello"}]
+
+
+def test_system_prompt_content_structured() -> None:
+    blocks = [{"text": "You are helpful"}, {"cachePoint": {"type": "default"}}]
+    assert Agent(model=MockedModelProvider([]), system_prompt=blocks).system_prompt_content == blocks
+
+
+def test_system_prompt_content_none() -> None:
+    assert Agent(model=MockedModelProvider([]), system_prompt=None).system_prompt_content is None
+
+
+def test_agent_empty_list_system_prompt() -> None:
+    agent = Agent(model=MockedModelProvider([]), system_prompt=[])
+    assert agent.system_prompt is None
+    assert agent.system_prompt_content == []
+
+
+def test_agent__call__handles_none_invocation_state() -> None:
+    agent, _ = agent_with([text("test response")])
+    result = agent("test", invocation_state=None)
+    assert result.message["content"][0]["text"] == "test response"
+    assert result.stop_reason == "end_turn"
+
+
+def test_invocation_state_reaches_tools() -> None:
+    seen: list[Any] = []
+
+    @tool(context=True)
+    def probe(tool_context: ToolContext) -> str:
+        seen.append(tool_context.invocation_state.get("request_id"))
+        return "ok"
+
+    agent, _ = agent_with([tool_call("probe", {}, "p1"), text("done")], tools=[probe])
+    agent("go", invocation_state={"request_id": "r-42"})
+    assert seen == ["r-42"]

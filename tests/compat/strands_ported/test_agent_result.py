@@ -5,7 +5,9 @@ metrics class itself is Strands' telemetry internals), and the last tests check 
 result a real invocation returns.
 
 Excluded upstream tests (name — reason):
-- test_context_size_delegates_to_metrics, test_context_size_none_when_no_data, test_projected_context_size_delegates_to_metrics, test_projected_context_size_none_when_no_data — delegate to attributes of the EventLoopMetrics telemetry class (latest_context_size, projected_context_size)
+- test_context_size_delegates_to_metrics, test_context_size_none_when_no_data,
+  test_projected_context_size_delegates_to_metrics, test_projected_context_size_none_when_no_data — delegate to
+  attributes of the EventLoopMetrics telemetry class (latest_context_size, projected_context_size)
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
+from tether.strands.agent.agent_result import AgentResult as AgentResultFromModule
+from tether.strands.types.interrupt import Interrupt
 
 from tether.strands import Agent
 from tether.strands.agent import AgentResult
-from tether.strands.agent.agent_result import AgentResult as AgentResultFromModule
-from tether.strands.types.interrupt import Interrupt
 
 from .mocked_model_provider import MockedModelProvider, text
 
@@ -121,6 +123,10 @@ def test__init__with_structured_output(mock_metrics: Any) -> None:
     assert result.structured_output.value == 42
 
 
+def test__init__structured_output_defaults_to_none(mock_metrics: Any) -> None:
+    assert AgentResult(stop_reason="end_turn", message=SIMPLE, metrics=mock_metrics, state={}).structured_output is None
+
+
 def test__str__with_structured_output(mock_metrics: Any) -> None:
     output = StructuredOutputModel(name="test", value=42)
     result = AgentResult(stop_reason="end_turn", message=SIMPLE, metrics=mock_metrics, state={}, structured_output=output)
@@ -140,7 +146,11 @@ def test__str__with_citations_content(mock_metrics: Any) -> None:
             {
                 "citationsContent": {
                     "citations": [
-                        {"title": "Source Document", "location": {"document": {"pageNumber": 1}}, "sourceContent": [{"text": "source text"}]}
+                        {
+                            "title": "Source Document",
+                            "location": {"document": {"pageNumber": 1}},
+                            "sourceContent": [{"text": "source text"}],
+                        }
                     ],
                     "content": [{"text": "This is cited text from the document."}],
                 }
@@ -156,7 +166,12 @@ def test__str__mixed_text_and_citations_content(mock_metrics: Any) -> None:
         "role": "assistant",
         "content": [
             {"text": "Introduction paragraph"},
-            {"citationsContent": {"citations": [{"title": "Doc", "location": {}, "sourceContent": []}], "content": [{"text": "Cited content here."}]}},
+            {
+                "citationsContent": {
+                    "citations": [{"title": "Doc", "location": {}, "sourceContent": []}],
+                    "content": [{"text": "Cited content here."}],
+                }
+            },
             {"text": "Conclusion paragraph"},
         ],
     }

@@ -8,8 +8,11 @@ returned result and the recorded messages.
 
 Excluded upstream tests (name — reason):
 - test_agent_tool's conversation-manager spy (apply_management called) — a Mock wrapping the conversation manager
-- test_agent_tool_caller_interrupt, test_agent_tool_caller_interrupt_activated — interrupts from a direct call / the private _interrupt_state
-- test_agent_collected_without_cyclic_gc, test_agent_with_tool_provider_cleaned_up_*, test_tool_caller_raises_reference_error_after_agent_collected — garbage-collection and weakref internals of the caller object
+- test_agent_tool_caller_interrupt, test_agent_tool_caller_interrupt_activated — interrupts from a direct call / the
+  private _interrupt_state
+- test_agent_collected_without_cyclic_gc, test_agent_with_tool_provider_cleaned_up_*,
+  test_tool_caller_raises_reference_error_after_agent_collected — garbage-collection and weakref internals of the caller
+  object
 """
 
 from __future__ import annotations

@@ -9,15 +9,24 @@ values). The assertions on specs, results and errors are upstream's.
 Excluded upstream tests (name — reason):
 - test_tool_func_not_decorated — reads the private ``_tool_func`` attribute
 - test_supports_hot_reload, test_get_display_properties — tool-registry/watcher internals (hot reload of a tools directory)
-- test_stream, test_stream_with_agent — compare private ToolResultEvent objects from ``tool.stream`` (the same results are asserted through an agent turn in test_identity_runs_in_a_turn)
+- test_stream, test_stream_with_agent — compare private ToolResultEvent objects from ``tool.stream`` (the same results
+  are asserted through an agent turn in test_identity_runs_in_a_turn)
 - test_stream_interrupt, test_stream_interrupt_resume — build a private ``_InterruptState`` on a MagicMock agent
 - test_empty_tool_use_handling — calls ``tool.stream({}, {})`` with no tool use at all (cannot happen through the public API)
-- test_tool_context_injection_disabled_missing_parameter, test_tool_context_injection_disabled_string_parameter — call ``tool.stream`` with a hand-made invocation_state; the public behaviour (context=False leaves tool_context a normal parameter) is ported as test_context_false_keeps_a_normal_parameter
+- test_tool_context_injection_disabled_missing_parameter, test_tool_context_injection_disabled_string_parameter — call
+  ``tool.stream`` with a hand-made invocation_state; the public behaviour (context=False leaves tool_context a normal
+  parameter) is ported as test_context_false_keeps_a_normal_parameter
 - test_tool_method_detection_errors — asserts private descriptor internals of the decorator
-- test_tool_result_event_carries_exception_* / test_tool_result_event_no_exception_on_success — read the private ``exception`` attribute of ToolResultEvent
-- test_tool_decorator_annotated_pydantic_field_constraints, test_tool_decorator_annotated_field_with_inner_default — pydantic ``Field`` inside ``Annotated`` (a NotImplementedError edge of Strands' schema builder)
-- test_tool_nullable_required_field_preserves_anyof, test_tool_nullable_optional_field_simplifies_anyof, test_tool_with_complex_anyof_schema — exact JSON-schema ``anyOf`` layouts produced by pydantic internals; the required/optional split is asserted in the ported tests
-- test_detailed_validation_errors, test_tool_complex_validation_edge_cases — assert pydantic's exact error wording for many types; the missing-argument error is ported in test_tool_error_handling
+- test_tool_result_event_carries_exception_* / test_tool_result_event_no_exception_on_success — read the private
+  ``exception`` attribute of ToolResultEvent
+- test_tool_decorator_annotated_pydantic_field_constraints, test_tool_decorator_annotated_field_with_inner_default,
+  test_tool_decorator_annotated_mixed_styles —
+  pydantic ``Field`` inside ``Annotated`` (a NotImplementedError edge of Strands' schema builder)
+- test_tool_nullable_required_field_preserves_anyof, test_tool_nullable_optional_field_simplifies_anyof,
+  test_tool_with_complex_anyof_schema — exact JSON-schema ``anyOf`` layouts produced by pydantic internals; the
+  required/optional split is asserted in the ported tests
+- test_detailed_validation_errors, test_tool_complex_validation_edge_cases — assert pydantic's exact error wording for
+  many types; the missing-argument error is ported in test_tool_error_handling
 """
 
 import asyncio
@@ -755,9 +764,7 @@ async def stream_tool_events(decorated: Any) -> tuple[list[Any], dict[str, Any]]
         tools=[decorated],
         callback_handler=None,
     )
-    streamed = [
-        event["tool_stream_event"]["data"] async for event in agent.stream_async("go") if "tool_stream_event" in event
-    ]
+    streamed = [event["tool_stream_event"]["data"] async for event in agent.stream_async("go") if "tool_stream_event" in event]
     return streamed, agent.messages[2]["content"][0]["toolResult"]
 
 
@@ -879,3 +886,122 @@ def test_tool_decorator_annotated_no_description_fallback() -> None:
         return param
 
     assert no_desc_annotated_tool.tool_spec["inputSchema"]["json"]["properties"]["param"]["description"] == "Docstring description"
+
+
+def test_tool_as_instance_field() -> None:
+    class MyThing:
+        def __init__(self) -> None:
+            @tool
+            def test_method(param: str) -> str:
+                return f"param: {param}"
+
+            self.field = test_method
+
+    instance = MyThing()
+    assert instance.field("example") == "param: example"
+    assert run_in_turn(instance.field, {"param": "example"}) == {
+        "content": [{"text": "param: example"}],
+        "status": "success",
+        "toolUseId": "test-id",
+    }
+
+
+def test_multiple_default_parameters() -> None:
+    @tool
+    def multi_default_tool(
+        required_param: str,
+        optional_str: str = "default_str",
+        optional_int: int = 42,
+        optional_bool: bool = True,
+        optional_float: float = 3.14,
+    ) -> str:
+        """Tool with multiple default parameters of different types."""
+        return f"{required_param}, {optional_str}, {optional_int}, {optional_bool}, {optional_float}"
+
+    assert multi_default_tool.tool_spec["inputSchema"]["json"]["required"] == ["required_param"]
+    assert run_in_turn(multi_default_tool, {"required_param": "hello"})["content"] == [{"text": "hello, default_str, 42, True, 3.14"}]
+    partial = run_in_turn(multi_default_tool, {"required_param": "hello", "optional_int": 100, "optional_float": 2.718})
+    assert partial["content"] == [{"text": "hello, default_str, 100, True, 2.718"}]
+
+
+def test_tool_general_exception_handling() -> None:
+    @tool
+    def failing_tool(param: str) -> str:
+        """Tool that raises different exception types.
+
+        Args:
+            param: Determines which exception to raise
+        """
+        if param == "value_error":
+            raise ValueError("Value error message")
+        if param == "type_error":
+            raise TypeError("Type error message")
+        if param == "attribute_error":
+            raise AttributeError("Attribute error message")
+        if param == "key_error":
+            raise KeyError("key_name")
+        return "Success"
+
+    expected = {
+        "value_error": ["Value error message"],
+        "type_error": ["TypeError"],
+        "attribute_error": ["AttributeError"],
+        "key_error": ["KeyError", "key_name"],
+    }
+    for param, parts in expected.items():
+        result = run_in_turn(failing_tool, {"param": param})
+        assert result["status"] == "error"
+        for part in parts:
+            assert part in result["content"][0]["text"]
+    assert run_in_turn(failing_tool, {"param": "fine"})["content"] == [{"text": "Success"}]
+
+
+def test_tool_result_json_serialization_pydantic_non_serializable() -> None:
+    class NonSerializable:
+        def __repr__(self) -> str:
+            return "NonSerializable()"
+
+    class MyModel(BaseModel):
+        model_config = {"arbitrary_types_allowed": True}
+        data: NonSerializable
+
+    @tool
+    def pydantic_tool() -> MyModel:
+        """Returns a Pydantic model with non-serializable field."""
+        return MyModel(data=NonSerializable())
+
+    assert run_in_turn(pydantic_tool, {})["content"] == [{"text": "data=NonSerializable()"}]
+
+
+def test_tool_decorator_annotated_execution() -> None:
+    @tool
+    def execution_test(name: Annotated[str, "User name"], count: Annotated[int, "Number of times"] = 1) -> str:
+        """Test execution with annotations."""
+        return f"Hello {name} " * count
+
+    assert execution_test("Alice", 2) == "Hello Alice Hello Alice "
+    assert run_in_turn(execution_test, {"name": "Bob", "count": 3})["content"] == [{"text": "Hello Bob Hello Bob Hello Bob "}]
+
+
+def test_tool_decorator_annotated_empty_string_description() -> None:
+    @tool
+    def empty_desc_tool(param: Annotated[str, ""]) -> str:
+        """Tool with empty annotation description.
+
+        Args:
+            param: Docstring description
+        """
+        return param
+
+    assert empty_desc_tool.tool_spec["inputSchema"]["json"]["properties"]["param"]["description"] == ""
+
+
+def test_tool_decorator_annotated_validation_error() -> None:
+    @tool
+    def validation_tool(age: Annotated[int, "User age"]) -> str:
+        """Tool for validation testing."""
+        return f"Age: {age}"
+
+    result = run_in_turn(validation_tool, {"age": "not an int"})
+    assert result["status"] == "error"
+    assert "age" in result["content"][0]["text"]

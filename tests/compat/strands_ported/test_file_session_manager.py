@@ -11,9 +11,13 @@ layout is what a Strands session directory is (``session_<id>/session.json``,
 
 Excluded upstream tests (name — reason):
 - test_permission_error_handling — patches ``builtins.open`` to raise PermissionError
-- test__get_message_path_invalid_message_id — calls the private ``_get_message_path`` with non-integer ids (no public call passes a message id that is not an int)
-- test_corrupted_json_file — calls the private ``_read_file``; ported as test_corrupted_session_file_is_a_session_exception through the constructor
-- test_agent_session_management, test_agent_restored_from_session_management*, test_agent_with_session_and_conversation_manager (test_agent.py) — use the MockedSessionRepository fixture; ported on FileSessionManager below
+- test__get_message_path_invalid_message_id — calls the private ``_get_message_path`` with non-integer ids (no public
+  call passes a message id that is not an int)
+- test_corrupted_json_file — calls the private ``_read_file``; ported as
+  test_corrupted_session_file_is_a_session_exception through the constructor
+- test_agent_session_management, test_agent_restored_from_session_management*,
+  test_agent_with_session_and_conversation_manager (test_agent.py) — use the MockedSessionRepository fixture; ported on
+  FileSessionManager below
 """
 
 from __future__ import annotations
@@ -24,14 +28,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tether.strands import Agent, ToolContext, tool
-from tether.strands.agent.conversation_manager import NullConversationManager, SlidingWindowConversationManager
-from tether.strands.session import FileSessionManager
 from tether.strands.session.file_session_manager import FileSessionManager as FileSessionManagerFromModule
 from tether.strands.types.content import ContentBlock
 from tether.strands.types.exceptions import SessionException
 from tether.strands.types.session import Session, SessionAgent, SessionMessage, SessionType
+
+from tether.strands import Agent, ToolContext, tool
+from tether.strands.agent.conversation_manager import NullConversationManager, SlidingWindowConversationManager
+from tether.strands.session import FileSessionManager
 
 from .mocked_model_provider import MockedModelProvider, plain, text, tool_call
 
@@ -194,7 +198,9 @@ def test_create_message(
     assert data["message"] == {"role": "user", "content": [{"text": "Hello world"}]}
 
 
-def test_read_message(file_manager: FileSessionManager, sample_session: Session, sample_agent: SessionAgent, sample_message: SessionMessage) -> None:
+def test_read_message(
+    file_manager: FileSessionManager, sample_session: Session, sample_agent: SessionAgent, sample_message: SessionMessage
+) -> None:
     file_manager.create_session(sample_session)
     file_manager.create_agent(sample_session.session_id, sample_agent)
     file_manager.create_message(sample_session.session_id, sample_agent.agent_id, sample_message)
@@ -257,7 +263,9 @@ def test_list_messages_with_new_agent(file_manager: FileSessionManager, sample_s
     assert len(file_manager.list_messages(sample_session.session_id, sample_agent.agent_id)) == 0
 
 
-def test_update_message(file_manager: FileSessionManager, sample_session: Session, sample_agent: SessionAgent, sample_message: SessionMessage) -> None:
+def test_update_message(
+    file_manager: FileSessionManager, sample_session: Session, sample_agent: SessionAgent, sample_message: SessionMessage
+) -> None:
     file_manager.create_session(sample_session)
     file_manager.create_agent(sample_session.session_id, sample_agent)
     file_manager.create_message(sample_session.session_id, sample_agent.agent_id, sample_message)
@@ -292,13 +300,13 @@ def test_corrupted_session_file_is_a_session_exception(temp_dir: str) -> None:
 
 
 @pytest.mark.parametrize("session_id", ["a/../b", "a/b"])
-def test_invalid_session_id(session_id: str, file_manager: FileSessionManager) -> None:
+def test__get_session_path_invalid_session_id(session_id: str, file_manager: FileSessionManager) -> None:
     with pytest.raises(ValueError, match=f"session_id={session_id} | id cannot contain path separators"):
         file_manager.read_session(session_id)
 
 
 @pytest.mark.parametrize("agent_id", ["a/../b", "a/b"])
-def test_invalid_agent_id(agent_id: str, file_manager: FileSessionManager) -> None:
+def test__get_agent_path_invalid_agent_id(agent_id: str, file_manager: FileSessionManager) -> None:
     with pytest.raises(ValueError, match=f"agent_id={agent_id} | id cannot contain path separators"):
         file_manager.read_agent("session1", agent_id)
 
@@ -308,7 +316,9 @@ def test_create_multi_agent(file_manager: FileSessionManager, sample_session: Se
     file_manager.create_session(sample_session)
     file_manager.create_multi_agent(sample_session.session_id, multi)  # type: ignore[arg-type]
 
-    path = os.path.join(session_dir(temp_dir, sample_session.session_id), "multi_agents", "multi_agent_test-multi-agent", "multi_agent.json")
+    path = os.path.join(
+        session_dir(temp_dir, sample_session.session_id), "multi_agents", "multi_agent_test-multi-agent", "multi_agent.json"
+    )
     with open(path) as f:
         data = json.load(f)
     assert data["id"] == multi.id

@@ -6,19 +6,30 @@ Upstream's nodes are ``unittest.mock`` agents (``create_mock_agent``) with a moc
 tests assert what the graph returns and what each node's model was sent.
 
 Excluded upstream tests (name — reason):
-- test_graph_execution's tracer/span assertions (mock_strands_tracer, mock_use_span) — telemetry internals; the rest of it is ported as test_graph_execution
+- test_graph_execution's tracer/span assertions (mock_strands_tracer, mock_use_span) — telemetry internals; the rest of
+  it is ported as test_graph_execution
 - test_graph_unsupported_node_type — an executor that is neither agent nor multi-agent, checked inside Strands' private node runner
-- test_graph_node_timeout, test_graph_node_timeout_with_mocked_streaming, test_graph_timeout_cleanup_on_exception, test_swarm-style timeout tests — sleep-based timing (the brief forbids asserting on timing)
-- test_node_reset_executor_state, test_reset_on_revisit_*, test_state_reset_only_with_cycles_enabled, test_self_loop_state_reset — read GraphNode private reset snapshots (_initial_messages, _initial_state)
+- test_graph_node_timeout, test_graph_node_timeout_with_mocked_streaming, test_graph_timeout_cleanup_on_exception,
+  test_swarm-style timeout tests — sleep-based timing (the brief forbids asserting on timing)
+- test_node_reset_executor_state, test_reset_on_revisit_*, test_state_reset_only_with_cycles_enabled,
+  test_self_loop_state_reset — read GraphNode private reset snapshots (_initial_messages, _initial_state)
 - test_graph_dataclasses_and_enums — constructs internal GraphNode/GraphEdge/GraphState dataclasses by hand
 - test_graph_validate_unsupported_features — session-manager restriction checked through a Mock(spec=SessionManager) on a private attribute
-- test_graph_streaming_* , test_graph_parallel_* , test_graph_single_invocation_* , test_graph_agent_no_result_event, test_graph_multiagent_no_result_event — count calls of Mock agents' stream_async and exact internal stream event dicts; parallel order is ported as test_parallel_branches_both_run
+- test_graph_streaming_* , test_graph_parallel_* , test_graph_single_invocation_* , test_graph_agent_no_result_event,
+  test_graph_multiagent_no_result_event — count calls of Mock agents' stream_async and exact internal stream event
+  dicts; parallel order is ported as test_parallel_branches_both_run
 - test_graph_persisted — a Mock session manager asserting repository calls
-- test_graph_cancel_node, test_graph_interrupt_* — BeforeNodeCallEvent cancel/interrupt hooks with Mock agents (interrupts are in the corpus programs)
+- test_graph_cancel_node, test_graph_interrupt_* — BeforeNodeCallEvent cancel/interrupt hooks with Mock agents
+  (interrupts are in the corpus programs)
 - test_graph_with_agentbase_implementation — a custom AgentBase protocol implementation
 - test_find_newly_ready_nodes_only_evaluates_outbound_edges — calls the private _find_newly_ready_nodes
 - test_graph_kwargs_passing_* — assert the kwargs of Mock stream_async calls; ported as test_invocation_state_reaches_edge_conditions
-- Graph(...) constructor with a duplicated executor in test_graph_builder_validation — builds Graph from internal GraphNode objects; the builder checks are ported
+- test_controlled_cyclic_execution — a hand-written Agent subclass overriding invoke_async/stream_async and setting private
+  attributes; the cyclic behaviour is ported as test_cyclic_graph_execution
+- test_infinite_loop_prevention_self_loops — a Mock multi-agent node; the self-loop limit is ported in
+  test_infinite_loop_prevention
+- Graph(...) constructor with a duplicated executor in test_graph_builder_validation — builds Graph from internal
+  GraphNode objects; the builder checks are ported
 """
 
 from __future__ import annotations
@@ -165,7 +176,7 @@ async def test_graph_execution() -> None:
     assert result.total_nodes == 4
     assert result.completed_nodes == 4
     assert result.failed_nodes == 0
-    assert [node.node_id for node in result.execution_order][0] == "start"
+    assert result.execution_order[0].node_id == "start"
     assert [node.node_id for node in result.execution_order][-1] == "final"
     assert sorted(node.node_id for node in result.execution_order) == ["final", "left", "right", "start"]
     assert result.execution_count == 4
@@ -379,3 +390,171 @@ async def test_graph_stream_async_events() -> None:
     assert starts[0] == "start" and starts[-1] == "final"
     assert isinstance(events[-1]["result"], GraphResult)
     assert events[-1]["result"].status == Status.COMPLETED
+
+
+async def test_graph_edge_cases() -> None:
+    """A single entry node given a content-block task."""
+    agent, model = make_agent("entry_agent", "Entry response")
+    builder = GraphBuilder()
+    builder.add_node(agent, "entry_only")
+    result = await builder.build().invoke_async([{"text": "Original task"}])
+
+    assert result.status == Status.COMPLETED
+    assert len(model.calls) == 1
+    assert model.calls[0]["messages"][0]["content"] == [{"text": "Original task"}]
+
+
+def test_graph_single_node_optimization() -> None:
+    agent, model = make_agent("single_agent", "Single response")
+    builder = GraphBuilder()
+    builder.add_node(agent, "single")
+    result = builder.build()("Test single node")
+
+    assert result.status == Status.COMPLETED
+    assert result.completed_nodes == 1
+    assert len(model.calls) == 1
+
+
+def linear(limit: int | None = None) -> Any:
+    builder = GraphBuilder()
+    for name in ("a", "b", "c"):
+        builder.add_node(make_agent(name, f"Response {name.upper()}")[0], name)
+    builder.add_edge("a", "b")
+    builder.add_edge("b", "c")
+    builder.set_entry_point("a")
+    if limit is not None:
+        builder.set_max_node_executions(limit).set_execution_timeout(900.0).set_node_timeout(300.0)
+    return builder.build()
+
+
+def test_graph_execution_limits() -> None:
+    result = linear()("Test execution")
+    assert result.status == Status.COMPLETED
+    assert len(result.execution_order) == 3
+
+    result = linear(5)("Test execution")
+    assert result.status == Status.COMPLETED
+    assert len(result.execution_order) == 3
+
+    result = linear(2)("Test execution limit")
+    assert result.status == Status.FAILED
+    assert [node.node_id for node in result.execution_order] == ["a", "b"]
+
+
+def test_backward_compatibility_no_limits() -> None:
+    builder = GraphBuilder()
+    builder.add_node(make_agent("a")[0], "a")
+    builder.add_node(make_agent("b")[0], "b")
+    builder.add_edge("a", "b")
+    builder.set_entry_point("a")
+    graph = builder.build()
+    assert graph.max_node_executions is None
+    assert graph.execution_timeout is None
+    assert graph.node_timeout is None
+    result = graph("Test backward compatibility")
+    assert result.status == Status.COMPLETED
+    assert len(result.execution_order) == 2
+
+
+def count(state: Any, node_id: str) -> int:
+    return sum(1 for node in state.execution_order if node.node_id == node_id)
+
+
+def test_cyclic_graph_execution() -> None:
+    builder = GraphBuilder()
+    models = {}
+    for name in ("a", "b", "c"):
+        agent, models[name] = make_agent(name, f"{name} 1", f"{name} 2", f"{name} 3")
+        builder.add_node(agent, name)
+    builder.add_edge("a", "b", condition=lambda state: count(state, "b") == 0)
+    builder.add_edge("b", "c", condition=lambda state: True)
+    builder.add_edge("c", "a", condition=lambda state: count(state, "a") < 2)
+    builder.set_entry_point("a")
+    builder.reset_on_revisit(True)
+    builder.set_max_node_executions(10)
+    builder.set_execution_timeout(30.0)
+    result = builder.build()("Test cyclic graph execution")
+
+    assert result.status == Status.COMPLETED
+    assert [node.node_id for node in result.execution_order] == ["a", "b", "c", "a"]
+    assert len(models["a"].calls) == 2
+    assert len(models["b"].calls) == 1
+    assert len(models["c"].calls) == 1
+
+
+def test_complex_self_loop() -> None:
+    builder = GraphBuilder()
+    start, start_model = make_agent("start_agent", "Start")
+    loop, loop_model = make_agent("loop_agent", "Loop 1", "Loop 2")
+    end, end_model = make_agent("end_agent", "End")
+    builder.add_node(start, "start_node")
+    builder.add_node(loop, "loop_node")
+    builder.add_node(end, "end_node")
+    builder.add_edge("start_node", "loop_node")
+    builder.add_edge("loop_node", "loop_node", condition=lambda state: count(state, "loop_node") < 2)
+    builder.add_edge("loop_node", "end_node", condition=lambda state: count(state, "loop_node") >= 2)
+    builder.set_entry_point("start_node")
+    builder.reset_on_revisit(True)
+    builder.set_max_node_executions(10)
+    result = builder.build()("Test complex graph with self loops")
+
+    assert result.status == Status.COMPLETED
+    assert [node.node_id for node in result.execution_order] == ["start_node", "loop_node", "loop_node", "end_node"]
+    assert (len(start_model.calls), len(loop_model.calls), len(end_model.calls)) == (1, 2, 1)
+
+
+def test_multiple_nodes_with_self_loops() -> None:
+    builder = GraphBuilder()
+    a, a_model = make_agent("agent_a", "A 1", "A 2")
+    b, b_model = make_agent("agent_b", "B 1", "B 2")
+    builder.add_node(a, "a")
+    builder.add_node(b, "b")
+    builder.add_edge("a", "a", condition=lambda state: count(state, "a") < 2)
+    builder.add_edge("b", "b", condition=lambda state: count(state, "b") < 2)
+    builder.add_edge("a", "b")
+    builder.set_entry_point("a")
+    builder.reset_on_revisit(True)
+    builder.set_max_node_executions(15)
+    result = builder.build()("Test multiple self loops")
+
+    assert result.status == Status.COMPLETED
+    assert len(result.execution_order) == 4
+    assert len(a_model.calls) == 2
+    assert len(b_model.calls) == 2
+
+
+def test_infinite_loop_prevention() -> None:
+    builder = GraphBuilder()
+    agent, model = make_agent("infinite_agent", *["Infinite loop"] * 10)
+    builder.add_node(agent, "infinite_node")
+    builder.add_edge("infinite_node", "infinite_node", condition=lambda state: True)
+    builder.set_entry_point("infinite_node")
+    builder.reset_on_revisit(True)
+    builder.set_max_node_executions(5)
+    result = builder.build()("Test infinite loop prevention")
+
+    assert result.status == Status.FAILED
+    assert len(result.execution_order) == 5
+    assert len(model.calls) == 5
+
+
+def test_self_loop_functionality_without_reset() -> None:
+    calls: list[int] = []
+
+    def twice(state: Any) -> bool:
+        calls.append(1)
+        return len(calls) <= 1
+
+    builder = GraphBuilder()
+    agent, model = make_agent("loop_agent", "Loop 1", "Loop 2")
+    builder.add_node(agent, "loop_node")
+    builder.add_edge("loop_node", "loop_node", condition=twice)
+    builder.set_entry_point("loop_node")
+    builder.reset_on_revisit(False)
+    builder.set_max_node_executions(10)
+    result = builder.build()("Test self loop without reset")
+
+    assert result.status == Status.COMPLETED
+    assert len(result.execution_order) == 2
+    assert len(model.calls) == 2
+    assert len(model.calls[1]["messages"]) > len(model.calls[0]["messages"])

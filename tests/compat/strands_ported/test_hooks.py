@@ -8,12 +8,22 @@ asserted on the event types and on the fields a hook reads (agent, message, tool
 stop_response), which is what hook code depends on.
 
 Excluded upstream tests (name — reason):
-- test_hook_retry_on_exception_basic, test_hook_retry_with_limit, test_hook_retry_multiple_hooks, test_hook_retry_last_hook_wins, test_hook_retry_with_throttle_exception — a MagicMock model whose ``stream`` raises, and patch ``strands.event_loop._retry.asyncio.sleep``
+- test_hook_retry_on_exception_basic, test_hook_retry_with_limit, test_hook_retry_multiple_hooks,
+  test_hook_retry_last_hook_wins, test_hook_retry_with_throttle_exception — a MagicMock model whose ``stream`` raises,
+  and patch ``strands.event_loop._retry.asyncio.sleep``
 - test_before_invocation_event_messages_none_in_structured_output — replaces ``model.structured_output`` with a Mock
-- test_after_invocation_resume_handles_interrupt_with_responses, test_after_invocation_resume_with_invalid_input_during_interrupt, test_after_invocation_resume_interrupt_without_resume_returns_to_caller, test_after_invocation_resume_interrupt_during_resume_invocation — interrupts raised from hooks (the interrupt protocol is the checkpoint/interrupt engineer's corpus programs)
-- hooks/test_registry.py::test_hook_registry_invoke_callbacks_async_interrupt*, test_hook_registry_add_callback_agent_init_coroutine, test_hook_registry_invoke_callbacks_coroutine — drive a bare HookRegistry with Mock agents and private interrupt state
-- hooks/test_registry.py union/list type-inference tests — a HookRegistry used standalone; the inference Agent.add_hook relies on is ported (test_add_callback_infers_event_type, test_add_callback_union_types)
-- agent/hooks/test_events.py property-writability tests on events built with Mock agents — ported on events a real invocation delivers (test_event_fields_writable_or_not)
+- test_after_invocation_resume_handles_interrupt_with_responses,
+  test_after_invocation_resume_with_invalid_input_during_interrupt,
+  test_after_invocation_resume_interrupt_without_resume_returns_to_caller,
+  test_after_invocation_resume_interrupt_during_resumed_invocation — interrupts raised from hooks (the interrupt protocol
+  is the checkpoint/interrupt engineer's corpus programs)
+- hooks/test_registry.py::test_hook_registry_invoke_callbacks_async_interrupt*,
+  test_hook_registry_add_callback_agent_init_coroutine, test_hook_registry_invoke_callbacks_coroutine — drive a bare
+  HookRegistry with Mock agents and private interrupt state
+- hooks/test_registry.py union/list type-inference tests — a HookRegistry used standalone; the inference Agent.add_hook
+  relies on is ported (test_add_callback_infers_event_type, test_add_callback_union_types)
+- agent/hooks/test_events.py property-writability tests on events built with Mock agents — ported on events a real
+  invocation delivers (test_event_fields_writable_or_not)
 - hooks/test_events.py (multi-agent events) — built with Mock orchestrators; multi-agent hooks are exercised in test_graph.py/test_swarm.py
 """
 
@@ -198,7 +208,9 @@ def test_agent_structured_output_hooks() -> None:
         age: int
 
     provider = MockHookProvider(ALL_EVENTS)
-    agent = Agent(model=MockedModelProvider([], structured_outputs=[User(name="Jane Doe", age=30)]), hooks=[provider], callback_handler=None)
+    agent = Agent(
+        model=MockedModelProvider([], structured_outputs=[User(name="Jane Doe", age=30)]), hooks=[provider], callback_handler=None
+    )
     provider.events_received.clear()
 
     agent.structured_output(User, "example prompt")
@@ -567,3 +579,45 @@ def test_mock_callback_receives_event_instance() -> None:
     (event,) = callback.call_args[0]
     assert isinstance(event, AfterInvocationEvent)
     assert event.result == result
+
+
+async def test_agent_structured_async_output_hooks() -> None:
+    class User(BaseModel):
+        name: str
+        age: int
+
+    provider = MockHookProvider(ALL_EVENTS)
+    agent = Agent(
+        model=MockedModelProvider([], structured_outputs=[User(name="Jane Doe", age=30)]), hooks=[provider], callback_handler=None
+    )
+    provider.events_received.clear()
+
+    await agent.structured_output_async(User, "example prompt")
+
+    assert provider.event_types_received == [BeforeInvocationEvent, AfterInvocationEvent]
+    assert len(agent.messages) == 0
+
+
+def test_after_invocation_resume_multiple_times() -> None:
+    resumes: list[int] = []
+
+    async def resume_twice(event: AfterInvocationEvent) -> None:
+        if len(resumes) < 2:
+            resumes.append(1)
+            event.resume = f"iteration {len(resumes) + 1}"
+
+    agent = Agent(model=MockedModelProvider([text("Response 1"), text("Response 2"), text("Response 3")]), callback_handler=None)
+    agent.hooks.add_callback(AfterInvocationEvent, resume_twice)
+
+    result = agent("iteration 1")
+
+    assert len(resumes) == 2
+    assert result.message["content"][0]["text"] == "Response 3"
+    assert [m["content"][0]["text"] for m in agent.messages] == [
+        "iteration 1",
+        "Response 1",
+        "iteration 2",
+        "Response 2",
+        "iteration 3",
+        "Response 3",
+    ]

@@ -8,15 +8,23 @@ Upstream's agents are ``unittest.mock`` objects whose handoffs call the private
 
 Excluded upstream tests (name — reason):
 - test_shared_context, test_swarm_state_should_continue — drive SharedContext / SwarmState (internal state objects) by hand
-- test_swarm_handoff_functionality's second half — calls the private _handle_handoff on a completed swarm; the handoff itself is ported as test_swarm_handoff_functionality
-- test_swarm_tool_creation_and_execution — calls the private _create_handoff_tool; the tool's observable behaviour (unknown agent name) is ported as test_handoff_to_unknown_agent_is_an_error_result
+- test_swarm_handoff_functionality's second half — calls the private _handle_handoff on a completed swarm; the handoff
+  itself is ported as test_swarm_handoff_functionality
+- test_swarm_tool_creation_and_execution — calls the private _create_handoff_tool; the tool's observable behaviour
+  (unknown agent name) is ported as test_handoff_to_unknown_agent_is_an_error_result
 - test_swarm_failure_handling, test_swarm_metrics_handling — Mock agents with Mock metrics
 - test_swarm_validate_unsupported_features — sets a Mock(spec=SessionManager) on the private _session_manager
-- test_swarm_builder_validation's tool-conflict case — writes a Mock into the private tool_registry.registry dict; ported with a real conflicting tool
-- test_swarm_kwargs_passing*, test_swarm_single_invocation_no_double_execution, test_swarm_handoff_single_invocation_per_node, test_swarm_invoke_async_no_result_event, test_swarm_stream_async_exception_in_execute_swarm, test_swarm_streaming_* — count calls of Mock agents' stream_async / patch the private _execute_swarm; streaming is ported as test_swarm_stream_async_events
-- test_swarm_timeout_with_streaming, test_swarm_node_timeout_with_mocked_streaming, test_swarm_timeout_cleanup_on_exception, test_swarm_streaming_timeout_behavior — sleep-based timing
+- test_swarm_builder_validation's tool-conflict case — writes a Mock into the private tool_registry.registry dict;
+  ported with a real conflicting tool
+- test_swarm_kwargs_passing*, test_swarm_single_invocation_no_double_execution,
+  test_swarm_handoff_single_invocation_per_node, test_swarm_invoke_async_no_result_event,
+  test_swarm_stream_async_exception_in_execute_swarm, test_swarm_streaming_* — count calls of Mock agents' stream_async
+  / patch the private _execute_swarm; streaming is ported as test_swarm_stream_async_events
+- test_swarm_timeout_with_streaming, test_swarm_node_timeout_with_mocked_streaming,
+  test_swarm_timeout_cleanup_on_exception, test_swarm_streaming_timeout_behavior — sleep-based timing
 - test_swarm_persistence — Mock session manager asserting repository calls
-- test_swarm_handle_handoff, test_swarm_cancel_node, test_swarm_interrupt_* — private _handle_handoff, node-cancel and interrupt hooks on Mock agents
+- test_swarm_handle_handoff, test_swarm_cancel_node, test_swarm_interrupt_* — private _handle_handoff, node-cancel and
+  interrupt hooks on Mock agents
 """
 
 from __future__ import annotations
@@ -151,7 +159,7 @@ def test_swarm_default_entry_point() -> None:
 
 
 def test_swarm_handoff_functionality() -> None:
-    first, first_model = make_agent(
+    first, _ = make_agent(
         "handoff_agent",
         handoff("completion_agent", "Please finish this", {"handoff_context": "test_data"}),
         text("Handing off"),
@@ -237,6 +245,16 @@ def test_swarm_usage_is_accumulated() -> None:
     assert result.accumulated_usage["inputTokens"] == 9
     assert result.accumulated_usage["outputTokens"] == 12
     assert result.accumulated_usage["totalTokens"] == 21
+
+
+def test_swarm_synchronous_execution() -> None:
+    a, _ = make_agent("a", handoff("b", "finish"), text("a"))
+    b, _ = make_agent("b", text("b done"))
+    result = Swarm(nodes=[a, b])("sync task")
+
+    assert result.status == Status.COMPLETED
+    assert result.execution_count == 2
+    assert str(result.results["b"].result) == "b done\n"
 
 
 async def test_swarm_execution_async() -> None:
