@@ -61,12 +61,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 from tether.strands.agent.state import AgentState
-from tether.strands.handlers.callback_handler import PrintingCallbackHandler, null_callback_handler
 from tether.strands.types.exceptions import ContextWindowOverflowException
 
 from tether.strands import Agent, ToolContext, tool
 from tether.strands.agent import AgentResult
 from tether.strands.agent.conversation_manager import NullConversationManager
+from tether.strands.handlers import PrintingCallbackHandler, null_callback_handler
 from tether.strands.hooks import BeforeInvocationEvent, BeforeModelCallEvent
 
 from .mocked_model_provider import MockedModelProvider, plain, text, tool_call
@@ -310,6 +310,14 @@ def test_agent_callback_handler_not_provided_creates_new_instances() -> None:
     assert isinstance(agent1.callback_handler, PrintingCallbackHandler)
     assert isinstance(agent2.callback_handler, PrintingCallbackHandler)
     assert agent1.callback_handler is not agent2.callback_handler
+
+
+def test_handlers_module_path() -> None:
+    from tether.strands.handlers.callback_handler import PrintingCallbackHandler as FromModule
+    from tether.strands.handlers.callback_handler import null_callback_handler as null_from_module
+
+    assert FromModule is PrintingCallbackHandler
+    assert null_from_module is null_callback_handler
 
 
 def test_agent_callback_handler_custom_handler_used() -> None:

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from tether.strands.agent.agent_result import AgentResult as AgentResultFromModule
 from tether.strands.types.interrupt import Interrupt
 
 from tether.strands import Agent
@@ -51,6 +50,8 @@ class StructuredOutputModel(BaseModel):
 
 
 def test_same_class_from_both_paths() -> None:
+    from tether.strands.agent.agent_result import AgentResult as AgentResultFromModule
+
     assert AgentResult is AgentResultFromModule
 
 

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tether.strands.session.file_session_manager import FileSessionManager as FileSessionManagerFromModule
 from tether.strands.types.content import ContentBlock
 from tether.strands.types.exceptions import SessionException
 from tether.strands.types.session import Session, SessionAgent, SessionMessage, SessionType
@@ -89,6 +88,8 @@ def message_file(storage: str, session_id: str, agent_id: str, index: int) -> st
 
 
 def test_same_class_from_both_paths() -> None:
+    from tether.strands.session.file_session_manager import FileSessionManager as FileSessionManagerFromModule
+
     assert FileSessionManager is FileSessionManagerFromModule
 
 
