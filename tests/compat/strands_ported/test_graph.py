@@ -9,8 +9,8 @@ Excluded upstream tests (name — reason):
 - test_graph_execution's tracer/span assertions (mock_strands_tracer, mock_use_span) — telemetry internals; the rest of
   it is ported as test_graph_execution
 - test_graph_unsupported_node_type — an executor that is neither agent nor multi-agent, checked inside Strands' private node runner
-- test_graph_node_timeout, test_graph_node_timeout_with_mocked_streaming, test_graph_timeout_cleanup_on_exception,
-  test_swarm-style timeout tests — sleep-based timing (the brief forbids asserting on timing)
+- test_graph_node_timeout, test_graph_node_timeout_with_mocked_streaming, test_graph_timeout_cleanup_on_exception —
+  sleep-based timing (the brief forbids asserting on timing)
 - test_node_reset_executor_state, test_reset_on_revisit_*, test_state_reset_only_with_cycles_enabled,
   test_self_loop_state_reset — read GraphNode private reset snapshots (_initial_messages, _initial_state)
 - test_graph_dataclasses_and_enums — constructs internal GraphNode/GraphEdge/GraphState dataclasses by hand
