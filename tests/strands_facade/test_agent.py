@@ -231,7 +231,7 @@ def test_a_per_call_callback_handler_replaces_the_agents() -> None:
 def test_invocation_state_reaches_a_context_tool() -> None:
     seen: list[Any] = []
 
-    @ts.tool
+    @ts.tool(context="context")
     def probe(context: ts.ToolContext) -> str:
         """Look at the context."""
         seen.append((context.invocation_state.get("user"), context.agent))
@@ -386,7 +386,7 @@ def test_direct_tool_call_by_underscore_name_of_a_dashed_tool_and_unknown_names(
 def test_direct_tool_call_gives_the_tool_a_context_with_the_arguments_as_invocation_state() -> None:
     seen: list[Any] = []
 
-    @ts.tool
+    @ts.tool(context="context")
     def probe(x: int, context: ts.ToolContext) -> str:
         """Probe.
 
@@ -398,7 +398,7 @@ def test_direct_tool_call_gives_the_tool_a_context_with_the_arguments_as_invocat
 
     agent = ts.Agent(model=TetherFake([]), tools=[probe], callback_handler=None)
     agent.tool.probe(x=2)
-    assert seen == [(agent, {"x": 2}, "probe")]
+    assert seen == [(agent, {"x": 2, "agent": agent}, "probe")]  # Strands adds its loop internals too (see from-strands.md)
 
 
 def test_direct_tool_call_records_only_parameters_the_spec_declares() -> None:
@@ -646,7 +646,7 @@ def test_errors_are_tether_errors() -> None:
 
 
 def _approval_agent(module: Any, model: Any) -> Any:
-    decorate = module.tool(context=True) if module.__name__ == "strands" else module.tool  # @tool(context=True): the tools part
+    decorate = module.tool(context=True)
 
     def approve(what: str, tool_context: Any) -> str:
         """Ask for approval.

@@ -58,8 +58,6 @@ def test_summarizing_uses_the_summarization_agents_model_and_clamps_the_ratio() 
     assert manager.summary_ratio == 0.8
     assert manager.summary_prompt == "Summarize."
     assert SummarizingConversationManager(summary_ratio=0.01).summary_ratio == 0.1
-    with pytest.raises(ConfigurationError, match="summarization_agent"):
-        SummarizingConversationManager(summarization_agent=ts.Agent(callback_handler=None))
 
 
 def test_a_state_written_by_another_manager_is_refused() -> None:

@@ -6,9 +6,9 @@ lives here. Importing this package imports no provider SDK and not ``strands-age
 See ``docs/guides/from-strands.md`` for what changes and what you gain.
 """
 
-from ..tools import ToolContext, tool
 from . import agent, models, types
 from .agent.agent import Agent
+from .tools import ToolContext, tool
 from .types._snapshot import Snapshot
 
 __all__ = ["Agent", "Snapshot", "ToolContext", "agent", "models", "tool", "types"]

@@ -11,6 +11,7 @@ Strands' :class:`~.agent_result.AgentResult`.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import warnings
@@ -33,9 +34,11 @@ from ...result import AgentResult as _TetherAgentResult
 from ...tools.executors import ToolExecutor
 from ...types import Message, ToolResult, ToolUse
 from ..handlers.callback_handler import PrintingCallbackHandler, null_callback_handler
-from ..hooks._bridge import to_tether_hooks
+from ..hooks._bridge import fire_agent_initialized, to_tether_hooks
+from ..hooks.registry import HookRegistry
 from ..models._adapt import to_tether_model
-from ..session._attach import attach_session
+from ..models._custom import INVOCATION_STATE
+from ..session._attach import attach_session, plan_call
 from ..tools._adapt import to_tether_tools
 from ..types.exceptions import ConcurrencyException, MaxTokensReachedException, strands_error
 from ._stream import RawTee, StrandsStream
@@ -221,7 +224,7 @@ class Agent(_TetherAgent):
             messages=messages,
             state=initial_state,
             conversation_manager=conversation_manager or SlidingWindowConversationManager(),
-            hooks=to_tether_hooks(hooks),
+            hooks=None,
             tool_executor=tool_executor,
             name=name or _DEFAULT_NAME,
             agent_id=agent_id or _DEFAULT_AGENT_ID,
@@ -235,6 +238,9 @@ class Agent(_TetherAgent):
             trace_content=trace_content,
         )
         self.name_given = name is not None
+        self.hooks = HookRegistry()  # Strands' registry (a Tether one): add_callback works after construction
+        for item in to_tether_hooks(hooks):
+            self.hooks.add(item)
         self.state = AgentState(lambda: self.run_state.state)
         if callback_handler is None:
             callback_handler = null_callback_handler
@@ -248,6 +254,7 @@ class Agent(_TetherAgent):
         self._session_manager = session_manager
         self.session_run_id = attach_session(self, session_manager)
         """The durable run every invocation is a turn of (set by ``session_manager``), or None."""
+        fire_agent_initialized(self, self.hooks)
 
     # -- Strands' attributes ------------------------------------------------------------
 
@@ -407,23 +414,43 @@ class Agent(_TetherAgent):
             yield event
         self._raw_sink = adapter.raw
         result: _TetherAgentResult | None = None
-        events = super().stream_async(
-            prompt, output_model=output_model, invocation_state=merged, run_id=run_id, parent_run_id=tether_options.get("parent_run_id")
-        )
+        resume, send = False, True
+        if run_id is not None and "run_id" not in tether_options:
+            plan = plan_call(self, prompt)  # the session's turn left unfinished by a dead process
+            resume, send = plan.resume, plan.send
+        invocation_token = INVOCATION_STATE.set(merged)
         try:
-            async with _closing(events):
-                async for tether_event in events:
-                    for event in adapter.convert(tether_event):
-                        callback(**event)
-                        yield event
-                    if tether_event["type"] == "result":
-                        result = tether_event["result"]
+            if resume:
+                assert run_id is not None
+                resumed = _TetherAgent.nested_events(self, None, invocation_state=merged, run_id=run_id, resume=True)
+                async with _closing(resumed):
+                    async for tether_event in resumed:
+                        for event in adapter.convert(tether_event):
+                            callback(**event)
+                            yield event
+                        if tether_event["type"] == "result":
+                            result = tether_event["result"]
+                send = send and not (result is not None and result.stop_reason == "interrupt")
+            if send:
+                parent = tether_options.get("parent_run_id")
+                events = super().stream_async(
+                    prompt, output_model=output_model, invocation_state=merged, run_id=run_id, parent_run_id=parent
+                )
+                async with _closing(events):
+                    async for tether_event in events:
+                        for event in adapter.convert(tether_event):
+                            callback(**event)
+                            yield event
+                        if tether_event["type"] == "result":
+                            result = tether_event["result"]
         except TetherError as exc:
             translated = strands_error(exc)
             if translated is None:
                 raise
             raise translated from exc
         finally:
+            with contextlib.suppress(ValueError):  # a generator closed from another context (garbage collection)
+                INVOCATION_STATE.reset(invocation_token)
             self._raw_sink = None
         assert result is not None
         if result.stop_reason == "max_tokens":

@@ -15,11 +15,7 @@ import os
 import uuid
 from typing import Protocol, runtime_checkable
 
-from ...errors import StoreError
-
-
-class StorageError(StoreError):
-    """A storage read, write, delete or listing failed (the key is named)."""
+from ..types.exceptions import StorageError
 
 
 @runtime_checkable

@@ -20,10 +20,12 @@ from ...errors import (
     ContextWindowOverflowError,
     ModelThrottledError,
     SnapshotError,
+    StoreError,
     StructuredOutputError,
     TetherError,
     ToolError,
 )
+from ...mcp.errors import MCPError
 
 
 class EventLoopException(TetherError):
@@ -59,8 +61,8 @@ class _ContextWindowExhausted(ContextWindowOverflowException, ContextWindowExhau
     """Tether's ``ContextWindowExhaustedError`` as the facade raises it: both classes."""
 
 
-class MCPClientInitializationError(TetherError):
-    """An MCP client could not start."""
+class MCPClientInitializationError(MCPError):
+    """The MCP client could not start (Strands' ``MCPClientInitializationError``)."""
 
 
 class ModelThrottledException(ModelThrottledError):
@@ -71,8 +73,12 @@ class ModelThrottledException(ModelThrottledError):
         self.message = message
 
 
-class SessionException(TetherError):
-    """A session could not be read or written."""
+class SessionException(StoreError, ValueError):
+    """A session's stored data is damaged, foreign or cannot be applied to this agent.
+
+    The message names the file (or storage key) and the field. Nothing was written. Also a
+    ``ValueError``, which Strands raises for a foreign conversation-manager ``__name__``.
+    """
 
 
 SnapshotException = SnapshotError
@@ -107,8 +113,8 @@ CheckpointException = CheckpointError
 """Tether's :class:`~tether.errors.CheckpointError`."""
 
 
-class StorageError(TetherError):
-    """A storage backend failed."""
+class StorageError(StoreError):
+    """A storage read, write, delete or listing failed (the key is named)."""
 
 
 class AggregateMemoryError(TetherError):

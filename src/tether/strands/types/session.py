@@ -22,18 +22,11 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from ..._json import BYTES_KEY
-from ...errors import StoreError
+from .exceptions import SessionException
 
 if TYPE_CHECKING:
     from ...agent import Agent
     from ...types import Message
-
-
-class SessionException(StoreError, ValueError):
-    """A session's stored data is damaged, foreign or cannot be applied to this agent.
-
-    The message names the file (or storage key) and the field. Nothing was written.
-    """
 
 
 class SessionRecordError(SessionException, TypeError):

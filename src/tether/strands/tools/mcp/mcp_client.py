@@ -25,6 +25,7 @@ from ....mcp.results import hinted_idempotent
 from ....mcp.source import MCPSource
 from ....tools.context import ToolContext as _TetherToolContext
 from ....types import ToolResult, ToolResultContent, ToolSpec, ToolUse
+from ...types.exceptions import MCPClientInitializationError
 from .._events import ToolResultEvent
 from .._schema import normalize_tool_spec
 from ..agent_tool import AgentTool, ToolGenerator
@@ -33,10 +34,6 @@ from ..tool_provider import ToolProvider
 MIME_TO_FORMAT = {"image/jpeg": "jpeg", "image/jpg": "jpeg", "image/png": "png", "image/gif": "gif", "image/webp": "webp"}
 _TEXTUAL = ("application/json", "application/xml", "application/javascript", "application/yaml", "application/x-yaml")
 _UNSUPPORTED = ("meta", "auth", "auth_provider", "elicitation_callback", "progress_callback", "tasks_config", "on_tools_changed")
-
-
-class MCPClientInitializationError(MCPError):
-    """The MCP client could not start (Strands' ``MCPClientInitializationError``)."""
 
 
 class ToolFilters(TypedDict, total=False):
