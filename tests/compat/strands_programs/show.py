@@ -1,7 +1,10 @@
 """Printing helpers shared by the corpus programs: every observable result, deterministically.
 
-Only generated values that differ from run to run are normalised (a message's ``tracking_id``, a
-random UUID, prints as ``<tracking_id>``: its presence is kept, its value is not; a toolUseId the
+One deliberate difference is normalised away: a message prints as its ``role`` and ``content``
+(Strands 1.62 adds a random ``tracking_id`` and the model call's ``metadata`` to its messages;
+Tether's messages are Converse JSON, usage lives in the result's metrics — see
+docs/guides/from-strands.md). Otherwise only generated values that differ from run to run are
+normalised (a toolUseId the
 program did not script (scripted ones start ``tu-``) prints as ``<generated-N>``, N counting distinct
 ids in order of appearance, so equal ids stay equal; the results of
 concurrently run tools, which finish in any order, print sorted by toolUseId). Everything else
@@ -26,10 +29,11 @@ def _generated_id(value: Any) -> Any:
 def _normalise(value: Any) -> Any:
     if isinstance(value, dict):
         out = {}
+        is_message = "role" in value and "content" in value
         for k, v in value.items():
-            if k == "tracking_id":
-                out[k] = "<tracking_id>"
-            elif k == "toolUseId":
+            if is_message and k in ("tracking_id", "metadata"):
+                continue
+            if k == "toolUseId":
                 out[k] = _generated_id(v)
             else:
                 out[k] = _normalise(v)
