@@ -60,14 +60,14 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from tether.strands.agent.state import AgentState
-from tether.strands.types.exceptions import ContextWindowOverflowException
 
 from tether.strands import Agent, ToolContext, tool
 from tether.strands.agent import AgentResult
 from tether.strands.agent.conversation_manager import NullConversationManager
+from tether.strands.agent.state import AgentState
 from tether.strands.handlers import PrintingCallbackHandler, null_callback_handler
 from tether.strands.hooks import BeforeInvocationEvent, BeforeModelCallEvent
+from tether.strands.types.exceptions import ContextWindowOverflowException
 
 from .mocked_model_provider import MockedModelProvider, plain, text, tool_call
 

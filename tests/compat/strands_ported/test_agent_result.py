@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from tether.strands.types.interrupt import Interrupt
 
 from tether.strands import Agent
 from tether.strands.agent import AgentResult
+from tether.strands.types.interrupt import Interrupt
 
 from .mocked_model_provider import MockedModelProvider, text
 

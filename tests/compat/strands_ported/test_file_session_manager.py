@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tether.strands.types.content import ContentBlock
-from tether.strands.types.exceptions import SessionException
-from tether.strands.types.session import Session, SessionAgent, SessionMessage, SessionType
 
 from tether.strands import Agent, ToolContext, tool
 from tether.strands.agent.conversation_manager import NullConversationManager, SlidingWindowConversationManager
 from tether.strands.session import FileSessionManager
+from tether.strands.types.content import ContentBlock
+from tether.strands.types.exceptions import SessionException
+from tether.strands.types.session import Session, SessionAgent, SessionMessage, SessionType
 
 from .mocked_model_provider import MockedModelProvider, plain, text, tool_call
 
