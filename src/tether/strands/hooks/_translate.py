@@ -21,6 +21,7 @@ attribute when a hook sets them, instead of being silently ignored.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...errors import ConfigurationError
@@ -47,6 +48,9 @@ from .events import (
 class HookRegistry(Protocol):
     """What :func:`dispatch` needs of the facade's registry."""
 
+    tool_calls: dict[str, ToolCallNote]
+    """What ``BeforeToolCall`` decided for each call in flight (by toolUseId), for its ``AfterToolCall``."""
+
     def has_strands(self, event_type: type) -> bool: ...
 
     async def invoke_callbacks_async(self, event: Any) -> tuple[Any, list[Any]]: ...
@@ -67,6 +71,25 @@ CANCELLED_BY_HOOK = "tool cancelled by user"
 """Strands' error text for a call a hook cancelled with ``cancel_tool = True``."""
 
 
+@dataclass
+class ToolCallNote:
+    """What a call's ``BeforeToolCall`` decided, kept until its ``AfterToolCall``.
+
+    Strands' ``AfterToolCallEvent`` carries the call's ``invocation_state``, the
+    ``cancel_message`` of a call a hook cancelled (with ``selected_tool`` None) and the
+    exception of a call to an unknown tool; Tether's ``AfterToolCall`` carries none of these.
+    """
+
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    cancel_message: str | None = None
+    exception: Exception | None = None
+
+
+def unknown_tool_message(name: str) -> str:
+    """Strands' error text for a call to a tool the agent does not have."""
+    return f"Unknown tool: {name}"
+
+
 def _unsupported(event: Any, name: str) -> ConfigurationError:
     return ConfigurationError(
         f"a hook set {type(event).__name__}.{name}, which Tether's loop does not support yet; "
@@ -78,16 +101,19 @@ async def dispatch(registry: HookRegistry, event: Any) -> None:
     """Fire the Strands counterpart of Tether's ``event`` on ``registry`` and apply its changes to ``event``."""
     kind = type(event)
     if kind is BeforeToolCall:
-        if registry.has_strands(BeforeToolCallEvent):
-            await _before_tool(registry, event)
+        await _before_tool(registry, event)
     elif kind is AfterToolCall:
+        note = registry.tool_calls.pop(event.tool_use["toolUseId"], None) if event.tool_use is not None else None
+        note = note if note is not None else ToolCallNote()
         if registry.has_strands(AfterToolCallEvent):
             after_tool = AfterToolCallEvent(
                 agent=event.agent,
-                selected_tool=event.selected_tool,
+                selected_tool=None if note.cancel_message is not None else event.selected_tool,
                 tool_use=event.tool_use,
+                invocation_state=note.invocation_state,
                 result=event.result,
-                exception=event.exception,
+                exception=event.exception if event.exception is not None else note.exception,
+                cancel_message=note.cancel_message,
             )
             await registry.invoke_callbacks_async(after_tool)
             if after_tool.retry:
@@ -125,6 +151,25 @@ async def dispatch(registry: HookRegistry, event: Any) -> None:
 
 
 async def _before_tool(registry: HookRegistry, event: BeforeToolCall) -> None:
+    """Fire ``BeforeToolCallEvent`` (when listened for); a call to an unknown tool (none selected
+    after the hooks) is answered with Strands' ``Unknown tool: NAME`` error result."""
+    if registry.has_strands(BeforeToolCallEvent):
+        await _before_tool_hooks(registry, event)
+    tool_use = event.tool_use
+    if tool_use is None:
+        return
+    note = ToolCallNote(invocation_state=event.invocation_state)
+    if event.cancel_tool:
+        note.cancel_message = event.cancel_tool if isinstance(event.cancel_tool, str) else CANCELLED_BY_HOOK
+        event.cancel_tool = note.cancel_message
+    elif event.selected_tool is None:
+        message = unknown_tool_message(tool_use["name"])
+        event.cancel_tool = message
+        note.exception = Exception(message)
+    registry.tool_calls[tool_use["toolUseId"]] = note
+
+
+async def _before_tool_hooks(registry: HookRegistry, event: BeforeToolCall) -> None:
     tool_use = event.tool_use
     strands_event = BeforeToolCallEvent(
         agent=event.agent, selected_tool=event.selected_tool, tool_use=tool_use, invocation_state=event.invocation_state
@@ -142,7 +187,7 @@ async def _before_tool(registry: HookRegistry, event: BeforeToolCall) -> None:
             selected = registry_of_agent.get(tool_use["name"]) if registry_of_agent is not None else None
     event.selected_tool = selected
     if strands_event.cancel_tool:
-        event.cancel_tool = strands_event.cancel_tool if isinstance(strands_event.cancel_tool, str) else CANCELLED_BY_HOOK
+        event.cancel_tool = strands_event.cancel_tool
 
 
-__all__ = ["CANCELLED_BY_HOOK", "STRANDS_EVENTS_OF", "dispatch"]
+__all__ = ["CANCELLED_BY_HOOK", "STRANDS_EVENTS_OF", "ToolCallNote", "dispatch", "unknown_tool_message"]
