@@ -90,6 +90,25 @@ def unknown_tool_message(name: str) -> str:
     return f"Unknown tool: {name}"
 
 
+def _invocation_state() -> dict[str, Any]:
+    """The current invocation's ``invocation_state`` (set by the facade agent for the call), or a
+    new empty dict outside a facade invocation."""
+    from ..models._custom import INVOCATION_STATE
+
+    state = INVOCATION_STATE.get()
+    return state if state is not None else {}
+
+
+def _strands_result(result: Any) -> Any:
+    """Tether's result as Strands' :class:`~tether.strands.agent.agent_result.AgentResult` (what the
+    facade returns), None staying None."""
+    if result is None:
+        return None
+    from ..agent.agent_result import AgentResult
+
+    return result if isinstance(result, AgentResult) else AgentResult.of(result)
+
+
 def _unsupported(event: Any, name: str) -> ConfigurationError:
     return ConfigurationError(
         f"a hook set {type(event).__name__}.{name}, which Tether's loop does not support yet; "
@@ -124,12 +143,14 @@ async def dispatch(registry: HookRegistry, event: Any) -> None:
             response = None
             if event.message is not None:
                 response = AfterModelCallEvent.ModelStopResponse(message=event.message, stop_reason=event.stop_reason)
-            after_model = AfterModelCallEvent(agent=event.agent, stop_response=response, exception=event.exception)
+            after_model = AfterModelCallEvent(
+                agent=event.agent, invocation_state=_invocation_state(), stop_response=response, exception=event.exception
+            )
             await registry.invoke_callbacks_async(after_model)
             event.retry = event.retry or after_model.retry
     elif kind is BeforeModelCall:
         if registry.has_strands(BeforeModelCallEvent):
-            before_model = BeforeModelCallEvent(agent=event.agent)
+            before_model = BeforeModelCallEvent(agent=event.agent, invocation_state=_invocation_state())
             await registry.invoke_callbacks_async(before_model)
             if before_model.cancel:
                 raise _unsupported(before_model, "cancel")
@@ -138,13 +159,13 @@ async def dispatch(registry: HookRegistry, event: Any) -> None:
             await registry.invoke_callbacks_async(MessageAddedEvent(agent=event.agent, message=event.message))
     elif kind is BeforeInvocation:
         if registry.has_strands(BeforeInvocationEvent):
-            before = BeforeInvocationEvent(agent=event.agent)
+            before = BeforeInvocationEvent(agent=event.agent, invocation_state=_invocation_state())
             await registry.invoke_callbacks_async(before)
             for name in ("cancel", "messages"):
                 if getattr(before, name):
                     raise _unsupported(before, name)
     elif kind is AfterInvocation and registry.has_strands(AfterInvocationEvent):
-        after = AfterInvocationEvent(agent=event.agent, result=event.result)
+        after = AfterInvocationEvent(agent=event.agent, invocation_state=_invocation_state(), result=_strands_result(event.result))
         await registry.invoke_callbacks_async(after)
         if after.resume is not None:
             raise _unsupported(after, "resume")
@@ -162,11 +183,18 @@ async def _before_tool(registry: HookRegistry, event: BeforeToolCall) -> None:
     if event.cancel_tool:
         note.cancel_message = event.cancel_tool if isinstance(event.cancel_tool, str) else CANCELLED_BY_HOOK
         event.cancel_tool = note.cancel_message
-    elif event.selected_tool is None:
+    elif event.selected_tool is None and not _is_output_tool(event.agent, tool_use["name"]):
         message = unknown_tool_message(tool_use["name"])
         event.cancel_tool = message
         note.exception = Exception(message)
     registry.tool_calls[tool_use["toolUseId"]] = note
+
+
+def _is_output_tool(agent: Any, name: str) -> bool:
+    """Whether ``name`` is the structured-output tool of one of ``agent``'s output models (the
+    loop answers it itself: it is not in the agent's tools, yet not unknown)."""
+    specs: dict[Any, Any] = getattr(agent, "_output_specs", None) or {}
+    return any(spec.get("name") == name for spec in specs.values())
 
 
 async def _before_tool_hooks(registry: HookRegistry, event: BeforeToolCall) -> None:

@@ -80,7 +80,7 @@ class HookRegistry(TetherHookRegistry):
             item.register_hooks(self)
             return
         if not callable(item):
-            raise ConfigurationError(f"{item!r} is neither a hook provider nor a callable")
+            raise ConfigurationError(f"Invalid hook: {item!r}. Must be a HookProvider instance or a callable hook callback.")
         self.add_callback(None, item)
 
     # -- Strands' dispatch ----------------------------------------------------------------
