@@ -96,6 +96,49 @@ def test_cancel_tool(cancel: Any) -> None:
     assert tool_results(ours.messages)[0]["status"] == "error"
 
 
+@pytest.mark.parametrize("cancel", [True, "not allowed"])
+def test_the_after_event_of_a_cancelled_call_carries_its_cancel_message(cancel: Any) -> None:
+    seen: dict[Any, list[Any]] = {sh: [], th: []}
+
+    def hooks_for(mod: Any) -> list[Any]:
+        def before(event: Any) -> None:
+            event.cancel_tool = cancel
+
+        def after(event: Any) -> None:
+            seen[mod].append((event.cancel_message, event.selected_tool is None, event.exception, event.result["content"]))
+
+        return [On(mod.BeforeToolCallEvent, before), On(mod.AfterToolCallEvent, after)]
+
+    run_both(SCRIPT, hooks_for)
+    assert seen[th] == seen[sh]
+    assert seen[th][0][0] == (cancel if isinstance(cancel, str) else "tool cancelled by user")
+
+
+def test_a_call_to_an_unknown_tool_is_answered_as_in_strands() -> None:
+    seen: dict[Any, list[Any]] = {sh: [], th: []}
+
+    def hooks_for(mod: Any) -> list[Any]:
+        def after(event: Any) -> None:
+            seen[mod].append((event.cancel_message, event.selected_tool, str(event.exception), event.result))
+
+        return [On(mod.AfterToolCallEvent, after)]
+
+    theirs, ours = run_both([call("no_such_tool", {"x": 1}, "u1"), "done"], hooks_for)
+    assert tool_results(ours.messages) == tool_results(theirs.messages)
+    assert tool_results(ours.messages)[0]["content"] == [{"text": "Unknown tool: no_such_tool"}]
+    assert seen[th] == seen[sh]
+
+
+def test_an_unknown_tool_is_answered_as_in_strands_without_any_hook() -> None:
+    from tether.strands import Agent as FacadeAgent
+
+    theirs = strands_agent([call("no_such_tool", {"x": 1}, "u1"), "done"])
+    theirs("go")
+    ours = FacadeAgent(model=ScriptedModel([call("no_such_tool", {"x": 1}, "u1"), "done"]), callback_handler=None)
+    ours("go")
+    assert tool_results(ours.messages) == tool_results(theirs.messages)
+
+
 def test_replacing_the_selected_tool_and_the_input() -> None:
     def hooks_for(mod: Any) -> list[Any]:
         def before(event: Any) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -20,10 +20,17 @@ class Connection:
 
     Args:
         open_transport: Makes the transport's async context manager (yields read/write streams).
+        negotiate: Negotiates the protocol on the new ``ClientSession`` (None: the
+            ``initialize`` handshake).
     """
 
-    def __init__(self, open_transport: Callable[[], AbstractAsyncContextManager[Any]]) -> None:
+    def __init__(
+        self,
+        open_transport: Callable[[], AbstractAsyncContextManager[Any]],
+        negotiate: Callable[[Any], Awaitable[Any]] | None = None,
+    ) -> None:
         self._open_transport = open_transport
+        self._negotiate = negotiate
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._ready: asyncio.Future[None] | None = None
@@ -52,7 +59,7 @@ class Connection:
             async with contextlib.AsyncExitStack() as stack:
                 streams = await stack.enter_async_context(self._open_transport())
                 session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
-                await session.initialize()
+                await (self._negotiate(session) if self._negotiate is not None else session.initialize())
                 self.session = session
                 if not ready.done():
                     ready.set_result(None)

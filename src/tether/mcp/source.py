@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TypedDict, Unpack
 
@@ -161,6 +161,11 @@ class MCPSource:
         server never stopped by the finalizer)."""
         raise NotImplementedError
 
+    def _negotiator(self) -> Callable[[Any], Awaitable[Any]] | None:
+        """How a new session negotiates the protocol (None: the ``initialize`` handshake, which
+        every MCP server answers). Like :meth:`_opener`, it must not hold the source."""
+        return None
+
     def _stderr_tail(self) -> str:
         """The end of the server's stderr ("" when there is none)."""
         stderr = self._core.stderr
@@ -187,7 +192,7 @@ class MCPSource:
             if core.connection is not None and core.connection.alive:
                 return core.connection.session
             await core.disconnect()  # a dead one (the server exited): reap it, then start again
-            connection = Connection(self._opener())
+            connection = Connection(self._opener(), self._negotiator())
             try:
                 await connection.open(self.startup_timeout)
             except TimeoutError:

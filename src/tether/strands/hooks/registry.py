@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from typing import Any, get_type_hints
 
 from ...errors import ConfigurationError
+from ...hooks import AfterToolCall, BeforeToolCall
 from ...hooks import HookEvent as TetherHookEvent
 from ...hooks import HookRegistry as TetherHookRegistry
 from ._base import BaseHookEvent, HookCallback, HookEvent, HookOrder, HookProvider
-from ._translate import STRANDS_EVENTS_OF, dispatch
+from ._translate import STRANDS_EVENTS_OF, ToolCallNote, dispatch
 
 
 @dataclass
@@ -34,11 +35,12 @@ class _Entry:
 class HookRegistry(TetherHookRegistry):
     """Callbacks by event type, Strands' way (``add_callback``, ``add_hook``, ``invoke_callbacks``)."""
 
-    __slots__ = ("_strands",)
+    __slots__ = ("_strands", "tool_calls")
 
     def __init__(self) -> None:
         super().__init__()
         self._strands: dict[type, list[_Entry]] = {}
+        self.tool_calls: dict[str, ToolCallNote] = {}
 
     # -- registration ---------------------------------------------------------------------
 
@@ -78,7 +80,7 @@ class HookRegistry(TetherHookRegistry):
             item.register_hooks(self)
             return
         if not callable(item):
-            raise ConfigurationError(f"{item!r} is neither a hook provider nor a callable")
+            raise ConfigurationError(f"Invalid hook: {item!r}. Must be a HookProvider instance or a callable hook callback.")
         self.add_callback(None, item)
 
     # -- Strands' dispatch ----------------------------------------------------------------
@@ -134,6 +136,11 @@ class HookRegistry(TetherHookRegistry):
     # -- Tether's dispatch (the loop fires these) -----------------------------------------
 
     def has(self, event_type: type[TetherHookEvent]) -> bool:
+        """Whether the loop must fire ``event_type``: always for tool calls (the facade answers a
+        call to an unknown tool as Strands does, see :mod:`._translate`), otherwise when Tether or
+        Strands callbacks listen."""
+        if event_type in (BeforeToolCall, AfterToolCall):
+            return True
         return super().has(event_type) or any(kind in self._strands for kind in STRANDS_EVENTS_OF.get(event_type, ()))
 
     async def fire(self, event: Any) -> Any:

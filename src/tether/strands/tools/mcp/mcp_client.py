@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, TypedDict
@@ -109,6 +109,17 @@ class MCPClient(MCPSource, ToolProvider):
 
         assert self._url is not None
         return functools.partial(_http_transport, self._url, dict(self._headers), self.max_result_bytes, self._core.reads)
+
+    def _negotiator(self) -> Callable[[Any], Awaitable[Any]] | None:
+        """Negotiate as Strands' ``MCPClient`` does: the mcp SDK's connect-time policy (probe
+        ``server/discover`` for the newest protocol, fall back to ``initialize``), so a server
+        stamps its results as it does for Strands (e.g. ``_meta`` serverInfo → ``metadata``).
+        With an mcp SDK without the probe (1.x), the ``initialize`` handshake, as Strands."""
+        try:
+            from mcp.client.client import negotiate_auto  # type: ignore[attr-defined,unused-ignore]
+        except ImportError:
+            return None
+        return negotiate_auto  # type: ignore[no-any-return,unused-ignore]
 
     # -- Strands' lifecycle ---------------------------------------------------------------
 
