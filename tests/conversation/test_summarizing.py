@@ -100,6 +100,23 @@ def test_summaries_nest() -> None:
     assert_well_formed(run.messages)
 
 
+def test_a_second_summary_does_not_count_the_first_as_removed() -> None:
+    # removed_message_count counts the original messages gone from the conversation (Strands'
+    # session restore lists the stored messages from that offset): an earlier summary that a
+    # later summary replaces is not one of them.
+    messages = conversation([0] * 6)
+    manager = SummarizingConversationManager(summary_ratio=0.5, preserve_recent_messages=2)
+    run = RunState(messages=list(messages))
+    model = ScriptedModel(["first summary", "second summary"])
+    asyncio.run(manager.reduce_context(run, model))
+    assert manager.state(run)["removed_message_count"] == 7
+    asyncio.run(manager.reduce_context(run, model))
+    kept = run.messages[1:]
+    assert kept == messages[len(messages) - len(kept) :]
+    assert manager.state(run)["removed_message_count"] == len(messages) - len(kept) == 9
+    assert manager.state(run)["summary_message"] == run.messages[0]
+
+
 def test_refuses_when_everything_is_preserved() -> None:
     run = RunState(messages=conversation([0, 0]))
     with pytest.raises(ContextWindowExhaustedError, match="preserve_recent_messages"):

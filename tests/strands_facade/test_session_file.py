@@ -94,9 +94,12 @@ def test_tether_writes_the_files_strands_writes(tmp_path: Path) -> None:
     call(agent, run_id, PROMPT)
 
     def layout(root: Path) -> list[str]:
-        return sorted(str(p.relative_to(root)) for p in root.rglob("*") if "tether" not in p.relative_to(root).parts)
+        return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
-    assert layout(tmp_path / "tether") == layout(tmp_path / "strands")
+    # the session directory is exactly Strands'; the run store is beside it, in <storage_dir>/.tether
+    assert layout(tmp_path / "tether" / "session_s1") == layout(tmp_path / "strands" / "session_s1")
+    assert sorted(p.name for p in (tmp_path / "tether").iterdir()) == [".tether", "session_s1"]
+    assert (tmp_path / "tether" / ".tether" / "runs.sqlite").is_file()
     for name in ["session_s1/session.json", f"{AGENT}/agent.json", f"{AGENT}/messages/message_1.json"]:
         theirs, ours = (json.loads((tmp_path / side / name).read_text()) for side in ("strands", "tether"))
         assert sorted(ours) == sorted(theirs), name
@@ -279,3 +282,26 @@ def test_multi_agent_state_is_kept_where_strands_keeps_it(tmp_path: Path) -> Non
     restored = Orchestrator({})
     FileSessionManager(session_id="s1", storage_dir=str(tmp_path)).initialize_multi_agent(restored)
     assert restored.state == first.state
+
+
+def test_the_sessions_of_a_storage_dir_share_one_run_store_beside_them(tmp_path: Path) -> None:
+    from strands.session import FileSessionManager as StrandsFileSessionManager
+
+    from tether.durable.sqlite import SQLiteStore
+
+    first, first_run = tether_session_agent(tmp_path)
+    call(first, first_run, PROMPT)
+    second = tether_agent(step)
+    second_run = attach(second, FileSessionManager(session_id="s2", storage_dir=str(tmp_path)))
+    call(second, second_run, PROMPT)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tether", "session_s1", "session_s2"]
+    store = SQLiteStore(str(tmp_path / ".tether" / "runs.sqlite"))
+    assert store.head(str(first_run)) is not None and store.head(str(second_run)) is not None
+
+    FileSessionManager(session_id="s1", storage_dir=str(tmp_path)).delete_session("s1")
+    assert store.head(str(first_run)) is None  # the session's runs go with it; the other session's stay
+    assert store.head(str(second_run)) is not None
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tether", "session_s2"]
+    manager = StrandsFileSessionManager(session_id="s2", storage_dir=str(tmp_path))
+    reader = strands.Agent(model=strands_model(), tools=[strands_step()], session_manager=manager, callback_handler=None)
+    assert plain(reader.messages) == plain(second.messages)

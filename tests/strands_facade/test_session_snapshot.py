@@ -180,3 +180,21 @@ def test_a_raising_trigger_still_saves_the_latest_snapshot(tmp_path: Path) -> No
     agent, run_id = tether_session_agent(tmp_path, save_latest_on="trigger", snapshot_trigger=trigger)
     call(agent, run_id, PROMPT)
     assert len(json.loads((tmp_path / LATEST).read_text())["data"]["messages"]) == 6
+
+
+def test_the_run_store_is_beside_the_storage_base_and_deleted_with_the_session(tmp_path: Path) -> None:
+    from tether.durable.sqlite import SQLiteStore
+
+    base = tmp_path / "base"
+    agent, run_id = tether_session_agent(base)
+    call(agent, run_id, PROMPT)
+    # the base directory holds Strands' keys only; the runs are in <base>.tether/runs.sqlite
+    assert sorted(str(p.relative_to(base)) for p in base.rglob("*") if p.is_file()) == [LATEST]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["base", "base.tether"]
+    store = SQLiteStore(str(tmp_path / "base.tether" / "runs.sqlite"))
+    assert store.head(str(run_id)) is not None
+    assert plain(strands_agent(base).messages) == plain(agent.messages)
+
+    asyncio.run(SnapshotSessionManager("s1", storage=LocalFileStorage(str(base))).delete_session())
+    assert store.head(str(run_id)) is None
+    assert not [p for p in base.rglob("*") if p.is_file()]

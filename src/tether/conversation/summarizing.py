@@ -95,6 +95,10 @@ class SummarizingConversationManager(ConversationManager):
         if not text:
             raise ContextWindowExhaustedError("the summarization model returned no text") from error
         summary: Message = {"role": "user", "content": [{"text": f"Summary of the earlier conversation:\n{text}"}]}
+        # removed_message_count counts original messages (Strands' session restore lists the
+        # stored messages from that offset): an earlier summary replaced here is not one of them.
+        previous = run.conversation_manager_state.get("summary_message")
+        replaced = 1 if previous is not None and previous in messages[:index] else 0
         messages[:index] = [summary]
-        self._record_removed(run, index)
+        self._record_removed(run, index - replaced)
         run.conversation_manager_state["summary_message"] = summary

@@ -10,6 +10,13 @@
   show: a message file is written once its message is stored in the run and its tool calls
   (if any) have their results stored too, so Strands never sees a ``toolUse`` without its
   ``toolResult``.
+- **Where the runs are kept** (unless ``store=`` names a run store): in a SQLite store
+  ``runs.sqlite`` (with its ``-wal``/``-shm`` files and its ``runs.sqlite.locks/`` directory) in a
+  ``.tether`` directory *beside* what Strands owns, so Strands' layout is unchanged:
+  ``<storage_dir>/.tether/`` for a ``FileSessionManager`` (one store for every session of that
+  ``storage_dir``; Strands reads only its ``session_<id>`` directories), ``<base_dir>.tether/``
+  (a sibling of the storage's base directory) for a ``SnapshotSessionManager`` on a
+  ``LocalFileStorage``, the agent's own store for other storages.
 - **The first call after a crash** (see :func:`plan_call`): repeating the prompt of a turn the
   run has not finished resumes that turn (in-doubt calls handled exactly as for durable runs)
   instead of sending it again; another prompt first finishes the interrupted turn, then is sent.
@@ -18,6 +25,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +35,21 @@ from ...turn import is_waiting
 
 if TYPE_CHECKING:
     from ...agent import Agent
+    from ...durable.store import RunStore
     from ...types import Message
 
 RUN_ID_PREFIX = "strands."
+TETHER_DIR = ".tether"
+"""The directory, beside Strands' files, holding Tether's run store."""
+RUN_STORE_FILE = "runs.sqlite"
+
+
+def open_run_store(directory: str) -> RunStore:
+    """The SQLite run store ``<directory>/runs.sqlite`` (``directory`` made, private, if missing)."""
+    from ...durable.sqlite import SQLiteStore
+
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    return SQLiteStore(os.path.join(directory, RUN_STORE_FILE))
 
 
 def session_run_id(session_id: str, agent_id: str) -> str:

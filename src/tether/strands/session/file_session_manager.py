@@ -11,14 +11,14 @@ The files are exactly Strands' (``FileSessionManager`` of strands-agents 1.62)::
         │       └── messages/
         │           ├── message_0.json
         │           └── message_1.json
-        ├── multi_agents/
-        └── tether/
-            └── runs.sqlite      # the durable runs of the session's agents (Strands ignores it)
+        └── multi_agents/
 
 so a session written by Strands continues on Tether and one written by Tether opens in Strands.
 Each agent's invocations are the durable run ``strands.<session_id>.<agent_id>`` in
-``tether/runs.sqlite`` (see :mod:`._durable`): kill the process inside a tool, build the agent
-again with the same session manager, and the turn resumes with nothing lost or done twice.
+``<storage_dir>/.tether/runs.sqlite``, one run store beside the sessions, shared by all of them
+(Strands reads only ``session_<id>`` directories; see :mod:`._durable`): kill the process inside
+a tool, build the agent again with the same session manager, and the turn resumes with nothing
+lost or done twice. ``delete_session`` also deletes the session's runs.
 Writes are atomic (a temporary file renamed over the target); symlinks are refused.
 """
 
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..types.session import Session, SessionAgent, SessionException, SessionMessage, SessionRecordError
+from ._durable import RUN_STORE_FILE, TETHER_DIR, open_run_store, session_run_id
 from .repository_session_manager import RepositorySessionManager
 from .session_repository import SessionRepository
 
@@ -43,9 +44,6 @@ SESSION_PREFIX = "session_"
 AGENT_PREFIX = "agent_"
 MESSAGE_PREFIX = "message_"
 MULTI_AGENT_PREFIX = "multi_agent_"
-TETHER_DIR = "tether"
-"""The directory of a session that holds Tether's run store (``runs.sqlite``)."""
-RUN_STORE_FILE = "runs.sqlite"
 
 
 def _validate_id(value: str, kind: str) -> str:
@@ -62,7 +60,7 @@ class FileSessionManager(RepositorySessionManager, SessionRepository):
         session_id: The session (one path segment).
         storage_dir: Where sessions live (default ``~/.strands/sessions``, as in Strands).
         store: Tether only: another run store for the durable runs (default
-            ``<session dir>/tether/runs.sqlite``).
+            ``<storage_dir>/.tether/runs.sqlite``).
         **kwargs: Ignored (Strands' extensibility).
     """
 
@@ -91,14 +89,25 @@ class FileSessionManager(RepositorySessionManager, SessionRepository):
         return self._get_message_path(self.session_id, agent_id, message_id)
 
     def _run_store(self, agent: Agent) -> RunStore:
-        """``<session dir>/tether/runs.sqlite`` unless a store was given."""
+        """``<storage_dir>/.tether/runs.sqlite`` unless a store was given."""
         if self.store is None:
-            from ...durable.sqlite import SQLiteStore
-
-            directory = os.path.join(self._get_session_path(self.session_id), TETHER_DIR)
-            os.makedirs(directory, mode=0o700, exist_ok=True)
-            self.store = SQLiteStore(os.path.join(directory, RUN_STORE_FILE))
+            self.store = open_run_store(os.path.join(self.storage_dir, TETHER_DIR))
         return self.store
+
+    def _delete_runs(self, session_id: str) -> None:
+        """Delete the durable runs of the session's agents (those with a directory), if stored."""
+        agents = os.path.join(self._get_session_path(session_id), "agents")
+        names = os.listdir(agents) if os.path.isdir(agents) else []
+        agent_ids = [name[len(AGENT_PREFIX) :] for name in names if name.startswith(AGENT_PREFIX)]
+        directory = os.path.join(self.storage_dir, TETHER_DIR)
+        if self.store is None and agent_ids and os.path.exists(os.path.join(directory, RUN_STORE_FILE)):
+            self.store = open_run_store(directory)
+        if self.store is None:
+            return
+        for agent_id in agent_ids:
+            run_id = session_run_id(session_id, agent_id)
+            if self.store.head(run_id) is not None:
+                self.store.delete_run(run_id)
 
     # -- files ------------------------------------------------------------------------------
 
@@ -173,6 +182,7 @@ class FileSessionManager(RepositorySessionManager, SessionRepository):
         session_dir = self._get_session_path(session_id)
         if not os.path.exists(session_dir):
             raise SessionException(f"Session {session_id} does not exist")
+        self._delete_runs(session_id)
         shutil.rmtree(session_dir)
 
     def create_agent(self, session_id: str, session_agent: SessionAgent, **kwargs: Any) -> None:

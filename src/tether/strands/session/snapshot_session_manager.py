@@ -12,9 +12,10 @@ returns True after an invocation. The blobs are Strands' snapshot JSON (bytes in
 ``__bytes_encoded__`` envelope), so Strands and Tether read each other's sessions.
 
 The agent's invocations are the durable run ``strands.<session_id>.<agent_id>`` (see
-:mod:`._durable`), kept for a :class:`~tether.strands.storage.LocalFileStorage` in
-``<base_dir>/session/<session_id>/tether/runs.sqlite`` (else in the ``store`` given, or the
-agent's store). The run is the truth and ``snapshot_latest`` a view of it: a snapshot is never
+:mod:`._durable`), kept in the ``store`` given, else for a
+:class:`~tether.strands.storage.LocalFileStorage` in ``<base_dir>.tether/runs.sqlite`` (beside
+the base directory, which holds Strands' keys only: one store for every session of that
+storage), else in the agent's store. The run is the truth and ``snapshot_latest`` a view of it: a snapshot is never
 saved with a ``toolUse`` whose result is not stored (unless the run waits for interrupt
 answers, as Strands saves it then), and each saved snapshot carries
 ``app_data["tether"] = {"run_id", "incarnation"}`` naming the run it shows. When an agent is
@@ -43,7 +44,7 @@ from ...hooks import AfterInvocation, HookRegistry, MessageAdded
 from ...turn import is_waiting
 from ..storage import LocalFileStorage, Storage
 from ..types.session import SessionException, decode_bytes_values, encode_bytes_values
-from ._durable import session_run_id
+from ._durable import RUN_STORE_FILE, TETHER_DIR, open_run_store, session_run_id
 from .session_manager import SessionManager
 
 if TYPE_CHECKING:
@@ -184,11 +185,7 @@ class SnapshotSessionManager(SessionManager):
         if self.store is None:
             storage = self._resolved_storage
             if isinstance(storage, LocalFileStorage):
-                from ...durable.sqlite import SQLiteStore
-
-                directory = os.path.join(storage.base_dir, _SESSIONS_NAMESPACE, self.session_id, "tether")
-                os.makedirs(directory, mode=0o700, exist_ok=True)
-                self.store = SQLiteStore(os.path.join(directory, "runs.sqlite"))
+                self.store = open_run_store(os.path.abspath(storage.base_dir) + TETHER_DIR)
             else:
                 self.store = agent._store()
         return self.store
@@ -355,12 +352,23 @@ class SnapshotSessionManager(SessionManager):
         return snapshot_id
 
     async def delete_session(self) -> None:
-        """Delete every key of the session, and the durable runs of its attached agents."""
+        """Delete every key of the session, and the durable runs of its agents (those with a
+        snapshot, or attached here) from the run store."""
         storage = self._resolved_storage
+        prefix = f"{_SESSIONS_NAMESPACE}/{self.session_id}/"
+        keys = await storage.list(prefix)
+        run_ids = set(self._run_ids.values())
+        for key in keys:
+            parts = key[len(prefix) :].split("/")
+            if len(parts) > 2 and parts[:2] == ["scopes", "agent"]:
+                run_ids.add(session_run_id(self.session_id, parts[2]))
+        if self.store is None and isinstance(storage, LocalFileStorage):
+            directory = os.path.abspath(storage.base_dir) + TETHER_DIR
+            if os.path.exists(os.path.join(directory, RUN_STORE_FILE)):
+                self.store = open_run_store(directory)
         store = self.store
         if store is not None:
-            for run_id in self._run_ids.values():
+            for run_id in sorted(run_ids):
                 if store.head(run_id) is not None:
                     store.delete_run(run_id)
-        keys = await storage.list(f"{_SESSIONS_NAMESPACE}/{self.session_id}/")
         await asyncio.gather(*(storage.delete(key) for key in keys))

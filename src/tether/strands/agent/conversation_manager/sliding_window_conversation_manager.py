@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ....conversation import SlidingWindowConversationManager as _TetherSlidingWindow
-from .conversation_manager import refuse_unsupported
+from .conversation_manager import StrandsManagerState, refuse_unsupported
 
 
-class SlidingWindowConversationManager(_TetherSlidingWindow):
+class SlidingWindowConversationManager(StrandsManagerState, _TetherSlidingWindow):
     """Keeps at most ``window_size`` messages, never separating a tool call from its result.
 
     ``should_truncate_results`` is accepted (it is Strands' default) but Tether does not shorten
