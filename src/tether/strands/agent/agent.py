@@ -15,7 +15,7 @@ import contextlib
 import copy
 import dataclasses
 import warnings
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pydantic
@@ -23,6 +23,7 @@ import pydantic
 from ...agent import Agent as _TetherAgent
 from ...agent_state import AgentState as _TetherAgentState
 from ...agent_tool import AgentTool
+from ...checkpoint import Checkpoint as _TetherCheckpoint
 from ...errors import ConfigurationError, TetherError
 from ...events import AgentEvent
 from ...hooks import MessageAdded
@@ -31,22 +32,25 @@ from ...loop.policies import Limits, RetryPolicy
 from ...loop.tool_call import call_tool
 from ...loop.tracing import NULL_TRACER
 from ...result import AgentResult as _TetherAgentResult
+from ...snapshot import Snapshot
 from ...tools.executors import ToolExecutor
 from ...types import Message, ToolResult, ToolUse
 from ..handlers.callback_handler import PrintingCallbackHandler, null_callback_handler
 from ..hooks._bridge import fire_agent_initialized, to_tether_hooks
 from ..hooks.registry import HookRegistry
+from ..experimental.checkpoint import Checkpoint
 from ..models._adapt import to_tether_model
-from ..models._custom import INVOCATION_STATE
+from ..models._custom import INVOCATION_STATE, CustomModel, is_strands_model
 from ..session._attach import attach_session, plan_call
 from ..tools._adapt import to_tether_tools
-from ..types.exceptions import ConcurrencyException, MaxTokensReachedException, strands_error
+from ..types.exceptions import CheckpointValueError, ConcurrencyException, MaxTokensReachedException, strands_error
+from ..types.interrupt import Interrupt
 from ._stream import RawTee, StrandsStream
 from ._tool_caller import ToolCaller, direct_call_id, recorded_messages
 from ._tracing import AttributedTracer
 from .agent_result import AgentResult, EventLoopMetrics
 from .conversation_manager import SlidingWindowConversationManager
-from .state import AgentState
+from .state import AgentState, checked_initial_state
 
 if TYPE_CHECKING:
     from ...durable.indoubt import InDoubtCall
@@ -216,7 +220,7 @@ class Agent(_TetherAgent):
                     "Strands' ModelRetryStrategy is not supported (pass retry=RetryPolicy(max_attempts=..., initial_delay=...))"
                 )
             retry = retry_strategy
-        initial_state = state.get() if isinstance(state, _TetherAgentState) else state
+        initial_state = state.get() if isinstance(state, _TetherAgentState) else checked_initial_state(state)
         super().__init__(
             model=to_tether_model(model),
             tools=to_tether_tools(tools),
@@ -237,6 +241,9 @@ class Agent(_TetherAgent):
             tracer=tracer,
             trace_content=trace_content,
         )
+        if isinstance(messages, list):
+            messages[:] = self.run_state.messages  # Strands keeps (and extends) the caller's list
+            self.run_state.messages = messages
         self.name_given = name is not None
         self.hooks = HookRegistry()  # Strands' registry (a Tether one): add_callback works after construction
         for item in to_tether_hooks(hooks):
@@ -257,6 +264,18 @@ class Agent(_TetherAgent):
         fire_agent_initialized(self, self.hooks)
 
     # -- Strands' attributes ------------------------------------------------------------
+
+    @property
+    def model(self) -> Any:
+        """The model as given: a Strands ``Model`` subclass instance is itself (Tether runs it
+        through :class:`~tether.strands.models._custom.CustomModel`), any other the Tether model."""
+        model = super().model
+        return model.model if isinstance(model, CustomModel) else model
+
+    @model.setter
+    def model(self, value: Any) -> None:
+        self._model = CustomModel(value) if is_strands_model(value) else value
+
 
     @property
     def tool(self) -> ToolCaller:
@@ -297,6 +316,25 @@ class Agent(_TetherAgent):
         if message is not None or after_current_tools:
             raise ConfigurationError("cancel(message=..., after_current_tools=...) is not supported by tether.strands; call cancel()")
         super().cancel()
+
+    def take_snapshot(
+        self,
+        *,
+        preset: str | None = None,
+        include: Iterable[str] | None = None,
+        exclude: Iterable[str] | None = None,
+        app_data: dict[str, Any] | None = None,
+    ) -> Snapshot:
+        """Tether's :meth:`tether.Agent.take_snapshot`; a refused option raises Strands'
+        ``SnapshotException`` (also Tether's ``SnapshotError``)."""
+        with _strands_errors():
+            return super().take_snapshot(preset=preset, include=include, exclude=exclude, app_data=app_data)
+
+    def load_snapshot(self, snapshot: Snapshot | dict[str, Any]) -> None:
+        """Tether's :meth:`tether.Agent.load_snapshot`; a refused snapshot raises Strands'
+        ``SnapshotException`` (also Tether's ``SnapshotError``)."""
+        with _strands_errors():
+            super().load_snapshot(snapshot)
 
     def cleanup(self) -> None:
         """Close the agent's tool sources (MCP clients), as Strands' ``cleanup``."""
@@ -393,6 +431,7 @@ class Agent(_TetherAgent):
                 is in ``agent.messages``, as in Strands).
         """
         tether_options = {key: kwargs.pop(key) for key in ("output_model", "run_id", "parent_run_id") if key in kwargs}
+        prompt = self._checkpoint_resume(prompt)
         for key in ("structured_output_prompt", "idempotency_token", "limits", "cancel_signal"):
             if kwargs.get(key) is not None:
                 raise ConfigurationError(f"{key}= is not supported by tether.strands invocations; leave it unset")
@@ -458,7 +497,7 @@ class Agent(_TetherAgent):
         for event in adapter.interrupted(result.interrupts):
             callback(**event)
             yield event
-        final = AgentResult.of(result)
+        final = _strands_result(result)
         if output_model is not None and final.stop_reason == "end_turn" and _calls_tools(final.message):
             final.stop_reason = "tool_use"  # Strands reports the last model call's stop reason
         callback(result=final)
@@ -466,7 +505,7 @@ class Agent(_TetherAgent):
 
     async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> AgentResult:
         """Tether's :meth:`tether.Agent.resume_async`, its result Strands' :class:`AgentResult`."""
-        return AgentResult.of(await super().resume_async(run_id, responses))
+        return _strands_result(await super().resume_async(run_id, responses))
 
     def nested_events(
         self,
@@ -492,13 +531,39 @@ class Agent(_TetherAgent):
                     for event in adapter.convert(tether_event):
                         self.callback_handler(**event)
                     if tether_event["type"] == "result":
-                        final = AgentResult.of(tether_event["result"])
+                        final = _strands_result(tether_event["result"])
                         self.callback_handler(result=final)
                         yield {"type": "result", "result": final}  # str(final) is Strands' text (the tool result)
                     else:
                         yield tether_event
         finally:
             self._raw_sink = None
+
+    def _checkpoint_resume(self, prompt: Any) -> Any:
+        """``prompt``, a ``checkpointResume`` marker (Strands' checkpoint dict: no snapshot)
+        completed with the agent's current metrics, so a resume continues counting as the
+        agent's own state continues (the marker carries no state, as in Strands).
+
+        Raises:
+            CheckpointValueError: A ``checkpointResume`` block while the agent was built
+                without checkpointing (Strands' ``ValueError``).
+        """
+        block = prompt[0] if isinstance(prompt, list) and len(prompt) == 1 else prompt
+        if not isinstance(block, dict) or "checkpointResume" not in block:
+            return prompt
+        if not self.checkpointing:
+            raise CheckpointValueError(
+                "Received checkpointResume block but agent was created with checkpointing=False. "
+                "Pass checkpointing=True when constructing the Agent."
+            )
+        body = block["checkpointResume"]
+        raw = body.get("checkpoint") if isinstance(body, dict) else None
+        if isinstance(raw, _TetherCheckpoint):
+            raw = raw.to_dict()
+        if not isinstance(raw, dict) or raw.get("snapshot") or "metrics" in raw:
+            return prompt
+        marker = {**raw, "metrics": copy.deepcopy(self.run_state.metrics)}
+        return {"checkpointResume": {**body, "checkpoint": marker}}
 
     # -- structured output (deprecated in Strands, still called) ---------------------------
 
@@ -529,7 +594,7 @@ class Agent(_TetherAgent):
         try:
             result = await self.invoke_async(prompt, structured_output_model=output_model)
         finally:
-            self.run_state.messages = saved
+            self.run_state.messages[:] = saved  # in place: the list may be the caller's (Agent(messages=...))
         value = result.structured_output
         if isinstance(value, output_model):
             return value
@@ -638,6 +703,29 @@ class StrandsAgentTool(AgentTool):
             runner.record_direct_tool_call = child.record_direct_tool_call
             runner.structured_output_model = child.structured_output_model
         return runner
+
+
+@contextlib.contextmanager
+def _strands_errors() -> Iterator[None]:
+    """Re-raise a Tether error as the Strands-named class the facade raises for it."""
+    try:
+        yield
+    except TetherError as exc:
+        translated = strands_error(exc)
+        if translated is None:
+            raise
+        raise translated from exc
+
+
+def _strands_result(result: _TetherAgentResult) -> AgentResult:
+    """Strands' view of Tether's ``result``: its interrupts with ``response``, its checkpoint
+    with Strands' ``to_dict``."""
+    final = AgentResult.of(result)
+    if final.interrupts:
+        final.interrupts = [Interrupt.of(interrupt) for interrupt in final.interrupts]
+    if final.checkpoint is not None:
+        final.checkpoint = Checkpoint.of(final.checkpoint)
+    return final
 
 
 def _calls_tools(message: Message | None) -> bool:
