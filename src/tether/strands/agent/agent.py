@@ -35,10 +35,10 @@ from ...result import AgentResult as _TetherAgentResult
 from ...snapshot import Snapshot
 from ...tools.executors import ToolExecutor
 from ...types import Message, ToolResult, ToolUse
+from ..experimental.checkpoint import Checkpoint
 from ..handlers.callback_handler import PrintingCallbackHandler, null_callback_handler
 from ..hooks._bridge import fire_agent_initialized, to_tether_hooks
 from ..hooks.registry import HookRegistry
-from ..experimental.checkpoint import Checkpoint
 from ..models._adapt import to_tether_model
 from ..models._custom import INVOCATION_STATE, CustomModel, is_strands_model
 from ..session._attach import attach_session, plan_call
@@ -221,6 +221,8 @@ class Agent(_TetherAgent):
                 )
             retry = retry_strategy
         initial_state = state.get() if isinstance(state, _TetherAgentState) else checked_initial_state(state)
+        if agent_id is not None and ("/" in agent_id or "\\" in agent_id):
+            raise ConfigurationError(f"agent_id={agent_id} | id cannot contain path separators")
         super().__init__(
             model=to_tether_model(model),
             tools=to_tether_tools(tools),
@@ -264,6 +266,24 @@ class Agent(_TetherAgent):
         fire_agent_initialized(self, self.hooks)
 
     # -- Strands' attributes ------------------------------------------------------------
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The system prompt's text (text blocks joined), or None when it has no text block."""
+        blocks = self.run_state.system_prompt
+        if not blocks or not any("text" in block for block in blocks):
+            return None
+        return "\n".join(block["text"] for block in blocks if "text" in block)
+
+    @system_prompt.setter
+    def system_prompt(self, value: Any) -> None:
+        _TetherAgent.system_prompt.fset(self, value)  # type: ignore[attr-defined]
+
+    @property
+    def system_prompt_content(self) -> list[Any] | None:
+        """The system prompt as content blocks (a copy, as in Strands)."""
+        blocks = self.run_state.system_prompt
+        return copy.deepcopy(blocks) if blocks is not None else None
 
     @property
     def model(self) -> Any:
@@ -690,6 +710,11 @@ class StrandsAgentTool(AgentTool):
                 }
             },
         }
+
+    @property
+    def tool_spec(self) -> Any:
+        """The spec, under Strands' attribute name."""
+        return self.spec
 
     def __init__(self, agent: Agent, name: str, description: str | None = None, *, keep_conversation: bool = False) -> None:
         super().__init__(agent, name, description, keep_conversation=keep_conversation)
