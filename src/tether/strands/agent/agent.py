@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pydantic
 
+from ..._prompt import normalize_prompt
 from ...agent import Agent as _TetherAgent
 from ...agent_state import AgentState as _TetherAgentState
 from ...agent_tool import AgentTool
 from ...checkpoint import Checkpoint as _TetherCheckpoint
-from ...errors import ConfigurationError, TetherError
+from ...errors import ConfigurationError, PromptError, TetherError
 from ...events import AgentEvent
-from ...hooks import MessageAdded
+from ...hooks import AfterInvocation, BeforeInvocation, MessageAdded
 from ...loop.host import Host
 from ...loop.policies import Limits, RetryPolicy
 from ...loop.tool_call import call_tool
@@ -43,7 +44,13 @@ from ..models._adapt import to_tether_model
 from ..models._custom import INVOCATION_STATE, CustomModel, is_strands_model
 from ..session._attach import attach_session, plan_call
 from ..tools._adapt import to_tether_tools
-from ..types.exceptions import CheckpointValueError, ConcurrencyException, MaxTokensReachedException, strands_error
+from ..types.exceptions import (
+    CheckpointValueError,
+    ConcurrencyException,
+    MaxTokensReachedException,
+    StructuredOutputException,
+    strands_error,
+)
 from ..types.interrupt import Interrupt
 from ._stream import RawTee, StrandsStream
 from ._tool_caller import ToolCaller, direct_call_id, recorded_messages
@@ -452,6 +459,7 @@ class Agent(_TetherAgent):
         """
         tether_options = {key: kwargs.pop(key) for key in ("output_model", "run_id", "parent_run_id") if key in kwargs}
         prompt = self._checkpoint_resume(prompt)
+        _check_prompt(prompt)
         for key in ("structured_output_prompt", "idempotency_token", "limits", "cancel_signal"):
             if kwargs.get(key) is not None:
                 raise ConfigurationError(f"{key}= is not supported by tether.strands invocations; leave it unset")
@@ -610,6 +618,10 @@ class Agent(_TetherAgent):
         )
         if not self.messages and not prompt:
             raise ValueError("No conversation history or prompt provided")
+        model = self.model_or_none
+        direct = getattr(model.model, "structured_output", None) if isinstance(model, CustomModel) else None
+        if callable(direct):
+            return await self._model_structured_output(direct, output_model, prompt)
         saved = copy.deepcopy(self.run_state.messages)
         try:
             result = await self.invoke_async(prompt, structured_output_model=output_model)
@@ -619,6 +631,23 @@ class Agent(_TetherAgent):
         if isinstance(value, output_model):
             return value
         return output_model.model_validate(value)
+
+    async def _model_structured_output(self, method: Callable[..., Any], output_model: type[_T], prompt: Any) -> _T:
+        """Strands' path for a custom model with its own ``structured_output``: the model is
+        asked once with the conversation plus the prompt; the conversation is not changed."""
+        prompt_messages = normalize_prompt(prompt).messages if prompt is not None else []
+        temp_messages = copy.deepcopy(self.run_state.messages) + copy.deepcopy(prompt_messages)
+        await self.hooks.fire(BeforeInvocation(self))
+        try:
+            event: Any = None
+            async for item in method(output_model, temp_messages, system_prompt=self.system_prompt):
+                event = item  # the last event holds the output, as in Strands
+            if not isinstance(event, Mapping) or "output" not in event:
+                raise StructuredOutputException(f"{type(self.model).__name__}.structured_output() yielded no {{'output': ...}} event")
+            value = event["output"]
+        finally:
+            await self.hooks.fire(AfterInvocation(self))
+        return value if isinstance(value, output_model) else output_model.model_validate(value)
 
     # -- direct tool calls ----------------------------------------------------------------
 
@@ -728,6 +757,18 @@ class StrandsAgentTool(AgentTool):
             runner.record_direct_tool_call = child.record_direct_tool_call
             runner.structured_output_model = child.structured_output_model
         return runner
+
+
+_PROMPT_TYPES = "Input prompt must be of type: `str | list[Contentblock] | Messages | None`."
+
+
+def _check_prompt(prompt: Any) -> None:
+    """Refuse a prompt of no accepted shape as Strands does (its message first, Tether's
+    detail naming the bad part after; the class is Tether's :class:`PromptError`, a ``ValueError``)."""
+    try:
+        normalize_prompt(prompt)
+    except PromptError as exc:
+        raise type(exc)(f"{_PROMPT_TYPES} ({exc})") from None
 
 
 @contextlib.contextmanager
