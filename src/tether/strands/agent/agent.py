@@ -326,6 +326,7 @@ class Agent(_TetherAgent):
         if order != 0:
             raise ConfigurationError("add_hook(order=...) is not supported by tether.strands: callbacks run in registration order")
         if event_type is None:
+            _check_annotated(callback)
             items: list[Any] = [callback]
         else:
             items = [_ExplicitHook(callback, list(event_type) if isinstance(event_type, list) else [event_type])]
@@ -499,6 +500,7 @@ class Agent(_TetherAgent):
                             result = tether_event["result"]
                 send = send and not (result is not None and result.stop_reason == "interrupt")
             if send:
+                prompt = self._orphans_closed(prompt)
                 parent = tether_options.get("parent_run_id")
                 events = super().stream_async(
                     prompt, output_model=output_model, invocation_state=merged, run_id=run_id, parent_run_id=parent
@@ -566,6 +568,29 @@ class Agent(_TetherAgent):
                         yield tether_event
         finally:
             self._raw_sink = None
+
+    def _orphans_closed(self, prompt: Any) -> Any:
+        """``prompt`` (new messages) preceded, when the conversation ends with tool uses that
+        have no result, by Strands' user message closing them ("Tool was interrupted." error
+        results), so the conversation stays valid; other prompts unchanged. It goes in as part
+        of the prompt, so it is recorded (and persisted) like the prompt."""
+        messages = self.run_state.messages
+        if prompt is None or not messages or self.run_state.interrupt_state.get("activated"):
+            return prompt
+        ids = [block["toolUse"]["toolUseId"] for block in messages[-1]["content"] if "toolUse" in block]
+        if not ids:
+            return prompt
+        parsed = normalize_prompt(prompt)
+        if parsed.kind != "messages":
+            return prompt
+        closing: Message = {
+            "role": "user",
+            "content": [
+                {"toolResult": {"toolUseId": tool_use_id, "status": "error", "content": [{"text": "Tool was interrupted."}]}}
+                for tool_use_id in ids
+            ],
+        }
+        return [closing, *parsed.messages]
 
     def _checkpoint_resume(self, prompt: Any) -> Any:
         """``prompt``, a ``checkpointResume`` marker (Strands' checkpoint dict: no snapshot)
@@ -757,6 +782,23 @@ class StrandsAgentTool(AgentTool):
             runner.record_direct_tool_call = child.record_direct_tool_call
             runner.structured_output_model = child.structured_output_model
         return runner
+
+
+def _check_annotated(callback: Callable[..., Any]) -> None:
+    """Refuse, as Strands' ``add_hook`` does, a callback whose event type cannot be read from
+    its first parameter's annotation (the message names the callback)."""
+    import inspect
+
+    try:
+        parameters = list(inspect.signature(callback).parameters.values())
+    except (TypeError, ValueError):
+        return  # not introspectable: the hooks adapter decides
+    if not parameters or parameters[0].annotation is inspect.Parameter.empty:
+        name = getattr(callback, "__qualname__", repr(callback))
+        raise ConfigurationError(
+            f"callback={name} | cannot infer event type, please provide event_type explicitly "
+            "(or annotate the callback's first parameter with an event type)"
+        )
 
 
 _PROMPT_TYPES = "Input prompt must be of type: `str | list[Contentblock] | Messages | None`."
