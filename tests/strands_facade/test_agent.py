@@ -747,3 +747,13 @@ def test_cancel_before_an_invocation_stops_it_as_strands() -> None:
     assert results == ["cancelled", "cancelled"]
     with pytest.raises(ConfigurationError, match="cancel"):
         ts.Agent(model=TetherFake([]), callback_handler=None).cancel(message="stop")
+
+
+def test_agent_keeps_the_callers_messages_list_and_model() -> None:
+    from tether.strands import Agent as FacadeAgent
+
+    history = [{"role": "user", "content": [{"text": "hi"}]}, {"role": "assistant", "content": [{"text": "hello"}]}]
+    agent = FacadeAgent(model="openai:gpt-4o-mini", messages=history, callback_handler=None)  # type: ignore[arg-type]
+    assert agent.messages is history
+    agent.messages.append({"role": "user", "content": [{"text": "more"}]})
+    assert len(history) == 3

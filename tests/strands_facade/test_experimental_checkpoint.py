@@ -44,3 +44,13 @@ def test_checkpoints_cross_between_the_packages() -> None:
     assert Checkpoint.from_dict(theirs.to_dict()).position == result.checkpoint.position
     assert CHECKPOINT_SCHEMA_VERSION == theirs.schema_version
     assert plain(agent.messages[0]) == {"role": "user", "content": [{"text": "hi"}]}
+
+
+def test_facade_checkpoint_to_dict_is_strands_marker() -> None:
+    from tether.checkpoint import Checkpoint as TetherCheckpoint
+    from tether.strands.experimental.checkpoint import Checkpoint as FacadeCheckpoint
+
+    full = TetherCheckpoint("after_tools", 2, snapshot={"scope": "agent"}, app_data={"k": 1})
+    view = FacadeCheckpoint.of(full)
+    assert view.to_dict() == {"position": "after_tools", "cycle_index": 2, "schema_version": "1.0"}
+    assert FacadeCheckpoint.from_dict(full.to_dict()).snapshot == {"scope": "agent"}

@@ -54,7 +54,37 @@ def test_snapshot_and_checkpoint_exceptions_are_tethers() -> None:
     from tether.errors import CheckpointError, SnapshotError
 
     assert exceptions.SnapshotException is SnapshotError
-    assert exceptions.CheckpointException is CheckpointError
+    assert issubclass(exceptions.CheckpointException, CheckpointError)
+    assert exceptions.CheckpointException.__name__ == "CheckpointException"
+
+
+def test_facade_raises_strands_named_errors_that_are_tether_errors() -> None:
+    from tether.errors import CheckpointError, SnapshotError, StateError, TetherError
+    from tether.strands import Agent
+    from tether.strands.experimental.checkpoint import Checkpoint
+
+    agent = Agent(model="openai:gpt-4o-mini", callback_handler=None)
+    with pytest.raises(ValueError, match="Value is not JSON serializable") as state_error:
+        agent.state.set("bad", object())
+    assert type(state_error.value).__name__ == "ValueError" and isinstance(state_error.value, StateError)
+    with pytest.raises(ValueError, match="checkpointing=False") as not_checkpointing:
+        agent({"checkpointResume": {"checkpoint": {"position": "after_model", "cycle_index": 0, "schema_version": "1.0"}}})
+    assert type(not_checkpointing.value).__name__ == "ValueError" and isinstance(not_checkpointing.value, CheckpointError)
+    with pytest.raises(exceptions.CheckpointException) as bad_version:
+        Checkpoint.from_dict({"position": "after_model", "cycle_index": 0, "schema_version": "0.1"})
+    assert isinstance(bad_version.value, TetherError)
+    with pytest.raises(exceptions.SnapshotException) as bad_field:
+        agent.take_snapshot(include=["nonsense"])  # type: ignore[list-item]
+    assert type(bad_field.value).__name__ == "SnapshotException" and isinstance(bad_field.value, SnapshotError)
+
+
+def test_interrupt_has_strands_response() -> None:
+    from tether.interrupts import Interrupt as TetherInterrupt
+    from tether.strands.types.interrupt import Interrupt
+
+    view = Interrupt.of(TetherInterrupt(id="i1", name="approve", reason={"n": 1}))
+    assert (view.id, view.name, view.reason, view.response) == ("i1", "approve", {"n": 1}, None)
+    assert isinstance(view, TetherInterrupt)
 
 
 # -- max tokens -----------------------------------------------------------------------

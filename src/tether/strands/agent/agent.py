@@ -15,38 +15,49 @@ import contextlib
 import copy
 import dataclasses
 import warnings
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pydantic
 
+from ..._prompt import normalize_prompt
 from ...agent import Agent as _TetherAgent
 from ...agent_state import AgentState as _TetherAgentState
 from ...agent_tool import AgentTool
-from ...errors import ConfigurationError, TetherError
+from ...checkpoint import Checkpoint as _TetherCheckpoint
+from ...errors import ConfigurationError, PromptError, TetherError
 from ...events import AgentEvent
-from ...hooks import MessageAdded
+from ...hooks import AfterInvocation, BeforeInvocation, MessageAdded
 from ...loop.host import Host
 from ...loop.policies import Limits, RetryPolicy
 from ...loop.tool_call import call_tool
 from ...loop.tracing import NULL_TRACER
 from ...result import AgentResult as _TetherAgentResult
+from ...snapshot import Snapshot
 from ...tools.executors import ToolExecutor
 from ...types import Message, ToolResult, ToolUse
+from ..experimental.checkpoint import Checkpoint
 from ..handlers.callback_handler import PrintingCallbackHandler, null_callback_handler
 from ..hooks._bridge import fire_agent_initialized, to_tether_hooks
 from ..hooks.registry import HookRegistry
 from ..models._adapt import to_tether_model
-from ..models._custom import INVOCATION_STATE
+from ..models._custom import INVOCATION_STATE, CustomModel, is_strands_model
 from ..session._attach import attach_session, plan_call
 from ..tools._adapt import to_tether_tools
-from ..types.exceptions import ConcurrencyException, MaxTokensReachedException, strands_error
+from ..types.exceptions import (
+    CheckpointValueError,
+    ConcurrencyException,
+    MaxTokensReachedException,
+    StructuredOutputException,
+    strands_error,
+)
+from ..types.interrupt import Interrupt
 from ._stream import RawTee, StrandsStream
 from ._tool_caller import ToolCaller, direct_call_id, recorded_messages
 from ._tracing import AttributedTracer
 from .agent_result import AgentResult, EventLoopMetrics
 from .conversation_manager import SlidingWindowConversationManager
-from .state import AgentState
+from .state import AgentState, checked_initial_state
 
 if TYPE_CHECKING:
     from ...durable.indoubt import InDoubtCall
@@ -216,7 +227,9 @@ class Agent(_TetherAgent):
                     "Strands' ModelRetryStrategy is not supported (pass retry=RetryPolicy(max_attempts=..., initial_delay=...))"
                 )
             retry = retry_strategy
-        initial_state = state.get() if isinstance(state, _TetherAgentState) else state
+        initial_state = state.get() if isinstance(state, _TetherAgentState) else checked_initial_state(state)
+        if agent_id is not None and ("/" in agent_id or "\\" in agent_id):
+            raise ConfigurationError(f"agent_id={agent_id} | id cannot contain path separators")
         super().__init__(
             model=to_tether_model(model),
             tools=to_tether_tools(tools),
@@ -237,6 +250,9 @@ class Agent(_TetherAgent):
             tracer=tracer,
             trace_content=trace_content,
         )
+        if isinstance(messages, list):
+            messages[:] = self.run_state.messages  # Strands keeps (and extends) the caller's list
+            self.run_state.messages = messages
         self.name_given = name is not None
         self.hooks = HookRegistry()  # Strands' registry (a Tether one): add_callback works after construction
         for item in to_tether_hooks(hooks):
@@ -257,6 +273,36 @@ class Agent(_TetherAgent):
         fire_agent_initialized(self, self.hooks)
 
     # -- Strands' attributes ------------------------------------------------------------
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The system prompt's text (text blocks joined), or None when it has no text block."""
+        blocks = self.run_state.system_prompt
+        if not blocks or not any("text" in block for block in blocks):
+            return None
+        return "\n".join(block["text"] for block in blocks if "text" in block)
+
+    @system_prompt.setter
+    def system_prompt(self, value: Any) -> None:
+        _TetherAgent.system_prompt.fset(self, value)  # type: ignore[attr-defined]
+
+    @property
+    def system_prompt_content(self) -> list[Any] | None:
+        """The system prompt as content blocks (a copy, as in Strands)."""
+        blocks = self.run_state.system_prompt
+        return copy.deepcopy(blocks) if blocks is not None else None
+
+    @property
+    def model(self) -> Any:
+        """The model as given: a Strands ``Model`` subclass instance is itself (Tether runs it
+        through :class:`~tether.strands.models._custom.CustomModel`), any other the Tether model."""
+        model = super().model
+        return model.model if isinstance(model, CustomModel) else model
+
+    @model.setter
+    def model(self, value: Any) -> None:
+        self._model = CustomModel(value) if is_strands_model(value) else value
+
 
     @property
     def tool(self) -> ToolCaller:
@@ -280,6 +326,7 @@ class Agent(_TetherAgent):
         if order != 0:
             raise ConfigurationError("add_hook(order=...) is not supported by tether.strands: callbacks run in registration order")
         if event_type is None:
+            _check_annotated(callback)
             items: list[Any] = [callback]
         else:
             items = [_ExplicitHook(callback, list(event_type) if isinstance(event_type, list) else [event_type])]
@@ -297,6 +344,25 @@ class Agent(_TetherAgent):
         if message is not None or after_current_tools:
             raise ConfigurationError("cancel(message=..., after_current_tools=...) is not supported by tether.strands; call cancel()")
         super().cancel()
+
+    def take_snapshot(
+        self,
+        *,
+        preset: str | None = None,
+        include: Iterable[str] | None = None,
+        exclude: Iterable[str] | None = None,
+        app_data: dict[str, Any] | None = None,
+    ) -> Snapshot:
+        """Tether's :meth:`tether.Agent.take_snapshot`; a refused option raises Strands'
+        ``SnapshotException`` (also Tether's ``SnapshotError``)."""
+        with _strands_errors():
+            return super().take_snapshot(preset=preset, include=include, exclude=exclude, app_data=app_data)
+
+    def load_snapshot(self, snapshot: Snapshot | dict[str, Any]) -> None:
+        """Tether's :meth:`tether.Agent.load_snapshot`; a refused snapshot raises Strands'
+        ``SnapshotException`` (also Tether's ``SnapshotError``)."""
+        with _strands_errors():
+            super().load_snapshot(snapshot)
 
     def cleanup(self) -> None:
         """Close the agent's tool sources (MCP clients), as Strands' ``cleanup``."""
@@ -393,6 +459,8 @@ class Agent(_TetherAgent):
                 is in ``agent.messages``, as in Strands).
         """
         tether_options = {key: kwargs.pop(key) for key in ("output_model", "run_id", "parent_run_id") if key in kwargs}
+        prompt = self._checkpoint_resume(prompt)
+        _check_prompt(prompt)
         for key in ("structured_output_prompt", "idempotency_token", "limits", "cancel_signal"):
             if kwargs.get(key) is not None:
                 raise ConfigurationError(f"{key}= is not supported by tether.strands invocations; leave it unset")
@@ -432,6 +500,7 @@ class Agent(_TetherAgent):
                             result = tether_event["result"]
                 send = send and not (result is not None and result.stop_reason == "interrupt")
             if send:
+                prompt = self._orphans_closed(prompt)
                 parent = tether_options.get("parent_run_id")
                 events = super().stream_async(
                     prompt, output_model=output_model, invocation_state=merged, run_id=run_id, parent_run_id=parent
@@ -458,7 +527,7 @@ class Agent(_TetherAgent):
         for event in adapter.interrupted(result.interrupts):
             callback(**event)
             yield event
-        final = AgentResult.of(result)
+        final = _strands_result(result)
         if output_model is not None and final.stop_reason == "end_turn" and _calls_tools(final.message):
             final.stop_reason = "tool_use"  # Strands reports the last model call's stop reason
         callback(result=final)
@@ -466,7 +535,7 @@ class Agent(_TetherAgent):
 
     async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> AgentResult:
         """Tether's :meth:`tether.Agent.resume_async`, its result Strands' :class:`AgentResult`."""
-        return AgentResult.of(await super().resume_async(run_id, responses))
+        return _strands_result(await super().resume_async(run_id, responses))
 
     def nested_events(
         self,
@@ -492,13 +561,62 @@ class Agent(_TetherAgent):
                     for event in adapter.convert(tether_event):
                         self.callback_handler(**event)
                     if tether_event["type"] == "result":
-                        final = AgentResult.of(tether_event["result"])
+                        final = _strands_result(tether_event["result"])
                         self.callback_handler(result=final)
                         yield {"type": "result", "result": final}  # str(final) is Strands' text (the tool result)
                     else:
                         yield tether_event
         finally:
             self._raw_sink = None
+
+    def _orphans_closed(self, prompt: Any) -> Any:
+        """``prompt`` (new messages) preceded, when the conversation ends with tool uses that
+        have no result, by Strands' user message closing them ("Tool was interrupted." error
+        results), so the conversation stays valid; other prompts unchanged. It goes in as part
+        of the prompt, so it is recorded (and persisted) like the prompt."""
+        messages = self.run_state.messages
+        if prompt is None or not messages or self.run_state.interrupt_state.get("activated"):
+            return prompt
+        ids = [block["toolUse"]["toolUseId"] for block in messages[-1]["content"] if "toolUse" in block]
+        if not ids:
+            return prompt
+        parsed = normalize_prompt(prompt)
+        if parsed.kind != "messages":
+            return prompt
+        closing: Message = {
+            "role": "user",
+            "content": [
+                {"toolResult": {"toolUseId": tool_use_id, "status": "error", "content": [{"text": "Tool was interrupted."}]}}
+                for tool_use_id in ids
+            ],
+        }
+        return [closing, *parsed.messages]
+
+    def _checkpoint_resume(self, prompt: Any) -> Any:
+        """``prompt``, a ``checkpointResume`` marker (Strands' checkpoint dict: no snapshot)
+        completed with the agent's current metrics, so a resume continues counting as the
+        agent's own state continues (the marker carries no state, as in Strands).
+
+        Raises:
+            CheckpointValueError: A ``checkpointResume`` block while the agent was built
+                without checkpointing (Strands' ``ValueError``).
+        """
+        block = prompt[0] if isinstance(prompt, list) and len(prompt) == 1 else prompt
+        if not isinstance(block, dict) or "checkpointResume" not in block:
+            return prompt
+        if not self.checkpointing:
+            raise CheckpointValueError(
+                "Received checkpointResume block but agent was created with checkpointing=False. "
+                "Pass checkpointing=True when constructing the Agent."
+            )
+        body = block["checkpointResume"]
+        raw = body.get("checkpoint") if isinstance(body, dict) else None
+        if isinstance(raw, _TetherCheckpoint):
+            raw = raw.to_dict()
+        if not isinstance(raw, dict) or raw.get("snapshot") or "metrics" in raw:
+            return prompt
+        marker = {**raw, "metrics": copy.deepcopy(self.run_state.metrics)}
+        return {"checkpointResume": {**body, "checkpoint": marker}}
 
     # -- structured output (deprecated in Strands, still called) ---------------------------
 
@@ -525,15 +643,36 @@ class Agent(_TetherAgent):
         )
         if not self.messages and not prompt:
             raise ValueError("No conversation history or prompt provided")
+        model = self.model_or_none
+        direct = getattr(model.model, "structured_output", None) if isinstance(model, CustomModel) else None
+        if callable(direct):
+            return await self._model_structured_output(direct, output_model, prompt)
         saved = copy.deepcopy(self.run_state.messages)
         try:
             result = await self.invoke_async(prompt, structured_output_model=output_model)
         finally:
-            self.run_state.messages = saved
+            self.run_state.messages[:] = saved  # in place: the list may be the caller's (Agent(messages=...))
         value = result.structured_output
         if isinstance(value, output_model):
             return value
         return output_model.model_validate(value)
+
+    async def _model_structured_output(self, method: Callable[..., Any], output_model: type[_T], prompt: Any) -> _T:
+        """Strands' path for a custom model with its own ``structured_output``: the model is
+        asked once with the conversation plus the prompt; the conversation is not changed."""
+        prompt_messages = normalize_prompt(prompt).messages if prompt is not None else []
+        temp_messages = copy.deepcopy(self.run_state.messages) + copy.deepcopy(prompt_messages)
+        await self.hooks.fire(BeforeInvocation(self))
+        try:
+            event: Any = None
+            async for item in method(output_model, temp_messages, system_prompt=self.system_prompt):
+                event = item  # the last event holds the output, as in Strands
+            if not isinstance(event, Mapping) or "output" not in event:
+                raise StructuredOutputException(f"{type(self.model).__name__}.structured_output() yielded no {{'output': ...}} event")
+            value = event["output"]
+        finally:
+            await self.hooks.fire(AfterInvocation(self))
+        return value if isinstance(value, output_model) else output_model.model_validate(value)
 
     # -- direct tool calls ----------------------------------------------------------------
 
@@ -626,6 +765,11 @@ class StrandsAgentTool(AgentTool):
             },
         }
 
+    @property
+    def tool_spec(self) -> Any:
+        """The spec, under Strands' attribute name."""
+        return self.spec
+
     def __init__(self, agent: Agent, name: str, description: str | None = None, *, keep_conversation: bool = False) -> None:
         super().__init__(agent, name, description, keep_conversation=keep_conversation)
         self._description = description or agent.description or f"Use the {name} agent as a tool by providing a natural language input"
@@ -638,6 +782,58 @@ class StrandsAgentTool(AgentTool):
             runner.record_direct_tool_call = child.record_direct_tool_call
             runner.structured_output_model = child.structured_output_model
         return runner
+
+
+def _check_annotated(callback: Callable[..., Any]) -> None:
+    """Refuse, as Strands' ``add_hook`` does, a callback whose event type cannot be read from
+    its first parameter's annotation (the message names the callback)."""
+    import inspect
+
+    try:
+        parameters = list(inspect.signature(callback).parameters.values())
+    except (TypeError, ValueError):
+        return  # not introspectable: the hooks adapter decides
+    if not parameters or parameters[0].annotation is inspect.Parameter.empty:
+        name = getattr(callback, "__qualname__", repr(callback))
+        raise ConfigurationError(
+            f"callback={name} | cannot infer event type, please provide event_type explicitly "
+            "(or annotate the callback's first parameter with an event type)"
+        )
+
+
+_PROMPT_TYPES = "Input prompt must be of type: `str | list[Contentblock] | Messages | None`."
+
+
+def _check_prompt(prompt: Any) -> None:
+    """Refuse a prompt of no accepted shape as Strands does (its message first, Tether's
+    detail naming the bad part after; the class is Tether's :class:`PromptError`, a ``ValueError``)."""
+    try:
+        normalize_prompt(prompt)
+    except PromptError as exc:
+        raise type(exc)(f"{_PROMPT_TYPES} ({exc})") from None
+
+
+@contextlib.contextmanager
+def _strands_errors() -> Iterator[None]:
+    """Re-raise a Tether error as the Strands-named class the facade raises for it."""
+    try:
+        yield
+    except TetherError as exc:
+        translated = strands_error(exc)
+        if translated is None:
+            raise
+        raise translated from exc
+
+
+def _strands_result(result: _TetherAgentResult) -> AgentResult:
+    """Strands' view of Tether's ``result``: its interrupts with ``response``, its checkpoint
+    with Strands' ``to_dict``."""
+    final = AgentResult.of(result)
+    if final.interrupts:
+        final.interrupts = [Interrupt.of(interrupt) for interrupt in final.interrupts]
+    if final.checkpoint is not None:
+        final.checkpoint = Checkpoint.of(final.checkpoint)
+    return final
 
 
 def _calls_tools(message: Message | None) -> bool:

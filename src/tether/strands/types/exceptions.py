@@ -20,6 +20,7 @@ from ...errors import (
     ContextWindowOverflowError,
     ModelThrottledError,
     SnapshotError,
+    StateError,
     StoreError,
     StructuredOutputError,
     TetherError,
@@ -109,8 +110,32 @@ class IdempotencyAbortedError(TetherError):
     """A duplicate invocation waited for one that was aborted."""
 
 
-CheckpointException = CheckpointError
-"""Tether's :class:`~tether.errors.CheckpointError`."""
+class CheckpointException(CheckpointError):
+    """A checkpoint cannot be read or resumed (Strands' ``CheckpointException``): a
+    :class:`~tether.errors.CheckpointError` under Strands' name, so ``except
+    CheckpointException``, ``except CheckpointError`` and ``except ValueError`` all catch it."""
+
+
+class StateValueError(StateError):
+    """A value put into agent state is not JSON: Tether's :class:`~tether.errors.StateError`,
+    named ``ValueError`` as what Strands raises there (``type(exc).__name__`` is the same on
+    both; ``except ValueError`` and ``except StateError`` both catch it)."""
+
+
+class CheckpointValueError(CheckpointError):
+    """A ``checkpointResume`` prompt given to an agent built without checkpointing: Tether's
+    :class:`~tether.errors.CheckpointError`, named ``ValueError`` as what Strands raises there."""
+
+
+class RaisedSnapshotException(SnapshotError):
+    """A snapshot the facade agent cannot take or load: Tether's
+    :class:`~tether.errors.SnapshotError` (which :data:`SnapshotException` names, so ``except
+    SnapshotException`` catches it), named ``SnapshotException`` as what Strands raises."""
+
+
+for _cls in (StateValueError, CheckpointValueError):
+    _cls.__name__ = _cls.__qualname__ = "ValueError"
+RaisedSnapshotException.__name__ = RaisedSnapshotException.__qualname__ = "SnapshotException"
 
 
 class StorageError(StoreError):
@@ -144,12 +169,19 @@ def strands_error(exc: BaseException) -> BaseException | None:
         return ModelThrottledException(str(exc), retry_after=exc.retry_after)
     if isinstance(exc, StructuredOutputError):
         return StructuredOutputException(str(exc))
+    if isinstance(exc, CheckpointError) and not isinstance(exc, (CheckpointException, CheckpointValueError)):
+        return CheckpointException(str(exc))
+    if isinstance(exc, SnapshotError) and not isinstance(exc, RaisedSnapshotException):
+        return RaisedSnapshotException(str(exc))
+    if isinstance(exc, StateError) and not isinstance(exc, StateValueError):
+        return StateValueError(str(exc))
     return None
 
 
 __all__ = [
     "AggregateMemoryError",
     "CheckpointException",
+    "CheckpointValueError",
     "ConcurrencyException",
     "ContextWindowOverflowException",
     "EventLoopException",
@@ -158,8 +190,10 @@ __all__ = [
     "MaxTokensReachedException",
     "ModelThrottledException",
     "ProviderTokenCountError",
+    "RaisedSnapshotException",
     "SessionException",
     "SnapshotException",
+    "StateValueError",
     "StorageError",
     "StructuredOutputException",
     "ToolProviderException",
