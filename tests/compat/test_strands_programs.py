@@ -9,7 +9,9 @@ observable results deterministically. Each runs in a fresh interpreter twice:
     directory, so the fake model and helpers are swapped too), with the real package made
     unimportable so the run cannot fall back on it;
 
-and the two outputs must be identical, both exiting 0. ``test_program_runs_on_strands`` checks (a)
+and the two outputs must be identical, both exiting 0, except for the lines named in
+``DELIBERATE``: each is a difference docs/guides/from-strands.md lists with its reason, and such a
+line must differ (a listed difference that disappears fails too, so the list stays true). ``test_program_runs_on_strands`` checks (a)
 alone: it exits 0, prints something substantial, and prints the same thing twice (a program whose
 output varied between runs could never be compared). To develop a program against Strands only:
 ``pytest tests/compat/test_strands_programs.py -k runs_on_strands``.
@@ -133,13 +135,29 @@ def test_program_runs_on_strands(name: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
+DELIBERATE: dict[str, dict[str, str]] = {}
+"""Program -> output label (the text before a line's first ``": "``) -> the deliberate difference
+(docs/guides/from-strands.md) that makes that line differ on Tether."""
+
+
+def _without(lines: list[str], labels: dict[str, str]) -> list[str]:
+    return [line for line in lines if line.split(": ", 1)[0] not in labels]
+
+
 def test_program_prints_the_same_on_tether(name: str, tmp_path: Path) -> None:
     on_strands = run_program(name, tmp_path / "strands", tether=False)
     assert on_strands.returncode == 0, describe(f"{name} on strands", on_strands)
     on_tether = run_program(name, tmp_path / "tether", tether=True)
     assert on_tether.returncode == 0, describe(f"{name} on tether.strands", on_tether)
-    diff = "".join(difflib.unified_diff(on_strands.stdout.splitlines(True), on_tether.stdout.splitlines(True), "strands", "tether.strands"))
+    deliberate = DELIBERATE.get(name, {})
+    strands_lines, tether_lines = on_strands.stdout.splitlines(True), on_tether.stdout.splitlines(True)
+    diff = "".join(difflib.unified_diff(_without(strands_lines, deliberate), _without(tether_lines, deliberate), "strands", "tether.strands"))
     assert not diff, f"{name}: tether.strands prints something else than strands:\n{diff}"
+    for label, why in deliberate.items():
+        ours = [line for line in tether_lines if line.split(": ", 1)[0] == label]
+        theirs = [line for line in strands_lines if line.split(": ", 1)[0] == label]
+        assert theirs, f"{name}: Strands prints no {label!r} line (DELIBERATE is out of date)"
+        assert ours != theirs, f"{name}: {label!r} is listed as a deliberate difference ({why}) but prints the same: remove it from DELIBERATE"
 
 
 def test_the_corpus_is_complete() -> None:
