@@ -78,8 +78,17 @@ class EventLoopMetrics(Metrics):
         self._baseline = baseline
 
     def _since(self) -> MetricsData:
-        """The figures since the baseline (the run's when there is none)."""
-        return self._data if self._baseline is None else diff_metrics(self._data, self._baseline)
+        """The figures since the baseline; the run's when there is none, or when the run's
+        figures were since replaced by smaller ones (a checkpoint's, resumed: they do not
+        continue from the baseline, and Strands' checkpoints carry no metrics)."""
+        base = self._baseline
+        if (
+            base is None
+            or self._data["cycle_count"] < base["cycle_count"]
+            or self._data["usage"]["total_tokens"] < base["usage"]["total_tokens"]
+        ):
+            return self._data
+        return diff_metrics(self._data, base)
 
     @property
     def accumulated_usage(self) -> dict[str, int]:
