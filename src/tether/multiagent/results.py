@@ -160,7 +160,9 @@ class SwarmResult(GraphResult):
 def encode_result(result: AgentResult | GraphResult | str) -> dict[str, Any]:
     """A node result as JSON (kind-tagged, so decoding never chooses code from stored data)."""
     if isinstance(result, AgentResult):
-        return {"kind": "agent", "value": result.to_dict()}
+        # Tether's full form (state, interrupts, metrics), also for a subclass whose to_dict
+        # writes less (tether.strands' AgentResult writes Strands' four keys).
+        return {"kind": "agent", "value": AgentResult.to_dict(result)}
     if isinstance(result, str):
         return {"kind": "text", "value": result}
     return {"kind": "graph", "value": result.to_dict()}

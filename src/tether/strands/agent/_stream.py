@@ -14,19 +14,24 @@ Strands' (a text chunk is followed at once by its ``text_delta``, which flushes 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pydantic
 
 from ...models.base import Model
 from ...types import ModelRequest, StreamEvent
+from ..models._custom import CustomModel
 
 
 class RawTee:
-    """A model that streams ``model``'s events unchanged, appending each to ``sink``.
+    """A model that streams ``model``'s events unchanged, appending each raw chunk to ``sink``.
 
-    Anything else is read from the wrapped model (``model_id``, ``get_config``, ...).
+    The raw chunks are the ones the user's model yielded: for a Strands-style model
+    (:class:`~..models._custom.CustomModel`) the events its ``stream`` yielded, before the
+    adapter reshapes them for Tether's fold (Strands forwards every chunk, e.g. a text block's
+    ``contentBlockStart``); for a Tether model, its own events. Anything else is read from the
+    wrapped model (``model_id``, ``get_config``, ...).
     """
 
     def __init__(self, model: Model, sink: list[StreamEvent]) -> None:
@@ -38,6 +43,10 @@ class RawTee:
         return self.wrapped.model_id
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        if isinstance(self.wrapped, CustomModel):
+            async for event in self.wrapped.stream(request, raw=self.sink.append):
+                yield event
+            return
         async for event in self.wrapped.stream(request):
             self.sink.append(event)
             yield event
@@ -99,22 +108,24 @@ class StrandsStream:
         """The events before the first model call."""
         return [{"init_event_loop": True, **self._state}, {"start": True}, {"start_event_loop": True}]
 
-    def convert(self, event: Any) -> list[dict[str, Any]]:
+    def convert(self, event: Any) -> Iterator[dict[str, Any]]:
         """The Strands events for Tether event ``event`` (the raw chunks before it first).
 
+        Lazily: each event is made when the previous one was consumed, so a callback sees a
+        streamed tool use as it is at that point (its input still JSON text), as in Strands.
         A ``result`` event gives only the pending chunks: the facade builds the last event.
         """
-        out = self.flush()
+        yield from self.flush()
         kind = event.get("type")
         if "path" in event:
-            out.extend(self._forwarded(event))
+            yield from self._forwarded(event)
         elif kind == "message":
             message = event["message"]
             if self._prompt and message["role"] == "user" and not _has_tool_result(message):
-                return out  # the prompt itself: Strands does not stream it
+                return  # the prompt itself: Strands does not stream it
             self._prompt = False
-            out.extend(self._structured(message))
-            out.append({"message": message})
+            yield from self._structured(message)
+            yield {"message": message}
             if message["role"] == "user" and _has_tool_result(message):
                 self._new_cycle = True
         elif kind == "tool_start":
@@ -122,21 +133,19 @@ class StrandsStream:
             self._tool_uses[tool_use["name"]] = tool_use
             self._tool_uses_by_id[tool_use["toolUseId"]] = tool_use
         elif kind == "tool_stream":
-            out.append({key: value for key, value in event.items()})
-        return out
+            yield {key: value for key, value in event.items()}
 
-    def interrupted(self, interrupts: list[Any]) -> list[dict[str, Any]]:
+    def interrupted(self, interrupts: list[Any]) -> Iterator[dict[str, Any]]:
         """Strands' ``tool_interrupt_event`` per interrupted tool call (before the result)."""
         grouped: dict[str, list[Any]] = {}
         for interrupt in interrupts:
             if interrupt.tool_use_id is not None:
                 grouped.setdefault(interrupt.tool_use_id, []).append(interrupt)
-        out = self.flush()
+        yield from self.flush()
         for tool_use_id, raised in grouped.items():
             tool_use = self._tool_uses_by_id.get(tool_use_id)
             if tool_use is not None:
-                out.append({"tool_interrupt_event": {"tool_use": tool_use, "interrupts": raised}})
-        return out
+                yield {"tool_interrupt_event": {"tool_use": tool_use, "interrupts": raised}}
 
     def _structured(self, message: Any) -> list[dict[str, Any]]:
         """``{"structured_output": value}`` for a tool-result message accepting a structured-output call."""
@@ -152,22 +161,21 @@ class StrandsStream:
                     out.append({"structured_output": self._output_model.model_validate(called)})
         return out
 
-    def flush(self) -> list[dict[str, Any]]:
-        """The raw model chunks teed since the last call, with the events Strands derives from them."""
-        out: list[dict[str, Any]] = []
-        for chunk in self.raw:
+    def flush(self) -> Iterator[dict[str, Any]]:
+        """The raw model chunks teed since the last call, each followed by the event Strands
+        derives from it (lazily: a chunk is folded only once the events before it were consumed)."""
+        while self.raw:
+            chunk = self.raw.pop(0)
             if "modelState" in chunk:
                 continue  # Tether's own provider state, not a Converse event
             self._prompt = False
             if self._new_cycle:
                 self._new_cycle = False
-                out.extend(({"start": True}, {"start": True}, {"start_event_loop": True}))
-            out.append({"event": chunk})
+                yield from ({"start": True}, {"start": True}, {"start_event_loop": True})
+            yield {"event": chunk}
             derived = self._derived(chunk)
             if derived is not None:
-                out.append(derived)
-        self.raw.clear()
-        return out
+                yield derived
 
     def _derived(self, chunk: StreamEvent) -> dict[str, Any] | None:
         """The delta event Strands' stream processing yields after ``chunk`` (None: none)."""
@@ -177,6 +185,8 @@ class StrandsStream:
             self._current_tool_use = {}
             if tool_use:
                 self._current_tool_use = {"toolUseId": tool_use["toolUseId"], "name": tool_use["name"], "input": ""}
+                if "reasoningSignature" in tool_use:
+                    self._current_tool_use["reasoningSignature"] = tool_use["reasoningSignature"]
             return None
         if "contentBlockStop" in chunk:
             _parse_input(self._current_tool_use)

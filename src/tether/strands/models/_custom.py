@@ -18,7 +18,7 @@ import copy
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from ..._json import decode_bytes, is_envelope
@@ -73,8 +73,15 @@ class CustomModel:
         config = self.model.get_config()
         return dict(config) if isinstance(config, Mapping) else {}
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """Call the wrapped model's ``stream`` as Strands' event loop does and re-emit its events."""
+    async def stream(self, request: ModelRequest, *, raw: Callable[[Any], None] | None = None) -> AsyncIterator[StreamEvent]:
+        """Call the wrapped model's ``stream`` as Strands' event loop does and re-emit its events.
+
+        Args:
+            request: Tether's model request.
+            raw: Called with each event the wrapped model yields, unchanged and before the
+                events re-emitted for it: the stream adapter forwards these as Strands'
+                ``{"event": ...}`` (Strands forwards every chunk its model yields).
+        """
         blocks = copy.deepcopy(request["system_prompt"]) if request["system_prompt"] is not None else None
         texts = [block["text"] for block in blocks or [] if "text" in block]
         model_state = copy.deepcopy(request["model_state"])
@@ -99,6 +106,8 @@ class CustomModel:
                 )
             fold = _StrandsFold(type(self.model).__name__)
             async for event in events:
+                if raw is not None:
+                    raw(event)
                 for out in fold.feed(event):
                     yield out
         except Exception as exc:
