@@ -258,7 +258,7 @@ def test_result_fields_equal_strands() -> None:
     assert ours.metrics.cycle_count == theirs.metrics.cycle_count == 2
     assert ours.metrics.tool_metrics["shout"].call_count == theirs.metrics.tool_metrics["shout"].call_count == 1
     assert ours.metrics.tool_metrics["shout"].success_count == theirs.metrics.tool_metrics["shout"].success_count == 1
-    assert ours.interrupts == [] and not theirs.interrupts
+    assert ours.interrupts is None and theirs.interrupts is None
     assert ours.structured_output is None and theirs.structured_output is None
 
 

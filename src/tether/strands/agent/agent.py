@@ -270,6 +270,9 @@ class Agent(_TetherAgent):
         self._session_manager = session_manager
         self.session_run_id = attach_session(self, session_manager)
         """The durable run every invocation is a turn of (set by ``session_manager``), or None."""
+        self._metrics_baseline = copy.deepcopy(self.run_state.metrics)
+        """The run's figures when this agent object was built: Strands' metric names count from here
+        (a new agent continuing a session starts at zero, as in Strands)."""
         fire_agent_initialized(self, self.hooks)
 
     # -- Strands' attributes ------------------------------------------------------------
@@ -312,7 +315,7 @@ class Agent(_TetherAgent):
     @property
     def event_loop_metrics(self) -> EventLoopMetrics:
         """The metrics of every invocation so far, in Strands' names."""
-        return EventLoopMetrics(self.run_state.metrics)
+        return EventLoopMetrics(self.run_state.metrics, baseline=self._metrics_baseline)
 
     def add_hook(self, callback: Callable[..., Any], event_type: Any = None, *, order: float = 0) -> None:
         """Register ``callback`` for ``event_type`` (a type, a list of types, or None: the type
@@ -527,7 +530,7 @@ class Agent(_TetherAgent):
         for event in adapter.interrupted(result.interrupts):
             callback(**event)
             yield event
-        final = _strands_result(result)
+        final = _strands_result(result, self)
         if output_model is not None and final.stop_reason == "end_turn" and _calls_tools(final.message):
             final.stop_reason = "tool_use"  # Strands reports the last model call's stop reason
         callback(result=final)
@@ -535,7 +538,7 @@ class Agent(_TetherAgent):
 
     async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> AgentResult:
         """Tether's :meth:`tether.Agent.resume_async`, its result Strands' :class:`AgentResult`."""
-        return _strands_result(await super().resume_async(run_id, responses))
+        return _strands_result(await super().resume_async(run_id, responses), self)
 
     def nested_events(
         self,
@@ -561,7 +564,7 @@ class Agent(_TetherAgent):
                     for event in adapter.convert(tether_event):
                         self.callback_handler(**event)
                     if tether_event["type"] == "result":
-                        final = _strands_result(tether_event["result"])
+                        final = _strands_result(tether_event["result"], self)
                         self.callback_handler(result=final)
                         yield {"type": "result", "result": final}  # str(final) is Strands' text (the tool result)
                     else:
@@ -825,10 +828,10 @@ def _strands_errors() -> Iterator[None]:
         raise translated from exc
 
 
-def _strands_result(result: _TetherAgentResult) -> AgentResult:
+def _strands_result(result: _TetherAgentResult, agent: Agent) -> AgentResult:
     """Strands' view of Tether's ``result``: its interrupts with ``response``, its checkpoint
-    with Strands' ``to_dict``."""
-    final = AgentResult.of(result)
+    with Strands' ``to_dict``, its Strands metric names counted from ``agent``'s construction."""
+    final = AgentResult.of(result, agent)
     if final.interrupts:
         final.interrupts = [Interrupt.of(interrupt) for interrupt in final.interrupts]
     if final.checkpoint is not None:
