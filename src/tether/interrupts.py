@@ -110,10 +110,17 @@ class InterruptRaiser:
         self._source = source
         self._tool_use_id = tool_use_id
 
-    def __call__(self, name: str, reason: JSONValue = None) -> JSONValue:
+    def __call__(self, name: str, reason: JSONValue = None, *, ident: str | None = None) -> JSONValue:
+        """The answer to interrupt ``name`` of this call, or raise it (:class:`InterruptSignal`).
+
+        ``ident`` is the interrupt's id; by default Tether's deterministic
+        :func:`interrupt_id`. A caller passing its own (the Strands facade gives Strands' ids)
+        must derive it from the call and the name alone, so a resume finds the answer again.
+        """
         if not isinstance(name, str) or not name:
             raise InterruptError(f"interrupt name must be a non-empty string, got {name!r}")
-        ident = interrupt_id(self._source, self._tool_use_id, name)
+        if ident is None:
+            ident = interrupt_id(self._source, self._tool_use_id, name)
         table = self._state.get("interrupts") or {}
         known = table.get(ident)
         if known is not None and "response" in known:

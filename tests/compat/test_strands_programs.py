@@ -134,7 +134,12 @@ def test_program_runs_on_strands(name: str, tmp_path: Path) -> None:
     assert not diff, f"{name} prints different things on two runs under strands, so it cannot be compared:\n{diff}"
 
 
-DELIBERATE: dict[str, dict[str, str]] = {}
+DELIBERATE: dict[str, dict[str, str]] = {
+    "p20_agents_as_tools": {
+        "result.usage": "an agent tool's usage rolls up into its parent's: a Tether result counts what the run cost",
+        "poet.message_count": "an agent tool's calls run on fresh runners (each a durable child run); the agent passed is a template",
+    },
+}
 """Program -> output label (the text before a line's first ``": "``) -> the deliberate difference
 (docs/guides/from-strands.md) that makes that line differ on Tether."""
 

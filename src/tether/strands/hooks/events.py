@@ -26,10 +26,10 @@ class _Interruptible:
         """
         if response is not None:
             return response
-        source = getattr(self, "_tether_event", None)
-        if source is None:
+        raiser = getattr(getattr(self, "_tether_event", None), "_raiser", None)
+        if raiser is None:
             raise RuntimeError("this event was not fired by an agent and cannot raise interrupts")
-        return source.interrupt(name, reason)
+        return raiser(name, reason, ident=self._interrupt_id(name))  # Strands' id of the interrupt
 
     def _interrupt_id(self, name: str) -> str:
         return f"v1:{type(self).__name__}:{uuid.uuid5(uuid.NAMESPACE_OID, name)}"

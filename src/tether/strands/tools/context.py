@@ -9,6 +9,7 @@ top: ``tool_use``, ``agent``, ``invocation_state``, ``cancel_signal`` and
 from __future__ import annotations
 
 import threading
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +61,10 @@ class ToolContext(_TetherToolContext):
         """
         if response is not None:
             return response
-        return super().interrupt(name, reason)
+        if self._raiser is None:
+            raise RuntimeError("this ToolContext cannot raise interrupts")
+        # Strands' id of a tool's interrupt, so a program that stored or printed it sees the same.
+        return self._raiser(name, reason, ident=f"v1:tool_call:{self.tool_use['toolUseId']}:{uuid.uuid5(uuid.NAMESPACE_OID, name)}")
 
 
 __all__ = ["ToolContext"]
