@@ -31,6 +31,7 @@ from ...multiagent.state import GraphState as TetherGraphState
 from ._payload import graph_payload, graph_run
 from ._results import node_results, totals
 from ._running import Driver, unsupported
+from ._strands_text import MemberTemplate, graph_node_input
 from .base import MultiAgentBase, MultiAgentResult, NodeResult, Status, zero_usage
 
 _DEFAULT_GRAPH_ID = "default_graph"
@@ -279,7 +280,10 @@ class Graph(MultiAgentBase):
         limit = max_node_executions
         if cycle is not None and limit is None:
             raise ConfigurationError(f"Graph: the graph has a cycle ({' -> '.join(cycle)}); call set_max_node_executions(n) on Tether")
-        self._graph = TetherGraph(tether_nodes, tether_edges, [n.node_id for n in entry], limit, None)
+        self._templates = {n: MemberTemplate(node.executor) for n, node in nodes.items() if isinstance(node.executor, Agent)}
+        self._graph = TetherGraph(
+            tether_nodes, tether_edges, [n.node_id for n in entry], limit, None, templates=dict(self._templates), node_input=graph_node_input
+        )
         self._driver = Driver(self._graph, self._result, lambda n: "agent" if self._graph.spec.kinds[n] == "agent" else "multiagent")
 
     # -- edge conditions -------------------------------------------------------------------------
@@ -308,14 +312,25 @@ class Graph(MultiAgentBase):
     async def invoke_async(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> GraphResult:
         """Run on ``task`` (or continue the state loaded with ``deserialize_state`` / ``load_snapshot``)."""
         self._invocation_state = invocation_state or {}
-        return cast(GraphResult, await self._driver.invoke(task))
+        try:
+            return cast(GraphResult, await self._driver.invoke(task))
+        finally:
+            self._sync_back()
 
     async def stream_async(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
         """Run, yielding Strands' multi-agent events (``multiagent_node_start``,
         ``multiagent_node_stream``, ``multiagent_node_stop``, ``multiagent_result``)."""
         self._invocation_state = invocation_state or {}
-        async for event in self._driver.stream(task):
-            yield event
+        try:
+            async for event in self._driver.stream(task):
+                yield event
+        finally:
+            self._sync_back()
+
+    def _sync_back(self) -> None:
+        """Leave each node's agent holding its latest execution's conversation, as in Strands."""
+        for template in self._templates.values():
+            template.sync_back()
 
     def __call__(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> GraphResult:
         return cast(GraphResult, super().__call__(task, invocation_state, **kwargs))

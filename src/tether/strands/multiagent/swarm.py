@@ -22,6 +22,7 @@ from ...multiagent.state import GraphRunState
 from ._payload import swarm_payload, swarm_run
 from ._results import node_results, totals
 from ._running import Driver, unsupported
+from ._strands_text import MemberTemplate, handoff_to_agent, swarm_turn_input
 from .base import MultiAgentBase, MultiAgentResult, Status
 
 _DEFAULT_SWARM_ID = "default_swarm"
@@ -84,8 +85,12 @@ class Swarm(MultiAgentBase):
         self.repetitive_handoff_detection_window = repetitive_handoff_detection_window
         self.repetitive_handoff_min_unique_agents = repetitive_handoff_min_unique_agents
         self.trace_attributes = trace_attributes
+        self._templates = {agent.name: MemberTemplate(agent) for agent in nodes}
         self._swarm = TetherSwarm(
             nodes,
+            templates=dict(self._templates),
+            turn_input=swarm_turn_input([a.name for a in nodes], {a.name: a.description or "" for a in nodes}),
+            handoff_tool=handoff_to_agent,
             entry_point=entry_point,
             max_handoffs=max_handoffs,
             max_iterations=max_iterations,
@@ -97,12 +102,23 @@ class Swarm(MultiAgentBase):
 
     async def invoke_async(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> SwarmResult:
         """Run on ``task`` (or continue the state loaded with ``deserialize_state`` / ``load_snapshot``)."""
-        return cast(SwarmResult, await self._driver.invoke(task))
+        try:
+            return cast(SwarmResult, await self._driver.invoke(task))
+        finally:
+            self._sync_back()
 
     async def stream_async(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
         """Run, yielding Strands' multi-agent events (node start/stream/stop, handoffs, result)."""
-        async for event in self._driver.stream(task):
-            yield event
+        try:
+            async for event in self._driver.stream(task):
+                yield event
+        finally:
+            self._sync_back()
+
+    def _sync_back(self) -> None:
+        """Leave each member's agent holding its latest turn's conversation, as in Strands."""
+        for template in self._templates.values():
+            template.sync_back()
 
     def __call__(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> SwarmResult:
         return cast(SwarmResult, super().__call__(task, invocation_state, **kwargs))
