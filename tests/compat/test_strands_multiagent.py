@@ -331,7 +331,7 @@ async def test_a_strands_swarm_snapshot_after_a_handoff_continues_on_tether() ->
     assert done.status == Status.COMPLETED
     assert [str(n) for n in done.node_history] == ["a", "b"]
     answer = str(done.results["b"].result)
-    assert "explain graphs" in answer and "Handoff from a: b, finish it" in answer and '"topic": "graphs"' in answer
+    assert "User Request: explain graphs" in answer and "Handoff Message: b, finish it" in answer and "• a: {'topic': 'graphs'}" in answer
     assert str(done.results["a"].result).strip() == "a handed off"
 
 

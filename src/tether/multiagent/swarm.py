@@ -29,7 +29,7 @@ from .durable_graph import GraphRecorder
 from .nodes import AgentTemplate
 from .results import SwarmResult
 from .state import GraphRunState, decode_result
-from .swarm_turns import HANDOFF_KEY, SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
+from .swarm_turns import HANDOFF_KEY, SwarmSpec, begin, check_state, fail, member_failed, new_state, record_turn, start_turn
 
 SWARM_KEY = "tether.swarm"
 _MEMBER_KEY = "tether.swarm_member"
@@ -39,6 +39,10 @@ _HANDOFF_KEY = HANDOFF_KEY
 TurnInputFormat = Callable[[GraphRunState, str], Any]
 """``turn_input(run, member)``: the prompt of ``member``'s turn about to start in ``run``. Its
 value must be JSON (text or content blocks): it is stored."""
+
+StopCheck = Callable[[GraphRunState], str | None]
+"""``stop_check(run)``: a reason to fail ``run`` before its next member turn starts, or None."""
+
 
 @tool(name="handoff_to_agent")
 def handoff_to_agent(agent_name: str, message: str, tool_context: ToolContext, context: dict[str, Any] | None = None) -> str:
@@ -99,6 +103,7 @@ class Swarm(MultiAgentBase[SwarmResult]):
         templates: dict[str, AgentTemplate] | None = None,
         turn_input: TurnInputFormat | None = None,
         handoff_tool: Any = None,
+        stop_check: StopCheck | None = None,
     ) -> None:
         """Configure a swarm.
 
@@ -120,6 +125,9 @@ class Swarm(MultiAgentBase[SwarmResult]):
                 gives its framework's wording here. Its value is stored as the turn's input.
             handoff_tool: The handoff tool members get (default: :func:`handoff_to_agent`); a
                 replacement must record the handoff as :func:`record_handoff` does.
+            stop_check: Called before each member turn starts with the run's state; a string
+                it returns fails the run with that reason (a facade's own limits, checked
+                on the stored state only, so a resumed run decides the same).
 
         Raises:
             ConfigurationError: No members, a member that is not an Agent, a missing or
@@ -154,6 +162,7 @@ class Swarm(MultiAgentBase[SwarmResult]):
         self._templates = {a.name: given.get(a.name) or AgentTemplate(a) for a in members}
         self.turn_input = turn_input
         self.handoff_tool = handoff_tool if handoff_tool is not None else handoff_to_agent
+        self.stop_check = stop_check
         self._current: GraphRunState | None = None
         descriptions = {a.name: a.description or "" for a in members}
         self.spec = SwarmSpec(tuple(names), descriptions, self.entry, max_handoffs, max_iterations, window, unique)
@@ -203,6 +212,10 @@ class Swarm(MultiAgentBase[SwarmResult]):
             return
         while data["status"] == "executing":
             if data["running"] is None:
+                reason = None if self.stop_check is None else self.stop_check(run)
+                if reason is not None:
+                    fail(data, reason)
+                    break
                 started = start_turn(self.spec, data, run.order)
                 if started is None:
                     break
@@ -302,4 +315,4 @@ def _record_turn(
     return event
 
 
-__all__ = ["Swarm", "SwarmResult", "TurnInputFormat", "handoff_targets", "handoff_to_agent", "record_handoff", "swarm_result"]
+__all__ = ["StopCheck", "Swarm", "SwarmResult", "TurnInputFormat", "handoff_targets", "handoff_to_agent", "record_handoff", "swarm_result"]

@@ -59,20 +59,29 @@ def graph_node_input(task: Any, sources: list[tuple[str, Any]]) -> Any:
     return blocks
 
 
-def shared_context(run: GraphRunState) -> dict[str, dict[str, Any]]:
-    """The handoff contexts by member, as Strands keys them (a member's latest handoff's), in
-    the order members first worked on the task."""
+def shared_context(run: GraphRunState, entry: str) -> dict[str, dict[str, Any]]:
+    """The swarm's shared context keyed by member, as Strands keys it: each member's latest
+    handoff context, in the order members first worked on the task.
+
+    Tether keeps one merged object (``data["context"]``); when the members' results do not
+    account for it (a state loaded from a Strands snapshot), it is all under the member that
+    handed off last (``entry`` before any handoff), as :func:`._payload.swarm_payload` writes it.
+    """
+    data = run.data
     out: dict[str, dict[str, Any]] = {}
     for name in dict.fromkeys(run.order):
         result = run.node_result(name).result
         state = result.state if isinstance(result, TetherAgentResult) else None
         handoff = state.get(HANDOFF_KEY) if isinstance(state, dict) else None
         if isinstance(handoff, dict) and handoff.get("context"):
-            out[name] = dict(handoff["context"])
+            out[name] = copy.deepcopy(dict(handoff["context"]))
+    merged = {key: value for values in out.values() for key, value in values.items()}
+    if merged != data["context"]:
+        return {data.get("previous") or entry: copy.deepcopy(data["context"])} if data["context"] else {}
     return out
 
 
-def swarm_turn_input(names: list[str], descriptions: dict[str, str]) -> Any:
+def swarm_turn_input(names: list[str], descriptions: dict[str, str], entry: str) -> Any:
     """Strands' prompt of a swarm member's turn, for a swarm of members ``names``."""
 
     def turn_input(run: GraphRunState, member: str) -> Any:
@@ -87,7 +96,7 @@ def swarm_turn_input(names: list[str], descriptions: dict[str, str]) -> Any:
             text += "User Request: Multi-modal task\n\n"
         if run.order:
             text += f"Previous agents who worked on this: {' → '.join(run.order)}\n\n"
-        context = shared_context(run)
+        context = shared_context(run, entry)
         if context:
             text += "Shared knowledge from previous agents:\n"
             for name, values in context.items():
@@ -145,7 +154,9 @@ class MemberTemplate(AgentTemplate):
         self.latest: TetherAgent | None = None
 
     def fresh(self, store: RunStore | None, extra_tools: list[Any] | None = None, state: dict[str, Any] | None = None) -> TetherAgent:
-        agent = super().fresh(store, extra_tools, state)
+        names = self.agent.tool_registry.names
+        extra = [t for t in extra_tools or [] if getattr(t, "tool_name", None) not in names]  # a member has the handoff tool already
+        agent = super().fresh(store, extra, state)
         self.latest = agent
         return agent
 
