@@ -46,8 +46,9 @@ def texts(message: Any) -> str:
 
 
 def prompt(messages: list[Any]) -> str:
-    """The text of the conversation's first user message (the node's input)."""
-    return texts(messages[0])
+    """The text of the conversation's latest user text message (the node's input: a graph
+    node's agent keeps its conversation from earlier runs, in Strands and on Tether)."""
+    return next(texts(m) for m in reversed(messages) if m["role"] == "user" and texts(m))
 
 
 def answers(name: str, calls: list[str]) -> Reply:

@@ -244,6 +244,7 @@ class Graph(MultiAgentBase[GraphResult]):
         *,
         templates: dict[str, AgentTemplate] | None = None,
         node_input: NodeInputFormat | None = None,
+        join: str = "all",
     ) -> None:
         """A graph; use :meth:`GraphBuilder.build`, which validates what this takes as given.
 
@@ -259,7 +260,12 @@ class Graph(MultiAgentBase[GraphResult]):
                 the ``(source id, source result)`` pairs (default:
                 :func:`~tether.multiagent.schedule.compose_input` of their texts); a facade
                 gives its framework's wording here. Its value is stored as the node's input.
+            join: ``"all"`` (a node with several incoming edges waits for one from each
+                source) or ``"all_but_self"`` (the same, but its own self-loop edge starts it
+                alone; see :class:`~tether.multiagent.schedule.GraphSpec`).
         """
+        if join not in ("all", "all_but_self"):
+            raise ConfigurationError(f"Graph: join must be 'all' or 'all_but_self', got {join!r}")
         self.nodes = nodes
         self.node_input = node_input
         self.edges = edges
@@ -279,6 +285,7 @@ class Graph(MultiAgentBase[GraphResult]):
             tuple(SpecEdge(e.source, e.target, e.condition is not None) for e in edges),
             tuple(entry_points),
             max_node_executions,
+            join,
         )
         """What the scheduler (:mod:`.schedule`) reads of this graph, as JSON-able data."""
         self._current: GraphRunState | None = None
@@ -427,7 +434,16 @@ class Graph(MultiAgentBase[GraphResult]):
 
     def _with_store(self, store: RunStore) -> Graph:
         """This graph (the same nodes, agent configurations as added) keeping runs in ``store``."""
-        return Graph(self.nodes, self.edges, self.entry_points, self.max_node_executions, store, templates=self._templates, node_input=self.node_input)
+        return Graph(
+            self.nodes,
+            self.edges,
+            self.entry_points,
+            self.max_node_executions,
+            store,
+            templates=self._templates,
+            node_input=self.node_input,
+            join=self.spec.join,
+        )
 
 
 def node_kind(executor: Any, template: AgentTemplate | None = None) -> NodeKind:

@@ -145,18 +145,34 @@ def handoff_to_agent(agent_name: str, message: str, tool_context: ToolContext, c
 
 
 class MemberTemplate(AgentTemplate):
-    """Tether's node/member template that remembers the agent of the latest execution, so the
-    facade can leave the user's agent holding that conversation afterwards, as Strands (which
-    runs the user's agent itself) does."""
+    """Tether's node/member template run the Strands way: it remembers the agent of the latest
+    execution, so the facade can leave the user's agent holding that conversation afterwards,
+    as Strands (which runs the user's agent itself) does.
 
-    def __init__(self, agent: TetherAgent) -> None:
+    Args:
+        agent: The user's agent.
+        carry: Each execution in memory continues the agent's conversation (a Strands graph
+            node without ``reset_on_revisit``); False: each starts from the agent as added (a
+            swarm member's turn, Strands' reset). A durable execution (``store`` given) always
+            starts from the agent as added, so a resumed run decides as the first one did.
+    """
+
+    def __init__(self, agent: TetherAgent, *, carry: bool = False) -> None:
         super().__init__(agent)
+        self.carry = carry
         self.latest: TetherAgent | None = None
 
     def fresh(self, store: RunStore | None, extra_tools: list[Any] | None = None, state: dict[str, Any] | None = None) -> TetherAgent:
         names = self.agent.tool_registry.names
         extra = [t for t in extra_tools or [] if getattr(t, "tool_name", None) not in names]  # a member has the handoff tool already
-        agent = super().fresh(store, extra, state)
+        frozen = self.messages
+        if self.carry and store is None:
+            self.sync_back()
+            self.messages = copy.deepcopy(self.agent.messages)
+        try:
+            agent = super().fresh(store, extra, state)
+        finally:
+            self.messages = frozen
         self.latest = agent
         return agent
 

@@ -25,7 +25,6 @@ from ...errors import ConfigurationError
 from ...multiagent import Graph as TetherGraph
 from ...multiagent import GraphEdge as TetherEdge
 from ...multiagent import GraphNode as TetherNode
-from ...multiagent.graph import _find_cycle
 from ...multiagent.state import GraphRunState
 from ...multiagent.state import GraphState as TetherGraphState
 from ._payload import graph_payload, graph_run
@@ -276,13 +275,22 @@ class Graph(MultiAgentBase):
         entry = _entry_order if _entry_order is not None else sorted(entry_points, key=lambda n: n.node_id)
         tether_nodes = {n: TetherNode(n, _executor(node.executor, n)) for n, node in nodes.items()}
         tether_edges = [TetherEdge(e.from_node.node_id, e.to_node.node_id, self._condition(e.condition)) for e in ordered]
-        cycle = _find_cycle(list(nodes), tether_edges)
-        limit = max_node_executions
-        if cycle is not None and limit is None:
-            raise ConfigurationError(f"Graph: the graph has a cycle ({' -> '.join(cycle)}); call set_max_node_executions(n) on Tether")
-        self._templates = {n: MemberTemplate(node.executor) for n, node in nodes.items() if isinstance(node.executor, Agent)}
+        # As in Strands, a cycle needs no limit (build() warned that execution is unbounded), a
+        # self-loop re-runs its node by itself, and without reset_on_revisit a node's agent
+        # continues its conversation (see MemberTemplate). Tether's join stays: a node with
+        # several sources waits for all of them (Strands runs in supersteps, Tether does not).
+        self._templates = {
+            n: MemberTemplate(node.executor, carry=not reset_on_revisit) for n, node in nodes.items() if isinstance(node.executor, Agent)
+        }
         self._graph = TetherGraph(
-            tether_nodes, tether_edges, [n.node_id for n in entry], limit, None, templates=dict(self._templates), node_input=graph_node_input
+            tether_nodes,
+            tether_edges,
+            [n.node_id for n in entry],
+            max_node_executions,
+            None,
+            templates=dict(self._templates),
+            node_input=graph_node_input,
+            join="all_but_self",
         )
         self._driver = Driver(self._graph, self._result, lambda n: "agent" if self._graph.spec.kinds[n] == "agent" else "multiagent")
 
