@@ -23,9 +23,11 @@ from ...multiagent.state import GraphRunState
 from ...multiagent.swarm import handoff_targets, record_handoff
 from ...multiagent.swarm_turns import HANDOFF_KEY
 from ...result import AgentResult as TetherAgentResult
+from ..agent.agent import Agent as FacadeAgent
 from ..agent.agent_result import AgentResult
 from ..tools.context import ToolContext
 from ..tools.decorator import tool
+from ._node_agent import node_agent
 from ._results import text_result
 
 
@@ -173,6 +175,8 @@ class MemberTemplate(AgentTemplate):
             agent = super().fresh(store, extra, state)
         finally:
             self.messages = frozen
+        if isinstance(self.agent, FacadeAgent):
+            agent = node_agent(self.agent, agent)  # reports through the user's callback handler
         self.latest = agent
         return agent
 

@@ -4,12 +4,15 @@ its snapshots) and answers in Strands' shapes: :class:`GraphResult`, :class:`Gra
 edge conditions, Strands' stream events, and ``serialize_state`` / ``deserialize_state`` /
 ``take_snapshot`` / ``load_snapshot`` in Strands' ``multiAgent`` envelope.
 
-Where Tether's scheduler decides, its rules hold (see :mod:`tether.multiagent.graph`): a node
-with several incoming edges waits for all of them (Strands starts it when any edge from the
-batch that just finished is taken); a cycle needs ``set_max_node_executions``; every execution
-of an agent node starts from the agent as it was added (Strands keeps a node agent's
-conversation across revisits unless ``reset_on_revisit``). The execution and node timeouts are
-accepted and not enforced.
+Nodes are told what Strands tells them (``Original Task:`` and ``Inputs from previous nodes:``
+content blocks, see :mod:`._strands_text`); a cycle needs no limit (``build`` warns, as
+Strands); a self-loop re-runs its node by itself; without ``reset_on_revisit`` a node's agent
+continues its conversation across executions of an in-memory run, and every node's agent holds
+its latest conversation after a run. Where Tether's scheduler decides, its rules hold (see
+:mod:`tether.multiagent.graph`): a node with several incoming edges waits for all of them
+(Strands runs in supersteps and starts it when any edge from the batch that just finished is
+taken); a durable execution starts from the agent as it was added. The execution and node
+timeouts are accepted and not enforced.
 """
 
 from __future__ import annotations

@@ -4,10 +4,14 @@ Strands' shapes: :class:`SwarmResult` (``node_history`` of :class:`SwarmNode`), 
 events, and ``serialize_state`` / ``deserialize_state`` / ``take_snapshot`` / ``load_snapshot``
 in Strands' ``multiAgent`` envelope.
 
-Where Tether's swarm decides, its rules hold (see :mod:`tether.multiagent.swarm`): the member
-prompt is Tether's, the shared context is one JSON object (Strands keys it by member), and the
-execution and node timeouts are accepted and not enforced. A member that raises ends the run
-as ``FAILED`` with a result, as in Strands.
+Members are told what Strands tells them (the ``Context:`` prompt, the handoff tool's texts:
+see :mod:`._strands_text`), the member checks and their messages are Strands', and so are the
+limits (``max_handoffs`` and ``max_iterations`` count member turns; the repetitive handoff check
+looks at the member history), checked on the run's stored state before each turn. Each member
+agent gets the ``handoff_to_agent`` tool and holds its latest turn's conversation after a run.
+Tether's swarm runs the turns (its JSON state, one merged shared context, shown per member as
+Strands keys it); the execution and node timeouts are accepted and not enforced. A member that
+raises ends the run as ``FAILED`` with a result, as in Strands.
 """
 
 from __future__ import annotations
