@@ -46,8 +46,9 @@ def texts(message: Any) -> str:
 
 
 def prompt(messages: list[Any]) -> str:
-    """The text of the conversation's first user message (the node's input)."""
-    return texts(messages[0])
+    """The text of the conversation's latest user text message (the node's input: a graph
+    node's agent keeps its conversation from earlier runs, in Strands and on Tether)."""
+    return next(texts(m) for m in reversed(messages) if m["role"] == "user" and texts(m))
 
 
 def answers(name: str, calls: list[str]) -> Reply:
@@ -331,7 +332,7 @@ async def test_a_strands_swarm_snapshot_after_a_handoff_continues_on_tether() ->
     assert done.status == Status.COMPLETED
     assert [str(n) for n in done.node_history] == ["a", "b"]
     answer = str(done.results["b"].result)
-    assert "explain graphs" in answer and "Handoff from a: b, finish it" in answer and '"topic": "graphs"' in answer
+    assert "User Request: explain graphs" in answer and "Handoff Message: b, finish it" in answer and "• a: {'topic': 'graphs'}" in answer
     assert str(done.results["a"].result).strip() == "a handed off"
 
 

@@ -372,3 +372,22 @@ def test_resuming_a_graph_stopped_by_its_limit_keeps_the_outcome() -> None:
     assert len(calls) == 2  # nothing ran again
     graph.load_snapshot(graph.take_snapshot())
     assert graph().status == "failed" and len(calls) == 2
+
+
+def test_a_graph_takes_the_input_of_nodes_started_by_others_from_its_caller() -> None:
+    built = GraphBuilder()
+    built.add_node(lambda task: f"A({task})", "a")
+    built.add_node(lambda task: f"B got {task}", "b")
+    built.add_edge("a", "b")
+    plain = built.build()
+    seen: list[Any] = []
+
+    def node_input(task: Any, sources: list[tuple[str, Any]]) -> Any:
+        seen.append((task, sources))
+        return [{"text": f"{task} <- " + ", ".join(f"{s}={r}" for s, r in sources)}]
+
+    graph = Graph(plain.nodes, plain.edges, plain.entry_points, None, None, node_input=node_input)
+    result = graph("t")
+    assert seen == [("t", [("a", "A(t)")])]
+    assert result.results["b"].result == "B got [{'text': 't <- a=A(t)'}]"
+    assert str(plain("t").results["b"].result).startswith("B got Original task: t")  # the default is unchanged

@@ -140,3 +140,54 @@ def test_a_state_of_another_graph_is_refused() -> None:
         check_spec_state(s, fresh(GraphSpec(("x",), {"x": "agent"}, (), ("x",), None)), [], "snapshot")
     with pytest.raises(SnapshotError, match="unknown nodes"):
         check_spec_state(s, fresh(s), ["zz"], "snapshot")
+
+
+def self_loop_beside(join: str) -> GraphSpec:
+    """``a`` feeds ``b``, which loops on itself (conditionally)."""
+    edges = (SpecEdge("a", "b", False), SpecEdge("b", "b", True))
+    return GraphSpec(("a", "b"), dict.fromkeys("ab", "agent"), edges, ("a",), 10, join)
+
+
+def test_all_but_self_lets_a_self_loop_rerun_its_node_beside_other_edges() -> None:
+    for join, reruns in (("all", False), ("all_but_self", True)):
+        s = self_loop_beside(join)
+        data = fresh(s)
+        order: list[str] = []
+        start(s, data)
+        record(data, order, "a", interrupted=False)
+        starts: list[str] = []
+        follow(s, data, "a", [True], lambda node: "from a", starts)
+        assert starts == (["b"] if join == "all_but_self" else [])
+        if join == "all":
+            continue  # Tether's default join: b waits for its own edge too, and never starts
+        record(data, order, "b", interrupted=False)
+        starts = []
+        follow(s, data, "b", [True], lambda node: "again", starts)
+        assert (starts, data["running"]["b"]["n"]) == (["b"], 2)
+        assert reruns
+
+
+def test_a_self_loop_of_a_queued_node_adds_no_second_rerun() -> None:
+    edges = (SpecEdge("a", "b", False), SpecEdge("a", "a", True), SpecEdge("b", "b", True))
+    s = GraphSpec(("a", "b"), dict.fromkeys("ab", "agent"), edges, ("a",), 10, "all_but_self")
+    data = fresh(s)
+    order: list[str] = []
+    start(s, data)
+    record(data, order, "a", interrupted=False)
+    starts: list[str] = []
+    follow(s, data, "a", [True, True], lambda node: node, starts)  # a again, and b
+    assert sorted(starts) == ["a", "b"]
+    record(data, order, "a", interrupted=False)
+    follow(s, data, "a", [True, False], lambda node: node, [])  # b is running: queued
+    assert data["queued"] == ["b"]
+    record(data, order, "b", interrupted=False)
+    starts = []
+    follow(s, data, "b", [True], lambda node: node, starts)  # b's self-loop and its queued re-run: one
+    assert starts == ["b"] and data["queued"] == [] and data["executions"] == 4
+
+
+def test_the_join_rule_is_part_of_the_spec_json() -> None:
+    s = self_loop_beside("all_but_self")
+    assert s.to_dict()["join"] == "all_but_self"
+    assert GraphSpec.from_dict(json.loads(json.dumps(s.to_dict()))) == s
+    assert "join" not in self_loop_beside("all").to_dict()  # the default's JSON is as before

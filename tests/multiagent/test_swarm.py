@@ -12,6 +12,9 @@ from tether.durable import MemoryStore
 from tether.errors import ConfigurationError, SnapshotError
 from tether.models import ScriptedModel, tool_call
 from tether.multiagent import Swarm
+from tether.multiagent.state import GraphRunState
+from tether.multiagent.swarm import handoff_targets, record_handoff
+from tether.tools import ToolContext, tool
 from tether.types import Message
 
 
@@ -133,3 +136,42 @@ def test_resuming_a_swarm_stopped_by_its_limit_keeps_the_outcome() -> None:
     assert first.status == "failed"
     again = swarm.resume("limited")
     assert (again.status, again.error, again.node_history) == ("failed", first.error, first.node_history)
+
+
+def test_a_swarm_takes_its_member_prompt_handoff_tool_and_stop_check_from_its_caller() -> None:
+    @tool(name="handoff_to_agent")
+    def own_handoff(agent_name: str, message: str, tool_context: ToolContext) -> str:
+        """Hand off.
+
+        Args:
+            agent_name: To whom.
+            message: What to do.
+        """
+        record_handoff(tool_context, agent_name, message, {"by": "own tool"})
+        return f"passing to {agent_name} (of {handoff_targets(tool_context)})"
+
+    seen: list[str] = []
+
+    def after_tool(messages: list[Message]) -> Any:
+        seen.append(messages[-1]["content"][0]["toolResult"]["content"][0]["text"])
+        return "sent"
+
+    def prompt(run: GraphRunState, name: str) -> Any:
+        return [{"text": f"{name} after {run.order}: {run.data['message']}"}]
+
+    stops: list[list[str]] = []
+
+    def stop_check(run: GraphRunState) -> str | None:
+        stops.append(list(run.order))
+        return "enough" if len(run.order) >= 2 else None
+
+    a = member("a", handoff("b", "go"), after_tool)
+    b = member("b", lambda messages: "b saw " + first_text(messages), handoff("a"), "never")
+    swarm = Swarm([a, b], turn_input=prompt, handoff_tool=own_handoff, stop_check=stop_check)
+    result = swarm("task")
+    assert seen == ["passing to b (of ['b'])"]
+    assert result.results["b"].result is not None and str(result.results["b"].result) == "b saw b after ['a']: go"
+    assert result.context == {"by": "own tool"}
+    assert stops == [[], ["a"]] and result.status == "completed"  # b answered: no third turn to check
+    ping = Swarm([member("a", handoff("b"), "x"), member("b", handoff("a"), "y")], stop_check=stop_check)("task")
+    assert ping.status == "failed" and ping.node_history == ["a", "b"] and "enough" in (ping.error or "")

@@ -66,7 +66,7 @@ def test_a_graph_result_has_strands_fields() -> None:
     assert result.accumulated_usage == {"inputTokens": 40, "outputTokens": 20, "totalTokens": 60}
     node = result.results["d"]
     assert isinstance(node, NodeResult) and isinstance(node.result, AgentResult)
-    assert node.status == Status.COMPLETED and node.execution_count == 1 and str(node) == "d done"
+    assert node.status == Status.COMPLETED and node.execution_count == 1 and str(node) == "d done\n"
     assert node.accumulated_usage == {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}
     assert {n.node_id for n in result.entry_points} == {"a"}
     assert ("a", "b") in {(x.node_id, y.node_id) for x, y in result.edges}
@@ -84,7 +84,7 @@ def test_an_edge_condition_sees_strands_graph_state_and_the_invocation_state() -
     calls: list[str] = []
     graph = diamond(calls, condition=only_if_asked)
     skipped = graph("task", invocation_state={"take_c": False})
-    assert seen == [(GraphState, {"a"}, "a done", Status.EXECUTING)]
+    assert seen == [(GraphState, {"a"}, "a done\n", Status.EXECUTING)]
     assert "c" not in skipped.results and "d" not in calls, "Tether's join waits for both of d's edges"
     calls.clear()
     taken = graph("task", invocation_state={"take_c": True})
@@ -128,7 +128,7 @@ def test_swarm_result_and_events_have_strands_shapes() -> None:
     assert isinstance(result, SwarmResult) and result.status == Status.COMPLETED
     assert all(isinstance(n, SwarmNode) for n in result.node_history)
     assert [str(n) for n in result.node_history] == ["a", "b"] and result.execution_count == 2
-    assert str(result.results["b"].result) == "b done"
+    assert str(result.results["b"].result) == "b done\n"
     assert result.accumulated_usage["totalTokens"] == 45  # three model calls
 
     async def collect() -> list[dict[str, Any]]:

@@ -54,6 +54,11 @@ _Queue = asyncio.Queue[tuple[str, str, Any, BaseException | None]]
 _check_task = check_task  # the name temporal/client.py imports from here
 
 
+NodeInputFormat = Callable[[Any, list[tuple[str, NodeOutput | None]]], Any]
+"""``node_input(task, [(source id, source result), ...])``: the input of a node started by the
+nodes listed (in edge order). Its value must be JSON (text or content blocks): it is stored."""
+
+
 @dataclass(frozen=True)
 class GraphNode:
     """A node as added to a builder: its id and what executes it.
@@ -238,6 +243,8 @@ class Graph(MultiAgentBase[GraphResult]):
         store: RunStore | None,
         *,
         templates: dict[str, AgentTemplate] | None = None,
+        node_input: NodeInputFormat | None = None,
+        join: str = "all",
     ) -> None:
         """A graph; use :meth:`GraphBuilder.build`, which validates what this takes as given.
 
@@ -249,8 +256,18 @@ class Graph(MultiAgentBase[GraphResult]):
             store: Where durable runs are kept (None: see :meth:`GraphBuilder.build`).
             templates: The agent configurations of agent nodes (default: taken from the agents
                 now); a nested graph run in another store shares its graph's.
+            node_input: Builds the input of a node started by other nodes from the task and
+                the ``(source id, source result)`` pairs (default:
+                :func:`~tether.multiagent.schedule.compose_input` of their texts); a facade
+                gives its framework's wording here. Its value is stored as the node's input.
+            join: ``"all"`` (a node with several incoming edges waits for one from each
+                source) or ``"all_but_self"`` (the same, but its own self-loop edge starts it
+                alone; see :class:`~tether.multiagent.schedule.GraphSpec`).
         """
+        if join not in ("all", "all_but_self"):
+            raise ConfigurationError(f"Graph: join must be 'all' or 'all_but_self', got {join!r}")
         self.nodes = nodes
+        self.node_input = node_input
         self.edges = edges
         self.entry_points = entry_points
         self.max_node_executions = max_node_executions
@@ -268,6 +285,7 @@ class Graph(MultiAgentBase[GraphResult]):
             tuple(SpecEdge(e.source, e.target, e.condition is not None) for e in edges),
             tuple(entry_points),
             max_node_executions,
+            join,
         )
         """What the scheduler (:mod:`.schedule`) reads of this graph, as JSON-able data."""
         self._current: GraphRunState | None = None
@@ -369,6 +387,8 @@ class Graph(MultiAgentBase[GraphResult]):
     def _input(self, run: GraphRunState, node_id: str) -> Any:
         """The input of ``node_id``: the task, then the answers of the sources that started it."""
         sources = schedule.input_sources(self.spec, run.data, node_id)
+        if self.node_input is not None:
+            return self.node_input(run.data["task"], [(source, run.node_result(source).result) for source in sources])
         return schedule.compose_input(run.data["task"], [(source, run.node_result(source).text) for source in sources])
 
     def _spawn(
@@ -414,7 +434,16 @@ class Graph(MultiAgentBase[GraphResult]):
 
     def _with_store(self, store: RunStore) -> Graph:
         """This graph (the same nodes, agent configurations as added) keeping runs in ``store``."""
-        return Graph(self.nodes, self.edges, self.entry_points, self.max_node_executions, store, templates=self._templates)
+        return Graph(
+            self.nodes,
+            self.edges,
+            self.entry_points,
+            self.max_node_executions,
+            store,
+            templates=self._templates,
+            node_input=self.node_input,
+            join=self.spec.join,
+        )
 
 
 def node_kind(executor: Any, template: AgentTemplate | None = None) -> NodeKind:

@@ -47,6 +47,10 @@ class GraphSpec:
         edges: The edges in the order they were added.
         entry_points: The nodes that run first, on the task.
         max_node_executions: The most node executions of one run (None: no limit).
+        join: When a node with several incoming edges starts: ``"all"`` (the default: once
+            an edge from each of its sources was taken) or ``"all_but_self"`` (the same, except
+            that the node's own self-loop edge is not waited for, and starts it alone: a
+            self-loop next to other incoming edges re-runs the node, as in Strands).
     """
 
     nodes: tuple[str, ...]
@@ -54,6 +58,7 @@ class GraphSpec:
     edges: tuple[SpecEdge, ...]
     entry_points: tuple[str, ...]
     max_node_executions: int | None
+    join: str = "all"
     _out: dict[str, list[SpecEdge]] = field(init=False, repr=False, compare=False)
     _in: dict[str, list[str]] = field(init=False, repr=False, compare=False)
 
@@ -91,6 +96,7 @@ class GraphSpec:
             "edges": [{"source": e.source, "target": e.target, "conditional": e.conditional} for e in self.edges],
             "entry_points": list(self.entry_points),
             "max_node_executions": self.max_node_executions,
+            **({} if self.join == "all" else {"join": self.join}),
         }
 
     @classmethod
@@ -103,6 +109,7 @@ class GraphSpec:
             tuple(SpecEdge(str(e["source"]), str(e["target"]), bool(e["conditional"])) for e in data["edges"]),
             tuple(data["entry_points"]),
             None if limit is None else int(limit),
+            str(data.get("join", "all")),
         )
 
 
@@ -197,8 +204,12 @@ def follow(
         inputs = data["inputs"].setdefault(edge.target, [])
         if node_id not in inputs:
             inputs.append(node_id)
-        if set(inputs) >= spec.incoming(edge.target):
-            if edge.target in data["running"]:
+        required = spec.incoming(edge.target)
+        if spec.join == "all_but_self":
+            required = set() if edge.source == edge.target else required - {edge.target}
+        if set(inputs) >= required:
+            if edge.target in data["running"] or (edge.target == node_id and node_id in data["queued"]):
+                # running, or a self-loop of a node whose re-run is queued already: one re-run
                 if edge.target not in data["queued"]:
                     data["queued"].append(edge.target)
             else:

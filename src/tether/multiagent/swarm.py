@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
 from ..agent import Agent
@@ -29,11 +29,19 @@ from .durable_graph import GraphRecorder
 from .nodes import AgentTemplate
 from .results import SwarmResult
 from .state import GraphRunState, decode_result
-from .swarm_turns import HANDOFF_KEY, SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
+from .swarm_turns import HANDOFF_KEY, SwarmSpec, begin, check_state, fail, member_failed, new_state, record_turn, start_turn
 
 SWARM_KEY = "tether.swarm"
 _MEMBER_KEY = "tether.swarm_member"
 _HANDOFF_KEY = HANDOFF_KEY
+
+
+TurnInputFormat = Callable[[GraphRunState, str], Any]
+"""``turn_input(run, member)``: the prompt of ``member``'s turn about to start in ``run``. Its
+value must be JSON (text or content blocks): it is stored."""
+
+StopCheck = Callable[[GraphRunState], str | None]
+"""``stop_check(run)``: a reason to fail ``run`` before its next member turn starts, or None."""
 
 
 @tool(name="handoff_to_agent")
@@ -45,14 +53,29 @@ def handoff_to_agent(agent_name: str, message: str, tool_context: ToolContext, c
         message: What the next agent should do, and what you found.
         context: Facts to add to the swarm's shared context (a JSON object).
     """
+    record_handoff(tool_context, agent_name, message, context)
+    return f"handed off to {agent_name}"
+
+
+def handoff_targets(tool_context: ToolContext) -> list[str]:
+    """The members the agent running this handoff tool call may hand off to."""
     member = tool_context.agent.state.get(_MEMBER_KEY) or {}
-    others = list(member.get("others") or [])
+    return list(member.get("others") or [])
+
+
+def record_handoff(tool_context: ToolContext, agent_name: str, message: str, context: dict[str, Any] | None) -> None:
+    """Record a member turn's handoff where the swarm reads it (the turn's agent state).
+
+    Raises:
+        ToolError: ``agent_name`` is not another member of the swarm.
+        TypeError: ``context`` is not JSON (it is stored).
+    """
+    others = handoff_targets(tool_context)
     if agent_name not in others:
         raise ToolError(f"unknown agent {agent_name!r}: hand off to one of {others}")
     if context is not None:
         json.dumps(context)  # JSON only: it is stored
     tool_context.agent.state.set(_HANDOFF_KEY, {"to": agent_name, "message": message, "context": context or {}})
-    return f"handed off to {agent_name}"
 
 
 class Swarm(MultiAgentBase[SwarmResult]):
@@ -77,6 +100,10 @@ class Swarm(MultiAgentBase[SwarmResult]):
         repetitive_handoff_detection_window: int = 0,
         repetitive_handoff_min_unique_agents: int = 0,
         store: RunStore | None = None,
+        templates: dict[str, AgentTemplate] | None = None,
+        turn_input: TurnInputFormat | None = None,
+        handoff_tool: Any = None,
+        stop_check: StopCheck | None = None,
     ) -> None:
         """Configure a swarm.
 
@@ -91,6 +118,16 @@ class Swarm(MultiAgentBase[SwarmResult]):
                 involve; fewer fails the run (a ping-pong between two agents).
             store: Where durable swarm runs and member turns are kept (default: the first
                 member's store, else the default SQLite store).
+            templates: The members' configurations by name (default: taken from the agents
+                now); a facade passes its own :class:`AgentTemplate` subclass here.
+            turn_input: Builds a member turn's prompt from the run's state and the member's
+                name (default: :func:`~tether.multiagent.swarm_turns.turn_input`); a facade
+                gives its framework's wording here. Its value is stored as the turn's input.
+            handoff_tool: The handoff tool members get (default: :func:`handoff_to_agent`); a
+                replacement must record the handoff as :func:`record_handoff` does.
+            stop_check: Called before each member turn starts with the run's state; a string
+                it returns fails the run with that reason (a facade's own limits, checked
+                on the stored state only, so a resumed run decides the same).
 
         Raises:
             ConfigurationError: No members, a member that is not an Agent, a missing or
@@ -121,7 +158,11 @@ class Swarm(MultiAgentBase[SwarmResult]):
         self.window = window
         self.min_unique = unique
         self.store = store
-        self._templates = {a.name: AgentTemplate(a) for a in members}
+        given = templates or {}
+        self._templates = {a.name: given.get(a.name) or AgentTemplate(a) for a in members}
+        self.turn_input = turn_input
+        self.handoff_tool = handoff_tool if handoff_tool is not None else handoff_to_agent
+        self.stop_check = stop_check
         self._current: GraphRunState | None = None
         descriptions = {a.name: a.description or "" for a in members}
         self.spec = SwarmSpec(tuple(names), descriptions, self.entry, max_handoffs, max_iterations, window, unique)
@@ -149,7 +190,7 @@ class Swarm(MultiAgentBase[SwarmResult]):
         template = self._templates.get(name)
         if template is None:
             raise ConfigurationError(f"the swarm has no member {name!r} (members: {', '.join(self.names)})")
-        return template.fresh(store, [handoff_to_agent], {_MEMBER_KEY: {"others": [n for n in self.names if n != name]}})
+        return template.fresh(store, [self.handoff_tool], {_MEMBER_KEY: {"others": [n for n in self.names if n != name]}})
 
     # -- running -------------------------------------------------------------------------------
 
@@ -171,8 +212,15 @@ class Swarm(MultiAgentBase[SwarmResult]):
             return
         while data["status"] == "executing":
             if data["running"] is None:
-                if start_turn(self.spec, data, run.order) is None:
+                reason = None if self.stop_check is None else self.stop_check(run)
+                if reason is not None:
+                    fail(data, reason)
                     break
+                started = start_turn(self.spec, data, run.order)
+                if started is None:
+                    break
+                if self.turn_input is not None:
+                    started["input"] = self.turn_input(run, started["member"])
                 if recorder is not None:
                     await recorder.sync(run)
             running = data["running"]
@@ -267,4 +315,4 @@ def _record_turn(
     return event
 
 
-__all__ = ["Swarm", "SwarmResult", "handoff_to_agent", "swarm_result"]
+__all__ = ["StopCheck", "Swarm", "SwarmResult", "TurnInputFormat", "handoff_targets", "handoff_to_agent", "record_handoff", "swarm_result"]

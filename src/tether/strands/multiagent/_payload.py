@@ -24,6 +24,7 @@ from ...multiagent.state import GraphRunState
 from ...multiagent.swarm_turns import new_state
 from ...result import AgentResult
 from ._results import node_results, totals
+from ._strands_text import shared_context
 from .base import NodeResult, Status
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def swarm_payload(run: GraphRunState | None, orchestrator_id: str, entry: str) -
     """Strands' ``Swarm.serialize_state`` JSON of a Tether swarm run (None: nothing ran).
 
     Tether's shared context is one object; Strands keys it by the member that added it, so it
-    is written under the member that handed off last (the entry member before any handoff).
+    is written per member as :func:`._strands_text.shared_context` finds it.
     """
     payload = _common(run, orchestrator_id, "swarm")
     if run is None:
@@ -105,12 +106,11 @@ def swarm_payload(run: GraphRunState | None, orchestrator_id: str, entry: str) -
     if data["status"] in ("executing", "interrupted"):
         running = data.get("running")
         frontier = [running["member"] if isinstance(running, dict) else data["current"]]
-    owner = data.get("previous") or entry
     payload.update(
         node_history=list(run.order),
         next_nodes_to_execute=frontier,
         context={
-            "shared_context": {owner: copy.deepcopy(data["context"])} if data["context"] else {},
+            "shared_context": shared_context(run, entry),
             "handoff_node": None,
             "handoff_message": data.get("message"),
         },

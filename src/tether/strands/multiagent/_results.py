@@ -14,6 +14,7 @@ from ...metrics import Metrics
 from ...multiagent.results import GraphResult as TetherGraphResult
 from ...multiagent.results import NodeResult as TetherNodeResult
 from ...result import AgentResult
+from ..agent.agent_result import AgentResult as StrandsAgentResult
 from .base import MultiAgentResult, NodeResult, Status, add_usage, zero_usage
 
 _EMPTY_METRICS: dict[str, Any] = {
@@ -58,7 +59,7 @@ def node_result(result: Any, status: str, executions: int, error: str | None = N
         )
     usage, latency = usage_of(result)
     return NodeResult(
-        result,
+        result if isinstance(result, StrandsAgentResult) else StrandsAgentResult.of(result),
         status=Status(status),
         accumulated_usage=usage,
         accumulated_metrics={"latencyMs": latency},

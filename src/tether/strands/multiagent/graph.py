@@ -4,12 +4,15 @@ its snapshots) and answers in Strands' shapes: :class:`GraphResult`, :class:`Gra
 edge conditions, Strands' stream events, and ``serialize_state`` / ``deserialize_state`` /
 ``take_snapshot`` / ``load_snapshot`` in Strands' ``multiAgent`` envelope.
 
-Where Tether's scheduler decides, its rules hold (see :mod:`tether.multiagent.graph`): a node
-with several incoming edges waits for all of them (Strands starts it when any edge from the
-batch that just finished is taken); a cycle needs ``set_max_node_executions``; every execution
-of an agent node starts from the agent as it was added (Strands keeps a node agent's
-conversation across revisits unless ``reset_on_revisit``). The execution and node timeouts are
-accepted and not enforced.
+Nodes are told what Strands tells them (``Original Task:`` and ``Inputs from previous nodes:``
+content blocks, see :mod:`._strands_text`); a cycle needs no limit (``build`` warns, as
+Strands); a self-loop re-runs its node by itself; without ``reset_on_revisit`` a node's agent
+continues its conversation across executions of an in-memory run, and every node's agent holds
+its latest conversation after a run. Where Tether's scheduler decides, its rules hold (see
+:mod:`tether.multiagent.graph`): a node with several incoming edges waits for all of them
+(Strands runs in supersteps and starts it when any edge from the batch that just finished is
+taken); a durable execution starts from the agent as it was added. The execution and node
+timeouts are accepted and not enforced.
 """
 
 from __future__ import annotations
@@ -25,12 +28,12 @@ from ...errors import ConfigurationError
 from ...multiagent import Graph as TetherGraph
 from ...multiagent import GraphEdge as TetherEdge
 from ...multiagent import GraphNode as TetherNode
-from ...multiagent.graph import _find_cycle
 from ...multiagent.state import GraphRunState
 from ...multiagent.state import GraphState as TetherGraphState
 from ._payload import graph_payload, graph_run
 from ._results import node_results, totals
 from ._running import Driver, unsupported
+from ._strands_text import MemberTemplate, graph_node_input
 from .base import MultiAgentBase, MultiAgentResult, NodeResult, Status, zero_usage
 
 _DEFAULT_GRAPH_ID = "default_graph"
@@ -275,11 +278,23 @@ class Graph(MultiAgentBase):
         entry = _entry_order if _entry_order is not None else sorted(entry_points, key=lambda n: n.node_id)
         tether_nodes = {n: TetherNode(n, _executor(node.executor, n)) for n, node in nodes.items()}
         tether_edges = [TetherEdge(e.from_node.node_id, e.to_node.node_id, self._condition(e.condition)) for e in ordered]
-        cycle = _find_cycle(list(nodes), tether_edges)
-        limit = max_node_executions
-        if cycle is not None and limit is None:
-            raise ConfigurationError(f"Graph: the graph has a cycle ({' -> '.join(cycle)}); call set_max_node_executions(n) on Tether")
-        self._graph = TetherGraph(tether_nodes, tether_edges, [n.node_id for n in entry], limit, None)
+        # As in Strands, a cycle needs no limit (build() warned that execution is unbounded), a
+        # self-loop re-runs its node by itself, and without reset_on_revisit a node's agent
+        # continues its conversation (see MemberTemplate). Tether's join stays: a node with
+        # several sources waits for all of them (Strands runs in supersteps, Tether does not).
+        self._templates = {
+            n: MemberTemplate(node.executor, carry=not reset_on_revisit) for n, node in nodes.items() if isinstance(node.executor, Agent)
+        }
+        self._graph = TetherGraph(
+            tether_nodes,
+            tether_edges,
+            [n.node_id for n in entry],
+            max_node_executions,
+            None,
+            templates=dict(self._templates),
+            node_input=graph_node_input,
+            join="all_but_self",
+        )
         self._driver = Driver(self._graph, self._result, lambda n: "agent" if self._graph.spec.kinds[n] == "agent" else "multiagent")
 
     # -- edge conditions -------------------------------------------------------------------------
@@ -308,14 +323,25 @@ class Graph(MultiAgentBase):
     async def invoke_async(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> GraphResult:
         """Run on ``task`` (or continue the state loaded with ``deserialize_state`` / ``load_snapshot``)."""
         self._invocation_state = invocation_state or {}
-        return cast(GraphResult, await self._driver.invoke(task))
+        try:
+            return cast(GraphResult, await self._driver.invoke(task))
+        finally:
+            self._sync_back()
 
     async def stream_async(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
         """Run, yielding Strands' multi-agent events (``multiagent_node_start``,
         ``multiagent_node_stream``, ``multiagent_node_stop``, ``multiagent_result``)."""
         self._invocation_state = invocation_state or {}
-        async for event in self._driver.stream(task):
-            yield event
+        try:
+            async for event in self._driver.stream(task):
+                yield event
+        finally:
+            self._sync_back()
+
+    def _sync_back(self) -> None:
+        """Leave each node's agent holding its latest execution's conversation, as in Strands."""
+        for template in self._templates.values():
+            template.sync_back()
 
     def __call__(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> GraphResult:
         return cast(GraphResult, super().__call__(task, invocation_state, **kwargs))

@@ -4,10 +4,14 @@ Strands' shapes: :class:`SwarmResult` (``node_history`` of :class:`SwarmNode`), 
 events, and ``serialize_state`` / ``deserialize_state`` / ``take_snapshot`` / ``load_snapshot``
 in Strands' ``multiAgent`` envelope.
 
-Where Tether's swarm decides, its rules hold (see :mod:`tether.multiagent.swarm`): the member
-prompt is Tether's, the shared context is one JSON object (Strands keys it by member), and the
-execution and node timeouts are accepted and not enforced. A member that raises ends the run
-as ``FAILED`` with a result, as in Strands.
+Members are told what Strands tells them (the ``Context:`` prompt, the handoff tool's texts:
+see :mod:`._strands_text`), the member checks and their messages are Strands', and so are the
+limits (``max_handoffs`` and ``max_iterations`` count member turns; the repetitive handoff check
+looks at the member history), checked on the run's stored state before each turn. Each member
+agent gets the ``handoff_to_agent`` tool and holds its latest turn's conversation after a run.
+Tether's swarm runs the turns (its JSON state, one merged shared context, shown per member as
+Strands keys it); the execution and node timeouts are accepted and not enforced. A member that
+raises ends the run as ``FAILED`` with a result, as in Strands.
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ...agent import Agent
+from ...errors import ConfigurationError
 from ...multiagent import Swarm as TetherSwarm
 from ...multiagent.state import GraphRunState
 from ._payload import swarm_payload, swarm_run
 from ._results import node_results, totals
 from ._running import Driver, unsupported
-from .base import MultiAgentBase, MultiAgentResult, Status
+from ._strands_text import MemberTemplate, handoff_to_agent, shared_context, swarm_turn_input
+from .base import MultiAgentBase, MultiAgentResult, Status, zero_usage
 
 _DEFAULT_SWARM_ID = "default_swarm"
 
@@ -54,6 +60,53 @@ class SwarmResult(MultiAgentResult):
     node_history: list[SwarmNode] = field(default_factory=list)
 
 
+@dataclass
+class SwarmState:
+    """What ``swarm.state`` shows of the latest run (Strands' fields that Tether has)."""
+
+    current_node: SwarmNode | None = None
+    task: Any = ""
+    completion_status: Status = Status.PENDING
+    shared_context: dict[str, dict[str, Any]] = field(default_factory=dict)
+    node_history: list[SwarmNode] = field(default_factory=list)
+    results: dict[str, Any] = field(default_factory=dict)
+    accumulated_usage: dict[str, int] = field(default_factory=zero_usage)
+    accumulated_metrics: dict[str, Any] = field(default_factory=lambda: {"latencyMs": 0})
+    handoff_message: str | None = None
+
+
+def _check_members(nodes: list[Agent], entry_point: Agent | None) -> None:
+    """Strands' checks of a swarm's members (and its naming of unnamed ones: ``node_<i>``).
+
+    Raises:
+        ConfigurationError: (a ``ValueError``, with Strands' message) The same agent twice, two
+            members with one name, an entry point that is not a member, or a member with its own
+            ``handoff_to_agent`` tool.
+    """
+    seen: set[int] = set()
+    for agent in nodes:
+        if id(agent) in seen:
+            raise ConfigurationError("Duplicate node instance detected. Each node must have a unique object instance.")
+        seen.add(id(agent))
+    names: dict[str, Agent] = {}
+    for index, agent in enumerate(nodes):
+        if not agent.name:
+            agent.name = f"node_{index}"
+        if agent.name in names:
+            raise ConfigurationError(f"Node ID '{agent.name}' is not unique. Each agent must have a unique name.")
+        names[agent.name] = agent
+    if entry_point is not None and names.get(str(entry_point.name)) is not entry_point:
+        available = [f"{name} ({type(agent).__name__})" for name, agent in names.items()]
+        raise ConfigurationError(f"Entry point agent not found in swarm nodes. Available agents: {available}")
+    for name, agent in names.items():
+        own = agent.tool_registry.get("handoff_to_agent")
+        if own is not None and own is not handoff_to_agent:
+            raise ConfigurationError(
+                f"Agent '{name}' already has tools with names that conflict with swarm coordination tools: handoff_to_agent. "
+                "Please rename these tools to avoid conflicts."
+            )
+
+
 class Swarm(MultiAgentBase):
     """Agents handing a task to each other, run by Tether's swarm (Strands' signature)."""
 
@@ -75,6 +128,8 @@ class Swarm(MultiAgentBase):
         plugins: list[Any] | None = None,
     ) -> None:
         unsupported("Swarm", session_manager=session_manager, hooks=hooks, plugins=plugins)
+        nodes = list(nodes)
+        _check_members(nodes, entry_point)
         self.id = id
         self.entry_point = entry_point
         self.max_handoffs = max_handoffs
@@ -84,25 +139,79 @@ class Swarm(MultiAgentBase):
         self.repetitive_handoff_detection_window = repetitive_handoff_detection_window
         self.repetitive_handoff_min_unique_agents = repetitive_handoff_min_unique_agents
         self.trace_attributes = trace_attributes
+        self.nodes: dict[str, SwarmNode] = {agent.name: SwarmNode(agent.name, agent) for agent in nodes}
+        for agent in nodes:  # Strands adds its coordination tool to each member agent
+            if "handoff_to_agent" not in agent.tool_registry.names:
+                agent.tool_registry.add(handoff_to_agent)
+        self._templates = {agent.name: MemberTemplate(agent) for agent in nodes}
+        entry = (entry_point or nodes[0]).name if nodes else ""
         self._swarm = TetherSwarm(
             nodes,
+            templates=dict(self._templates),
+            turn_input=swarm_turn_input([a.name for a in nodes], {a.name: a.description or "" for a in nodes}, entry),
+            handoff_tool=handoff_to_agent,
+            stop_check=self._stop_check,
             entry_point=entry_point,
-            max_handoffs=max_handoffs,
-            max_iterations=max_iterations,
-            repetitive_handoff_detection_window=repetitive_handoff_detection_window,
-            repetitive_handoff_min_unique_agents=repetitive_handoff_min_unique_agents,
+            # Strands' limits are checked by _stop_check, before Tether's (which count handoffs and
+            # so never trigger first); Tether's repetitive-handoff check counts the target too: off.
+            max_handoffs=max(1, max_handoffs),
+            max_iterations=max(1, max_iterations),
         )
-        self.nodes: dict[str, SwarmNode] = {agent.name: SwarmNode(agent.name, agent) for agent in nodes}
         self._driver = Driver(self._swarm, self._result, lambda _: "agent", catch_failures=True)
+
+    def _stop_check(self, run: GraphRunState) -> str | None:
+        """Strands' ``SwarmState.should_continue`` limits, on the member history of ``run``."""
+        history = run.order
+        if len(history) >= self.max_handoffs:
+            return f"Max handoffs reached: {self.max_handoffs}"
+        if len(history) >= self.max_iterations:
+            return f"Max iterations reached: {self.max_iterations}"
+        window = self.repetitive_handoff_detection_window
+        if window > 0 and len(history) >= window:
+            unique = len(set(history[-window:]))
+            if unique < self.repetitive_handoff_min_unique_agents:
+                return f"Repetitive handoff: {unique} unique nodes out of {window} recent iterations"
+        return None
+
+    @property
+    def state(self) -> SwarmState:
+        """The state of the run started or loaded last (Strands' ``swarm.state``)."""
+        run = self._driver.current()
+        if run is None:
+            return SwarmState()
+        result = self._result(run)
+        data = run.data
+        return SwarmState(
+            current_node=self.nodes.get(data["current"]),
+            task=data["task"],
+            completion_status=result.status,
+            shared_context=shared_context(run, self._swarm.entry),
+            node_history=result.node_history,
+            results=result.results,
+            accumulated_usage=result.accumulated_usage,
+            accumulated_metrics=result.accumulated_metrics,
+            handoff_message=data.get("message"),
+        )
 
     async def invoke_async(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> SwarmResult:
         """Run on ``task`` (or continue the state loaded with ``deserialize_state`` / ``load_snapshot``)."""
-        return cast(SwarmResult, await self._driver.invoke(task))
+        try:
+            return cast(SwarmResult, await self._driver.invoke(task))
+        finally:
+            self._sync_back()
 
     async def stream_async(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
         """Run, yielding Strands' multi-agent events (node start/stream/stop, handoffs, result)."""
-        async for event in self._driver.stream(task):
-            yield event
+        try:
+            async for event in self._driver.stream(task):
+                yield event
+        finally:
+            self._sync_back()
+
+    def _sync_back(self) -> None:
+        """Leave each member's agent holding its latest turn's conversation, as in Strands."""
+        for template in self._templates.values():
+            template.sync_back()
 
     def __call__(self, task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> SwarmResult:
         return cast(SwarmResult, super().__call__(task, invocation_state, **kwargs))
