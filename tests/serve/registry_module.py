@@ -1,0 +1,73 @@
+"""The registry the served tests run: scripted agents whose tool can block on a file.
+
+The tool ``slow`` appends its idempotency key to ``calls.log`` in ``$SERVE_TEST_DIR``, writes
+``entered-NAME`` and waits for ``release`` there, so a test can kill the server inside it.
+Imported by the in-process tests and, from a copy on the path, by the server subprocess.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from tether import Agent, tool
+from tether.models.scripted import ScriptedModel
+from tether.tools.context import ToolContext
+
+
+def _dir() -> Path:
+    return Path(os.environ["SERVE_TEST_DIR"])
+
+
+def _block(name: str, context: ToolContext) -> str:
+    folder = _dir()
+    with open(folder / "calls.log", "a") as log:
+        log.write(f"{name} {context.idempotency_key}\n")
+    (folder / f"entered-{name}").write_text(context.idempotency_key)
+    while not (folder / "release").exists():
+        time.sleep(0.02)
+    return f"{name} done"
+
+
+@tool
+def slow(what: str, tool_context: ToolContext) -> str:
+    """Do something slow (idempotent: safe to run again with the same key)."""
+    return _block("slow", tool_context)
+
+
+@tool(idempotent=False)
+def charge(amount: int, tool_context: ToolContext) -> str:
+    """Charge a card (not idempotent)."""
+    return _block("charge", tool_context)
+
+
+@tool
+def approve(what: str, tool_context: ToolContext) -> str:
+    """Ask a human."""
+    answer = tool_context.interrupt("approve", reason={"what": what})
+    return f"approved: {answer}"
+
+
+def _call(name: str, **args: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": [{"text": f"calling {name}"}, {"toolUse": {"toolUseId": f"t-{name}", "name": name, "input": args}}]}
+
+
+def worker() -> Agent:
+    return Agent(model=ScriptedModel([_call("slow", what="report"), "all done"], stateful=True), tools=[slow])
+
+
+def payer() -> Agent:
+    return Agent(model=ScriptedModel([_call("charge", amount=5), "charged"], stateful=True), tools=[charge])
+
+
+def asker() -> Agent:
+    return Agent(model=ScriptedModel([_call("approve", what="deploy"), "deployed"], stateful=True), tools=[approve])
+
+
+def chat() -> Agent:
+    return Agent(model=ScriptedModel(["hello there", "again"], stateful=True))
+
+
+AGENTS = {"worker": worker, "payer": payer, "asker": asker, "chat": chat}
