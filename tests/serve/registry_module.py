@@ -51,7 +51,8 @@ def approve(what: str, tool_context: ToolContext) -> str:
 
 
 def _call(name: str, **args: Any) -> dict[str, Any]:
-    return {"role": "assistant", "content": [{"text": f"calling {name}"}, {"toolUse": {"toolUseId": f"t-{name}", "name": name, "input": args}}]}
+    use = {"toolUseId": f"t-{name}", "name": name, "input": args}
+    return {"role": "assistant", "content": [{"text": f"calling {name}"}, {"toolUse": use}]}
 
 
 def worker() -> Agent:
