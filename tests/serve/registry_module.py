@@ -7,8 +7,10 @@ Imported by the in-process tests and, from a copy on the path, by the server sub
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +57,22 @@ def _call(name: str, **args: Any) -> dict[str, Any]:
     return {"role": "assistant", "content": [{"text": f"calling {name}"}, {"toolUse": use}]}
 
 
+class HeldModel(ScriptedModel):
+    """A scripted model that, after streaming the text ``typed it``, waits for ``flush`` in the
+    gate folder: that reply is still in flight until the test has seen its live delta."""
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        async for event in super().stream(request):
+            yield event
+            if (event.get("contentBlockDelta") or {}).get("delta", {}).get("text") == "typed it":
+                while not (_dir() / "flush").exists():
+                    await asyncio.sleep(0.02)
+
+
+def typist() -> Agent:
+    return Agent(model=HeldModel([_call("slow", what="notes"), "typed it"], stateful=True), tools=[slow])
+
+
 def worker() -> Agent:
     return Agent(model=ScriptedModel([_call("slow", what="report"), "all done"], stateful=True), tools=[slow])
 
@@ -71,4 +89,4 @@ def chat() -> Agent:
     return Agent(model=ScriptedModel(["hello there", "again"], stateful=True))
 
 
-AGENTS = {"worker": worker, "payer": payer, "asker": asker, "chat": chat}
+AGENTS = {"worker": worker, "payer": payer, "asker": asker, "chat": chat, "typist": typist}

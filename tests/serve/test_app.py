@@ -3,6 +3,7 @@ the security defaults and bad input (a 4xx JSON error naming the problem, nothin
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -215,4 +216,68 @@ def test_openapi_document_lists_every_endpoint(client: TestClient) -> None:
         "/runs/{run_id}/interrupts",
         "/runs/{run_id}/cancel",
     }
-    assert document["paths"]["/agents/{name}/runs"]["post"]["parameters"][0]["schema"]["enum"] == ["asker", "chat", "payer", "worker"]
+    assert document["paths"]["/agents/{name}/runs"]["post"]["parameters"][0]["schema"]["enum"] == ["asker", "chat", "payer", "typist", "worker"]
+
+
+def test_a_run_stopped_by_a_shutdown_is_resumed_by_the_next_server(store: SQLiteStore, gate_dir: Path) -> None:
+    seen: list[str] = []
+
+    def release_once_stopped() -> None:  # the loop's close waits for the blocked tool thread: free it once the run is stopped
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            statuses = {run.run_id: run.status for run in store.list_runs()}
+            if statuses.get("s1") == "stopped":
+                seen.append("stopped")
+                break
+            time.sleep(0.02)
+        (gate_dir / "release").write_text("")
+
+    with TestClient(create_app(registry_module.AGENTS, store, scan_interval=0.2), base_url=BASE) as client:
+        assert client.post("/agents/worker/runs", json={"prompt": "go", "run_id": "s1"}).status_code == 202
+        deadline = time.monotonic() + 20
+        while not (gate_dir / "entered-slow").exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        threading.Thread(target=release_once_stopped, daemon=True).start()
+    assert seen == ["stopped"]  # the shutdown cancelled the run at its last step
+    with TestClient(create_app(registry_module.AGENTS, store, scan_interval=0.2), base_url=BASE) as client:
+        run = wait_status(client, "s1", "finished")
+        assert run["answer"] == "all done"
+        decisions = [e["data"] for e in events(client, "s1") if e["type"] == "in_doubt"]
+        assert decisions == [{"toolUseId": "t-slow", "name": "slow", "action": "rerun"}]
+
+
+def test_a_connected_client_gets_live_deltas_without_ids_before_the_committed_message(client: TestClient, gate_dir: Path) -> None:
+    assert client.post("/agents/typist/runs", json={"prompt": "type", "run_id": "d1"}).status_code == 202
+
+    def flush_after_a_delta(event: dict[str, Any]) -> bool:
+        if event["type"] == "tool_call_start":
+            (gate_dir / "release").write_text("")  # the next reply begins while this client listens
+        if event["type"] == "text_delta":
+            (gate_dir / "flush").write_text("")  # the reply was in flight until this client saw a piece of it
+        return False
+
+    with client.stream("GET", "/runs/d1/events") as response:
+        seen = read_sse(response, until=flush_after_a_delta)
+    deltas = [e for e in seen if e["type"] == "text_delta"]
+    assert deltas and all("id" not in e for e in deltas)
+    assert "".join(e["data"]["text"] for e in deltas) == "typed it"
+    final = next(i for i, e in enumerate(seen) if e["type"] == "message" and e["data"]["content"] == [{"text": "typed it"}])
+    assert seen.index(deltas[-1]) < final
+    assert [e for e in seen if "id" in e] == [e for e in events(client, "d1") if "id" in e]  # the replay is the committed part
+
+
+def test_a_delta_is_never_sent_after_the_committed_message_that_supersedes_it(client: TestClient, gate_dir: Path) -> None:
+    """A model that replies at once commits its message while its deltas still wait in the
+    stream's queue: those are dropped, not sent after the message."""
+    assert client.post("/agents/worker/runs", json={"prompt": "go", "run_id": "d2"}).status_code == 202
+
+    def release_at_the_tool(event: dict[str, Any]) -> bool:
+        if event["type"] == "tool_call_start":
+            (gate_dir / "release").write_text("")
+        return False
+
+    with client.stream("GET", "/runs/d2/events") as response:
+        seen = read_sse(response, until=release_at_the_tool)
+    final = next(i for i, e in enumerate(seen) if e["type"] == "message" and e["data"]["content"] == [{"text": "all done"}])
+    assert [e for e in seen[final:] if e["type"] == "text_delta"] == []

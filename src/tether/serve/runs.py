@@ -45,9 +45,11 @@ _log = logging.getLogger(__name__)
 RESUMABLE = ("stalled", "stopped")
 """The statuses of runs a server takes over: their owner died, or a server stopped them at shutdown."""
 
-Notice = tuple[str, dict[str, Any] | None]
-"""What a run's listeners are sent: ``("changed", None)`` (the store may hold new steps),
-``("delta", event)`` (a live delta) or ``("ended", None)`` (the task ended)."""
+Notice = tuple[str, dict[str, Any] | None, int]
+"""What a run's listeners are sent: ``("changed", None, g)`` (the store may hold new steps),
+``("delta", event, g)`` (a live delta) or ``("ended", None, g)`` (the task ended). ``g`` is the
+run's generation (:meth:`RunManager.generation`) when the notice was sent: a delta sent before
+the generation a reader saw after reading the store may be superseded by a message it read."""
 
 
 @dataclass
@@ -78,6 +80,7 @@ class RunManager:
         self.scan_interval = scan_interval
         self.executions: dict[str, Execution] = {}
         self.listeners: dict[str, set[asyncio.Queue[Notice]]] = {}
+        self.generations: dict[str, int] = {}
         self._scanner: asyncio.Task[None] | None = None
         self._closing = False
 
@@ -187,7 +190,13 @@ class RunManager:
             raise RequestError(f"run {run_id!r} is executing in another server process; cancel it there first", status=409) from None
 
     def executing(self, run_id: str) -> bool:
+        """Whether ``run_id`` executes in this server process."""
         return run_id in self.executions
+
+    def generation(self, run_id: str) -> int:
+        """How many events other than deltas the run's executions here have produced (each one
+        comes after the store write it reports)."""
+        return self.generations.get(run_id, 0)
 
     # -- listeners -------------------------------------------------------------------------
 
@@ -205,7 +214,10 @@ class RunManager:
                 if not queues:
                     del self.listeners[run_id]
 
-    def _notify(self, run_id: str, notice: Notice) -> None:
+    def _notify(self, run_id: str, kind: str, payload: dict[str, Any] | None = None) -> None:
+        if kind != "delta":
+            self.generations[run_id] = self.generation(run_id) + 1
+        notice = (kind, payload, self.generation(run_id))
         for queue in self.listeners.get(run_id, ()):
             queue.put_nowait(notice)
 
@@ -242,9 +254,9 @@ class RunManager:
                 kind = event.get("type")
                 if kind in LIVE_KINDS:
                     if "path" not in event:
-                        self._notify(run_id, ("delta", {"type": kind, "data": {"text": event.get("text", "")}}))
+                        self._notify(run_id, "delta", {"type": kind, "data": {"text": event.get("text", "")}})
                 else:
-                    self._notify(run_id, ("changed", None))
+                    self._notify(run_id, "changed")
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -257,7 +269,7 @@ class RunManager:
                 execution.started.set_result(None)
             if self.executions.get(run_id) is execution:
                 del self.executions[run_id]
-            self._notify(run_id, ("ended", None))
+            self._notify(run_id, "ended")
 
 
 def _events(runner: Runnable, prompt: Any, run_id: str, resume: bool) -> Callable[[], AsyncIterator[dict[str, Any]]]:

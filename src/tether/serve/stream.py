@@ -73,9 +73,11 @@ async def run_events(
     pending: deque[Notice] = deque()
     with manager.listen(run_id) as queue:
         idle = 0.0
+        seen = 0  # the run's generation when the store was last read
         while True:
             try:
                 fresh = await asyncio.to_thread(log.read)
+                seen = manager.generation(run_id)
             except RunNotFoundError:
                 if manager.executing(run_id):
                     fresh = []  # its first step is being written
@@ -105,8 +107,8 @@ async def run_events(
             while (more := _now(queue)) is not None:
                 pending.append(more)
             while pending and pending[0][0] == "delta":
-                delta = pending.popleft()[1]
-                if delta is not None:
+                _, delta, generation = pending.popleft()
+                if delta is not None and generation >= seen:  # older: its message may be read already
                     yield delta  # type: ignore[misc]
                 idle = 0.0
             while pending and pending[0][0] != "delta":
