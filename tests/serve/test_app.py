@@ -216,7 +216,8 @@ def test_openapi_document_lists_every_endpoint(client: TestClient) -> None:
         "/runs/{run_id}/interrupts",
         "/runs/{run_id}/cancel",
     }
-    assert document["paths"]["/agents/{name}/runs"]["post"]["parameters"][0]["schema"]["enum"] == ["asker", "chat", "payer", "typist", "worker"]
+    (name,) = document["paths"]["/agents/{name}/runs"]["post"]["parameters"]
+    assert name["schema"]["enum"] == ["asker", "chat", "payer", "typist", "worker"]
 
 
 def test_a_run_stopped_by_a_shutdown_is_resumed_by_the_next_server(store: SQLiteStore, gate_dir: Path) -> None:

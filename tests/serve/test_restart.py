@@ -84,3 +84,44 @@ def test_killed_inside_a_tool_the_restarted_server_finishes_the_runs_and_streams
     assert kinds.count("interrupt") == 1 and kinds[-2:] == ["result", "end"]
     decisions = [e["data"] for e in events if e["type"] == "in_doubt"]
     assert decisions[0] == {"toolUseId": "t-charge", "name": "charge", "action": "interrupt"}, decisions
+
+
+def test_sigterm_closes_the_streams_and_the_next_server_resumes_the_stopped_run(server: ServerProcess) -> None:
+    import signal
+    import threading
+
+    from tether.durable import SQLiteStore
+
+    server.start()
+    url = server.url
+    assert httpx.post(f"{url}/agents/worker/runs", json={"prompt": "go", "run_id": "t1"}).status_code == 202
+    wait_for(server.gate / "entered-slow")
+    streamed: list[list[dict[str, object]]] = []
+
+    def listen() -> None:
+        try:
+            with httpx.stream("GET", f"{url}/runs/t1/events", timeout=60) as response:
+                streamed.append(read_sse(response))
+        except httpx.RemoteProtocolError:
+            streamed.append([])  # the server closed the stream mid-way; a client reconnects with its last id
+
+    listener = threading.Thread(target=listen)
+    listener.start()
+    time.sleep(0.3)  # let the stream connect (not a timing assertion: either way the run is stopped below)
+    assert server.process is not None
+    server.process.send_signal(signal.SIGTERM)
+    listener.join(30)
+    assert not listener.is_alive() and len(streamed) == 1  # the server closed the stream at shutdown
+    store = SQLiteStore(server.store)
+    try:
+        deadline = time.monotonic() + 20
+        while {run.run_id: run.status for run in store.list_runs()}.get("t1") != "stopped":
+            assert time.monotonic() < deadline, "the shut-down server did not record the run as stopped"
+            time.sleep(0.05)
+    finally:
+        store.close()
+    (server.gate / "release").write_text("")  # the blocked tool thread lets the old process exit
+    assert server.process.wait(30) in (0, -signal.SIGTERM)  # uvicorn ends by re-raising the signal it handled
+    server.start()
+    run = wait_status(url, "t1", "finished")
+    assert run["answer"] == "all done"

@@ -18,6 +18,8 @@ from ..errors import ConfigurationError
 from .stores import StoreSpec
 
 TOKEN_VAR = "TETHER_SERVE_TOKEN"
+GRACE = 3
+"""Seconds a shutting-down server waits for open connections (event streams) before closing them."""
 
 
 def add_parser(command: Any) -> None:
@@ -71,7 +73,9 @@ def cmd_serve(args: argparse.Namespace, path: StoreSpec) -> int:
     print(
         f"serving {', '.join(sorted(registry))} on http://{args.host}:{args.port} (store {path}; Ctrl-C stops)", file=sys.stderr, flush=True
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    # Event streams stay open until their run rests: give them GRACE seconds to close at shutdown,
+    # then the runs still executing are cancelled at their last step (status stopped) for the next server.
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=GRACE)
     return 0
 
 
