@@ -15,6 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.durable.conftest import pg_conninfo, pg_server  # noqa: F401  (the PostgreSQL takeover test)
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 
@@ -37,14 +39,14 @@ def free_port() -> int:
 class ServerProcess:
     """``tether serve registry_module:AGENTS`` in a subprocess on loopback (started, killed, started again)."""
 
-    def __init__(self, tmp_path: Path, gate: Path, store: Path) -> None:
+    def __init__(self, tmp_path: Path, gate: Path, store: Path | str) -> None:
         self.tmp_path = tmp_path
         self.gate = gate
         self.store = store
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
-        self.log = tmp_path / "server.log"
+        self.log = tmp_path / f"server-{self.port}.log"
 
     def start(self, *extra: str) -> None:
         env = dict(os.environ, SERVE_TEST_DIR=str(self.gate), PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(HERE)]))

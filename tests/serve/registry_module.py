@@ -16,6 +16,7 @@ from typing import Any
 
 from tether import Agent, tool
 from tether.models.scripted import ScriptedModel
+from tether.multiagent import Graph, GraphBuilder
 from tether.tools.context import ToolContext
 
 
@@ -89,4 +90,13 @@ def chat() -> Agent:
     return Agent(model=ScriptedModel(["hello there", "again"], stateful=True))
 
 
-AGENTS = {"worker": worker, "payer": payer, "asker": asker, "chat": chat, "typist": typist}
+def pipeline() -> Graph:
+    builder = GraphBuilder()
+    builder.add_node(Agent(model=ScriptedModel(["draft"], stateful=True)), "writer")
+    builder.add_node(Agent(model=ScriptedModel(["polished"], stateful=True)), "editor")
+    builder.add_edge("writer", "editor")
+    builder.set_entry_point("writer")
+    return builder.build()
+
+
+AGENTS = {"worker": worker, "payer": payer, "asker": asker, "chat": chat, "typist": typist, "pipeline": pipeline}

@@ -217,7 +217,7 @@ def test_openapi_document_lists_every_endpoint(client: TestClient) -> None:
         "/runs/{run_id}/cancel",
     }
     (name,) = document["paths"]["/agents/{name}/runs"]["post"]["parameters"]
-    assert name["schema"]["enum"] == ["asker", "chat", "payer", "typist", "worker"]
+    assert name["schema"]["enum"] == ["asker", "chat", "payer", "pipeline", "typist", "worker"]
 
 
 def test_a_run_stopped_by_a_shutdown_is_resumed_by_the_next_server(store: SQLiteStore, gate_dir: Path) -> None:
@@ -282,3 +282,13 @@ def test_a_delta_is_never_sent_after_the_committed_message_that_supersedes_it(cl
         seen = read_sse(response, until=release_at_the_tool)
     final = next(i for i, e in enumerate(seen) if e["type"] == "message" and e["data"]["content"] == [{"text": "all done"}])
     assert [e for e in seen[final:] if e["type"] == "text_delta"] == []
+
+
+def test_a_graph_runs_as_a_served_run(client: TestClient, store: SQLiteStore) -> None:
+    assert client.post("/agents/pipeline/runs", json={"prompt": "write", "run_id": "g1"}).status_code == 202
+    run = wait_status(client, "g1", "finished")
+    assert run["agent"] == "pipeline"  # matched by the spec its state keeps
+    kinds = [e["type"] for e in events(client, "g1")]
+    assert kinds[0] == "status" and kinds[-2:] == ["result", "end"]
+    assert [r["run_id"] for r in client.get("/runs").json()["runs"]] == ["g1"]  # its node runs are nested, not listed
+    assert any(summary.parent_run_id == "g1" for summary in store.list_runs())
