@@ -35,3 +35,11 @@ def test_bad_flags_and_registries_are_named(tmp_path: Path, capsys: pytest.Captu
     assert "must be a dict of agent names" in capsys.readouterr().err
     assert main(["--store", store, "serve", "regmod:MISSING"]) == 1
     assert "has no attribute 'MISSING'" in capsys.readouterr().err
+
+
+def test_the_hosts_a_server_answers_to_by_default() -> None:
+    from tether.cli.serve import default_hosts
+
+    assert "localhost" in default_hosts("127.0.0.1") and "*" not in default_hosts("127.0.0.1")
+    assert default_hosts("0.0.0.0") == ["*"]  # a token is required there
+    assert default_hosts("10.0.0.5") == ["10.0.0.5"]

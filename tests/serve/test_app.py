@@ -3,6 +3,7 @@ the security defaults and bad input (a 4xx JSON error naming the problem, nothin
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from tether.durable import SQLiteStore
-from tether.serve import create_app
+from tether.serve import RunManager, create_app
 
 from . import registry_module
 from .conftest import read_sse
@@ -141,6 +142,8 @@ def test_cancel_stops_a_running_run(client: TestClient, gate_dir: Path) -> None:
         ("POST", "/agents/chat/runs", b'{"prompt": "x", "model": "gpt"}', 400, "unknown field 'model'"),
         ("POST", "/agents/chat/runs", b'{"prompt": "x", "run_id": "../etc"}', 400, "run_id '../etc' is invalid"),
         ("POST", "/agents/nobody/runs", b'{"prompt": "x"}', 404, "unknown agent 'nobody'"),
+        ("POST", "/agents/chat/runs", b'{"prompt": [{"bogus": 1}]}', 400, "bogus"),
+        ("POST", "/agents/chat/runs", b'{"prompt": 5}', 400, "prompt is missing"),
         ("POST", "/agents/chat/runs", b'{"prompt": "' + b"x" * (1 << 20) + b'"}', 413, "over the limit"),
         ("GET", "/runs/ghost", None, 404, "no run 'ghost'"),
         ("GET", "/runs/ghost/events", None, 404, "no run 'ghost'"),
@@ -241,6 +244,18 @@ def test_a_run_stopped_by_a_shutdown_is_resumed_by_the_next_server(store: SQLite
             time.sleep(0.02)
         threading.Thread(target=release_once_stopped, daemon=True).start()
     assert seen == ["stopped"]  # the shutdown cancelled the run at its last step
+    calls: list[str] = []
+
+    def broken() -> Any:
+        calls.append("built")
+        raise RuntimeError("this factory is broken")
+
+    async def scan_twice() -> list[list[str]]:
+        manager = RunManager({"worker": broken}, store)
+        return [await manager.scan(), await manager.scan()]
+
+    assert asyncio.run(scan_twice()) == [[], []]
+    assert calls == ["built"]  # a resume that failed is not tried again at every scan while the run is unchanged
     with TestClient(create_app(registry_module.AGENTS, store, scan_interval=0.2), base_url=BASE) as client:
         run = wait_status(client, "s1", "finished")
         assert run["answer"] == "all done"
@@ -292,3 +307,22 @@ def test_a_graph_runs_as_a_served_run(client: TestClient, store: SQLiteStore) ->
     assert kinds[0] == "status" and kinds[-2:] == ["result", "end"]
     assert [r["run_id"] for r in client.get("/runs").json()["runs"]] == ["g1"]  # its node runs are nested, not listed
     assert any(summary.parent_run_id == "g1" for summary in store.list_runs())
+
+
+async def test_two_concurrent_starts_of_one_run_id_start_it_once(store: SQLiteStore, gate_dir: Path) -> None:
+    import httpx
+
+    app = create_app(registry_module.AGENTS, store)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:
+        body = {"prompt": "go", "run_id": "twice"}
+        try:
+            answers = await asyncio.gather(*(client.post("/agents/worker/runs", json=body) for _ in range(2)))
+            assert sorted(response.status_code for response in answers) == [202, 409], [r.text for r in answers]
+            assert (await client.get("/runs/twice")).json()["status"] == "running"
+            assert (await client.post("/runs/twice/cancel")).status_code == 202  # the server still knows it executes the run
+        finally:
+            (gate_dir / "release").write_text("")  # never leave the tool thread blocked
+        while (await client.get("/runs/twice")).json()["status"] != "finished":
+            await asyncio.sleep(0.02)
+    assert (gate_dir / "calls.log").read_text().split() == ["slow", "twice/t-slow"]

@@ -39,7 +39,7 @@ def add_parser(command: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace, path: StoreSpec) -> int:
     """Check the flags, load the registry, open the store and serve until Ctrl-C."""
-    from ..serve.security import LOOPBACK_NAMES, is_loopback
+    from ..serve.security import is_loopback
 
     token = args.token or os.environ.get(TOKEN_VAR) or None
     if not is_loopback(args.host) and token is None:
@@ -59,7 +59,7 @@ def cmd_serve(args: argparse.Namespace, path: StoreSpec) -> int:
         raise ConfigurationError(f"tether serve needs {exc.name}: pip install 'tether[serve]'") from None
     sys.path.insert(0, os.getcwd())
     registry = load_registry(args.registry)
-    allowed = list(args.allowed_host) or ([*LOOPBACK_NAMES] if is_loopback(args.host) else [args.host])
+    allowed = list(args.allowed_host) or default_hosts(args.host)
     store = path.open(create=True)
     app = create_app(
         registry,
@@ -77,6 +77,19 @@ def cmd_serve(args: argparse.Namespace, path: StoreSpec) -> int:
     # then the runs still executing are cancelled at their last step (status stopped) for the next server.
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=GRACE)
     return 0
+
+
+def default_hosts(host: str) -> list[str]:
+    """The Host names a server bound to ``host`` answers to without ``--allowed-host``: loopback
+    names on loopback, any name on a wildcard address (``0.0.0.0``, ``::``: the token is required
+    there and guards every request), else the bound address itself."""
+    from ..serve.security import LOOPBACK_NAMES, is_loopback
+
+    if is_loopback(host):
+        return [*LOOPBACK_NAMES]
+    if host in ("0.0.0.0", "::", ""):
+        return ["*"]
+    return [host]
 
 
 def _port(text: str) -> int:

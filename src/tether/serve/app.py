@@ -306,7 +306,9 @@ def _status_of(exc: TetherError) -> int:
         return exc.status
     if isinstance(exc, RunNotFoundError):
         return 404
-    if isinstance(exc, RunLockedError | PromptError | InterruptError):
+    if isinstance(exc, PromptError | InterruptError):
+        return 400  # a prompt or an answer the run refuses (checked before anything is stored)
+    if isinstance(exc, RunLockedError):
         return 409
     return 500
 

@@ -81,6 +81,7 @@ class RunManager:
         self.executions: dict[str, Execution] = {}
         self.listeners: dict[str, set[asyncio.Queue[Notice]]] = {}
         self.generations: dict[str, int] = {}
+        self.refused: dict[str, Any] = {}  # run id -> the head revision a resume failed at (not retried until it changes)
         self._scanner: asyncio.Task[None] | None = None
         self._closing = False
 
@@ -120,14 +121,17 @@ class RunManager:
                 continue
             head = await asyncio.to_thread(self.store.head, run.run_id)
             name = None if head is None else await asyncio.to_thread(entry_of, self.registry, head)
-            if name is None:
+            if name is None or head is None:
                 continue  # not a run of this registry (started by the CLI, another app)
+            if run.run_id in self.refused and self.refused[run.run_id] == head.get("rev"):
+                continue  # its resume failed at this very revision: not again at every scan
             try:
                 await self._launch(run.run_id, name, None, resume=True)
             except RunLockedError:
                 continue  # another server took it first
             except Exception:
-                _log.exception("resuming run %r failed", run.run_id)
+                _log.exception("resuming run %r failed; it is tried again once it changes", run.run_id)
+                self.refused[run.run_id] = head.get("rev")
                 continue
             _log.info("took over run %r (%s)", run.run_id, run.status)
             taken.append(run.run_id)
@@ -235,7 +239,11 @@ class RunManager:
 
     async def _launch(self, run_id: str, name: str, prompt: Any, *, resume: bool) -> None:
         """Run ``run_id`` in a task of its own; returns once its first step is committed (or raises
-        what failed before that: the run's lease held elsewhere, a prompt it refuses)."""
+        what failed before that: the run's lease held elsewhere, a prompt it refuses).
+
+        No ``await`` comes between the check that the run does not execute here and its entry in
+        :attr:`executions`: two requests racing for one run id start it once."""
+        self._not_executing(run_id)
         runner = build(self.registry, name)
         runner.store = self.store
         if isinstance(runner, Agent) and not resume:
