@@ -64,8 +64,12 @@ _ID = re.compile(r"(0|[1-9][0-9]{0,17})(?:\.(0|[1-9][0-9]{0,8}))?")
 
 @dataclass(frozen=True, order=True)
 class Cursor:
-    """A position in a run's committed events: after event ``index`` of step ``step``
-    (``index`` None: after every event of the step; ``Cursor(0)``: from the beginning)."""
+    """A position in a run's committed events: after event ``index`` of step ``step``.
+
+    Attributes:
+        step: The step number (0: before the first step, so ``Cursor(0)`` is the beginning).
+        index: The event's index within the step (None: after every event of the step).
+    """
 
     step: int
     index: int | None = None

@@ -49,7 +49,12 @@ def check_registry(registry: Any, where: str = "the registry") -> dict[str, Call
 
 
 def load_registry(spec: str) -> dict[str, Callable[[], Any]]:
-    """The registry ``MODULE:ATTR`` names (imported from the current directory and ``sys.path``)."""
+    """The registry ``spec`` names, checked (:func:`check_registry`).
+
+    Args:
+        spec: ``MODULE:ATTR``: the module is imported from ``sys.path`` (``tether serve`` puts
+            the current directory first), ATTR is the dict in it.
+    """
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ConfigurationError(f"{spec!r} is not MODULE:ATTR (e.g. myapp.agents:AGENTS)")

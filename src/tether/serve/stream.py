@@ -66,6 +66,14 @@ async def run_events(
     ``None`` as a keepalive tick when nothing happened for ``keepalive`` seconds; ends with an
     ``end`` event (no id) once the run is at rest.
 
+    Args:
+        manager: The server's runs (the store, and the notices of the runs executing here).
+        run_id: The run.
+        after: Where to start: the committed events after this cursor are replayed.
+        poll_interval: Seconds between two reads of the store when no notice comes (a run
+            executed by another server process).
+        keepalive: Seconds of silence after which a ``None`` tick is yielded.
+
     Raises:
         RequestError: The run does not exist (raised before the first event).
     """
