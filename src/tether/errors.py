@@ -194,6 +194,16 @@ class RunEndedError(TetherError):
     never stop for interrupts again; read its result instead."""
 
 
+class RequestError(TetherError, ValueError):
+    """A request to ``tether serve`` that cannot be carried out (malformed JSON, an unknown agent
+    or run, an invalid interrupt answer, a body over the limit): answered with ``status`` and a
+    JSON error naming the problem; nothing stored was changed."""
+
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class RunNotFoundError(StoreError, LookupError):
     """No run with the given id exists in the store."""
 

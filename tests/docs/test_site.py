@@ -35,6 +35,7 @@ PUBLIC_PACKAGES = [
     "tether.mcp",
     "tether.telemetry",
     "tether.inspect",
+    "tether.serve",
     "tether.testing",
 ]
 """Every public package: each has an API page ``docs/api/<last part>.md`` (``tether``: ``tether.md``)

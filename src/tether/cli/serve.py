@@ -1,0 +1,105 @@
+"""``tether serve MODULE:ATTR``: serve a registry of agents over HTTP (see :mod:`tether.serve`).
+
+``MODULE:ATTR`` names a dict of agent names to zero-argument factories (importable from the
+current directory). The server binds ``127.0.0.1`` unless ``--host`` says otherwise, and a
+non-loopback ``--host`` is refused without ``--token`` (every request must then carry it as a
+bearer token). ``--allowed-host`` lists the names a proxy forwards (the Host header is checked);
+``--cors ORIGIN`` lets pages of that origin call the API. Needs ``pip install 'tether[serve]'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from ..errors import ConfigurationError
+from .stores import StoreSpec
+
+TOKEN_VAR = "TETHER_SERVE_TOKEN"
+GRACE = 3
+"""Seconds a shutting-down server waits for open connections (event streams) before closing them."""
+
+
+def add_parser(command: Any) -> None:
+    """Add the ``serve`` subcommand through the app's ``command(name, help)`` helper."""
+    sub = command("serve", "serve agents over HTTP: durable runs, resumable event streams (SSE), interrupts answered over HTTP")
+    sub.add_argument("registry", metavar="MODULE:ATTR", help="a dict of agent names to zero-argument factories (Agent, Graph or Swarm)")
+    sub.add_argument("--host", default="127.0.0.1", help="the address to bind (default 127.0.0.1; another one needs --token)")
+    sub.add_argument("--port", type=_port, default=8000, help="the port (default 8000)")
+    sub.add_argument("--token", help=f"require Authorization: Bearer TOKEN on every request (default: ${TOKEN_VAR})")
+    sub.add_argument("--cors", action="append", default=[], metavar="ORIGIN", help="allow browser pages of ORIGIN (repeatable)")
+    sub.add_argument(
+        "--allowed-host", action="append", default=[], metavar="NAME", help="a Host name the server answers to (behind a proxy); repeatable"
+    )
+    sub.add_argument("--scan-interval", type=float, default=5.0, metavar="S", help="seconds between scans for stalled runs (default 5)")
+    sub.add_argument("--max-body", type=int, default=1 << 20, metavar="BYTES", help="the largest request body (default 1 MiB)")
+
+
+def cmd_serve(args: argparse.Namespace, path: StoreSpec) -> int:
+    """Check the flags, load the registry, open the store and serve until Ctrl-C."""
+    from ..serve.security import is_loopback
+
+    token = args.token or os.environ.get(TOKEN_VAR) or None
+    if not is_loopback(args.host) and token is None:
+        raise ConfigurationError(
+            f"--host {args.host!r} is not a loopback address: pass --token TOKEN (or set ${TOKEN_VAR}) so every request must "
+            "carry it, or keep the default 127.0.0.1"
+        )
+    if not args.scan_interval > 0:
+        raise ConfigurationError(f"--scan-interval {args.scan_interval}: must be a positive number of seconds")
+    if args.max_body < 1:
+        raise ConfigurationError(f"--max-body {args.max_body}: must be a positive number of bytes")
+    try:
+        import uvicorn
+
+        from ..serve import create_app, load_registry
+    except ModuleNotFoundError as exc:
+        raise ConfigurationError(f"tether serve needs {exc.name}: pip install 'tether[serve]'") from None
+    sys.path.insert(0, os.getcwd())
+    registry = load_registry(args.registry)
+    allowed = list(args.allowed_host) or default_hosts(args.host)
+    store = path.open(create=True)
+    app = create_app(
+        registry,
+        store,
+        token=token,
+        cors=args.cors or None,
+        max_body=args.max_body,
+        allowed_hosts=allowed,
+        scan_interval=args.scan_interval,
+    )
+    print(
+        f"serving {', '.join(sorted(registry))} on http://{args.host}:{args.port} (store {path}; Ctrl-C stops)", file=sys.stderr, flush=True
+    )
+    # Event streams stay open until their run rests: give them GRACE seconds to close at shutdown,
+    # then the runs still executing are cancelled at their last step (status stopped) for the next server.
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=GRACE)
+    return 0
+
+
+def default_hosts(host: str) -> list[str]:
+    """The Host names a server bound to ``host`` answers to without ``--allowed-host``: loopback
+    names on loopback, any name on a wildcard address (``0.0.0.0``, ``::``: the token is required
+    there and guards every request), else the bound address itself."""
+    from ..serve.security import LOOPBACK_NAMES, is_loopback
+
+    if is_loopback(host):
+        return [*LOOPBACK_NAMES]
+    if host in ("0.0.0.0", "::", ""):
+        return ["*"]
+    return [host]
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--port {text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"--port {value} is not a port number (0-65535)")
+    return value
+
+
+__all__ = ["add_parser", "cmd_serve"]

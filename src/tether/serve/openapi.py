@@ -1,0 +1,128 @@
+"""The OpenAPI 3.1 document of the server's HTTP API (served at ``/openapi.json``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .events import COMMITTED_KINDS, LIVE_KINDS
+
+_ERROR = {"description": "the problem, named", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+_RUN_ID = {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$"}}
+
+
+def _json(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"content": {"application/json": {"schema": schema}}}
+
+
+def openapi_document(agents: list[str]) -> dict[str, Any]:
+    """The document, listing ``agents`` as the values of ``{name}``."""
+    accepted = {"description": "started in a server task", **_json({"$ref": "#/components/schemas/Started"})}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "tether serve", "version": "1", "description": "Durable agent runs over HTTP, with resumable event streams."},
+        "paths": {
+            "/agents/{name}/runs": {
+                "post": {
+                    "summary": "Start a run (or a new turn of a finished run_id)",
+                    "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string", "enum": agents}}],
+                    "requestBody": {
+                        "required": True,
+                        **_json(
+                            {
+                                "type": "object",
+                                "required": ["prompt"],
+                                "additionalProperties": False,
+                                "properties": {"prompt": {"type": ["string", "array"]}, "run_id": {"type": "string"}},
+                            }
+                        ),
+                    },
+                    "responses": {"202": accepted, "400": _ERROR, "404": _ERROR, "409": _ERROR, "413": _ERROR},
+                }
+            },
+            "/runs": {
+                "get": {
+                    "summary": "List top-level runs, oldest first",
+                    "parameters": [
+                        {"name": "status", "in": "query", "schema": {"type": "string"}, "description": "a status or a comma list"},
+                        {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}},
+                        {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0, "default": 0}},
+                    ],
+                    "responses": {"200": {"description": "a page of runs", **_json({"type": "object"})}, "400": _ERROR},
+                }
+            },
+            "/runs/{run_id}": {
+                "get": {
+                    "summary": "A run: status, last answer, pending interrupts",
+                    "parameters": [_RUN_ID],
+                    "responses": {"200": {"description": "the run", **_json({"$ref": "#/components/schemas/Run"})}, "404": _ERROR},
+                },
+                "delete": {
+                    "summary": "Delete a run and its nested runs",
+                    "parameters": [_RUN_ID],
+                    "responses": {"200": {"description": "deleted ids", **_json({"type": "object"})}, "404": _ERROR, "409": _ERROR},
+                },
+            },
+            "/runs/{run_id}/events": {
+                "get": {
+                    "summary": "The run's events as Server-Sent Events; resume with Last-Event-ID or ?after=",
+                    "parameters": [
+                        _RUN_ID,
+                        {"name": "after", "in": "query", "schema": {"type": "string"}, "description": "an event id (STEP.INDEX)"},
+                        {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}},
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": (
+                                f"committed events (with an id): {', '.join(COMMITTED_KINDS)}; live events (no id): "
+                                f"{', '.join(LIVE_KINDS)}; finally 'end'"
+                            ),
+                            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                        },
+                        "400": _ERROR,
+                        "404": _ERROR,
+                    },
+                }
+            },
+            "/runs/{run_id}/interrupts": {
+                "post": {
+                    "summary": "Answer every pending interrupt (in-doubt calls: 'rerun' or the result to record)",
+                    "parameters": [_RUN_ID],
+                    "requestBody": {"required": True, **_json({"type": "object", "required": ["responses"]})},
+                    "responses": {"202": accepted, "400": _ERROR, "404": _ERROR, "409": _ERROR},
+                }
+            },
+            "/runs/{run_id}/cancel": {
+                "post": {
+                    "summary": "Stop a running agent run at its next step (its turn ends, stop reason cancelled)",
+                    "parameters": [_RUN_ID],
+                    "responses": {"202": accepted, "404": _ERROR, "409": _ERROR},
+                }
+            },
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "Error": {
+                    "type": "object",
+                    "properties": {
+                        "error": {"type": "object", "properties": {"status": {"type": "integer"}, "message": {"type": "string"}}}
+                    },
+                },
+                "Started": {"type": "object", "properties": {"run_id": {"type": "string"}, "events": {"type": "string"}}},
+                "Run": {
+                    "type": "object",
+                    "properties": {
+                        "run_id": {"type": "string"},
+                        "agent": {"type": ["string", "null"]},
+                        "status": {"type": "string"},
+                        "answer": {"type": ["string", "null"]},
+                        "interrupts": {"type": "array"},
+                    },
+                },
+            },
+        },
+        "security": [{"bearer": []}],
+    }
+
+
+__all__ = ["openapi_document"]

@@ -1,0 +1,329 @@
+"""Runs that belong to the server: each one executes in a task of the server, not of a request.
+
+:class:`RunManager` starts a run (a new one, a new turn, the answer to its interrupts, the
+resumption of a stalled one) as an ``asyncio`` task that drives the durable run to its end or its
+next interrupt. A client that disconnects does not touch the task; the event stream it reads is
+rebuilt from the store (:mod:`tether.serve.stream`).
+
+Ownership is the store's run lease: the task holds the run's lease while it executes, so on one
+store (SQLite, or PostgreSQL shared by several server processes) a run executes in one process
+at a time. A lease is freed by the operating system or the database the moment its owner
+process dies, and the run is then ``stalled``. Every server scans its store when it starts and
+then every ``scan_interval`` seconds, and resumes every stalled run that belongs to its registry
+(:func:`~tether.serve.registry.entry_of`), with the durable layer's in-doubt semantics: an
+idempotent tool that started but whose result was not recorded runs again with the same
+idempotency key; a non-idempotent one becomes a ``tether.in_doubt`` interrupt, answered over
+HTTP. So a run whose server died is taken over by another server on the store within
+``scan_interval`` seconds (or at once by a server started on it). Two servers that find the same
+stalled run race for its lease: one wins, the other leaves it.
+
+A run the server stopped when it shut down (its task cancelled: status ``stopped``) is resumed
+the same way by the next server on the store. A client stops a run with ``cancel``, which ends
+its turn (stop reason ``cancelled``): such a run is ``finished`` and not resumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..agent import Agent
+from ..durable.history import summary_of
+from ..durable.indoubt import IN_DOUBT
+from ..durable.store import RunStore
+from ..errors import RequestError, RunLockedError, RunNotFoundError
+from ..multiagent.base import MultiAgentBase
+from .events import LIVE_KINDS, interrupts_of
+from .registry import SERVE_KEY, Registry, Runnable, build, entry_of
+
+_log = logging.getLogger(__name__)
+
+RESUMABLE = ("stalled", "stopped")
+"""The statuses of runs a server takes over: their owner died, or a server stopped them at shutdown."""
+
+Notice = tuple[str, dict[str, Any] | None, int]
+"""What a run's listeners are sent: ``("changed", None, g)`` (the store may hold new steps),
+``("delta", event, g)`` (a live delta) or ``("ended", None, g)`` (the task ended). ``g`` is the
+run's generation (:meth:`RunManager.generation`) when the notice was sent: a delta sent before
+the generation a reader saw after reading the store may be superseded by a message it read."""
+
+
+@dataclass
+class Execution:
+    """One run executing in this server: its registry entry, runnable and task."""
+
+    run_id: str
+    name: str
+    runner: Runnable
+    task: asyncio.Task[None] | None = None
+    started: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    """Resolved once the run's first event came (its first step is committed) or the task ended
+    (with the task's error, if it failed before)."""
+
+
+class RunManager:
+    """The runs this server executes, and the listeners waiting for their events.
+
+    Args:
+        registry: Agent names to zero-argument factories.
+        store: The run store (shared with other server processes when it is PostgreSQL).
+        scan_interval: Seconds between two scans for stalled runs to take over.
+    """
+
+    def __init__(self, registry: Registry, store: RunStore, *, scan_interval: float = 5.0) -> None:
+        self.registry = registry
+        self.store = store
+        self.scan_interval = scan_interval
+        self.executions: dict[str, Execution] = {}
+        self.listeners: dict[str, set[asyncio.Queue[Notice]]] = {}
+        self.generations: dict[str, int] = {}
+        self.refused: dict[str, Any] = {}  # run id -> the head revision a resume failed at (not retried until it changes)
+        self._scanner: asyncio.Task[None] | None = None
+        self._closing = False
+
+    # -- life of the server ----------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Begin scanning: at once (stalled runs of a previous process), then periodically."""
+        self._scanner = asyncio.create_task(self._scan_forever(), name="tether-serve-scan")
+
+    async def stop(self) -> None:
+        """Stop scanning and cancel the runs executing here (each records ``stopped`` at its last
+        step; the next server on the store resumes it)."""
+        self._closing = True
+        tasks = [t for t in [self._scanner, *(e.task for e in self.executions.values())] if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+
+    async def _scan_forever(self) -> None:
+        while True:
+            try:
+                await self.scan()
+            except Exception:
+                _log.exception("scanning the store for stalled runs failed; trying again in %.1f s", self.scan_interval)
+            await asyncio.sleep(self.scan_interval)
+
+    async def scan(self) -> list[str]:
+        """Resume every stalled (or shut-down) top-level run of the registry no one executes; returns their ids."""
+        runs = await asyncio.to_thread(self.store.list_runs)
+        taken: list[str] = []
+        for run in runs:
+            if self._closing:
+                break
+            if run.status not in RESUMABLE or run.parent_run_id is not None or run.run_id in self.executions:
+                continue
+            head = await asyncio.to_thread(self.store.head, run.run_id)
+            name = None if head is None else await asyncio.to_thread(entry_of, self.registry, head)
+            if name is None or head is None:
+                continue  # not a run of this registry (started by the CLI, another app)
+            if run.run_id in self.refused and self.refused[run.run_id] == head.get("rev"):
+                continue  # its resume failed at this very revision: not again at every scan
+            try:
+                await self._launch(run.run_id, name, None, resume=True)
+            except RunLockedError:
+                continue  # another server took it first
+            except Exception:
+                _log.exception("resuming run %r failed; it is tried again once it changes", run.run_id)
+                self.refused[run.run_id] = head.get("rev")
+                continue
+            _log.info("took over run %r (%s)", run.run_id, run.status)
+            taken.append(run.run_id)
+        return taken
+
+    # -- what the API asks -----------------------------------------------------------------
+
+    async def start_run(self, name: str, prompt: Any, run_id: str) -> None:
+        """Start a new run of agent ``name`` (or a new turn of run ``run_id``) on ``prompt``."""
+        if name not in self.registry:
+            raise RequestError(f"unknown agent {name!r}; this server has {sorted(self.registry)}", status=404)
+        self._not_executing(run_id)
+        head = await asyncio.to_thread(self.store.head, run_id)
+        if head is not None:
+            owner = await asyncio.to_thread(entry_of, self.registry, head)
+            if owner != name:
+                raise RequestError(f"run {run_id!r} exists and is not a run of agent {name!r}; choose another run_id", status=409)
+            status = summary_of(run_id, head).status
+            if status != "finished":
+                raise RequestError(
+                    f"run {run_id!r} is {status}: a new prompt needs a finished turn "
+                    "(answer its interrupts at /runs/{id}/interrupts, or wait for it)",
+                    status=409,
+                )
+        await self._launch(run_id, name, prompt, resume=False)
+
+    async def answer(self, run_id: str, responses: list[dict[str, Any]]) -> None:
+        """Resume interrupted run ``run_id`` with ``responses`` (checked here first: nothing is
+        stored unless every pending interrupt gets a valid answer)."""
+        self._not_executing(run_id)
+        head = await self._head(run_id)
+        name = await asyncio.to_thread(entry_of, self.registry, head)
+        if name is None:
+            raise RequestError(f"run {run_id!r} is not a run of this server's agents", status=409)
+        status = summary_of(run_id, head).status
+        pending = {item["id"]: item for item in interrupts_of(head)}
+        if status != "interrupted" or not pending:
+            raise RequestError(f"run {run_id!r} is {status}: it waits for no answer", status=409)
+        blocks = check_answers(run_id, responses, pending)
+        await self._launch(run_id, name, blocks, resume=True)
+
+    def cancel(self, run_id: str) -> None:
+        """Ask a run executing here to stop at its next step (its turn ends, stop reason ``cancelled``)."""
+        execution = self.executions.get(run_id)
+        if execution is None:
+            raise RequestError(f"run {run_id!r} is not executing in this server process", status=409)
+        runner = execution.runner
+        if not isinstance(runner, Agent):
+            raise RequestError(f"run {run_id!r} is a {type(runner).__name__} run; only agent runs can be cancelled", status=409)
+        runner.cancel()
+
+    async def delete(self, run_id: str) -> list[str]:
+        """Delete run ``run_id`` with its nested runs (refused while it executes)."""
+        self._not_executing(run_id)
+        try:
+            return await asyncio.to_thread(self.store.delete_run, run_id)
+        except RunNotFoundError:
+            raise RequestError(f"no run {run_id!r}", status=404) from None
+        except RunLockedError:
+            raise RequestError(f"run {run_id!r} is executing in another server process; cancel it there first", status=409) from None
+
+    def executing(self, run_id: str) -> bool:
+        """Whether ``run_id`` executes in this server process."""
+        return run_id in self.executions
+
+    def generation(self, run_id: str) -> int:
+        """How many events other than deltas the run's executions here have produced (each one
+        comes after the store write it reports)."""
+        return self.generations.get(run_id, 0)
+
+    # -- listeners -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def listen(self, run_id: str) -> Any:
+        """A queue of :data:`Notice` for ``run_id`` while the block runs."""
+        queue: asyncio.Queue[Notice] = asyncio.Queue()
+        self.listeners.setdefault(run_id, set()).add(queue)
+        try:
+            yield queue
+        finally:
+            queues = self.listeners.get(run_id)
+            if queues is not None:
+                queues.discard(queue)
+                if not queues:
+                    del self.listeners[run_id]
+
+    def _notify(self, run_id: str, kind: str, payload: dict[str, Any] | None = None) -> None:
+        if kind != "delta":
+            self.generations[run_id] = self.generation(run_id) + 1
+        notice = (kind, payload, self.generation(run_id))
+        for queue in self.listeners.get(run_id, ()):
+            queue.put_nowait(notice)
+
+    # -- executing -------------------------------------------------------------------------
+
+    def _not_executing(self, run_id: str) -> None:
+        if run_id in self.executions:
+            raise RequestError(f"run {run_id!r} is running; wait for it (or cancel it) first", status=409)
+
+    async def _head(self, run_id: str) -> dict[str, Any]:
+        head = await asyncio.to_thread(self.store.head, run_id)
+        if head is None:
+            raise RequestError(f"no run {run_id!r}", status=404)
+        return head
+
+    async def _launch(self, run_id: str, name: str, prompt: Any, *, resume: bool) -> None:
+        """Run ``run_id`` in a task of its own; returns once its first step is committed (or raises
+        what failed before that: the run's lease held elsewhere, a prompt it refuses).
+
+        No ``await`` comes between the check that the run does not execute here and its entry in
+        :attr:`executions`: two requests racing for one run id start it once."""
+        self._not_executing(run_id)
+        runner = build(self.registry, name)
+        runner.store = self.store
+        if isinstance(runner, Agent) and not resume:
+            runner.state.set(SERVE_KEY, {"agent": name})  # a new run records its entry (a stored run keeps its own)
+        execution = Execution(run_id, name, runner)
+        self.executions[run_id] = execution
+        execution.task = asyncio.create_task(self._drive(execution, _events(runner, prompt, run_id, resume)), name=f"tether-run-{run_id}")
+        await asyncio.shield(execution.started)
+
+    async def _drive(self, execution: Execution, events: Callable[[], AsyncIterator[dict[str, Any]]]) -> None:
+        run_id = execution.run_id
+        try:
+            async for event in events():
+                if not execution.started.done():
+                    execution.started.set_result(None)
+                kind = event.get("type")
+                if kind in LIVE_KINDS:
+                    if "path" not in event:
+                        self._notify(run_id, "delta", {"type": kind, "data": {"text": event.get("text", "")}})
+                else:
+                    self._notify(run_id, "changed")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if not execution.started.done():
+                execution.started.set_exception(exc)
+            else:
+                _log.warning("run %r ended with an error: %s: %s", run_id, type(exc).__name__, exc)
+        finally:
+            if not execution.started.done():
+                execution.started.set_result(None)
+            if self.executions.get(run_id) is execution:
+                del self.executions[run_id]
+            self._notify(run_id, "ended")
+
+
+def _events(runner: Runnable, prompt: Any, run_id: str, resume: bool) -> Callable[[], AsyncIterator[dict[str, Any]]]:
+    """The event stream that drives ``runner``'s run (deltas included)."""
+    if isinstance(runner, Agent):
+        if resume:
+            return lambda: runner.nested_events(prompt, run_id=run_id, resume=True)  # type: ignore[return-value]
+        return lambda: runner.stream_async(prompt, run_id=run_id)  # type: ignore[return-value]
+    assert isinstance(runner, MultiAgentBase)
+    return lambda: runner.stream_async(prompt, run_id=run_id)
+
+
+def check_answers(run_id: str, responses: Any, pending: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """``responses`` as ``interruptResponse`` blocks, each checked against ``pending``.
+
+    ``responses`` is a list of ``{"interruptId", "response"}`` (or of ``interruptResponse``
+    blocks), or an object ``{interrupt id: response}``. Every pending interrupt must be answered
+    once; an in-doubt question (``tether.in_doubt``) takes ``"rerun"`` or the result to record.
+    """
+    if isinstance(responses, dict):
+        items = [{"interruptId": key, "response": value} for key, value in responses.items()]
+    elif isinstance(responses, list):
+        items = [item.get("interruptResponse", item) if isinstance(item, dict) else item for item in responses]
+    else:
+        raise RequestError(f"responses must be a list of {{interruptId, response}} or an object of answers, got {type(responses).__name__}")
+    blocks: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("interruptId"), str):
+            raise RequestError(f"responses[{i}] must be an object with a string interruptId and a response")
+        ident = item["interruptId"]
+        if ident not in pending:
+            raise RequestError(f"responses[{i}]: run {run_id!r} has no pending interrupt {ident!r}; pending: {sorted(pending)}")
+        if ident in seen:
+            raise RequestError(f"responses[{i}]: interrupt {ident!r} is answered twice")
+        if "response" not in item:
+            raise RequestError(f"responses[{i}]: the answer to interrupt {ident!r} has no response")
+        answer = item["response"]
+        if pending[ident]["name"] == IN_DOUBT and not (answer == "rerun" or isinstance(answer, dict | str)):
+            raise RequestError(f"responses[{i}]: in-doubt call {ident!r} takes 'rerun' or the result to record (a string or an object)")
+        seen.add(ident)
+        blocks.append({"interruptResponse": {"interruptId": ident, "response": answer}})
+    missing = sorted(set(pending) - seen)
+    if missing:
+        raise RequestError(f"run {run_id!r} waits for answers to {missing}; answer every pending interrupt")
+    return blocks
+
+
+__all__ = ["RESUMABLE", "Execution", "Notice", "RunManager", "check_answers"]

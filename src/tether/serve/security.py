@@ -1,0 +1,77 @@
+"""The server's gate: the Host header (no DNS rebinding) and the bearer token, on every request.
+
+A page of another site whose name an attacker re-points at 127.0.0.1 (DNS rebinding) reaches a
+loopback server from the user's browser, but its requests carry the attacker's name in ``Host``:
+they are answered 421 without touching a run. Without ``allowed_hosts`` the server answers only
+to loopback names (``127.0.0.1``, ``localhost``, ``[::1]``, any port); behind a proxy, list the
+public names (``"*"`` turns the check off, e.g. when every request carries the token anyway).
+
+With a token, every request needs ``Authorization: Bearer TOKEN`` (compared in constant time);
+``tether serve`` refuses to bind a non-loopback address without one.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Sequence
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+"""The names a loopback server answers to by default (with any port)."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the server on this machine."""
+    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+
+
+def host_allowed(header: str | None, allowed: Sequence[str]) -> bool:
+    """Whether a ``Host`` header names this server: one of ``allowed`` (a bare name matches any
+    port, ``name:port`` that port only; ``*`` anything)."""
+    if "*" in allowed:
+        return True
+    if not header:
+        return False
+    value = header.strip().lower()
+    name = value.rsplit(":", 1)[0] if value.count(":") == 1 or (value.startswith("[") and "]:" in value) else value
+    return any(value == entry.lower() or name == entry.lower() for entry in allowed)
+
+
+class Gate:
+    """ASGI middleware: the Host check, then the bearer token (see the module docstring)."""
+
+    def __init__(self, app: ASGIApp, *, token: str | None, allowed_hosts: Sequence[str]) -> None:
+        self.app = app
+        self.token = token
+        self.allowed = tuple(allowed_hosts)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # no websocket route exists: the router refuses those
+            await self.app(scope, receive, send)
+            return
+        headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
+        if not host_allowed(headers.get("host"), self.allowed):
+            host = headers.get("host", "")[:100]
+            await _refuse(send, 421, f"this server does not answer to Host {host!r}; allowed: {list(self.allowed)}")
+            return
+        if self.token is not None:
+            given = headers.get("authorization", "")
+            scheme, _, credential = given.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip().encode(), self.token.encode()):
+                await _refuse(send, 401, "missing or wrong bearer token: send Authorization: Bearer TOKEN", bearer=True)
+                return
+        await self.app(scope, receive, send)
+
+
+async def _refuse(send: Send, status: int, message: str, *, bearer: bool = False) -> None:
+    body = json.dumps({"error": {"status": status, "message": message}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if bearer:
+        headers.append((b"www-authenticate", b'Bearer realm="tether"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+__all__ = ["LOOPBACK_NAMES", "Gate", "host_allowed", "is_loopback"]

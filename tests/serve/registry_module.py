@@ -1,0 +1,102 @@
+"""The registry the served tests run: scripted agents whose tool can block on a file.
+
+The tool ``slow`` appends its idempotency key to ``calls.log`` in ``$SERVE_TEST_DIR``, writes
+``entered-NAME`` and waits for ``release`` there, so a test can kill the server inside it.
+Imported by the in-process tests and, from a copy on the path, by the server subprocess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from tether import Agent, tool
+from tether.models.scripted import ScriptedModel
+from tether.multiagent import Graph, GraphBuilder
+from tether.tools.context import ToolContext
+
+
+def _dir() -> Path:
+    return Path(os.environ["SERVE_TEST_DIR"])
+
+
+def _block(name: str, context: ToolContext) -> str:
+    folder = _dir()
+    with open(folder / "calls.log", "a") as log:
+        log.write(f"{name} {context.idempotency_key}\n")
+    (folder / f"entered-{name}").write_text(context.idempotency_key)
+    while not (folder / "release").exists():
+        time.sleep(0.02)
+    return f"{name} done"
+
+
+@tool
+def slow(what: str, tool_context: ToolContext) -> str:
+    """Do something slow (idempotent: safe to run again with the same key)."""
+    return _block("slow", tool_context)
+
+
+@tool(idempotent=False)
+def charge(amount: int, tool_context: ToolContext) -> str:
+    """Charge a card (not idempotent)."""
+    return _block("charge", tool_context)
+
+
+@tool
+def approve(what: str, tool_context: ToolContext) -> str:
+    """Ask a human."""
+    answer = tool_context.interrupt("approve", reason={"what": what})
+    return f"approved: {answer}"
+
+
+def _call(name: str, **args: Any) -> dict[str, Any]:
+    use = {"toolUseId": f"t-{name}", "name": name, "input": args}
+    return {"role": "assistant", "content": [{"text": f"calling {name}"}, {"toolUse": use}]}
+
+
+class HeldModel(ScriptedModel):
+    """A scripted model that, after streaming the text ``typed it``, waits for ``flush`` in the
+    gate folder: that reply is still in flight until the test has seen its live delta."""
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        async for event in super().stream(request):
+            yield event
+            if (event.get("contentBlockDelta") or {}).get("delta", {}).get("text") == "typed it":
+                while not (_dir() / "flush").exists():
+                    await asyncio.sleep(0.02)
+
+
+def typist() -> Agent:
+    return Agent(model=HeldModel([_call("slow", what="notes"), "typed it"], stateful=True), tools=[slow])
+
+
+def worker() -> Agent:
+    return Agent(model=ScriptedModel([_call("slow", what="report"), "all done"], stateful=True), tools=[slow])
+
+
+def payer() -> Agent:
+    return Agent(model=ScriptedModel([_call("charge", amount=5), "charged"], stateful=True), tools=[charge])
+
+
+def asker() -> Agent:
+    return Agent(model=ScriptedModel([_call("approve", what="deploy"), "deployed"], stateful=True), tools=[approve])
+
+
+def chat() -> Agent:
+    return Agent(model=ScriptedModel(["hello there", "again"], stateful=True))
+
+
+def pipeline() -> Graph:
+    builder = GraphBuilder()
+    builder.add_node(Agent(model=ScriptedModel(["draft"], stateful=True)), "writer")
+    builder.add_node(Agent(model=ScriptedModel(["polished"], stateful=True)), "editor")
+    builder.add_edge("writer", "editor")
+    builder.set_entry_point("writer")
+    return builder.build()
+
+
+AGENTS = {"worker": worker, "payer": payer, "asker": asker, "chat": chat, "typist": typist, "pipeline": pipeline}
