@@ -44,6 +44,7 @@ from ..models._adapt import to_tether_model
 from ..models._custom import INVOCATION_STATE, CustomModel, is_strands_model
 from ..session._attach import attach_session, plan_call
 from ..tools._adapt import to_tether_tools
+from ..tools.registry import ToolRegistry
 from ..types.exceptions import (
     CheckpointValueError,
     ConcurrencyException,
@@ -254,6 +255,7 @@ class Agent(_TetherAgent):
             messages[:] = self.run_state.messages  # Strands keeps (and extends) the caller's list
             self.run_state.messages = messages
         self.name_given = name is not None
+        self.tool_registry = ToolRegistry.adopt(self.tool_registry)  # Strands' registry API, same tools
         self.hooks = HookRegistry()  # Strands' registry (a Tether one): add_callback works after construction
         for item in to_tether_hooks(hooks):
             self.hooks.add(item)
@@ -727,10 +729,9 @@ class Agent(_TetherAgent):
             if should_record:
                 tool = self.tool_registry.get(tool_name)
                 spec = tool.spec if tool is not None else None
-                messages = recorded_messages(tool_use, result, override, spec)
-                self.run_state.messages.extend(messages)
-                if self.hooks.has(MessageAdded):
-                    for message in messages:
+                for message in recorded_messages(tool_use, result, override, spec):
+                    self.run_state.messages.append(message)  # each MessageAdded sees its message appended, as in Strands
+                    if self.hooks.has(MessageAdded):
                         await self.hooks.fire(MessageAdded(self, message))
             self.conversation_manager.apply_management(self.run_state)
             return result

@@ -21,6 +21,7 @@ attribute when a hook sets them, instead of being silently ignored.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -85,8 +86,17 @@ class ToolCallNote:
     exception: Exception | None = None
 
 
+_TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_\-]{1,}$")
+_TOOL_NAME_MAX_LENGTH = 64
+
+
 def unknown_tool_message(name: str) -> str:
-    """Strands' error text for a call to a tool the agent does not have."""
+    """Strands' error text for a call to a tool the agent does not have: a name that is not a
+    valid tool name (Strands' ``validate_tool_use_name``) gets its validation error instead."""
+    if not _TOOL_NAME_PATTERN.match(name):
+        return f"Error: tool_name=<{name}> | invalid tool name pattern"
+    if len(name) > _TOOL_NAME_MAX_LENGTH:
+        return f"Error: tool_name=<{name}>, tool_name_max_length=<{_TOOL_NAME_MAX_LENGTH}> | invalid tool name length"
     return f"Unknown tool: {name}"
 
 
