@@ -266,6 +266,9 @@ class Agent(_TetherAgent):
             callback_handler = PrintingCallbackHandler()
         self.callback_handler: Callable[..., Any] = callback_handler
         self.record_direct_tool_call = record_direct_tool_call
+        self.hook_resume: Any = None
+        """The prompt an ``AfterInvocationEvent`` hook set as ``resume`` (None: none); the
+        invocation runs again with it, as in Strands."""
         self.structured_output_model = structured_output_model
         self.trace_attributes: dict[str, Any] = dict(trace_attributes or {})
         self._raw_sink: list[StreamEvent] | None = None
@@ -504,7 +507,8 @@ class Agent(_TetherAgent):
                         if tether_event["type"] == "result":
                             result = tether_event["result"]
                 send = send and not (result is not None and result.stop_reason == "interrupt")
-            if send:
+            self.hook_resume = None
+            while send:
                 prompt = self._orphans_closed(prompt)
                 parent = tether_options.get("parent_run_id")
                 events = super().stream_async(
@@ -517,6 +521,9 @@ class Agent(_TetherAgent):
                             yield event
                         if tether_event["type"] == "result":
                             result = tether_event["result"]
+                # an AfterInvocationEvent hook that set ``resume`` runs the agent again with it, as in Strands
+                prompt, self.hook_resume = self.hook_resume, None
+                send = prompt is not None
         except TetherError as exc:
             translated = strands_error(exc)
             if translated is None:

@@ -169,16 +169,21 @@ async def dispatch(registry: HookRegistry, event: Any) -> None:
             await registry.invoke_callbacks_async(MessageAddedEvent(agent=event.agent, message=event.message))
     elif kind is BeforeInvocation:
         if registry.has_strands(BeforeInvocationEvent):
-            before = BeforeInvocationEvent(agent=event.agent, invocation_state=_invocation_state())
+            before = BeforeInvocationEvent(agent=event.agent, invocation_state=_invocation_state(), messages=event.messages)
             await registry.invoke_callbacks_async(before)
-            for name in ("cancel", "messages"):
-                if getattr(before, name):
-                    raise _unsupported(before, name)
+            if before.cancel:
+                raise _unsupported(before, "cancel")
+            if before.messages is not event.messages:
+                if event.resumed:  # a resumed invocation appends no input to replace
+                    raise _unsupported(before, "messages")
+                event.messages = before.messages
     elif kind is AfterInvocation and registry.has_strands(AfterInvocationEvent):
         after = AfterInvocationEvent(agent=event.agent, invocation_state=_invocation_state(), result=_strands_result(event.result))
         await registry.invoke_callbacks_async(after)
         if after.resume is not None:
-            raise _unsupported(after, "resume")
+            if not hasattr(event.agent, "hook_resume"):  # not a tether.strands agent: no one would read it
+                raise _unsupported(after, "resume")
+            event.agent.hook_resume = after.resume
 
 
 async def _before_tool(registry: HookRegistry, event: BeforeToolCall) -> None:
