@@ -509,6 +509,7 @@ class Agent(_TetherAgent):
                 send = send and not (result is not None and result.stop_reason == "interrupt")
             self.hook_resume = None
             while send:
+                self._open_unanswered_tool_uses(prompt)
                 prompt = self._orphans_closed(prompt)
                 parent = tether_options.get("parent_run_id")
                 events = super().stream_async(
@@ -580,6 +581,20 @@ class Agent(_TetherAgent):
                         yield tether_event
         finally:
             self._raw_sink = None
+
+    def _open_unanswered_tool_uses(self, prompt: Any) -> None:
+        """With no prompt, a conversation ending in an assistant message whose tool uses have no
+        result runs those tools first (the model is not called for them), as in Strands: the
+        run is put in its tool phase, which the ``None`` prompt then continues."""
+        messages = self.run_state.messages
+        cursor = self.run_state.cursor
+        if prompt is not None or not messages or cursor.phase != "idle" or self.run_state.interrupt_state.get("activated"):
+            return
+        last = messages[-1]
+        if last["role"] == "assistant" and any("toolUse" in block for block in last["content"]):
+            cursor.phase = "tools"
+            cursor.results = {}
+            cursor.started = []
 
     def _orphans_closed(self, prompt: Any) -> Any:
         """``prompt`` (new messages) preceded, when the conversation ends with tool uses that
