@@ -215,6 +215,27 @@ def test_bad_hook_given_to_the_agent_is_refused() -> None:
 # -- what hooks may change ------------------------------------------------------------------
 
 
+def test_before_invocation_can_edit_or_replace_the_input_messages() -> None:
+    seen: list[Any] = []
+
+    def redact(event: BeforeInvocation) -> None:
+        seen.append(event.messages)
+        assert event.messages is not None
+        event.messages[0]["content"][0]["text"] = event.messages[0]["content"][0]["text"].replace("SECRET", "[REDACTED]")
+
+    agent = Agent(model=ScriptedModel(["ok"]), hooks=[redact])
+    agent("my SECRET")
+    assert seen == [[{"role": "user", "content": [{"text": "my [REDACTED]"}]}]]
+    assert agent.messages[0] == {"role": "user", "content": [{"text": "my [REDACTED]"}]}
+
+    def replace(event: BeforeInvocation) -> None:
+        event.messages = [{"role": "user", "content": [{"text": "GOODBYE"}]}]
+
+    agent = Agent(model=ScriptedModel(["ok"]), hooks=[replace])
+    agent("HELLO")
+    assert [m["content"][0]["text"] for m in agent.messages] == ["GOODBYE", "ok"]
+
+
 def test_after_model_call_can_ask_for_a_retry() -> None:
     def reject_first(event: AfterModelCall) -> None:
         if event.message is not None and event.message["content"][0].get("text") == "bad":

@@ -45,11 +45,15 @@ class BeforeInvocation(HookEvent):
         agent: The agent whose invocation fired the event.
         resumed: True when the invocation resumes a paused or interrupted one.
         resumed_from: What it resumes from (see below), None for a new call.
+        messages: A new call's input messages, about to be appended (None when resumed). A hook
+            may edit them or set another list: the invocation appends what it leaves (an input
+            guardrail redacting the prompt, for one).
     """
 
     resumed: bool = False
     resumed_from: str | None = None
     """``"checkpoint:after_model"``, ``"checkpoint:after_tools"``, ``"interrupt"`` or ``"continue"``."""
+    messages: list[Message] | None = None
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pydantic
@@ -72,7 +72,12 @@ async def invoke_stream(
     turn = begin_turn(run, prompt, output_tool=options.output_tool, checkpointing=options.checkpointing, manager=manager)
     hooks = host.hooks
     if hooks.has(BeforeInvocation):
-        await hooks.fire(BeforeInvocation(host.owner, resumed=turn.resumed, resumed_from=turn.resumed_from))
+        before = BeforeInvocation(
+            host.owner, resumed=turn.resumed, resumed_from=turn.resumed_from, messages=None if turn.resumed else prompt.messages
+        )
+        await hooks.fire(before)
+        if not turn.resumed and before.messages is not prompt.messages:  # a hook set other input messages
+            prompt = replace(prompt, messages=list(before.messages or []))
     core = LoopCore(
         run,
         CoreConfig(

@@ -44,6 +44,7 @@ from ..models._adapt import to_tether_model
 from ..models._custom import INVOCATION_STATE, CustomModel, is_strands_model
 from ..session._attach import attach_session, plan_call
 from ..tools._adapt import to_tether_tools
+from ..tools.registry import ToolRegistry
 from ..types.exceptions import (
     CheckpointValueError,
     ConcurrencyException,
@@ -254,6 +255,7 @@ class Agent(_TetherAgent):
             messages[:] = self.run_state.messages  # Strands keeps (and extends) the caller's list
             self.run_state.messages = messages
         self.name_given = name is not None
+        self.tool_registry = ToolRegistry.adopt(self.tool_registry)  # Strands' registry API, same tools
         self.hooks = HookRegistry()  # Strands' registry (a Tether one): add_callback works after construction
         for item in to_tether_hooks(hooks):
             self.hooks.add(item)
@@ -264,6 +266,9 @@ class Agent(_TetherAgent):
             callback_handler = PrintingCallbackHandler()
         self.callback_handler: Callable[..., Any] = callback_handler
         self.record_direct_tool_call = record_direct_tool_call
+        self.hook_resume: Any = None
+        """The prompt an ``AfterInvocationEvent`` hook set as ``resume`` (None: none); the
+        invocation runs again with it, as in Strands."""
         self.structured_output_model = structured_output_model
         self.trace_attributes: dict[str, Any] = dict(trace_attributes or {})
         self._raw_sink: list[StreamEvent] | None = None
@@ -502,7 +507,9 @@ class Agent(_TetherAgent):
                         if tether_event["type"] == "result":
                             result = tether_event["result"]
                 send = send and not (result is not None and result.stop_reason == "interrupt")
-            if send:
+            self.hook_resume = None
+            while send:
+                self._open_unanswered_tool_uses(prompt)
                 prompt = self._orphans_closed(prompt)
                 parent = tether_options.get("parent_run_id")
                 events = super().stream_async(
@@ -515,6 +522,9 @@ class Agent(_TetherAgent):
                             yield event
                         if tether_event["type"] == "result":
                             result = tether_event["result"]
+                # an AfterInvocationEvent hook that set ``resume`` runs the agent again with it, as in Strands
+                prompt, self.hook_resume = self.hook_resume, None
+                send = prompt is not None
         except TetherError as exc:
             translated = strands_error(exc)
             if translated is None:
@@ -571,6 +581,20 @@ class Agent(_TetherAgent):
                         yield tether_event
         finally:
             self._raw_sink = None
+
+    def _open_unanswered_tool_uses(self, prompt: Any) -> None:
+        """With no prompt, a conversation ending in an assistant message whose tool uses have no
+        result runs those tools first (the model is not called for them), as in Strands: the
+        run is put in its tool phase, which the ``None`` prompt then continues."""
+        messages = self.run_state.messages
+        cursor = self.run_state.cursor
+        if prompt is not None or not messages or cursor.phase != "idle" or self.run_state.interrupt_state.get("activated"):
+            return
+        last = messages[-1]
+        if last["role"] == "assistant" and any("toolUse" in block for block in last["content"]):
+            cursor.phase = "tools"
+            cursor.results = {}
+            cursor.started = []
 
     def _orphans_closed(self, prompt: Any) -> Any:
         """``prompt`` (new messages) preceded, when the conversation ends with tool uses that
@@ -727,10 +751,9 @@ class Agent(_TetherAgent):
             if should_record:
                 tool = self.tool_registry.get(tool_name)
                 spec = tool.spec if tool is not None else None
-                messages = recorded_messages(tool_use, result, override, spec)
-                self.run_state.messages.extend(messages)
-                if self.hooks.has(MessageAdded):
-                    for message in messages:
+                for message in recorded_messages(tool_use, result, override, spec):
+                    self.run_state.messages.append(message)  # each MessageAdded sees its message appended, as in Strands
+                    if self.hooks.has(MessageAdded):
                         await self.hooks.fire(MessageAdded(self, message))
             self.conversation_manager.apply_management(self.run_state)
             return result

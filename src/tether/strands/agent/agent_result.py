@@ -77,6 +77,14 @@ class EventLoopMetrics(Metrics):
         super().__init__(data, invocation)
         self._baseline = baseline
 
+    def __eq__(self, other: object) -> bool:
+        """Equal figures are equal metrics, as for Strands' ``EventLoopMetrics`` dataclass."""
+        if not isinstance(other, EventLoopMetrics):
+            return NotImplemented
+        return self._since() == other._since() and self._invocation == other._invocation
+
+    __hash__ = None  # type: ignore[assignment]  # mutable figures, as Strands' dataclass
+
     def _since(self) -> MetricsData:
         """The figures since the baseline; the run's when there is none, or when the run's
         figures were since replaced by smaller ones (a checkpoint's, resumed: they do not

@@ -21,6 +21,7 @@ attribute when a hook sets them, instead of being silently ignored.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -85,8 +86,17 @@ class ToolCallNote:
     exception: Exception | None = None
 
 
+_TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_\-]{1,}$")
+_TOOL_NAME_MAX_LENGTH = 64
+
+
 def unknown_tool_message(name: str) -> str:
-    """Strands' error text for a call to a tool the agent does not have."""
+    """Strands' error text for a call to a tool the agent does not have: a name that is not a
+    valid tool name (Strands' ``validate_tool_use_name``) gets its validation error instead."""
+    if not _TOOL_NAME_PATTERN.match(name):
+        return f"Error: tool_name=<{name}> | invalid tool name pattern"
+    if len(name) > _TOOL_NAME_MAX_LENGTH:
+        return f"Error: tool_name=<{name}>, tool_name_max_length=<{_TOOL_NAME_MAX_LENGTH}> | invalid tool name length"
     return f"Unknown tool: {name}"
 
 
@@ -159,16 +169,21 @@ async def dispatch(registry: HookRegistry, event: Any) -> None:
             await registry.invoke_callbacks_async(MessageAddedEvent(agent=event.agent, message=event.message))
     elif kind is BeforeInvocation:
         if registry.has_strands(BeforeInvocationEvent):
-            before = BeforeInvocationEvent(agent=event.agent, invocation_state=_invocation_state())
+            before = BeforeInvocationEvent(agent=event.agent, invocation_state=_invocation_state(), messages=event.messages)
             await registry.invoke_callbacks_async(before)
-            for name in ("cancel", "messages"):
-                if getattr(before, name):
-                    raise _unsupported(before, name)
+            if before.cancel:
+                raise _unsupported(before, "cancel")
+            if before.messages is not event.messages:
+                if event.resumed:  # a resumed invocation appends no input to replace
+                    raise _unsupported(before, "messages")
+                event.messages = before.messages
     elif kind is AfterInvocation and registry.has_strands(AfterInvocationEvent):
         after = AfterInvocationEvent(agent=event.agent, invocation_state=_invocation_state(), result=_strands_result(event.result))
         await registry.invoke_callbacks_async(after)
         if after.resume is not None:
-            raise _unsupported(after, "resume")
+            if not hasattr(event.agent, "hook_resume"):  # not a tether.strands agent: no one would read it
+                raise _unsupported(after, "resume")
+            event.agent.hook_resume = after.resume
 
 
 async def _before_tool(registry: HookRegistry, event: BeforeToolCall) -> None:

@@ -22,6 +22,7 @@ import pydantic
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticSerializationError
 
+from ...errors import TetherError
 from ...types import ToolSpec, ToolUse
 from ._events import ToolResultEvent, ToolStreamEvent
 from .agent_tool import AgentTool, ToolGenerator
@@ -259,11 +260,14 @@ class DecoratedFunctionTool(AgentTool):
                 yield wrap_tool_result(tool_use_id, await self._tool_func(**validated))
             else:
                 yield wrap_tool_result(tool_use_id, await asyncio.to_thread(self._tool_func, **validated))
-        except ValueError as exc:
-            error = {"toolUseId": tool_use_id, "status": "error", "content": [{"text": f"Error: {exc}"}]}
-            yield wrap_tool_result(tool_use_id, error, exception=exc)
         except Exception as exc:
-            error = {"toolUseId": tool_use_id, "status": "error", "content": [{"text": f"Error: {type(exc).__name__} - {exc}"}]}
+            # Strands words a ValueError (a failed validation) without its type; a TetherError is
+            # a ValueError only in Tether's hierarchy (Strands' ConcurrencyException is not one)
+            if isinstance(exc, ValueError) and not isinstance(exc, TetherError):
+                text = f"Error: {exc}"
+            else:
+                text = f"Error: {type(exc).__name__} - {exc}"
+            error = {"toolUseId": tool_use_id, "status": "error", "content": [{"text": text}]}
             yield wrap_tool_result(tool_use_id, error, exception=exc)
 
     def __repr__(self) -> str:
