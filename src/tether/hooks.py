@@ -217,9 +217,19 @@ class HookRegistry:
         return event
 
 
-def _event_type_of(callback: Callable[..., Any]) -> type[HookEvent]:
+def first_parameter_annotation(callback: Callable[..., Any], skip: tuple[str, ...] = ()) -> Any:
+    """The annotation of ``callback``'s first parameter (string annotations resolved where they
+    can be), the event type a typed hook callback names.
+
+    Args:
+        callback: A function, bound method or callable object.
+        skip: Parameter names not counted as the first (``("self", "cls")`` for unbound methods).
+
+    Raises:
+        ConfigurationError: ``callback`` cannot be inspected or takes no parameter.
+    """
     try:
-        params = list(inspect.signature(callback).parameters.values())
+        params = [p for p in inspect.signature(callback).parameters.values() if p.name not in skip]
     except (TypeError, ValueError) as exc:
         raise ConfigurationError(f"cannot inspect hook {callback!r}: {exc}") from exc
     if not params:
@@ -229,7 +239,11 @@ def _event_type_of(callback: Callable[..., Any]) -> type[HookEvent]:
         hints = get_type_hints(target)
     except Exception:
         hints = {}
-    annotation = hints.get(params[0].name, params[0].annotation)
+    return hints.get(params[0].name, params[0].annotation)
+
+
+def _event_type_of(callback: Callable[..., Any]) -> type[HookEvent]:
+    annotation = first_parameter_annotation(callback)
     if isinstance(annotation, type) and issubclass(annotation, HookEvent):
         return annotation
     raise ConfigurationError(

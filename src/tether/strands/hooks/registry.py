@@ -16,10 +16,10 @@ import types
 import typing
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any, get_type_hints
+from typing import Any
 
 from ...errors import ConfigurationError
-from ...hooks import AfterToolCall, BeforeToolCall
+from ...hooks import AfterToolCall, BeforeToolCall, first_parameter_annotation
 from ...hooks import HookEvent as TetherHookEvent
 from ...hooks import HookRegistry as TetherHookRegistry
 from ._base import BaseHookEvent, HookCallback, HookEvent, HookOrder, HookProvider
@@ -161,18 +161,7 @@ def infer_event_types(callback: HookCallback) -> list[type]:
     Raises:
         ConfigurationError: There is no such annotation, or it names no event type.
     """
-    try:
-        params = [p for p in inspect.signature(callback).parameters.values() if p.name not in ("self", "cls")]
-    except (TypeError, ValueError) as exc:
-        raise ConfigurationError(f"cannot inspect hook {callback!r}: {exc}") from exc
-    if not params:
-        raise ConfigurationError(f"hook {callback!r} takes no parameter; annotate its first parameter with an event type")
-    target: Any = callback if inspect.isfunction(callback) or inspect.ismethod(callback) else type(callback).__call__
-    try:
-        hints = get_type_hints(target)
-    except Exception:
-        hints = {}
-    annotation = hints.get(params[0].name, params[0].annotation)
+    annotation = first_parameter_annotation(callback, skip=("self", "cls"))
     members = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) else (annotation,)
     found = [m for m in members if isinstance(m, type) and issubclass(m, BaseHookEvent | TetherHookEvent)]
     if not found or len(found) != len(members):

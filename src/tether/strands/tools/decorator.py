@@ -25,9 +25,9 @@ from pydantic_core import PydanticSerializationError
 from ...errors import TetherError
 from ...types import ToolSpec, ToolUse
 from ._events import ToolResultEvent, ToolStreamEvent
-from .agent_tool import AgentTool, ToolGenerator
+from .agent_tool import ToolGenerator
 from .context import ToolContext
-from .tools import _check_spec_change
+from .tools import FunctionAgentTool
 
 _ARGS_SECTIONS = ("args:", "arguments:", "parameters:", "param:", "params:")
 _OTHER_SECTIONS = (
@@ -189,14 +189,11 @@ def wrap_tool_result(tool_use_id: str, result: Any, exception: Exception | None 
     return ToolResultEvent({"toolUseId": tool_use_id, "status": "success", "content": [{"text": text}]}, exception=exception)
 
 
-class DecoratedFunctionTool(AgentTool):
+class DecoratedFunctionTool(FunctionAgentTool):
     """A function made a tool by ``@tool``; calling it calls the function."""
 
     def __init__(self, tool_name: str, tool_spec: ToolSpec, tool_func: Callable[..., Any], metadata: FunctionToolMetadata) -> None:
-        super().__init__()
-        self._tool_name = tool_name
-        self._tool_spec = tool_spec
-        self._tool_func = tool_func
+        super().__init__(tool_name, tool_spec, tool_func)
         self._metadata = metadata
         self.streams_events = inspect.isasyncgenfunction(tool_func)
         functools.update_wrapper(wrapper=self, wrapped=tool_func)
@@ -214,25 +211,8 @@ class DecoratedFunctionTool(AgentTool):
         return self._tool_func(*args, **kwargs)
 
     @property
-    def tool_name(self) -> str:
-        return self._tool_name
-
-    @property
-    def tool_spec(self) -> ToolSpec:
-        return self._tool_spec
-
-    @tool_spec.setter
-    def tool_spec(self, value: ToolSpec) -> None:
-        _check_spec_change(self._tool_name, value)
-        self._tool_spec = value
-
-    @property
     def tool_type(self) -> str:
         return "function"
-
-    @property
-    def supports_hot_reload(self) -> bool:
-        return True
 
     def get_display_properties(self) -> dict[str, str]:
         return {**super().get_display_properties(), "Function": self._tool_func.__name__}

@@ -18,12 +18,10 @@ from ._schema import (
 from .agent_tool import AgentTool, ToolGenerator
 
 
-class PythonAgentTool(AgentTool):
-    """A module-based tool: a ``TOOL_SPEC`` dict and a function ``name(tool_use, **kwargs)``
-    returning a ToolResult. The function receives the call's ``invocation_state`` as keyword
-    arguments (``agent`` among them), as in Strands."""
-
-    streams_events = False
+class FunctionAgentTool(AgentTool):
+    """A Strands-style tool backed by one function: its name and spec held here, the spec
+    replaceable at run time under Strands' rule (same name; ``description`` and ``inputSchema``
+    present). The base of ``@tool`` functions and module tools."""
 
     def __init__(self, tool_name: str, tool_spec: ToolSpec, tool_func: Any) -> None:
         super().__init__()
@@ -47,6 +45,14 @@ class PythonAgentTool(AgentTool):
     @property
     def supports_hot_reload(self) -> bool:
         return True
+
+
+class PythonAgentTool(FunctionAgentTool):
+    """A module-based tool: a ``TOOL_SPEC`` dict and a function ``name(tool_use, **kwargs)``
+    returning a ToolResult. The function receives the call's ``invocation_state`` as keyword
+    arguments (``agent`` among them), as in Strands."""
+
+    streams_events = False
 
     @property
     def tool_type(self) -> str:
