@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,12 @@ class Framework:
     import_statement: str
     pins: tuple[str, ...] = ()
     """Pinned requirements; empty for Tether, which runs from this repository."""
+    only: tuple[str, ...] = ()
+    """The scenarios this framework takes part in (empty: all of them)."""
+
+    def runs(self, scenario: str) -> bool:
+        """Whether ``scenario`` measures this framework."""
+        return not self.only or scenario in self.only
 
 
 FRAMEWORKS: tuple[Framework, ...] = (
@@ -55,18 +63,22 @@ FRAMEWORKS: tuple[Framework, ...] = (
         "langgraph",
         "langgraph_adapter.py",
         "from langgraph.prebuilt import create_react_agent",
-        ("langgraph==1.2.22", "langgraph-checkpoint-sqlite==3.1.2"),
+        ("langgraph==1.2.22", "langgraph-checkpoint-sqlite==3.1.2", "langgraph-checkpoint-postgres==3.2.0"),
     ),
-    Framework("pydantic-ai", "pydantic_ai_adapter.py", "from pydantic_ai import Agent", ("pydantic-ai-slim==2.68.0",)),
+    Framework("pydantic-ai", "pydantic_ai_adapter.py", "from pydantic_ai import Agent", ("pydantic-ai-slim[dbos]==2.68.0", "dbos==3.4.0")),
     Framework("openai-agents", "openai_agents_adapter.py", "from agents import Agent, Runner, function_tool", ("openai-agents==0.24.0",)),
+    # A durable-execution library, not an agent SDK: measured where durable execution is.
+    Framework("dbos", "dbos_adapter.py", "from dbos import DBOS", ("dbos==3.4.0",), only=("durable-pg",)),
 )
-SCENARIOS: tuple[str, ...] = ("loop", "snapshot", "durable", "concurrent", "import")
+SCENARIOS: tuple[str, ...] = ("loop", "snapshot", "durable", "durable-pg", "concurrent", "import")
 SIZES: dict[str, tuple[int, ...]] = {
     "loop": (20, 200, 2000),
     "snapshot": (10, 100, 1_000, 10_000),
     "durable": (10, 100, 1_000),
+    "durable-pg": (200,),
     "concurrent": (100, 1_000),
 }
+PG_HELPER = ROOT / "tests" / "durable" / "pg.py"
 SUBPROCESS_TIMEOUT_S = 1800.0
 
 
@@ -147,11 +159,27 @@ def child_env() -> dict[str, str]:
 # -- running --------------------------------------------------------------------------------
 
 
-def run_adapter(python: str, framework: Framework, scenario: str, sizes: Sequence[int], repeats: int) -> dict[str, Any]:
+def start_postgres(stack: ExitStack) -> dict[str, str]:
+    """A throwaway PostgreSQL server with PostgreSQL's default durability (fsync and
+    synchronous_commit on), stopped by ``stack``; the environment that points adapters at it."""
+    spec = importlib.util.spec_from_file_location("tether_bench_pg", PG_HELPER)
+    assert spec is not None and spec.loader is not None
+    pg = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pg)
+    server = pg.PgServer(default_durability=True)
+    stack.callback(server.stop)
+    server.start()
+    return {"TETHER_BENCH_PG_HOST": str(server.root), "TETHER_BENCH_PG_PORT": str(server.port), "TETHER_BENCH_PG_USER": "postgres"}
+
+
+def run_adapter(
+    python: str, framework: Framework, scenario: str, sizes: Sequence[int], repeats: int, extra_env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """One fresh process running one scenario of one framework; its JSON, or an error entry."""
     command = [python, str(PEERS_DIR / framework.adapter), scenario, "--sizes", ",".join(map(str, sizes)), "--repeats", str(repeats)]
+    env = {**child_env(), **(extra_env or {})}
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S, env=child_env(), cwd=ROOT, check=False)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S, env=env, cwd=ROOT, check=False)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {SUBPROCESS_TIMEOUT_S:.0f} s"}
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
@@ -203,25 +231,53 @@ def measure(settings: Settings, log: Callable[[str], None]) -> tuple[Samples, di
         if "error" in described:
             raise SystemExit(f"{fw.name}: its adapter does not start: {described['error']}")
         info[fw.name] = {"versions": described["versions"], "notes": described["notes"], "python": described["python"]}
-        if "import" in settings.scenarios:
+        if "import" in settings.scenarios and fw.runs("import"):
             time_import(pythons[fw.name], fw.import_statement)  # compile .pyc files once, untimed
     samples: Samples = {}
     frameworks = list(settings.frameworks)
-    for round_ in range(settings.rounds):
-        shift = round_ % len(frameworks)
-        order = frameworks[shift:] + frameworks[:shift]
-        for scenario in settings.scenarios:
-            for fw in order:
-                log(f"round {round_ + 1}/{settings.rounds}: {scenario} / {fw.name}")
-                if scenario == "import":
-                    pairs = [time_import(pythons[fw.name], fw.import_statement) for _ in range(settings.import_repeats)]
-                    slot = samples.setdefault("import", {}).setdefault(fw.name, {}).setdefault("-", {})
-                    slot.setdefault("import_ms", []).extend(p[0] for p in pairs)
-                    slot.setdefault("process_ms", []).extend(p[1] for p in pairs)
-                    continue
-                result = run_adapter(pythons[fw.name], fw, scenario, settings.sizes[scenario], settings.repeats)
-                _record(samples, scenario, fw.name, result)
+    with ExitStack() as stack:
+        extra_env: dict[str, str] = {}
+        if "durable-pg" in settings.scenarios:
+            try:
+                extra_env = start_postgres(stack)
+            except Exception as exc:  # PgUnavailable, ImportError: reported in the table, the rest still runs
+                for fw in frameworks:
+                    samples.setdefault("durable-pg", {}).setdefault(fw.name, {}).setdefault("*", {})["error"] = (
+                        f"no PostgreSQL server: {exc}"
+                    )
+        for round_ in range(settings.rounds):
+            _round(settings, frameworks, round_, pythons, samples, extra_env, log)
     return samples, info
+
+
+def _round(
+    settings: Settings,
+    frameworks: list[Framework],
+    round_: int,
+    pythons: dict[str, str],
+    samples: Samples,
+    extra_env: dict[str, str],
+    log: Callable[[str], None],
+) -> None:
+    """One round: every scenario, every framework, in a rotated order."""
+    shift = round_ % len(frameworks)
+    order = frameworks[shift:] + frameworks[:shift]
+    for scenario in settings.scenarios:
+        for fw in order:
+            if not fw.runs(scenario):
+                continue
+            if scenario == "durable-pg" and not extra_env:
+                continue  # the server did not start: recorded once above
+            log(f"round {round_ + 1}/{settings.rounds}: {scenario} / {fw.name}")
+            if scenario == "import":
+                pairs = [time_import(pythons[fw.name], fw.import_statement) for _ in range(settings.import_repeats)]
+                slot = samples.setdefault("import", {}).setdefault(fw.name, {}).setdefault("-", {})
+                slot.setdefault("import_ms", []).extend(p[0] for p in pairs)
+                slot.setdefault("process_ms", []).extend(p[1] for p in pairs)
+                continue
+            env = extra_env if scenario == "durable-pg" else None
+            result = run_adapter(pythons[fw.name], fw, scenario, settings.sizes[scenario], settings.repeats, env)
+            _record(samples, scenario, fw.name, result)
 
 
 # -- reporting ------------------------------------------------------------------------------
@@ -327,6 +383,22 @@ TABLES: dict[str, tuple[str, str, tuple[Column, ...]]] = {
             Column("disk B/msg", "disk_bytes_per_message", with_ratio=True),
             Column("store ms/cycle", "store_ms_per_cycle"),
             Column("plain ms/cycle", "plain_ms_per_cycle"),
+        ),
+    ),
+    "durable-pg": (
+        "cycles",
+        "Durable runs on one throwaway PostgreSQL server with its default durability (fsync, "
+        "synchronous_commit on): extra ms per cycle with durability vs the same conversation without "
+        "it; the server's WAL bytes, write commits (transaction ids taken) and table growth per cycle; "
+        "the physical floor (one INSERT + UPDATE transaction through psycopg, measured in the same "
+        "process); conversations/s with 50 conversations x 5 cycles at once on one store/connection setup.",
+        (
+            Column("overhead ms/cycle", "overhead_ms_per_cycle", with_ratio=True, show_spread=True),
+            Column("WAL B/cycle", "wal_bytes_per_cycle", with_ratio=True),
+            Column("commits/cycle", "write_commits_per_cycle"),
+            Column("growth B/cycle", "table_growth_bytes_per_cycle", with_ratio=True),
+            Column("floor ms/commit", "floor_ms_per_commit"),
+            Column("50-at-once conv/s", "conversations_per_s", with_ratio=True),
         ),
     ),
     "concurrent": (
@@ -437,6 +509,29 @@ def targets(samples: Samples, frameworks: Sequence[str]) -> list[str]:
             f"- Tether's store writes O(n) bytes (bytes written per message at 1,000 ÷ at 100 <= 1.5): "
             f"{fmt(growth)} -> {verdict(None if growth is None else growth <= 1.5)}"
         )
+    if "durable-pg" in samples:
+        size = str(SIZES["durable-pg"][-1])
+        mine = tether("durable-pg", size, "overhead_ms_per_cycle")
+        for peer in ("dbos", "langgraph"):
+            theirs = med(_metric(samples, "durable-pg", peer, size, "overhead_ms_per_cycle"))
+            share = mine / theirs if mine is not None and theirs else None
+            lines.append(
+                f"- PostgreSQL durable overhead per cycle <= 1/5 of {peer}'s (N={size}): {fmt(share)} of it "
+                f"-> {verdict(None if share is None else share <= 0.2)}"
+            )
+        floor = tether("durable-pg", size, "floor_ms_per_commit")
+        times = mine / floor if mine is not None and floor else None
+        judged = verdict(None if times is None else times <= 4)
+        lines.append(f"- ... and <= 4x the one-commit floor measured in the same run: {fmt(times)}x -> {judged}")
+        wal = tether("durable-pg", size, "wal_bytes_per_cycle")
+        lines.append(f"- WAL <= 2.5 KB per cycle: {fmt(wal)} B -> {verdict(None if wal is None else wal <= 2500)}")
+        rate = tether("durable-pg", size, "conversations_per_s")
+        dbos = med(_metric(samples, "durable-pg", "dbos", size, "conversations_per_s"))
+        factor = rate / dbos if rate and dbos else None
+        lines.append(
+            f"- 50 concurrent conversations on one shared store >= 2x DBOS's throughput: {fmt(factor)}x "
+            f"-> {verdict(None if factor is None else factor >= 2)}"
+        )
     if "concurrent" in samples:
         mine = tether("concurrent", "1000", "agents_per_s")
         best = _peer_best(samples, "concurrent", "1000", "agents_per_s", frameworks, highest=True)
@@ -498,7 +593,7 @@ def render(samples: Samples, info: dict[str, dict[str, Any]], settings: Settings
                 if info.get(fw, {}).get("notes", {}).get(scenario)
             }
         )
-        if apis and scenario in ("snapshot", "durable"):
+        if apis and scenario in ("snapshot", "durable", "durable-pg"):
             out += ["", "APIs used:", "", *[f"- {line}" for line in apis]]
         out.append("")
     out += ["## Versions and setup", ""]

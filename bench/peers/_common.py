@@ -431,6 +431,166 @@ def scenario_concurrent(case: ConcurrentCase, sizes: Sequence[int], cycles: int)
     return out
 
 
+# -- durable runs on PostgreSQL --------------------------------------------------------------
+
+
+@dataclass
+class PgServer:
+    """Where ``bench/compare.py``'s throwaway PostgreSQL server listens (from the environment)."""
+
+    host: str
+    port: int
+    user: str
+
+    @classmethod
+    def from_env(cls) -> PgServer:
+        """The server named by ``TETHER_BENCH_PG_HOST`` / ``_PORT`` / ``_USER`` (set by compare.py)."""
+        host = os.environ.get("TETHER_BENCH_PG_HOST")
+        if not host:
+            raise SystemExit("durable-pg needs TETHER_BENCH_PG_HOST/PORT/USER (bench/compare.py sets them)")
+        return cls(host, int(os.environ.get("TETHER_BENCH_PG_PORT", "5432")), os.environ.get("TETHER_BENCH_PG_USER", "postgres"))
+
+    def conninfo(self, dbname: str) -> str:
+        """A libpq keyword/value connection string for ``dbname``."""
+        return f"host={self.host} port={self.port} user={self.user} dbname={dbname}"
+
+    def url(self, dbname: str) -> str:
+        """The same database as a ``postgresql://`` URL (unix socket directory as ``host=``)."""
+        return f"postgresql://{self.user}@/{dbname}?host={self.host}&port={self.port}"
+
+
+@dataclass
+class DurablePgRig:
+    """One framework's durable agent on one PostgreSQL database.
+
+    ``run(cycles, key)`` runs one durable conversation of ``cycles`` tool cycles under the durable
+    id ``key`` (a run id, workflow id or thread id) and returns its answer; ``plain(cycles)`` runs
+    the same conversation with nothing persisted (the baseline); ``close()`` releases connections.
+    """
+
+    run: Callable[[int, str], Awaitable[str]]
+    plain: Callable[[int], Awaitable[str]]
+    close: Callable[[], Any]
+    api: str
+
+
+PG_FLOOR_COMMITS = 300
+PG_CONCURRENT = (50, 5)
+"""(conversations, cycles each) of the concurrent durable measurement."""
+
+
+def _pg_admin(server: PgServer) -> Any:
+    import psycopg  # every durable-pg environment has psycopg (Tether's, DBOS's, LangGraph's saver)
+
+    return psycopg.connect(server.conninfo("postgres"), autocommit=True)
+
+
+def _pg_probe(conn: Any, dbname: str) -> tuple[int, int, int]:
+    """(WAL position in bytes, next transaction id, database size in bytes) right now."""
+    row = conn.execute(
+        "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint,"
+        " pg_snapshot_xmax(pg_current_snapshot())::text::bigint, pg_database_size(%s)",
+        (dbname,),
+    ).fetchone()
+    return int(row[0]), int(row[1]), int(row[2])
+
+
+def pg_floor(server: PgServer, dbname: str, commits: int | None = None) -> float:
+    """Milliseconds per commit of the physical floor: one INSERT + UPDATE transaction (psycopg);
+    the median of ``commits`` (default :data:`PG_FLOOR_COMMITS`)."""
+    import psycopg
+
+    commits = PG_FLOOR_COMMITS if commits is None else commits
+    with psycopg.connect(server.conninfo(dbname)) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_floor (id bigint PRIMARY KEY, rev bigint NOT NULL, body bytea)")
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_floor_head (id int PRIMARY KEY, rev bigint NOT NULL)")
+        conn.execute("INSERT INTO bench_floor_head VALUES (1, 0) ON CONFLICT DO NOTHING")
+        conn.commit()
+        body = b"x" * 200
+        times = []
+        base = int(time.time() * 1000) * 1000
+        for index in range(commits):
+            started = time.perf_counter()
+            with conn.transaction():
+                conn.execute("INSERT INTO bench_floor VALUES (%s, %s, %s)", (base + index, index, body))
+                conn.execute("UPDATE bench_floor_head SET rev = %s WHERE id = 1", (index,))
+            times.append(time.perf_counter() - started)
+        conn.execute("DROP TABLE bench_floor, bench_floor_head")
+        conn.commit()
+    return _median(times) * 1000.0
+
+
+def scenario_durable_pg(setup: Callable[[PgServer, str], Awaitable[DurablePgRig]], sizes: Sequence[int], repeats: int) -> dict[str, Any]:
+    """Durable cycles on PostgreSQL with its default durability (fsync, synchronous_commit on).
+
+    Each framework gets a fresh database on the shared throwaway server. Per size N: the same
+    N-cycle conversation durable and plain, alternated ``repeats`` times; overhead per cycle =
+    (durable - plain) / N (medians). Around each durable run the server's WAL position, its next
+    transaction id (write transactions committed: read-only ones take no id) and the database's
+    size are read, so WAL bytes, write commits and table growth per cycle are the server's own
+    figures. Then ``PG_CONCURRENT`` conversations run at once on the same rig, and the physical
+    floor (one INSERT + UPDATE transaction through psycopg) is measured in the same process.
+    Everything runs in one event loop (async connections of some frameworks are bound to it).
+    """
+    server = PgServer.from_env()
+    dbname = f"bench_{os.getpid()}"
+    admin = _pg_admin(server)
+    admin.execute(f"DROP DATABASE IF EXISTS {dbname}")
+    admin.execute(f"CREATE DATABASE {dbname}")
+    keys = itertools.count()
+
+    async def measure() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        rig = await setup(server, dbname)
+        try:
+            await rig.run(3, f"warm-{next(keys)}")
+            await rig.plain(3)
+            floor = pg_floor(server, dbname)
+            for size in sizes:
+                durable, plain, wal, xids, growth = [], [], [], [], []
+                for _ in range(max(1, repeats)):
+                    started = time.perf_counter()
+                    _check_final(await rig.plain(size), size)
+                    plain.append(time.perf_counter() - started)
+                    before = _pg_probe(admin, dbname)
+                    started = time.perf_counter()
+                    _check_final(await rig.run(size, f"run-{next(keys)}"), size)
+                    durable.append(time.perf_counter() - started)
+                    after = _pg_probe(admin, dbname)
+                    wal.append((after[0] - before[0]) / size)
+                    xids.append((after[1] - before[1]) / size)
+                    growth.append((after[2] - before[2]) / size)
+                out[str(size)] = {
+                    "durable_ms_per_cycle": _median(durable) * 1000.0 / size,
+                    "plain_ms_per_cycle": _median(plain) * 1000.0 / size,
+                    "overhead_ms_per_cycle": (_median(durable) - _median(plain)) * 1000.0 / size,
+                    "wal_bytes_per_cycle": _median(wal),
+                    "write_commits_per_cycle": _median(xids),
+                    "table_growth_bytes_per_cycle": _median(growth),
+                    "floor_ms_per_commit": floor,
+                    "api": rig.api,
+                }
+            conversations, cycles = PG_CONCURRENT
+            started = time.perf_counter()
+            finals = await asyncio.gather(*(rig.run(cycles, f"conc-{next(keys)}") for _ in range(conversations)))
+            seconds = time.perf_counter() - started
+            for final in finals:
+                _check_final(final, cycles)
+            for figures in out.values():  # one figure per process, shown beside every size
+                figures["conversations_per_s"] = conversations / seconds
+        finally:
+            closing = rig.close()
+            if inspect.isawaitable(closing):
+                await closing
+        return out
+
+    try:
+        return asyncio.run(measure())
+    finally:
+        admin.execute(f"DROP DATABASE IF EXISTS {dbname} WITH (FORCE)")
+        admin.close()
+
+
 # -- the adapter's command line -------------------------------------------------------------
 
 
@@ -445,6 +605,8 @@ class Adapter:
     durable: Callable[[int, str | None], DurableCase] | None
     concurrent: ConcurrentCase
     notes: dict[str, str] = field(default_factory=dict)
+    durable_pg: Callable[[PgServer, str], Awaitable[DurablePgRig]] | None = None
+    """``durable_pg(server, dbname)``: the framework's durable agent on that database (or None)."""
 
 
 def run_scenario(adapter: Adapter, scenario: str, sizes: Sequence[int], repeats: int) -> dict[str, Any]:
@@ -462,6 +624,11 @@ def run_scenario(adapter: Adapter, scenario: str, sizes: Sequence[int], repeats:
             result["sizes"] = scenario_durable(adapter.durable, sizes, repeats)
     elif scenario == "concurrent":
         result["sizes"] = scenario_concurrent(adapter.concurrent, sizes, 5)
+    elif scenario == "durable-pg":
+        if adapter.durable_pg is None:
+            result["unsupported"] = adapter.notes.get("durable-pg", "no PostgreSQL durable execution")
+        else:
+            result["sizes"] = scenario_durable_pg(adapter.durable_pg, sizes, repeats)
     elif scenario == "versions":
         result["versions"] = adapter.versions()
     else:
@@ -474,7 +641,7 @@ def run_scenario(adapter: Adapter, scenario: str, sizes: Sequence[int], repeats:
 def main(adapter: Adapter, argv: Sequence[str] | None = None) -> None:
     """``python bench/peers/<framework>.py SCENARIO --sizes 20,200 --repeats 5``: print JSON."""
     parser = argparse.ArgumentParser(description=f"{adapter.name} side of bench/compare.py")
-    parser.add_argument("scenario", choices=["loop", "snapshot", "durable", "concurrent", "versions"])
+    parser.add_argument("scenario", choices=["loop", "snapshot", "durable", "concurrent", "durable-pg", "versions"])
     parser.add_argument("--sizes", default="", help="comma-separated sizes")
     parser.add_argument("--repeats", type=int, default=3, help="repeats inside this process (scaled down for big sizes)")
     args = parser.parse_args(argv)

@@ -10,7 +10,10 @@
   ``loads_typed``), which is what every LangGraph checkpointer does with the graph state;
 - durable: ``SqliteSaver(sqlite3.connect(path))`` as the graph's checkpointer, one
   ``thread_id``; ``SqliteSaver`` is sync-only, so this scenario calls ``graph.invoke`` (with
-  and without the checkpointer alike).
+  and without the checkpointer alike);
+- durable-pg: ``AsyncPostgresSaver`` (one connection, shared by every conversation, like one
+  shared store) as the checkpointer, ``graph.ainvoke(..., durability="sync")`` (each checkpoint
+  written before the next step runs), one ``thread_id`` per conversation.
 """
 
 from __future__ import annotations
@@ -153,6 +156,27 @@ def durable_case(cycles: int, where: str | None) -> _common.DurableCase:
     return _common.DurableCase(turn, where, "SqliteSaver(sqlite3.connect(path)) checkpointer + graph.invoke(thread_id)")
 
 
+async def durable_pg_rig(server: _common.PgServer, dbname: str) -> _common.DurablePgRig:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    manager = AsyncPostgresSaver.from_conn_string(server.conninfo(dbname))
+    saver = await manager.__aenter__()
+    await saver.setup()
+
+    async def run(cycles: int, key: str) -> str:
+        config = {"recursion_limit": RECURSION_LIMIT, "configurable": {"thread_id": key}}
+        graph = make_graph(cycles, saver)
+        return _final(await graph.ainvoke({"messages": [HumanMessage(_common.PROMPT)]}, config, durability="sync"))
+
+    async def plain(cycles: int) -> str:
+        return _final(await make_graph(cycles).ainvoke({"messages": [HumanMessage(_common.PROMPT)]}, {"recursion_limit": RECURSION_LIMIT}))
+
+    async def close() -> None:
+        await manager.__aexit__(None, None, None)
+
+    return _common.DurablePgRig(run, plain, close, 'AsyncPostgresSaver.from_conn_string (one connection); ainvoke(durability="sync")')
+
+
 def concurrent_case(agents: int, cycles: int) -> Callable[[], Any]:
     async def run() -> list[str]:
         graph = make_graph(cycles)  # one compiled graph serves every conversation
@@ -164,8 +188,22 @@ def concurrent_case(agents: int, cycles: int) -> Callable[[], Any]:
 
 
 def versions() -> dict[str, str]:
-    names = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-prebuilt", "langchain-core", "pydantic")
-    return {name: metadata.version(name) for name in names}
+    names = (
+        "langgraph",
+        "langgraph-checkpoint",
+        "langgraph-checkpoint-sqlite",
+        "langgraph-checkpoint-postgres",
+        "langgraph-prebuilt",
+        "langchain-core",
+        "pydantic",
+    )
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
 
 
 ADAPTER = _common.Adapter(
@@ -175,6 +213,7 @@ ADAPTER = _common.Adapter(
     snapshot=snapshot_case,
     durable=durable_case,
     concurrent=concurrent_case,
+    durable_pg=durable_pg_rig,
     notes={
         "model": "BaseChatModel subclass (_agenerate returns the next add tool call), bind_tools returns self",
         "agent": f"langgraph.prebuilt.create_react_agent, recursion_limit={RECURSION_LIMIT}",
@@ -182,6 +221,7 @@ ADAPTER = _common.Adapter(
         "snapshot": "checkpointer serde (JsonPlusSerializer.dumps_typed / loads_typed) of {'messages': [...]}",
         "durable": "SqliteSaver checkpointer, sync graph.invoke (SqliteSaver has no async API); baseline: no checkpointer",
         "concurrent": "one compiled graph, N concurrent graph.ainvoke calls",
+        "durable-pg": 'AsyncPostgresSaver (one connection shared by every conversation), ainvoke(durability="sync")',
     },
 )
 

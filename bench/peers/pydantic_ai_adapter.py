@@ -7,7 +7,11 @@
 - tool: a plain sync ``def add(a, b)`` (Pydantic AI runs sync tools in a worker thread);
 - snapshot: ``ModelMessagesTypeAdapter.dump_json`` / ``validate_json`` of the message history
   (Pydantic AI's documented way to store and restore a conversation);
-- durable: none built in (its durable execution is via Temporal/DBOS/Prefect integrations).
+- durable: none built in (its durable execution is via Temporal/DBOS/Prefect integrations);
+- durable-pg: ``pydantic_ai.durable_exec.dbos.DBOSAgent(agent)`` with DBOS's system database on
+  the benchmark database (each model request and tool call a DBOS step), each conversation under
+  ``SetWorkflowID(key)``. One ``DBOSAgent`` serves every conversation, so its model reads the
+  cycle count from the prompt (the first message: O(1)).
 """
 
 from __future__ import annotations
@@ -100,6 +104,52 @@ def snapshot_case(turns: list[_common.Turn]) -> _common.SnapshotCase:
     return _common.SnapshotCase(save, load, "ModelMessagesTypeAdapter.dump_json / validate_json")
 
 
+def _prompt(cycles: int) -> str:
+    return f"{_common.PROMPT} [{cycles}]"
+
+
+def make_prompt_model() -> FunctionModel:
+    """The counting model taking its cycle count from the conversation's first prompt."""
+
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        first = messages[0].parts[-1]
+        cycles = int(str(first.content).rsplit("[", 1)[1].rstrip("]")) if isinstance(first, UserPromptPart) else 0
+        result = None
+        for part in messages[-1].parts:
+            if isinstance(part, ToolReturnPart):
+                result = part.content
+        action = _common.next_call(result, cycles)
+        usage = RequestUsage(input_tokens=10, output_tokens=5)
+        if isinstance(action, str):
+            return ModelResponse(parts=[TextPart(action)], usage=usage)
+        a, b = action
+        return ModelResponse(parts=[ToolCallPart("add", {"a": a, "b": b}, tool_call_id=f"call_{a}")], usage=usage)
+
+    return FunctionModel(respond)
+
+
+async def durable_pg_rig(server: _common.PgServer, dbname: str) -> _common.DurablePgRig:
+    from dbos import DBOS, SetWorkflowID
+    from pydantic_ai.durable_exec.dbos import DBOSAgent
+
+    agent: Agent[None, str] = Agent(make_prompt_model(), tools=[add], name="bench")
+    durable = DBOSAgent(agent)
+    DBOS(config={"name": "tether-bench", "system_database_url": server.url(dbname)})
+    DBOS.launch()
+
+    async def run(cycles: int, key: str) -> str:
+        with SetWorkflowID(key):
+            return (await durable.run(_prompt(cycles), usage_limits=LIMITS)).output
+
+    async def plain(cycles: int) -> str:
+        return (await agent.run(_prompt(cycles), usage_limits=LIMITS)).output
+
+    def close() -> None:
+        DBOS.destroy(destroy_registry=True)
+
+    return _common.DurablePgRig(run, plain, close, "DBOSAgent(Agent(model, tools=[add])) on DBOS's system database; SetWorkflowID(key)")
+
+
 def concurrent_case(agents: int, cycles: int) -> Callable[[], Any]:
     async def run() -> list[str]:
         agent = make_agent(cycles)  # agents are stateless: one serves every conversation
@@ -110,7 +160,13 @@ def concurrent_case(agents: int, cycles: int) -> Callable[[], Any]:
 
 
 def versions() -> dict[str, str]:
-    return {name: metadata.version(name) for name in ("pydantic-ai-slim", "pydantic-graph", "pydantic")}
+    found = {}
+    for name in ("pydantic-ai-slim", "pydantic-graph", "pydantic", "dbos"):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
 
 
 ADAPTER = _common.Adapter(
@@ -120,6 +176,7 @@ ADAPTER = _common.Adapter(
     snapshot=snapshot_case,
     durable=None,
     concurrent=concurrent_case,
+    durable_pg=durable_pg_rig,
     notes={
         "model": "FunctionModel (async function, usage given) returning the next add ToolCallPart from the last message",
         "agent": "Agent(model, tools=[add]); run(usage_limits=UsageLimits(request_limit=None))",
@@ -127,6 +184,7 @@ ADAPTER = _common.Adapter(
         "snapshot": "ModelMessagesTypeAdapter.dump_json / validate_json",
         "durable": "no built-in store (durable execution is via Temporal/DBOS/Prefect integrations)",
         "concurrent": "one Agent, N concurrent agent.run calls",
+        "durable-pg": "pydantic_ai.durable_exec.dbos.DBOSAgent; DBOS system database on the benchmark database",
     },
 )
 

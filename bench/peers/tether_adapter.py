@@ -6,7 +6,9 @@
 - conversation manager: ``NullConversationManager`` (keeps the whole history, like every peer);
 - snapshot: ``take_snapshot(preset="session").to_json()`` / ``Snapshot.from_json`` +
   ``load_snapshot`` into a fresh agent (Tether's own JSON API: the text is the document);
-- durable: ``Agent(store=SQLiteStore(path))`` and ``agent.invoke_async(prompt, run_id=...)``.
+- durable: ``Agent(store=SQLiteStore(path))`` and ``agent.invoke_async(prompt, run_id=...)``;
+- durable-pg: one ``PostgresStore`` shared by every agent of the process, a fresh ``Agent`` per
+  conversation and ``agent.invoke_async(prompt, run_id=...)``.
 
 Run: ``python bench/peers/tether_adapter.py loop --sizes 20,200``.
 """
@@ -155,6 +157,22 @@ def concurrent_case(agents: int, cycles: int) -> Callable[[], Any]:
     return run
 
 
+async def durable_pg_rig(server: _common.PgServer, dbname: str) -> _common.DurablePgRig:
+    from tether.durable import PostgresStore
+
+    store = PostgresStore(server.conninfo(dbname))
+
+    async def run(cycles: int, key: str) -> str:
+        return str(await make_agent(cycles, store=store).invoke_async(_common.PROMPT, run_id=key))
+
+    async def plain(cycles: int) -> str:
+        return str(await make_agent(cycles).invoke_async(_common.PROMPT))
+
+    return _common.DurablePgRig(
+        run, plain, store.close, "one shared PostgresStore(conninfo); Agent(store=...).invoke_async(prompt, run_id=...)"
+    )
+
+
 def versions() -> dict[str, str]:
     return {name: metadata.version(name) for name in ("tether", "pydantic")}
 
@@ -166,11 +184,13 @@ ADAPTER = _common.Adapter(
     snapshot=snapshot_case,
     durable=durable_case,
     concurrent=concurrent_case,
+    durable_pg=durable_pg_rig,
     notes={
         "model": "custom tether Model (CountingModel): streams the next add call from the last message",
         "tool": "@tool sync def add (default: runs via asyncio.to_thread)",
         "snapshot": SNAPSHOT_API,
         "durable": "tether.durable.SQLiteStore + invoke_async(prompt, run_id=...)",
+        "durable-pg": "one shared tether.durable.PostgresStore; a fresh Agent(store=store) per conversation, invoke_async(run_id=...)",
     },
 )
 

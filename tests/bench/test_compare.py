@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from tests.durable.pg import PgServer
+
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 PEERS = BENCH / "peers"
 
@@ -199,3 +201,42 @@ def test_compare_runs_tether_end_to_end_in_fresh_processes(compare: ModuleType, 
     assert output.read_text() == report
     assert "| 2,000 | tether |" in report and "| tether |" in report.split("## import")[1]
     assert "failed:" not in report and "cannot:" not in report
+
+
+def test_durable_pg_scenario_measures_tether_on_a_real_server(
+    common: ModuleType, adapter: ModuleType, monkeypatch: pytest.MonkeyPatch, pg_server: PgServer
+) -> None:
+    server = pg_server
+    monkeypatch.setenv("TETHER_BENCH_PG_HOST", str(server.root))
+    monkeypatch.setenv("TETHER_BENCH_PG_PORT", str(server.port))
+    monkeypatch.setenv("TETHER_BENCH_PG_USER", "postgres")
+    monkeypatch.setattr(common, "PG_CONCURRENT", (3, 2))
+    monkeypatch.setattr(common, "PG_FLOOR_COMMITS", 5)
+    result = common.run_scenario(adapter.ADAPTER, "durable-pg", [4], 1)
+    metrics = result["sizes"]["4"]
+    assert metrics["durable_ms_per_cycle"] > 0 and metrics["plain_ms_per_cycle"] > 0
+    assert metrics["wal_bytes_per_cycle"] > 0  # the server's own WAL position moved
+    assert metrics["write_commits_per_cycle"] >= 1  # every cycle commits at least once
+    assert metrics["floor_ms_per_commit"] > 0 and metrics["conversations_per_s"] > 0
+    import psycopg
+
+    with psycopg.connect(server.conninfo("postgres")) as conn:
+        left = conn.execute("SELECT count(*) FROM pg_database WHERE datname LIKE 'bench_%'").fetchone()
+    assert left == (0,)  # the scenario's database is dropped afterwards
+
+
+def test_durable_pg_targets_are_judged(compare: ModuleType) -> None:
+    figures = {"overhead_ms_per_cycle": [0.5], "wal_bytes_per_cycle": [2000.0], "floor_ms_per_commit": [0.3], "conversations_per_s": [70.0]}
+    samples = {
+        "durable-pg": {
+            "tether": {"200": figures},
+            "dbos": {"200": {"overhead_ms_per_cycle": [6.0], "conversations_per_s": [30.0]}},
+            "langgraph": {"200": {"overhead_ms_per_cycle": [2.0]}},
+        }
+    }
+    lines = "\n".join(compare.targets(samples, ["tether", "dbos", "langgraph"]))
+    assert "1/5 of dbos's (N=200): 0.083 of it -> met" in lines
+    assert "1/5 of langgraph's (N=200): 0.250 of it -> **missed**" in lines
+    assert "floor measured in the same run: 1.67x -> met" in lines
+    assert "WAL <= 2.5 KB per cycle: 2,000 B -> met" in lines
+    assert "throughput: 2.33x -> met" in lines

@@ -47,9 +47,12 @@ def find_bindir() -> Path:
 class PgServer:
     """One PostgreSQL cluster in a temp dir. ``start()`` then ``conninfo(dbname)``; ``stop()``."""
 
-    def __init__(self, *, durable: bool = False) -> None:
+    def __init__(self, *, durable: bool = False, default_durability: bool = False) -> None:
+        """``durable``: fsync on, ``synchronous_commit=off``; ``default_durability``: PostgreSQL's own
+        defaults (fsync and synchronous_commit on), as a production server runs; neither: no fsync."""
         self.bindir = find_bindir()
-        self.durable = durable
+        self.durable = durable or default_durability
+        self.default_durability = default_durability
         as_root = os.geteuid() == 0  # the postgres user must reach the dir: /tmp, not a private TMPDIR
         self.root = Path(tempfile.mkdtemp(prefix="tether-pg-", dir="/tmp" if as_root and os.path.isdir("/tmp") else None))
         self.data = self.root / "data"
@@ -82,7 +85,7 @@ class PgServer:
         options = f"-k {self.root} -c listen_addresses= -p {self.port} -c max_connections=100"
         if not self.durable:  # test clusters: no fsync (the data is thrown away anyway)
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        else:  # like SQLite's WAL + synchronous=NORMAL: commits are durable across a crash of the process, not the OS
+        elif not self.default_durability:  # like SQLite's WAL + synchronous=NORMAL: durable across a process crash, not the OS's
             options += " -c synchronous_commit=off"
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "server.log"), "-o", options, "-w", "start")
         self.started = True
