@@ -50,6 +50,9 @@ class Framework:
     """Pinned requirements; empty for Tether, which runs from this repository."""
     only: tuple[str, ...] = ()
     """The scenarios this framework takes part in (empty: all of them)."""
+    source: str = ""
+    """A git revision of this repository whose ``src/`` Tether runs from (``--baseline``), so one
+    interleaved run measures Tether before and after a change; empty for everything else."""
 
     def runs(self, scenario: str) -> bool:
         """Whether ``scenario`` measures this framework."""
@@ -120,6 +123,8 @@ def ensure_env(framework: Framework, cache: Path, log: Callable[[str], None]) ->
 
     A marker file records the pins installed; a changed pin re-runs ``pip install``.
     """
+    if framework.source:
+        _export_source(framework.source, cache, log)
     if not framework.pins:
         python = tether_python()
         check = subprocess.run([python, "-c", "import tether"], capture_output=True, text=True, check=False)
@@ -140,6 +145,29 @@ def ensure_env(framework: Framework, cache: Path, log: Callable[[str], None]) ->
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *framework.pins], check=True)
     marker.write_text(wanted)
     return str(python)
+
+
+def _source_dir(revision: str, cache: Path) -> Path:
+    return cache / f"tether-src-{revision}"
+
+
+def _export_source(revision: str, cache: Path, log: Callable[[str], None]) -> None:
+    """``git archive`` of ``revision``'s ``src/`` into the cache (once per revision)."""
+    target = _source_dir(revision, cache)
+    if (target / "src" / "tether" / "__init__.py").exists():
+        return
+    log(f"exporting src/ of {revision} into {target}")
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "src"], capture_output=True, check=False)
+    if archive.returncode != 0:
+        raise SystemExit(f"--baseline {revision}: git archive failed: {archive.stderr.decode(errors='replace')[-400:]}")
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+
+
+def framework_env(framework: Framework, cache: Path) -> dict[str, str]:
+    """What a framework's processes add to :func:`child_env`: a baseline's ``PYTHONPATH``."""
+    return {"PYTHONPATH": str(_source_dir(framework.source, cache) / "src")} if framework.source else {}
 
 
 def child_env() -> dict[str, str]:
@@ -190,11 +218,12 @@ def run_adapter(
     return result
 
 
-def time_import(python: str, statement: str) -> tuple[float, float]:
+def time_import(python: str, statement: str, extra_env: dict[str, str] | None = None) -> tuple[float, float]:
     """(import ms measured inside a fresh process, that process's whole wall ms)."""
     code = f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
     started = time.perf_counter()
-    done = subprocess.run([python, "-c", code], capture_output=True, text=True, env=child_env(), cwd=ROOT, check=True)
+    env = {**child_env(), **(extra_env or {})}
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
     wall = time.perf_counter() - started
     return float(done.stdout.strip().splitlines()[-1]) * 1000.0, wall * 1000.0
 
@@ -227,12 +256,12 @@ def measure(settings: Settings, log: Callable[[str], None]) -> tuple[Samples, di
     pythons = {fw.name: ensure_env(fw, settings.cache, log) for fw in settings.frameworks}
     info: dict[str, dict[str, Any]] = {}
     for fw in settings.frameworks:
-        described = run_adapter(pythons[fw.name], fw, "versions", [], 1)
+        described = run_adapter(pythons[fw.name], fw, "versions", [], 1, framework_env(fw, settings.cache))
         if "error" in described:
             raise SystemExit(f"{fw.name}: its adapter does not start: {described['error']}")
         info[fw.name] = {"versions": described["versions"], "notes": described["notes"], "python": described["python"]}
         if "import" in settings.scenarios and fw.runs("import"):
-            time_import(pythons[fw.name], fw.import_statement)  # compile .pyc files once, untimed
+            time_import(pythons[fw.name], fw.import_statement, framework_env(fw, settings.cache))  # compile .pyc once, untimed
     samples: Samples = {}
     frameworks = list(settings.frameworks)
     with ExitStack() as stack:
@@ -270,12 +299,13 @@ def _round(
                 continue  # the server did not start: recorded once above
             log(f"round {round_ + 1}/{settings.rounds}: {scenario} / {fw.name}")
             if scenario == "import":
-                pairs = [time_import(pythons[fw.name], fw.import_statement) for _ in range(settings.import_repeats)]
+                own = framework_env(fw, settings.cache)
+                pairs = [time_import(pythons[fw.name], fw.import_statement, own) for _ in range(settings.import_repeats)]
                 slot = samples.setdefault("import", {}).setdefault(fw.name, {}).setdefault("-", {})
                 slot.setdefault("import_ms", []).extend(p[0] for p in pairs)
                 slot.setdefault("process_ms", []).extend(p[1] for p in pairs)
                 continue
-            env = extra_env if scenario == "durable-pg" else None
+            env = {**framework_env(fw, settings.cache), **(extra_env if scenario == "durable-pg" else {})}
             result = run_adapter(pythons[fw.name], fw, scenario, settings.sizes[scenario], settings.repeats, env)
             _record(samples, scenario, fw.name, result)
 
@@ -623,6 +653,11 @@ def parse(argv: Sequence[str] | None = None) -> Settings:
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"comma-separated subset of {','.join(SCENARIOS)}")
     parser.add_argument("--frameworks", default=",".join(fw.name for fw in FRAMEWORKS), help="comma-separated subset")
     parser.add_argument("--output", default=str(ROOT / "bench" / "results.md"), help="markdown report path")
+    parser.add_argument(
+        "--baseline",
+        default="",
+        help="also run Tether from this git revision's src/ (as 'tether@REV'), interleaved with the working tree's",
+    )
     args = parser.parse_args(argv)
     scenarios = tuple(s for s in args.scenarios.split(",") if s)
     unknown = set(scenarios) - set(SCENARIOS)
@@ -638,9 +673,19 @@ def parse(argv: Sequence[str] | None = None) -> Settings:
     rounds = args.rounds if args.rounds is not None else (1 if args.quick else 5)
     if rounds < 1:
         parser.error("--rounds must be at least 1")
+    chosen = [by_name[name] for name in wanted]
+    if args.baseline:
+        resolved = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", f"{args.baseline}^{{commit}}"], capture_output=True, text=True
+        )
+        if resolved.returncode != 0:
+            parser.error(f"--baseline {args.baseline!r} is not a commit of this repository")
+        args.baseline = resolved.stdout.strip()
+        tether = by_name["tether"]
+        chosen.insert(1, Framework(f"tether@{args.baseline}", tether.adapter, tether.import_statement, source=args.baseline))
     return Settings(
         scenarios=scenarios,
-        frameworks=tuple(by_name[name] for name in wanted),
+        frameworks=tuple(chosen),
         rounds=rounds,
         repeats=1 if args.quick else 3,
         import_repeats=3 if args.quick else 5,

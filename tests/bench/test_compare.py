@@ -240,3 +240,16 @@ def test_durable_pg_targets_are_judged(compare: ModuleType) -> None:
     assert "floor measured in the same run: 1.67x -> met" in lines
     assert "WAL <= 2.5 KB per cycle: 2,000 B -> met" in lines
     assert "throughput: 2.33x -> met" in lines
+
+
+def test_baseline_runs_tether_from_an_exported_revision(compare: ModuleType, tmp_path: Path) -> None:
+    settings = compare.parse(["--quick", "--frameworks", "tether", "--baseline", "HEAD"])
+    names = [fw.name for fw in settings.frameworks]
+    assert names[0] == "tether" and names[1].startswith("tether@") and len(names) == 2
+    baseline = settings.frameworks[1]
+    compare._export_source(baseline.source, tmp_path, lambda message: None)
+    env = compare.framework_env(baseline, tmp_path)
+    assert (Path(env["PYTHONPATH"]) / "tether" / "__init__.py").is_file()
+    assert compare.framework_env(settings.frameworks[0], tmp_path) == {}
+    with pytest.raises(SystemExit):
+        compare.parse(["--baseline", "no-such-revision-here"])
