@@ -240,3 +240,36 @@ def test_with_a_token_the_page_asks_for_it_sends_it_and_opens_the_inspector(serv
         shot(page, artifacts, "inspector")
         assert page.evaluate("sessionStorage.getItem('tether-serve-token')") == TOKEN
         assert problems == []
+
+
+def test_an_in_doubt_call_is_answered_with_the_form_after_a_restart(server: ServerProcess, artifacts: Path) -> None:
+    server.start()
+    with chromium() as context:
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        problems = watch(page)
+        page.goto(server.url + "/")
+        page.select_option("#agent", "payer")
+        page.fill("#prompt", "charge 5")
+        page.click("#send")
+        page.locator('.tool[data-tool-use-id="t-charge"] .input').wait_for()
+        wait_for(server.gate / "entered-charge")
+        server.kill()  # inside the non-idempotent tool: the next server does not run it again blindly
+        (server.gate / "release").write_text("")
+        server.start()
+
+        card = page.locator('.interrupt[data-interrupt-id] >> text="In doubt: charge"').locator("..")
+        card.locator("button", has_text="Run it again").wait_for()
+        assert '"idempotency_key":' in (card.locator(".reason").text_content() or "")
+        shot(page, artifacts, "in-doubt")
+        card.locator("input").fill("already charged")
+        card.locator("button", has_text="Record result").click()
+        page.locator(".msg.assistant .text", has_text="charged").last.wait_for()
+        page.locator('#conn[data-state="closed"]').wait_for()
+        assert page.locator("#run-status").text_content() == "finished"
+        assert page.locator('.tool[data-tool-use-id="t-charge"] .result').all_text_contents() == ["already charged"]
+        assert page.locator(".msg.assistant .text").all_text_contents() == ["calling charge", "charged"]
+        run_id = page.locator("#run-id").text_content()
+        assert run_id and (server.gate / "calls.log").read_text().split("\n").count(f"charge {run_id}/t-charge") == 1  # never re-run
+        assert page.eval_on_selector_all("#log-list li", "items => items.map(item => item.dataset.id)") == committed_ids(server.url, run_id)
+        assert problems == []

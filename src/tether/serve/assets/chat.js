@@ -143,6 +143,10 @@
     var prompt = $("prompt").value;
     var agent = $("agent").value;
     if (!prompt.trim() || !agent) return;
+    if (state.run && state.status !== "finished") { // a new prompt needs a finished turn
+      notice("run " + state.run + " is " + (state.status || "starting") + ": answer it or wait for it, or start a New chat");
+      return;
+    }
     var body = { prompt: prompt };
     var sameRun = state.run && state.status === "finished" && state.agent === agent;
     if (sameRun) body.run_id = state.run; // a new turn of the finished run
@@ -441,7 +445,7 @@
       if (input.value.trim()) choose(item.id, input.value);
     } });
     var card = add(el("div", { class: "interrupt", "data-interrupt-id": item.id },
-      el("div", { class: "title", text: inDoubt ? "In doubt: " + ((item.reason && item.reason.name) || "a tool call") : "The run asks: " + item.name }),
+      el("div", { class: "title", text: inDoubt ? "In doubt: " + ((item.reason && item.reason.tool) || "a tool call") : "The run asks: " + item.name }),
       item.reason === null || item.reason === undefined ? null : el("pre", { class: "reason", text: pretty(item.reason) }),
       el("div", { class: "actions" }, buttons, input, sendText)));
     state.pending.set(item.id, { item: item, card: card, answer: undefined });
