@@ -59,7 +59,7 @@ class ServerProcess:
             if self.process.poll() is not None:
                 raise AssertionError(f"the server exited: {self.log.read_text()}")
             try:
-                if httpx.get(self.url + "/openapi.json", timeout=1).status_code == 200:
+                if httpx.get(self.url + "/openapi.json", timeout=1).status_code in (200, 401):  # 401: it has a --token
                     return
             except httpx.HTTPError:
                 time.sleep(0.05)

@@ -90,6 +90,16 @@ def chat() -> Agent:
     return Agent(model=ScriptedModel(["hello there", "again"], stateful=True))
 
 
+RELEASED = "released <b>v2</b> <img src=x onerror=\"document.title='pwned'\">"
+"""The deployer's answer: markup the chat page must show as text."""
+
+
+def deployer() -> Agent:
+    """Asks for approval (an interrupt), then runs the blocking ``slow`` tool, then answers."""
+    script = [_call("approve", what="release v2"), _call("slow", what="release v2"), RELEASED]
+    return Agent(model=ScriptedModel(script, stateful=True), tools=[approve, slow])
+
+
 def pipeline() -> Graph:
     builder = GraphBuilder()
     builder.add_node(Agent(model=ScriptedModel(["draft"], stateful=True)), "writer")
@@ -99,4 +109,4 @@ def pipeline() -> Graph:
     return builder.build()
 
 
-AGENTS = {"worker": worker, "payer": payer, "asker": asker, "chat": chat, "typist": typist, "pipeline": pipeline}
+AGENTS = {"worker": worker, "payer": payer, "asker": asker, "chat": chat, "typist": typist, "pipeline": pipeline, "deployer": deployer}

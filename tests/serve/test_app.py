@@ -212,15 +212,18 @@ def test_openapi_document_lists_every_endpoint(client: TestClient) -> None:
     document = client.get("/openapi.json").json()
     assert document["openapi"].startswith("3.")
     assert set(document["paths"]) == {
+        "/",
+        "/agents",
         "/agents/{name}/runs",
         "/runs",
         "/runs/{run_id}",
         "/runs/{run_id}/events",
+        "/runs/{run_id}/view",
         "/runs/{run_id}/interrupts",
         "/runs/{run_id}/cancel",
     }
     (name,) = document["paths"]["/agents/{name}/runs"]["post"]["parameters"]
-    assert name["schema"]["enum"] == ["asker", "chat", "payer", "pipeline", "typist", "worker"]
+    assert name["schema"]["enum"] == ["asker", "chat", "deployer", "payer", "pipeline", "typist", "worker"]
 
 
 def test_a_run_stopped_by_a_shutdown_is_resumed_by_the_next_server(store: SQLiteStore, gate_dir: Path) -> None:

@@ -9,7 +9,7 @@ the page's script renders every stored string with ``textContent``, never as mar
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -44,16 +44,45 @@ def render_payload(payload: dict[str, Any], *, title: str) -> str:
     """
     from html import escape
 
-    page = _asset("view.html")
-    # Replace the placeholders in one pass, so no inserted text is itself searched for placeholders.
     parts = {
         "{{TITLE}}": escape(title),
         "{{CSS}}": _asset("view.css"),
-        "{{JS}}": _asset("view.js").replace("</", "<\\/"),
+        "{{JS}}": inline_script(),
         "{{DATA}}": embed_json(payload),
     }
+    return fill(_asset("view.html"), parts)
+
+
+def inline_script() -> str:
+    """The page's script exactly as it is inlined (``</`` written ``<\\/`` so it cannot close the
+    element); :func:`script_hash` is the hash of this text."""
+    return _asset("view.js").replace("</", "<\\/")
+
+
+@cache
+def script_hash() -> str:
+    """The CSP source (``'sha256-...'``) of the page's one executable inline script.
+
+    A server that sends the page (``tether serve``'s ``/runs/{id}/view``) can then allow that
+    script alone in its ``Content-Security-Policy`` header instead of ``'unsafe-inline'``: the
+    payload element (``type="application/json"``) is data, never executed.
+    """
+    return csp_hash(inline_script())
+
+
+def csp_hash(text: str) -> str:
+    """The CSP hash source of an inline element's text: ``'sha256-BASE64'`` of its UTF-8 bytes."""
+    import base64
+    import hashlib
+
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def fill(template: str, parts: Mapping[str, str]) -> str:
+    """``template`` with each placeholder of ``parts`` replaced, in one pass: no inserted text is
+    itself searched for placeholders (a stored ``{{DATA}}`` stays text)."""
     out: list[str] = []
-    rest = page
+    rest = template
     while True:
         found = [(rest.find(key), key) for key in parts if rest.find(key) >= 0]
         if not found:

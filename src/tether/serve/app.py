@@ -2,12 +2,14 @@
 
 Endpoints (see :mod:`tether.serve.openapi` for the document served at ``/openapi.json``):
 
+- ``GET /agents``: the names of the agents served.
 - ``POST /agents/{name}/runs`` ``{prompt, run_id?}`` → ``202 {run_id, events}``: the run starts
   in a server task; ``events`` is the URL of its event stream.
 - ``GET /runs?status=S&limit=N&offset=K``: top-level runs, oldest first.
 - ``GET /runs/{id}``: status, last answer, pending interrupts.
 - ``GET /runs/{id}/events``: Server-Sent Events; ``Last-Event-ID`` or ``?after=`` resumes.
 - ``POST /runs/{id}/interrupts`` ``{responses}``; ``POST /runs/{id}/cancel``; ``DELETE /runs/{id}``.
+- ``GET /``: the chat page; ``GET /runs/{id}/view``: the run's inspector page (:mod:`tether.serve.page`).
 
 Errors are ``{"error": {"status", "message"}}`` with a 4xx status naming the problem; a refused
 request changes nothing stored. More routes (an AG-UI endpoint, a page) plug in through
@@ -36,6 +38,7 @@ from ..durable.store import RunStore, validate_run_id, with_liveness
 from ..errors import RequestError, StoreError, TetherError
 from .events import Cursor, interrupts_of, last_answer
 from .openapi import openapi_document
+from .page import PAGE_PATH, page_routes
 from .registry import Registry, check_registry, entry_of
 from .runs import RunManager
 from .security import LOOPBACK_NAMES, Gate
@@ -95,6 +98,9 @@ def create_app(
         Route("/runs/{run_id}/interrupts", api.interrupts, methods=["POST"]),
         Route("/runs/{run_id}/cancel", api.cancel, methods=["POST"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
+        # the pages: the chat page, the agents it lists, a run's inspector page (tether.serve.page)
+        Route("/agents", api.agents, methods=["GET"]),
+        *page_routes(store),
         *extra_routes,
     ]
     middleware = []
@@ -108,7 +114,7 @@ def create_app(
                 allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
             )
         )
-    middleware.append(Middleware(Gate, token=token, allowed_hosts=allowed_hosts))
+    middleware.append(Middleware(Gate, token=token, allowed_hosts=allowed_hosts, public_paths=(PAGE_PATH,)))
     handlers: Mapping[Any, Callable[..., Any]] = {TetherError: _error, 404: _not_found, 405: _not_allowed}
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=handlers)
     app.state.runs = manager
@@ -218,6 +224,9 @@ class _Api:
         run_id = _run_id(request.path_params["run_id"])
         deleted = await self.runs.delete(run_id)
         return JSONResponse({"deleted": deleted})
+
+    async def agents(self, request: Request) -> Response:
+        return JSONResponse({"agents": sorted(self.runs.registry)})
 
     async def openapi(self, request: Request) -> Response:
         return JSONResponse(openapi_document(sorted(self.runs.registry)))

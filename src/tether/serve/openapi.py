@@ -21,6 +21,19 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {"title": "tether serve", "version": "1", "description": "Durable agent runs over HTTP, with resumable event streams."},
         "paths": {
+            "/": {
+                "get": {
+                    "summary": "The chat page (HTML; served without the token: it holds no data)",
+                    "security": [],
+                    "responses": {"200": {"description": "the page", "content": {"text/html": {"schema": {"type": "string"}}}}},
+                }
+            },
+            "/agents": {
+                "get": {
+                    "summary": "The names of the agents served",
+                    "responses": {"200": {"description": "{agents: [name]}", **_json({"type": "object"})}},
+                }
+            },
             "/agents/{name}/runs": {
                 "post": {
                     "summary": "Start a run (or a new turn of a finished run_id)",
@@ -78,6 +91,17 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
                             ),
                             "content": {"text/event-stream": {"schema": {"type": "string"}}},
                         },
+                        "400": _ERROR,
+                        "404": _ERROR,
+                    },
+                }
+            },
+            "/runs/{run_id}/view": {
+                "get": {
+                    "summary": "The run's inspector page (HTML: timeline, conversation, state at every step)",
+                    "parameters": [_RUN_ID],
+                    "responses": {
+                        "200": {"description": "the page", "content": {"text/html": {"schema": {"type": "string"}}}},
                         "400": _ERROR,
                         "404": _ERROR,
                     },

@@ -6,7 +6,9 @@ they are answered 421 without touching a run. Without ``allowed_hosts`` the serv
 to loopback names (``127.0.0.1``, ``localhost``, ``[::1]``, any port); behind a proxy, list the
 public names (``"*"`` turns the check off, e.g. when every request carries the token anyway).
 
-With a token, every request needs ``Authorization: Bearer TOKEN`` (compared in constant time);
+With a token, every request needs ``Authorization: Bearer TOKEN`` (compared in constant time),
+except ``GET`` of the few ``public_paths`` that hold no data (the chat page at ``/``: a browser
+navigating to it cannot send the header; the page then sends it on every request it makes);
 ``tether serve`` refuses to bind a non-loopback address without one.
 """
 
@@ -42,10 +44,11 @@ def host_allowed(header: str | None, allowed: Sequence[str]) -> bool:
 class Gate:
     """ASGI middleware: the Host check, then the bearer token (see the module docstring)."""
 
-    def __init__(self, app: ASGIApp, *, token: str | None, allowed_hosts: Sequence[str]) -> None:
+    def __init__(self, app: ASGIApp, *, token: str | None, allowed_hosts: Sequence[str], public_paths: Sequence[str] = ()) -> None:
         self.app = app
         self.token = token
         self.allowed = tuple(allowed_hosts)
+        self.public = frozenset(public_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # no websocket route exists: the router refuses those
@@ -56,7 +59,8 @@ class Gate:
             host = headers.get("host", "")[:100]
             await _refuse(send, 421, f"this server does not answer to Host {host!r}; allowed: {list(self.allowed)}")
             return
-        if self.token is not None:
+        public = scope.get("method") in ("GET", "HEAD") and scope.get("path") in self.public
+        if self.token is not None and not public:
             given = headers.get("authorization", "")
             scheme, _, credential = given.partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip().encode(), self.token.encode()):
