@@ -208,6 +208,27 @@ def test_cors_is_off_unless_an_origin_is_given(store: SQLiteStore) -> None:
         assert "access-control-allow-origin" not in client.get("/runs", headers={"Origin": "https://other.example"}).headers
 
 
+def test_a_cross_site_page_cannot_change_anything(store: SQLiteStore, gate_dir: Path) -> None:
+    """A page of another site can make the browser send a simple POST (text/plain, no preflight)
+    to a loopback server with no token: refused by the Origin check and by the content type."""
+    with TestClient(create_app(registry_module.AGENTS, store), base_url=BASE) as client:
+        evil = {"Origin": "https://evil.example", "Content-Type": "text/plain"}
+        assert "cross-site request from Origin 'https://evil.example'" in error_of(
+            client.post("/agents/chat/runs", content=b'{"prompt": "x"}', headers=evil), 403
+        )
+        assert "cross-site" in error_of(client.post("/runs/x/cancel", headers={"Origin": "null"}), 403)
+        assert "cross-site" in error_of(client.delete("/runs/x", headers={"Origin": "http://127.0.0.1:9"}), 403)
+        plain = client.post("/agents/chat/runs", content=b'{"prompt": "x"}', headers={"Content-Type": "text/plain"})
+        assert "Content-Type: application/json (got 'text/plain')" in error_of(plain, 415)
+        assert store.list_runs() == []
+        assert client.get("/runs", headers={"Origin": "https://evil.example"}).status_code == 200  # reads: CORS decides
+        own = client.post("/agents/chat/runs", json={"prompt": "hi", "run_id": "same-origin"}, headers={"Origin": BASE})
+        assert own.status_code == 202, own.text  # the chat page itself
+    with TestClient(create_app(registry_module.AGENTS, store, cors="https://app.example"), base_url=BASE) as client:
+        listed = client.post("/agents/chat/runs", json={"prompt": "hi", "run_id": "cors"}, headers={"Origin": "https://app.example"})
+        assert listed.status_code == 202, listed.text
+
+
 def test_openapi_document_lists_every_endpoint(client: TestClient) -> None:
     document = client.get("/openapi.json").json()
     assert document["openapi"].startswith("3.")

@@ -104,8 +104,8 @@ def create_app(
         *extra_routes,
     ]
     middleware = []
-    if cors:
-        origins = [cors] if isinstance(cors, str) else list(cors)
+    origins = [] if not cors else [cors] if isinstance(cors, str) else list(cors)
+    if origins:
         middleware.append(
             Middleware(
                 CORSMiddleware,
@@ -114,7 +114,7 @@ def create_app(
                 allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
             )
         )
-    middleware.append(Middleware(Gate, token=token, allowed_hosts=allowed_hosts, public_paths=(PAGE_PATH,)))
+    middleware.append(Middleware(Gate, token=token, allowed_hosts=allowed_hosts, public_paths=(PAGE_PATH,), origins=origins))
     handlers: Mapping[Any, Callable[..., Any]] = {TetherError: _error, 404: _not_found, 405: _not_allowed}
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=handlers)
     app.state.runs = manager
@@ -252,7 +252,12 @@ async def sse(events: AsyncIterator[Any]) -> AsyncIterator[bytes]:
 
 
 async def read_json(request: Request, limit: int) -> dict[str, Any]:
-    """The request's JSON object body; RequestError 413 over ``limit`` bytes, 400 when not a JSON object."""
+    """The request's JSON object body; RequestError 415 unless sent as ``application/json`` (a
+    cross-site page cannot send that without a CORS preflight), 413 over ``limit`` bytes, 400
+    when not a JSON object."""
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+        raise RequestError(f"send the body as Content-Type: application/json (got {media or 'none'!r})", status=415)
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise RequestError(f"the request body is {int(declared)} bytes, over the limit of {limit}", status=413)
