@@ -8,9 +8,11 @@ Endpoints (see :mod:`tether.serve.openapi` for the document served at ``/openapi
 - ``GET /runs/{id}``: status, last answer, pending interrupts.
 - ``GET /runs/{id}/events``: Server-Sent Events; ``Last-Event-ID`` or ``?after=`` resumes.
 - ``POST /runs/{id}/interrupts`` ``{responses}``; ``POST /runs/{id}/cancel``; ``DELETE /runs/{id}``.
+- ``POST /agents/{name}/agui``, ``GET /agents/{name}/agui/{thread_id}``: the AG-UI protocol
+  (:mod:`tether.serve.agui_routes`).
 
 Errors are ``{"error": {"status", "message"}}`` with a 4xx status naming the problem; a refused
-request changes nothing stored. More routes (an AG-UI endpoint, a page) plug in through
+request changes nothing stored. More routes (a page) plug in through
 ``extra_routes`` over the same :class:`~tether.serve.runs.RunManager` and
 :func:`~tether.serve.stream.run_events`.
 """
@@ -72,7 +74,7 @@ def create_app(
         poll_interval: Seconds between two reads of the store for a stream of a run executed by
             another process.
         keepalive: Seconds of silence after which an event stream sends an SSE comment.
-        extra_routes: More routes (an AG-UI endpoint, a page) over ``app.state.runs``.
+        extra_routes: More routes (a page, your own) over ``app.state.runs``.
     """
     checked = check_registry(registry)
     manager = RunManager(checked, store, scan_interval=scan_interval)
@@ -95,6 +97,7 @@ def create_app(
         Route("/runs/{run_id}/interrupts", api.interrupts, methods=["POST"]),
         Route("/runs/{run_id}/cancel", api.cancel, methods=["POST"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
+        *_agui_routes(manager, max_body, poll_interval, keepalive),
         *extra_routes,
     ]
     middleware = []
@@ -113,6 +116,13 @@ def create_app(
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=handlers)
     app.state.runs = manager
     return app
+
+
+def _agui_routes(manager: RunManager, max_body: int, poll_interval: float, keepalive: float) -> list[BaseRoute]:
+    """The AG-UI endpoint (:mod:`tether.serve.agui_routes`, which imports this module's helpers)."""
+    from .agui_routes import AguiEndpoint
+
+    return AguiEndpoint(manager, max_body=max_body, poll_interval=poll_interval, keepalive=keepalive).routes()
 
 
 class _Api:
