@@ -17,11 +17,11 @@ import httpx
 import pytest
 from ag_ui.core import (
     BaseEvent,
+    ImageInputContent,
+    InputContentUrlSource,
     ResumeEntry,
     RunAgentInput,
     TextInputContent,
-    ImageInputContent,
-    InputContentUrlSource,
     UserMessage,
 )
 from ag_ui.core import events as agui_events
@@ -180,7 +180,9 @@ def client(store: SQLiteStore) -> Iterator[TestClient]:
         yield client
 
 
-def post(client: TestClient, agent: str, body: dict[str, Any], until: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
+def post(
+    client: TestClient, agent: str, body: dict[str, Any], until: Callable[[dict[str, Any]], bool] | None = None
+) -> list[dict[str, Any]]:
     with client.stream("POST", f"/agents/{agent}/agui", json=body) as response:
         assert response.status_code == 200, response.read()
         assert response.headers["content-type"].startswith("text/event-stream")
@@ -275,14 +277,23 @@ def test_an_interrupt_finishes_the_run_and_is_answered_through_agui(client: Test
     twice = [ResumeEntry(interrupt_id=question["id"], status="resolved", payload=p) for p in ("yes", "no")]
     assert "answered twice" in error_of(client.post(url, json=agui_input("th-ask", "r2", None, twice)), 400)
     assert "a new prompt needs a finished turn" in error_of(client.post(url, json=agui_input("th-ask", "r2", "hello?")), 409)
-    other = client.post("/agents/chat/agui", json=agui_input("th-ask", "r2", None, [ResumeEntry(interrupt_id=question["id"], status="resolved")]))
+    other = client.post(
+        "/agents/chat/agui", json=agui_input("th-ask", "r2", None, [ResumeEntry(interrupt_id=question["id"], status="resolved")])
+    )
     assert "is a run of agent 'asker', not of agent 'chat'" in error_of(other, 409)
     assert len(store.history("th-ask")) == steps and client.get("/runs/th-ask").json()["status"] == "interrupted"
     answer = [ResumeEntry(interrupt_id=question["id"], status="resolved", payload="yes")]
     second = post(client, "asker", agui_input("th-ask", "r2", None, answer))
     check_lifecycle(second)
     assert second[0]["runId"] == "r2" and second[0]["_id"] == str(steps)
-    assert kinds(second) == ["RUN_STARTED", "TOOL_CALL_RESULT", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"]
+    assert kinds(second) == [
+        "RUN_STARTED",
+        "TOOL_CALL_RESULT",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]
     assert second[1]["toolCallId"] == "t-approve" and second[1]["content"] == "approved: yes"  # against the original call
     assert second[-1]["outcome"] == {"type": "success"} and second[-1]["result"]["answer"] == "deployed"
 
@@ -338,13 +349,41 @@ def test_a_reconnect_after_any_id_gets_exactly_the_rest(client: TestClient, gate
         assert {e["runId"] for e in read_agui(response.iter_lines()) if "runId" in e} == {f"th-re@{ids[2][1]}"}  # no runId given
 
 
+def test_a_reconnect_with_nothing_after_its_id_is_a_run_error(client: TestClient) -> None:
+    events = post(client, "chat", agui_input("th-rest", "r1"))
+    after_all = reconnect(client, "chat", "th-rest", events[-1]["_id"], runId="r1")
+    check_lifecycle(after_all)
+    assert kinds(after_all) == ["RUN_STARTED", "RUN_ERROR"] and after_all[-1]["code"] == "tether.at_rest"
+    assert "run 'th-rest' is finished and nothing follows event 3.1" in after_all[-1]["message"]
+
+
+def test_a_cancelled_turn_finishes_with_the_cancelled_outcome(client: TestClient, gate_dir: Path) -> None:
+    def cancel_in_the_tool(event: dict[str, Any]) -> bool:
+        if event["type"] == "TOOL_CALL_END":
+            assert client.post("/runs/th-cancel/cancel").status_code == 202
+            (gate_dir / "release").write_text("")
+        return False
+
+    events = post(client, "worker", agui_input("th-cancel", "r1", "go"), until=cancel_in_the_tool)
+    check_lifecycle(events)
+    assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["outcome"] == {"type": "cancelled"}
+    assert events[-1]["result"]["stopReason"] == "cancelled"
+
+
 def test_a_client_that_drops_mid_run_reconnects_to_the_rest(client: TestClient, gate_dir: Path) -> None:
     seen = post(client, "worker", agui_input("th-drop", "r1", "go"), until=lambda e: e["type"] == "TOOL_CALL_END")
     assert client.get("/runs/th-drop").json()["status"] == "running"  # the run goes on without its client
     (gate_dir / "release").write_text("")
     rest = reconnect(client, "worker", "th-drop", seen[-1]["_id"], runId="r1")
     check_lifecycle(rest)
-    assert kinds(rest) == ["RUN_STARTED", "TOOL_CALL_RESULT", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"]
+    assert kinds(rest) == [
+        "RUN_STARTED",
+        "TOOL_CALL_RESULT",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]
     whole = reconnect(client, "worker", "th-drop", "0", runId="r1")
     assert strip(seen) + strip(rest[1:]) == strip(whole)
 
@@ -389,7 +428,9 @@ def test_a_connection_that_joins_a_reply_midway_sends_it_only_once_committed() -
     translator = AguiTranslator("t", "r", Cursor(3))
     assert kinds([f.event.model_dump(by_alias=True) for f in translator.start()]) == ["RUN_STARTED"]
     assert translator.feed({"type": "text_delta", "data": {"text": "lo th", "offset": 3}}) == []  # began before this connection
-    frames = translator.feed({"type": "message", "id": "4.0", "data": {"seq": 5, "role": "assistant", "content": [{"text": "hello there"}]}})
+    frames = translator.feed(
+        {"type": "message", "id": "4.0", "data": {"seq": 5, "role": "assistant", "content": [{"text": "hello there"}]}}
+    )
     assert [(f.event.model_dump(by_alias=True)["type"], f.id) for f in frames] == [
         ("TEXT_MESSAGE_START", None),
         ("TEXT_MESSAGE_CONTENT", None),
@@ -397,7 +438,9 @@ def test_a_connection_that_joins_a_reply_midway_sends_it_only_once_committed() -
     ]
     assert frames[1].event.model_dump(by_alias=True)["delta"] == "hello there"
     # a reply that streams from its start, loses a piece, then is committed: the rest follows the streamed text
-    assert [f.event.model_dump(by_alias=True)["type"] for f in translator.feed({"type": "text_delta", "data": {"text": "ab", "offset": 0}})] == [
+    assert [
+        f.event.model_dump(by_alias=True)["type"] for f in translator.feed({"type": "text_delta", "data": {"text": "ab", "offset": 0}})
+    ] == [
         "TEXT_MESSAGE_START",
         "TEXT_MESSAGE_CONTENT",
     ]
@@ -411,10 +454,11 @@ def test_a_connection_that_joins_a_reply_midway_sends_it_only_once_committed() -
     dumped = [f.event.model_dump(by_alias=True) for f in frames]
     assert [(d["type"], d["messageId"]) for d in dumped] == [
         ("TEXT_MESSAGE_END", "t/7"),
-        ("TEXT_MESSAGE_START", "t/7"),
-        ("TEXT_MESSAGE_CONTENT", "t/7"),
-        ("TEXT_MESSAGE_END", "t/7"),
+        ("TEXT_MESSAGE_START", "t/7/again"),
+        ("TEXT_MESSAGE_CONTENT", "t/7/again"),
+        ("TEXT_MESSAGE_END", "t/7/again"),
     ]
+    assert dumped[2]["delta"] == "second" and frames[-1].id == "8.0"
 
 
 def test_state_patch_is_json_patch_of_the_top_level_keys() -> None:
@@ -489,9 +533,7 @@ def test_the_openapi_document_has_the_agui_endpoint(client: TestClient) -> None:
     paths = client.get("/openapi.json").json()["paths"]
     assert set(paths["/agents/{name}/agui"]) == {"post"} and set(paths["/agents/{name}/agui/{thread_id}"]) == {"get"}
     schema = paths["/agents/{name}/agui"]["post"]["requestBody"]["content"]["application/json"]["schema"]
-    assert set(schema["required"]) == {
-        field.alias or name for name, field in RunAgentInput.model_fields.items() if field.is_required()
-    }
+    assert set(schema["required"]) == {field.alias or name for name, field in RunAgentInput.model_fields.items() if field.is_required()}
 
 
 # -- a real server ----------------------------------------------------------------------------------

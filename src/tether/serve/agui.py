@@ -40,7 +40,8 @@ that joined a model call midway, or lost a piece, sends nothing more of that rep
 committed. The live message carries the id the committed message will have (``THREAD/SEQ``);
 when the message is committed the connection sends the rest of its text and ends it. If the
 committed text does not continue what was streamed (a model call retried after it streamed),
-the live message is ended as it is and the committed one follows under its own id.
+the live message is ended as it is and the committed one follows as a message of its own
+(``THREAD/SEQ/again`` when the live one had taken ``THREAD/SEQ``).
 """
 
 from __future__ import annotations
@@ -106,12 +107,21 @@ class Frame:
 
 
 def message_id(thread_id: str, seq: int) -> str:
-    """The AG-UI id of the message at ``seq`` in thread ``thread_id``: ``THREAD/SEQ``."""
+    """The AG-UI id of the message at ``seq`` in thread ``thread_id``: ``THREAD/SEQ``.
+
+    Args:
+        thread_id: The thread (the durable run's id).
+        seq: The message's sequence number in the run's conversation.
+    """
     return f"{thread_id}/{seq}"
 
 
 def cursor_id(cursor: Cursor) -> str:
-    """``cursor`` written as an event id (``STEP`` or ``STEP.INDEX``) that parses back to it."""
+    """``cursor`` written as an event id (``STEP`` or ``STEP.INDEX``) that parses back to it.
+
+    Args:
+        cursor: A position in a run's committed events.
+    """
     return str(cursor.step) if cursor.index is None else f"{cursor.step}.{cursor.index}"
 
 
@@ -122,6 +132,9 @@ def agui_interrupt(item: Mapping[str, Any]) -> Interrupt:
     Tether reason (any JSON) travels in ``metadata.reason``; a string reason is also the
     ``message``. An interrupt raised for a tool call names it in ``toolCallId``; an in-doubt
     question carries a ``responseSchema``.
+
+    Args:
+        item: The interrupt as :func:`~tether.serve.events.interrupts_of` lists it.
     """
     reason = item.get("reason")
     name = str(item.get("name"))
@@ -137,7 +150,12 @@ def agui_interrupt(item: Mapping[str, Any]) -> Interrupt:
 
 def state_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A JSON Patch (RFC 6902) turning ``old`` into ``new``, one operation per top-level key
-    that was removed, added or changed."""
+    that was removed, added or changed.
+
+    Args:
+        old: The state the client holds.
+        new: The state it should hold.
+    """
     patch: list[dict[str, Any]] = [{"op": "remove", "path": _pointer(key)} for key in old if key not in new]
     for key, value in new.items():
         if key not in old:
@@ -153,7 +171,11 @@ def _pointer(key: str) -> str:
 
 def tool_result_text(content: Any) -> str:
     """A tool result's content blocks as the string AG-UI carries: the texts, and each JSON
-    block as JSON."""
+    block as JSON (another block, such as an image, as ``[image]``).
+
+    Args:
+        content: The ``content`` of a ``toolResult`` block.
+    """
     if isinstance(content, str):
         return content
     parts: list[str] = []
@@ -209,7 +231,11 @@ class AguiTranslator:
         return frames
 
     def feed(self, event: ServeEvent) -> list[Frame]:
-        """The frames for ``event`` (none once :attr:`done`); the last committed one carries its id."""
+        """The frames for ``event`` (none once :attr:`done`); the last committed one carries its id.
+
+        Args:
+            event: The run's next event (committed, live, or the ``end``).
+        """
         if self.done:
             return []
         kind = event["type"]
@@ -252,7 +278,7 @@ class AguiTranslator:
     def _message(self, data: Mapping[str, Any]) -> list[BaseEvent]:
         seq = int(data["seq"])
         self.next_seq = seq + 1
-        message = {"role": data.get("role"), "content": data.get("content") or []}
+        message: dict[str, Any] = {"role": data.get("role"), "content": data.get("content") or []}
         if message["role"] == "assistant":
             return self._reply(seq, message)
         events: list[BaseEvent] = []
@@ -271,7 +297,7 @@ class AguiTranslator:
         return events  # a prompt is the client's own message: not echoed
 
     def _reply(self, seq: int, message: dict[str, Any]) -> list[BaseEvent]:
-        text = text_of(message)  # type: ignore[arg-type]
+        text = text_of(message)
         events: list[BaseEvent] = []
         ident = message_id(self.thread_id, seq)
         live, self.live = self.live, None
@@ -284,6 +310,8 @@ class AguiTranslator:
                 text = ""
             else:
                 events.append(TextMessageEndEvent(message_id=live.id))  # what streamed was a discarded attempt
+                if live.id == ident:
+                    ident = f"{ident}/again"  # one id names one message in the client
         if text:
             events += [
                 TextMessageStartEvent(message_id=ident, role="assistant"),
@@ -310,7 +338,7 @@ class AguiTranslator:
         if previous is None:
             return [StateSnapshotEvent(snapshot=state)]
         patch = state_patch(previous, state)
-        return [StateDeltaEvent(delta=patch)] if patch else []
+        return [StateDeltaEvent.model_validate({"delta": patch})] if patch else []
 
     def _result(self, data: Mapping[str, Any]) -> list[BaseEvent]:
         status = data.get("status")
@@ -357,7 +385,11 @@ _ENCODER = EventEncoder()
 
 def encode(frames: Iterable[Frame]) -> bytes:
     """``frames`` as Server-Sent Events: ``ag_ui``'s encoding (a ``data:`` line of the event's
-    JSON), preceded by an ``id:`` line when the frame has one."""
+    JSON), preceded by an ``id:`` line when the frame has one.
+
+    Args:
+        frames: The frames to send, in order.
+    """
     out: list[str] = []
     for frame in frames:
         if frame.id is not None:
@@ -370,7 +402,11 @@ def encode(frames: Iterable[Frame]) -> bytes:
 
 
 def parse_input(body: Mapping[str, Any]) -> RunAgentInput:
-    """``body`` as a ``RunAgentInput``, or a RequestError naming the first field that is wrong."""
+    """``body`` as a ``RunAgentInput``, or a RequestError naming the first field that is wrong.
+
+    Args:
+        body: The request's JSON object.
+    """
     try:
         return RunAgentInput.model_validate(body)
     except ValidationError as exc:
@@ -382,7 +418,12 @@ def parse_input(body: Mapping[str, Any]) -> RunAgentInput:
 
 
 def prompt_of(given: RunAgentInput) -> str | list[dict[str, Any]]:
-    """The prompt of ``given``: its last user message, as text or as text content blocks."""
+    """The prompt of ``given``: its last user message, as text or as text content blocks
+    (RequestError when there is none, it is empty, or it holds other content than text).
+
+    Args:
+        given: The client's input.
+    """
     for index in range(len(given.messages) - 1, -1, -1):
         message = given.messages[index]
         if message.role != "user":
@@ -396,7 +437,7 @@ def prompt_of(given: RunAgentInput) -> str | list[dict[str, Any]]:
         for part_index, part in enumerate(content or []):
             if part.type != "text":
                 raise RequestError(f"messages[{index}].content[{part_index}] is {part.type!r} content; this endpoint takes text")
-            blocks.append({"text": part.text})  # type: ignore[union-attr]
+            blocks.append({"text": part.text})
         if not any(block["text"].strip() for block in blocks):
             raise RequestError(f"messages[{index}] (the last user message) has no text: it is the prompt")
         return blocks
@@ -405,7 +446,11 @@ def prompt_of(given: RunAgentInput) -> str | list[dict[str, Any]]:
 
 def responses_of(given: RunAgentInput) -> list[dict[str, Any]]:
     """The ``resume`` entries of ``given`` as interrupt answers (``{interruptId, response}``):
-    a ``resolved`` entry answers with its payload, a ``cancelled`` one with :data:`CANCELLED`."""
+    a ``resolved`` entry answers with its payload, a ``cancelled`` one with :data:`CANCELLED`.
+
+    Args:
+        given: The client's input.
+    """
     return [
         {"interruptId": entry.interrupt_id, "response": entry.payload if entry.status == "resolved" else dict(CANCELLED)}
         for entry in given.resume or []

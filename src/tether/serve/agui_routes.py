@@ -22,13 +22,14 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
+from ag_ui.core import RunErrorEvent
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from ..errors import RequestError
-from .app import _run_id, read_json
 from .agui import AguiTranslator, Frame, cursor_id, encode, parse_input, prompt_of, responses_of
+from .bodies import read_json, run_id_of
 from .events import Cursor, ServeEvent, visible_state
 from .registry import entry_of
 from .runs import RunManager
@@ -61,7 +62,11 @@ class AguiEndpoint:
         ]
 
     async def run(self, request: Request) -> Response:
-        """Start (or answer) an AG-UI run and stream it."""
+        """Start (or answer) an AG-UI run and stream it.
+
+        Args:
+            request: ``POST /agents/{name}/agui`` with a ``RunAgentInput``.
+        """
         name = self._agent(request)
         given = parse_input(await read_json(request, self.max_body))
         thread_id = _thread_id(given.thread_id)
@@ -79,7 +84,11 @@ class AguiEndpoint:
         return self._stream(translator)
 
     async def reconnect(self, request: Request) -> Response:
-        """Go on with an AG-UI run after the client's last SSE id."""
+        """Go on with an AG-UI run after the client's last SSE id.
+
+        Args:
+            request: ``GET /agents/{name}/agui/{thread_id}`` with ``Last-Event-ID`` or ``?after=``.
+        """
         name = self._agent(request)
         thread_id = _thread_id(request.path_params["thread_id"])
         after = Cursor.parse(request.query_params.get("after") or request.headers.get("last-event-id"))
@@ -111,11 +120,14 @@ class AguiEndpoint:
         return StreamingResponse(agui_sse(translator, source), media_type="text/event-stream", headers=SSE_HEADERS)
 
 
-async def agui_sse(translator: AguiTranslator, source: AsyncGenerator[ServeEvent | None, None]) -> AsyncIterator[bytes]:
+async def agui_sse(translator: AguiTranslator, source: AsyncIterator[ServeEvent | None]) -> AsyncIterator[bytes]:
     """The SSE body of one connection: the translator's frames for each event of ``source``,
-    a comment for a keepalive tick; it stops once the AG-UI run ended."""
-    from ag_ui.core import RunErrorEvent
+    a comment for a keepalive tick; it stops once the AG-UI run ended.
 
+    Args:
+        translator: The connection's translation.
+        source: The run's events (:func:`~tether.serve.stream.run_events`).
+    """
     yield b"retry: 1000\n\n"
     yield encode(translator.start())
     try:
@@ -131,12 +143,13 @@ async def agui_sse(translator: AguiTranslator, source: AsyncGenerator[ServeEvent
     except RequestError as exc:
         yield encode([Frame(RunErrorEvent(message=str(exc), code=f"http.{exc.status}"))])
     finally:
-        await source.aclose()
+        if isinstance(source, AsyncGenerator):
+            await source.aclose()  # leaves the run's listeners at once
 
 
 def _thread_id(value: Any) -> str:
     try:
-        thread: str = _run_id(value)
+        thread: str = run_id_of(value)
     except RequestError as exc:
         raise RequestError(f"threadId: {exc}") from None
     return thread

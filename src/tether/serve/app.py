@@ -34,8 +34,11 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from ..durable.history import summary_of
-from ..durable.store import RunStore, validate_run_id, with_liveness
-from ..errors import RequestError, StoreError, TetherError
+from ..durable.store import RunStore, with_liveness
+from ..errors import RequestError, TetherError
+from .agui_routes import AguiEndpoint
+from .bodies import read_json
+from .bodies import run_id_of as _run_id
 from .events import Cursor, interrupts_of, last_answer
 from .openapi import openapi_document
 from .registry import Registry, check_registry, entry_of
@@ -97,7 +100,7 @@ def create_app(
         Route("/runs/{run_id}/interrupts", api.interrupts, methods=["POST"]),
         Route("/runs/{run_id}/cancel", api.cancel, methods=["POST"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
-        *_agui_routes(manager, max_body, poll_interval, keepalive),
+        *AguiEndpoint(manager, max_body=max_body, poll_interval=poll_interval, keepalive=keepalive).routes(),
         *extra_routes,
     ]
     middleware = []
@@ -116,13 +119,6 @@ def create_app(
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=handlers)
     app.state.runs = manager
     return app
-
-
-def _agui_routes(manager: RunManager, max_body: int, poll_interval: float, keepalive: float) -> list[BaseRoute]:
-    """The AG-UI endpoint (:mod:`tether.serve.agui_routes`, which imports this module's helpers)."""
-    from .agui_routes import AguiEndpoint
-
-    return AguiEndpoint(manager, max_body=max_body, poll_interval=poll_interval, keepalive=keepalive).routes()
 
 
 class _Api:
@@ -252,30 +248,6 @@ async def sse(events: AsyncIterator[Any]) -> AsyncIterator[bytes]:
         yield f"event: error\ndata: {json.dumps({'status': exc.status, 'message': str(exc)})}\n\n".encode()
 
 
-async def read_json(request: Request, limit: int) -> dict[str, Any]:
-    """The request's JSON object body; RequestError 413 over ``limit`` bytes, 400 when not a JSON object."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise RequestError(f"the request body is {int(declared)} bytes, over the limit of {limit}", status=413)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise RequestError(f"the request body is over the limit of {limit} bytes", status=413)
-        chunks.append(chunk)
-    raw = b"".join(chunks)
-    if not raw.strip():
-        raise RequestError("the request body is empty: send a JSON object")
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise RequestError(f"the request body is not valid JSON ({str(exc)[:120]})") from None
-    if not isinstance(body, dict):
-        raise RequestError(f"the request body must be a JSON object, got {type(body).__name__}")
-    return body
-
-
 def new_run_id() -> str:
     """A fresh, sortable run id: ``run-YYYYmmdd-HHMMSS-<8 hex>``."""
     return f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
@@ -285,13 +257,6 @@ def _only(body: dict[str, Any], fields: tuple[str, ...]) -> None:
     extra = sorted(set(body) - set(fields))
     if extra:
         raise RequestError(f"unknown field {extra[0]!r}; this endpoint takes {', '.join(fields)}")
-
-
-def _run_id(value: Any) -> str:
-    try:
-        return validate_run_id(value)
-    except StoreError as exc:
-        raise RequestError(str(exc)) from None
 
 
 def _int_param(text: str | None, name: str, default: int, low: int, high: int | None) -> int:
