@@ -8,6 +8,7 @@ process (Starlette's TestClient); one run through a real uvicorn server killed i
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -303,6 +304,49 @@ def test_a_cancelled_resume_answers_the_interrupt_with_the_cancelled_marker(clie
     events = post(client, "asker", agui_input("th-no", "r2", None, [ResumeEntry(interrupt_id=question["id"], status="cancelled")]))
     check_lifecycle(events)
     assert [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"] == ["approved: {'cancelled': True}"]
+
+
+def test_a_call_in_doubt_after_a_shutdown_is_an_interrupt_answered_through_agui(store: SQLiteStore, gate_dir: Path) -> None:
+    def release_once_stopped() -> None:  # the loop's close waits for the blocked tool thread: free it once the run is stopped
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and {r.run_id: r.status for r in store.list_runs()}.get("th-pay") != "stopped":
+            time.sleep(0.02)
+        (gate_dir / "release").write_text("")
+
+    with TestClient(create_app(AGENTS, store, scan_interval=0.2, poll_interval=0.1), base_url=BASE) as client:
+        seen = post(client, "payer", agui_input("th-pay", "r1", "charge 5"), until=lambda e: e["type"] == "TOOL_CALL_END")
+        deadline = time.monotonic() + 20
+        while not (gate_dir / "entered-charge").exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        threading.Thread(target=release_once_stopped, daemon=True).start()
+    with TestClient(create_app(AGENTS, store, scan_interval=0.2, poll_interval=0.1), base_url=BASE) as client:
+        rest = reconnect(client, "payer", "th-pay", seen[-1]["_id"], runId="r1")  # the new server resumed the stopped turn
+        check_lifecycle(rest)
+        assert kinds(rest) == ["RUN_STARTED", "CUSTOM", "RUN_FINISHED"], rest
+        assert rest[1]["value"] == {"toolUseId": "t-charge", "name": "charge", "action": "interrupt"}
+        (question,) = rest[-1]["outcome"]["interrupts"]
+        assert question["reason"] == "tether.in_doubt" and question["toolCallId"] == "t-charge"
+        assert (
+            question["responseSchema"]["type"] == ["string", "object"]
+            and question["metadata"]["reason"]["idempotency_key"] == "th-pay/t-charge"
+        )
+        cancel = [ResumeEntry(interrupt_id=question["id"], status="cancelled")]
+        assert "cannot be cancelled" in error_of(client.post("/agents/payer/agui", json=agui_input("th-pay", "r2", None, cancel)), 400)
+        assert client.get("/runs/th-pay").json()["status"] == "interrupted"
+        rerun = [ResumeEntry(interrupt_id=question["id"], status="resolved", payload="rerun")]
+        events = post(client, "payer", agui_input("th-pay", "r2", None, rerun))
+    check_lifecycle(events)
+    assert [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"] == ["charge done"], events
+    assert events[-1]["outcome"] == {"type": "success"} and events[-1]["result"]["answer"] == "charged"
+    assert (gate_dir / "calls.log").read_text().split() == ["charge", "th-pay/t-charge", "charge", "th-pay/t-charge"]
+
+
+def test_a_graph_runs_through_agui(client: TestClient) -> None:
+    events = post(client, "pipeline", agui_input("th-graph", "r1", "write"))
+    check_lifecycle(events)
+    assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["outcome"] == {"type": "success"}
+    assert [e for e in events if e["type"].startswith("STATE_")] == []  # a graph's own state (tether.graph) is Tether's
 
 
 def test_a_failed_run_ends_with_run_error(client: TestClient) -> None:

@@ -444,17 +444,28 @@ def prompt_of(given: RunAgentInput) -> str | list[dict[str, Any]]:
     raise RequestError("messages has no user message: the last user message is the prompt (or send resume to answer interrupts)")
 
 
-def responses_of(given: RunAgentInput) -> list[dict[str, Any]]:
+def responses_of(given: RunAgentInput, pending: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The ``resume`` entries of ``given`` as interrupt answers (``{interruptId, response}``):
-    a ``resolved`` entry answers with its payload, a ``cancelled`` one with :data:`CANCELLED`.
+    a ``resolved`` entry answers with its payload, a ``cancelled`` one with :data:`CANCELLED`,
+    but not an in-doubt question, which takes ``"rerun"`` or the result to record (a
+    RequestError: cancelling it would record the marker as the call's result).
 
     Args:
         given: The client's input.
+        pending: The run's pending interrupts by id (as :func:`~tether.serve.events.interrupts_of` lists them).
     """
-    return [
-        {"interruptId": entry.interrupt_id, "response": entry.payload if entry.status == "resolved" else dict(CANCELLED)}
-        for entry in given.resume or []
-    ]
+    answers: list[dict[str, Any]] = []
+    for index, entry in enumerate(given.resume or []):
+        if entry.status == "resolved":
+            answers.append({"interruptId": entry.interrupt_id, "response": entry.payload})
+            continue
+        if (pending.get(entry.interrupt_id) or {}).get("name") == IN_DOUBT:
+            raise RequestError(
+                f"resume[{index}]: in-doubt call {entry.interrupt_id!r} cannot be cancelled; "
+                "resolve it with payload 'rerun' or the result to record"
+            )
+        answers.append({"interruptId": entry.interrupt_id, "response": dict(CANCELLED)})
+    return answers
 
 
 __all__ = [

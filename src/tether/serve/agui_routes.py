@@ -30,7 +30,7 @@ from starlette.routing import BaseRoute, Route
 from ..errors import RequestError
 from .agui import AguiTranslator, Frame, cursor_id, encode, parse_input, prompt_of, responses_of
 from .bodies import read_json, run_id_of
-from .events import Cursor, ServeEvent, visible_state
+from .events import Cursor, ServeEvent, interrupts_of, visible_state
 from .registry import entry_of
 from .runs import RunManager
 from .stream import run_events
@@ -76,7 +76,8 @@ class AguiEndpoint:
             if head is None:
                 raise RequestError(f"no run {thread_id!r}: resume answers the interrupts of an existing thread", status=404)
             await self._owned(thread_id, name, head)
-            await self.runs.answer(thread_id, responses_of(given))
+            pending = {item["id"]: item for item in interrupts_of(head)}
+            await self.runs.answer(thread_id, responses_of(given, pending))
         else:
             await self.runs.start_run(name, prompt_of(given), thread_id)
         state = visible_state(head) if head is not None else None

@@ -18,7 +18,8 @@ Committed events (``id`` set):
   it decided (``rerun``, ``interrupt``, ``reconciled``);
 - ``state``: the agent state changed: the whole new state (the keys Tether keeps for itself,
   ``tether.*``, left out);
-- ``result``: a turn ended: status, stop reason and the answer's text.
+- ``result``: a turn ended, or a resume stopped at once to ask about calls in doubt: status,
+  stop reason, the answer's text and the pending interrupts.
 
 Live events (no ``id``): ``text_delta`` and ``reasoning_delta`` of a model call still in flight,
 with ``text`` and ``offset``: how many characters of that kind the model call streamed before
@@ -189,11 +190,12 @@ class StepEvents:
             found.append(("state", {"state": state}))
             self.state = state
         pending = interrupts_of(step.head)
-        for item in pending:
-            if item["id"] not in self.waiting:
-                found.append(("interrupt", item))
+        asked = [item for item in pending if item["id"] not in self.waiting]
+        found.extend(("interrupt", item) for item in asked)
         self.waiting = {item["id"] for item in pending}
-        if step.position == "turn_end":
+        # a resume that asks about calls in doubt stops there (no turn_end step); one that brings
+        # the answer records the same question again on its way on: not a stop
+        if step.position == "turn_end" or (step.position == "resumed" and step.status == "interrupted" and asked):
             found.append(
                 ("result", {"status": step.status, "stop_reason": step.stop_reason, "answer": self.answer, "interrupts": pending})
             )
