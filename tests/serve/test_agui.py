@@ -37,7 +37,7 @@ from tether.serve.events import Cursor
 from tether.tools.context import ToolContext
 
 from . import registry_module
-from .conftest import ServerProcess
+from .conftest import ServerProcess, read_sse
 
 BASE = "http://127.0.0.1:8000"
 MODELS: dict[str, type[BaseEvent]] = {
@@ -371,6 +371,32 @@ def test_agent_state_is_a_snapshot_then_json_patch_deltas(client: TestClient) ->
     again = post(client, "keeper", agui_input("th-state", "r2", "and?"))
     check_lifecycle(again)
     assert again[1] == {"type": "STATE_SNAPSHOT", "snapshot": {"items": ["milk", "eggs"], "count": 2}}  # the state it starts from
+
+
+def test_the_sse_stream_it_reads_has_the_state_and_the_delta_offsets(client: TestClient, gate_dir: Path) -> None:
+    """The one event source the translation reads (``/runs/{id}/events`` shows it): ``state``
+    when the agent state changes, without Tether's keys; live deltas with their ``offset``."""
+    post(client, "keeper", agui_input("th-sse", "r1", "remember"))
+    with client.stream("GET", "/runs/th-sse/events") as response:
+        seen = read_sse(response)
+    assert [e["data"]["state"] for e in seen if e["type"] == "state"] == [
+        {"items": ["milk"], "count": 1},
+        {"items": ["milk", "eggs"], "count": 2},
+    ]
+    assert all("id" in e for e in seen if e["type"] == "state")
+    assert client.post("/agents/typist/runs", json={"prompt": "type", "run_id": "th-off"}).status_code == 202
+
+    def steer(event: dict[str, Any]) -> bool:
+        if event["type"] == "tool_call_start":
+            (gate_dir / "release").write_text("")
+        if event["type"] == "text_delta":
+            (gate_dir / "flush").write_text("")
+        return False
+
+    with client.stream("GET", "/runs/th-off/events") as response:
+        deltas = [e["data"] for e in read_sse(response, until=steer) if e["type"] == "text_delta"]
+    assert "".join(d["text"] for d in deltas) == "typed it"
+    assert [d["offset"] for d in deltas] == [sum(len(d["text"]) for d in deltas[:i]) for i in range(len(deltas))]
 
 
 # -- reconnects ----------------------------------------------------------------------------------
