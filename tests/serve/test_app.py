@@ -242,6 +242,8 @@ def test_openapi_document_lists_every_endpoint(client: TestClient) -> None:
         "/runs/{run_id}/view",
         "/runs/{run_id}/interrupts",
         "/runs/{run_id}/cancel",
+        "/agents/{name}/agui",
+        "/agents/{name}/agui/{thread_id}",
     }
     (name,) = document["paths"]["/agents/{name}/runs"]["post"]["parameters"]
     assert name["schema"]["enum"] == ["asker", "chat", "deployer", "payer", "pipeline", "typist", "worker"]

@@ -10,9 +10,11 @@ Endpoints (see :mod:`tether.serve.openapi` for the document served at ``/openapi
 - ``GET /runs/{id}/events``: Server-Sent Events; ``Last-Event-ID`` or ``?after=`` resumes.
 - ``POST /runs/{id}/interrupts`` ``{responses}``; ``POST /runs/{id}/cancel``; ``DELETE /runs/{id}``.
 - ``GET /``: the chat page; ``GET /runs/{id}/view``: the run's inspector page (:mod:`tether.serve.page`).
+- ``POST /agents/{name}/agui``, ``GET /agents/{name}/agui/{thread_id}``: the AG-UI protocol
+  (:mod:`tether.serve.agui_routes`).
 
 Errors are ``{"error": {"status", "message"}}`` with a 4xx status naming the problem; a refused
-request changes nothing stored. More routes (an AG-UI endpoint, a page) plug in through
+request changes nothing stored. More routes (a page) plug in through
 ``extra_routes`` over the same :class:`~tether.serve.runs.RunManager` and
 :func:`~tether.serve.stream.run_events`.
 """
@@ -34,8 +36,11 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from ..durable.history import summary_of
-from ..durable.store import RunStore, validate_run_id, with_liveness
-from ..errors import RequestError, StoreError, TetherError
+from ..durable.store import RunStore, with_liveness
+from ..errors import RequestError, TetherError
+from .agui_routes import AguiEndpoint
+from .bodies import read_json
+from .bodies import run_id_of as _run_id
 from .events import Cursor, interrupts_of, last_answer
 from .openapi import openapi_document
 from .page import PAGE_PATH, page_routes
@@ -75,7 +80,7 @@ def create_app(
         poll_interval: Seconds between two reads of the store for a stream of a run executed by
             another process.
         keepalive: Seconds of silence after which an event stream sends an SSE comment.
-        extra_routes: More routes (an AG-UI endpoint, a page) over ``app.state.runs``.
+        extra_routes: More routes (a page, your own) over ``app.state.runs``.
     """
     checked = check_registry(registry)
     manager = RunManager(checked, store, scan_interval=scan_interval)
@@ -101,6 +106,7 @@ def create_app(
         # the pages: the chat page, the agents it lists, a run's inspector page (tether.serve.page)
         Route("/agents", api.agents, methods=["GET"]),
         *page_routes(store),
+        *AguiEndpoint(manager, max_body=max_body, poll_interval=poll_interval, keepalive=keepalive).routes(),
         *extra_routes,
     ]
     middleware = []
@@ -251,35 +257,6 @@ async def sse(events: AsyncIterator[Any]) -> AsyncIterator[bytes]:
         yield f"event: error\ndata: {json.dumps({'status': exc.status, 'message': str(exc)})}\n\n".encode()
 
 
-async def read_json(request: Request, limit: int) -> dict[str, Any]:
-    """The request's JSON object body; RequestError 415 unless sent as ``application/json`` (a
-    cross-site page cannot send that without a CORS preflight), 413 over ``limit`` bytes, 400
-    when not a JSON object."""
-    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
-        raise RequestError(f"send the body as Content-Type: application/json (got {media or 'none'!r})", status=415)
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise RequestError(f"the request body is {int(declared)} bytes, over the limit of {limit}", status=413)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise RequestError(f"the request body is over the limit of {limit} bytes", status=413)
-        chunks.append(chunk)
-    raw = b"".join(chunks)
-    if not raw.strip():
-        raise RequestError("the request body is empty: send a JSON object")
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise RequestError(f"the request body is not valid JSON ({str(exc)[:120]})") from None
-    if not isinstance(body, dict):
-        raise RequestError(f"the request body must be a JSON object, got {type(body).__name__}")
-    return body
-
-
 def new_run_id() -> str:
     """A fresh, sortable run id: ``run-YYYYmmdd-HHMMSS-<8 hex>``."""
     return f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
@@ -289,13 +266,6 @@ def _only(body: dict[str, Any], fields: tuple[str, ...]) -> None:
     extra = sorted(set(body) - set(fields))
     if extra:
         raise RequestError(f"unknown field {extra[0]!r}; this endpoint takes {', '.join(fields)}")
-
-
-def _run_id(value: Any) -> str:
-    try:
-        return validate_run_id(value)
-    except StoreError as exc:
-        raise RequestError(str(exc)) from None
 
 
 def _int_param(text: str | None, name: str, default: int, low: int, high: int | None) -> int:

@@ -16,13 +16,18 @@ Committed events (``id`` set):
 - ``interrupt``: the run waits for an answer (id, name, reason); in-doubt questions included;
 - ``in_doubt``: a resume found a call that started but whose result was not recorded, and what
   it decided (``rerun``, ``interrupt``, ``reconciled``);
-- ``result``: a turn ended: status, stop reason and the answer's text.
+- ``state``: the agent state changed: the whole new state (the keys Tether keeps for itself,
+  ``tether.*``, left out);
+- ``result``: a turn ended, or a resume stopped at once to ask about calls in doubt: status,
+  stop reason, the answer's text and the pending interrupts.
 
-Live events (no ``id``): ``text_delta`` and ``reasoning_delta`` of a model call still in flight.
-They are best effort: not stored, not replayed after a reconnect or a crash; the committed
-``message`` that follows holds the whole reply and supersedes them.
+Live events (no ``id``): ``text_delta`` and ``reasoning_delta`` of a model call still in flight,
+with ``text`` and ``offset``: how many characters of that kind the model call streamed before
+this piece (0: its first piece), so a reader that joined mid-call knows it. They are best
+effort: not stored, not replayed after a reconnect or a crash; the committed ``message`` that
+follows holds the whole reply and supersedes them.
 
-The encodings (SSE here, AG-UI later) read this one event source.
+The encodings (SSE, :mod:`tether.serve.agui`) read this one event source.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from ..interrupts import pending_interrupts
 from ..loop.core import tool_uses_of
 from ..types import InterruptState, Message
 
-COMMITTED_KINDS = ("status", "message", "tool_call_start", "tool_call_end", "interrupt", "in_doubt", "result")
+COMMITTED_KINDS = ("status", "message", "tool_call_start", "tool_call_end", "in_doubt", "state", "interrupt", "result")
 """The kinds of committed events, in the order a step yields them."""
 LIVE_KINDS = ("text_delta", "reasoning_delta")
 """The kinds of live events (no durable id)."""
@@ -111,6 +116,15 @@ def last_answer(messages: Iterable[Message]) -> str | None:
     return answer
 
 
+def visible_state(head: Mapping[str, Any]) -> dict[str, Any]:
+    """A head's agent state without the keys Tether keeps for itself (``tether.serve``,
+    ``tether.graph``, ``tether.swarm``, ``tether.agent_tools``: every ``tether.*`` key)."""
+    state = head.get("state")
+    if not isinstance(state, dict):
+        return {}
+    return {key: value for key, value in state.items() if not key.startswith("tether.")}
+
+
 def interrupts_of(head: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The interrupts a head's run waits on: ``{id, name, reason, tool_use_id}`` each."""
     state: InterruptState = head.get("interrupt_state") or {}  # type: ignore[assignment]
@@ -124,8 +138,8 @@ def interrupts_of(head: Mapping[str, Any]) -> list[dict[str, Any]]:
 class StepEvents:
     """Turns a run's steps, in order, into its committed events (see the module docstring).
 
-    It keeps what the previous step left (its message seq, status, pending interrupts and the
-    names of the calls of the open cycle), so it is fed every step from the first; a stream
+    It keeps what the previous step left (its message seq, status, agent state, pending
+    interrupts and the names of the calls of the open cycle), so it is fed every step from the first; a stream
     keeps one and feeds it each new step as it is committed.
     """
 
@@ -135,6 +149,7 @@ class StepEvents:
         self.waiting: set[str] = set()
         self.names: dict[str, str] = {}
         self.answer: str | None = None
+        self.state: dict[str, Any] = {}
 
     def events(self, step: Step, messages: Mapping[int, Message]) -> list[ServeEvent]:
         """The committed events of ``step``; ``messages`` maps seq to message (at least those the step added)."""
@@ -170,12 +185,17 @@ class StepEvents:
         self.seq = max(self.seq, step.seq)
         for marker in step.in_doubt:
             found.append(("in_doubt", {"toolUseId": marker.get("toolUseId"), "name": marker.get("name"), "action": marker.get("action")}))
+        state = visible_state(step.head)
+        if state != self.state:
+            found.append(("state", {"state": state}))
+            self.state = state
         pending = interrupts_of(step.head)
-        for item in pending:
-            if item["id"] not in self.waiting:
-                found.append(("interrupt", item))
+        asked = [item for item in pending if item["id"] not in self.waiting]
+        found.extend(("interrupt", item) for item in asked)
         self.waiting = {item["id"] for item in pending}
-        if step.position == "turn_end":
+        # a resume that asks about calls in doubt stops there (no turn_end step); one that brings
+        # the answer records the same question again on its way on: not a stop
+        if step.position == "turn_end" or (step.position == "resumed" and step.status == "interrupted" and asked):
             found.append(
                 ("result", {"status": step.status, "stop_reason": step.stop_reason, "answer": self.answer, "interrupts": pending})
             )
@@ -193,4 +213,5 @@ __all__ = [
     "interrupts_of",
     "last_answer",
     "text_of",
+    "visible_state",
 ]

@@ -122,6 +122,7 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
                     "responses": {"202": accepted, "404": _ERROR, "409": _ERROR},
                 }
             },
+            **_agui_paths(agents),
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
@@ -146,6 +147,71 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
             },
         },
         "security": [{"bearer": []}],
+    }
+
+
+def _agui_paths(agents: list[str]) -> dict[str, Any]:
+    """The AG-UI endpoint's paths (:mod:`tether.serve.agui_routes`)."""
+    name = {"name": "name", "in": "path", "required": True, "schema": {"type": "string", "enum": agents}}
+    stream = {
+        "description": (
+            "AG-UI events (ag-ui-protocol), one JSON object per SSE data line, from RUN_STARTED to RUN_FINISHED "
+            "(outcome success or interrupt) or RUN_ERROR; the last event derived from a committed event carries its "
+            "durable id (STEP.INDEX), RUN_STARTED the position the run starts after"
+        ),
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    }
+    run_agent_input = {
+        "type": "object",
+        "description": (
+            "AG-UI RunAgentInput: threadId is the durable run's id; without resume the last user message is the "
+            "prompt; resume answers every pending interrupt (status resolved: payload; cancelled: {cancelled: true})"
+        ),
+        "required": ["threadId", "runId", "messages"],
+        "properties": {
+            "threadId": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$"},
+            "runId": {"type": "string"},
+            "messages": {"type": "array", "items": {"type": "object"}},
+            "tools": {"type": "array"},
+            "context": {"type": "array"},
+            "forwardedProps": {},
+            "state": {},
+            "resume": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["interruptId", "status"],
+                    "properties": {
+                        "interruptId": {"type": "string"},
+                        "status": {"enum": ["resolved", "cancelled"]},
+                        "payload": {},
+                    },
+                },
+            },
+        },
+    }
+    return {
+        "/agents/{name}/agui": {
+            "post": {
+                "summary": "Run the agent with the AG-UI protocol: a prompt, or the answers to its interrupts (resume)",
+                "parameters": [name],
+                "requestBody": {"required": True, **_json(run_agent_input)},
+                "responses": {"200": stream, "400": _ERROR, "404": _ERROR, "409": _ERROR, "413": _ERROR},
+            }
+        },
+        "/agents/{name}/agui/{thread_id}": {
+            "get": {
+                "summary": "Reconnect to an AG-UI run: the events after Last-Event-ID (or ?after=), to the end of that run",
+                "parameters": [
+                    name,
+                    {**_RUN_ID, "name": "thread_id"},
+                    {"name": "after", "in": "query", "schema": {"type": "string"}, "description": "an SSE id (STEP.INDEX or STEP)"},
+                    {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}},
+                    {"name": "runId", "in": "query", "schema": {"type": "string"}, "description": "the AG-UI run id to report"},
+                ],
+                "responses": {"200": stream, "400": _ERROR, "404": _ERROR, "409": _ERROR},
+            }
+        },
     }
 
 

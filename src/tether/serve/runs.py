@@ -255,6 +255,7 @@ class RunManager:
 
     async def _drive(self, execution: Execution, events: Callable[[], AsyncIterator[dict[str, Any]]]) -> None:
         run_id = execution.run_id
+        offsets = dict.fromkeys(LIVE_KINDS, 0)  # characters of each live kind since the last other event
         try:
             async for event in events():
                 if not execution.started.done():
@@ -262,8 +263,11 @@ class RunManager:
                 kind = event.get("type")
                 if kind in LIVE_KINDS:
                     if "path" not in event:
-                        self._notify(run_id, "delta", {"type": kind, "data": {"text": event.get("text", "")}})
+                        text = event.get("text", "")
+                        self._notify(run_id, "delta", {"type": kind, "data": {"text": text, "offset": offsets[kind]}})
+                        offsets[kind] += len(text)
                 else:
+                    offsets = dict.fromkeys(LIVE_KINDS, 0)
                     self._notify(run_id, "changed")
         except asyncio.CancelledError:
             raise

@@ -1,0 +1,159 @@
+"""The AG-UI endpoint of ``tether serve``: ``RunAgentInput`` in, AG-UI events out over SSE.
+
+- ``POST /agents/{name}/agui`` with a ``RunAgentInput``: ``threadId`` is the durable run's id.
+  Without ``resume``, the last user message is the prompt of a new run (or of a new turn of the
+  finished run ``threadId``); with ``resume``, its entries answer the run's pending interrupts
+  (every one of them, as ``POST /runs/{id}/interrupts`` does). The response streams the AG-UI
+  run: from ``RUN_STARTED`` to ``RUN_FINISHED`` (or ``RUN_ERROR``).
+- ``GET /agents/{name}/agui/{thread_id}``: reconnect. ``Last-Event-ID`` (or ``?after=``) is the
+  last SSE id received; the stream goes on with exactly the events after it, to the end of that
+  AG-UI run. ``?runId=`` names the AG-UI run in ``RUN_STARTED``/``RUN_FINISHED`` (default
+  ``THREAD@CURSOR``).
+
+The translation is :mod:`tether.serve.agui`; the events come from the one event source
+(:func:`~tether.serve.stream.run_events`) and a run is started or answered by the server's
+:class:`~tether.serve.runs.RunManager`, as on the JSON API. Bad input is a 4xx JSON error
+before anything is stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+from ag_ui.core import RunErrorEvent
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from ..errors import RequestError
+from .agui import AguiTranslator, Frame, cursor_id, encode, parse_input, prompt_of, responses_of
+from .bodies import read_json, run_id_of
+from .events import Cursor, ServeEvent, interrupts_of, visible_state
+from .registry import entry_of
+from .runs import RunManager
+from .stream import run_events
+
+SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+
+
+class AguiEndpoint:
+    """The AG-UI routes over a server's :class:`~tether.serve.runs.RunManager`.
+
+    Args:
+        manager: The server's runs.
+        max_body: The largest request body accepted, in bytes.
+        poll_interval: Seconds between two reads of the store for a run another process executes.
+        keepalive: Seconds of silence after which the stream sends an SSE comment.
+    """
+
+    def __init__(self, manager: RunManager, *, max_body: int, poll_interval: float, keepalive: float) -> None:
+        self.runs = manager
+        self.max_body = max_body
+        self.poll_interval = poll_interval
+        self.keepalive = keepalive
+
+    def routes(self) -> list[BaseRoute]:
+        """``POST /agents/{name}/agui`` and ``GET /agents/{name}/agui/{thread_id}``."""
+        return [
+            Route("/agents/{name}/agui", self.run, methods=["POST"]),
+            Route("/agents/{name}/agui/{thread_id}", self.reconnect, methods=["GET"]),
+        ]
+
+    async def run(self, request: Request) -> Response:
+        """Start (or answer) an AG-UI run and stream it.
+
+        Args:
+            request: ``POST /agents/{name}/agui`` with a ``RunAgentInput``.
+        """
+        name = self._agent(request)
+        given = parse_input(await read_json(request, self.max_body))
+        thread_id = _thread_id(given.thread_id)
+        head = await asyncio.to_thread(self.runs.store.head, thread_id)
+        after = Cursor(int(head.get("steps") or 0)) if head is not None else Cursor(0)
+        if given.resume:
+            if head is None:
+                raise RequestError(f"no run {thread_id!r}: resume answers the interrupts of an existing thread", status=404)
+            await self._owned(thread_id, name, head)
+            pending = {item["id"]: item for item in interrupts_of(head)}
+            await self.runs.answer(thread_id, responses_of(given, pending))
+        else:
+            await self.runs.start_run(name, prompt_of(given), thread_id)
+        state = visible_state(head) if head is not None else None
+        translator = AguiTranslator(thread_id, given.run_id, after, state or None)
+        return self._stream(translator)
+
+    async def reconnect(self, request: Request) -> Response:
+        """Go on with an AG-UI run after the client's last SSE id.
+
+        Args:
+            request: ``GET /agents/{name}/agui/{thread_id}`` with ``Last-Event-ID`` or ``?after=``.
+        """
+        name = self._agent(request)
+        thread_id = _thread_id(request.path_params["thread_id"])
+        after = Cursor.parse(request.query_params.get("after") or request.headers.get("last-event-id"))
+        head = await asyncio.to_thread(self.runs.store.head, thread_id)
+        if head is None:
+            if not self.runs.executing(thread_id):
+                raise RequestError(f"no run {thread_id!r}", status=404)
+        else:
+            await self._owned(thread_id, name, head)
+        run_id = request.query_params.get("runId") or f"{thread_id}@{cursor_id(after)}"
+        return self._stream(AguiTranslator(thread_id, run_id, after))
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _agent(self, request: Request) -> str:
+        name: str = request.path_params["name"]
+        if name not in self.runs.registry:
+            raise RequestError(f"unknown agent {name!r}; this server has {sorted(self.runs.registry)}", status=404)
+        return name
+
+    async def _owned(self, thread_id: str, name: str, head: dict[str, Any]) -> None:
+        owner = await asyncio.to_thread(entry_of, self.runs.registry, head)
+        if owner != name:
+            whose = "no agent of this server" if owner is None else f"agent {owner!r}"
+            raise RequestError(f"thread {thread_id!r} is a run of {whose}, not of agent {name!r}", status=409)
+
+    def _stream(self, translator: AguiTranslator) -> Response:
+        source = run_events(self.runs, translator.thread_id, translator.after, poll_interval=self.poll_interval, keepalive=self.keepalive)
+        return StreamingResponse(agui_sse(translator, source), media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+async def agui_sse(translator: AguiTranslator, source: AsyncIterator[ServeEvent | None]) -> AsyncIterator[bytes]:
+    """The SSE body of one connection: the translator's frames for each event of ``source``,
+    a comment for a keepalive tick; it stops once the AG-UI run ended.
+
+    Args:
+        translator: The connection's translation.
+        source: The run's events (:func:`~tether.serve.stream.run_events`).
+    """
+    yield b"retry: 1000\n\n"
+    yield encode(translator.start())
+    try:
+        async for event in source:
+            if event is None:
+                yield b": keepalive\n\n"
+                continue
+            frames = translator.feed(event)
+            if frames:
+                yield encode(frames)
+            if translator.done:
+                return
+    except RequestError as exc:
+        yield encode([Frame(RunErrorEvent(message=str(exc), code=f"http.{exc.status}"))])
+    finally:
+        if isinstance(source, AsyncGenerator):
+            await source.aclose()  # leaves the run's listeners at once
+
+
+def _thread_id(value: Any) -> str:
+    try:
+        thread: str = run_id_of(value)
+    except RequestError as exc:
+        raise RequestError(f"threadId: {exc}") from None
+    return thread
+
+
+__all__ = ["AguiEndpoint", "agui_sse"]
