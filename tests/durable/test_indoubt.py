@@ -117,3 +117,16 @@ def test_tool_interrupt_is_answered_in_another_process(store: RunStore) -> None:
     assert [i.id for i in pending.interrupts] == [first.interrupts[0].id]
     final = build().resume("i", [{"interruptResponse": {"interruptId": first.interrupts[0].id, "response": "yes"}}])
     assert str(final) == "ok" and log == ["i/q1:yes"]
+
+
+def test_a_pending_in_doubt_question_is_asked_once(store: RunStore) -> None:
+    """Attaching to a run whose in-doubt question is still unanswered (another process, a server
+    restart, the answer itself) records nothing new: one ``resumed`` step asked it."""
+    log: list[str] = []
+    crashed_run(store, log)
+    interrupt = make(store, log, []).resume("p").interrupts[0]
+    make(store, log, []).resume("p")  # looked at again from a fresh process: the same question
+    final = make(store, log, []).resume("p", [{"interruptResponse": {"interruptId": interrupt.id, "response": "rerun"}}])
+    assert str(final) == "paid" and log == ["p/c1", "p/c1"]
+    resumed = [step for step in store.history("p") if step.position == "resumed"]
+    assert [[marker["action"] for marker in step.in_doubt] for step in resumed] == [["interrupt"]]

@@ -210,6 +210,9 @@ async def _settle_in_doubt(host: LoopHost, session: DurableSession, reconcile: R
     state = run.interrupt_state
     table = state.get("interrupts") or {}
     stopped = {item.get("tool_use_id") for item in table.values() if item.get("name") != IN_DOUBT}
+    # A call whose in-doubt question is still unanswered was settled by the resume that asked it:
+    # attaching again (another process, a restart, the answer itself) asks nothing new.
+    asked = {item.get("tool_use_id") for item in table.values() if item.get("name") == IN_DOUBT and "response" not in item}
     started = set(cursor.started)
     core = LoopCore(run, CoreConfig())
     changed = False
@@ -219,6 +222,8 @@ async def _settle_in_doubt(host: LoopHost, session: DurableSession, reconcile: R
         if tool_use_id not in started or tool_use_id in cursor.results or tool_use_id in stopped:
             continue
         session.timeline.in_doubt.add(tool_use_id)
+        if tool_use_id in asked:
+            continue
         marker = {"toolUseId": tool_use_id, "name": use["name"], "action": RERUN}
         markers.append(marker)
         tool = host.tools.get(use["name"])
