@@ -21,6 +21,7 @@ from .conversation import (
     SummarizingConversationManager,
 )
 from .errors import (
+    BudgetPriceError,
     CheckpointError,
     CheckpointException,
     CheckpointResumeError,
@@ -50,6 +51,7 @@ from .errors import (
     TetherError,
     ToolError,
 )
+from .budget import Budget, ModelPrice, Spend
 from .events import AgentEvent, ResultEvent
 from .hooks import (
     AfterInvocation,
@@ -96,6 +98,8 @@ __all__ = [
     "BeforeInvocation",
     "BeforeModelCall",
     "BeforeToolCall",
+    "Budget",
+    "BudgetPriceError",
     "Checkpoint",
     "CheckpointError",
     "CheckpointException",
@@ -115,6 +119,7 @@ __all__ = [
     "MessageEvent",
     "Metrics",
     "Model",
+    "ModelPrice",
     "ModelAuthError",
     "ModelError",
     "ModelResponseError",
@@ -138,6 +143,7 @@ __all__ = [
     "Snapshot",
     "SnapshotError",
     "SnapshotException",
+    "Spend",
     "StateError",
     "StoreError",
     "StructuredOutputError",
