@@ -13,6 +13,7 @@ import logging as _logging
 
 from ._version import __version__ as __version__
 from .agent import Agent
+from .budget import Budget, ModelPrice, Spend
 from .checkpoint import Checkpoint
 from .conversation import (
     ConversationManager,
@@ -51,7 +52,6 @@ from .errors import (
     TetherError,
     ToolError,
 )
-from .budget import Budget, ModelPrice, Spend
 from .events import AgentEvent, ResultEvent
 from .hooks import (
     AfterInvocation,

@@ -384,7 +384,9 @@ class Agent:
             self.store = default_store()
         return self.store
 
-    async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None, *, budget: Budget | None = None) -> AgentResult:
+    async def resume_async(
+        self, run_id: str, responses: list[dict[str, Any]] | None = None, *, budget: Budget | None = None
+    ) -> AgentResult:
         """Async :meth:`resume`."""
         events = self._events(responses, forward_deltas=False, run_id=run_id, resume=True, budget=budget)
         return cast(AgentResult, await final_result(events))

@@ -69,8 +69,8 @@ def reported(tmp: Path) -> dict[str, float]:
 def graph_spend(tmp: Path) -> dict[str, float]:
     head = SQLiteStore(tmp / "runs.db").head("g")
     assert head is not None
-    spend = spend_of(head["metrics"])
-    return {"input_tokens": spend.input_tokens, "output_tokens": spend.output_tokens, "cost_usd": spend.cost_usd, "model_calls": spend.model_calls}
+    spend = spend_of(head["metrics"]).to_dict()
+    return {key: spend[key] for key in ("input_tokens", "output_tokens", "cost_usd", "model_calls")}
 
 
 def check_within(spend: dict[str, float], budget: Budget) -> None:

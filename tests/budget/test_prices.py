@@ -37,7 +37,7 @@ def test_a_price_costs_per_million_tokens() -> None:
 
 
 def test_bad_prices_are_configuration_errors() -> None:
-    with pytest.raises(ConfigurationError, match="ModelPrice.output_per_mtok"):
+    with pytest.raises(ConfigurationError, match=r"ModelPrice\.output_per_mtok"):
         ModelPrice(1.0, -1.0)
     with pytest.raises(ConfigurationError, match=r"prices\['m'\] must be a tether.ModelPrice"):
         checked_prices({"m": (1.0, 2.0)})  # type: ignore[dict-item]

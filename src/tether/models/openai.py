@@ -99,7 +99,8 @@ class OpenAIModel(SDKClientModel):
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, **self.params}
         if "max_tokens" in request:  # a run's budget caps the reply
             # OpenAI's own API names the cap max_completion_tokens; compatible servers know max_tokens.
-            key = "max_tokens" if "max_tokens" in kwargs or (self.base_url is not None and "max_completion_tokens" not in kwargs) else "max_completion_tokens"
+            compatible = self.base_url is not None and "max_completion_tokens" not in kwargs
+            key = "max_tokens" if "max_tokens" in kwargs or compatible else "max_completion_tokens"
             kwargs[key] = output_cap(request, kwargs.get(key))
         if request["tool_specs"]:
             kwargs["tools"] = [_format_tool(spec) for spec in request["tool_specs"]]
