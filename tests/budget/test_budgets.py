@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tether import Agent, Budget, BudgetPriceError, ModelPrice, tool
+from tether import Agent, Budget, BudgetPriceError, ModelPrice, ToolContext, tool
 from tether.durable import SQLiteStore
 from tether.models import ScriptedModel
 from tether.models.scripted import tool_call
@@ -171,3 +171,30 @@ def test_a_child_never_receives_more_than_its_own_budget() -> None:
     result = parent("go")
     assert (result.stop_reason, str(result)) == ("end_turn", "parent done")
     assert result.metrics.spend.model_calls == 3
+
+
+def test_the_spend_travels_in_checkpoints_and_interrupts() -> None:
+    budget = Budget(max_model_calls=3)
+    first = Agent(model=looping(5, last="done"), tools=[step], budget=budget, checkpointing=["after_tools"])
+    paused = first("go")
+    assert paused.stop_reason == "checkpoint" and paused.checkpoint is not None
+    assert paused.checkpoint.to_dict()["metrics"]["spend"]["wall_s"] > 0
+    # another agent (as in another process) resumes from the checkpoint: its spend goes on counting
+    second = Agent(model=looping(5, last="done"), tools=[step], budget=budget, checkpointing=["after_tools"])
+    result = second([{"checkpointResume": {"checkpoint": paused.checkpoint.to_dict()}}])
+    assert result.metrics.spend.model_calls == 2
+
+    @tool
+    def ask(context: ToolContext) -> str:
+        """Asks a person."""
+        return str(context.interrupt("approve", "ok?"))
+
+    model = ScriptedModel([tool_call("ask"), "after"], usage=(10, 1), stateful=True)
+    agent = Agent(model=model, tools=[ask], budget=Budget(max_model_calls=1))
+    stopped = agent("go")
+    assert stopped.stop_reason == "interrupt"
+    answer = [{"interruptResponse": {"interruptId": stopped.interrupts[0].id, "response": "yes"}}]
+    refused = agent(answer)  # the answer is taken, then the budget refuses the next model call
+    assert refused.stop_reason == "budget_exhausted" and refused.metrics.spend.model_calls == 1
+    done = agent(None, budget=Budget(max_model_calls=2))
+    assert str(done) == "after" and done.metrics.spend.model_calls == 2
