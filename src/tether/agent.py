@@ -193,7 +193,8 @@ class Agent:
         self._children: set[Agent] = set()  # runners of this agent's agent-tool calls now running
         self.budget = agent_config.checked_budget(budget)
         self.prices = checked_prices(prices)
-        agent_config.invocation_budget(self.budget, self._model, self.prices, [])  # an unpriced max_cost_usd fails now
+        if self._model is not None:
+            agent_config.invocation_budget(self.budget, self._model, self.prices, [])  # an unpriced max_cost_usd fails now
 
     # -- configuration views --------------------------------------------------------------
 

@@ -81,9 +81,12 @@ def checked_budget(budget: Any, where: str = "budget") -> Budget | None:
 
 def invocation_budget(budget: Budget | None, model: Any, prices: dict[str, ModelPrice], specs: list[ToolSpec]) -> BudgetPolicy | None:
     """The budget policy of one invocation on ``model`` (None without a budget): priced, with the
-    tool specs' estimated tokens; a BudgetPriceError when ``max_cost_usd`` cannot be priced."""
+    tool specs' estimated tokens; a BudgetPriceError when ``max_cost_usd`` cannot be priced, a
+    ConfigurationError when there is no model to price."""
     if budget is None:
         return None
+    if model is None and budget.max_cost_usd is not None:
+        raise ConfigurationError("this agent has no model; pass Agent(model=...)")
     model_id = getattr(model, "model_id", None)
     return budget_policy(budget, model_id if isinstance(model_id, str) else None, prices, fixed_tokens=estimate_tokens(specs))
 
