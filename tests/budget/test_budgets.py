@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tether import Agent, Budget, BudgetPriceError, ModelPrice, ToolContext, tool
+from tether.budget import spend_of
 from tether.durable import SQLiteStore
 from tether.models import ScriptedModel
 from tether.models.scripted import tool_call
@@ -198,3 +199,22 @@ def test_the_spend_travels_in_checkpoints_and_interrupts() -> None:
     assert refused.stop_reason == "budget_exhausted" and refused.metrics.spend.model_calls == 1
     done = agent(None, budget=Budget(max_model_calls=2))
     assert str(done) == "after" and done.metrics.spend.model_calls == 2
+
+
+def test_a_durable_swarm_turn_receives_what_is_left_and_waits_for_more(tmp_path: Path) -> None:
+    from tether.multiagent import Swarm
+
+    store = SQLiteStore(tmp_path / "runs.db")
+    member = Agent(model=looping(4, last="all done"), tools=[step], name="worker")
+    swarm = Swarm([member], store=store, budget=Budget(max_model_calls=2))
+    stopped = swarm("work", run_id="s")
+    assert stopped.status == "interrupted"
+    assert stopped.results["worker"].result.stop_reason == "budget_exhausted"
+    head = store.head("s")
+    assert head is not None and spend_of(head["metrics"]).model_calls == 2  # rolled up into the swarm run
+    assert swarm.resume("s").status == "interrupted"  # the same budget: still refused
+    swarm.budget = Budget(max_model_calls=10)
+    done = swarm.resume("s")
+    assert done.status == "completed" and str(done.results["worker"].result) == "all done"
+    head = store.head("s")
+    assert head is not None and spend_of(head["metrics"]).model_calls == 5
