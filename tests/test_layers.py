@@ -116,6 +116,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tether.loop.effects",
             "tether.loop.core",
             "tether.loop.policies",
+            "tether.budget",
             "tether.loop.journal",
             "tether.loop.stream",
             "tether.interrupts",

@@ -13,6 +13,7 @@ import logging as _logging
 
 from ._version import __version__ as __version__
 from .agent import Agent
+from .budget import Budget, ModelPrice, Spend
 from .checkpoint import Checkpoint
 from .conversation import (
     ConversationManager,
@@ -21,6 +22,7 @@ from .conversation import (
     SummarizingConversationManager,
 )
 from .errors import (
+    BudgetPriceError,
     CheckpointError,
     CheckpointException,
     CheckpointResumeError,
@@ -96,6 +98,8 @@ __all__ = [
     "BeforeInvocation",
     "BeforeModelCall",
     "BeforeToolCall",
+    "Budget",
+    "BudgetPriceError",
     "Checkpoint",
     "CheckpointError",
     "CheckpointException",
@@ -115,6 +119,7 @@ __all__ = [
     "MessageEvent",
     "Metrics",
     "Model",
+    "ModelPrice",
     "ModelAuthError",
     "ModelError",
     "ModelResponseError",
@@ -138,6 +143,7 @@ __all__ = [
     "Snapshot",
     "SnapshotError",
     "SnapshotException",
+    "Spend",
     "StateError",
     "StoreError",
     "StructuredOutputError",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, cast
 
 import pydantic
@@ -19,6 +19,8 @@ from ._prompt import normalize_prompt
 from ._sync import run_sync
 from .agent_state import AgentState
 from .agent_tool import AgentTool
+from .budget import Budget, ModelPrice
+from .budget.prices import checked_prices
 from .conversation import ConversationManager, SlidingWindowConversationManager
 from .errors import AgentBusyError, ConfigurationError, PromptError, SnapshotError
 from .events import AgentEvent, final_result
@@ -62,6 +64,7 @@ class RunOptions(TypedDict, total=False):
     invocation_state: dict[str, Any] | None
     run_id: str | None
     parent_run_id: str | None
+    budget: Budget | None
 
 
 class Agent:
@@ -91,6 +94,8 @@ class Agent:
         reconcile: Callable[[InDoubtCall], Any] | None = None,
         tracer: Tracer | None = None,
         trace_content: bool | None = None,
+        budget: Budget | None = None,
+        prices: Mapping[str, ModelPrice] | None = None,
     ) -> None:
         """Configure an agent; nothing runs and no provider SDK is imported until the first call.
 
@@ -138,11 +143,17 @@ class Agent:
             trace_content: Record message contents, tool arguments and results on spans
                 (default ``None``: only when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
                 is ``true``). Off by default: contents may be personal data.
+            budget: What each run of the agent may spend over its whole life (tokens, dollars,
+                tool and model calls, seconds), nested runs included; a call may pass its own
+                (see :class:`~tether.Budget` and the Budgets guide).
+            prices: Model prices (model id or id prefix → :class:`~tether.ModelPrice`) that win
+                over the built-in table, for ``Budget.max_cost_usd``.
 
         Raises:
             ConfigurationError: An invalid value, naming it: an unknown model string (the
                 message lists the valid forms), an ``Agent`` without a name among ``tools``, bad messages,
-                an unknown checkpointing position.
+                an unknown checkpointing position, a ``max_cost_usd`` budget on a model without a
+                known price (:class:`~tether.errors.BudgetPriceError`).
             StateError: ``state`` is not a dict of JSON values.
         """
         self._model = from_string(model) if isinstance(model, str) else model
@@ -180,6 +191,10 @@ class Agent:
         self._global_tracer = tracer is None  # resolved per invocation (a provider may be set later)
         self._binding: DurableBinding | None = None
         self._children: set[Agent] = set()  # runners of this agent's agent-tool calls now running
+        self.budget = agent_config.checked_budget(budget)
+        self.prices = checked_prices(prices)
+        if self._model is not None:
+            agent_config.invocation_budget(self.budget, self._model, self.prices, [])  # an unpriced max_cost_usd fails now
 
     # -- configuration views --------------------------------------------------------------
 
@@ -304,18 +319,21 @@ class Agent:
         """
         return self._sync(self.invoke_async(prompt, **options))
 
-    def resume(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> AgentResult:
+    def resume(self, run_id: str, responses: list[dict[str, Any]] | None = None, *, budget: Budget | None = None) -> AgentResult:
         """Finish the interrupted turn of durable run ``run_id`` (in any process).
 
         A finished run returns its last result without calling the model; ``responses`` are
-        ``interruptResponse`` blocks answering the run's interrupts.
+        ``interruptResponse`` blocks answering the run's interrupts. A run that stopped with
+        ``budget_exhausted`` goes on when resumed with a larger ``budget``.
 
         Args:
             run_id: The durable run, in the agent's store.
             responses: ``interruptResponse`` blocks answering its pending interrupts (in-doubt
                 questions included), or None.
+            budget: The run's budget from now on (default: the agent's ``budget``); what the
+                run spent so far counts against it.
         """
-        return self._sync(self.resume_async(run_id, responses))
+        return self._sync(self.resume_async(run_id, responses, budget=budget))
 
     def fork(
         self,
@@ -367,9 +385,12 @@ class Agent:
             self.store = default_store()
         return self.store
 
-    async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> AgentResult:
+    async def resume_async(
+        self, run_id: str, responses: list[dict[str, Any]] | None = None, *, budget: Budget | None = None
+    ) -> AgentResult:
         """Async :meth:`resume`."""
-        return cast(AgentResult, await final_result(self._events(responses, forward_deltas=False, run_id=run_id, resume=True)))
+        events = self._events(responses, forward_deltas=False, run_id=run_id, resume=True, budget=budget)
+        return cast(AgentResult, await final_result(events))
 
     @staticmethod
     def _sync(coro: Coroutine[Any, Any, _T]) -> _T:
@@ -383,6 +404,7 @@ class Agent:
         invocation_state: dict[str, Any] | None = None,
         run_id: str | None = None,
         parent_run_id: str | None = None,
+        budget: Budget | None = None,
     ) -> AgentResult:
         """Run one invocation and return its result.
 
@@ -395,8 +417,12 @@ class Agent:
             parent_run_id: With ``run_id``, the durable run this new run is nested in (a
                 multi-agent child run); recorded in the new run's head (``RunSummary.
                 parent_run_id``). A run that already exists keeps the parent it was created with.
+            budget: The run's budget for this call (default: the agent's ``budget``); what the
+                run spent in earlier calls counts against it.
         """
-        options = RunOptions(output_model=output_model, invocation_state=invocation_state, run_id=run_id, parent_run_id=parent_run_id)
+        options = RunOptions(
+            output_model=output_model, invocation_state=invocation_state, run_id=run_id, parent_run_id=parent_run_id, budget=budget
+        )
         return cast(AgentResult, await final_result(self._events(prompt, forward_deltas=False, **options)))
 
     def nested_events(
@@ -407,11 +433,13 @@ class Agent:
         run_id: str | None = None,
         parent_run_id: str | None = None,
         resume: bool = False,
+        budget: Budget | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """The events of one invocation run as a nested run (an agent tool's call), deltas
         included: ``stream_async`` plus ``resume`` (continue durable run ``run_id``, as
-        :meth:`resume_async` does, instead of starting it)."""
-        options = RunOptions(invocation_state=invocation_state, run_id=run_id, parent_run_id=parent_run_id)
+        :meth:`resume_async` does, instead of starting it) and ``budget`` (what the parent has
+        left, already combined with this agent's own)."""
+        options = RunOptions(invocation_state=invocation_state, run_id=run_id, parent_run_id=parent_run_id, budget=budget)
         return self._events(prompt, forward_deltas=True, resume=resume, **options)
 
     async def stream_async(self, prompt: Any = None, **options: Unpack[RunOptions]) -> AsyncIterator[AgentEvent]:
@@ -434,6 +462,7 @@ class Agent:
         run_id: str | None = None,
         resume: bool = False,
         parent_run_id: str | None = None,
+        budget: Budget | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         if not self._busy.acquire(blocking=False):
             # A stream the caller broke out of is closed by the event loop's async-generator
@@ -457,6 +486,9 @@ class Agent:
                 invocation_state=invocation_state or {},
                 forward_deltas=forward_deltas,
                 cancel=self._cancel,
+                budget=agent_config.invocation_budget(
+                    agent_config.checked_budget(budget) or self.budget, self._model, self.prices, self.tool_specs_for(output_model)
+                ),
             )
             host = self.host()
             if run_id is None and parent_run_id is not None:

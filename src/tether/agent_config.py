@@ -14,6 +14,7 @@ import pydantic
 
 from ._messages import validate_messages, validate_system_prompt
 from .agent_state import state_copy
+from .budget import Budget, BudgetPolicy, ModelPrice, budget_policy, estimate_tokens
 from .errors import ConfigurationError, ShapeError, SnapshotError, StateError
 from .loop.state import CHECKPOINT_POSITIONS, CheckpointPosition, RunState
 from .snapshot import Snapshot
@@ -69,6 +70,25 @@ def initial_run_state(
         state=state_copy(state or {}, "state"),
         system_prompt=system_blocks(system_prompt),
     )
+
+
+def checked_budget(budget: Any, where: str = "budget") -> Budget | None:
+    """``budget`` when it is a :class:`~tether.Budget` or None; a ConfigurationError otherwise."""
+    if budget is not None and not isinstance(budget, Budget):
+        raise ConfigurationError(f"{where} must be a tether.Budget(...) or None, got {type(budget).__name__}")
+    return budget
+
+
+def invocation_budget(budget: Budget | None, model: Any, prices: dict[str, ModelPrice], specs: list[ToolSpec]) -> BudgetPolicy | None:
+    """The budget policy of one invocation on ``model`` (None without a budget): priced, with the
+    tool specs' estimated tokens; a BudgetPriceError when ``max_cost_usd`` cannot be priced, a
+    ConfigurationError when there is no model to price."""
+    if budget is None:
+        return None
+    if model is None and budget.max_cost_usd is not None:
+        raise ConfigurationError("this agent has no model; pass Agent(model=...)")
+    model_id = getattr(model, "model_id", None)
+    return budget_policy(budget, model_id if isinstance(model_id, str) else None, prices, fixed_tokens=estimate_tokens(specs))
 
 
 def checked_trace_content(value: bool | None) -> bool | None:

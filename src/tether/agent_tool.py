@@ -38,7 +38,13 @@ the parent's checkpoint (``after_model`` of its cycle) carries the child's check
 the parent continues the child from there. Calls of the cycle that had finished are not redone.
 
 Metrics: the child's token usage, model calls and model latency are added to the parent's
-run metrics (once, across interrupts and crashes).
+run metrics (once, across interrupts and crashes), and so are its budget spend (cost, tool calls).
+
+Budgets: the child runs with what the parent's budget has left when the call begins (the
+parent's ``ToolContext.budget``), no more than the child agent's own ``budget``; its spend rolls
+up into the parent's with the call's result (see :func:`child_budget`). A child its budget
+stopped gives an error result (the parent's next model call is refused too when the budget was
+the parent's).
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .budget import Budget, Spend, spend_of
 from .durable.adoption import adopt_child
 from .durable.ids import child_run_id
 from .errors import ConfigurationError, LeaseLostError
@@ -64,7 +71,7 @@ STATE_KEY = "tether.agent_tools"
 """The key of the parent's agent state holding its agent tools' bookkeeping (JSON)."""
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_ROLLED = ("input_tokens", "output_tokens", "total_tokens", "model_call_count", "model_latency_ms")
+_ROLLED = ("input_tokens", "output_tokens", "total_tokens", "model_call_count", "model_latency_ms", "cost_usd", "tool_calls")
 
 _INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -137,6 +144,8 @@ class AgentTool(Tool):
             limits=child.limits,
             reconcile=child.reconcile,
             tracer=child.tracer,
+            budget=child.budget,
+            prices=child.prices,
         )
         runner.tool_registry = child.tool_registry
         runner.hooks = child.hooks
@@ -201,8 +210,9 @@ class AgentTool(Tool):
             saved = book.setdefault("conversations", {}).get(self._tool_name)
             if saved is not None:
                 runner.load_snapshot(saved)
+        budget = child_budget(context.budget, self.agent.budget, entry.get("rolled") if entry else None)
         with parent.running_child(runner):  # parent.cancel() cancels the child too
-            result = await self._drive(runner, prompt, context, run_id, parent_run_id, resume)
+            result = await self._drive(runner, prompt, context, run_id, parent_run_id, resume, budget)
         if result.stop_reason not in ("interrupt", "checkpoint"):
             return self._finished(result, runner, tool_use_id, context)
         # Read the bookkeeping again: a parallel call that finished meanwhile may have dropped
@@ -261,6 +271,10 @@ class AgentTool(Tool):
         context.on_recorded(record)
         if cancelled:
             return error_result(tool_use_id, f"Agent {self.agent.name!r} was cancelled before it finished.")
+        if result.stop_reason == "budget_exhausted":
+            # The caller's model decides what to do; its own next call is refused too when the
+            # budget that ran out was the caller's (then a resume with a larger budget goes on).
+            return error_result(tool_use_id, f"Agent {self.agent.name!r} ran out of budget before it finished.")
         return to_result(tool_use_id, str(result))
 
     def _answers(self, entry: dict[str, Any], context: ToolContext) -> list[dict[str, Any]]:
@@ -276,7 +290,14 @@ class AgentTool(Tool):
         return answers
 
     async def _drive(
-        self, runner: Agent, prompt: Any, context: ToolContext, run_id: str | None, parent_run_id: str | None, resume: bool
+        self,
+        runner: Agent,
+        prompt: Any,
+        context: ToolContext,
+        run_id: str | None,
+        parent_run_id: str | None,
+        resume: bool,
+        budget: Budget | None,
     ) -> AgentResult:
         """Run the child's invocation, forwarding its events (with a path) to the parent's stream."""
         result: AgentResult | None = None
@@ -286,6 +307,7 @@ class AgentTool(Tool):
             run_id=run_id,
             parent_run_id=None if resume or run_id is None else parent_run_id,
             resume=resume,
+            budget=budget,
         )
         async for event in events:
             if event["type"] == "result":
@@ -334,18 +356,46 @@ def roll_up(metrics: Any, child: Mapping[str, Any], rolled: dict[str, Any] | Non
     """Add to the parent's ``metrics`` what the child's run ``child`` cost since ``rolled``
     (what earlier rounds of the same call already added); returns the new ``rolled``."""
     usage = child.get("usage") or {}
+    spent = spend_of(child)
     now: dict[str, float] = {
         "input_tokens": usage.get("input_tokens", 0),
         "output_tokens": usage.get("output_tokens", 0),
         "total_tokens": usage.get("total_tokens", 0),
         "model_call_count": child.get("model_call_count", 0),
         "model_latency_ms": child.get("model_latency_ms", 0.0),
+        "cost_usd": spent.cost_usd,
+        "tool_calls": spent.tool_calls,
     }
     before = rolled or {}
     delta = {key: now[key] - before.get(key, 0) for key in _ROLLED}
     tokens = {key: delta[key] for key in ("input_tokens", "output_tokens", "total_tokens")}
-    add_figures(metrics, {"usage": tokens, "model_call_count": delta["model_call_count"], "model_latency_ms": delta["model_latency_ms"]})
+    added: dict[str, Any] = {"usage": tokens, "model_call_count": delta["model_call_count"], "model_latency_ms": delta["model_latency_ms"]}
+    if delta["cost_usd"] or delta["tool_calls"]:
+        # The child's tool calls count against the parent's budget, not in its own tool_call_count.
+        added["spend"] = {"cost_usd": delta["cost_usd"], "nested_tool_calls": int(delta["tool_calls"])}
+    add_figures(metrics, added)
     return now
+
+
+def rolled_spend(rolled: Mapping[str, Any] | None) -> Spend:
+    """What :func:`roll_up` already added to the parent for a call, as a :class:`~tether.budget.Spend`."""
+    before = rolled or {}
+    return Spend(
+        input_tokens=int(before.get("input_tokens", 0)),
+        output_tokens=int(before.get("output_tokens", 0)),
+        cost_usd=float(before.get("cost_usd", 0.0)),
+        tool_calls=int(before.get("tool_calls", 0)),
+        model_calls=int(before.get("model_call_count", 0)),
+    )
+
+
+def child_budget(left: Budget | None, own: Budget | None, rolled: Mapping[str, Any] | None) -> Budget | None:
+    """The budget of a nested run: what its parent had ``left`` when the call began, plus what the
+    parent already counted of this call (``rolled``: the child's own counters include it), and no
+    more than the child agent's ``own`` budget."""
+    if left is None:
+        return own
+    return left.widened(rolled_spend(rolled)).tightest(own)
 
 
 __all__ = ["STATE_KEY", "AgentTool", "asked_name"]

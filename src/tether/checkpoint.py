@@ -33,7 +33,7 @@ from .errors import CheckpointError, ShapeError, SnapshotError
 from .loop.state import CHECKPOINT_POSITIONS, CheckpointPosition, new_metrics, trace_ids
 from .snapshot import Migration, Snapshot, migrate
 from .snapshot.migrations import LEGACY_SCHEMA_VERSION, SchemaVersion
-from .types import MetricsData, ToolFigures
+from .types import MetricsData, SpendData, ToolFigures
 
 CHECKPOINT_SCHEMA_VERSION = "1.0"
 """The checkpoint schema version this Tether writes (the one Strands writes)."""
@@ -315,7 +315,23 @@ def check_metrics(value: Any, where: str = "checkpoint.metrics") -> MetricsData:
         raise _bad([where, "tools"], "must be an object")
     for name, figures in tools.items():
         out["tools"][name] = _tool_figures(figures, [where, "tools", name])
+    spend = value.get("spend")
+    if spend is not None:
+        out["spend"] = _spend_figures(spend, [where, "spend"])
     return out
+
+
+def _spend_figures(spend: Any, at: list[Any]) -> SpendData:
+    """The checked copy of a run's budget spend figures (see :mod:`tether.budget.spend`)."""
+    if not isinstance(spend, dict):
+        raise _bad(at, "must be an object")
+    cost, wall, nested = spend.get("cost_usd", 0.0), spend.get("wall_s", 0.0), spend.get("nested_tool_calls", 0)
+    for name, number in (("cost_usd", cost), ("wall_s", wall)):
+        if not _non_negative_number(number):
+            raise _bad(at + [name], f"must be a non-negative number, got {brief(number)}")
+    if not isinstance(nested, int) or isinstance(nested, bool) or nested < 0:
+        raise _bad(at + ["nested_tool_calls"], f"must be a non-negative integer, got {brief(nested)}")
+    return {"cost_usd": float(cost), "wall_s": float(wall), "nested_tool_calls": nested}
 
 
 def _tool_figures(figures: Any, at: list[Any]) -> ToolFigures:

@@ -16,6 +16,10 @@ class ConfigurationError(TetherError, ValueError):
     """The agent, a tool or a model was configured with an invalid value."""
 
 
+class BudgetPriceError(ConfigurationError):
+    """A budget sets ``max_cost_usd`` but the model has no known price (pass ``prices=``)."""
+
+
 class StateError(TetherError, ValueError):
     """A value put into agent state, app data or a run is not JSON."""
 

@@ -17,6 +17,7 @@ from typing import Any
 import pydantic
 
 from ._prompt import Prompt
+from .budget import BudgetPolicy
 from .events import AgentEvent
 from .hooks import AfterInvocation, BeforeInvocation, MessageAdded
 from .loop.core import CoreConfig, LoopCore
@@ -42,6 +43,7 @@ class InvocationOptions:
         invocation_state: The caller's per-call dict handed to tools and hooks (not persisted).
         forward_deltas: Yield ``text_delta``/``reasoning_delta`` events.
         cancel: Set (from any thread) to stop at the next step.
+        budget: The run's budget for this call, priced (None: no budget).
     """
 
     checkpointing: frozenset[CheckpointPosition] = frozenset()
@@ -50,6 +52,7 @@ class InvocationOptions:
     invocation_state: dict[str, Any] = field(default_factory=dict)
     forward_deltas: bool = True
     cancel: threading.Event = field(default_factory=threading.Event)
+    budget: BudgetPolicy | None = None
 
 
 async def invoke_stream(
@@ -86,6 +89,7 @@ async def invoke_stream(
             max_tokens=host.limits.max_tokens,
             output_tool=options.output_tool,
             has_other_tools=len(host.tools) > 0,
+            budget=options.budget,
         ),
     )
     span = _invocation_span(host, run, turn.resumed_from)

@@ -9,6 +9,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from .budget.spend import Spend, add_spend, diff_spend, spend_of
 from .types import MetricsData, ToolFigures, UsageTotals
 
 
@@ -58,6 +59,12 @@ class Metrics:
         return copy.deepcopy(self._data["tools"])
 
     @property
+    def spend(self) -> Spend:
+        """What the run spent, in the units of a :class:`~tether.Budget` (nested runs included;
+        cost and wall time are counted while the run has a budget)."""
+        return spend_of(self._data)
+
+    @property
     def invocation(self) -> Metrics:
         """The part of these metrics produced by the current call."""
         return Metrics(self._invocation if self._invocation is not None else self._data)
@@ -84,6 +91,7 @@ def diff_metrics(now: MetricsData, before: MetricsData) -> MetricsData:
     """
     prior_usage = before.get("usage", _NO_USAGE)
     usage = now["usage"]
+    spent = now.get("spend")
     prior_tools = before.get("tools", {})
     tools: dict[str, ToolFigures] = {}
     for name, figures in now["tools"].items():
@@ -95,7 +103,7 @@ def diff_metrics(now: MetricsData, before: MetricsData) -> MetricsData:
         }
         if delta["calls"]:
             tools[name] = delta
-    return {
+    diff: MetricsData = {
         "cycle_count": now["cycle_count"] - before.get("cycle_count", 0),
         "tool_call_count": now["tool_call_count"] - before.get("tool_call_count", 0),
         "model_call_count": now["model_call_count"] - before.get("model_call_count", 0),
@@ -107,6 +115,9 @@ def diff_metrics(now: MetricsData, before: MetricsData) -> MetricsData:
         },
         "tools": tools,
     }
+    if spent is not None:  # a run with a budget: its spend figures too (see tether.budget)
+        diff["spend"] = diff_spend(spent, before.get("spend") or {})
+    return diff
 
 
 def record_tool(metrics: MetricsData, name: str, duration_ms: float, error: bool) -> None:
@@ -127,7 +138,8 @@ def add_figures(metrics: MetricsData, added: Mapping[str, Any]) -> None:
 
     This is the one roll-up of a nested run's cost into its parent's metrics: an agent tool's
     child (locally and on Temporal) and a graph node's or swarm member's run. Counts are added
-    as ints, the model latency as a float, per-tool figures key by key.
+    as ints, the model latency as a float, per-tool figures key by key, budget spend figures
+    (``spend``: cost, wall time, nested tool calls) figure by figure.
     """
     usage = added.get("usage") or {}
     for key in ("input_tokens", "output_tokens", "total_tokens"):
@@ -140,3 +152,6 @@ def add_figures(metrics: MetricsData, added: Mapping[str, Any]) -> None:
         mine["calls"] += figures["calls"]
         mine["errors"] += figures["errors"]
         mine["total_duration_ms"] += figures["total_duration_ms"]
+    spend = added.get("spend")
+    if spend:
+        add_spend(metrics, spend)

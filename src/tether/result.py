@@ -61,8 +61,9 @@ class AgentResult:
 
     Args:
         stop_reason: Why the invocation stopped: ``end_turn``, ``max_tokens``, ``interrupt``,
-            ``checkpoint``, ``cancelled``, ``limit_cycles``, ``limit_tokens``,
-            ``stop_sequence``, ``content_filtered`` or ``guardrail_intervened``.
+            ``checkpoint``, ``cancelled``, ``limit_cycles``, ``limit_tokens``, ``budget_exhausted``
+            (the run's budget refused the next model call or tool round: resume it with a
+            larger one), ``stop_sequence``, ``content_filtered`` or ``guardrail_intervened``.
         message: The last assistant message (at an ``after_tools`` checkpoint: the one whose
             tool calls just ran; their results are the last message of the conversation), or
             None when the model never answered.

@@ -181,3 +181,13 @@ def test_config_never_includes_the_key(replay: ReplayServer) -> None:
     config = make_model(replay).get_config()
     assert "sk-ant-test" not in repr(config)
     assert config["provider"] == "anthropic" and config["model"] == "claude-sonnet-4-6"
+
+
+def test_a_budgets_output_cap_lowers_max_tokens_never_raises_it() -> None:
+    from tether.models import AnthropicModel
+
+    model = AnthropicModel("claude-sonnet-4-6", api_key="sk-ant-test", max_tokens=1000)
+    prompt = [{"role": "user", "content": [{"text": "hi"}]}]
+    assert model.format_request(request(prompt, max_tokens=120))["max_tokens"] == 120
+    assert model.format_request(request(prompt, max_tokens=5000))["max_tokens"] == 1000
+    assert model.format_request(request(prompt))["max_tokens"] == 1000

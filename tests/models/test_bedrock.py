@@ -232,3 +232,10 @@ def test_config_never_includes_credentials(replay: ReplayServer) -> None:
     config = make_model(replay).get_config()
     assert "AKIDEXAMPLE" not in json.dumps(config) and "wJalr" not in json.dumps(config)
     assert config["provider"] == "bedrock" and config["model"] == MODEL
+
+
+def test_a_budgets_output_cap_goes_into_the_inference_config(replay: ReplayServer) -> None:
+    prompt = [{"role": "user", "content": [{"text": "hi"}]}]
+    model = make_model(replay, inference_config={"maxTokens": 500, "temperature": 0.1})
+    assert model.format_request(request(prompt, max_tokens=80))["inferenceConfig"] == {"maxTokens": 80, "temperature": 0.1}
+    assert make_model(replay).format_request(request(prompt, max_tokens=80))["inferenceConfig"] == {"maxTokens": 80}

@@ -224,3 +224,16 @@ async def test_stopping_early_closes_the_stream(replay: ReplayServer) -> None:
     first = await stream.__anext__()
     assert first == {"messageStart": {"role": "assistant"}}
     await stream.aclose()  # what the driver does on cancellation; must not raise or leak
+
+
+def test_a_budgets_output_cap_is_sent_under_the_servers_name_for_it() -> None:
+    from tether.models import OpenAIModel
+
+    prompt = [{"role": "user", "content": [{"text": "hi"}]}]
+    openai = OpenAIModel("gpt-4o", api_key="sk-test-key")
+    sent = openai.format_request(request(prompt, max_tokens=64))
+    assert sent["max_completion_tokens"] == 64 and "max_tokens" not in sent
+    compatible = OpenAIModel("smollm2", base_url="http://127.0.0.1:1/v1", params={"max_tokens": 32})
+    assert compatible.format_request(request(prompt, max_tokens=64))["max_tokens"] == 32  # the smaller cap
+    assert OpenAIModel("smollm2", base_url="http://127.0.0.1:1/v1").format_request(request(prompt, max_tokens=64))["max_tokens"] == 64
+    assert "max_completion_tokens" not in openai.format_request(request(prompt))

@@ -26,7 +26,9 @@ from tether import (
     BeforeInvocation,
     BeforeModelCall,
     BeforeToolCall,
+    Budget,
     MessageAdded,
+    ModelPrice,
     NullConversationManager,
     RetryPolicy,
     ScriptedModel,
@@ -169,6 +171,25 @@ def long_agent(config: dict[str, Any]) -> Agent:
 
     return Agent(
         model=ScriptedModel(_long_script(cycles), stateful=True, usage=(3, 2)), tools=[tick], conversation_manager=NullConversationManager()
+    )
+
+
+@registry.register("budgeted")
+def budgeted_agent(config: dict[str, Any]) -> Agent:
+    """``long``'s script (``cycles`` model calls, each but the last calling ``tick``) under
+    ``config["budget"]`` (``Budget.to_dict``), on a priced scripted model reporting (30, 5)."""
+    cycles = int(config["cycles"])
+
+    @tool(name="tick", run_in_thread=False)
+    def tick(i: int) -> int:
+        return i + 1
+
+    return Agent(
+        model=ScriptedModel(_long_script(cycles), stateful=True, usage=(30, 5), model_id="temporal-priced"),
+        tools=[tick],
+        conversation_manager=NullConversationManager(),
+        budget=Budget.from_dict(config["budget"]),
+        prices={"temporal-priced": ModelPrice(10.0, 100.0)},
     )
 
 

@@ -275,8 +275,9 @@ def model_figures(metrics: MetricsData) -> dict[str, float]:
 
 
 def turn_status(stop_reason: str, run: RunState) -> str:
-    """The run status a finished invocation leaves: paused, interrupted or finished."""
-    if stop_reason == "checkpoint":
+    """The run status a finished invocation leaves: paused (a checkpoint, or a budget that ran
+    out: both resume), interrupted or finished."""
+    if stop_reason in ("checkpoint", "budget_exhausted"):
         return "paused"
     if stop_reason == "interrupt" or (run.interrupt_state.get("activated") and pending_interrupts(run.interrupt_state)):
         return "interrupted"

@@ -15,10 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..budget import Budget, BudgetPolicy, add_cost, add_wall, estimate_tokens, spend_of
 from ..errors import StateError, StructuredOutputError
 from ..types import ContentBlock, InterruptRecord, Message, StopReason, ToolChoice, ToolResult, ToolUse
 from .effects import CallModel, CloseCycle, Effect, Pause, RunTools, Stop
 from .state import CheckpointPosition, Cursor, RunState
+
+BUDGET_EXHAUSTED = "budget_exhausted"
+"""The stop reason of an invocation whose next model call or tool round its budget refused."""
 
 CORRECTIVE_PROMPT = (
     "You did not call the `{name}` tool. Respond now by calling `{name}` with the final answer as its input, and nothing else."
@@ -34,6 +38,7 @@ class CoreConfig:
     max_tokens: int | None = None
     output_tool: str | None = None
     has_other_tools: bool = True
+    budget: BudgetPolicy | None = None
 
 
 @dataclass
@@ -67,9 +72,10 @@ class LoopCore:
         cursor = self.run.cursor
         # Cycle indexes count over the whole run, also when a new prompt follows an after_tools
         # checkpoint or a failed call (phase "model").
-        self.run.cursor = Cursor(phase="model", cycle_index=cursor.cycle_index)
+        self.run.cursor = Cursor(phase="model", cycle_index=cursor.cycle_index, input_estimate=cursor.input_estimate)
         for message in prompt:
             self.run.messages.append(message)
+        self._estimate_added(prompt)
         return list(prompt)
 
     def resume(self) -> None:
@@ -105,13 +111,23 @@ class LoopCore:
             pending = [use for use in uses if use["toolUseId"] not in cursor.results]
             if not pending:
                 return CloseCycle(self._close_cycle(uses))
+            budget = self.config.budget
+            if budget is not None:
+                limit = budget.gate_tools(spend_of(self.run.metrics), len(pending))
+                if limit is not None:
+                    return self._stop(BUDGET_EXHAUSTED, limit)
             return RunTools(pending)
         config = self.config
         if config.max_cycles is not None and cursor.invocation_cycles >= config.max_cycles:
             return self._stop("limit_cycles")
         if config.max_tokens is not None and cursor.invocation_tokens >= config.max_tokens:
             return self._stop("limit_tokens")
-        return CallModel(self._tool_choice())
+        if config.budget is None:
+            return CallModel(self._tool_choice())
+        gate = config.budget.gate_model_call(spend_of(self.run.metrics), self._input_estimate())
+        if gate.exhausted is not None:
+            return self._stop(BUDGET_EXHAUSTED, gate.exhausted)
+        return CallModel(self._tool_choice(), gate.max_tokens)
 
     def _open_cycle_uses(self) -> list[ToolUse]:
         """The tool calls of the open cycle; a StateError when the run says it is in a tool
@@ -134,12 +150,42 @@ class LoopCore:
             return {"tool": {"name": name}}
         return {"any": {}}
 
-    def _stop(self, reason: str) -> Stop:
+    def _stop(self, reason: str, detail: str | None = None) -> Stop:
         cursor = self.run.cursor
         cursor.stop_reason = reason
-        if reason not in ("interrupt",):
+        # An interrupted or budget-stopped run stays where it is: a resume goes on from there.
+        if reason not in ("interrupt", BUDGET_EXHAUSTED):
             cursor.phase = "idle" if cursor.phase == "model" else cursor.phase
-        return Stop(reason)
+        return Stop(reason, detail)
+
+    # -- budget ---------------------------------------------------------------------------
+
+    def _input_estimate(self) -> int:
+        """The estimated input tokens of the next model request: kept up to date step by step
+        (see :mod:`tether.budget.estimate`), estimated whole once when unknown."""
+        cursor = self.run.cursor
+        if cursor.input_estimate is None:
+            budget = self.config.budget
+            fixed = budget.fixed_tokens if budget is not None else 0
+            cursor.input_estimate = fixed + estimate_tokens(self.run.system_prompt) + estimate_tokens(self.run.messages)
+        return cursor.input_estimate
+
+    def _estimate_added(self, messages: list[Message]) -> None:
+        """Add appended messages to the next request's estimate (runs with a budget only)."""
+        cursor = self.run.cursor
+        if self.config.budget is not None and cursor.input_estimate is not None and messages:
+            cursor.input_estimate += estimate_tokens(messages)
+
+    def elapsed(self, seconds: float) -> None:
+        """Count ``seconds`` of running time (measured by the driver: the core reads no clock)
+        against the run's budget; nothing is recorded for a run without a budget."""
+        if self.config.budget is not None:
+            add_wall(self.run.metrics, seconds)
+
+    def budget_left(self) -> Budget | None:
+        """What is left of the invocation's budget now (what a nested run may spend), or None."""
+        budget = self.config.budget
+        return None if budget is None else budget.budget.left(spend_of(self.run.metrics))
 
     # -- outcomes -------------------------------------------------------------------------
 
@@ -161,6 +207,12 @@ class LoopCore:
         metrics["model_latency_ms"] += outcome.latency_ms
         cursor.invocation_cycles += 1
         cursor.invocation_tokens += total
+        budget = self.config.budget
+        if budget is not None:
+            cost = budget.cost(in_tokens, out_tokens)
+            if cost is not None:
+                add_cost(metrics, cost)
+            cursor.input_estimate = in_tokens + out_tokens  # the next request carries this one's input and reply
 
         message = outcome.message
         content = message["content"]
@@ -207,6 +259,7 @@ class LoopCore:
             run.messages.append(corrective)
             cursor.cycle_index += 1
             added.append(corrective)
+            self._estimate_added([corrective])
             return added
 
         cursor.stop_reason = str(outcome.stop_reason)
@@ -241,6 +294,7 @@ class LoopCore:
         blocks: list[ContentBlock] = [{"toolResult": results[use["toolUseId"]]} for use in uses]
         message: Message = {"role": "user", "content": blocks}
         run.messages.append(message)
+        self._estimate_added([message])
         cursor.phase = "model"
         cursor.cycle_index += 1
         cursor.results = {}

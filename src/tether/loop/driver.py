@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +63,7 @@ class LocalDriver:
         self.journal = StateJournal(self.run_state)
         """Which running call changed what in the agent state (see :mod:`tether.loop.journal`)."""
         self._recorded: set[str] = set()  # the calls of this tool phase whose results are folded
+        self._mark = time.monotonic()  # when the running time last counted against the budget began
 
     # -- persistence points (no-ops here; the durable driver writes) -----------------------
 
@@ -76,10 +78,18 @@ class LocalDriver:
 
     # -- the loop -------------------------------------------------------------------------
 
+    def _tick(self) -> None:
+        """Report the running time since the last report to the core (a run's budget counts the
+        time its driver runs: measured here, never in the core)."""
+        now = time.monotonic()
+        self.core.elapsed(now - self._mark)
+        self._mark = now
+
     async def run(self) -> AsyncIterator[LoopEvent]:
         """Perform effects until the core pauses or stops; yields stream events."""
         core = self.core
         cancel = self.cancel_event
+        self._mark = time.monotonic()
         while True:
             if cancel.is_set():
                 added = core.cancel()
@@ -104,6 +114,9 @@ class LocalDriver:
                 for message in effect.messages:
                     yield {"type": "message", "message": message}
             else:
+                self._tick()
+                if isinstance(effect, Stop) and effect.detail is not None:
+                    _log.info("%sstopped: %s (%s)", _run_label(self.run_state.run_id), effect.reason, effect.detail)
                 self.final = effect
                 return
 
@@ -131,6 +144,7 @@ class LocalDriver:
             forward_deltas=self.options.forward_deltas,
             cancel=self.cancel_event,
             parent=self.options.trace_parent,
+            max_tokens=effect.max_tokens,
         ):
             if isinstance(item, ModelResponse):
                 response = item
@@ -140,6 +154,7 @@ class LocalDriver:
             return  # cancelled: the loop's next turn records it
         if response.model_state is not None:
             run.model_state = response.model_state
+        self._tick()
         added = self.core.model_done(ModelOutcome(response.message, response.stop_reason, response.usage, response.latency_ms))
         await self._added(added)
         for message in added:
@@ -242,6 +257,7 @@ class LocalDriver:
             pending.abandon(exc)
             raise
         pending.pausable = bool(core.config.checkpoint_positions)  # this driver pauses at checkpoints
+        pending.budget = core.budget_left()  # what a nested run of this call may spend
         if pending.selected is not None and pending.selected.streams_events:
             outcome = None
             async for item in self._streamed(pending):
@@ -270,6 +286,7 @@ class LocalDriver:
         if group is None:
             await journal.wait_folded(tool_use_id)  # folded, with its events, by the call it waited for
             return []
+        self._tick()
         added: list[Message] = []
         results: list[ToolResult] = []
         for _, (use, done) in group:
@@ -320,6 +337,10 @@ class LocalDriver:
             if not task.done():
                 task.cancel()
                 await asyncio.wait([task])
+
+
+def _run_label(run_id: str | None) -> str:
+    return f"run {run_id!r} " if run_id else ""
 
 
 def _describe(effect: Effect) -> str:

@@ -13,9 +13,11 @@ from .state import CheckpointPosition
 
 @dataclass(frozen=True, slots=True)
 class CallModel:
-    """Call the model with the run's messages; ``tool_choice`` forces a tool when set."""
+    """Call the model with the run's messages; ``tool_choice`` forces a tool when set,
+    ``max_tokens`` caps the reply's output (what the run's budget leaves; None: no cap)."""
 
     tool_choice: ToolChoice | None
+    max_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,9 +46,11 @@ class Pause:
 
 @dataclass(frozen=True, slots=True)
 class Stop:
-    """The invocation is over, for ``reason`` (``end_turn``, ``interrupt``, ``limit_cycles``...)."""
+    """The invocation is over, for ``reason`` (``end_turn``, ``interrupt``, ``limit_cycles``...);
+    ``detail`` says more when there is more to say (``budget_exhausted``: the limit that refused)."""
 
     reason: str
+    detail: str | None = None
 
 
 Effect = CallModel | RunTools | CloseCycle | Pause | Stop

@@ -53,6 +53,7 @@ def respond(
     forward_deltas: bool = False,
     cancel: threading.Event | None = None,
     parent: Span | None = None,
+    max_tokens: int | None = None,
 ) -> AsyncIterator[DeltaEvent | ModelResponse]:
     """Yield text/reasoning delta events (when ``forward_deltas``), then one :class:`ModelResponse`.
 
@@ -61,9 +62,10 @@ def respond(
     ``host.limits.max_overflow_reductions`` times. An ``AfterModelCall`` hook may ask for a
     retry of a failed or a successful call. The whole call (retries included) is one
     ``model_call`` span under ``parent`` (no span, and no cost, with the null tracer).
+    ``max_tokens`` caps the reply's output tokens (the request's ``max_tokens``; the run's budget).
     """
     model = host.model
-    calls = _respond(host, model, run, tool_specs, tool_choice, cycle_index, retry, backoff, forward_deltas, cancel)
+    calls = _respond(host, model, run, tool_specs, tool_choice, cycle_index, retry, backoff, forward_deltas, cancel, max_tokens)
     if host.tracer is NULL_TRACER:
         return calls
     return _traced(host, model, run, calls, cycle_index, parent)
@@ -128,6 +130,7 @@ async def _respond(
     backoff: Callable[[float], Awaitable[None]] | None,
     forward_deltas: bool,
     cancel: threading.Event | None,
+    max_tokens: int | None = None,
 ) -> AsyncIterator[DeltaEvent | ModelResponse]:
     hooks = host.hooks
     agent = host.owner
@@ -146,6 +149,8 @@ async def _respond(
             "tool_choice": tool_choice,
             "model_state": run.model_state,
         }
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
         accumulator = StreamAccumulator()
         started = time.perf_counter()
         try:

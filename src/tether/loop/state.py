@@ -52,13 +52,15 @@ class Cursor:
     corrective_turn_used: bool = False
     stop_reason: str | None = None
     trace: dict[str, str] | None = None
+    input_estimate: int | None = None
 
     def to_dict(self) -> CursorData:
         """The cursor as JSON data (a new dict; ``results`` and ``started`` are copies).
 
         ``trace`` (the ids of the invocation span that last worked on the run, so a resumed
         invocation can link to it) is written only when set: with tracing off the data is
-        exactly what it was before tracing existed.
+        exactly what it was before tracing existed. ``input_estimate`` (the estimated input
+        tokens of the next model request, kept by runs with a budget) likewise.
         """
         data: CursorData = {
             "phase": self.phase,
@@ -74,6 +76,8 @@ class Cursor:
         }
         if self.trace is not None:
             data["trace"] = dict(self.trace)
+        if self.input_estimate is not None:
+            data["input_estimate"] = self.input_estimate
         return data
 
     @classmethod
@@ -91,7 +95,13 @@ class Cursor:
             corrective_turn_used=bool(data.get("corrective_turn_used", False)),
             stop_reason=data.get("stop_reason"),
             trace=trace_ids(data.get("trace")),
+            input_estimate=_estimate(data.get("input_estimate")),
         )
+
+
+def _estimate(value: Any) -> int | None:
+    """A stored input estimate, or None when absent or malformed (it is then estimated again)."""
+    return value if type(value) is int and value >= 0 else None
 
 
 def trace_ids(value: Any) -> dict[str, str] | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pydantic
 
+from ..budget import Budget
 from ..hooks import AfterToolCall, BeforeToolCall
 from ..interrupts import Interrupt, InterruptRaiser, InterruptSignal, PauseSignal
 from ..tools.base import Tool, error_result, validation_message
@@ -148,6 +149,7 @@ class PendingCall:
     emit: Callable[[LoopEvent], None] | None = None
     pausable: bool = False
     journal: StateJournal | None = None
+    budget: Budget | None = None
 
     async def finish(
         self,
@@ -285,6 +287,7 @@ async def _finish(
                 invocation_state=call.invocation_state,
                 run_id=run.run_id,
                 pausable=call.pausable,
+                budget=call.budget,
                 _raiser=InterruptRaiser(run.interrupt_state, "tool", tool_use_id),
                 _emit=call.emit,
             )

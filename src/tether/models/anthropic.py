@@ -18,6 +18,7 @@ from ..errors import ContextWindowOverflowError, ModelAuthError, ModelError, Mod
 from ..types import ContentBlock, Message, ModelRequest, StopReason, StreamEvent, ToolChoice, ToolResultContent
 from ._format import TEXT_DOCUMENT_FORMATS, b64, image_media_type, merge_same_role, to_bytes
 from ._sdk_model import SDKClientModel
+from .base import output_cap
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -103,6 +104,7 @@ class AnthropicModel(SDKClientModel):
             "messages": [_format_message(m, f"messages[{i}]") for i, m in enumerate(merge_same_role(request["messages"]))],
             **self.params,
         }
+        kwargs["max_tokens"] = output_cap(request, kwargs["max_tokens"])  # a run's budget may lower it
         system: list[dict[str, Any]] = []
         for block in request["system_prompt"] or []:
             if "text" in block:

@@ -44,6 +44,16 @@ def preflight(model: Any) -> None:
         check()
 
 
+def output_cap(request: ModelRequest, own: Any = None) -> int | None:
+    """The output-token cap of one request: the smaller of the request's ``max_tokens`` (set by
+    a run's budget) and the model's own cap ``own`` (an int, or anything else for none)."""
+    asked = request.get("max_tokens")
+    mine = own if isinstance(own, int) and not isinstance(own, bool) else None
+    if asked is None:
+        return mine
+    return asked if mine is None else min(asked, mine)
+
+
 def config_of(model: Any) -> dict[str, Any]:
     """A model's JSON config, when it exposes one (used by snapshots' metadata and the CLI)."""
     getter = getattr(model, "get_config", None)

@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import ContextWindowOverflowError, ModelAuthError, ModelError, ModelResponseError, ModelThrottledError
 from ..types import ContentBlock, Message, ModelRequest, StopReason, StreamEvent, ToolResultContent
 from ._format import check_url, import_sdk, merge_same_role, to_bytes
+from .base import output_cap
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -165,6 +166,9 @@ class BedrockModel:
             kwargs["toolConfig"] = tool_config
         if self.inference_config:
             kwargs["inferenceConfig"] = dict(self.inference_config)
+        if "max_tokens" in request:  # a run's budget caps the reply
+            config = kwargs.setdefault("inferenceConfig", {})
+            config["maxTokens"] = output_cap(request, config.get("maxTokens"))
         if self.additional_request_fields:
             kwargs["additionalModelRequestFields"] = dict(self.additional_request_fields)
         return kwargs

@@ -16,6 +16,7 @@ from ..errors import ContextWindowOverflowError, ModelAuthError, ModelError, Mod
 from ..types import ContentBlock, Message, ModelRequest, StopReason, StreamEvent, ToolChoice, ToolSpec
 from ._format import TEXT_DOCUMENT_FORMATS, b64, image_media_type, merge_same_role, to_bytes, tool_result_text
 from ._sdk_model import SDKClientModel
+from .base import output_cap
 
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -96,6 +97,11 @@ class OpenAIModel(SDKClientModel):
         for index, message in enumerate(merge_same_role(request["messages"])):
             messages.extend(_format_message(message, f"messages[{index}]"))
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, **self.params}
+        if "max_tokens" in request:  # a run's budget caps the reply
+            # OpenAI's own API names the cap max_completion_tokens; compatible servers know max_tokens.
+            compatible = self.base_url is not None and "max_completion_tokens" not in kwargs
+            key = "max_tokens" if "max_tokens" in kwargs or compatible else "max_completion_tokens"
+            kwargs[key] = output_cap(request, kwargs.get(key))
         if request["tool_specs"]:
             kwargs["tools"] = [_format_tool(spec) for spec in request["tool_specs"]]
             if request["tool_choice"] is not None:

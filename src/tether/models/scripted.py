@@ -6,6 +6,10 @@ callable taking the request's messages and returning one of those, or an excepti
 (raised, to test error paths). Running out of responses raises
 :class:`~tether.errors.ScriptExhaustedError`.
 
+A request's ``max_tokens`` (a run's budget) is honoured as a provider honours it: a reply whose
+scripted output usage is larger reports ``max_tokens`` output tokens and stops with
+``max_tokens`` (its text kept, its tool calls dropped by the loop).
+
 The position in the script is ``model_state["scripted_index"]`` when ``stateful=True``, so a
 scripted run resumed from a snapshot in a fresh process continues the same script; by default
 the index lives on the instance (a reused model keeps counting).
@@ -107,8 +111,11 @@ class ScriptedModel:
                 yield {"contentBlockDelta": {"delta": {"reasoningContent": delta}}}  # type: ignore[typeddict-item]
                 yield {"contentBlockStop": {}}
         stop_reason: Any = dict(message).get("stopReason", stop)
-        yield {"messageStop": {"stopReason": stop_reason}}
         inp, out = self.usage
+        cap = request.get("max_tokens")
+        if cap is not None and out > cap:
+            out, stop_reason = cap, "max_tokens"
+        yield {"messageStop": {"stopReason": stop_reason}}
         yield {"metadata": {"usage": {"inputTokens": inp, "outputTokens": out, "totalTokens": inp + out}}}
 
 

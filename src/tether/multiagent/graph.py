@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agent import Agent
+from ..budget import Budget, spend_of
 from ..durable.store import RunStore
 from ..errors import ConfigurationError, PromptError
-from . import schedule
+from . import executions, schedule
 from .base import MultiAgentBase, RunEvent, check_task
 from .durable_graph import GraphRecorder
 from .nodes import AgentNode, AgentTemplate, CallableNode, NestedGraphNode, NodeKind, NodeOutput, NodeRun
@@ -96,6 +97,7 @@ class GraphBuilder:
         self._edges: list[GraphEdge] = []
         self._entry: list[str] = []
         self._max: int | None = None
+        self._budget: Budget | None = None
 
     def add_node(self, executor: Agent | Graph | Callable[[Any], Any], node_id: str | None = None) -> GraphNode:
         """Add a node.
@@ -163,6 +165,14 @@ class GraphBuilder:
         self._max = max_executions
         return self
 
+    def set_budget(self, budget: Budget | None) -> GraphBuilder:
+        """Bound what one durable graph run may spend, its nodes' runs included: each node
+        execution receives what is left (see :attr:`Graph.budget`)."""
+        if budget is not None and not isinstance(budget, Budget):
+            raise ConfigurationError(f"set_budget: must be a tether.Budget or None, got {type(budget).__name__}")
+        self._budget = budget
+        return self
+
     def build(self, store: RunStore | None = None) -> Graph:
         """The graph.
 
@@ -185,7 +195,7 @@ class GraphBuilder:
         cycle = _find_cycle(list(self._nodes), self._edges)
         if cycle is not None and self._max is None:
             raise ConfigurationError(f"build: the graph has a cycle ({' -> '.join(cycle)}) but no limit; call set_max_node_executions(n)")
-        return Graph(dict(self._nodes), list(self._edges), entry, self._max, store)
+        return Graph(dict(self._nodes), list(self._edges), entry, self._max, store, budget=self._budget)
 
 
 def _find_cycle(nodes: list[str], edges: list[GraphEdge]) -> list[str] | None:
@@ -245,6 +255,7 @@ class Graph(MultiAgentBase[GraphResult]):
         templates: dict[str, AgentTemplate] | None = None,
         node_input: NodeInputFormat | None = None,
         join: str = "all",
+        budget: Budget | None = None,
     ) -> None:
         """A graph; use :meth:`GraphBuilder.build`, which validates what this takes as given.
 
@@ -263,6 +274,7 @@ class Graph(MultiAgentBase[GraphResult]):
             join: ``"all"`` (a node with several incoming edges waits for one from each
                 source) or ``"all_but_self"`` (the same, but its own self-loop edge starts it
                 alone; see :class:`~tether.multiagent.schedule.GraphSpec`).
+            budget: What one durable graph run may spend (see :attr:`budget`).
         """
         if join not in ("all", "all_but_self"):
             raise ConfigurationError(f"Graph: join must be 'all' or 'all_but_self', got {join!r}")
@@ -272,6 +284,12 @@ class Graph(MultiAgentBase[GraphResult]):
         self.entry_points = entry_points
         self.max_node_executions = max_node_executions
         self.store = store
+        self.budget = budget
+        """What one durable graph run may spend, nested runs included (None: no bound). Each node
+        execution receives what is left of it (no more than its agent's own budget); a node
+        stopped by it waits like an interrupted node, and ``resume`` goes on after the budget
+        is raised (set this attribute, or build the graph again). Parallel nodes each receive
+        the whole remainder."""
         self._node_ids = list(nodes)
         self._outgoing: dict[str, list[GraphEdge]] = {n: [] for n in nodes}
         for e in edges:
@@ -406,6 +424,11 @@ class Graph(MultiAgentBase[GraphResult]):
             previous = run.node_result(node_id).result if run.data["nodes"][node_id]["status"] == "interrupted" else None
             nested = recorder is not None and self.spec.kinds[node_id] != "callable"
             child = recorder.child(run, node_id, running["n"]) if nested and recorder is not None else None
+            budget = None
+            if self.budget is not None and recorder is not None:
+                # What the graph run has left, plus what it already counted of this execution.
+                rolled = executions.entry_of(run.data, node_id, running["n"]).get("usage") or {}
+                budget = self.budget.left(spend_of(recorder.session.run.metrics)).widened(spend_of(rolled))
             node = NodeRun(
                 node_id,
                 running["n"],
@@ -417,6 +440,7 @@ class Graph(MultiAgentBase[GraphResult]):
                 store=None if recorder is None else recorder.store,
                 parent_run_id=None if recorder is None else recorder.run_id,
                 emit=_forward(queue, node_id) if forward else None,
+                budget=budget,
             )
             tasks[node_id] = asyncio.create_task(_execute(self._kinds[node_id], node, queue))
 
@@ -443,6 +467,7 @@ class Graph(MultiAgentBase[GraphResult]):
             templates=self._templates,
             node_input=self.node_input,
             join=self.spec.join,
+            budget=self.budget,
         )
 
 

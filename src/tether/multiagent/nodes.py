@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from ..agent import Agent
+from ..budget import Budget
 from ..durable.adoption import adopt_child
 from ..durable.store import RunStore
 from ..interrupts import Interrupt
@@ -64,6 +65,8 @@ class AgentTemplate:
             reconcile=src.reconcile,
             tracer=src.tracer,
             trace_content=src.trace_content,
+            budget=src.budget,
+            prices=src.prices,
         )
         agent.checkpointing = src.checkpointing
         if extra_tools:
@@ -103,6 +106,7 @@ class NodeRun:
         store: The durable graph run's store (None: a run kept in memory).
         parent_run_id: The durable graph run's id (None: in memory).
         emit: Forwards an event of the node's agent (None: the caller wants no node events).
+        budget: What the graph run's budget leaves this execution (None: no graph budget).
     """
 
     node_id: str
@@ -115,6 +119,7 @@ class NodeRun:
     store: RunStore | None = None
     parent_run_id: str | None = None
     emit: Callable[[Any], None] | None = None
+    budget: Budget | None = None
 
 
 class NodeKind(Protocol):
@@ -166,9 +171,10 @@ class AgentNode:
 
     async def execute(self, node: NodeRun) -> AgentResult:
         agent = self.template.fresh(node.store)
+        budget = agent.budget if node.budget is None else node.budget.tightest(agent.budget)
         store, parent = node.store, node.parent_run_id
         if node.child is not None and store is not None and parent is not None and adopt_child(store, parent, node.child):
-            return await agent.resume_async(node.child, node.answers)
+            return await agent.resume_async(node.child, node.answers, budget=budget)
         prompt = node.prompt
         paused = node.paused.get(node.node_id)
         if paused is not None:
@@ -178,7 +184,7 @@ class AgentNode:
                 return node.previous  # nothing answered: it still waits
             agent.load_snapshot(paused)
             prompt = node.answers
-        result = await self._invoke(agent, prompt, node)
+        result = await self._invoke(agent, prompt, node, budget)
         if node.store is None and result.stop_reason == "interrupt":
             node.paused[node.node_id] = agent.take_snapshot(preset="session").to_dict()
         else:
@@ -186,12 +192,12 @@ class AgentNode:
         return result
 
     @staticmethod
-    async def _invoke(agent: Agent, prompt: Any, node: NodeRun) -> AgentResult:
+    async def _invoke(agent: Agent, prompt: Any, node: NodeRun, budget: Budget | None) -> AgentResult:
         """Invoke the fresh agent (as nested run ``node.child`` when durable), forwarding its events."""
         if node.emit is None:
-            return await agent.invoke_async(prompt, run_id=node.child, parent_run_id=node.parent_run_id)
+            return await agent.invoke_async(prompt, run_id=node.child, parent_run_id=node.parent_run_id, budget=budget)
         result: AgentResult | None = None
-        async for event in agent.stream_async(prompt, run_id=node.child, parent_run_id=node.parent_run_id):
+        async for event in agent.stream_async(prompt, run_id=node.child, parent_run_id=node.parent_run_id, budget=budget):
             if event["type"] == "result":
                 result = event["result"]
             else:
@@ -200,7 +206,8 @@ class AgentNode:
         return result
 
     def interrupted(self, result: NodeOutput) -> bool:
-        return isinstance(result, AgentResult) and result.stop_reason == "interrupt"
+        # A node its budget stopped waits like an interrupted one: resumed, its run goes on.
+        return isinstance(result, AgentResult) and result.stop_reason in ("interrupt", "budget_exhausted")
 
     def interrupts(self, result: NodeOutput | None) -> list[Interrupt]:
         return list(result.interrupts) if isinstance(result, AgentResult) else []

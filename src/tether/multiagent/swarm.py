@@ -18,12 +18,14 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
 from ..agent import Agent
+from ..budget import Budget, spend_of
 from ..durable.adoption import adopt_child
 from ..durable.store import RunStore
 from ..errors import ConfigurationError, PromptError, SnapshotError, ToolError
 from ..result import AgentResult
 from ..tools.context import ToolContext
 from ..tools.decorator import tool
+from . import executions
 from .base import MultiAgentBase
 from .durable_graph import GraphRecorder
 from .nodes import AgentTemplate
@@ -104,6 +106,7 @@ class Swarm(MultiAgentBase[SwarmResult]):
         turn_input: TurnInputFormat | None = None,
         handoff_tool: Any = None,
         stop_check: StopCheck | None = None,
+        budget: Budget | None = None,
     ) -> None:
         """Configure a swarm.
 
@@ -128,6 +131,8 @@ class Swarm(MultiAgentBase[SwarmResult]):
             stop_check: Called before each member turn starts with the run's state; a string
                 it returns fails the run with that reason (a facade's own limits, checked
                 on the stored state only, so a resumed run decides the same).
+            budget: What one durable swarm run may spend, its members' turns included: each
+                turn receives what is left (see :attr:`budget`).
 
         Raises:
             ConfigurationError: No members, a member that is not an Agent, a missing or
@@ -163,6 +168,10 @@ class Swarm(MultiAgentBase[SwarmResult]):
         self.turn_input = turn_input
         self.handoff_tool = handoff_tool if handoff_tool is not None else handoff_to_agent
         self.stop_check = stop_check
+        self.budget = budget
+        """What one durable swarm run may spend, nested runs included (None: no bound). Each member
+        turn receives what is left of it (no more than the member's own budget); a turn stopped by
+        it waits like one stopped on interrupts, and ``resume`` goes on once the budget is raised."""
         self._current: GraphRunState | None = None
         descriptions = {a.name: a.description or "" for a in members}
         self.spec = SwarmSpec(tuple(names), descriptions, self.entry, max_handoffs, max_iterations, window, unique)
@@ -202,7 +211,7 @@ class Swarm(MultiAgentBase[SwarmResult]):
         data = run.data
         if answers is not None:
             self._check_answers(run, answers, durable=recorder is not None)
-        elif data["status"] == "interrupted":
+        elif data["status"] == "interrupted" and not (recorder is not None and _budget_stopped(run)):
             # A member waits on interrupts and nothing answers them: it still waits.
             yield {"type": "result", "result": self._result(run, None if recorder is None else recorder.run_id)}
             return
@@ -229,9 +238,14 @@ class Swarm(MultiAgentBase[SwarmResult]):
             agent = self.member_agent(name, None if recorder is None else recorder.store)
             result: AgentResult | None = None
             child_id = None if recorder is None else recorder.child(run, name, running["n"])
+            budget = agent.budget
+            if self.budget is not None and recorder is not None:
+                # What the swarm run has left, plus what it already counted of this turn.
+                rolled = executions.entry_of(run.data, name, running["n"]).get("usage") or {}
+                budget = self.budget.left(spend_of(recorder.session.run.metrics)).widened(spend_of(rolled)).tightest(agent.budget)
             try:
                 if recorder is not None and child_id is not None and adopt_child(recorder.store, recorder.run_id, child_id):
-                    result = await agent.resume_async(child_id, answers)
+                    result = await agent.resume_async(child_id, answers, budget=budget)
                 elif answers is not None and running.get("paused") is not None:
                     # A run kept in memory whose member stopped on interrupts: its agent as it
                     # stopped (kept in the swarm state), continued with the answers.
@@ -243,7 +257,7 @@ class Swarm(MultiAgentBase[SwarmResult]):
                             yield {"type": "node_event", "node_id": name, "event": event}
                 else:
                     parent = None if recorder is None else recorder.run_id
-                    async for event in agent.stream_async(running["input"], run_id=child_id, parent_run_id=parent):
+                    async for event in agent.stream_async(running["input"], run_id=child_id, parent_run_id=parent, budget=budget):
                         if event["type"] == "result":
                             result = event["result"]
                         else:
@@ -299,6 +313,15 @@ def swarm_result(run: GraphRunState, run_id: str | None) -> SwarmResult:
     return result
 
 
+def _budget_stopped(run: GraphRunState) -> bool:
+    """True when the run's member turn in flight stopped because its budget ran out."""
+    running = run.data["running"]
+    if running is None:
+        return False
+    result = run.node_result(running["member"]).result
+    return isinstance(result, AgentResult) and result.stop_reason == "budget_exhausted"
+
+
 def _record_turn(
     swarm: Swarm, run: GraphRunState, recorder: GraphRecorder | None, name: str, n: int, result: AgentResult, agent: Agent
 ) -> dict[str, Any]:
@@ -306,7 +329,7 @@ def _record_turn(
     run.set_result(name, result)
     if recorder is not None:
         recorder.completed(run, name, n)
-    interrupted = result.stop_reason == "interrupt"
+    interrupted = result.stop_reason in ("interrupt", "budget_exhausted")  # a turn its budget stopped waits too
     event = record_turn(
         swarm.spec, run.data, run.order, name, n, interrupted=interrupted, handoff=None if interrupted else agent.state.get(_HANDOFF_KEY)
     )

@@ -30,6 +30,7 @@ from typing import Any, cast
 from temporalio import activity
 
 from .._json import json_copy
+from ..agent_config import invocation_budget
 from ..durable.indoubt import IN_DOUBT, RERUN, InDoubtCall
 from ..errors import (
     ConfigurationError,
@@ -80,7 +81,7 @@ from .payloads import (
     restore,
 )
 from .retries import retry_settings, throttle_delay
-from .shapes import CompactMessage, CompactResult, CompactState
+from .shapes import BudgetSettings, CompactMessage, CompactResult, CompactState
 
 TAIL = 4
 """Compact messages the workflow keeps in memory (the loop core reads only the last one)."""
@@ -178,6 +179,7 @@ class TetherActivities(ActivitySet):
                 **({"agent_tools": agent_tools} if (agent_tools := _agent_tools(tools)) else {}),
                 "invocation_hooks": hooks.has(BeforeInvocation) or hooks.has(AfterInvocation) or hooks.has(MessageAdded),
                 **({"sources": len(tools.sources)} if tools.sources else {}),
+                **({"budget": budget} if (budget := budget_settings(agent)) is not None else {}),
             },
         }
 
@@ -305,6 +307,7 @@ class TetherActivities(ActivitySet):
             cycle_index=int(params.get("cycle_index", 0)),
             forward_deltas=beat.enabled,
             parent=parent,
+            max_tokens=params.get("max_tokens"),
         ):
             if isinstance(item, ModelResponse):
                 return item
@@ -494,6 +497,16 @@ def _agent_tools(tools: ToolRegistry) -> dict[str, dict[str, Any]]:
         for name in tools.names
         if isinstance(tool := tools.get(name), AgentTool)
     }
+
+
+def budget_settings(agent: Any) -> BudgetSettings | None:
+    """The agent's budget as the workflow needs it (None: no budget); a BudgetPriceError (the
+    activity fails for good) when ``max_cost_usd`` cannot be priced."""
+    policy = invocation_budget(agent.budget, agent.model_or_none, agent.prices, agent.tool_specs_for(None))
+    if policy is None:
+        return None
+    price = None if policy.price is None else [policy.price.input_per_mtok, policy.price.output_per_mtok]
+    return {"limits": policy.budget.to_dict(), "price": price, "fixed_tokens": policy.fixed_tokens}
 
 
 def _usage_added(metrics: Any) -> JSONValue:

@@ -75,6 +75,8 @@ class CallModelInput(AgentCall):
     conversation_manager_state: JSONValue
     cycle_index: int
     source_tools: NotRequired[SourceTools]
+    max_tokens: NotRequired[int]
+    """The reply's output cap, what the run's budget leaves (absent: none)."""
 
 
 class ModelOutput(TypedDict):

@@ -133,6 +133,18 @@ class AgentSettings(TypedDict, total=False):
     source_tools: SourceTools
     """From the ``tether.list_tools`` activity (absent: not listed): ``listings``, each source's
     tool specs, and ``idempotent``, the names of the idempotent ones."""
+    budget: BudgetSettings
+    """The agent's budget, priced (absent: none; see :mod:`tether.budget`)."""
+
+
+class BudgetSettings(TypedDict):
+    """An agent's budget as the workflow's loop core checks it: the limits (``Budget.to_dict``),
+    the model's price in dollars per million tokens (``[input, output]``, None: unknown) and the
+    tool specs' estimated tokens."""
+
+    limits: dict[str, float]
+    price: list[float] | None
+    fixed_tokens: int
 
 
 class CarriedState(TypedDict):

@@ -33,6 +33,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError,
 
 with workflow.unsafe.imports_passed_through():
     from .._prompt import Prompt, PromptKind
+    from ..budget import Budget, BudgetPolicy, ModelPrice
     from ..durable.indoubt import IN_DOUBT, RERUN
     from ..errors import PromptError, TetherError
     from ..interrupts import apply_responses, pending_interrupts
@@ -104,6 +105,7 @@ class AgentWorkflow(AgentToolCalls):
         self._options: WorkflowOptions = DEFAULT_OPTIONS.copy()
         self._before: MetricsData = new_metrics()
         self._resumed_from: str | None = None
+        self._mark = 0.0  # workflow time when the run's running time last counted against its budget
 
     # -- run ------------------------------------------------------------------------------
 
@@ -185,6 +187,7 @@ class AgentWorkflow(AgentToolCalls):
                 max_cycles=settings.get("max_cycles"),
                 max_tokens=settings.get("max_tokens"),
                 has_other_tools=bool(settings.get("has_tools", True)),
+                budget=_budget_policy(settings),
             ),
         )
         self._status = "running"
@@ -211,15 +214,26 @@ class AgentWorkflow(AgentToolCalls):
         assert self._run is not None and self._core is not None
         return self._run, self._core
 
+    def _tick(self) -> None:
+        """Count the workflow time since the last count against the run's budget (workflow time
+        is deterministic: a replay counts the same)."""
+        _, core = self._state()
+        now = workflow.time()
+        core.elapsed(now - self._mark)
+        self._mark = now
+
     async def _drive(self) -> AgentRunResult:
         run, core = self._state()
+        self._mark = workflow.time()
         while True:
             effect = core.next_effect()
             if isinstance(effect, CallModel):
                 await self._call_model(effect)
                 self._done_here += 1
+                self._tick()
             elif isinstance(effect, RunTools):
                 await self._run_tools(effect)
+                self._tick()
             elif isinstance(effect, CloseCycle):
                 self._unpersisted += len(effect.messages)
                 self._trim_tail()
@@ -227,12 +241,14 @@ class AgentWorkflow(AgentToolCalls):
             elif isinstance(effect, Pause):
                 continue
             elif isinstance(effect, Stop):
+                self._tick()
                 if effect.reason != "interrupt":
                     return await self._finish(effect)
                 if self._params.get("nested"):  # a child workflow: its parent asks and answers
                     mark_interrupted(run, None)
                     return await self._finish(effect)
                 await self._wait_for_answers()
+                self._mark = workflow.time()  # waiting for answers is not running
                 continue
             cursor = run.cursor
             if (
@@ -271,6 +287,8 @@ class AgentWorkflow(AgentToolCalls):
             "conversation_manager_state": run.conversation_manager_state,
             "cycle_index": run.cursor.cycle_index,
         }
+        if effect.max_tokens is not None:
+            params["max_tokens"] = effect.max_tokens
         if self._settings.get("source_tools"):
             params["source_tools"] = self._settings["source_tools"]
         out: io.ModelOutput = await self._activity(
@@ -531,6 +549,19 @@ class AgentWorkflow(AgentToolCalls):
         if effect.reason == "interrupt":  # a nested child's: its parent asks them
             out["interrupts"] = [dict(i.to_dict()) for i in pending_interrupts(run.interrupt_state)]
         return out
+
+
+def _budget_policy(settings: AgentSettings) -> BudgetPolicy | None:
+    """The loop core's budget policy from the agent's settings (None: no budget)."""
+    budget = settings.get("budget")
+    if budget is None:
+        return None
+    price = budget.get("price")
+    return BudgetPolicy(
+        Budget.from_dict(budget["limits"], "settings.budget.limits"),
+        None if price is None else ModelPrice(float(price[0]), float(price[1])),
+        int(budget.get("fixed_tokens", 0)),
+    )
 
 
 def _failure_text(exc: ActivityError) -> str:

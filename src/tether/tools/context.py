@@ -11,6 +11,7 @@ from ..types import JSONValue, ToolUse
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..budget import Budget
     from ..types import LoopEvent
 
 
@@ -29,6 +30,8 @@ class ToolContext:
         run_id: The durable run's id, or None outside a durable run.
         pausable: The caller pauses at checkpoints (``Agent(checkpointing=...)``) and can pause
             in the middle of this call: the tool may raise ``tether.interrupts.PauseSignal``.
+        budget: What is left of the calling run's budget as the call begins (None: the run has
+            no budget); an agent tool's child run receives it (see :mod:`tether.budget`).
     """
 
     tool_use: ToolUse
@@ -36,6 +39,7 @@ class ToolContext:
     invocation_state: dict[str, Any] = field(default_factory=dict)
     run_id: str | None = None
     pausable: bool = False
+    budget: Budget | None = None
     _raiser: InterruptRaiser | None = None
     _emit: Callable[[LoopEvent], None] | None = None
     _on_recorded: list[Callable[[], None]] = field(default_factory=list)

@@ -38,6 +38,7 @@ from .state import (
     InterruptState,
     MetricsData,
     PausePosition,
+    SpendData,
     ToolFigures,
     UsageTotals,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "ReasoningContent",
     "ReasoningDeltaEvent",
     "Role",
+    "SpendData",
     "StopReason",
     "StreamEvent",
     "SystemContentBlock",

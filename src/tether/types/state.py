@@ -43,6 +43,7 @@ class CursorData(TypedDict):
     corrective_turn_used: bool
     stop_reason: str | None
     trace: NotRequired[dict[str, str]]
+    input_estimate: NotRequired[int]
 
 
 class UsageTotals(TypedDict):
@@ -61,10 +62,20 @@ class ToolFigures(TypedDict):
     total_duration_ms: float
 
 
+class SpendData(TypedDict):
+    """The spend figures a budget needs besides usage and counts (``MetricsData["spend"]``),
+    written only by runs that have a budget (see :mod:`tether.budget.spend`)."""
+
+    cost_usd: float
+    wall_s: float
+    nested_tool_calls: int
+
+
 class MetricsData(TypedDict):
     """Accumulated run metrics, as :func:`tether.loop.state.new_metrics` creates them.
 
     The same shape holds the part of one invocation (:func:`tether.metrics.diff_metrics`).
+    ``spend`` is present once a run with a budget spent something (:mod:`tether.budget`).
     """
 
     cycle_count: int
@@ -73,6 +84,7 @@ class MetricsData(TypedDict):
     usage: UsageTotals
     model_latency_ms: float
     tools: dict[str, ToolFigures]
+    spend: NotRequired[SpendData]
 
 
 class InterruptRecord(TypedDict):
@@ -117,6 +129,7 @@ __all__ = [
     "InterruptState",
     "MetricsData",
     "PausePosition",
+    "SpendData",
     "ToolFigures",
     "UsageTotals",
 ]

@@ -6,7 +6,7 @@ format only. Events are plain dicts with exactly one key.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias, TypedDict
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 from .content import Message, SystemContentBlock
 from .tools import ToolChoice, ToolSpec
@@ -90,10 +90,15 @@ class StreamEvent(TypedDict, total=False):
 
 
 class ModelRequest(TypedDict):
-    """Everything a model call needs, as JSON (so it can cross process boundaries)."""
+    """Everything a model call needs, as JSON (so it can cross process boundaries).
+
+    ``max_tokens``, when present, caps the reply's output tokens (a run's budget sets it to what
+    is left); a provider that allows it lowers its own per-reply cap to it.
+    """
 
     messages: list[Message]
     system_prompt: list[SystemContentBlock] | None
     tool_specs: list[ToolSpec]
     tool_choice: ToolChoice | None
     model_state: dict[str, Any]
+    max_tokens: NotRequired[int]

@@ -24,6 +24,7 @@ from ..._prompt import normalize_prompt
 from ...agent import Agent as _TetherAgent
 from ...agent_state import AgentState as _TetherAgentState
 from ...agent_tool import AgentTool
+from ...budget import Budget, ModelPrice
 from ...checkpoint import Checkpoint as _TetherCheckpoint
 from ...errors import ConfigurationError, PromptError, TetherError
 from ...events import AgentEvent
@@ -160,6 +161,8 @@ class Agent(_TetherAgent):
         reconcile: Callable[[InDoubtCall], Any] | None = None,
         tracer: Tracer | None = None,
         trace_content: bool | None = None,
+        budget: Budget | None = None,
+        prices: Mapping[str, ModelPrice] | None = None,
     ) -> None:
         """Configure an agent as Strands does; nothing runs until the first call.
 
@@ -193,8 +196,8 @@ class Agent(_TetherAgent):
             memory_manager, structured_output_prompt, sandbox, storage, background_tasks:
                 Refused when set (a :class:`~tether.errors.ConfigurationError` naming it):
                 Tether provides no equivalent.
-            retry, limits, store, reconcile, tracer, trace_content: Tether's options
-                (see :class:`tether.Agent`).
+            retry, limits, store, reconcile, tracer, trace_content, budget, prices: Tether's
+                options (see :class:`tether.Agent`).
 
         Raises:
             ConfigurationError: An argument Tether does not provide, or an invalid value.
@@ -250,6 +253,8 @@ class Agent(_TetherAgent):
             reconcile=reconcile,
             tracer=tracer,
             trace_content=trace_content,
+            budget=budget,
+            prices=prices,
         )
         if isinstance(messages, list):
             messages[:] = self.run_state.messages  # Strands keeps (and extends) the caller's list
@@ -546,9 +551,11 @@ class Agent(_TetherAgent):
         callback(result=final)
         yield {"result": final}
 
-    async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> AgentResult:
+    async def resume_async(
+        self, run_id: str, responses: list[dict[str, Any]] | None = None, *, budget: Budget | None = None
+    ) -> AgentResult:
         """Tether's :meth:`tether.Agent.resume_async`, its result Strands' :class:`AgentResult`."""
-        return _strands_result(await super().resume_async(run_id, responses), self)
+        return _strands_result(await super().resume_async(run_id, responses, budget=budget), self)
 
     def nested_events(
         self,
@@ -558,10 +565,13 @@ class Agent(_TetherAgent):
         run_id: str | None = None,
         parent_run_id: str | None = None,
         resume: bool = False,
+        budget: Budget | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Tether's events of a nested run (this agent as another's tool), with this agent's
         callback handler fed Strands' events as Strands' sub-agents feed theirs."""
-        return self._nested(prompt, invocation_state=invocation_state, run_id=run_id, parent_run_id=parent_run_id, resume=resume)
+        return self._nested(
+            prompt, invocation_state=invocation_state, run_id=run_id, parent_run_id=parent_run_id, resume=resume, budget=budget
+        )
 
     async def _nested(self, prompt: Any, **options: Any) -> AsyncGenerator[AgentEvent, None]:
         adapter = StrandsStream(self, options.get("invocation_state") or {})

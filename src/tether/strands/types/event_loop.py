@@ -33,6 +33,6 @@ StopReason: TypeAlias = Literal[
     "stop_sequence",
     "tool_use",
 ]
-"""Why an invocation stopped (Tether adds ``limit_cycles`` and ``limit_tokens``)."""
+"""Why an invocation stopped (Tether adds ``limit_cycles``, ``limit_tokens`` and ``budget_exhausted``)."""
 
 __all__ = ["Metrics", "StopReason", "Usage"]
