@@ -44,7 +44,8 @@ class DurableHead(HeadFields):
     :mod:`tether.durable.incarnation`); a run stored before incarnations existed has none.
     ``cursor`` is the run's cursor with empty ``results``: the open cycle's results are rows of
     their own. Heads loaded from a store stay ``dict[str, Any]`` (older heads may lack the
-    timeline fields); :func:`tether.durable.session.run_state_of` reads them.
+    timeline fields); :func:`tether.durable.session.run_state_of` reads them. ``manifest`` is
+    the run's manifest (:mod:`tether.manifest`; absent in heads written before manifests).
     """
 
     schema_version: int
@@ -58,6 +59,7 @@ class DurableHead(HeadFields):
     conversation_manager_state: dict[str, Any]
     interrupt_state: InterruptState
     system_prompt: list[SystemContentBlock] | None
+    manifest: NotRequired[dict[str, Any]]
 
 
 def as_row(head: DurableHead) -> dict[str, Any]:
