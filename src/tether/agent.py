@@ -442,8 +442,13 @@ class Agent:
             parent_run_id: With ``run_id``, the durable run this new run is nested in (a
                 multi-agent child run); recorded in the new run's head (``RunSummary.
                 parent_run_id``). A run that already exists keeps the parent it was created with.
+            allow: Incompatible differences between the run's manifest and this agent to accept
+                when the call resumes a run (interrupt answers, a checkpoint, a durable run), by
+                name or code as :class:`~tether.errors.IncompatibleResumeError` names them.
         """
-        options = RunOptions(output_model=output_model, invocation_state=invocation_state, run_id=run_id, parent_run_id=parent_run_id)
+        options = RunOptions(
+            output_model=output_model, invocation_state=invocation_state, run_id=run_id, parent_run_id=parent_run_id, allow=allow
+        )
         return cast(AgentResult, await final_result(self._events(prompt, forward_deltas=False, **options)))
 
     def nested_events(

@@ -38,7 +38,7 @@ def build(change: str, log: list[str], *, crash: bool = False, **options: Any) -
             log.append(f"{name} {to} started")
             raise Killed(name)
         answer = ctx.interrupt("approve", {"to": to}) if asks else ""
-        log.append(f"{name} {to} {answer}{extra}".strip())
+        log.append(" ".join(part for part in (name, to, answer, extra.strip()) if part))
         return f"sent to {to}"
 
     idempotent = change != "weakened"
