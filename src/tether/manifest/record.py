@@ -114,11 +114,11 @@ def check_manifest(value: Any, where: str) -> dict[str, Any]:
     if type(tools) is not dict:
         raise ShapeError([where, "tools"], "must be an object mapping tool names to entries")
     for name, entry in tools.items():
-        _check_entry(entry, [where, "tools", name])
+        check_entry(entry, [where, "tools", name])
     return value
 
 
-def _check_entry(entry: Any, path: list[Any]) -> None:
+def check_entry(entry: Any, path: list[Any]) -> None:
     if type(entry) is not dict:
         raise ShapeError(path, f"must be an object, got {type(entry).__name__}")
     if type(entry.get("schema")) is not str:
@@ -131,4 +131,4 @@ def _check_entry(entry: Any, path: list[Any]) -> None:
             raise ShapeError([*path, key], "must be a list of parameter names")
 
 
-__all__ = ["EFFECTS", "MANIFEST_VERSION", "build_manifest", "check_manifest", "digest_of", "effect_of", "tool_entry", "weakened"]
+__all__ = ["EFFECTS", "MANIFEST_VERSION", "build_manifest", "check_entry", "check_manifest", "digest_of", "effect_of", "tool_entry", "weakened"]

@@ -31,7 +31,7 @@ from ..loop.core import tool_uses_of
 from ..loop.state import RunState
 from ..types import Message, ToolUse
 from .migrations import Migrations
-from .record import check_manifest, weakened
+from .record import check_entry, check_manifest, weakened
 
 VERDICTS: tuple[str, ...] = ("same", "compatible", "migratable", "incompatible")
 """The verdicts, mildest first."""
@@ -296,6 +296,18 @@ def _tool_changes(old: dict[str, Any], new: dict[str, Any], name: str) -> list[t
     return changes
 
 
+def _callable(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The tools a pending call may name: the manifest's, and its structured-output tool."""
+    output = manifest.get("output_model")
+    if not isinstance(output, dict) or not isinstance(output.get("name"), str):
+        return dict(manifest["tools"])
+    try:
+        check_entry(output, ["manifest", "output_model"])
+    except ShapeError:
+        return dict(manifest["tools"])
+    return {**manifest["tools"], output["name"]: output}
+
+
 _PENDING_VERDICT = {
     "required_added": "incompatible",
     "required_removed": "incompatible",
@@ -307,8 +319,8 @@ def _pending_differences(
     old: dict[str, Any] | None, current: dict[str, Any], pending: list[ToolUse], migrations: Migrations, found: _Found
 ) -> dict[str, tuple[str, Any]]:
     """Judge each pending call against the current tools; returns the migrated calls."""
-    tools = current["tools"]
-    old_tools: dict[str, Any] = {} if old is None else old["tools"]
+    tools = _callable(current)
+    old_tools: dict[str, Any] = {} if old is None else _callable(old)
     migrated: dict[str, tuple[str, Any]] = {}
     for use in pending:
         call, name, tool_input = use["toolUseId"], use["name"], use.get("input")
