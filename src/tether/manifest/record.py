@@ -35,14 +35,22 @@ EFFECTS: tuple[str, ...] = ("idempotent", "reconcilable", "at_most_once")
 
 
 def digest_of(value: Any) -> str:
-    """``sha256:<hex>`` of the canonical JSON of ``value`` (sorted keys, no spaces)."""
+    """``sha256:<hex>`` of the canonical JSON of ``value`` (sorted keys, no spaces).
+
+    Args:
+        value: Any JSON value.
+    """
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def effect_of(idempotent: bool, reconcilable: bool) -> str:
-    """The effect contract of a tool from its ``idempotent`` flag and whether the agent
-    reconciles in-doubt calls (see the module docstring)."""
+    """The effect contract of a tool (see the module docstring).
+
+    Args:
+        idempotent: The tool's ``idempotent`` flag.
+        reconcilable: Whether the agent has a ``reconcile`` hook for in-doubt calls.
+    """
     if idempotent:
         return "idempotent"
     return "reconcilable" if reconcilable else "at_most_once"
@@ -99,7 +107,12 @@ def build_manifest(
 
 def check_manifest(value: Any, where: str) -> dict[str, Any]:
     """``value`` if it is a manifest this Tether can compare, else :class:`ShapeError` naming
-    the field (a stored manifest is data: it is checked, never trusted)."""
+    the field (a stored manifest is data: it is checked, never trusted).
+
+    Args:
+        value: The manifest as stored.
+        where: What it is, for the error's path (``"manifest"``).
+    """
     if type(value) is not dict:
         raise ShapeError([where], f"must be an object, got {type(value).__name__}")
     version = value.get("version")
@@ -119,6 +132,7 @@ def check_manifest(value: Any, where: str) -> dict[str, Any]:
 
 
 def check_entry(entry: Any, path: list[Any]) -> None:
+    """Check one tool entry of a manifest (ShapeError naming ``path`` otherwise)."""
     if type(entry) is not dict:
         raise ShapeError(path, f"must be an object, got {type(entry).__name__}")
     if type(entry.get("schema")) is not str:

@@ -165,7 +165,11 @@ def _refusal(what: str, verdict: Verdict) -> str:
 
 def pending_calls(run: RunState) -> list[ToolUse]:
     """The run's pending tool calls: those of the open cycle (the last message's) with no
-    result recorded, whether not yet run, interrupted or in doubt."""
+    result recorded, whether not yet run, interrupted or in doubt.
+
+    Args:
+        run: The run state (a loaded durable run, a snapshot's, the agent's own).
+    """
     if not run.messages or run.messages[-1]["role"] != "assistant":
         return []
     done: Any
