@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from tests.manifest.deploys import Killed, answer, build
 from tether import IncompatibleResumeError
 from tether.durable import RunStore, SQLiteStore
 from tether.models import ScriptedModel
-from tests.manifest.deploys import Killed, answer, build
 
 EXPECTED = {
     "same": ("same", []),

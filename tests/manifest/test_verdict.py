@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from tether import Checkpoint, IncompatibleResumeError
+from tether.errors import ShapeError
 from tether.manifest import Migrations, judge
 from tether.manifest.record import check_manifest
-from tether.errors import ShapeError
 
 from .deploys import answer, build
 

@@ -22,7 +22,8 @@ class HeadFields(TypedDict):
     only for a nested run (a multi-agent child run): the run it was started from, and
     ``parent_incarnation`` that run's incarnation then (absent when the parent has none: see
     :mod:`tether.durable.incarnation`). ``incarnation`` is not the timeline's but the session's
-    (the run's own, absent in a legacy head); it is declared here, with the other identity fields.
+    (the run's own, absent in a legacy head); it is declared here, with the other identity fields,
+and so is ``manifest``, the session's record of the run's manifest (:mod:`tether.manifest`).
     """
 
     status: str
@@ -33,6 +34,7 @@ class HeadFields(TypedDict):
     parent_run_id: NotRequired[str]
     parent_incarnation: NotRequired[str]
     incarnation: NotRequired[str]
+    manifest: NotRequired[dict[str, Any]]
 
 
 class DurableHead(HeadFields):
@@ -59,7 +61,6 @@ class DurableHead(HeadFields):
     conversation_manager_state: dict[str, Any]
     interrupt_state: InterruptState
     system_prompt: list[SystemContentBlock] | None
-    manifest: NotRequired[dict[str, Any]]
 
 
 def as_row(head: DurableHead) -> dict[str, Any]:

@@ -145,4 +145,14 @@ def check_entry(entry: Any, path: list[Any]) -> None:
             raise ShapeError([*path, key], "must be a list of parameter names")
 
 
-__all__ = ["EFFECTS", "MANIFEST_VERSION", "build_manifest", "check_entry", "check_manifest", "digest_of", "effect_of", "tool_entry", "weakened"]
+__all__ = [
+    "EFFECTS",
+    "MANIFEST_VERSION",
+    "build_manifest",
+    "check_entry",
+    "check_manifest",
+    "digest_of",
+    "effect_of",
+    "tool_entry",
+    "weakened",
+]

@@ -68,7 +68,14 @@ class Difference:
 
     def to_dict(self) -> dict[str, Any]:
         """The difference as JSON data (as a verdict step records it)."""
-        return {"name": self.name, "code": self.code, "subject": self.subject, "verdict": self.verdict, "detail": self.detail, "calls": list(self.calls)}
+        return {
+            "name": self.name,
+            "code": self.code,
+            "subject": self.subject,
+            "verdict": self.verdict,
+            "detail": self.detail,
+            "calls": list(self.calls),
+        }
 
 
 @dataclass(frozen=True)
@@ -194,7 +201,7 @@ def migrate_pending(run: RunState, migrated: dict[str, tuple[str, Any]]) -> None
             name, tool_input = migrated[use["toolUseId"]]
             block = {**block, "toolUse": {**use, "name": name, "input": tool_input}}
         content.append(block)
-    message: Message = {**last, "content": content}  # type: ignore[typeddict-item]
+    message: Message = {**last, "content": content}
     run.messages[-1] = message
 
 
@@ -241,7 +248,8 @@ def judge(
     old: dict[str, Any] | None = None
     if recorded is None:
         if pending:
-            found.add("no_manifest", None, "compatible", "the run recorded no manifest (written by an older Tether): only its pending calls are checked")
+            detail = "the run recorded no manifest (written by an older Tether): only its pending calls are checked"
+            found.add("no_manifest", None, "compatible", detail)
     else:
         try:
             old = check_manifest(recorded, "manifest")
@@ -289,7 +297,8 @@ def _tool_changes(old: dict[str, Any], new: dict[str, Any], name: str) -> list[t
     if old_required - new_required:
         changes.append(("required_removed", f"tool {name!r} no longer requires {sorted(old_required - new_required)}"))
     if (new_params - old_params) - new_required:
-        changes.append(("optional_added", f"tool {name!r} takes new optional parameters {sorted((new_params - old_params) - new_required)}"))
+        added = sorted((new_params - old_params) - new_required)
+        changes.append(("optional_added", f"tool {name!r} takes new optional parameters {added}"))
     if (old_params - new_params) - old_required:
         changes.append(("optional_removed", f"tool {name!r} no longer takes {sorted((old_params - new_params) - old_required)}"))
     if not changes and old["schema"] != new["schema"]:
@@ -350,7 +359,8 @@ def _pending_differences(
             try:
                 new_input = reshape(json_copy(tool_input if isinstance(tool_input, dict) else {}, "input"))
             except Exception as exc:  # a user's function: its failure is a difference, named
-                found.add("input_invalid", target, "incompatible", f"migrations.tool_input({target!r}) raised {type(exc).__name__}: {exc}", call)
+                detail = f"migrations.tool_input({target!r}) raised {type(exc).__name__}: {exc}"
+                found.add("input_invalid", target, "incompatible", detail, call)
                 continue
             missing = [key for key in after["required"] if not isinstance(new_input, dict) or key not in new_input]
             if missing:
