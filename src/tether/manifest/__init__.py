@@ -1,6 +1,6 @@
 """Run manifests and the compatibility verdict of every resume (deploy-safe resume).
 
-A durable run records a :mod:`manifest <tether.manifest.record>` of the agent that runs it (its
+A durable run records a manifest (:mod:`tether.manifest.record`) of the agent that runs it (its
 tools' schemas and effect contracts, prompt, model, ...); a resume compares it with the agent's
 code now and gives a :class:`Verdict` (:mod:`tether.manifest.verdict`): ``same``,
 ``compatible``, ``migratable`` (the agent's :class:`Migrations` cover the change) or
