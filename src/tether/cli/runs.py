@@ -499,7 +499,7 @@ def _verdict_cell(verdict: dict[str, Any]) -> str:
     if names:
         text += ": " + escape(printable(", ".join(names)))
     if allowed:
-        text += escape(printable(f" (allowed: {', '.join(allowed)})"))
+        text += " " + escape(printable(f"(allowed: {', '.join(allowed)})"))  # printable() strips a leading space
     return text
 
 
