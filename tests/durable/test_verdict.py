@@ -162,3 +162,50 @@ def test_definition_changed_between_turns_records_a_new_manifest(sqlite: RunStor
     agent.model = ScriptedModel(["ok"])
     agent("once more", run_id="t")
     assert all(step.position != "verdict" for step in sqlite.history("t")[size:])  # same code: nothing recorded
+
+
+def prompts_seen(agent: Any) -> list[Any]:
+    return [request["system_prompt"] for request in agent.model.calls]
+
+
+def test_a_resumed_run_calls_the_model_with_the_deployed_prompt(store: RunStore) -> None:
+    log: list[str] = []
+    first = interrupted(store, log)
+    assert store.head("r")["system_prompt"] == [{"text": "You send messages."}]  # type: ignore[index]
+    agent = build("prompt", log, store=store)
+    agent.model.record_requests = True  # type: ignore[attr-defined]
+    assert str(agent.resume("r", answer(first))) == "done" and log == ["send bob yes"]
+    assert prompts_seen(agent) == [[{"text": "You send messages (v2)."}]]  # pending work, then the new prompt
+    head = store.head("r")
+    assert head is not None and head["system_prompt"] == [{"text": "You send messages (v2)."}]  # the prompt in use
+    assert head["manifest"]["digest"] == agent.manifest()["digest"]
+    (verdict,) = verdicts(store, "r")
+    assert verdict["verdict"] == "compatible" and "prompt_changed" in [d["name"] for d in verdict["differences"]]
+
+
+def test_a_new_turn_after_a_deploy_uses_the_new_prompt(sqlite: RunStore) -> None:
+    log: list[str] = []
+    assert str(build("same", log, store=sqlite, no_interrupt=True)("go", run_id="t")) == "done"
+    agent = build("prompt", log, store=sqlite, no_interrupt=True)
+    agent.model = ScriptedModel(["ok"])
+    agent.model.record_requests = True
+    assert str(agent("again", run_id="t")) == "ok"
+    assert prompts_seen(agent) == [[{"text": "You send messages (v2)."}]]
+    assert agent.system_prompt == "You send messages (v2)."
+    # the old code again (a rollback): its prompt applies, and the verdict says so
+    old = build("same", log, store=sqlite, no_interrupt=True)
+    old.model = ScriptedModel(["back"])
+    old.model.record_requests = True
+    assert str(old("and again", run_id="t")) == "back"
+    assert prompts_seen(old) == [[{"text": "You send messages."}]]
+    assert [v["verdict"] for v in verdicts(sqlite, "t")] == ["compatible", "compatible"]
+
+
+def test_a_refused_resume_keeps_the_runs_prompt(sqlite: RunStore) -> None:
+    log: list[str] = []
+    first = interrupted(sqlite, log)
+    agent = build("removed", log, store=sqlite)
+    agent.system_prompt = "Another prompt."
+    with pytest.raises(IncompatibleResumeError):
+        agent.resume("r", answer(first))
+    assert sqlite.head("r")["system_prompt"] == [{"text": "You send messages."}]  # type: ignore[index]

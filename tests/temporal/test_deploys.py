@@ -21,7 +21,7 @@ from .fixtures import history_events
 @asynccontextmanager
 async def deployed(client: Client, task_queue: str, blobs: BlobStore, change: str, log: list[str]) -> AsyncIterator[None]:
     """A worker whose agent ``deploy`` is version ``change`` of the deploy simulations (the
-    renamed tool with its migration), for the duration of the block."""
+    renamed tool with its migration and a new prompt), for the duration of the block."""
     registry = AgentRegistry()
 
     @registry.register("deploy")
@@ -29,6 +29,7 @@ async def deployed(client: Client, task_queue: str, blobs: BlobStore, change: st
         agent = build(change, log)
         if change == "renamed":
             agent.migrations.rename_tool("send", "deliver")
+            agent.system_prompt = "You deliver messages."  # and a new prompt: it applies too
         return agent
 
     worker = create_worker(client, task_queue, registry, blobs, sticky_queue_schedule_to_start_timeout=timedelta(seconds=1))
@@ -56,6 +57,7 @@ async def test_an_answer_on_a_worker_with_a_renamed_tool_and_its_migration_finis
     assert log == ["deliver bob yes"]  # the renamed tool, called once
     call = snapshot.data["messages"][1]["content"][0]["toolUse"]
     assert (call["name"], call["input"]) == ("deliver", {"to": "bob"})  # the conversation says so too
+    assert snapshot.data["system_prompt"] == [{"text": "You deliver messages."}]  # the deployed prompt applies
     events = await history_events(client, "deploy-renamed")
     checks = [e for e in events if e.HasField("marker_recorded_event_attributes") and b"tether.check_resume" in e.SerializeToString()]
     assert len(checks) == 2  # the answer, then the execution continued as new (on the new code)

@@ -159,6 +159,7 @@ async def _attach(
             current.lease = lease  # this turn's ownership
             adopt(current.run)
             if verdict is not None and check is not None:
+                _take_prompt(current.run, binding)
                 await _record_verdict(current, verdict, check)
             return current
     stored = store.load(run_id)
@@ -170,6 +171,7 @@ async def _attach(
     session = DurableSession(store, run_id, run, stored, lease, binding.writer)
     binding.session = session
     if verdict is not None and check is not None:
+        _take_prompt(run, binding)
         await _record_verdict(session, verdict, check)
     await _settle_in_doubt(host, session, reconcile)
     return session
@@ -181,6 +183,16 @@ def _verdict(check: ResumeCheck | None, recorded: Any, run: RunState, run_id: st
     if check is None:
         return None
     return check.check(recorded, pending_calls(run), what=f"run {run_id!r}")
+
+
+def _take_prompt(run: RunState, binding: DurableBinding) -> None:
+    """A resumed run (its verdict accepted) calls the model with its agent's system prompt now:
+    the prompt is part of the agent's definition (its manifest records its digest), so a deploy
+    that changed it applies from the next model call, pending work or not, and the head stores
+    the prompt in use. An agent that continues someone else's run with that run's prompt passes
+    it as its own (``tether resume`` does)."""
+    if run.system_prompt != binding.base.system_prompt:
+        run.system_prompt = binding.base.system_prompt
 
 
 async def _record_verdict(session: DurableSession, verdict: Verdict, check: ResumeCheck) -> None:

@@ -451,7 +451,12 @@ class TetherActivities(ActivitySet):
                 migrated[call] = {"name": name, "input": compact["content"][0]["toolUse"]["input"]}
             if migrated and params.get("persisted"):
                 conv = self._rewrite_last(params.get("conv"), migrated)
-        return {"verdict": verdict.to_dict(), "refused": None, "manifest": check.manifest, "migrated": migrated, "conv": conv}
+        out: CheckedResume = {"verdict": verdict.to_dict(), "refused": None, "manifest": check.manifest, "migrated": migrated, "conv": conv}
+        if any(d.code == "prompt_changed" for d in verdict.differences):  # the deployed prompt applies (as on a durable run)
+            prompt = agent.run_state.system_prompt
+            with _fatal_errors(f"the system prompt of agent {params.get('agent')!r} is too large"):
+                out["system_prompt"] = None if prompt is None else self.payloads.compact_message({"role": "system", "content": prompt})
+        return out
 
     def _rewrite_last(self, conv: str | None, migrated: dict[str, dict[str, Any]]) -> str | None:
         """A conversation like ``conv`` whose last message has the migrated tool calls (rebased

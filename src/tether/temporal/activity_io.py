@@ -192,14 +192,16 @@ class CheckResumeInput(AgentCall):
 class CheckedResume(TypedDict):
     """``tether.check_resume``: the verdict (JSON), the refusal naming every blocking difference
     (None: accepted), the agent's manifest now, the migrated pending calls (``toolUseId`` ->
-    ``{"name", "input"}``, the input compact) and the conversation rewritten for them (None:
-    unchanged)."""
+    ``{"name", "input"}``, the input compact), the conversation rewritten for them (None:
+    unchanged) and, when the prompt changed, the agent's system prompt."""
 
     verdict: dict[str, Any]
     refused: str | None
     manifest: dict[str, Any]
     migrated: dict[str, dict[str, Any]]
     conv: str | None
+    system_prompt: NotRequired[CompactMessage | None]
+    """The agent's system prompt (compact) when it changed since the manifest: the run takes it."""
 
 
 # -- graph and swarm activities ---------------------------------------------------------------

@@ -473,13 +473,15 @@ class AgentWorkflow(AgentToolCalls):
 
     def _adopt_checked(self, checked: io.CheckedResume) -> None:
         """Apply an accepted verdict: the migrated pending calls, the conversation rewritten for
-        them, the worker's manifest as the run's."""
+        them, the deployed system prompt (when it changed), the worker's manifest as the run's."""
         run, _ = self._state()
         migrated = checked.get("migrated") or {}
         if migrated:
             migrate_pending(run, {call: (str(entry["name"]), entry["input"]) for call, entry in migrated.items()})
             if checked.get("conv") is not None:
                 self._conv = checked["conv"]
+        if "system_prompt" in checked:  # a deploy changed the prompt: it applies from the next model call
+            run.system_prompt = _run_system_prompt(checked["system_prompt"])
         self._manifest = checked["manifest"]
         if "manifest" in run.interrupt_state:
             run.interrupt_state["manifest"] = checked["manifest"]
