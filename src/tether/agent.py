@@ -281,7 +281,8 @@ class Agent:
         for name in self.tool_registry.names:
             item = self.tool_registry.get(name)
             if item is not None:
-                tools.append((item.spec, effect_of(bool(item.idempotent), reconciles)))
+                transactional = bool(getattr(item, "transactional", False))  # the outbox's flag (issue 32 C)
+                tools.append((item.spec, effect_of(bool(item.idempotent), reconciles, transactional)))
         base = self._binding.base if self._binding is not None else self.run_state
         return build_manifest(
             tools=tools,

@@ -108,6 +108,17 @@ def test_the_manifest_names_effect_contracts() -> None:
     assert judge(build("same", []).manifest(), reconciled, PENDING).verdict == "incompatible"  # type: ignore[arg-type]
 
 
+def test_a_transactional_tool_is_named_so_and_ranks_strongest() -> None:
+    agent = build("weakened", [])
+    send = agent.tool_registry.get("send")
+    assert send is not None
+    send.transactional = True  # type: ignore[attr-defined]  # the outbox's flag (issue 32 C)
+    outbox = agent.manifest()
+    assert outbox["tools"]["send"]["effect"] == "transactional"  # not at_most_once: its in-doubt calls run again
+    assert judge(outbox, build("same", []).manifest(), PENDING).verdict == "incompatible"  # type: ignore[arg-type]
+    assert judge(build("same", []).manifest(), outbox, PENDING).verdict == "compatible"  # type: ignore[arg-type]
+
+
 # -- deploy simulations without a store ---------------------------------------------------------
 
 

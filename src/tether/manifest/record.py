@@ -8,6 +8,9 @@ id; the conversation manager; the structured-output model; the Tether version.
 
 Effect contracts, strongest first (:data:`EFFECTS`):
 
+- ``transactional``: the tool writes its effects through ``context.transaction()`` (the
+  PostgreSQL outbox, ``@tool(transactional=True)``), so they commit with its result: a call in
+  doubt left no effect and simply runs again (exactly once);
 - ``idempotent``: running the tool again with the same idempotency key is harmless, so a call
   in doubt after a crash is simply run again (``@tool`` default; ``idempotent=True``);
 - ``reconcilable``: not idempotent, but the agent has a ``reconcile`` hook that settles a call
@@ -30,7 +33,15 @@ from ..errors import ShapeError
 
 MANIFEST_VERSION = 1
 """The shape of the manifests this Tether writes."""
-EFFECTS: tuple[str, ...] = ("idempotent", "reconcilable", "at_most_once")
+EFFECTS: tuple[str, ...] = (
+    # MERGE NOTE (issue 32 C, branch h-effects): "transactional" is the PostgreSQL outbox's contract
+    # (``Tool.transactional``, read by Agent.manifest through getattr so this works before and after
+    # that branch lands). Its rank here (strongest: exactly once) is this branch's proposal.
+    "transactional",
+    "idempotent",
+    "reconcilable",
+    "at_most_once",
+)
 """Effect contracts, strongest first: a change to a later one *weakens* a tool's contract."""
 
 
@@ -44,13 +55,16 @@ def digest_of(value: Any) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def effect_of(idempotent: bool, reconcilable: bool) -> str:
+def effect_of(idempotent: bool, reconcilable: bool, transactional: bool = False) -> str:
     """The effect contract of a tool (see the module docstring).
 
     Args:
         idempotent: The tool's ``idempotent`` flag.
         reconcilable: Whether the agent has a ``reconcile`` hook for in-doubt calls.
+        transactional: The tool's ``transactional`` flag (its effects go through the outbox).
     """
+    if transactional:
+        return "transactional"
     if idempotent:
         return "idempotent"
     return "reconcilable" if reconcilable else "at_most_once"
