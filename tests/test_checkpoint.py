@@ -67,7 +67,7 @@ def test_first_call_pauses_after_model_with_a_self_contained_checkpoint() -> Non
     assert result.message == data["messages"][-1]
     d = cp.to_dict()
     assert json.loads(json.dumps(d)) == d
-    assert set(d) == {"schema_version", "position", "cycle_index", "snapshot", "app_data", "metrics", "output_tool"}
+    assert set(d) == {"schema_version", "position", "cycle_index", "snapshot", "app_data", "metrics", "output_tool", "manifest"}
 
 
 def test_turn_without_tools_ends_normally_without_checkpoint() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, cast
@@ -32,6 +33,7 @@ from .loop.host import Host, LoopHost
 from .loop.policies import Limits, RetryPolicy
 from .loop.state import RunState
 from .loop.tracing import NULL_TRACER, Tracer
+from .manifest import Migrations, ResumeCheck, build_manifest, effect_of, pending_calls
 from .models.base import Model
 from .models.registry import from_string
 from .result import AgentResult
@@ -65,6 +67,7 @@ class RunOptions(TypedDict, total=False):
     run_id: str | None
     parent_run_id: str | None
     budget: Budget | None
+    allow: Iterable[str] | None
 
 
 class Agent:
@@ -195,6 +198,10 @@ class Agent:
         self.prices = checked_prices(prices)
         if self._model is not None:
             agent_config.invocation_budget(self.budget, self._model, self.prices, [])  # an unpriced max_cost_usd fails now
+        self.migrations = Migrations()
+        """What this code says about pending calls of runs started by older code (see
+        :mod:`tether.manifest`): ``agent.migrations.rename_tool(old, new)``,
+        ``agent.migrations.tool_input(name, fn)``."""
 
     # -- configuration views --------------------------------------------------------------
 
@@ -246,6 +253,8 @@ class Agent:
     @system_prompt.setter
     def system_prompt(self, value: str | list[SystemContentBlock] | None) -> None:
         self.run_state.system_prompt = agent_config.system_blocks(value)
+        if self._binding is not None:  # the agent's definition: new durable runs start from it, manifests record it
+            self._binding.base.system_prompt = self.run_state.system_prompt
 
     @property
     def system_prompt_content(self) -> list[SystemContentBlock] | None:
@@ -272,6 +281,31 @@ class Agent:
         if output_model is None:
             return specs
         return [*specs, self._output_spec(output_model)]
+
+    def manifest(self, output_model: type[pydantic.BaseModel] | None = None) -> dict[str, Any]:
+        """This agent's run manifest now (JSON, see :mod:`tether.manifest`): each tool's schema
+        digest, parameters and effect contract, the system prompt's digest, the model id, the
+        conversation manager, the output model and the Tether version. A durable run records it,
+        checkpoints and interrupts carry it, and a resume is judged against it.
+
+        Args:
+            output_model: The structured-output model of a call, if any.
+        """
+        reconciles = self.reconcile is not None
+        tools = []
+        for name in self.tool_registry.names:
+            item = self.tool_registry.get(name)
+            if item is not None:
+                transactional = bool(getattr(item, "transactional", False))  # the outbox's flag (issue 32 C)
+                tools.append((item.spec, effect_of(bool(item.idempotent), reconciles, transactional)))
+        base = self._binding.base if self._binding is not None else self.run_state
+        return build_manifest(
+            tools=tools,
+            system_prompt=base.system_prompt,
+            model=getattr(self._model, "model_id", None),
+            conversation_manager=self.conversation_manager.state_name(),
+            output_model=None if output_model is None else self._output_spec(output_model),
+        )
 
     def host(self) -> Host:
         """The services the loop uses for one invocation (see :class:`~tether.loop.host.LoopHost`)."""
@@ -319,12 +353,21 @@ class Agent:
         """
         return self._sync(self.invoke_async(prompt, **options))
 
-    def resume(self, run_id: str, responses: list[dict[str, Any]] | None = None, *, budget: Budget | None = None) -> AgentResult:
+    def resume(
+        self,
+        run_id: str,
+        responses: list[dict[str, Any]] | None = None,
+        *,
+        budget: Budget | None = None,
+        allow: Iterable[str] | None = None,
+    ) -> AgentResult:
         """Finish the interrupted turn of durable run ``run_id`` (in any process).
 
         A finished run returns its last result without calling the model; ``responses`` are
         ``interruptResponse`` blocks answering the run's interrupts. A run that stopped with
-        ``budget_exhausted`` goes on when resumed with a larger ``budget``.
+        ``budget_exhausted`` goes on when resumed with a larger ``budget``. The run's manifest is
+        judged against this agent first (:mod:`tether.manifest`): an incompatible change raises
+        :class:`~tether.errors.IncompatibleResumeError` before anything is written.
 
         Args:
             run_id: The durable run, in the agent's store.
@@ -332,8 +375,10 @@ class Agent:
                 questions included), or None.
             budget: The run's budget from now on (default: the agent's ``budget``); what the
                 run spent so far counts against it.
+            allow: Incompatible differences to accept, by name (``"tool_removed:charge"``) or
+                code (``"tool_removed"``), as the error names them.
         """
-        return self._sync(self.resume_async(run_id, responses, budget=budget))
+        return self._sync(self.resume_async(run_id, responses, budget=budget, allow=allow))
 
     def fork(
         self,
@@ -386,10 +431,22 @@ class Agent:
         return self.store
 
     async def resume_async(
-        self, run_id: str, responses: list[dict[str, Any]] | None = None, *, budget: Budget | None = None
+        self,
+        run_id: str,
+        responses: list[dict[str, Any]] | None = None,
+        *,
+        budget: Budget | None = None,
+        allow: Iterable[str] | None = None,
     ) -> AgentResult:
-        """Async :meth:`resume`."""
-        events = self._events(responses, forward_deltas=False, run_id=run_id, resume=True, budget=budget)
+        """Async :meth:`resume`.
+
+        Args:
+            run_id: The durable run, in the agent's store.
+            responses: ``interruptResponse`` blocks answering its pending interrupts, or None.
+            budget: The run's budget from now on (see :meth:`resume`).
+            allow: Incompatible differences to accept (see :meth:`resume`).
+        """
+        events = self._events(responses, forward_deltas=False, run_id=run_id, resume=True, budget=budget, allow=allow)
         return cast(AgentResult, await final_result(events))
 
     @staticmethod
@@ -405,6 +462,7 @@ class Agent:
         run_id: str | None = None,
         parent_run_id: str | None = None,
         budget: Budget | None = None,
+        allow: Iterable[str] | None = None,
     ) -> AgentResult:
         """Run one invocation and return its result.
 
@@ -419,9 +477,17 @@ class Agent:
                 parent_run_id``). A run that already exists keeps the parent it was created with.
             budget: The run's budget for this call (default: the agent's ``budget``); what the
                 run spent in earlier calls counts against it.
+            allow: Incompatible differences between the run's manifest and this agent to accept
+                when the call resumes a run (interrupt answers, a checkpoint, a durable run), by
+                name or code as :class:`~tether.errors.IncompatibleResumeError` names them.
         """
         options = RunOptions(
-            output_model=output_model, invocation_state=invocation_state, run_id=run_id, parent_run_id=parent_run_id, budget=budget
+            output_model=output_model,
+            invocation_state=invocation_state,
+            run_id=run_id,
+            parent_run_id=parent_run_id,
+            budget=budget,
+            allow=allow,
         )
         return cast(AgentResult, await final_result(self._events(prompt, forward_deltas=False, **options)))
 
@@ -463,6 +529,7 @@ class Agent:
         resume: bool = False,
         parent_run_id: str | None = None,
         budget: Budget | None = None,
+        allow: Iterable[str] | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         if not self._busy.acquire(blocking=False):
             # A stream the caller broke out of is closed by the event loop's async-generator
@@ -479,6 +546,9 @@ class Agent:
         try:
             normalized = normalize_prompt(prompt)
             await self.tool_registry.start_sources()
+            if allow is not None and isinstance(allow, str):
+                raise ConfigurationError(f"allow must be a list of difference names, got the string {allow!r}")
+            check = ResumeCheck(self.manifest(output_model), self.migrations, frozenset(allow or ()))
             options = InvocationOptions(
                 checkpointing=self.checkpointing,
                 output_model=output_model,
@@ -489,6 +559,7 @@ class Agent:
                 budget=agent_config.invocation_budget(
                     agent_config.checked_budget(budget) or self.budget, self._model, self.prices, self.tool_specs_for(output_model)
                 ),
+                resume_check=check,
             )
             host = self.host()
             if run_id is None and parent_run_id is not None:
@@ -513,6 +584,7 @@ class Agent:
                     reconcile=self.reconcile,
                     adopt=self._adopt,
                     parent_run_id=parent_run_id,
+                    check=check,
                 )
             async with contextlib.aclosing(cast("AsyncGenerator[AgentEvent, None]", stream)):
                 async for event in stream:
@@ -605,17 +677,31 @@ class Agent:
         """
         return take(self.run_state, self.conversation_manager, resolve_fields(preset, include, exclude), app_data)
 
-    def load_snapshot(self, snapshot: Snapshot | dict[str, Any]) -> None:
+    def load_snapshot(self, snapshot: Snapshot | dict[str, Any], *, allow: Iterable[str] | None = None) -> None:
         """Apply a snapshot: fields present in it replace the agent's, absent ones are kept.
 
         Its version and scope are validated first (``SnapshotError``). A snapshot dict, and
         any object with a ``to_dict()`` giving one (a Strands ``Snapshot``), is read with
-        :meth:`Snapshot.from_dict`.
+        :meth:`Snapshot.from_dict`. A snapshot with pending work (taken at an interrupt) is
+        judged against this agent's manifest first (:mod:`tether.manifest`): an incompatible
+        change raises :class:`~tether.errors.IncompatibleResumeError` and the agent is unchanged.
+
+        Args:
+            snapshot: The snapshot (a :class:`Snapshot`, its dict, or a Strands ``Snapshot``).
+            allow: Incompatible differences to accept, by name or code.
         """
         snapshot = agent_config.snapshot_argument(snapshot)
         if self._busy.locked():
             raise SnapshotError("cannot load a snapshot while the agent is running an invocation")
-        load(self.run_state, self.conversation_manager, snapshot)
+        loaded = dataclasses.replace(self.run_state)  # a scratch run: the agent changes only if all is well
+        load(loaded, self.conversation_manager, snapshot)
+        if pending_calls(loaded):
+            check = ResumeCheck(self.manifest(), self.migrations, frozenset(allow or ()))
+            check.settle(loaded, loaded.interrupt_state.get("manifest"), what="the snapshot")
+            if "manifest" in loaded.interrupt_state:
+                loaded.interrupt_state["manifest"] = check.manifest
+        for item in dataclasses.fields(RunState):
+            setattr(self.run_state, item.name, getattr(loaded, item.name))
 
     def __repr__(self) -> str:
         model = getattr(self._model, "model_id", None)

@@ -10,9 +10,10 @@ without the same ``output_model`` is refused instead of silently losing the stru
 
 The shape is Strands' (``strands.experimental.checkpoint``): ``schema_version`` ``"1.0"``,
 ``position``, ``cycle_index`` (default 0), ``snapshot`` and ``app_data`` (default ``{}``);
-``metrics``, ``output_tool`` and ``trace`` are Tether's, and a Strands reader ignores them
-(``trace``, written only when tracing was on, holds the ids of the invocation span that
-paused, so the invocation that resumes links to it). A checkpoint
+``metrics``, ``output_tool``, ``trace`` and ``manifest`` are Tether's, and a Strands reader
+ignores them (``trace``, written only when tracing was on, holds the ids of the invocation span
+that paused, so the invocation that resumes links to it; ``manifest``, the run manifest of the
+agent that paused (see :mod:`tether.manifest`), is judged against the resuming agent's). A checkpoint
 with an empty ``snapshot`` (what Strands 1.62 writes: a marker whose state lives in a session)
 resumes from the agent's current state. Keys this Tether does not know are ignored with a
 logged warning, so a newer writer may add fields.
@@ -40,7 +41,7 @@ CHECKPOINT_SCHEMA_VERSION = "1.0"
 CHECKPOINT_VERSIONS: tuple[SchemaVersion, ...] = (LEGACY_SCHEMA_VERSION, CHECKPOINT_SCHEMA_VERSION)
 """Every released checkpoint schema version, oldest first (``1``: Tether's first release)."""
 
-_KEYS = frozenset({"schema_version", "position", "cycle_index", "snapshot", "app_data", "metrics", "output_tool", "trace"})
+_KEYS = frozenset({"schema_version", "position", "cycle_index", "snapshot", "app_data", "metrics", "output_tool", "trace", "manifest"})
 _COUNTS: tuple[Literal["cycle_count", "tool_call_count", "model_call_count"], ...] = ("cycle_count", "tool_call_count", "model_call_count")
 _USAGE: tuple[Literal["input_tokens", "output_tokens", "total_tokens"], ...] = ("input_tokens", "output_tokens", "total_tokens")
 
@@ -55,7 +56,18 @@ class Checkpoint:
     copied once.
     """
 
-    __slots__ = ("_snapshot", "_snapshot_dict", "app_data", "cycle_index", "metrics", "output_tool", "position", "schema_version", "trace")
+    __slots__ = (
+        "_snapshot",
+        "_snapshot_dict",
+        "app_data",
+        "cycle_index",
+        "manifest",
+        "metrics",
+        "output_tool",
+        "position",
+        "schema_version",
+        "trace",
+    )
 
     def __init__(
         self,
@@ -67,6 +79,7 @@ class Checkpoint:
         output_tool: str | None = None,
         schema_version: SchemaVersion = CHECKPOINT_SCHEMA_VERSION,
         trace: dict[str, str] | None = None,
+        manifest: dict[str, Any] | None = None,
     ) -> None:
         """A checkpoint (not validated: it is validated when resumed).
 
@@ -81,6 +94,7 @@ class Checkpoint:
             schema_version: The document's schema version.
             trace: The ids (``trace_id``, ``span_id``) of the invocation span that paused,
                 when tracing was on (the resumed invocation's span links to it).
+            manifest: The run manifest of the agent that paused (see :mod:`tether.manifest`).
         """
         self.position: CheckpointPosition = position
         self.cycle_index = cycle_index
@@ -91,6 +105,7 @@ class Checkpoint:
         self.output_tool = output_tool
         self.schema_version = schema_version
         self.trace = trace
+        self.manifest = manifest
 
     @property
     def snapshot(self) -> dict[str, Any]:
@@ -145,6 +160,8 @@ class Checkpoint:
         }
         if self.trace is not None:
             data["trace"] = dict(self.trace)
+        if self.manifest is not None:
+            data["manifest"] = json_roundtrip_copy(self.manifest, "checkpoint.manifest")
         return data
 
     def __eq__(self, other: object) -> bool:
@@ -260,6 +277,9 @@ def _header(value: dict[str, Any]) -> dict[str, Any]:
     output_tool = value.get("output_tool")
     if output_tool is not None and (not isinstance(output_tool, str) or not output_tool):
         raise CheckpointError(f"checkpoint.output_tool must be a tool name or null, got {brief(output_tool)}")
+    manifest = value.get("manifest")
+    if manifest is not None and not isinstance(manifest, dict):
+        raise CheckpointError(f"checkpoint.manifest must be an object or null, got {type(manifest).__name__}")
     try:
         return {
             "position": position,
@@ -268,6 +288,7 @@ def _header(value: dict[str, Any]) -> dict[str, Any]:
             "metrics": new_metrics() if metrics is None else check_metrics(metrics),
             "output_tool": output_tool,
             "trace": trace_ids(value.get("trace")),
+            "manifest": None if manifest is None else checked_json_copy(manifest, "checkpoint.manifest"),
         }
     except ShapeError as exc:
         raise CheckpointError(str(exc)) from None

@@ -154,6 +154,25 @@ class InterruptError(TetherError, ValueError):
     """An interrupt response is invalid for the run's interrupt state."""
 
 
+class IncompatibleResumeError(TetherError):
+    """A resume was refused: the agent's code changed in a way the run's pending work cannot
+    survive (a pending call's tool is gone, a required parameter was added or removed under it,
+    its effect contract weakened). The message names every difference; nothing was written.
+
+    ``verdict`` is the :class:`tether.manifest.Verdict` (its ``blocking`` differences are the
+    ones to migrate or to pass in ``allow=[...]``).
+    """
+
+    def __init__(self, message: str, *, verdict: Any = None) -> None:
+        super().__init__(message)
+        self.verdict = verdict
+
+    @property
+    def differences(self) -> list[Any]:
+        """The differences that refused the resume (:class:`tether.manifest.Difference`)."""
+        return [] if self.verdict is None else list(self.verdict.blocking)
+
+
 class ResultError(TetherError, TypeError):
     """A dict given to ``AgentResult.from_dict`` is not a serialized result, or a field of one
     is malformed. Also a ``TypeError``, which Strands raises for it."""

@@ -25,6 +25,7 @@ from .loop.driver import DriverOptions, LocalDriver
 from .loop.host import LoopHost
 from .loop.state import CheckpointPosition, RunState
 from .loop.tracing import NULL_TRACER, Span, span_ids
+from .manifest import ResumeCheck
 from .result import AgentResult
 from .turn import begin_turn, finish_turn
 
@@ -44,6 +45,9 @@ class InvocationOptions:
         forward_deltas: Yield ``text_delta``/``reasoning_delta`` events.
         cancel: Set (from any thread) to stop at the next step.
         budget: The run's budget for this call, priced (None: no budget).
+        resume_check: The agent's manifest, migrations and allowed differences: a resume of
+            an interrupt or a checkpoint is judged against it (see :mod:`tether.manifest`), and
+            an interrupt or checkpoint records its manifest. None: no check.
     """
 
     checkpointing: frozenset[CheckpointPosition] = frozenset()
@@ -53,6 +57,7 @@ class InvocationOptions:
     forward_deltas: bool = True
     cancel: threading.Event = field(default_factory=threading.Event)
     budget: BudgetPolicy | None = None
+    resume_check: ResumeCheck | None = None
 
 
 async def invoke_stream(
@@ -72,7 +77,9 @@ async def invoke_stream(
         driver_factory: Builds the driver that performs the core's effects.
     """
     manager = host.conversation_manager
-    turn = begin_turn(run, prompt, output_tool=options.output_tool, checkpointing=options.checkpointing, manager=manager)
+    turn = begin_turn(
+        run, prompt, output_tool=options.output_tool, checkpointing=options.checkpointing, manager=manager, check=options.resume_check
+    )
     hooks = host.hooks
     if hooks.has(BeforeInvocation):
         before = BeforeInvocation(
@@ -116,7 +123,10 @@ async def invoke_stream(
             await driver.on_messages(added)
         async for event in driver.run():
             yield event
-        result = finish_turn(run, driver.final, turn, manager=manager, output_model=options.output_model, output_tool=options.output_tool)
+        manifest = None if options.resume_check is None else options.resume_check.manifest
+        result = finish_turn(
+            run, driver.final, turn, manager=manager, output_model=options.output_model, output_tool=options.output_tool, manifest=manifest
+        )
         span.set_attributes({"tether.stop_reason": result.stop_reason, "tether.cycles": result.metrics.invocation.cycle_count})
     except Exception as exc:
         error = exc

@@ -30,9 +30,11 @@ from .checkpoint import Checkpoint, check_metrics, check_position
 from .checkpoint import parse_resumable as parse_checkpoint
 from .errors import CheckpointError, InterruptError, PromptError, ShapeError, SnapshotError
 from .interrupts import apply_responses, is_interrupted, pending_interrupts
-from .loop.core import CoreConfig, LoopCore
+from .loop.core import CoreConfig, LoopCore, tool_uses_of
 from .loop.effects import Effect, Pause, Stop
 from .loop.state import CheckpointPosition, Cursor, RunState
+from .manifest import ResumeCheck, pending_calls
+from .manifest.verdict import migrate_pending
 from .metrics import Metrics, diff_metrics
 from .result import AgentResult
 from .snapshot import FIELDS
@@ -75,6 +77,7 @@ def begin_turn(
     checkpointing: frozenset[CheckpointPosition] = frozenset(),
     manager: ConversationManager | None = None,
     continue_waits: bool = False,
+    check: ResumeCheck | None = None,
 ) -> Turn:
     """Triage ``prompt`` against ``run``: refuse it, or record what it resumes.
 
@@ -90,8 +93,10 @@ def begin_turn(
         manager: The conversation manager a checkpoint's state is restored into.
         continue_waits: With ``None`` as the prompt, an interrupted run waits for its
             answers (Temporal) instead of refusing the prompt (local agents).
+        check: Judges the resume of an interrupt or a checkpoint against the manifest the run
+            recorded (:class:`~tether.errors.IncompatibleResumeError` before the run changes).
     """
-    resumed_from = _triage(run, prompt, output_tool, checkpointing, manager, continue_waits)
+    resumed_from = _triage(run, prompt, output_tool, checkpointing, manager, continue_waits, check)
     return Turn(resumed_from, copy_metrics(run.metrics))
 
 
@@ -102,14 +107,20 @@ def _triage(
     checkpointing: frozenset[CheckpointPosition],
     manager: ConversationManager | None,
     continue_waits: bool,
+    check: ResumeCheck | None = None,
 ) -> str | None:
     """What ``prompt`` resumes (None: a new call). Every check happens before the run changes,
     so a refused prompt leaves the run as it was (still interrupted, still paused)."""
     if prompt.kind == "interrupt_responses":
+        verdict = None
+        if check is not None and run.interrupt_state.get("activated"):
+            verdict = check.check(run.interrupt_state.get("manifest"), pending_calls(run), what="the interrupted run")
         resume_interrupt(run, prompt.responses, output_tool)
+        if verdict is not None:
+            _adopt_manifest(run, check, verdict.migrated)
         return "interrupt"
     if prompt.kind == "checkpoint":
-        return "checkpoint:" + resume_checkpoint(run, prompt.checkpoint, output_tool, checkpointing, manager)
+        return "checkpoint:" + resume_checkpoint(run, prompt.checkpoint, output_tool, checkpointing, manager, check)
     interrupted = is_interrupted(run.interrupt_state)
     if interrupted and not (continue_waits and prompt.kind == "continue"):
         ids = ", ".join(f"{i.id} ({i.name})" for i in pending_interrupts(run.interrupt_state))
@@ -154,6 +165,15 @@ def resume_interrupt(run: RunState, responses: list[dict[str, Any]], output_tool
         del state["metrics"]
 
 
+def _adopt_manifest(run: RunState, check: ResumeCheck | None, migrated: dict[str, tuple[str, Any]]) -> None:
+    """After an accepted verdict: migrate the pending calls, and record the current manifest
+    where the interrupt recorded the old one (so the next answer is judged against this code)."""
+    if migrated:
+        migrate_pending(run, migrated)
+    if check is not None and "manifest" in run.interrupt_state:
+        run.interrupt_state["manifest"] = check.manifest
+
+
 def _interrupt_metrics(saved: Any) -> MetricsData:
     """The metrics saved with the interrupts, checked (an InterruptError names the bad field)."""
     try:
@@ -186,8 +206,13 @@ def resume_checkpoint(
     output_tool: str | None,
     checkpointing: frozenset[CheckpointPosition],
     manager: ConversationManager | None,
+    check: ResumeCheck | None = None,
 ) -> CheckpointPosition:
-    """Load a checkpoint (object or dict) into ``run``; returns its position."""
+    """Load a checkpoint (object or dict) into ``run``; returns its position.
+
+    With ``check`` the checkpoint's manifest is judged against the agent's before the run
+    changes (:class:`~tether.errors.IncompatibleResumeError`), and migrations are applied to
+    the calls it left pending."""
     if not checkpointing or manager is None:
         raise CheckpointError(
             "this agent was built with checkpointing=False, so it cannot resume a checkpoint; "
@@ -199,6 +224,11 @@ def resume_checkpoint(
     if mismatch is not None:
         raise CheckpointError(mismatch)
     position: CheckpointPosition = header["position"]
+    verdict = None
+    if check is not None:
+        messages = run.messages if snapshot is None else _checkpoint_messages(raw)
+        pending = tool_uses_of(messages[-1]) if position == "after_model" and messages else []
+        verdict = check.check(header["manifest"], pending, what="the checkpoint")
     if snapshot is None:  # a marker without state (Strands 1.62): the agent's state is the run's
         check_position(position, run.messages, where="the agent's messages (the checkpoint carries no snapshot)")
     else:
@@ -214,7 +244,16 @@ def resume_checkpoint(
         _restore_finished_calls(run)
     else:
         run.cursor = Cursor(phase="model", cycle_index=cycle_index + 1, trace=trace)
+    if verdict is not None and verdict.migrated:
+        migrate_pending(run, verdict.migrated)
     return position
+
+
+def _checkpoint_messages(raw: Any) -> list[Any]:
+    """The messages of a checkpoint already validated by ``parse_resumable``."""
+    data = (raw.to_dict() if isinstance(raw, Checkpoint) else raw).get("snapshot", {}).get("data", {})
+    messages = data.get("messages")
+    return messages if isinstance(messages, list) else []
 
 
 def _restore_finished_calls(run: RunState) -> None:
@@ -287,10 +326,13 @@ def last_assistant(messages: list[Message]) -> Message | None:
     return None
 
 
-def mark_interrupted(run: RunState, output_tool: str | None) -> None:
-    """Record what a resume of an interrupted invocation must match: its output tool and the
-    metrics as of the interrupt (so a fresh agent that loads the snapshot keeps counting)."""
+def mark_interrupted(run: RunState, output_tool: str | None, manifest: dict[str, Any] | None = None) -> None:
+    """Record what a resume of an interrupted invocation must match: its output tool, the
+    metrics as of the interrupt (so a fresh agent that loads the snapshot keeps counting) and
+    the agent's manifest (judged by the resume, see :mod:`tether.manifest`)."""
     state = run.interrupt_state
+    if manifest is not None:
+        state["manifest"] = manifest
     if output_tool is not None:
         state["output_tool"] = output_tool
     else:
@@ -317,6 +359,7 @@ def finish_turn(
     manager: ConversationManager,
     output_model: type[pydantic.BaseModel] | None = None,
     output_tool: str | None = None,
+    manifest: dict[str, Any] | None = None,
 ) -> AgentResult:
     """End an invocation that stopped with ``final`` (a Pause or a Stop) and build its result.
 
@@ -327,6 +370,7 @@ def finish_turn(
         manager: The conversation manager (snapshots of checkpoints, after-call management).
         output_model: The structured-output model of the call, if any.
         output_tool: Its tool name.
+        manifest: The agent's manifest, recorded with a checkpoint or an interrupt.
     """
     totals = copy_metrics(run.metrics)  # a copy: a result keeps describing its own call
     metrics = Metrics(totals, diff_metrics(totals, turn.before))
@@ -340,11 +384,12 @@ def finish_turn(
             metrics=copy_metrics(totals),
             output_tool=output_tool,
             trace=run.cursor.trace,
+            manifest=manifest,
         )
         return AgentResult("checkpoint", message, metrics, state, checkpoint=checkpoint)
     assert isinstance(final, Stop)
     if final.reason == "interrupt":
-        mark_interrupted(run, output_tool)
+        mark_interrupted(run, output_tool, manifest)
         return AgentResult("interrupt", message, metrics, state, interrupts=pending_interrupts(run.interrupt_state))
     cursor = run.cursor
     structured = None

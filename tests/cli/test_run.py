@@ -54,6 +54,16 @@ def test_run_again_adds_a_turn_with_the_same_flags(home: Path, cli: Callable[...
     one_line_error(cli("run", "three", "--run-id", "t", "--model", spec, "--system", "New."), "keeps its system prompt")
 
 
+def test_a_new_turn_keeps_the_runs_own_system_prompt(home: Path, cli: Callable[..., Outcome], script: Callable[..., str]) -> None:
+    spec = script("first", "second")
+    assert cli("run", "one", "--model", spec, "--run-id", "t", "--system", "Be brief.").code == 0
+    assert cli("run", "two", "--run-id", "t", "--model", spec).code == 0  # no --system: the run's own prompt
+    store = store_of(home)
+    head = store.head("t")
+    assert head is not None and head["system_prompt"] == [{"text": "Be brief."}]
+    assert [step.position for step in store.history("t")].count("verdict") == 0  # the same agent definition: nothing to judge
+
+
 def test_model_from_the_environment(
     home: Path, cli: Callable[..., Outcome], script: Callable[..., str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -211,3 +211,31 @@ def test_runs_json_lists_the_runs_with_the_fields_its_help_names(
     assert runs["waiting"]["continue_with"] == f"tether resume waiting --answer {ident}=VALUE"
     assert [run["run_id"] for run in json.loads(cli("runs", "--json", "--status", "stopped").out)] == ["ctrl-c"]
     assert json.loads(cli("runs", "--json", "--store", str(tmp_path / "none.db")).out) == []
+
+
+def test_show_prints_the_verdict_of_a_resume_by_changed_code(home: Path, cli: Callable[..., Outcome]) -> None:
+    from ..manifest.deploys import answer, build
+
+    store, log = store_of(home), list[str]()
+    first = build("same", log, store=store)("go", run_id="v")
+    renamed = build("renamed", log, store=store)
+    renamed.migrations.rename_tool("send", "deliver")
+    assert str(renamed.resume("v", answer(first))) == "done" and log == ["deliver bob yes"]
+    rows = table_rows(cli("show", "v").out)
+    (verdict,) = [row for row in rows if row[2] == "verdict"]
+    assert verdict[3] == "migratable: tool_renamed:send, tool_added:deliver, tool_removed:send"
+
+
+def test_show_verdict_cell_escapes_stored_text() -> None:
+    from rich.console import Console
+
+    from tether.cli.runs import _details
+    from tether.durable.history import Step
+
+    differences = [{"name": "tool_removed:[bold]x\x1b[31m"}, "not a difference"]
+    verdict = {"verdict": "incompatible", "differences": differences, "allowed": ["tool_removed:[bold]x"]}
+    step = Step(3, "verdict", 1, 2, 2, "2026-01-01T00:00:00Z", "interrupted", verdict=verdict)
+    console = Console(width=400, record=True, color_system="truecolor", highlight=False)
+    console.print(_details(step))
+    assert console.export_text(clear=False).strip() == "incompatible: tool_removed:[bold]x\\x1b[31m (allowed: tool_removed:[bold]x)"
+    assert "\x1b[31m" in console.export_text(styles=True)  # the verdict is red (incompatible)

@@ -232,19 +232,27 @@ def agent_tools(config: RunConfig) -> list[Any]:
     return tools
 
 
-def build_agent(config: RunConfig, store: Any, *, model: Model | None = None, tools: list[Any] | None = None) -> Agent:
+def build_agent(
+    config: RunConfig, store: Any, *, model: Model | None = None, tools: list[Any] | None = None, run_id: str | None = None
+) -> Agent:
     """The agent ``config`` describes, bound to ``store``.
 
     ``config`` must be the user's (:func:`user_config`), never a stored hint. A new run starts
     with the config in its state (the hint); an existing run keeps its own state and system prompt.
     ``model`` and ``tools``, when given, must be what ``config`` names (:func:`parse_model`,
     :func:`agent_tools`): ``tether resume --stalled`` builds them once for all its runs, so a
-    local model is loaded once.
+    local model is loaded once. ``run_id`` names the existing run the agent continues: the
+    agent is built with that run's system prompt (a durable run takes its agent's prompt, see
+    the guide "Upgrading agents with runs in flight", so the CLI's agent carries the run's own).
     """
+    system: Any = config.system
+    head = None if run_id is None else store.head(run_id)
+    if head is not None:
+        system = head.get("system_prompt")
     return Agent(
         model=parse_model(config.model) if model is None else model,
         tools=agent_tools(config) if tools is None else list(tools),
-        system_prompt=config.system,
+        system_prompt=system,
         store=store,
         state={CONFIG_KEY: config.to_dict()},
         name="tether-cli",

@@ -66,7 +66,7 @@ def cmd_run(args: argparse.Namespace, path: StoreSpec) -> int:
         config.system = args.system if args.system is not None else (DEMO_SYSTEM_PROMPT if config.demo_tools else None)
     else:
         _check_stored(args, config, head, run_id, "run")
-    agent = build_agent(config, store, model=model)
+    agent = build_agent(config, store, model=model, run_id=run_id)
     try:
         return _exit_code(_invoke(agent, prompt, run_id, config, _output(args), path.flags()))
     except Exception as exc:
@@ -116,7 +116,7 @@ def cmd_resume(args: argparse.Namespace, path: StoreSpec) -> int:
     config = user_config(args.model, args.tools, args.no_demo_tools, args.root)
     _check_stored(args, config, head, args.run_id, "resume")
     finished = not answers and summary_of(args.run_id, head).status == "finished"
-    agent = build_agent(config, store, model=None if finished else ready_model(config.model))
+    agent = build_agent(config, store, model=None if finished else ready_model(config.model), run_id=args.run_id)
     check_tools(store, args.run_id, agent)
     return _exit_code(_invoke(agent, answers or None, args.run_id, config, _output(args), path.flags(), finished=finished))
 
@@ -143,7 +143,8 @@ def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
     for number, run_id in enumerate(stalled, 1):
         out.print(f"stalled run {number}/{len(stalled)}: {run_id}", style="bold", markup=False)
         try:
-            outcome = _resume_one(args, store, run_id, config, build_agent(config, store, model=model, tools=tools), path.flags())
+            agent = build_agent(config, store, model=model, tools=tools, run_id=run_id)
+            outcome = _resume_one(args, store, run_id, config, agent, path.flags())
         except ConfigurationError as exc:  # its hint differs from the user's flags (or is malformed)
             outcome = f"skipped: {exc}"
         except Exception as exc:  # one broken run does not stop the others

@@ -486,6 +486,23 @@ def _when(value: Any, clock: bool = False) -> str:
     return escape(text[11:] if clock and value else text)
 
 
+def _verdict_cell(verdict: dict[str, Any]) -> str:
+    """A ``verdict`` step's cell: the verdict, coloured, and the names of its differences
+    (stored text, escaped and made printable)."""
+    from rich.markup import escape
+
+    kind = str(verdict.get("verdict"))
+    colour = {"same": "green", "compatible": "green", "migratable": "yellow"}.get(kind, "red")
+    names = [str(d.get("name")) for d in verdict.get("differences") or [] if isinstance(d, dict)]
+    allowed = [str(name) for name in verdict.get("allowed") or []]
+    text = f"[{colour}]{escape(printable(kind))}[/]"
+    if names:
+        text += ": " + escape(printable(", ".join(names)))
+    if allowed:
+        text += " " + escape(printable(f"(allowed: {', '.join(allowed)})"))  # printable() strips a leading space
+    return text
+
+
 def _details(step: Step) -> str:
     """One timeline cell: the model call, the tool calls, in-doubt markers, the stop."""
     from rich.markup import escape
@@ -506,6 +523,8 @@ def _details(step: Step) -> str:
     for marker in step.in_doubt:
         ident = escape(f"{marker.get('name')} ({marker.get('toolUseId')}) -> {marker.get('action')}")
         parts.append(f"[yellow]in doubt[/]: {ident}")
+    if step.verdict:
+        parts.append(_verdict_cell(step.verdict))
     if step.forked_from:
         parts.append(escape(f"forked from {step.forked_from.get('run_id')} step {step.forked_from.get('step')}"))
     if step.position == "turn_end":

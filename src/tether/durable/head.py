@@ -22,7 +22,8 @@ class HeadFields(TypedDict):
     only for a nested run (a multi-agent child run): the run it was started from, and
     ``parent_incarnation`` that run's incarnation then (absent when the parent has none: see
     :mod:`tether.durable.incarnation`). ``incarnation`` is not the timeline's but the session's
-    (the run's own, absent in a legacy head); it is declared here, with the other identity fields.
+    (the run's own, absent in a legacy head); it is declared here, with the other identity fields,
+and so is ``manifest``, the session's record of the run's manifest (:mod:`tether.manifest`).
     """
 
     status: str
@@ -33,6 +34,7 @@ class HeadFields(TypedDict):
     parent_run_id: NotRequired[str]
     parent_incarnation: NotRequired[str]
     incarnation: NotRequired[str]
+    manifest: NotRequired[dict[str, Any]]
 
 
 class DurableHead(HeadFields):
@@ -44,7 +46,8 @@ class DurableHead(HeadFields):
     :mod:`tether.durable.incarnation`); a run stored before incarnations existed has none.
     ``cursor`` is the run's cursor with empty ``results``: the open cycle's results are rows of
     their own. Heads loaded from a store stay ``dict[str, Any]`` (older heads may lack the
-    timeline fields); :func:`tether.durable.session.run_state_of` reads them.
+    timeline fields); :func:`tether.durable.session.run_state_of` reads them. ``manifest`` is
+    the run's manifest (:mod:`tether.manifest`; absent in heads written before manifests).
     """
 
     schema_version: int

@@ -2,7 +2,9 @@
 
 A *step* is one checkpoint of a run at a cycle boundary — ``turn_start`` (the prompt is
 recorded), ``after_model``, ``after_tools``, ``turn_end`` — plus ``resumed`` (a resume found
-in-doubt tool calls) and ``forked`` (the first step of a fork). Each step row is small and
+in-doubt tool calls), ``forked`` (the first step of a fork) and ``verdict`` (a resume, or a turn
+whose agent's definition changed, was judged against the run's manifest: the verdict and its
+differences; see :mod:`tether.manifest`). Each step row is small and
 written once, in the same atomic store write as the head it describes: its number, position,
 cycle index, message seq, UTC time, what the timeline shows (model latency and tokens, tool
 names, durations and error flags, in-doubt markers) and a copy of that head. The head is
@@ -29,7 +31,7 @@ from ..types import InterruptState, Message, MetricsData, ToolResult
 from .head import HeadFields
 from .ids import child_run_id
 
-STEP_POSITIONS = ("turn_start", "after_model", "after_tools", "turn_end", "resumed", "forked")
+STEP_POSITIONS = ("turn_start", "after_model", "after_tools", "turn_end", "resumed", "forked", "verdict")
 """Where a step can be recorded, in cycle order (not the checkpoint positions of the loop)."""
 STATUSES = ("running", "finished", "interrupted", "stopped", "paused", "failed")
 """The statuses a head (and a step) records: ``interrupted`` waits for answers to its interrupts
@@ -61,6 +63,8 @@ class Step:
         results: The ``toolUseId`` of every tool result recorded by this step.
         forked_from: ``{"run_id", "step"}`` of the run a ``forked`` step was copied from.
         head: The head as it was at this step (it rebuilds the run there).
+        verdict: The compatibility verdict a ``verdict`` step recorded
+            (:meth:`tether.manifest.Verdict.to_dict`), else None.
     """
 
     step: int
@@ -77,6 +81,7 @@ class Step:
     results: list[str] = field(default_factory=list)
     forked_from: dict[str, Any] | None = None
     head: dict[str, Any] = field(default_factory=dict, repr=False)
+    verdict: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The step as JSON data (the head copy included)."""
@@ -94,6 +99,7 @@ class Step:
             "in_doubt": self.in_doubt,
             "results": self.results,
             "forked_from": self.forked_from,
+            "verdict": self.verdict,
             "head": self.head,
         }
 
@@ -222,6 +228,7 @@ class Timeline:
             "in_doubt": list(info.get("in_doubt") or []),
             "results": sorted(cursor.results),
             "forked_from": info.get("forked_from"),
+            "verdict": info.get("verdict"),
             "head": head,
         }
         figures = model_figures(run.metrics)

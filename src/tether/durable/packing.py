@@ -37,7 +37,7 @@ from typing import Any
 from .._json import dumps_compact as dumps
 from .._json import parse_json as _parse
 
-BLOB_FIELDS = ("state", "conversation_manager_state", "interrupt_state", "model_state", "system_prompt")
+BLOB_FIELDS = ("state", "conversation_manager_state", "interrupt_state", "model_state", "system_prompt", "manifest")
 """Head fields stored as blobs when large (the others are small and change at every step)."""
 BLOB_MIN = 1024
 """Characters of JSON text from which a head field is stored as a blob."""

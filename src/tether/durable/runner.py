@@ -28,6 +28,8 @@ from ..invocation import InvocationOptions, invoke_stream
 from ..loop.core import CoreConfig, LoopCore, tool_uses_of
 from ..loop.host import LoopHost
 from ..loop.state import RunState
+from ..manifest import ResumeCheck, Verdict, pending_calls
+from ..manifest.verdict import migrate_pending
 from ..tools.base import to_result
 from ..turn import is_waiting, stored_result
 from .driver import DurableDriver
@@ -81,6 +83,7 @@ async def durable_stream(
     reconcile: Reconcile | None,
     adopt: Callable[[RunState], None],
     parent_run_id: str | None = None,
+    check: ResumeCheck | None = None,
 ) -> AsyncGenerator[AgentEvent, None]:
     """One turn (or the resumption of one) of the durable run ``run_id``.
 
@@ -101,12 +104,13 @@ async def durable_stream(
     if parent_run_id is not None and validate_run_id(parent_run_id) == run_id:
         raise ConfigurationError(f"run {run_id!r} cannot be nested in itself (parent_run_id={parent_run_id!r})")
     with store.lease(run_id) as lease:
-        session = await _attach(binding, store, host, run_id, reconcile, adopt, lease)
+        session = await _attach(binding, store, host, run_id, reconcile, adopt, lease, check)
         if session is None:
             if resume:
                 raise RunNotFoundError(f"no run {run_id!r} in the store; start it with agent(prompt, run_id={run_id!r})")
             session = _new_run(binding, store, run_id, adopt, lease)
             session.nest_in(parent_run_id)
+            session.manifest = None if check is None else check.manifest
         run = session.run
         finished = run.cursor.phase == "idle"
         if prompt.kind == "continue" and (finished or is_waiting(run)):
@@ -145,23 +149,65 @@ async def _attach(
     reconcile: Reconcile | None,
     adopt: Callable[[RunState], None],
     lease: Lease,
+    check: ResumeCheck | None = None,
 ) -> DurableSession | None:
     current = binding.session
     if current is not None and current.run_id == run_id and current.store is store and not current.dirty:
         head = store.head(run_id)  # the same revision of the same incarnation: nothing newer, not another run of the id
         if head is not None and int(head.get("rev", -1)) == current.rev and incarnation_of(head) == current.incarnation:
+            verdict = _verdict(check, current.manifest, current.run, run_id)  # the code may have changed between turns
             current.lease = lease  # this turn's ownership
             adopt(current.run)
+            if verdict is not None and check is not None:
+                _take_prompt(current.run, binding)
+                await _record_verdict(current, verdict, check)
             return current
     stored = store.load(run_id)
     if stored is None:
         return None
     run = run_state_of(stored)
+    verdict = _verdict(check, stored.head.get("manifest"), run, run_id)  # refused before anything is adopted or written
     adopt(run)
     session = DurableSession(store, run_id, run, stored, lease, binding.writer)
     binding.session = session
+    if verdict is not None and check is not None:
+        _take_prompt(run, binding)
+        await _record_verdict(session, verdict, check)
     await _settle_in_doubt(host, session, reconcile)
     return session
+
+
+def _verdict(check: ResumeCheck | None, recorded: Any, run: RunState, run_id: str) -> Verdict | None:
+    """The verdict of resuming ``run`` (its stored manifest ``recorded``) with the agent now;
+    raises IncompatibleResumeError (nothing written) when it is refused."""
+    if check is None:
+        return None
+    return check.check(recorded, pending_calls(run), what=f"run {run_id!r}")
+
+
+def _take_prompt(run: RunState, binding: DurableBinding) -> None:
+    """A resumed run (its verdict accepted) calls the model with its agent's system prompt now:
+    the prompt is part of the agent's definition (its manifest records its digest), so a deploy
+    that changed it applies from the next model call, pending work or not, and the head stores
+    the prompt in use. An agent that continues someone else's run with that run's prompt passes
+    it as its own (``tether resume`` does)."""
+    if run.system_prompt != binding.base.system_prompt:
+        run.system_prompt = binding.base.system_prompt
+
+
+async def _record_verdict(session: DurableSession, verdict: Verdict, check: ResumeCheck) -> None:
+    """Apply an accepted verdict: migrate the pending calls (the migrated message is stored as
+    a new row), make the agent's manifest the run's, and record a ``verdict`` step unless the
+    verdict is ``same`` (nothing to record)."""
+    run = session.run
+    if verdict.migrated:
+        migrate_pending(run, verdict.migrated)
+    session.manifest = check.manifest
+    if "manifest" in run.interrupt_state:
+        run.interrupt_state["manifest"] = check.manifest
+    if verdict.verdict == "same":
+        return
+    await session.sync_async("verdict", status=session.timeline.status, verdict=verdict.to_dict())
 
 
 def _record_stop(session: DurableSession, exc: BaseException) -> None:

@@ -63,6 +63,8 @@ class DurableSession:
         self.timeline = Timeline(None if stored is None else stored.head, run.metrics)
         self.packer = new_packer(getattr(store, "cipher", None))  # what this session stored: blobs, the last step's head
         self.incarnation = new_incarnation() if stored is None else incarnation_of(stored.head)
+        manifest = None if stored is None else stored.head.get("manifest")
+        self.manifest: dict[str, Any] | None = manifest if isinstance(manifest, dict) else None  # the run's manifest (tether.manifest)
         if stored is None:
             self.persisted: list[Message] = []
             self.start_seq = 0
@@ -266,6 +268,8 @@ class DurableSession:
         }
         if self.incarnation is not None:  # None: a run stored before incarnations (legacy)
             head["incarnation"] = self.incarnation
+        if self.manifest is not None:  # stored once as a blob when large (tether.durable.packing)
+            head["manifest"] = self.manifest
         return head
 
 

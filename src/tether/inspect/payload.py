@@ -219,6 +219,8 @@ def boundary_of(before: Step | None, step: Step) -> str | None:
         return "forked"
     if step.position == "resumed":
         return "resumed (in-doubt tool calls)"
+    if step.position == "verdict" and step.verdict:
+        return f"resumed: {step.verdict.get('verdict')} (the agent's definition was checked against the run's manifest)"
     if before is not None and before.status in RESUMED_FROM and step.position != "turn_start":
         return f"resumed after {before.status}"
     return None

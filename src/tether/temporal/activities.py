@@ -35,6 +35,7 @@ from ..durable.indoubt import IN_DOUBT, RERUN, InDoubtCall
 from ..errors import (
     ConfigurationError,
     ContextWindowExhaustedError,
+    IncompatibleResumeError,
     ModelAuthError,
     ModelThrottledError,
     PayloadTooLargeError,
@@ -49,15 +50,19 @@ from ..loop.model_call import ModelResponse, respond
 from ..loop.state import RunState
 from ..loop.tool_call import call_tool
 from ..loop.tracing import Span
+from ..manifest import ResumeCheck
+from ..manifest.verdict import migrate_pending
 from ..telemetry import remote_parent
 from ..tools.base import to_result
 from ..tools.decorator import FunctionTool
 from ..tools.executors import SequentialToolExecutor
 from ..tools.registry import ToolRegistry
-from ..types import JSONValue, Message
+from ..types import JSONValue, Message, ToolUse
 from .activity_io import (
     AgentRef,
     CallModelInput,
+    CheckedResume,
+    CheckResumeInput,
     ChildAnswerInput,
     ChildPromptInput,
     Described,
@@ -138,6 +143,7 @@ class TetherActivities(ActivitySet):
         "invocation_hook",
         "child_prompt",
         "child_answer",
+        "check_resume",
     )
 
     @functools.cached_property
@@ -168,6 +174,7 @@ class TetherActivities(ActivitySet):
             "state": state,
             "conversation_manager_state": manager_state,
             "system_prompt": system,
+            "manifest": agent.manifest(),
             "settings": {
                 "max_cycles": agent.limits.max_cycles,
                 "max_tokens": agent.limits.max_tokens,
@@ -204,6 +211,7 @@ class TetherActivities(ActivitySet):
             registry.adopt_listings(listings)  # checks names clash as locally
             non_idempotent = [name for name in registry.names if not getattr(registry.get(name), "idempotent", True)]
             idempotent = [spec["name"] for specs in listings for spec in specs if getattr(registry.get(spec["name"]), "idempotent", False)]
+            manifest = agent.manifest()  # with the listed tools (tether.describe's has only the agent's own)
         except ConfigurationError as exc:
             raise to_failure(exc, f"the tools of agent {params.get('agent')!r} clash") from None
         finally:
@@ -214,9 +222,10 @@ class TetherActivities(ActivitySet):
             "source_tools": {"listings": listings, "idempotent": idempotent},
             "non_idempotent": non_idempotent,
             "has_tools": len(registry) > 0,
+            "manifest": manifest,
         }
 
-    def _adopt(self, agent: Any, params: CallModelInput | RunToolInput) -> None:
+    def _adopt(self, agent: Any, params: CallModelInput | RunToolInput | CheckResumeInput) -> None:
         """Give a rebuilt agent the tools its sources listed (``source_tools`` of the params), with
         the idempotency the sources declared when they listed them."""
         listed = params.get("source_tools")
@@ -413,6 +422,54 @@ class TetherActivities(ActivitySet):
             return {"rerun": True}
         with _fatal_errors(f"the reconciled result of tool call {tool_use_id!r} is too large"):
             return {"result": self.payloads.compact_result(to_result(tool_use_id, answer))}
+
+    # -- deploys: the verdict of a resume on this worker's code ---------------------------
+
+    @activity.defn(name="tether.check_resume")
+    async def check_resume(self, params: CheckResumeInput) -> CheckedResume:
+        """Judge a resume (interrupt answers, a continued execution) against the agent as this
+        worker builds it (:mod:`tether.manifest`): the verdict, the refusal (nothing changed), or
+        the migrated pending calls with the conversation rewritten for them when their message
+        is already in it (``persisted``). The workflow applies the outcome; this changes nothing
+        it does not return, so an attempt lost and run again is harmless.
+        """
+        agent = self._agent(params)
+        self._adopt(agent, params)
+        blobs = self.payloads.blobs
+        with _fatal_errors(f"cannot read the pending tool calls of run {params.get('run_id')!r}"):
+            pending = [expand_tool_use(blobs, use) for use in params.get("pending") or []]
+        check = ResumeCheck(agent.manifest(), agent.migrations, frozenset(params.get("allow") or ()))
+        try:
+            verdict = check.check(params.get("manifest"), cast("list[ToolUse]", pending), what=f"run {params.get('run_id')!r}")
+        except IncompatibleResumeError as exc:
+            assert exc.verdict is not None
+            return {"verdict": exc.verdict.to_dict(), "refused": str(exc), "manifest": check.manifest, "migrated": {}, "conv": None}
+        migrated: dict[str, dict[str, Any]] = {}
+        conv = None
+        with _fatal_errors(f"a migrated tool call of run {params.get('run_id')!r} is too large"):
+            for call, (name, tool_input) in verdict.migrated.items():
+                compact = self.payloads.compact_message(
+                    {"role": "assistant", "content": [{"toolUse": {"toolUseId": call, "name": name, "input": tool_input}}]}
+                )
+                migrated[call] = {"name": name, "input": compact["content"][0]["toolUse"]["input"]}
+            if migrated and params.get("persisted"):
+                conv = self._rewrite_last(params.get("conv"), migrated)
+        out: CheckedResume = {"verdict": verdict.to_dict(), "refused": None, "manifest": check.manifest, "migrated": migrated, "conv": conv}
+        if any(d.code == "prompt_changed" for d in verdict.differences):  # the deployed prompt applies (as on a durable run)
+            prompt = agent.run_state.system_prompt
+            with _fatal_errors(f"the system prompt of agent {params.get('agent')!r} is too large"):
+                out["system_prompt"] = None if prompt is None else self.payloads.compact_message({"role": "system", "content": prompt})
+        return out
+
+    def _rewrite_last(self, conv: str | None, migrated: dict[str, dict[str, Any]]) -> str | None:
+        """A conversation like ``conv`` whose last message has the migrated tool calls (rebased
+        once: migrations are rare)."""
+        compact = self.conversations.compact_nodes(conv)
+        if not compact:
+            return conv
+        run = RunState(messages=cast("list[Message]", compact))
+        migrate_pending(run, {call: (entry["name"], entry["input"]) for call, entry in migrated.items()})
+        return self.conversations.rebase(cast("list[CompactMessage]", run.messages))
 
     # -- agent tools (child workflows) ----------------------------------------------------
 

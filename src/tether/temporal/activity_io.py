@@ -53,6 +53,9 @@ class Described(TypedDict):
     conversation_manager_state: JSONValue
     system_prompt: CompactMessage | None
     settings: AgentSettings
+    manifest: NotRequired[dict[str, Any]]
+    """The agent's run manifest (:mod:`tether.manifest`): what a resume on other code is judged
+    against (absent from the outcomes recorded before manifests)."""
 
 
 class ListedTools(TypedDict):
@@ -61,6 +64,8 @@ class ListedTools(TypedDict):
     source_tools: SourceTools
     non_idempotent: list[str]
     has_tools: bool
+    manifest: NotRequired[dict[str, Any]]
+    """The agent's manifest with the listed tools (absent from outcomes recorded before manifests)."""
 
 
 class CallModelInput(AgentCall):
@@ -167,6 +172,38 @@ class ChildAnswerInput(TypedDict):
 
     tool_use_id: str
     message: CompactMessage | None
+
+
+class CheckResumeInput(AgentCall):
+    """``tether.check_resume``: judge a resume against the code of the worker running it.
+
+    ``manifest`` is the run's recorded manifest (None: none), ``pending`` its pending tool calls
+    (compact), ``allow`` the incompatible differences the caller accepts; ``conv`` is the
+    conversation when the pending calls' message is already in it (``persisted``), so a
+    migration can rewrite it there too.
+    """
+
+    manifest: dict[str, Any] | None
+    pending: list[CompactMessage]
+    allow: list[str]
+    conv: str | None
+    persisted: bool
+    source_tools: NotRequired[SourceTools]
+
+
+class CheckedResume(TypedDict):
+    """``tether.check_resume``: the verdict (JSON), the refusal naming every blocking difference
+    (None: accepted), the agent's manifest now, the migrated pending calls (``toolUseId`` ->
+    ``{"name", "input"}``, the input compact), the conversation rewritten for them (None:
+    unchanged) and, when the prompt changed, the agent's system prompt."""
+
+    verdict: dict[str, Any]
+    refused: str | None
+    manifest: dict[str, Any]
+    migrated: dict[str, dict[str, Any]]
+    conv: str | None
+    system_prompt: NotRequired[CompactMessage | None]
+    """The agent's system prompt (compact) when it changed since the manifest: the run takes it."""
 
 
 # -- graph and swarm activities ---------------------------------------------------------------
@@ -285,6 +322,7 @@ INPUTS = (
     "HookInput",
     "ChildPromptInput",
     "ChildAnswerInput",
+    "CheckResumeInput",
     "GraphRef",
     "GraphPromptInput",
     "NodeOutcomeInput",
@@ -309,6 +347,8 @@ __all__ = [
     "AgentRef",
     "CallModelInput",
     "CallableInput",
+    "CheckResumeInput",
+    "CheckedResume",
     "ChildAnswerInput",
     "ChildOutcome",
     "ChildPromptInput",

@@ -4,8 +4,10 @@ Every Tether workflow stops for interrupts the same way and answers the same que
 handlers live here, once, and each workflow supplies only what differs through a few hooks:
 
 - the ``answer_interrupts`` update (its validator refuses answers the run does not wait on) and
-  the ``answer_interrupts_signal`` signal, both queueing the answers in an
-  :class:`~tether.temporal.inbox.AnswerInbox` (hook :meth:`RunWorkflow._check_answers`);
+  the ``answer_interrupts_signal`` signal, both queueing the answers (and the differences their
+  sender accepts, ``allow``) in an :class:`~tether.temporal.inbox.AnswerInbox` (hook
+  :meth:`RunWorkflow._check_answers`); an update whose batch the workflow refuses when it takes
+  it fails with that error;
 - the ``status`` query, ``{"status", "interrupts"}`` (hook :meth:`RunWorkflow._pending_interrupts`)
   and the ``snapshot`` query (hooks :meth:`RunWorkflow._started`, :meth:`RunWorkflow._snapshot`).
 
@@ -23,7 +25,7 @@ the end of a graph or swarm run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, ClassVar, Generic, TypeVar, cast
@@ -34,10 +36,10 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from ..durable.ids import child_run_id
-    from ..errors import PromptError, TetherError
+    from ..errors import InterruptError, PromptError, TetherError
     from .activity_io import ChildOutcome
     from .errors import to_failure
-    from .inbox import AnswerInbox, Answers
+    from .inbox import AnswerInbox, Answers, Batch
     from .shapes import AgentRunResult, CompactRecord, MultiAgentSnapshot, MultiAgentState, RunStatus
 
 T = TypeVar("T")
@@ -86,29 +88,48 @@ class RunWorkflow(Generic[SnapshotT]):
     # -- interrupts -----------------------------------------------------------------------
 
     @workflow.update(name="answer_interrupts")
-    async def answer_interrupts(self, responses: Answers) -> RunStatus:
+    async def answer_interrupts(self, responses: Answers, allow: list[str] | None = None) -> RunStatus:
         """Answer the run's interrupts (``interruptResponse`` bodies: ``{interruptId, response}``);
-        the run (a graph: each node that asked one; a swarm: the waiting member) continues with them."""
-        await self._inbox.taken(self._inbox.post(responses))
+        the run (a graph: each node that asked one; a swarm: the waiting member) continues with them.
+
+        An agent's run first judges the resume against the code of the worker running it
+        (:mod:`tether.manifest`): an incompatible change fails the update with
+        ``IncompatibleResumeError`` (nothing changed, the run still waits) unless ``allow`` names
+        every blocking difference. ``allow`` is a second argument, so senders of one still work.
+        """
+        refused = await self._inbox.taken(self._inbox.post(responses, allow))
+        if refused is not None:
+            raise to_failure(refused)
         return self.status()
 
     @answer_interrupts.validator
-    def _validate_answers(self, responses: Answers) -> None:
+    def _validate_answers(self, responses: Answers, allow: list[str] | None = None) -> None:
         self._inbox.refuse_unless_waiting(self._status == "interrupted", self._label(), self._status)
         try:
+            if allow is not None and (not isinstance(allow, list) or not all(isinstance(name, str) for name in allow)):
+                raise InterruptError(f"allow must be a list of difference names, got {allow!r:.80}")
             self._check_answers(responses)
         except TetherError as exc:
             raise to_failure(exc) from None
 
     @workflow.signal(name="answer_interrupts_signal")
-    def answer_interrupts_signal(self, responses: Answers) -> None:
-        """Fire-and-forget variant of :meth:`answer_interrupts` (invalid answers are logged and ignored)."""
-        self._inbox.post(responses)
+    def answer_interrupts_signal(self, responses: Answers, allow: list[str] | None = None) -> None:
+        """Fire-and-forget variant of :meth:`answer_interrupts` (invalid answers, and answers an
+        incompatible deploy refuses, are logged and ignored)."""
+        self._inbox.post(responses, allow if isinstance(allow, list) else None)
 
     async def _take_answers(self, apply: Callable[[Answers], T]) -> T:
         """Wait, interrupted, for the next batch of answers that ``apply`` accepts."""
         self._status = "interrupted"
         taken = await self._inbox.take(apply, f"{self.WHAT} {self._params.get('run_id')}")
+        self._status = "running"
+        return taken
+
+    async def _take_checked_answers(self, apply: Callable[[Batch], Awaitable[T]]) -> T:
+        """:meth:`_take_answers` with an ``apply`` that reads the whole batch (its ``allow``) and
+        may run activities (the agent workflow's check of the worker's code)."""
+        self._status = "interrupted"
+        taken = await self._inbox.take_batch(apply, f"{self.WHAT} {self._params.get('run_id')}")
         self._status = "running"
         return taken
 

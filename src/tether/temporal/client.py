@@ -130,18 +130,22 @@ class TetherClient:
         config: Config | None = None,
         options: WorkflowOptions | None = None,
         carried: CarriedState | None = None,
+        allow: list[str] | None = None,
         **start_options: Any,
     ) -> RunHandle:
         """Start one invocation of ``agent`` as workflow ``run_id``; returns its handle.
 
         ``prompt`` is anything ``Agent.__call__`` accepts (a ``checkpointResume`` block
         promotes that checkpoint). ``carried`` is a compact run state to continue from (see
-        :meth:`promote` and :meth:`continue_run`). With tracing on, the invocation's span ends
-        once the workflow is started (its activities' spans, children of it, come later).
+        :meth:`promote` and :meth:`continue_run`): it is judged against the worker's code first
+        (:mod:`tether.manifest`; an incompatible change fails the run with
+        ``IncompatibleResumeError`` unless ``allow`` names every blocking difference). With
+        tracing on, the invocation's span ends once the workflow is started (its activities'
+        spans, children of it, come later).
         """
         span = self._invocation_span(agent, run_id, carried)
         try:
-            handle = await self._start(agent, prompt, run_id, config, options, carried, span, start_options)
+            handle = await self._start(agent, prompt, run_id, config, options, carried, span, start_options, allow)
         except Exception as exc:
             span.end(exc)
             raise
@@ -169,6 +173,7 @@ class TetherClient:
         carried: CarriedState | None,
         span: Span,
         start_options: dict[str, Any],
+        allow: list[str] | None = None,
     ) -> RunHandle:
         if not isinstance(run_id, str) or not run_id:
             raise ConfigurationError(f"run_id must be a non-empty string, got {run_id!r}")
@@ -188,6 +193,8 @@ class TetherClient:
         ids = span_ids(span)
         if ids is not None:
             params["trace"] = ids
+        if allow is not None:
+            params["allow"] = _allow_list(allow)
         handle: RunHandle = await self.client.start_workflow(
             WORKFLOW_NAME, params, id=run_id, task_queue=self.task_queue, result_type=dict, **start_options
         )
@@ -198,9 +205,10 @@ class TetherClient:
         span, with tracing on, lasts until the result)."""
         options: WorkflowOptions | None = kwargs.pop("options", None)
         carried: CarriedState | None = kwargs.pop("carried", None)
+        allow: list[str] | None = kwargs.pop("allow", None)
         span = self._invocation_span(agent, run_id, carried)
         try:
-            await self._start(agent, prompt, run_id, config, options, carried, span, kwargs)
+            await self._start(agent, prompt, run_id, config, options, carried, span, kwargs, allow)
             result = await self.result(run_id)
         except Exception as exc:
             span.end(exc)
@@ -266,6 +274,9 @@ class TetherClient:
         run = run_state_of(stored)
         run.run_id = run_id or stored_run_id
         carried = self._carried(run)
+        manifest = stored.head.get("manifest")
+        if isinstance(manifest, dict):  # the run's manifest: the workflow judges the worker's code against it
+            carried["manifest"] = manifest
         return await self.start(agent, prompt, run_id=run.run_id, config=config, carried=carried, **kwargs)
 
     # -- results --------------------------------------------------------------------------
@@ -347,14 +358,24 @@ class TetherClient:
                     return [Interrupt.from_dict(item) for item in status["interrupts"]]
                 await asyncio.sleep(poll)
 
-    async def answer_interrupts(self, run_id: str, responses: Answers) -> RunStatus:
+    async def answer_interrupts(self, run_id: str, responses: Answers, *, allow: list[str] | None = None) -> RunStatus:
         """Answer interrupts through an update; refused (with the reason) when the answers are invalid.
 
-        ``responses`` are ``interruptResponse`` blocks or their bodies (``{interruptId, response}``).
+        The run first judges the resume against the code of the worker running it (see
+        :mod:`tether.manifest`): an incompatible change (a pending call's tool gone, a required
+        parameter added under it, its effect contract weakened) refuses the answers with
+        ``IncompatibleResumeError`` naming every difference; the run still waits, unchanged.
+
+        Args:
+            run_id: The waiting run.
+            responses: ``interruptResponse`` blocks or their bodies (``{interruptId, response}``).
+            allow: Incompatible differences to accept, by name (``"tool_removed:charge"``) or code.
         """
         handle = self.client.get_workflow_handle(run_id)
+        compact = self._compact_responses(responses)
+        args: list[Any] = [compact] if allow is None else [compact, _allow_list(allow)]
         try:
-            outcome: RunStatus = await handle.execute_update("answer_interrupts", self._compact_responses(responses), result_type=dict)
+            outcome: RunStatus = await handle.execute_update("answer_interrupts", args=args, result_type=dict)
         except WorkflowUpdateFailedError as exc:
             error = from_failure(exc)
             if error is None:
@@ -362,10 +383,18 @@ class TetherClient:
             raise error from exc
         return outcome
 
-    async def signal_interrupts(self, run_id: str, responses: Answers) -> None:
-        """Answer interrupts through a signal (fire and forget)."""
+    async def signal_interrupts(self, run_id: str, responses: Answers, *, allow: list[str] | None = None) -> None:
+        """Answer interrupts through a signal (fire and forget: answers the run refuses, invalid
+        or refused by an incompatible deploy, are logged by the worker and skipped).
+
+        Args:
+            run_id: The waiting run.
+            responses: ``interruptResponse`` blocks or their bodies.
+            allow: Incompatible differences to accept (see :meth:`answer_interrupts`).
+        """
         handle = self.client.get_workflow_handle(run_id)
-        await handle.signal("answer_interrupts_signal", self._compact_responses(responses))
+        compact = self._compact_responses(responses)
+        await handle.signal("answer_interrupts_signal", args=[compact] if allow is None else [compact, _allow_list(allow)])
 
     async def snapshot(self, run_id: str, app_data: dict[str, Any] | None = None) -> Snapshot:
         """The current snapshot of run ``run_id`` (a query; works on running and finished runs)."""
@@ -494,6 +523,14 @@ def _kind(kind: str) -> RunKind:
         return KINDS[kind]
     except KeyError:
         raise ConfigurationError(f"unknown run kind {kind!r}; use one of {', '.join(KINDS)}") from None
+
+
+def _allow_list(allow: Any) -> list[str]:
+    """``allow`` as the workflow takes it: a list of difference names (a string is refused: it
+    would allow each of its letters)."""
+    if isinstance(allow, str) or not all(isinstance(name, str) for name in allow):
+        raise ConfigurationError(f"allow must be a list of difference names, got {allow!r:.80}")
+    return list(allow)
 
 
 def _bodies(responses: Answers) -> Answers:

@@ -158,7 +158,8 @@ class CarriedState(TypedDict):
     reasons and responses (whole) are ``{"$blob": ref}`` placeholders
     (:mod:`tether.temporal.payloads`). ``settings`` absent or None makes the workflow
     read them from the agent when it starts; ``started`` says the invocation already began
-    (continue-as-new), with ``before_metrics`` and ``resumed_from`` as it began.
+    (continue-as-new), with ``before_metrics`` and ``resumed_from`` as it began. ``manifest``
+    is the run's manifest (:mod:`tether.manifest`; absent from runs carried before manifests).
     """
 
     conv: str | None
@@ -175,6 +176,7 @@ class CarriedState(TypedDict):
     started: NotRequired[bool]
     before_metrics: NotRequired[MetricsData]
     resumed_from: NotRequired[str | None]
+    manifest: NotRequired[dict[str, Any]]
 
 
 class AgentRunResult(TypedDict):
@@ -223,6 +225,9 @@ class WorkflowParams(TypedDict):
     in its result) instead of waiting for answers; its parent asks and answers them."""
     parent_run_id: NotRequired[str | None]
     """The parent run of a child workflow (for the reader; the workflow does not use it)."""
+    allow: NotRequired[list[str] | None]
+    """The incompatible differences (:mod:`tether.manifest`) the starter accepts when the
+    execution continues carried state on changed code (not carried to the next execution)."""
 
 
 class MultiAgentSnapshot(TypedDict):

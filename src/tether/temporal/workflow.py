@@ -17,6 +17,13 @@ attempt, is in doubt and is settled like a local durable run settles it: the age
 ``reconcile`` callable (run as the ``tether.reconcile`` activity) or a ``tether.in_doubt``
 interrupt. That behaviour is behind the ``tether.tool-failures`` patch, so runs whose
 histories were recorded before it replay as they ran.
+
+Deploys: the run carries its manifest (:mod:`tether.manifest`, recorded by ``tether.describe``).
+Where the run may meet other code (interrupt answers, a continued execution: continue-as-new,
+a promoted or continued run, a child answered) the ``tether.check_resume`` local activity judges
+it on the worker running it (behind the ``tether.resume-verdict`` patch): an incompatible change
+refuses the answers (the update fails with ``IncompatibleResumeError``, the run still waits) or
+fails a continued execution, before anything changes; migrations rewrite the pending calls.
 """
 
 from __future__ import annotations
@@ -35,18 +42,20 @@ with workflow.unsafe.imports_passed_through():
     from .._prompt import Prompt, PromptKind
     from ..budget import Budget, BudgetPolicy, ModelPrice
     from ..durable.indoubt import IN_DOUBT, RERUN
-    from ..errors import PromptError, TetherError
+    from ..errors import IncompatibleResumeError, PromptError, TetherError
     from ..interrupts import apply_responses, pending_interrupts
     from ..loop.core import CoreConfig, LoopCore, ModelOutcome
     from ..loop.effects import CallModel, CloseCycle, Pause, RunTools, Stop
     from ..loop.state import Cursor, RunState, new_metrics
+    from ..manifest import pending_calls
+    from ..manifest.verdict import migrate_pending
     from ..metrics import add_figures, diff_metrics, record_tool
     from ..turn import begin_turn, copy_metrics, last_assistant, mark_interrupted, resume_interrupt, settle_idle
     from ..types import InterruptRecord, Message, MetricsData, SystemContentBlock, ToolResult
     from . import activity_io as io
     from .agent_tool_calls import AgentToolCalls
     from .errors import IN_DOUBT_FAILURE, to_failure
-    from .inbox import Answers
+    from .inbox import Answers, Batch
     from .retries import activity_retry_policy
     from .shapes import (
         WORKFLOW_NAME,
@@ -73,6 +82,9 @@ the child inside the parent's tool activity)."""
 PATCH_TOOL_SOURCES = "tether.tool-sources"
 """The patch id of listing the tools of the agent's tool sources (MCP servers) in a
 ``tether.list_tools`` activity (runs recorded before it never listed them)."""
+PATCH_RESUME_VERDICT = "tether.resume-verdict"
+"""The patch id of judging interrupt answers and continued executions against the worker's
+code (the ``tether.check_resume`` activity; runs recorded before it resumed unchecked)."""
 DEFAULT_OPTIONS: WorkflowOptions = {
     "cycles_per_execution": 500,
     "model_timeout_s": 600.0,
@@ -106,6 +118,7 @@ class AgentWorkflow(AgentToolCalls):
         self._before: MetricsData = new_metrics()
         self._resumed_from: str | None = None
         self._mark = 0.0  # workflow time when the run's running time last counted against its budget
+        self._manifest: dict[str, Any] | None = None  # the run's manifest (tether.manifest)
 
     # -- run ------------------------------------------------------------------------------
 
@@ -116,6 +129,7 @@ class AgentWorkflow(AgentToolCalls):
         requested: WorkflowOptions | None = params.get("options")
         self._options.update(requested or {})
         carried: CarriedState | None = params.get("carried")
+        continued = carried is not None
         if carried is None or carried.get("settings") is None:
             agent: io.AgentRef = {"agent": params["agent"], "config": params.get("config") or {}}
             described: io.Described = await self._activity("tether.describe", agent, local=workflow.patched(PATCH_LOCAL_BOOKENDS))
@@ -132,15 +146,21 @@ class AgentWorkflow(AgentToolCalls):
                     "cursor": Cursor().to_dict(),
                     "metrics": new_metrics(),
                 }
+                if described.get("manifest") is not None:
+                    carried["manifest"] = described["manifest"]
             settings: AgentSettings = described["settings"]
             if settings.get("sources") and workflow.patched(PATCH_TOOL_SOURCES):
                 listed: io.ListedTools = await self._activity("tether.list_tools", agent, attempts=int(self._options["hook_attempts"]))
                 settings["source_tools"] = listed["source_tools"]
                 settings["non_idempotent"] = list(listed["non_idempotent"])
                 settings["has_tools"] = bool(listed["has_tools"])
+                if not continued and listed.get("manifest") is not None:
+                    carried["manifest"] = listed["manifest"]  # with the listed tools
             carried["settings"] = settings
         self._load(carried)
         try:
+            if continued:
+                await self._judge_continued()
             if not carried.get("started"):
                 wire = cast(WirePrompt, params.get("prompt") or {"kind": "continue"})
                 added = self._begin(wire)
@@ -174,6 +194,8 @@ class AgentWorkflow(AgentToolCalls):
             run_id=self._params.get("run_id"),
         )
         self._run = run
+        recorded = carried.get("manifest") or run.interrupt_state.get("manifest")  # a promoted run's: its interrupt's
+        self._manifest = recorded if isinstance(recorded, dict) else None
         self._conv = carried.get("conv")
         self._unpersisted = int(carried.get("unpersisted", 0))
         settings = carried["settings"]
@@ -245,7 +267,7 @@ class AgentWorkflow(AgentToolCalls):
                 if effect.reason != "interrupt":
                     return await self._finish(effect)
                 if self._params.get("nested"):  # a child workflow: its parent asks and answers
-                    mark_interrupted(run, None)
+                    mark_interrupted(run, None, self._manifest)
                     return await self._finish(effect)
                 await self._wait_for_answers()
                 self._mark = workflow.time()  # waiting for answers is not running
@@ -260,6 +282,7 @@ class AgentWorkflow(AgentToolCalls):
                 params = dict(self._params)
                 params["carried"] = self._carry(started=True)
                 params["prompt"] = None
+                params.pop("allow", None)  # what the caller accepted was for the execution it started
                 workflow.continue_as_new(params)
 
     # -- effects --------------------------------------------------------------------------
@@ -416,9 +439,70 @@ class AgentWorkflow(AgentToolCalls):
 
     async def _wait_for_answers(self) -> None:
         run, core = self._state()
-        mark_interrupted(run, None)
-        await self._take_answers(lambda answers: resume_interrupt(run, answers, None))
+        mark_interrupted(run, None, self._manifest)
+        await self._take_checked_answers(self._resume_with)
         core.resume()
+
+    async def _resume_with(self, batch: Batch) -> None:
+        """Take one batch of answers: checked against the worker's code first (behind the
+        patch), then recorded; a refused batch (a ``TetherError``) changes nothing."""
+        run, _ = self._state()
+        if not workflow.patched(PATCH_RESUME_VERDICT):
+            resume_interrupt(run, batch.answers, None)
+            return
+        apply_responses(copy.deepcopy(run.interrupt_state), batch.answers)  # a signal's answers: refused before the check
+        checked = await self._check_resume(batch.allow)
+        resume_interrupt(run, batch.answers, None)
+        self._adopt_checked(checked)
+
+    # -- deploys --------------------------------------------------------------------------
+
+    async def _judge_continued(self) -> None:
+        """Judge a continued execution (continue-as-new, a promoted or continued run, a child
+        given its answers) against this worker's code; refused: the execution fails, unchanged."""
+        run, _ = self._state()
+        if self._manifest is None and not pending_calls(run):
+            return  # nothing recorded, nothing pending: nothing to judge
+        if not workflow.patched(PATCH_RESUME_VERDICT):
+            return
+        allow = self._params.get("allow")
+        self._adopt_checked(await self._check_resume(list(allow) if isinstance(allow, list) else []))
+
+    async def _check_resume(self, allow: list[str]) -> io.CheckedResume:
+        """The ``tether.check_resume`` verdict of resuming here; raises IncompatibleResumeError
+        (naming every blocking difference) when refused, before the run changes."""
+        run, _ = self._state()
+        params: io.CheckResumeInput = {
+            **self._base(),  # type: ignore[typeddict-item]  # an AgentCall
+            "manifest": self._manifest,
+            "pending": cast("list[CompactMessage]", pending_calls(run)),  # compact tool calls
+            "allow": [str(name) for name in allow],
+            "conv": self._conv,
+            "persisted": self._unpersisted == 0,
+        }
+        if self._settings.get("source_tools"):
+            params["source_tools"] = self._settings["source_tools"]
+        checked: io.CheckedResume = await self._activity(
+            "tether.check_resume", params, attempts=int(self._options["hook_attempts"]), local=True
+        )
+        if checked.get("refused"):
+            raise IncompatibleResumeError(str(checked["refused"]))
+        return checked
+
+    def _adopt_checked(self, checked: io.CheckedResume) -> None:
+        """Apply an accepted verdict: the migrated pending calls, the conversation rewritten for
+        them, the deployed system prompt (when it changed), the worker's manifest as the run's."""
+        run, _ = self._state()
+        migrated = checked.get("migrated") or {}
+        if migrated:
+            migrate_pending(run, {call: (str(entry["name"]), entry["input"]) for call, entry in migrated.items()})
+            if checked.get("conv") is not None:
+                self._conv = checked["conv"]
+        if "system_prompt" in checked:  # a deploy changed the prompt: it applies from the next model call
+            run.system_prompt = _run_system_prompt(checked["system_prompt"])
+        self._manifest = checked["manifest"]
+        if "manifest" in run.interrupt_state:
+            run.interrupt_state["manifest"] = checked["manifest"]
 
     def _label(self) -> str:
         run, _ = self._state()
@@ -445,7 +529,7 @@ class AgentWorkflow(AgentToolCalls):
     def _carry(self, *, started: bool) -> CarriedState:
         """The run as the workflow carries it (continue-as-new, the snapshot query, its result)."""
         run, _ = self._state()
-        return {
+        carried: CarriedState = {
             "conv": self._conv,
             "tail": cast("list[CompactMessage]", list(run.messages)),  # compact: see _run_messages
             "unpersisted": self._unpersisted,
@@ -461,6 +545,9 @@ class AgentWorkflow(AgentToolCalls):
             "before_metrics": self._before,
             "resumed_from": self._resumed_from,
         }
+        if self._manifest is not None:
+            carried["manifest"] = self._manifest
+        return carried
 
     def _base(self) -> io.AgentCall:
         params = self._params

@@ -10,7 +10,7 @@ one of these shapes.
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypeAlias, TypedDict
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 from .content import JSONValue, ToolResult
 
@@ -112,7 +112,8 @@ class InterruptState(TypedDict, total=False):
     - ``activated``: true while the run is stopped (or about to stop) for interrupts;
     - ``context``: the cursor of the interrupted cycle (the results of the tools that finished);
     - ``metrics``: the run's metrics at the stop (consumed by the resume);
-    - ``output_tool``: the structured-output tool of the interrupted call, if any.
+    - ``output_tool``: the structured-output tool of the interrupted call, if any;
+    - ``manifest``: the run manifest of the agent that stopped (see :mod:`tether.manifest`).
     """
 
     interrupts: dict[str, InterruptRecord]
@@ -120,6 +121,7 @@ class InterruptState(TypedDict, total=False):
     context: CursorData
     metrics: MetricsData
     output_tool: str
+    manifest: dict[str, Any]
 
 
 __all__ = [

@@ -16,7 +16,15 @@ from .compress import is_zipped, unzip_step
 from .parse import ROW_ERRORS, damaged, parse_row, problem
 from .validation import check_step, newer_schema
 
-_STEP_DEFAULTS: dict[str, Any] = {"stop_reason": None, "model": None, "tools": [], "in_doubt": [], "results": [], "forked_from": None}
+_STEP_DEFAULTS: dict[str, Any] = {
+    "stop_reason": None,
+    "model": None,
+    "tools": [],
+    "in_doubt": [],
+    "results": [],
+    "forked_from": None,
+    "verdict": None,
+}
 """Step fields a packed step row leaves out when they hold these values (read back as these)."""
 
 

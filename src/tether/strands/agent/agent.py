@@ -371,11 +371,16 @@ class Agent(_TetherAgent):
         with _strands_errors():
             return super().take_snapshot(preset=preset, include=include, exclude=exclude, app_data=app_data)
 
-    def load_snapshot(self, snapshot: Snapshot | dict[str, Any]) -> None:
+    def load_snapshot(self, snapshot: Snapshot | dict[str, Any], *, allow: Iterable[str] | None = None) -> None:
         """Tether's :meth:`tether.Agent.load_snapshot`; a refused snapshot raises Strands'
-        ``SnapshotException`` (also Tether's ``SnapshotError``)."""
+        ``SnapshotException`` (also Tether's ``SnapshotError``).
+
+        Args:
+            snapshot: The snapshot.
+            allow: Incompatible manifest differences to accept (see :mod:`tether.manifest`).
+        """
         with _strands_errors():
-            super().load_snapshot(snapshot)
+            super().load_snapshot(snapshot, allow=allow)
 
     def cleanup(self) -> None:
         """Close the agent's tool sources (MCP clients), as Strands' ``cleanup``."""
@@ -552,10 +557,22 @@ class Agent(_TetherAgent):
         yield {"result": final}
 
     async def resume_async(
-        self, run_id: str, responses: list[dict[str, Any]] | None = None, *, budget: Budget | None = None
+        self,
+        run_id: str,
+        responses: list[dict[str, Any]] | None = None,
+        *,
+        budget: Budget | None = None,
+        allow: Iterable[str] | None = None,
     ) -> AgentResult:
-        """Tether's :meth:`tether.Agent.resume_async`, its result Strands' :class:`AgentResult`."""
-        return _strands_result(await super().resume_async(run_id, responses, budget=budget), self)
+        """Tether's :meth:`tether.Agent.resume_async`, its result Strands' :class:`AgentResult`.
+
+        Args:
+            run_id: The durable run.
+            responses: ``interruptResponse`` blocks answering its interrupts, or None.
+            budget: The run's budget from now on (see :meth:`tether.Agent.resume`).
+            allow: Incompatible manifest differences to accept (see :mod:`tether.manifest`).
+        """
+        return _strands_result(await super().resume_async(run_id, responses, budget=budget, allow=allow), self)
 
     def nested_events(
         self,
