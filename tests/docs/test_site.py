@@ -30,6 +30,7 @@ PUBLIC_PACKAGES = [
     "tether",
     "tether.models",
     "tether.durable",
+    "tether.effects",
     "tether.temporal",
     "tether.multiagent",
     "tether.mcp",

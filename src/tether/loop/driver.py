@@ -19,6 +19,7 @@ from typing import Any
 
 import pydantic
 
+from ..effects.scope import EffectScope
 from ..hooks import HookRegistry, MessageAdded
 from ..metrics import record_tool
 from ..types import LoopEvent, Message, ToolResult, ToolUse
@@ -62,6 +63,13 @@ class LocalDriver:
         self.journal = StateJournal(self.run_state)
         """Which running call changed what in the agent state (see :mod:`tether.loop.journal`)."""
         self._recorded: set[str] = set()  # the calls of this tool phase whose results are folded
+        self.effects = EffectScope()
+        """What the invocation's tool calls share for side effects (``context.http``, ``context.transaction()``)."""
+
+    async def aclose(self) -> None:
+        """The invocation ended: close what its tool calls opened (the HTTP client, transactions
+        no recorded result will commit)."""
+        await self.effects.aclose()
 
     # -- persistence points (no-ops here; the durable driver writes) -----------------------
 
@@ -242,6 +250,7 @@ class LocalDriver:
             pending.abandon(exc)
             raise
         pending.pausable = bool(core.config.checkpoint_positions)  # this driver pauses at checkpoints
+        pending.effects = self.effects
         if pending.selected is not None and pending.selected.streams_events:
             outcome = None
             async for item in self._streamed(pending):

@@ -54,6 +54,7 @@ class FunctionTool(Tool):
         name: str | None = None,
         description: str | None = None,
         idempotent: bool = True,
+        transactional: bool = False,
         run_in_thread: bool = True,
     ) -> None:
         self.func = func
@@ -63,6 +64,7 @@ class FunctionTool(Tool):
         doc_description, param_docs = parse_docstring(func.__doc__)
         self._description = description or doc_description or self._name
         self.idempotent = idempotent
+        self.transactional = transactional
         self.run_in_thread = run_in_thread
         self._is_async = inspect.iscoroutinefunction(func)
         self._context_param: str | None = None
@@ -142,6 +144,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     idempotent: bool = True,
+    transactional: bool = False,
     run_in_thread: bool = True,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
@@ -153,6 +156,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     idempotent: bool = True,
+    transactional: bool = False,
     run_in_thread: bool = True,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a tool from a function: ``@tool`` or ``@tool(name=..., idempotent=False)``.
@@ -176,7 +180,9 @@ def tool(
     """
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
-        return FunctionTool(f, name=name, description=description, idempotent=idempotent, run_in_thread=run_in_thread)
+        return FunctionTool(
+            f, name=name, description=description, idempotent=idempotent, transactional=transactional, run_in_thread=run_in_thread
+        )
 
     if func is not None:
         return wrap(func)
