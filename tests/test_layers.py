@@ -128,7 +128,18 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tether.agent_state",
         ),
     ),
-    ("services", ("tether.tools", "tether.effects", "tether.hooks", "tether.conversation", "tether.models", "tether.loop.tracing", "tether._capture")),
+    (
+        "services",
+        (
+            "tether.tools",
+            "tether.effects",
+            "tether.hooks",
+            "tether.conversation",
+            "tether.models",
+            "tether.loop.tracing",
+            "tether._capture",
+        ),
+    ),
     ("driver half", ("tether.loop",)),
     ("turn protocol", ("tether.turn", "tether.invocation")),
     (

@@ -112,7 +112,7 @@ def test_httpx_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_context_http_needs_an_invocation() -> None:
     use: ToolUse = {"toolUseId": "t1", "name": "x", "input": {}}
-    with pytest.raises(ConfigurationError, match="'t1'.*http_client"):
+    with pytest.raises(ConfigurationError, match=r"'t1'.*http_client"):
         _ = ToolContext(tool_use=use, agent=Agent()).http
 
 

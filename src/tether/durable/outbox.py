@@ -68,9 +68,10 @@ class EffectTransaction(Protocol):
 
 def unavailable(store: object, run_id: str) -> TransactionUnavailableError:
     """The error of ``context.transaction()`` on a store that cannot commit a tool's effects with its result."""
-    where = getattr(store, "where", type(store).__name__)
+    where = getattr(store, "where", None)
     return TransactionUnavailableError(
-        f"run {run_id!r} is stored in {where}, which cannot commit a tool's effects in the transaction that records its result; "
+        f"run {run_id!r} is stored in {type(store).__name__}{f' ({where})' if where else ''}, which cannot commit a tool's "
+        "effects in the transaction that records its result; "
         "context.transaction() needs a PostgresStore (or make the tool idempotent on context.idempotency_key)"
     )
 
@@ -100,7 +101,7 @@ class ToolTransactions:
         self.run_id = run_id
         self._open: dict[str, _Call] = {}  # by toolUseId: open, or waiting for its result's write
         self._ready: _Call | None = None  # its result is folded into the run: the next write carries it
-        self._attached: dict[int, _Call] = {}  # by the revision of the write that carries it
+        self._attached: dict[int | None, _Call] = {}  # by the revision of the write that carries it
         self._turns: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
 
     # -- the tool's side: blocks ----------------------------------------------------------------
@@ -155,7 +156,9 @@ class ToolTransactions:
             return None
         if result is None or call.blocks:
             if call.blocks:
-                _log.warning("run %r: tool call %s ended inside a context.transaction() block: its writes are rolled back", self.run_id, tool_use_id)
+                _log.warning(
+                    "run %r: tool call %s ended inside a context.transaction() block: its writes are rolled back", self.run_id, tool_use_id
+                )
             await self._drop(call)
             return None
         succeeded = result.get("status") == "success"
@@ -183,7 +186,7 @@ class ToolTransactions:
             self._ready = None
             self._attached[rev] = call
 
-    def carries(self, rev: int) -> bool:
+    def carries(self, rev: int | None) -> bool:
         """Whether the write of revision ``rev`` carries a transaction."""
         return rev in self._attached
 

@@ -52,7 +52,7 @@ class CallKey:
         key: The call's ``ToolContext.idempotency_key``.
     """
 
-    __slots__ = ("key", "_lock", "_sent")
+    __slots__ = ("_lock", "_sent", "key")
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -142,13 +142,13 @@ def http_client(*, methods: Collection[str] = KEYED_METHODS, **kwargs: Any) -> h
     Raises:
         ConfigurationError: httpx is not installed (``pip install 'tether[http]'``).
     """
-    httpx = _httpx()
+    lib = _httpx()
     keyed = frozenset(m.upper() for m in methods)
 
     async def on_request(request: httpx.Request) -> None:
         stamp(request, keyed)
 
-    client: httpx.AsyncClient = httpx.AsyncClient(**_hooks(kwargs, on_request))
+    client: httpx.AsyncClient = lib.AsyncClient(**_hooks(kwargs, on_request))
     return client
 
 
@@ -166,11 +166,11 @@ def sync_http_client(*, methods: Collection[str] = KEYED_METHODS, **kwargs: Any)
     Raises:
         ConfigurationError: httpx is not installed (``pip install 'tether[http]'``).
     """
-    httpx = _httpx()
+    lib = _httpx()
     keyed = frozenset(m.upper() for m in methods)
 
     def on_request(request: httpx.Request) -> None:
         stamp(request, keyed)
 
-    client: httpx.Client = httpx.Client(**_hooks(kwargs, on_request))
+    client: httpx.Client = lib.Client(**_hooks(kwargs, on_request))
     return client

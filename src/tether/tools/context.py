@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..effects.scope import CallTransaction, EffectScope
-from ..errors import ConfigurationError
+from ..effects.scope import NO_STORE, CallTransaction, EffectScope
+from ..errors import ConfigurationError, TransactionUnavailableError
 from ..interrupts import InterruptRaiser
 from ..types import JSONValue, ToolUse
 
@@ -83,9 +83,6 @@ class ToolContext:
                 PostgresStore, or the call runs outside the agent's loop (a Temporal activity).
         """
         if self._effects is None:
-            from ..effects.scope import NO_STORE
-            from ..errors import TransactionUnavailableError
-
             raise TransactionUnavailableError(f"tool call {self.tool_use['toolUseId']!r}: {NO_STORE}")
         return self._effects.transaction(self.tool_use["toolUseId"])
 
