@@ -206,12 +206,8 @@ async def place_order(n: int, ctx: ToolContext) -> str:
 
 def ordering() -> Agent:
     """Two orders placed at once through the outbox (``idempotent=False``, no reconcile, yet an
-    in-doubt call runs again: an unrecorded result means its order row rolled back too), then a
-    read-only lookup. Needs a PostgreSQL store and the ``crashtest_orders`` table."""
+    in-doubt call runs again: an unrecorded result means its order row rolled back too). Needs a
+    PostgreSQL store and the ``crashtest_orders`` table."""
     uses = [{"toolUse": {"toolUseId": f"order-{n}", "name": "place_order", "input": {"n": n}}} for n in (0, 1)]
-    script: list[Any] = [
-        {"role": "assistant", "content": [{"text": "ordering"}, *uses]},
-        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "check", "name": "lookup", "input": {"n": 2}}}]},
-        "both ordered",
-    ]
-    return Agent(model=ScriptedModel(script, stateful=True), tools=[place_order, lookup])
+    script: list[Any] = [{"role": "assistant", "content": [{"text": "ordering"}, *uses]}, "both ordered"]
+    return Agent(model=ScriptedModel(script, stateful=True), tools=[place_order])

@@ -180,7 +180,7 @@ def test_outbox_orders_exactly_once_at_every_save_point(pg_server: object, pg_co
     url = f"postgresql://{fields['user']}@/{fields['dbname']}?host={fields['host']}&port={fields['port']}"
     report = crashtest("tests.testing.agents:ordering", "place two orders", store=url, workdir=tmp_path, races=1)
     assert report.ok, report.failures
-    assert report.points == 2 * report.writes and report.races == 1
+    assert report.points == 2 * report.writes and report.races == 1, report.writes
     assert report.in_doubt_interrupts == 0 and report.in_doubt_reruns > 0  # crashes left orders in doubt; they ran again
     with psycopg.connect(pg_conninfo, autocommit=True) as conn:
         rows = conn.execute("SELECT run_id, n, count(*) FROM crashtest_orders GROUP BY run_id, n").fetchall()
