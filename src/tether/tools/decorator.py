@@ -173,6 +173,10 @@ def tool(
         description: What the tool does, for the model (default: from the docstring).
         idempotent: False for a tool that must not run twice blindly (a payment): after a
             crash, an in-doubt call of it is reconciled or asked about instead of re-run.
+        transactional: True for a tool that writes its effects through
+            ``context.transaction()`` (the PostgreSQL outbox of :mod:`tether.effects`): they
+            commit with its recorded result, so an in-doubt call runs again (no reconcile)
+            whatever ``idempotent`` says.
         run_in_thread: Run a sync function in a worker thread (False: on the event loop).
 
     Returns:
