@@ -26,10 +26,9 @@ it too).
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Collection, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+import itertools
+from collections.abc import Collection
+from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
@@ -52,41 +51,44 @@ class CallKey:
         key: The call's ``ToolContext.idempotency_key``.
     """
 
-    __slots__ = ("_lock", "_sent", "key")
+    __slots__ = ("_sent", "key")
 
     def __init__(self, key: str) -> None:
         self.key = key
-        self._sent = 0
-        self._lock = threading.Lock()  # a synchronous tool may send from several threads
+        self._sent = itertools.count(1)  # next() on it is atomic: a synchronous tool may send from several threads
 
     def next_key(self) -> str:
         """The key for the call's next keyed request."""
-        with self._lock:
-            self._sent += 1
-            sent = self._sent
+        sent = next(self._sent)
         return self.key if sent == 1 else f"{self.key}#{sent}"
 
 
 _CURRENT: ContextVar[CallKey | None] = ContextVar("tether_tool_call_key", default=None)
 
 
-@contextmanager
-def keyed_call(key: str) -> Iterator[CallKey]:
+class keyed_call:
     """Run the block as the tool call whose idempotency key is ``key`` (the loop wraps every
-    tool call in it).
+    tool call in it; a small class rather than a generator: it runs once per tool call).
 
     Args:
         key: The call's ``ToolContext.idempotency_key``.
-
-    Yields:
-        The call's key state.
     """
-    call = CallKey(key)
-    token = _CURRENT.set(call)
-    try:
-        yield call
-    finally:
-        _CURRENT.reset(token)
+
+    __slots__ = ("_token", "key")
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self._token: Token[CallKey | None] | None = None
+
+    def __enter__(self) -> CallKey:
+        call = CallKey(self.key)
+        self._token = _CURRENT.set(call)
+        return call
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _CURRENT.reset(self._token)
+            self._token = None
 
 
 def current_key() -> CallKey | None:

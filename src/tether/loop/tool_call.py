@@ -315,11 +315,13 @@ async def _finish(
                 after = await host.hooks.fire(AfterToolCall(host.owner, tool_use=tool_use, selected_tool=selected, result=result))
             if after.result is not None:
                 result = after.result
-        settle = await effects.end_call(tool_use_id, result)  # the call's transaction commits with the recorded result
-        if settle is not None:
-            recorded = [*(recorded or []), settle]
+        if effects.transactions is not None:
+            settle = await effects.end_call(tool_use_id, result)  # the call's transaction commits with the recorded result
+            if settle is not None:
+                recorded = [*(recorded or []), settle]
     except BaseException:
-        await effects.end_call(tool_use_id, None)  # no result will be recorded: its writes roll back
+        if effects.transactions is not None:
+            await effects.end_call(tool_use_id, None)  # no result will be recorded: its writes roll back
         raise
     finally:
         if call.effects is None:
