@@ -134,6 +134,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "tether.tools",
             "tether.manifest",
+            "tether.effects",
             "tether.hooks",
             "tether.conversation",
             "tether.models",

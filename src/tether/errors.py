@@ -116,6 +116,13 @@ class ToolNameClashError(ToolError, ConfigurationError):
     """
 
 
+class TransactionUnavailableError(ConfigurationError):
+    """``ToolContext.transaction()`` was called where no store can commit a tool's effects with
+    its result: a run without a ``run_id``, a run on a store other than
+    :class:`~tether.durable.postgres.PostgresStore`, a Temporal activity. The message names the
+    run and the store."""
+
+
 class StructuredOutputError(TetherError):
     """The model did not produce valid structured output, even after a corrective turn."""
 

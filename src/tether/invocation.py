@@ -102,6 +102,7 @@ async def invoke_stream(
     span = _invocation_span(host, run, turn.resumed_from)
     result: AgentResult | None = None
     error: Exception | None = None
+    driver: LocalDriver | None = None
     try:
         added = turn.start(core, prompt)
         if host.tracer is not NULL_TRACER:
@@ -133,6 +134,8 @@ async def invoke_stream(
         raise
     finally:
         try:
+            if driver is not None:
+                await driver.aclose()  # before AfterInvocation: the invocation's HTTP client and open transactions
             if hooks.has(AfterInvocation):
                 await hooks.fire(AfterInvocation(host.owner, result=result, resumed=turn.resumed, resumed_from=turn.resumed_from))
         finally:

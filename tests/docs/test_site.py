@@ -31,6 +31,7 @@ PUBLIC_PACKAGES = [
     "tether.models",
     "tether.durable",
     "tether.manifest",
+    "tether.effects",
     "tether.temporal",
     "tether.multiagent",
     "tether.mcp",

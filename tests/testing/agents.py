@@ -193,3 +193,21 @@ def retrying() -> Agent:
 
     agent.hooks.add_callback(BeforeToolCall, twice)
     return agent
+
+
+@tool(transactional=True, idempotent=False)
+async def place_order(n: int, ctx: ToolContext) -> str:
+    """Insert order n's row through the call's transaction: it commits with the recorded result
+    (the PostgreSQL outbox), so it needs no idempotency key and no reconcile."""
+    async with ctx.transaction() as conn:
+        conn.execute("INSERT INTO crashtest_orders (run_id, n) VALUES (%s, %s)", (ctx.run_id, n))
+    return f"order {n} placed"
+
+
+def ordering() -> Agent:
+    """Two orders placed at once through the outbox (``idempotent=False``, no reconcile, yet an
+    in-doubt call runs again: an unrecorded result means its order row rolled back too). Needs a
+    PostgreSQL store and the ``crashtest_orders`` table."""
+    uses = [{"toolUse": {"toolUseId": f"order-{n}", "name": "place_order", "input": {"n": n}}} for n in (0, 1)]
+    script: list[Any] = [{"role": "assistant", "content": [{"text": "ordering"}, *uses]}, "both ordered"]
+    return Agent(model=ScriptedModel(script, stateful=True), tools=[place_order])

@@ -168,6 +168,29 @@ def test_postgresql(pg_server: object, pg_conninfo: str, tmp_path: Path) -> None
     assert report.points == 8 and report.races == 1
 
 
+def test_outbox_orders_exactly_once_at_every_save_point(pg_server: object, pg_conninfo: str, tmp_path: Path) -> None:
+    """A tool that inserts an order row through ``context.transaction()``, killed at every save
+    point on a real PostgreSQL: every run ends with exactly one row per order, with no reconcile
+    and no in-doubt interrupt (an in-doubt call simply runs again)."""
+    import psycopg
+
+    with psycopg.connect(pg_conninfo, autocommit=True) as conn:
+        conn.execute("CREATE TABLE crashtest_orders (run_id TEXT NOT NULL, n INT NOT NULL)")
+    fields = dict(part.split("=", 1) for part in pg_conninfo.split())
+    url = f"postgresql://{fields['user']}@/{fields['dbname']}?host={fields['host']}&port={fields['port']}"
+    report = crashtest("tests.testing.agents:ordering", "place two orders", store=url, workdir=tmp_path, races=1)
+    assert report.ok, report.failures
+    assert report.points == 2 * report.writes and report.races == 1, report.writes
+    assert report.in_doubt_interrupts == 0 and report.in_doubt_reruns > 0  # crashes left orders in doubt; they ran again
+    with psycopg.connect(pg_conninfo, autocommit=True) as conn:
+        rows = conn.execute("SELECT run_id, n, count(*) FROM crashtest_orders GROUP BY run_id, n").fetchall()
+    per_run: dict[str, dict[int, int]] = {}
+    for run_id, n, count in rows:
+        per_run.setdefault(run_id, {})[n] = count
+    assert len(per_run) == 1 + report.points + report.races  # the reference, every crash point, the race
+    assert all(counts == {0: 1, 1: 1} for counts in per_run.values()), per_run
+
+
 def test_racing_phase_catches_a_broken_lock(tmp_path: Path) -> None:
     report = crashtest("tests.testing.agents:unlocked", "do the three steps", points=4, workdir=tmp_path, races=1)
     assert report.races == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator
 
+from ..effects.scope import EffectScope
 from ..loop.core import LoopCore
 from ..loop.driver import DriverOptions, LocalDriver, LoopEvent
 from ..loop.host import LoopHost
@@ -24,6 +25,7 @@ class DurableDriver(LocalDriver):
         self.looping = False
         session.turn_active = True
         session.journal = self.journal  # its writes store the state of the calls whose outcomes are folded
+        self.effects = EffectScope(session.effects)  # context.transaction() commits with the result's store write
 
     async def run(self) -> AsyncIterator[LoopEvent]:
         self.looping = True  # messages reported before this are the prompt of a new turn

@@ -1,6 +1,8 @@
 """In-doubt tool calls: started before a crash, with no recorded result.
 
-An idempotent tool is simply run again (same idempotency key). A tool declared
+An idempotent tool is simply run again (same idempotency key), and so is a tool declared
+``transactional=True``: its effects commit in the store write that records its result (see
+:mod:`tether.durable.outbox`), so a call with no recorded result left no effect. A tool declared
 ``idempotent=False`` goes to the agent's ``reconcile`` callable, which returns a
 ``ToolResult`` to record or :data:`RERUN`; with no reconcile callable the run stops with a
 ``tether.in_doubt`` interrupt, answered with ``"rerun"`` or a result to record.

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, LeaseLostError, RunLockedError, StoreError
@@ -410,6 +410,30 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
         """True when a live database session holds the run's lease."""
         return lock_ids(advisory_key(validate_run_id(run_id))) in self._held(run_id)
 
+    # -- a tool call's effects, committed with the write recording its result (tether.durable.outbox) --
+
+    def begin_effects(self, run_id: str) -> PostgresEffects:
+        """A transaction on a connection of its own (an idle lease connection, or a new one) for
+        a tool call's effects: the tool writes in it, and :meth:`PostgresEffects.commit_with`
+        performs the store write recording the call's result in it and commits both at once.
+
+        The seam with the write path: ``commit_with`` runs :meth:`_swap_head` and :meth:`_append`,
+        the two halves of :meth:`~tether.durable.rowstore.RowStore.commit`, on this connection.
+
+        Args:
+            run_id: The run whose tool call writes.
+        """
+        validate_run_id(run_id)
+        with self._mutex:
+            conn = self._idle.pop() if self._idle else None
+        if conn is None or conn.closed or conn.broken:
+            conn = self._open()
+        try:
+            return PostgresEffects(self, run_id, conn)
+        except self._psycopg.Error as exc:
+            conn.close()
+            raise StoreError(f"run {run_id!r}: cannot begin a tool's transaction on {self.where} ({str(exc).strip()})") from None
+
     def close(self) -> None:
         """Close the connections (leases still open keep theirs until they end)."""
         with self._mutex:
@@ -418,3 +442,71 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             self._conn = None
         for conn in conns:
             conn.close()
+
+
+class PostgresEffects:
+    """One tool call's transaction on a :class:`PostgresStore` (see
+    :meth:`PostgresStore.begin_effects` and :mod:`tether.durable.outbox`); the connection is
+    the store's until the transaction is committed or rolled back.
+
+    Args:
+        store: The store.
+        run_id: The run whose tool call writes.
+        conn: A connection of its own (autocommit, like every connection of the store).
+    """
+
+    def __init__(self, store: PostgresStore, run_id: str, conn: psycopg.Connection[Any]) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.connection = conn
+        self._block = conn.transaction()  # BEGIN; inside it psycopg refuses conn.commit() from the tool
+        self._block.__enter__()
+        self._done = False
+
+    def savepoint(self) -> AbstractContextManager[Any]:
+        """A nested block (a savepoint): an exception leaving it undoes its statements only."""
+        return self.connection.transaction()
+
+    def commit_with(self, run_id: str, prepared: PreparedWrite, lease: Lease | None) -> None:
+        """The store write ``prepared`` in this transaction (the fenced compare-and-swap, the head,
+        the rows), then ``COMMIT``: the effects and the write are durable together or not at all.
+
+        Raises:
+            LeaseLostError: The fence failed (another owner took the run): nothing committed.
+            StoreError: The server failed: nothing committed.
+        """
+        store, conn = self.store, self.connection
+        psycopg = store._psycopg
+        try:
+            key = store._swap_head(conn, run_id, prepared, lease)
+            store._append(conn, run_id, key, prepared)
+        except BaseException as exc:
+            self._end(exc)
+            if isinstance(exc, psycopg.Error):
+                raise StoreError(f"run {run_id!r}: {store.where} failed ({type(exc).__name__}: {str(exc).strip()})") from None
+            raise
+        self._end(None)
+        store.bytes_written += prepared.rows.size
+
+    def rollback(self) -> None:
+        """Roll the transaction back and give the connection back to the store."""
+        self._end(self.store._psycopg.Rollback())
+
+    def _end(self, error: BaseException | None) -> None:
+        """Leave the transaction block (COMMIT with no ``error``, else ROLLBACK) and hand the
+        connection back (closed when the server failed)."""
+        if self._done:
+            return
+        self._done = True
+        conn, psycopg = self.connection, self.store._psycopg
+        try:
+            if error is None:
+                self._block.__exit__(None, None, None)
+            else:
+                self._block.__exit__(type(error), error, error.__traceback__)
+        except psycopg.Error as exc:
+            conn.close()
+            if error is None:
+                raise StoreError(f"run {self.run_id!r}: committing on {self.store.where} failed ({str(exc).strip()})") from None
+            return
+        self.store._release(conn)

@@ -273,8 +273,8 @@ async def _settle_in_doubt(host: LoopHost, session: DurableSession, reconcile: R
         marker = {"toolUseId": tool_use_id, "name": use["name"], "action": RERUN}
         markers.append(marker)
         tool = host.tools.get(use["name"])
-        if tool is None or tool.idempotent:
-            continue
+        if tool is None or tool.idempotent or tool.transactional:
+            continue  # a transactional tool's effects rolled back with its unrecorded result: re-running it is safe
         call = InDoubtCall(session.run_id, use, f"{session.run_id}/{tool_use_id}")
         changed = True
         if reconcile is not None:

@@ -24,6 +24,7 @@ from .codec import new_packer
 from .head import DurableHead, as_row
 from .history import Timeline
 from .incarnation import incarnation_of, new_incarnation
+from .outbox import ToolTransactions
 from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunStore, StoredRun
 
 _log = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ class DurableSession:
         self.incarnation = new_incarnation() if stored is None else incarnation_of(stored.head)
         manifest = None if stored is None else stored.head.get("manifest")
         self.manifest: dict[str, Any] | None = manifest if isinstance(manifest, dict) else None  # the run's manifest (tether.manifest)
+        self.effects = ToolTransactions(store, run_id)  # tool calls' transactions, committed with their results' writes
         if stored is None:
             self.persisted: list[Message] = []
             self.start_seq = 0
@@ -149,6 +151,11 @@ class DurableSession:
 
     def _commit(self, prepared: PreparedWrite, wait: bool) -> bool:
         try:
+            if self.effects.carries(prepared.rev):  # it records a result whose tool call's effects commit with it
+                if not wait:
+                    return False  # a round trip: on the writer thread
+                if self.effects.commit(self.run_id, prepared, self.lease):
+                    return True
             return self.store.commit(self.run_id, prepared, lease=self.lease, wait=wait)
         except BaseException:
             self.broken = True
@@ -177,6 +184,7 @@ class DurableSession:
             results = {k: v for k, v in cursor.results.items() if k not in self.written}
             self.written.update(results)
         self.rev += 1
+        self.effects.attach(self.rev)
         if position is None:
             return as_row(self.head()), new, results, None
         self.timeline.begin(position, status)
@@ -190,9 +198,11 @@ class DurableSession:
             return self.store.prepare(self.run_id, head, new, results, step, self.packer)
         except RowTooLargeError as exc:
             self.broken = True
+            self.effects.discard(self.rev)
             raise self._name_the_tool(exc, head, new) from None
         except BaseException:
             self.broken = True
+            self.effects.discard(self.rev)
             raise
 
     def _name_the_tool(self, exc: RowTooLargeError, head: dict[str, Any], new: list[Message]) -> RowTooLargeError:

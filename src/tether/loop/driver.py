@@ -20,6 +20,7 @@ from typing import Any
 
 import pydantic
 
+from ..effects.scope import EffectScope
 from ..hooks import HookRegistry, MessageAdded
 from ..metrics import record_tool
 from ..types import LoopEvent, Message, ToolResult, ToolUse
@@ -64,6 +65,13 @@ class LocalDriver:
         """Which running call changed what in the agent state (see :mod:`tether.loop.journal`)."""
         self._recorded: set[str] = set()  # the calls of this tool phase whose results are folded
         self._mark = time.monotonic()  # when the running time last counted against the budget began
+        self.effects = EffectScope()
+        """What the invocation's tool calls share for side effects (``context.http``, ``context.transaction()``)."""
+
+    async def aclose(self) -> None:
+        """The invocation ended: close what its tool calls opened (the HTTP client, transactions
+        no recorded result will commit)."""
+        await self.effects.aclose()
 
     # -- persistence points (no-ops here; the durable driver writes) -----------------------
 
@@ -258,6 +266,7 @@ class LocalDriver:
             raise
         pending.pausable = bool(core.config.checkpoint_positions)  # this driver pauses at checkpoints
         pending.budget = core.budget_left()  # what a nested run of this call may spend
+        pending.effects = self.effects
         if pending.selected is not None and pending.selected.streams_events:
             outcome = None
             async for item in self._streamed(pending):

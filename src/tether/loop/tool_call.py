@@ -16,6 +16,8 @@ from typing import Any
 import pydantic
 
 from ..budget import Budget
+from ..effects.http import keyed_call
+from ..effects.scope import EffectScope
 from ..hooks import AfterToolCall, BeforeToolCall
 from ..interrupts import Interrupt, InterruptRaiser, InterruptSignal, PauseSignal
 from ..tools.base import Tool, error_result, validation_message
@@ -150,6 +152,9 @@ class PendingCall:
     pausable: bool = False
     journal: StateJournal | None = None
     budget: Budget | None = None
+    effects: EffectScope | None = None
+    """The invocation's effect scope (``context.http``, ``context.transaction()``); None: the
+    call gets a scope of its own, closed when it ends."""
 
     async def finish(
         self,
@@ -274,13 +279,15 @@ async def _finish(
     structured: Any = None
     recorded: list[Callable[[], None]] | None = None
     started = time.perf_counter()
-    if result is None:
-        if output_model is not None and name == output_tool:
+    effects = call.effects or EffectScope()
+    try:
+        if result is None and output_model is not None and name == output_tool:
             result, structured = structured_result(output_model, tool_use)
-        elif selected is None:
+        elif result is None and selected is None:
             known = ", ".join(host.tools.names) or "none"
             result = error_result(tool_use_id, f"Unknown tool {name!r}. Available tools: {known}.")
-        else:
+        elif result is None:
+            assert selected is not None
             context = ToolContext(
                 tool_use=tool_use,
                 agent=host.owner,
@@ -290,22 +297,36 @@ async def _finish(
                 budget=call.budget,
                 _raiser=InterruptRaiser(run.interrupt_state, "tool", tool_use_id),
                 _emit=call.emit,
+                _effects=effects,
             )
             try:
                 async with guard() if guard is not None else contextlib.nullcontext():
-                    with _attributed(call.journal, tool_use_id):
+                    with _attributed(call.journal, tool_use_id), keyed_call(context.idempotency_key):
                         result = await selected.invoke(tool_use, context)
                 recorded = context.recorded() or None
             except InterruptSignal as signal:
+                await effects.end_call(tool_use_id, None)
                 return ToolOutcome(None, signal.interrupt)
             except PauseSignal:
+                await effects.end_call(tool_use_id, None)
                 if call.pausable:
                     return ToolOutcome(None, paused=True)
                 result = error_result(tool_use_id, f"Tool {name!r} paused at a checkpoint, but this run cannot pause during a tool call.")
-    duration_ms = (time.perf_counter() - started) * 1000.0
-    if host.hooks.has(AfterToolCall):
-        with _attributed(call.journal, tool_use_id):
-            after = await host.hooks.fire(AfterToolCall(host.owner, tool_use=tool_use, selected_tool=selected, result=result))
-        if after.result is not None:
-            result = after.result
+        duration_ms = (time.perf_counter() - started) * 1000.0
+        if host.hooks.has(AfterToolCall):
+            with _attributed(call.journal, tool_use_id):
+                after = await host.hooks.fire(AfterToolCall(host.owner, tool_use=tool_use, selected_tool=selected, result=result))
+            if after.result is not None:
+                result = after.result
+        if effects.transactions is not None:
+            settle = await effects.end_call(tool_use_id, result)  # the call's transaction commits with the recorded result
+            if settle is not None:
+                recorded = [*(recorded or []), settle]
+    except BaseException:
+        if effects.transactions is not None:
+            await effects.end_call(tool_use_id, None)  # no result will be recorded: its writes roll back
+        raise
+    finally:
+        if call.effects is None:
+            await effects.aclose()
     return ToolOutcome(result, None, duration_ms, structured, on_recorded=recorded)

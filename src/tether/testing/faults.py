@@ -2,8 +2,9 @@
 
 Every persistence write of a durable run (the head, new messages, a tool-start marker, a tool
 result, a pause) goes through ``RunStore.commit`` (``DurableSession`` calls it; ``write`` is
-``commit(prepare(...))``). :class:`FaultStore` wraps the agent's store, counts the commits that
-really wrote, and kills its own process with SIGKILL at save point ``(k, when)``:
+``commit(prepare(...))``; a write that commits a tool call's effects with its result goes through
+the transaction ``begin_effects`` gave, see :mod:`tether.durable.outbox`). :class:`FaultStore`
+wraps the agent's store, counts the commits that really wrote, and kills its own process with SIGKILL at save point ``(k, when)``:
 
 * ``when="before"``: as commit ``k`` is about to run, so write ``k`` never reaches the store
   (a crash while the step's work is done but not recorded, e.g. a tool ran, its result is lost);
@@ -15,8 +16,10 @@ from __future__ import annotations
 
 import os
 import signal
+from contextlib import AbstractContextManager
 from typing import Any
 
+from ..durable.outbox import EffectTransaction, unavailable
 from ..durable.store import Lease, PreparedWrite, RunStore
 from ..errors import TetherError
 
@@ -45,18 +48,58 @@ class FaultStore:
 
     def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
         """The inner commit, with the crash at the chosen save point."""
-        if self.kill_at == self.commits + 1 and self.when == "before":
-            _die()
+        self.before_commit()
         done = self.inner.commit(run_id, prepared, lease=lease, wait=wait)
         if done:
-            self.commits += 1
-            if self.kill_at == self.commits and self.when == "after":
-                _die()
+            self.committed()
         return done
+
+    def begin_effects(self, run_id: str) -> EffectTransaction:
+        """The inner store's transaction for a tool call's effects (see
+        :mod:`tether.durable.outbox`), whose commit with a store write is a save point too."""
+        begin = getattr(self.inner, "begin_effects", None)
+        if begin is None:
+            raise unavailable(self.inner, run_id)
+        return _FaultEffects(self, begin(run_id))
+
+    def before_commit(self) -> None:
+        """A commit is about to run: die if it is the save point to crash before."""
+        if self.kill_at == self.commits + 1 and self.when == "before":
+            _die()
+
+    def committed(self) -> None:
+        """A commit wrote: count it, and die if it is the save point to crash after."""
+        self.commits += 1
+        if self.kill_at == self.commits and self.when == "after":
+            _die()
 
     write = RunStore.write
     """``commit(prepare(...))`` (the protocol's one definition) through this proxy, so direct
     writes are save points too."""
+
+
+class _FaultEffects:
+    """A tool call's transaction whose commit with a store write is a save point of the
+    :class:`FaultStore` (counted, and crashed at, like any commit)."""
+
+    def __init__(self, store: FaultStore, inner: EffectTransaction) -> None:
+        self.store = store
+        self.inner = inner
+
+    @property
+    def connection(self) -> Any:
+        return self.inner.connection
+
+    def savepoint(self) -> AbstractContextManager[Any]:
+        return self.inner.savepoint()
+
+    def commit_with(self, run_id: str, prepared: PreparedWrite, lease: Lease | None) -> None:
+        self.store.before_commit()
+        self.inner.commit_with(run_id, prepared, lease)
+        self.store.committed()
+
+    def rollback(self) -> None:
+        self.inner.rollback()
 
 
 def _die() -> None:

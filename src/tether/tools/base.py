@@ -63,7 +63,9 @@ class Tool(ABC):
     Subclass it with ``name``, ``description`` and either ``input_model`` (a pydantic model) or
     ``input_schema`` (a JSON schema dict), and implement ``run(self, input, context)`` — sync or
     async — returning the result. ``idempotent = False`` marks a tool that must not be re-run
-    blindly after a crash left its call in doubt. ``run_in_thread`` (sync tools only) keeps a
+    blindly after a crash left its call in doubt; ``transactional = True`` marks a tool whose
+    effects are all written through ``context.transaction()`` (the PostgreSQL outbox), so they
+    commit with its result and an in-doubt call simply runs again. ``run_in_thread`` (sync tools only) keeps a
     blocking tool off the event loop. ``streams_events = True`` lets the tool add events to the
     caller's stream while it runs (``ToolContext.emit``). ``nests_runs = True`` marks a tool whose
     call in a durable run is a nested run of its own (an agent tool): the run's timeline names it.
@@ -74,6 +76,7 @@ class Tool(ABC):
     input_model: ClassVar[type[pydantic.BaseModel] | None] = None
     input_schema: ClassVar[dict[str, Any] | None] = None
     idempotent: bool = True
+    transactional: bool = False
     run_in_thread: bool = True
     streams_events: bool = False
     nests_runs: bool = False

@@ -6,10 +6,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..effects.scope import NO_STORE, CallTransaction, EffectScope
+from ..errors import ConfigurationError, TransactionUnavailableError
 from ..interrupts import InterruptRaiser
 from ..types import JSONValue, ToolUse
 
 if TYPE_CHECKING:
+    import httpx
+
     from ..agent import Agent
     from ..budget import Budget
     from ..types import LoopEvent
@@ -43,12 +47,48 @@ class ToolContext:
     _raiser: InterruptRaiser | None = None
     _emit: Callable[[LoopEvent], None] | None = None
     _on_recorded: list[Callable[[], None]] = field(default_factory=list)
+    _effects: EffectScope | None = None
 
     @property
     def idempotency_key(self) -> str:
         """``run_id/toolUseId`` (the tool-use id alone when the run has no id)."""
         tool_use_id = self.tool_use["toolUseId"]
         return f"{self.run_id}/{tool_use_id}" if self.run_id else tool_use_id
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The invocation's ``httpx.AsyncClient`` (made on first use, closed when the invocation
+        ends): its ``POST`` and ``PATCH`` requests carry this call's :attr:`idempotency_key` as
+        ``Idempotency-Key``, so a re-run of an in-doubt call is deduplicated by the API (see
+        :mod:`tether.effects.http`; needs ``tether[http]``)."""
+        if self._effects is None:
+            raise ConfigurationError(
+                f"tool call {self.tool_use['toolUseId']!r}: this context has no invocation to share an HTTP client with; "
+                "use tether.effects.http_client() (it sends the same header)"
+            )
+        return self._effects.http
+
+    def transaction(self) -> CallTransaction:
+        """``async with context.transaction() as conn:``: a psycopg connection in a transaction
+        that commits together with the store write recording this call's result, on a durable
+        run stored in a :class:`~tether.durable.postgres.PostgresStore` (the PostgreSQL outbox).
+
+        What the tool writes through ``conn`` happens exactly when its result is recorded: a
+        crash before that rolls it back and the call runs again; a recorded result means it
+        committed. Declare the tool ``@tool(transactional=True)`` so in-doubt handling re-runs
+        it without a reconcile. An error result rolls the call's writes back; an exception
+        leaving a block undoes that block's statements; the tool must not commit ``conn``
+        itself. Several blocks in one call share the transaction; calls of one run take turns
+        (a second call's block waits until the first call's result is stored). A synchronous
+        tool uses ``with`` instead of ``async with``.
+
+        Raises:
+            TransactionUnavailableError: The run is not durable, or its store is not a
+                PostgresStore, or the call runs outside the agent's loop (a Temporal activity).
+        """
+        if self._effects is None:
+            raise TransactionUnavailableError(f"tool call {self.tool_use['toolUseId']!r}: {NO_STORE}")
+        return self._effects.transaction(self.tool_use["toolUseId"])
 
     def interrupt(self, name: str, reason: JSONValue = None) -> JSONValue:
         """Ask a human: stops the run the first time, returns the answer after the resume."""

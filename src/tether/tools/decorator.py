@@ -54,6 +54,7 @@ class FunctionTool(Tool):
         name: str | None = None,
         description: str | None = None,
         idempotent: bool = True,
+        transactional: bool = False,
         run_in_thread: bool = True,
     ) -> None:
         self.func = func
@@ -63,6 +64,7 @@ class FunctionTool(Tool):
         doc_description, param_docs = parse_docstring(func.__doc__)
         self._description = description or doc_description or self._name
         self.idempotent = idempotent
+        self.transactional = transactional
         self.run_in_thread = run_in_thread
         self._is_async = inspect.iscoroutinefunction(func)
         self._context_param: str | None = None
@@ -142,6 +144,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     idempotent: bool = True,
+    transactional: bool = False,
     run_in_thread: bool = True,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
@@ -153,6 +156,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     idempotent: bool = True,
+    transactional: bool = False,
     run_in_thread: bool = True,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a tool from a function: ``@tool`` or ``@tool(name=..., idempotent=False)``.
@@ -169,6 +173,10 @@ def tool(
         description: What the tool does, for the model (default: from the docstring).
         idempotent: False for a tool that must not run twice blindly (a payment): after a
             crash, an in-doubt call of it is reconciled or asked about instead of re-run.
+        transactional: True for a tool that writes its effects through
+            ``context.transaction()`` (the PostgreSQL outbox of :mod:`tether.effects`): they
+            commit with its recorded result, so an in-doubt call runs again (no reconcile)
+            whatever ``idempotent`` says.
         run_in_thread: Run a sync function in a worker thread (False: on the event loop).
 
     Returns:
@@ -176,7 +184,9 @@ def tool(
     """
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
-        return FunctionTool(f, name=name, description=description, idempotent=idempotent, run_in_thread=run_in_thread)
+        return FunctionTool(
+            f, name=name, description=description, idempotent=idempotent, transactional=transactional, run_in_thread=run_in_thread
+        )
 
     if func is not None:
         return wrap(func)
