@@ -156,6 +156,23 @@ def test_unknown_run_and_missing_step(store: RunStore) -> None:
         store.load_at("h", 9)
     with pytest.raises(StoreError, match="run_id"):
         store.history("../x")
+    with pytest.raises(RunNotFoundError, match="ghost"):
+        store.history("ghost", after=2)
+    with pytest.raises(RunNotFoundError, match="ghost"):
+        store.messages("ghost", 0, 1)
+    assert store.history("h", after=9) == []
+    count = int(store.head("h")["next_seq"])  # type: ignore[index]
+    with pytest.raises(StoreError, match=rf"1 message rows in \[0, {count + 1}\) are missing"):
+        store.messages("h", 0, count + 1)
+
+
+def test_history_after_a_step_and_messages_by_seq(store: RunStore) -> None:
+    two_cycle_agent(store)("go", run_id="h")
+    steps = store.history("h")
+    assert [s.step for s in store.history("h", after=3)] == [4, 5] and store.history("h", after=3) == steps[3:]
+    assert store.history("h", after=0) == steps
+    messages = store.messages("h", 1, 3)
+    assert [m["role"] for m in messages] == ["assistant", "user"] and messages == store.load("h").messages[1:3]  # type: ignore[union-attr]
 
 
 def test_summary_of_heads_written_before_steps_existed() -> None:

@@ -375,8 +375,16 @@ class RunStore(Protocol):
         """
         ...
 
-    def history(self, run_id: str) -> list[Step]:
-        """The run's steps in order; raises RunNotFoundError when the run does not exist."""
+    def history(self, run_id: str, *, after: int = 0) -> list[Step]:
+        """The run's steps after step ``after`` (all of them by default), in order; raises
+        RunNotFoundError when the run does not exist. A reader that follows a run (an event
+        stream) passes the last step it read, so each read costs the new steps, not the history."""
+        ...
+
+    def messages(self, run_id: str, start: int, stop: int) -> list[Message]:
+        """The stored messages with seq in ``[start, stop)``, in order (rows a conversation
+        manager trimmed from the live conversation included: message rows are never rewritten);
+        RunNotFoundError when the run does not exist, StoreError when a row is missing."""
         ...
 
     def load_at(self, run_id: str, step: int) -> StoredRun:

@@ -150,9 +150,9 @@ def decode_steps(
     return _replay(run_id, parsed, cipher, blobs) if parsed else []
 
 
-StepRows = Callable[[int, int], list[tuple[int, Any]]]
+StepRows = Callable[[int, int | None], list[tuple[int, Any]]]
 """A store's reader of one run's step rows: given ``first`` and ``stop``, the ``(step, text)``
-rows with ``first <= step < stop``, in order."""
+rows with ``first <= step < stop`` (``stop`` None: every step from ``first``), in order."""
 
 
 def decode_step_at(
@@ -173,6 +173,32 @@ def decode_step_at(
     if found is None:
         raise damaged(run_id, f"steps step {number}", "no step up to it holds a whole head")
     return found
+
+
+def decode_steps_after(
+    run_id: str, after: int, read: StepRows, cipher: RowCipher | None = None, blobs: BlobFetch | None = None
+) -> list[Step]:
+    """The steps after step ``after``, rebuilt from the nearest step row holding a whole head at or
+    before the first of them.
+
+    Reads the steps from the window a session's keyframe spacing guarantees
+    (:data:`KEYFRAME_EVERY`) before ``after`` on, so the cost follows the new steps, not the
+    run's length; from the first step only when no whole head is in that window (rows written
+    with another spacing). StoreError when no step up to the first new one holds a whole head.
+    """
+    if after <= 0:
+        return decode_steps(run_id, read(1, None), cipher, blobs)
+    rows = read(max(1, after - 2 * KEYFRAME_EVERY + 2), None)
+    first = next((i for i, (number, _) in enumerate(rows) if number > after), None)
+    if first is None:
+        return []
+    parsed = [(n, _step_row(run_id, n, text, cipher)) for n, text in rows]
+    start = next((i for i in range(first, -1, -1) if "head" in parsed[i][1]), None)
+    if start is None and rows[0][0] > 1:
+        return [step for step in decode_steps(run_id, read(1, None), cipher, blobs) if step.step > after]
+    if start is None:
+        raise damaged(run_id, f"steps step {rows[first][0]}", "no step up to it holds a whole head")
+    return _replay(run_id, parsed[start:], cipher, blobs)[first - start :]
 
 
 def _replay_last(run_id: str, rows: list[tuple[int, Any]], cipher: RowCipher | None, blobs: BlobFetch | None) -> Step | None:
