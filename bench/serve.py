@@ -234,7 +234,9 @@ def write_section(path: Path, section: str) -> None:
     path.write_text(text)
 
 
-def main(streams: int = 100, cycles: int = 50, *, stores: tuple[str, ...] = ("sqlite", "postgres"), src: Path | None = None) -> dict[str, Any]:
+def main(
+    streams: int = 100, cycles: int = 50, *, stores: tuple[str, ...] = ("sqlite", "postgres"), src: Path | None = None
+) -> dict[str, Any]:
     """Measure, print the table and return the figures by store (a string: why a store was skipped)."""
     src = src or ROOT / "src"
     results: dict[str, Any] = {}

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from tether import Agent, tool
-from tether.durable import RunStore, SQLiteStore
+from tether.durable import RunStore, SQLiteStore, StepTail
 from tether.durable.codec import encode_step, is_zipped, unzip_step
 from tether.durable.crypto import RowPlace, is_envelope
 from tether.durable.history import summary_of
+from tether.durable.packing import KEYFRAME_EVERY
 from tether.durable.sqlite import SPAN
 from tether.errors import RunNotFoundError, StoreError
 from tether.models import ScriptedModel
@@ -259,3 +260,31 @@ def test_a_stored_parent_that_is_not_a_run_id_is_refused_by_the_row_check() -> N
     head["parent_run_id"] = "../../etc"
     with pytest.raises(ShapeError, match="parent_run_id"):
         check_head(head)
+
+
+def test_a_step_tail_follows_a_run_reading_only_its_new_steps(store: RunStore) -> None:
+    tail = StepTail()
+    followed: list[Any] = []
+
+    @tool
+    def follow(n: int) -> int:
+        """Read the steps committed since the last call."""
+        followed.append([s.step for s in store.history("f", after=tail)])
+        return n
+
+    cycles = 2 * KEYFRAME_EVERY + 5  # past two keyframes: the deltas apply to the tail's head
+    script: list[Any] = [tool_call("follow", {"n": i}) for i in range(cycles)] + ["done"]
+    Agent(model=ScriptedModel(script, stateful=True), tools=[follow], store=store)("go", run_id="f")
+    rest = store.history("f", after=tail)
+    everything = store.history("f")
+    assert [n for batch in followed for n in batch] + [s.step for s in rest] == [s.step for s in everything]
+    assert all(len(batch) <= 3 for batch in followed[1:]) and tail.step == everything[-1].step
+    assert store.history("f", after=tail) == []
+    store.delete_run("f")  # the id used again: read from its own keyframes, not through the old head
+    again = Agent(model=ScriptedModel(["a", "b", "c"], stateful=True), store=store)
+    for prompt in ("x", "y", "z"):
+        again(prompt, run_id="f")
+    steps = store.history("f")
+    assert len(steps) > 0 and tail.step > steps[-1].step and store.history("f", after=tail) == []
+    fresh = StepTail()
+    assert store.history("f", after=fresh) == steps and fresh.incarnation == steps[0].head.get("incarnation")

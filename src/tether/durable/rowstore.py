@@ -36,7 +36,7 @@ from .codec import (
     summarize_row,
 )
 from .crypto import RowCipher
-from .history import RunSummary, Step, missing_step
+from .history import RunSummary, Step, StepTail, missing_step
 from .packing import HeadPacker
 from .redaction import RedactionPolicy, redaction_policy
 from .store import (
@@ -146,15 +146,26 @@ class RowStore(TreeDeletion, RunStore, Generic[ConnT, KeyT]):
         head = decode_head(run_id, row.text, self.cipher, rev=row.rev, blobs=blobs, incarnation=row.incarnation)
         return head, row.key, blobs
 
-    def history(self, run_id: str, *, after: int = 0) -> list[Step]:
+    def history(self, run_id: str, *, after: int | StepTail = 0) -> list[Step]:
         """The run's steps after step ``after`` (all of them by default), in order;
-        RunNotFoundError when the run does not exist. Reading the steps after ``after`` costs
-        what they and the keyframe window before them cost, not the whole history."""
+        RunNotFoundError when the run does not exist. ``after`` a step number: the read costs
+        the new steps and the keyframe window before them; a :class:`StepTail`: only the new
+        steps, and the tail moves to the last of them."""
         validate_run_id(run_id)
         with self._reading(run_id) as conn:
-            key = self._known(conn, run_id)
+            tail = after if isinstance(after, StepTail) else None
+            if tail is not None:
+                row = self._head_row(conn, run_id)
+                if row is None:
+                    raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
+                key = row.key
+                if row.incarnation != tail.incarnation:  # another run under this id: not through the old one's head
+                    tail.head, tail.incarnation = None, row.incarnation
+            else:
+                key = self._known(conn, run_id)
             read = lambda first, stop: self._step_rows(conn, run_id, key, first, stop)  # noqa: E731
-            return decode_steps_after(run_id, after, read, self.cipher, self._blob_reader(conn, run_id, key))
+            number = tail.step if tail is not None else int(after)  # type: ignore[arg-type]
+            return decode_steps_after(run_id, number, read, self.cipher, self._blob_reader(conn, run_id, key), tail)
 
     def messages(self, run_id: str, start: int, stop: int) -> list[Message]:
         """The message rows with seq in ``[start, stop)``, in order (message rows are never

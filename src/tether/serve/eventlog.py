@@ -1,7 +1,9 @@
 """The committed events of a run, read from its store incrementally and shared by its streams.
 
 An :class:`EventLog` follows one run: each read asks the store only for the steps after the last
-one it read (``store.history(run_id, after=n)``) and for the message rows those steps added
+one it read (``store.history(run_id, after=tail)``, a :class:`~tether.durable.history.StepTail`
+keeping that step's stored head, so not even the keyframe before them is read again) and for
+the message rows those steps added
 (``store.messages(run_id, start, stop)``), and derives their events (:class:`StepEvents`). So a
 read costs what the new steps cost, not the run's length, and a stream of a run of n steps does
 O(n) work in all, not O(n²).
@@ -23,6 +25,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterator
 
+from ..durable.history import StepTail
 from ..durable.incarnation import INCARNATION
 from ..durable.store import RunStore
 from ..errors import RunNotFoundError
@@ -52,6 +55,7 @@ class EventLog:
         self.replaced = False
         self.generation = 0
         self.derive = StepEvents()
+        self.tail = StepTail()
         self._incarnation: object = _UNSET
         self._lock = asyncio.Lock()
         self._reads = 0
@@ -79,7 +83,7 @@ class EventLog:
 
     def read(self) -> list[ServeEvent]:
         """The committed events of the steps committed since the last call (blocking I/O)."""
-        steps = self.store.history(self.run_id, after=self.steps_read)
+        steps = self.store.history(self.run_id, after=self.tail)
         if not steps:
             return []
         for index, step in enumerate(steps):
