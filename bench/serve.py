@@ -10,19 +10,23 @@ imports this file as the module ``serve``); the clients are httpx streams in thi
 agent ``ticker`` runs ``--cycles`` tool cycles (a scripted model, an async tool that returns
 ``time.time()`` when it is called), so a run commits about two steps and five events per cycle.
 
-Two scenarios per store:
+Four scenarios per store:
 
 - **runs**: ``--streams`` runs started at once, one SSE stream each, read from the start while
-  the runs execute;
-- **fan-out**: one run, ``--streams`` SSE streams of it at once.
+  the runs execute at full speed (the tool returns at once): the server is saturated, so the
+  latency is the backlog, and the events/s are bounded by how fast the runs commit;
+- **replay**: one stream each, from the start, of those runs once finished (reading alone);
+- **fan-out**: one run, ``--streams`` SSE streams of it at once;
+- **paced**: ``--streams`` runs of 10 cycles whose tool takes ``--pace`` seconds (an agent that
+  waits for its tools), one stream each: the latency of a server that keeps up.
 
 Printed per scenario: committed events received over SSE per second (all streams together,
-from the first POST until every stream ended), and the latency of the ``tool_call_end`` events:
-the client's receipt minus the tool's return time, which is when the agent's in-process stream
-yields the tool's result (the loop then commits the step, the server reads it from the store and
-sends it). Median and p99 in ms. Nothing is asserted; timings vary with the machine's load (the
-server, the clients and PostgreSQL share the machine). PostgreSQL: a throwaway local server, like
-``bench/durable.py``'s (skipped, with the reason, when it cannot be started).
+from the first request until every stream ended), and the latency of the ``tool_call_end``
+events: the client's receipt minus the tool's return time, which is when the agent's in-process
+stream yields the tool's result (the loop then commits the step, the server reads it from the
+store and sends it). Median and p99 in ms. Nothing is asserted; timings vary with the machine's
+load (the server, the clients and PostgreSQL share the machine). PostgreSQL: a throwaway local
+server, like ``bench/durable.py``'s (skipped, with the reason, when it cannot be started).
 """
 
 from __future__ import annotations
@@ -68,7 +72,24 @@ def ticker() -> Agent:
     return Agent(model=ScriptedModel(script, stateful=True), tools=[tick], conversation_manager=NullConversationManager())
 
 
-AGENTS = {"ticker": ticker}
+PACE_VAR = "TETHER_BENCH_SERVE_PACE"
+PACED_CYCLES = 10
+
+
+@tool
+async def paced_tick(n: int) -> str:
+    """Wait ``$TETHER_BENCH_SERVE_PACE`` seconds (a tool that takes time), then return the time."""
+    await asyncio.sleep(float(os.environ.get(PACE_VAR, "1")))
+    return repr(time.time())
+
+
+def pacer() -> Agent:
+    """An agent of PACED_CYCLES tool cycles whose tool takes ``$TETHER_BENCH_SERVE_PACE`` seconds."""
+    script: list[Any] = [tool_call("paced_tick", {"n": i}) for i in range(PACED_CYCLES)] + ["done"]
+    return Agent(model=ScriptedModel(script, stateful=True), tools=[paced_tick], conversation_manager=NullConversationManager())
+
+
+AGENTS = {"ticker": ticker, "pacer": pacer}
 
 
 def free_port() -> int:
@@ -78,13 +99,14 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def server(store: str, cycles: int, src: Path, folder: Path) -> Iterator[str]:
+def server(store: str, cycles: int, pace: float, src: Path, folder: Path) -> Iterator[str]:
     """``tether serve serve:AGENTS`` on ``store`` in a subprocess; yields its URL."""
     import httpx
 
     port = free_port()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(src), str(Path(__file__).resolve().parent)]))
     env[CYCLES_VAR] = str(cycles)
+    env[PACE_VAR] = str(pace)
     log = folder / f"server-{port}.log"
     command = [sys.executable, "-m", "tether", "--store", store, "serve", "serve:AGENTS", "--port", str(port)]
     with open(log, "wb") as out:
@@ -135,38 +157,48 @@ async def read_stream(client: Any, url: str, run_id: str, latencies: list[float]
     return count
 
 
-async def scenario(url: str, name: str, streams: int) -> dict[str, float]:
-    """One scenario (``runs`` or ``fanout``): events/s over SSE and the latency figures."""
+async def scenario(url: str, name: str, streams: int, replay: list[str] | None = None) -> dict[str, float]:
+    """One scenario: ``runs`` (``ticker`` runs at full speed, a stream each), ``paced`` (``pacer``
+    runs, a stream each), ``fanout`` (one ``ticker`` run, ``streams`` streams) or ``replay``
+    (a stream each from the start of the finished runs ``replay``): events/s over SSE and the
+    latency figures."""
     import httpx
 
     latencies: list[float] = []
     tag = f"{name}-{time.monotonic_ns()}"
+    agent = "pacer" if name == "paced" else "ticker"
     limits = httpx.Limits(max_connections=streams + 10, max_keepalive_connections=streams + 10)
-    async with httpx.AsyncClient(limits=limits, timeout=300) as client:
+    async with httpx.AsyncClient(limits=limits, timeout=600) as client:
 
-        async def one_run(i: int) -> int:
-            run_id = f"{tag}-{i}"
-            started = await client.post(f"{url}/agents/ticker/runs", json={"prompt": "tick", "run_id": run_id})
-            started.raise_for_status()
-            return await read_stream(client, url, run_id, latencies)
+        async def start(run_id: str) -> str:
+            (await client.post(f"{url}/agents/{agent}/runs", json={"prompt": "tick", "run_id": run_id})).raise_for_status()
+            return run_id
+
+        async def one_run(run_id: str) -> int:
+            return await read_stream(client, url, await start(run_id), latencies)
 
         began = time.perf_counter()
-        if name == "runs":
-            counts = await asyncio.gather(*(one_run(i) for i in range(streams)))
-        else:
-            run_id = f"{tag}-0"
-            (await client.post(f"{url}/agents/ticker/runs", json={"prompt": "tick", "run_id": run_id})).raise_for_status()
+        if name in ("runs", "paced"):
+            run_ids = [f"{tag}-{i}" for i in range(streams)]
+            counts = await asyncio.gather(*(one_run(run_id) for run_id in run_ids))
+        elif name == "fanout":
+            run_id = await start(f"{tag}-0")
+            run_ids = [run_id]
             counts = await asyncio.gather(*(read_stream(client, url, run_id, latencies) for _ in range(streams)))
+        else:
+            run_ids = list(replay or [])
+            counts = await asyncio.gather(*(read_stream(client, url, run_id, []) for run_id in run_ids))
         wall = time.perf_counter() - began
     events = sum(counts)
     ms = sorted(value * 1000 for value in latencies)
     return {
-        "streams": float(streams),
+        "streams": float(len(counts)),
         "events": float(events),
         "wall_s": wall,
         "events_per_s": events / wall,
         "median_ms": statistics.median(ms) if ms else float("nan"),
         "p99_ms": ms[min(len(ms) - 1, int(len(ms) * 0.99))] if ms else float("nan"),
+        "run_ids": run_ids,  # type: ignore[dict-item]
     }
 
 
@@ -187,25 +219,31 @@ def start_postgres(stack: ExitStack, connections: int) -> tuple[str | None, str]
     return f"postgresql://postgres@/postgres?host={pg_server.root}&port={pg_server.port}", ""
 
 
-def measure(store: str, streams: int, cycles: int, src: Path, folder: Path) -> dict[str, dict[str, float]]:
-    """Both scenarios on one server process over ``store``, after a warm-up run."""
-    with server(store, cycles, src, folder) as url:
+def measure(store: str, streams: int, cycles: int, pace: float, src: Path, folder: Path) -> dict[str, dict[str, float]]:
+    """Every scenario on one server process over ``store``, after a warm-up run."""
+    with server(store, cycles, pace, src, folder) as url:
         asyncio.run(scenario(url, "runs", 1))  # warm-up: imports, the store's first writes
-        return {name: asyncio.run(scenario(url, name, streams)) for name in ("runs", "fanout")}
+        found = {"runs": asyncio.run(scenario(url, "runs", streams))}
+        found["replay"] = asyncio.run(scenario(url, "replay", streams, replay=found["runs"]["run_ids"]))  # type: ignore[arg-type]
+        found["fanout"] = asyncio.run(scenario(url, "fanout", streams))
+        found["paced"] = asyncio.run(scenario(url, "paced", streams))
+        return found
 
 
-def table(results: dict[str, dict[str, dict[str, float]] | str], streams: int, cycles: int, src: Path) -> str:
-    """The figures as a markdown section."""
+def table(results: dict[str, Any], streams: int, cycles: int, pace: float, src: Path) -> str:
+    """The figures as a markdown section (it replaces the previous one in ``bench/results.md``)."""
     lines = [
         f"<!-- {SECTION} -->",
         "## serve: SSE throughput and latency (`bench/serve.py`)",
         "",
-        f"`python bench/serve.py --streams {streams} --cycles {cycles}` (source `{src}`), "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs. "
-        "One `tether serve` process (uvicorn), httpx clients in another process on the same machine. "
-        "**runs**: N runs started at once, one stream each, read from the start while they execute; "
-        "**fan-out**: one run, N streams. Latency: a `tool_call_end` event's receipt by the client minus the "
-        "tool's return (when the in-process stream yields the result).",
+        f"`python bench/serve.py --streams {streams} --cycles {cycles} --pace {pace}` (server source `{src}`), "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, load average {_load()} at the end. "
+        "One `tether serve` process (uvicorn); the httpx clients in another process on the same machine. "
+        f"**runs**: N runs of {cycles} instant tool cycles started at once, a stream each from the start (the "
+        "server saturated: latency is the backlog); **replay**: N streams of those finished runs from the start; "
+        f"**fan-out**: one run, N streams; **paced**: N runs of {PACED_CYCLES} cycles whose tool takes {pace} s, "
+        "a stream each. Latency: a `tool_call_end` event's receipt by the client minus the tool's return (when "
+        "the agent's in-process stream yields the result).",
         "",
         "| store | scenario | streams | committed events | wall s | events/s | latency median ms | p99 ms |",
         "|---|---|---|---|---|---|---|---|",
@@ -215,12 +253,20 @@ def table(results: dict[str, dict[str, dict[str, float]] | str], streams: int, c
             lines.append(f"| {store} | {found} |  |  |  |  |  |  |")
             continue
         for name, row in found.items():
+            latency = "" if name == "replay" else f"{row['median_ms']:.1f} | {row['p99_ms']:.1f}"
             lines.append(
                 f"| {store} | {name} | {row['streams']:.0f} | {row['events']:,.0f} | {row['wall_s']:.2f} | "
-                f"{row['events_per_s']:,.0f} | {row['median_ms']:.1f} | {row['p99_ms']:.1f} |"
+                f"{row['events_per_s']:,.0f} | {latency or ' | '} |"
             )
     lines.append(f"<!-- /{SECTION} -->")
     return "\n".join(lines) + "\n"
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
 
 
 def write_section(path: Path, section: str) -> None:
@@ -235,7 +281,12 @@ def write_section(path: Path, section: str) -> None:
 
 
 def main(
-    streams: int = 100, cycles: int = 50, *, stores: tuple[str, ...] = ("sqlite", "postgres"), src: Path | None = None
+    streams: int = 100,
+    cycles: int = 50,
+    *,
+    pace: float = 2.0,
+    stores: tuple[str, ...] = ("sqlite", "postgres"),
+    src: Path | None = None,
 ) -> dict[str, Any]:
     """Measure, print the table and return the figures by store (a string: why a store was skipped)."""
     src = src or ROOT / "src"
@@ -244,22 +295,24 @@ def main(
         folder = Path(name)
         for store in stores:
             if store == "sqlite":
-                results["SQLite"] = measure(str(folder / "runs.db"), streams, cycles, src, folder)
+                results["SQLite"] = measure(str(folder / "runs.db"), streams, cycles, pace, src, folder)
             else:
                 url, why = start_postgres(stack, connections=streams * 2 + 50)  # a lease holds a session per executing run
-                results["PostgreSQL"] = why if url is None else measure(url, streams, cycles, src, folder)
-    print(table(results, streams, cycles, src))
+                results["PostgreSQL"] = why if url is None else measure(url, streams, cycles, pace, src, folder)
+    print(table(results, streams, cycles, pace, src))
     return results
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--streams", type=int, default=100, help="concurrent SSE streams (default 100)")
-    parser.add_argument("--cycles", type=int, default=50, help="tool cycles per run (default 50)")
+    parser.add_argument("--cycles", type=int, default=50, help="tool cycles per run at full speed (default 50)")
+    parser.add_argument("--pace", type=float, default=2.0, help="seconds the paced runs' tool takes (default 2)")
     parser.add_argument("--stores", default="sqlite,postgres", help="comma-separated: sqlite, postgres")
     parser.add_argument("--src", type=Path, default=None, help="the tether source the server runs (default: this checkout's src)")
     parser.add_argument("--output", type=Path, default=None, help="write the table into this markdown file's bench/serve.py section")
     args = parser.parse_args()
-    found = main(args.streams, args.cycles, stores=tuple(s for s in args.stores.split(",") if s), src=args.src)
+    stores = tuple(s for s in args.stores.split(",") if s)
+    found = main(args.streams, args.cycles, pace=args.pace, stores=stores, src=args.src)
     if args.output is not None:
-        write_section(args.output, table(found, args.streams, args.cycles, args.src or ROOT / "src"))
+        write_section(args.output, table(found, args.streams, args.cycles, args.pace, args.src or ROOT / "src"))

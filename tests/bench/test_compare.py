@@ -199,3 +199,11 @@ def test_compare_runs_tether_end_to_end_in_fresh_processes(compare: ModuleType, 
     assert output.read_text() == report
     assert "| 2,000 | tether |" in report and "| tether |" in report.split("## import")[1]
     assert "failed:" not in report and "cannot:" not in report
+
+
+def test_rewriting_the_report_keeps_the_sections_other_benchmarks_wrote(compare: ModuleType, tmp_path: Path) -> None:
+    report = tmp_path / "results.md"
+    serve = "<!-- bench/serve.py -->\n## serve\n| a | b |\n<!-- /bench/serve.py -->\n"
+    report.write_text("# Tether vs peer agent SDKs\n\nold tables\n\n" + serve)
+    assert compare.kept_sections(report) == "\n" + serve
+    assert compare.kept_sections(tmp_path / "missing.md") == ""
