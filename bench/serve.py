@@ -167,7 +167,9 @@ async def scenario(url: str, name: str, streams: int, replay: list[str] | None =
     latencies: list[float] = []
     tag = f"{name}-{time.monotonic_ns()}"
     agent = "pacer" if name == "paced" else "ticker"
-    limits = httpx.Limits(max_connections=streams + 10, max_keepalive_connections=streams + 10)
+    # No idle connection is reused: uvicorn closes one after 5 s idle, and a request sent on it
+    # as it closes fails (a client-side race, not the server's doing).
+    limits = httpx.Limits(max_connections=streams + 10, max_keepalive_connections=0)
     async with httpx.AsyncClient(limits=limits, timeout=600) as client:
 
         async def start(run_id: str) -> str:
@@ -236,7 +238,7 @@ def table(results: dict[str, Any], streams: int, cycles: int, pace: float, src: 
         f"<!-- {SECTION} -->",
         "## serve: SSE throughput and latency (`bench/serve.py`)",
         "",
-        f"`python bench/serve.py --streams {streams} --cycles {cycles} --pace {pace}` (server source `{src}`), "
+        f"`python bench/serve.py --streams {streams} --cycles {cycles} --pace {pace}` (server source `{_shown(src)}`), "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, load average {_load()} at the end. "
         "One `tether serve` process (uvicorn); the httpx clients in another process on the same machine. "
         f"**runs**: N runs of {cycles} instant tool cycles started at once, a stream each from the start (the "
@@ -260,6 +262,14 @@ def table(results: dict[str, Any], streams: int, cycles: int, pace: float, src: 
             )
     lines.append(f"<!-- /{SECTION} -->")
     return "\n".join(lines) + "\n"
+
+
+def _shown(src: Path) -> str:
+    """``src`` relative to this checkout when it is inside it (no local paths in the report)."""
+    try:
+        return str(src.resolve().relative_to(ROOT))
+    except ValueError:
+        return "another checkout's src"
 
 
 def _load() -> str:

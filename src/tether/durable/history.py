@@ -109,6 +109,9 @@ class StepTail:
 
     Attributes:
         step: The number of the last step read (0: none yet).
+        head: That step's head as the store holds it (packed: blob references, not values);
+            None when unknown (the next read starts from a keyframe).
+        incarnation: The incarnation of the run read (a head of another one is never used).
     """
 
     step: int = 0
