@@ -24,6 +24,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -645,6 +646,14 @@ def _load() -> str:
         return "?"
 
 
+def kept_sections(path: Path) -> str:
+    """The sections other benchmarks wrote into ``path`` (``<!-- NAME -->`` ... ``<!-- /NAME -->``,
+    e.g. ``bench/serve.py``'s), kept when the comparison rewrites the file."""
+    text = path.read_text() if path.exists() else ""
+    found = re.finditer(r"^<!-- ([\w./-]+) -->\n.*?^<!-- /\1 -->\n", text, flags=re.S | re.M)
+    return "".join("\n" + match.group(0) for match in found)
+
+
 def parse(argv: Sequence[str] | None = None) -> Settings:
     """Command-line options into :class:`Settings`."""
     parser = argparse.ArgumentParser(description="Benchmark Tether against peer agent SDKs.")
@@ -713,7 +722,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     meta["load_end"] = _load()
     report = render(samples, info, settings, meta)
     settings.output.parent.mkdir(parents=True, exist_ok=True)
-    settings.output.write_text(report)
+    settings.output.write_text(report + kept_sections(settings.output))
     print(report)
     log(f"wrote {settings.output}")
     return report

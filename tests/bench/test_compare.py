@@ -253,3 +253,11 @@ def test_baseline_runs_tether_from_an_exported_revision(compare: ModuleType, tmp
     assert compare.framework_env(settings.frameworks[0], tmp_path) == {}
     with pytest.raises(SystemExit):
         compare.parse(["--baseline", "no-such-revision-here"])
+
+
+def test_rewriting_the_report_keeps_the_sections_other_benchmarks_wrote(compare: ModuleType, tmp_path: Path) -> None:
+    report = tmp_path / "results.md"
+    serve = "<!-- bench/serve.py -->\n## serve\n| a | b |\n<!-- /bench/serve.py -->\n"
+    report.write_text("# Tether vs peer agent SDKs\n\nold tables\n\n" + serve)
+    assert compare.kept_sections(report) == "\n" + serve
+    assert compare.kept_sections(tmp_path / "missing.md") == ""

@@ -47,12 +47,14 @@ def find_bindir() -> Path:
 class PgServer:
     """One PostgreSQL cluster in a temp dir. ``start()`` then ``conninfo(dbname)``; ``stop()``."""
 
-    def __init__(self, *, durable: bool = False, default_durability: bool = False) -> None:
+    def __init__(self, *, durable: bool = False, default_durability: bool = False, max_connections: int = 100) -> None:
         """``durable``: fsync on, ``synchronous_commit=off``; ``default_durability``: PostgreSQL's own
-        defaults (fsync and synchronous_commit on), as a production server runs; neither: no fsync."""
+        defaults (fsync and synchronous_commit on), as a production server runs; neither: no fsync.
+        ``max_connections``: the server's connection limit."""
         self.bindir = find_bindir()
         self.durable = durable or default_durability
         self.default_durability = default_durability
+        self.max_connections = max_connections
         as_root = os.geteuid() == 0  # the postgres user must reach the dir: /tmp, not a private TMPDIR
         self.root = Path(tempfile.mkdtemp(prefix="tether-pg-", dir="/tmp" if as_root and os.path.isdir("/tmp") else None))
         self.data = self.root / "data"
@@ -82,7 +84,7 @@ class PgServer:
     def start(self) -> PgServer:
         """initdb (trust auth, UTF8) and start the server on a unix socket in the cluster dir."""
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
-        options = f"-k {self.root} -c listen_addresses= -p {self.port} -c max_connections=100"
+        options = f"-k {self.root} -c listen_addresses= -p {self.port} -c max_connections={self.max_connections}"
         if not self.durable:  # test clusters: no fsync (the data is thrown away anyway)
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         elif not self.default_durability:  # like SQLite's WAL + synchronous=NORMAL: durable across a process crash, not the OS's

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from tether import Agent, tool
-from tether.durable import RunStore, SQLiteStore
+from tether.durable import RunStore, SQLiteStore, StepTail
 from tether.durable.codec import encode_step, is_zipped, unzip_step
 from tether.durable.crypto import RowPlace, is_envelope
 from tether.durable.history import summary_of
+from tether.durable.packing import KEYFRAME_EVERY
 from tether.durable.sqlite import SPAN
 from tether.errors import RunNotFoundError, StoreError
 from tether.models import ScriptedModel
@@ -156,6 +157,23 @@ def test_unknown_run_and_missing_step(store: RunStore) -> None:
         store.load_at("h", 9)
     with pytest.raises(StoreError, match="run_id"):
         store.history("../x")
+    with pytest.raises(RunNotFoundError, match="ghost"):
+        store.history("ghost", after=2)
+    with pytest.raises(RunNotFoundError, match="ghost"):
+        store.messages("ghost", 0, 1)
+    assert store.history("h", after=9) == []
+    count = int(store.head("h")["next_seq"])  # type: ignore[index]
+    with pytest.raises(StoreError, match=rf"1 message rows in \[0, {count + 1}\) are missing"):
+        store.messages("h", 0, count + 1)
+
+
+def test_history_after_a_step_and_messages_by_seq(store: RunStore) -> None:
+    two_cycle_agent(store)("go", run_id="h")
+    steps = store.history("h")
+    assert [s.step for s in store.history("h", after=3)] == [4, 5] and store.history("h", after=3) == steps[3:]
+    assert store.history("h", after=0) == steps
+    messages = store.messages("h", 1, 3)
+    assert [m["role"] for m in messages] == ["assistant", "user"] and messages == store.load("h").messages[1:3]  # type: ignore[union-attr]
 
 
 def test_summary_of_heads_written_before_steps_existed() -> None:
@@ -242,3 +260,31 @@ def test_a_stored_parent_that_is_not_a_run_id_is_refused_by_the_row_check() -> N
     head["parent_run_id"] = "../../etc"
     with pytest.raises(ShapeError, match="parent_run_id"):
         check_head(head)
+
+
+def test_a_step_tail_follows_a_run_reading_only_its_new_steps(store: RunStore) -> None:
+    tail = StepTail()
+    followed: list[Any] = []
+
+    @tool
+    def follow(n: int) -> int:
+        """Read the steps committed since the last call."""
+        followed.append([s.step for s in store.history("f", after=tail)])
+        return n
+
+    cycles = 2 * KEYFRAME_EVERY + 5  # past two keyframes: the deltas apply to the tail's head
+    script: list[Any] = [tool_call("follow", {"n": i}) for i in range(cycles)] + ["done"]
+    Agent(model=ScriptedModel(script, stateful=True), tools=[follow], store=store)("go", run_id="f")
+    rest = store.history("f", after=tail)
+    everything = store.history("f")
+    assert [n for batch in followed for n in batch] + [s.step for s in rest] == [s.step for s in everything]
+    assert all(len(batch) <= 3 for batch in followed[1:]) and tail.step == everything[-1].step
+    assert store.history("f", after=tail) == []
+    store.delete_run("f")  # the id used again: read from its own keyframes, not through the old head
+    again = Agent(model=ScriptedModel(["a", "b", "c"], stateful=True), store=store)
+    for prompt in ("x", "y", "z"):
+        again(prompt, run_id="f")
+    steps = store.history("f")
+    assert len(steps) > 0 and tail.step > steps[-1].step and store.history("f", after=tail) == []
+    fresh = StepTail()
+    assert store.history("f", after=fresh) == steps and fresh.incarnation == steps[0].head.get("incarnation")

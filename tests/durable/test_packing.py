@@ -150,6 +150,13 @@ def _check_run(store: RunStore, script: list[list[int]], turns: int, run_id: str
     for step in history:
         at = store.load_at(run_id, step.step)
         assert json.loads(json.dumps(at.head)) == recorded[step.step - 1]["head"]
+    for after in range(len(history) + 2):  # the steps after any step, rebuilt from the keyframe before them
+        assert [step.to_dict() for step in store.history(run_id, after=after)] == recorded[after:]
+    stored = store.load(run_id)
+    assert stored is not None
+    start, stop = int(stored.head["start_seq"]), int(stored.head["next_seq"])
+    assert store.messages(run_id, start, stop) == stored.messages
+    assert store.messages(run_id, 0, stop)[start:] == stored.messages and store.messages(run_id, stop, stop) == []
 
 
 def _model_script(script: list[list[int]], turns: int) -> list[Any]:

@@ -39,8 +39,9 @@ def free_port() -> int:
 class ServerProcess:
     """``tether serve registry_module:AGENTS`` in a subprocess on loopback (started, killed, started again)."""
 
-    def __init__(self, tmp_path: Path, gate: Path, store: Path | str) -> None:
+    def __init__(self, tmp_path: Path, gate: Path, store: Path | str, registry: str = "registry_module:AGENTS") -> None:
         self.tmp_path = tmp_path
+        self.registry = registry
         self.gate = gate
         self.store = store
         self.port = free_port()
@@ -50,7 +51,7 @@ class ServerProcess:
 
     def start(self, *extra: str) -> None:
         env = dict(os.environ, SERVE_TEST_DIR=str(self.gate), PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(HERE)]))
-        command = [sys.executable, "-m", "tether", "--store", str(self.store), "serve", "registry_module:AGENTS"]
+        command = [sys.executable, "-m", "tether", "--store", str(self.store), "serve", self.registry]
         command += ["--port", str(self.port), "--scan-interval", "0.5", *extra]
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(command, cwd=self.tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -1,7 +1,8 @@
 """The registry the served tests run: scripted agents whose tool can block on a file.
 
 The tool ``slow`` appends its idempotency key to ``calls.log`` in ``$SERVE_TEST_DIR``, writes
-``entered-NAME`` and waits for ``release`` there, so a test can kill the server inside it.
+``entered-NAME`` and waits for ``release`` there, so a test can kill the server inside it; the
+async tool ``effect`` logs its key to ``effects.log`` there (the fleet test's side-effect log).
 Imported by the in-process tests and, from a copy on the path, by the server subprocess.
 """
 
@@ -53,8 +54,20 @@ def approve(what: str, tool_context: ToolContext) -> str:
     return f"approved: {answer}"
 
 
-def _call(name: str, **args: Any) -> dict[str, Any]:
-    use = {"toolUseId": f"t-{name}", "name": name, "input": args}
+@tool
+async def effect(step: int, hold: bool, tool_context: ToolContext) -> str:
+    """A side effect (idempotent): appends its idempotency key to ``effects.log``; with ``hold``,
+    then waits (without a thread) for ``release`` in the gate folder."""
+    folder = _dir()
+    with open(folder / "effects.log", "a") as log:
+        log.write(f"{tool_context.idempotency_key} {step} {os.getpid()}\n")
+    while hold and not (folder / "release").exists():
+        await asyncio.sleep(0.02)
+    return f"effect {step} done"
+
+
+def _call(name: str, ident: str | None = None, **args: Any) -> dict[str, Any]:
+    use = {"toolUseId": ident or f"t-{name}", "name": name, "input": args}
     return {"role": "assistant", "content": [{"text": f"calling {name}"}, {"toolUse": use}]}
 
 
@@ -86,6 +99,12 @@ def asker() -> Agent:
     return Agent(model=ScriptedModel([_call("approve", what="deploy"), "deployed"], stateful=True), tools=[approve])
 
 
+def fleet() -> Agent:
+    """Two side effects: the first at once, the second held until ``release`` (the fleet test)."""
+    script = [_call("effect", "t-first", step=1, hold=False), _call("effect", "t-second", step=2, hold=True), "fleet done"]
+    return Agent(model=ScriptedModel(script, stateful=True), tools=[effect])
+
+
 def chat() -> Agent:
     return Agent(model=ScriptedModel(["hello there", "again"], stateful=True))
 
@@ -110,3 +129,5 @@ def pipeline() -> Graph:
 
 
 AGENTS = {"worker": worker, "payer": payer, "asker": asker, "chat": chat, "typist": typist, "pipeline": pipeline, "deployer": deployer}
+FLEET = {"fleet": fleet}
+"""The fleet test's registry (``registry_module:FLEET``)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .crypto import AESGCMCipher, RowCipher
 from .fork import fork_run
-from .history import RunSummary, Step
+from .history import RunSummary, Step, StepTail
 from .indoubt import RERUN, InDoubtCall
 from .memory import MemoryStore
 from .postgres import PostgresStore  # psycopg itself is imported only when a PostgresStore is made
@@ -30,6 +30,7 @@ __all__ = [
     "RunStore",
     "SQLiteStore",
     "Step",
+    "StepTail",
     "StoredRun",
     "fork_run",
     "validate_run_id",

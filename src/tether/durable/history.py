@@ -104,6 +104,27 @@ class Step:
         }
 
 
+@dataclass
+class StepTail:
+    """Where a reader that follows a run's steps stands (an event stream): the last step it read,
+    and that step's head as stored, so the next ``store.history(run_id, after=tail)`` fetches only
+    the steps after it (their head deltas apply to the head kept here) and moves the tail to the
+    last of them. Make one per run followed (``StepTail()``: before the first step); its fields
+    are the store's business. A run id deleted and created again (another incarnation) is read
+    from its keyframes again, never through a head of the old run.
+
+    Attributes:
+        step: The number of the last step read (0: none yet).
+        head: That step's head as the store holds it (packed: blob references, not values);
+            None when unknown (the next read starts from a keyframe).
+        incarnation: The incarnation of the run read (a head of another one is never used).
+    """
+
+    step: int = 0
+    head: Any = field(default=None, repr=False)
+    incarnation: str | None = None
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """One line of ``store.list_runs()``: a run's status and totals, read from its head.

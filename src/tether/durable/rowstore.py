@@ -30,13 +30,13 @@ from .codec import (
     decode_messages,
     decode_results,
     decode_step_at,
-    decode_steps,
+    decode_steps_after,
     prepare_write,
     stored_at,
     summarize_row,
 )
 from .crypto import RowCipher
-from .history import RunSummary, Step, missing_step
+from .history import RunSummary, Step, StepTail, missing_step
 from .packing import HeadPacker
 from .redaction import RedactionPolicy, redaction_policy
 from .store import (
@@ -146,12 +146,38 @@ class RowStore(TreeDeletion, RunStore, Generic[ConnT, KeyT]):
         head = decode_head(run_id, row.text, self.cipher, rev=row.rev, blobs=blobs, incarnation=row.incarnation)
         return head, row.key, blobs
 
-    def history(self, run_id: str) -> list[Step]:
-        """The run's steps in order; RunNotFoundError when the run does not exist."""
+    def history(self, run_id: str, *, after: int | StepTail = 0) -> list[Step]:
+        """The run's steps after step ``after`` (all of them by default), in order;
+        RunNotFoundError when the run does not exist. ``after`` a step number: the read costs
+        the new steps and the keyframe window before them; a :class:`StepTail`: only the new
+        steps, and the tail moves to the last of them."""
+        validate_run_id(run_id)
+        with self._reading(run_id) as conn:
+            tail = after if isinstance(after, StepTail) else None
+            if tail is not None:
+                row = self._head_row(conn, run_id)
+                if row is None:
+                    raise RunNotFoundError(f"no run {run_id!r} in {self.where}")
+                key = row.key
+                if row.incarnation != tail.incarnation:  # another run under this id: not through the old one's head
+                    tail.head, tail.incarnation = None, row.incarnation
+            else:
+                key = self._known(conn, run_id)
+            read = lambda first, stop: self._step_rows(conn, run_id, key, first, stop)  # noqa: E731
+            number = tail.step if tail is not None else int(after)  # type: ignore[arg-type]
+            return decode_steps_after(run_id, number, read, self.cipher, self._blob_reader(conn, run_id, key), tail)
+
+    def messages(self, run_id: str, start: int, stop: int) -> list[Message]:
+        """The message rows with seq in ``[start, stop)``, in order (message rows are never
+        rewritten: a conversation manager's trimming leaves them stored); RunNotFoundError when
+        the run does not exist, StoreError when a row of the range is missing."""
         validate_run_id(run_id)
         with self._reading(run_id) as conn:
             key = self._known(conn, run_id)
-            return decode_steps(run_id, self._step_rows(conn, run_id, key, 1, None), self.cipher, self._blob_reader(conn, run_id, key))
+            rows = self._message_rows(conn, run_id, key, start, stop) if stop > start else []
+            if len(rows) != max(0, stop - start):
+                raise StoreError(f"run {run_id!r}: {stop - start - len(rows)} message rows in [{start}, {stop}) are missing")
+            return decode_messages(run_id, iter(rows), self.cipher, self._blob_reader(conn, run_id, key))
 
     def load_at(self, run_id: str, step: int) -> StoredRun:
         """The run as it was at ``step``: the step's head, the live messages then, the results

@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import LeaseLostError, RowTooLargeError, RunNotFoundError, StoreError
 from ..types import Message, ToolResult
-from .history import RunSummary, Step
+from .history import RunSummary, Step, StepTail
 from .ids import RUN_ID_PATTERN as RUN_ID_PATTERN
 from .ids import validate_run_id as validate_run_id
 from .incarnation import check_incarnation
@@ -375,8 +375,17 @@ class RunStore(Protocol):
         """
         ...
 
-    def history(self, run_id: str) -> list[Step]:
-        """The run's steps in order; raises RunNotFoundError when the run does not exist."""
+    def history(self, run_id: str, *, after: int | StepTail = 0) -> list[Step]:
+        """The run's steps after step ``after`` (all of them by default), in order; raises
+        RunNotFoundError when the run does not exist. A reader that follows a run (an event
+        stream) passes a :class:`~tether.durable.history.StepTail`, which remembers the last
+        step read: each read then fetches only the steps after it, whatever the run's length."""
+        ...
+
+    def messages(self, run_id: str, start: int, stop: int) -> list[Message]:
+        """The stored messages with seq in ``[start, stop)``, in order (rows a conversation
+        manager trimmed from the live conversation included: message rows are never rewritten);
+        RunNotFoundError when the run does not exist, StoreError when a row is missing."""
         ...
 
     def load_at(self, run_id: str, step: int) -> StoredRun:

@@ -37,6 +37,7 @@ from ..durable.indoubt import IN_DOUBT
 from ..durable.store import RunStore
 from ..errors import RequestError, RunLockedError, RunNotFoundError
 from ..multiagent.base import MultiAgentBase
+from .eventlog import EventLogs
 from .events import LIVE_KINDS, interrupts_of
 from .registry import SERVE_KEY, Registry, Runnable, build, entry_of
 
@@ -81,6 +82,8 @@ class RunManager:
         self.executions: dict[str, Execution] = {}
         self.listeners: dict[str, set[asyncio.Queue[Notice]]] = {}
         self.generations: dict[str, int] = {}
+        self.logs = EventLogs(store)
+        """The shared event log of each run that has a stream here (:mod:`tether.serve.eventlog`)."""
         self.refused: dict[str, Any] = {}  # run id -> the head revision a resume failed at (not retried until it changes)
         self._scanner: asyncio.Task[None] | None = None
         self._closing = False

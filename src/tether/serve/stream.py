@@ -2,7 +2,8 @@
 
 :func:`run_events` is what every encoding reads (the SSE endpoint; an AG-UI endpoint would read
 it too). It yields the committed events after a cursor (:class:`~tether.serve.events.Cursor`),
-derived from the run's stored steps (:class:`EventLog`), then waits: for a notice from the task
+derived from the run's stored steps by the run's shared, incremental
+:class:`~tether.serve.eventlog.EventLog`, then waits: for a notice from the task
 executing the run in this process (a new step, a live text delta, the end), or, for a run
 executed by another server process on the same store, for the next poll of the store. It ends
 when the run is at rest (finished, failed, interrupted, stopped or paused) with no owner.
@@ -15,48 +16,9 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..durable.store import RunStore
-from ..errors import RequestError, RunNotFoundError
-from ..types import Message
-from .events import RESTING, Cursor, ServeEvent, StepEvents
+from ..errors import RequestError
+from .events import RESTING, Cursor, ServeEvent
 from .runs import Notice, RunManager
-
-
-class EventLog:
-    """The committed events of one run, read from its store step by step (each step once)."""
-
-    def __init__(self, store: RunStore, run_id: str) -> None:
-        self.store = store
-        self.run_id = run_id
-        self.steps_read = 0
-        self.derive = StepEvents()
-        self.messages: dict[int, Message] = {}
-
-    @property
-    def status(self) -> str | None:
-        """The status of the last step read (None before any)."""
-        return self.derive.status
-
-    def read(self) -> list[ServeEvent]:
-        """The committed events of the steps committed since the last call (blocking: run it on a thread)."""
-        steps = [step for step in self.store.history(self.run_id) if step.step > self.steps_read]
-        if not steps:
-            return []
-        if any(seq not in self.messages for seq in range(self.derive.seq, steps[-1].seq)):
-            self._load(steps[-1].step, int(steps[-1].head.get("start_seq", 0)))
-        out: list[ServeEvent] = []
-        for step in steps:
-            missing = [seq for seq in range(self.derive.seq, step.seq) if seq not in self.messages]
-            if missing:
-                self._load(step.step, int(step.head.get("start_seq", 0)))  # trimmed since: read the window of that step
-            out.extend(self.derive.events(step, self.messages))
-            self.steps_read = step.step
-        return out
-
-    def _load(self, step: int, start: int) -> None:
-        stored = self.store.load_at(self.run_id, step)
-        for offset, message in enumerate(stored.messages):
-            self.messages.setdefault(start + offset, message)
 
 
 async def run_events(
@@ -77,28 +39,28 @@ async def run_events(
     Raises:
         RequestError: The run does not exist (raised before the first event).
     """
-    log = EventLog(manager.store, run_id)
     pending: deque[Notice] = deque()
-    with manager.listen(run_id) as queue:
+    with manager.listen(run_id) as queue, manager.logs.open(run_id) as log:
         idle = 0.0
-        seen = 0  # the run's generation when the store was last read
+        position = 0  # the log's events this stream has passed on
         while True:
-            try:
-                fresh = await asyncio.to_thread(log.read)
-                seen = manager.generation(run_id)
-            except RunNotFoundError:
-                if manager.executing(run_id):
-                    fresh = []  # its first step is being written
-                elif log.steps_read:
+            await log.refresh(lambda: manager.generation(run_id))
+            if log.replaced and position == len(log.events):
+                yield {"type": "end", "data": {"status": "deleted"}}
+                return
+            if log.missing and not manager.executing(run_id):  # executing: its first step is being written
+                if log.steps_read:
                     yield {"type": "end", "data": {"status": "deleted"}}
                     return
-                else:
-                    raise RequestError(f"no run {run_id!r}", status=404) from None
+                raise RequestError(f"no run {run_id!r}", status=404)
+            fresh = log.events[position:]
+            position = len(log.events)
             for event in fresh:
                 if after.admits(event["id"]):
                     yield event
             if fresh:
                 idle = 0.0
+            seen = log.generation
             if log.status in RESTING and not manager.executing(run_id) and queue.empty() and not pending:
                 if not await asyncio.to_thread(manager.store.owner_alive, run_id):
                     yield {"type": "end", "data": {"status": log.status}}
@@ -137,4 +99,4 @@ def _now(queue: asyncio.Queue[Any]) -> Any:
         return None
 
 
-__all__ = ["EventLog", "run_events"]
+__all__ = ["run_events"]

@@ -46,7 +46,7 @@ from .compress import STEP_DICTIONARY_V1, is_zipped, unzip_step, zip_step, zip_t
 from .decode import assemble_run, decode_head, decode_messages, decode_results, stored_at, summarize_row
 from .encode import encode_head, encode_row, encode_step, new_packer, prepare_write
 from .parse import MAX_ROW_DEPTH, parse_row
-from .steps import StepRows, decode_step, decode_step_at, decode_steps
+from .steps import StepRows, decode_step, decode_step_at, decode_steps, decode_steps_after
 from .validation import check_head
 
 __all__ = [
@@ -63,6 +63,7 @@ __all__ = [
     "decode_step",
     "decode_step_at",
     "decode_steps",
+    "decode_steps_after",
     "encode_head",
     "encode_row",
     "encode_step",

@@ -9,7 +9,7 @@ from typing import Any
 
 from ...errors import StoreError
 from ..crypto import RowCipher, RowPlace
-from ..history import Step, model_figures
+from ..history import Step, StepTail, model_figures
 from ..packing import KEYFRAME_EVERY, apply, predicted, refs_of
 from .blobs import BlobFetch, decode_blobs, is_packed, resolve_refs, unpacked
 from .compress import is_zipped, unzip_step
@@ -89,14 +89,22 @@ def _step_row(run_id: str, number: int, text: Any, cipher: RowCipher | None) -> 
 
 
 def _replay(
-    run_id: str, rows: list[tuple[int, dict[str, Any]]], cipher: RowCipher | None, blobs: BlobFetch | None
+    run_id: str,
+    rows: list[tuple[int, dict[str, Any]]],
+    cipher: RowCipher | None,
+    blobs: BlobFetch | None,
+    keep: int = 0,
+    tail: StepTail | None = None,
 ) -> list[Step]:
-    """The steps of consecutive step rows, the first of which holds a whole head (a keyframe):
-    each delta applies to the head of the step before it (see :mod:`tether.durable.packing`)."""
+    """The steps of consecutive step rows, the first of which holds a whole head (a keyframe)
+    unless ``tail`` holds the stored head of the step before them: each delta applies to the
+    head of the step before it (see :mod:`tether.durable.packing`). Only the steps from
+    ``rows[keep]`` on are rebuilt whole and returned (the rows before them only carry the head
+    forward); ``tail`` is moved to the last row."""
     heads: list[Any] = []
     items: list[tuple[int, dict[str, Any]]] = []
-    previous: Any = None
-    for number, row in rows:
+    previous: Any = tail.head if tail is not None else None
+    for index, (number, row) in enumerate(rows):
         where = f"steps step {number}"
         if "head" in row:
             previous = row["head"]
@@ -112,8 +120,11 @@ def _replay(
                 raise damaged(run_id, where, f"its head delta does not apply ({problem(exc)})") from None
         else:
             raise damaged(run_id, where, "step.head: is missing")
-        heads.append(previous)
-        items.append((number, row))
+        if index >= keep:
+            heads.append(previous)
+            items.append((number, row))
+    if tail is not None and rows:
+        tail.step, tail.head = rows[-1][0], previous
     ids: set[str] = set()
     for head in heads:
         if is_packed(head):
@@ -158,9 +169,9 @@ def decode_steps(
     return _replay(run_id, parsed, cipher, blobs) if parsed else []
 
 
-StepRows = Callable[[int, int], list[tuple[int, Any]]]
+StepRows = Callable[[int, int | None], list[tuple[int, Any]]]
 """A store's reader of one run's step rows: given ``first`` and ``stop``, the ``(step, text)``
-rows with ``first <= step < stop``, in order."""
+rows with ``first <= step < stop`` (``stop`` None: every step from ``first``), in order."""
 
 
 def decode_step_at(
@@ -181,6 +192,58 @@ def decode_step_at(
     if found is None:
         raise damaged(run_id, f"steps step {number}", "no step up to it holds a whole head")
     return found
+
+
+def decode_steps_after(
+    run_id: str,
+    after: int,
+    read: StepRows,
+    cipher: RowCipher | None = None,
+    blobs: BlobFetch | None = None,
+    tail: StepTail | None = None,
+) -> list[Step]:
+    """The steps after step ``after``.
+
+    With a ``tail`` at ``after`` that holds that step's stored head, only the rows after it are
+    read: their deltas apply to it. Otherwise the rows from the window a session's keyframe
+    spacing guarantees (:data:`KEYFRAME_EVERY`) before ``after`` are read, and replayed from the
+    nearest whole head at or before the first new step (from the first step when the window
+    holds none: rows written with another spacing). Either way the cost follows the new steps,
+    not the run's length; ``tail`` (if given) is moved to the last step. StoreError when no step
+    up to the first new one holds a whole head.
+    """
+    if tail is not None and tail.head is not None and tail.step == after:
+        rows = read(after + 1, None)
+        if not rows:
+            return []
+        parsed = [(n, _step_row(run_id, n, text, cipher)) for n, text in rows]
+        if rows[0][0] == after + 1 or "head" in parsed[0][1]:  # the deltas follow the tail's head
+            return _replay(run_id, parsed, cipher, blobs, tail=tail)
+    if after <= 0:
+        rows = read(1, None)
+        parsed = [(n, _step_row(run_id, n, text, cipher)) for n, text in rows]
+        return _replay(run_id, parsed, cipher, blobs, tail=_fresh(tail)) if parsed else []
+    rows = read(max(1, after - 2 * KEYFRAME_EVERY + 2), None)
+    first = next((i for i, (number, _) in enumerate(rows) if number > after), None)
+    if first is None:
+        return []
+    parsed = [(n, _step_row(run_id, n, text, cipher)) for n, text in rows[first:]]
+    start = first
+    while "head" not in parsed[0][1] and start > 0:  # back to the keyframe: only those rows are parsed
+        start -= 1
+        parsed.insert(0, (rows[start][0], _step_row(run_id, rows[start][0], rows[start][1], cipher)))
+    if "head" not in parsed[0][1] and rows[0][0] > 1:
+        return [step for step in decode_steps_after(run_id, 0, read, cipher, blobs, tail) if step.step > after]
+    if "head" not in parsed[0][1]:
+        raise damaged(run_id, f"steps step {rows[first][0]}", "no step up to it holds a whole head")
+    return _replay(run_id, parsed, cipher, blobs, keep=first - start, tail=_fresh(tail))
+
+
+def _fresh(tail: StepTail | None) -> StepTail | None:
+    """``tail`` without its head: a replay from a keyframe does not start from it."""
+    if tail is not None:
+        tail.head = None
+    return tail
 
 
 def _replay_last(run_id: str, rows: list[tuple[int, Any]], cipher: RowCipher | None, blobs: BlobFetch | None) -> Step | None:
