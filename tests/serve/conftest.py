@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tests.durable.conftest import pg_conninfo, pg_server  # noqa: F401  (the PostgreSQL takeover test)
+from tether.durable import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -106,3 +107,11 @@ def read_sse(response: httpx.Response, *, until: Any = None) -> list[dict[str, A
             key, _, value = line.partition(": ")
             current[{"event": "type"}.get(key, key)] = value
     return events
+
+
+@pytest.fixture
+def store(tmp_path: Path, gate_dir: Path) -> Iterator[SQLiteStore]:
+    """The served tests' SQLite store (the gate directory of their tools made first)."""
+    store = SQLiteStore(tmp_path / "runs.db")
+    yield store
+    store.close()

@@ -168,13 +168,6 @@ def strip(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def store(tmp_path: Path, gate_dir: Path) -> Iterator[SQLiteStore]:
-    store = SQLiteStore(tmp_path / "runs.db")
-    yield store
-    store.close()
-
-
-@pytest.fixture
 def client(store: SQLiteStore) -> Iterator[TestClient]:
     app = create_app(AGENTS, store, scan_interval=0.2, poll_interval=0.1)
     with TestClient(app, base_url=BASE) as client:

@@ -23,13 +23,6 @@ BASE = "http://127.0.0.1:8000"
 
 
 @pytest.fixture
-def store(tmp_path: Path, gate_dir: Path) -> Iterator[SQLiteStore]:
-    store = SQLiteStore(tmp_path / "runs.db")
-    yield store
-    store.close()
-
-
-@pytest.fixture
 def client(store: SQLiteStore) -> Iterator[TestClient]:
     app = create_app(registry_module.AGENTS, store, scan_interval=0.2, poll_interval=0.1)
     with TestClient(app, base_url=BASE) as client:

@@ -16,7 +16,6 @@ import base64
 import hashlib
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +35,6 @@ from .test_restart import wait_for
 
 BASE = "http://127.0.0.1:8000"
 TOKEN = "s3cret-token"
-
-
-@pytest.fixture
-def store(tmp_path: Path, gate_dir: Path) -> Iterator[SQLiteStore]:
-    store = SQLiteStore(tmp_path / "runs.db")
-    yield store
-    store.close()
 
 
 @pytest.fixture
