@@ -47,6 +47,9 @@ def find_bindir() -> Path:
 class PgServer:
     """One PostgreSQL cluster in a temp dir. ``start()`` then ``conninfo(dbname)``; ``stop()``."""
 
+    SETTINGS_DURABLE = "fsync=on, synchronous_commit=on, full_page_writes=on (PostgreSQL's defaults)"
+    """What ``durable=True`` runs with (benchmarks state it)."""
+
     def __init__(self, *, durable: bool = False) -> None:
         self.bindir = find_bindir()
         self.durable = durable
@@ -82,8 +85,8 @@ class PgServer:
         options = f"-k {self.root} -c listen_addresses= -p {self.port} -c max_connections=100"
         if not self.durable:  # test clusters: no fsync (the data is thrown away anyway)
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        else:  # like SQLite's WAL + synchronous=NORMAL: commits are durable across a crash of the process, not the OS
-            options += " -c synchronous_commit=off"
+        # durable: PostgreSQL's defaults (fsync, synchronous_commit and full_page_writes on): every
+        # commit is flushed to the WAL before it returns, as a production server does
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "server.log"), "-o", options, "-w", "start")
         self.started = True
         return self
