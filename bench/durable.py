@@ -339,7 +339,7 @@ def pg_round_trips(conninfo: str, cycles: int, run_id: str) -> float:
 
     def traced(self: Any) -> Any:
         conn = original(self)
-        handle = tempfile.NamedTemporaryFile("w+", prefix="tether-pgtrace-", delete=False)  # noqa: SIM115
+        handle = tempfile.NamedTemporaryFile("w+", prefix="tether-pgtrace-", delete=False)
         files.append(handle)
         traces.append(Path(handle.name))
         conn.pgconn.trace(handle.fileno())
@@ -429,7 +429,9 @@ def concurrent_conversations(conninfo: str, conversations: int = CONVERSATIONS, 
     return conversations / elapsed
 
 
-def pg_save_points(conninfo: str, settings: str, cycles: int = PG_CYCLES, repeats: int = 5, directory: Path | None = None) -> dict[str, float]:
+def pg_save_points(
+    conninfo: str, settings: str, cycles: int = PG_CYCLES, repeats: int = 5, directory: Path | None = None
+) -> dict[str, float]:
     """The PostgreSQL save-point table (see the module docstring); returns its figures."""
     print(f"\nPostgreSQL save points: {cycles}-cycle tool loop, one PostgresStore; server settings: {settings}")
     plain, pg, lite, wal, commits, floors, statements, rates = [], [], [], [], [], [], [], []
