@@ -221,10 +221,25 @@ def test_is_a_run_store_and_reconnects_after_a_lost_connection(pg_conninfo: str)
     store = PostgresStore(pg_conninfo)
     assert isinstance(store, RunStore)
     store.write("r1", {"rev": 1, "next_seq": 0, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}}, [], {})
+    pid = store._main().info.backend_pid
     with psycopg.connect(pg_conninfo, autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(%s)", (store._main().info.backend_pid,))
-    with pytest.raises(StoreError, match=r"run 'r1': PostgreSQL .* failed"):
-        store.head("r1")  # the server dropped the session under us: said plainly, not hidden
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone() is not None:
+            time.sleep(0.01)
+    # the server ended the idle session (an idle timeout, a restart): nothing had been sent on
+    # it, so the pool opens a new connection for the read instead of failing it
+    assert store.head("r1") is not None and store._main().info.backend_pid != pid
+
+
+def test_a_session_that_ends_during_a_statement_is_a_store_error(pg_conninfo: str) -> None:
+    store = PostgresStore(pg_conninfo)
+    store.write("r1", {"rev": 1, "next_seq": 0, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}}, [], {})
+    pid = store._main().info.backend_pid
+    with pytest.raises(StoreError, match=r"run 'r1': PostgreSQL .* failed \((AdminShutdown|OperationalError)"):
+        with store._reading("r1") as conn:  # the session ends while this read is under way
+            with psycopg.connect(pg_conninfo, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            conn.execute("SELECT pg_sleep(0.5)")
     assert store.head("r1") is not None  # the next call opens a new connection
 
 

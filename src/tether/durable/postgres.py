@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import select
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
@@ -317,10 +318,14 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             raise StoreError(f"cannot connect to {self.where} ({str(exc).strip()}); check the conninfo and that the server is up") from None
         return conn
 
-    def _ensure(self, lane: Lane) -> psycopg.Connection[Any]:
+    def _ensure(self, lane: Lane, *, check: bool = False) -> psycopg.Connection[Any]:
         """The lane's connection, opened anew when it has none or it broke (the caller holds
-        ``lane.lock``); a new connection is a new generation: leases of the old one ended."""
+        ``lane.lock``); a new connection is a new generation: leases of the old one ended.
+        ``check``: also when the server ended its session while it was idle (an idle timeout, a
+        restart): nothing was sent on it, so a new one serves the same request."""
         conn = lane.conn
+        if conn is not None and check and not conn.closed and not conn.broken and self._session_ended(conn) is not None:
+            conn.close()
         if conn is None or conn.closed or conn.broken:
             if conn is not None:
                 conn.close()
@@ -403,7 +408,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
         """The connection of a lane held for the context; driver errors become StoreError."""
         with self._any_lane() as used:
             try:
-                yield self._ensure(used)
+                yield self._ensure(used, check=True)
             except self._psycopg.Error as exc:
                 what = f"run {run_id!r}" if run_id is not None else "listing runs"
                 raise StoreError(f"{what}: {self.where} failed ({type(exc).__name__}: {str(exc).strip()})") from None
@@ -440,18 +445,45 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
         with owned.lane.lock:
             held = owned.lane.conn
             if held is None or held.closed or held.broken or owned.lane.generation != owned.generation:
-                raise self._lost(run_id, "its connection is closed")
+                raise self._lost(run_id, "its connection is closed", sent=False)
+            ended = self._session_ended(held)
+            if ended is not None:
+                raise self._lost(run_id, ended, sent=False)
             try:
                 yield held
             except self._psycopg.Error as exc:
                 if held.broken or held.closed:
-                    raise self._lost(run_id, f"{type(exc).__name__}: {str(exc).strip()}") from None
+                    raise self._lost(run_id, f"{type(exc).__name__}: {str(exc).strip()}", sent=True) from None
                 raise StoreError(f"run {run_id!r}: {self.where} failed ({type(exc).__name__}: {str(exc).strip()})") from None
 
-    def _lost(self, run_id: str, why: str) -> LeaseLostError:
+    def _session_ended(self, conn: psycopg.Connection[Any]) -> str | None:
+        """Why an idle lease connection's session has ended, or None while it lives.
+
+        A session the server ended (``pg_terminate_backend``, an idle timeout, a shutdown) has
+        sent its last message and closed the socket, so the socket of an idle connection is
+        readable: a poll that costs no round trip. Only then is the session asked (a cheap
+        query, which is what reads the server's reason)."""
+        try:
+            readable, _, _ = select.select([conn.fileno()], [], [], 0)
+        except (OSError, ValueError):
+            return "its connection is closed"
+        if not readable:
+            return None
+        try:
+            conn.execute("SELECT 1")
+        except self._psycopg.Error as exc:
+            return f"{type(exc).__name__}: {str(exc).strip()}"
+        return None
+
+    def _lost(self, run_id: str, why: str, *, sent: bool) -> LeaseLostError:
+        outcome = (
+            "its write was not confirmed (it is stored only if it committed before the session ended)"
+            if sent
+            else "nothing was written"
+        )
         return LeaseLostError(
             f"run {run_id!r}: this writer's lease session on {self.where} was terminated ({why}), so it no longer "
-            "owns the run and its write was not confirmed; stop, and resume the run (the next owner reads what is stored)"
+            f"owns the run and {outcome}; stop, and resume the run (the next owner reads what is stored)"
         )
 
     def _write_rows(self, conn: psycopg.Connection[Any], run_id: str, prepared: PreparedWrite, lease: Lease | None) -> None:
