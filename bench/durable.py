@@ -27,7 +27,7 @@ connections, in a separate traced run), and the physical floor measured in the s
 INSERT+UPDATE transaction through psycopg (BEGIN, INSERT, UPDATE, COMMIT on one connection) and the
 same as one statement. Then **50 concurrent conversations x 5 cycles** on one shared store:
 conversations per second.
-Run only that part with ``python bench/durable.py --pg-only``.
+Run only that part with ``python bench/durable.py --pg-only`` (``--repeats N`` rounds, default 5).
 """
 
 from __future__ import annotations
@@ -332,31 +332,47 @@ def pg_round_trips(conninfo: str, cycles: int, run_id: str) -> float:
     connections send waits for the server's answer (nothing here pipelines across them)."""
     from tether.durable import postgres
 
+    from psycopg import pq
+
     store_cls = postgres.PostgresStore
     traces: list[Path] = []
     files: list[Any] = []
+    conns: list[Any] = []
     original = store_cls._open
+
+    def trace(conn: Any, handle: Any) -> None:
+        conn.pgconn.trace(handle.fileno())
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
 
     def traced(self: Any) -> Any:
         conn = original(self)
         handle = tempfile.NamedTemporaryFile("w+", prefix="tether-pgtrace-", delete=False)
         files.append(handle)
         traces.append(Path(handle.name))
-        conn.pgconn.trace(handle.fileno())
-        from psycopg import pq
-
-        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        conns.append(conn)
+        trace(conn, handle)
         return conn
+
+    def count() -> int:
+        """Round trips of the connections traced so far (libpq buffers its trace: untracing flushes it)."""
+        for conn in conns:
+            if not conn.closed:
+                conn.pgconn.untrace()
+        total = sum(_trips(path) for path in traces)
+        conns.clear()
+        traces.clear()
+        return total
 
     store_cls._open = traced  # type: ignore[method-assign]
     try:
-        store = store_cls(conninfo)
-        agent = _loop_agent(cycles, store)
-        agent("warm", run_id=run_id + "-w")  # connections, prepared statements
-        counted = [_trips(path) for path in traces]
-        agent = _loop_agent(cycles, store)
-        agent("go", run_id=run_id)
-        after = [_trips(path) for path in traces]
+        store = store_cls(conninfo)  # the warm-up run alone: its round trips are subtracted
+        _loop_agent(cycles, store)("warm", run_id=run_id + "-w")
+        counted = count()
+        store.close()
+        store = store_cls(conninfo)  # the same warm-up, then the measured run
+        _loop_agent(cycles, store)("warm", run_id=run_id + "-x")
+        _loop_agent(cycles, store)("go", run_id=run_id)
+        after = count()
         store.close()
     finally:
         store_cls._open = original  # type: ignore[method-assign]
@@ -364,7 +380,7 @@ def pg_round_trips(conninfo: str, cycles: int, run_id: str) -> float:
             handle.close()
         for path in traces:
             path.unlink(missing_ok=True)
-    return (sum(after) - sum(counted)) / cycles
+    return (after - counted) / cycles
 
 
 def _trips(path: Path) -> int:
@@ -372,7 +388,7 @@ def _trips(path: Path) -> int:
     count = 0
     with path.open() as lines:
         for line in lines:
-            parts = line.split("\t")
+            parts = line.rstrip("\n").split("\t")
             if len(parts) > 2 and parts[0] == "F" and parts[2].split(" ", 1)[0] in ("Sync", "Query"):
                 count += 1
     return count
@@ -430,7 +446,7 @@ def concurrent_conversations(conninfo: str, conversations: int = CONVERSATIONS, 
 
 
 def pg_save_points(
-    conninfo: str, settings: str, cycles: int = PG_CYCLES, repeats: int = 5, directory: Path | None = None
+    conninfo: str, settings: str, cycles: int = PG_CYCLES, repeats: int = 5, conversations: int = CONVERSATIONS
 ) -> dict[str, float]:
     """The PostgreSQL save-point table (see the module docstring); returns its figures."""
     print(f"\nPostgreSQL save points: {cycles}-cycle tool loop, one PostgresStore; server settings: {settings}")
@@ -444,7 +460,7 @@ def pg_save_points(
             pg.append(figures["s"])
             wal.append(figures["wal"])
             commits.append(figures["commits"])
-            store = SQLiteStore(Path(directory or tmp) / f"pgsave-{r}.db")
+            store = SQLiteStore(Path(tmp) / f"pgsave-{r}.db")
             started = time.perf_counter()
             _loop_agent(cycles, store)("go", run_id="r")
             lite.append((time.perf_counter() - started) / cycles)
@@ -452,7 +468,7 @@ def pg_save_points(
             floor = pg_floor(conninfo, repeats=max(20, cycles))
             floors.append(floor["transaction"])
             statements.append(floor["statement"])
-            rates.append(concurrent_conversations(conninfo, tag=f"{r}-{time.time_ns()}"))
+            rates.append(concurrent_conversations(conninfo, conversations, tag=f"{r}-{time.time_ns()}"))
     trips = pg_round_trips(conninfo, min(cycles, 50), f"pgtrace-{time.time_ns()}")
     ms = 1000.0
     row = {
@@ -470,7 +486,7 @@ def pg_save_points(
     row["overhead_x_floor"] = row["pg_overhead_ms"] / row["floor_ms"]
     print(
         f"{'pg +ms/cycle':>13} {'x floor':>8} {'floor ms (tx)':>14} {'floor ms (1 stmt)':>18} {'WAL B/cycle':>12} {'commits/cycle':>14}"
-        f" {'trips/cycle':>12} {'sqlite +ms':>11} {f'{CONVERSATIONS}x{CONVERSATION_CYCLES} conv/s':>15}"
+        f" {'trips/cycle':>12} {'sqlite +ms':>11} {f'{conversations}x{CONVERSATION_CYCLES} conv/s':>15}"
     )
     print(
         f"{row['pg_overhead_ms']:>13.3f} {row['overhead_x_floor']:>8.2f} {row['floor_ms']:>14.3f} {row['floor_statement_ms']:>18.3f}"
@@ -489,12 +505,14 @@ def main(
     storage_sizes: list[int] | tuple[int, ...] | None = None,
     pg_cycles: int = PG_CYCLES,
     pg_only: bool = False,
+    pg_conversations: int = CONVERSATIONS,
 ) -> list[dict[str, float]]:
     """Print the time table (one row per size), the storage table and the PostgreSQL save-point
     table; returns the time rows, then (when PostgreSQL ran) the save-point row.
     ``postgres``: True starts a throwaway server, a conninfo string uses that database, False
     leaves the column out. ``storage_sizes`` defaults to ``sizes``. ``pg_cycles``: cycles of the
-    save-point table's loop; ``pg_only``: print that table alone."""
+    save-point table's loop; ``pg_only``: print that table alone; ``pg_conversations``: how many
+    conversations run at once in its throughput figure."""
     rows: list[dict[str, float]] = []
     if pg_only:
         with ExitStack() as stack:
@@ -502,7 +520,7 @@ def main(
             if conninfo is None:
                 print(f"PostgreSQL save points: {why}")
                 return rows
-            return [pg_save_points(conninfo, _settings(conninfo), pg_cycles, repeats)]
+            return [pg_save_points(conninfo, _settings(conninfo), pg_cycles, repeats, pg_conversations)]
     print(
         f"{'messages':>9} {'none ms/cycle':>14} {'memory +ms':>11} {'sqlite +ms':>11} {'B/msg mem':>10} {'B/msg sqlite':>13}"
         f" {'postgres +ms':>13} {'B/msg pg':>9}"
@@ -519,7 +537,7 @@ def main(
             )
         storage(storage_sizes if storage_sizes is not None else sizes, conninfo, why)
         if conninfo is not None:
-            rows.append(pg_save_points(conninfo, _settings(conninfo), pg_cycles, repeats))
+            rows.append(pg_save_points(conninfo, _settings(conninfo), pg_cycles, repeats, pg_conversations))
     return rows
 
 
@@ -536,5 +554,9 @@ if __name__ == "__main__":
     if "--cycles-pg" in args:
         cycles_pg = int(args[args.index("--cycles-pg") + 1])
         del args[args.index("--cycles-pg") : args.index("--cycles-pg") + 2]
+    rounds = 5
+    if "--repeats" in args:
+        rounds = int(args[args.index("--repeats") + 1])
+        del args[args.index("--repeats") : args.index("--repeats") + 2]
     numbers = [int(arg) for arg in args if arg != "--pg-only"]
-    main(numbers or SIZES, pg_cycles=cycles_pg, pg_only=only)
+    main(numbers or SIZES, repeats=rounds, pg_cycles=cycles_pg, pg_only=only)

@@ -326,3 +326,34 @@ def test_deleting_a_run_removes_its_rows_and_blobs_and_only_its_own(store: RunSt
         store.delete_run("a")
     Agent(model=ScriptedModel(["again"]), store=store)("new", run_id="a")  # the id can be used again
     assert [m["role"] for m in (store.load("a") or pytest.fail()).messages] == ["user", "assistant"]
+
+
+def test_head_delta_patches_the_last_whole_head_until_it_grows_past_half() -> None:
+    from tether.durable.packing import HEAD_DELTA_FRACTION
+
+    packer = HeadPacker()
+    head = {"rev": 1, "cursor": {"cycle_index": 0}, "note": "x" * 300}
+    assert packer.head_delta(packer.pack(head), 1) is None  # the first head is written whole: the base
+    base = packer.pack(head)
+    bases = []
+    for rev in range(2, 40):
+        head = {**head, "rev": rev, "cursor": {"cycle_index": rev}, "extra": "y" * (rev * 6)}
+        packed = packer.pack(head)
+        found = packer.head_delta(packed, rev)
+        if found is None:  # written whole: the next deltas patch this one
+            base, bases = packed, [*bases, rev]
+            continue
+        text, base_rev = found
+        assert base_rev == base.packed["rev"] and len(text) * HEAD_DELTA_FRACTION <= len(packed.text)
+        assert apply(base.packed, json.loads(text)) == packed.packed  # base + delta is the head, exactly
+    assert bases  # the growing delta made a new base
+
+
+def test_a_head_delta_that_does_not_fit_its_base_is_a_damaged_store() -> None:
+    from tether.durable.codec import merge_head_delta
+
+    assert json.loads(merge_head_delta("r", '{"rev":1,"a":{"b":1}}', '{"rev":[2],"a":{"b":[]}}')) == {"rev": 2, "a": {}}
+    with pytest.raises(StoreError, match=r"run 'r': head delta: it does not fit"):
+        merge_head_delta("r", '{"rev":1}', '{"gone":[]}')
+    with pytest.raises(StoreError, match=r"run 'r': head delta: the row is corrupt"):
+        merge_head_delta("r", '{"rev":1}', '{"rev":')
