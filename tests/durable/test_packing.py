@@ -337,7 +337,7 @@ def test_head_delta_patches_the_last_whole_head_until_it_grows_past_half() -> No
     base = packer.pack(head)
     bases = []
     for rev in range(2, 40):
-        head = {**head, "rev": rev, "cursor": {"cycle_index": rev}, "extra": "y" * (rev * 6)}
+        head = {**head, "rev": rev, "cursor": {"cycle_index": rev}, "extra": "y" * (rev * 20)}
         packed = packer.pack(head)
         found = packer.head_delta(packed, rev)
         if found is None:  # written whole: the next deltas patch this one
