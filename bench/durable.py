@@ -330,9 +330,9 @@ def pg_cycle(conninfo: str, cycles: int, run_id: str) -> dict[str, float]:
 def pg_round_trips(conninfo: str, cycles: int, run_id: str) -> float:
     """Round trips per cycle of a traced run: every Sync or simple Query message the store's
     connections send waits for the server's answer (nothing here pipelines across them)."""
-    from tether.durable import postgres
-
     from psycopg import pq
+
+    from tether.durable import postgres
 
     store_cls = postgres.PostgresStore
     traces: list[Path] = []

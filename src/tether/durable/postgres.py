@@ -22,7 +22,7 @@ at revision ``base``; ``delta`` holds the patch from it to the current head (see
 :meth:`~tether.durable.packing.HeadPacker.head_delta`), so a save point rewrites the few
 hundred bytes that changed, not the ~1 KB head, and PostgreSQL logs only the changed end of the
 row (the base is its unchanged prefix). The head is written whole again when the delta grows
-past half of it. Stores with a cipher write every head whole.
+past the size of the head itself. Stores with a cipher write every head whole.
 
 **Connections: a bounded pool.** A store opens at most ``pool_size`` connections (*lanes*) and
 shares them among every run it serves, reads and writes alike. The lease of a run is a
