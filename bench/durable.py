@@ -13,8 +13,21 @@ before the run and never changed, once with a 64 KiB state changed by every tool
 Targets at 1,000 messages on SQLite: extra time <= 0.5 ms per cycle; on disk <= 3x the
 messages' JSON; written <= 6 KiB per message; the unchanged 64 KiB state adds <= 3x its size.
 PostgreSQL: a throwaway local server is started like the tests' (``tests/durable/pg.py``: initdb +
-pg_ctl, unix socket, ``synchronous_commit=off`` like SQLite's WAL + synchronous=NORMAL); its
-column says "skipped" with the reason when no PostgreSQL binaries or psycopg are installed.
+pg_ctl, unix socket) with PostgreSQL's default durability: ``fsync=on``, ``synchronous_commit=on``,
+``full_page_writes=on`` (every commit waits for its WAL flush, as on a production server; the
+settings are printed); its column says "skipped" with the reason when no PostgreSQL binaries or
+psycopg are installed.
+
+A third table, **PostgreSQL save points** (``--cycles-pg N``, default 200): a tool loop of N cycles
+on one ``PostgresStore``, interleaved rounds with a no-store run and a SQLite run, reporting the
+median durable overhead per cycle, WAL bytes per cycle (``pg_current_wal_lsn()`` difference),
+commits per cycle (transaction ids the run assigned: ``pg_current_snapshot()``'s xmax difference),
+round trips per cycle (frontend Sync and Query messages in a libpq trace of the store's
+connections, in a separate traced run), and the physical floor measured in the same run: one
+INSERT+UPDATE transaction through psycopg (BEGIN, INSERT, UPDATE, COMMIT on one connection) and the
+same as one statement. Then **50 concurrent conversations x 5 cycles** on one shared store:
+conversations per second.
+Run only that part with ``python bench/durable.py --pg-only`` (``--repeats N`` rounds, default 5).
 """
 
 from __future__ import annotations
@@ -267,17 +280,247 @@ def storage(sizes: list[int] | tuple[int, ...], postgres: str | None, why: str) 
     return rows
 
 
+PG_CYCLES = 200
+CONVERSATIONS = 50
+CONVERSATION_CYCLES = 5
+
+
+def _loop_agent(cycles: int, store: RunStore | None) -> Agent:
+    """An agent whose scripted model calls ``lookup`` ``cycles`` times, then answers."""
+    script: list[Any] = [tool_call("lookup", {"key": f"k{i}"}) for i in range(cycles)] + ["done"]
+    return Agent(model=ScriptedModel(script), tools=[lookup], store=store, conversation_manager=NullConversationManager())
+
+
+def _scalar(conninfo: str, query: str) -> Any:
+    import psycopg
+
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        row = conn.execute(query).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def _wal_and_xid(conninfo: str) -> tuple[str, int]:
+    """The WAL position and the next transaction id (taking none), read in one query."""
+    import psycopg
+
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        row = conn.execute("SELECT pg_current_wal_lsn()::text, pg_snapshot_xmax(pg_current_snapshot())::text::bigint").fetchone()
+    assert row is not None
+    return str(row[0]), int(row[1])
+
+
+def pg_cycle(conninfo: str, cycles: int, run_id: str) -> dict[str, float]:
+    """One tool loop of ``cycles`` cycles on a fresh ``PostgresStore``: seconds, WAL bytes and
+    write transactions (commits) per cycle, measured around the invocation alone."""
+    from tether.durable.postgres import PostgresStore
+
+    store = PostgresStore(conninfo)
+    agent = _loop_agent(cycles, store)
+    lsn, xid = _wal_and_xid(conninfo)
+    started = time.perf_counter()
+    agent("go", run_id=run_id)
+    elapsed = time.perf_counter() - started
+    end_lsn, end_xid = _wal_and_xid(conninfo)
+    wal = float(_scalar(conninfo, f"SELECT pg_wal_lsn_diff('{end_lsn}', '{lsn}')"))
+    store.close()
+    return {"s": elapsed / cycles, "wal": wal / cycles, "commits": (end_xid - xid) / cycles}
+
+
+def pg_round_trips(conninfo: str, cycles: int, run_id: str) -> float:
+    """Round trips per cycle of a traced run: every Sync or simple Query message the store's
+    connections send waits for the server's answer (nothing here pipelines across them)."""
+    from psycopg import pq
+
+    from tether.durable import postgres
+
+    store_cls = postgres.PostgresStore
+    traces: list[Path] = []
+    files: list[Any] = []
+    conns: list[Any] = []
+    original = store_cls._open
+
+    def trace(conn: Any, handle: Any) -> None:
+        conn.pgconn.trace(handle.fileno())
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+
+    def traced(self: Any) -> Any:
+        conn = original(self)
+        handle = tempfile.NamedTemporaryFile("w+", prefix="tether-pgtrace-", delete=False)
+        files.append(handle)
+        traces.append(Path(handle.name))
+        conns.append(conn)
+        trace(conn, handle)
+        return conn
+
+    def count() -> int:
+        """Round trips of the connections traced so far (libpq buffers its trace: untracing flushes it)."""
+        for conn in conns:
+            if not conn.closed:
+                conn.pgconn.untrace()
+        total = sum(_trips(path) for path in traces)
+        conns.clear()
+        traces.clear()
+        return total
+
+    store_cls._open = traced  # type: ignore[method-assign]
+    try:
+        store = store_cls(conninfo)  # the warm-up run alone: its round trips are subtracted
+        _loop_agent(cycles, store)("warm", run_id=run_id + "-w")
+        counted = count()
+        store.close()
+        store = store_cls(conninfo)  # the same warm-up, then the measured run
+        _loop_agent(cycles, store)("warm", run_id=run_id + "-x")
+        _loop_agent(cycles, store)("go", run_id=run_id)
+        after = count()
+        store.close()
+    finally:
+        store_cls._open = original  # type: ignore[method-assign]
+        for handle in files:
+            handle.close()
+        for path in traces:
+            path.unlink(missing_ok=True)
+    return (after - counted) / cycles
+
+
+def _trips(path: Path) -> int:
+    """Frontend Sync and Query messages in a libpq trace file."""
+    count = 0
+    with path.open() as lines:
+        for line in lines:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) > 2 and parts[0] == "F" and parts[2].split(" ", 1)[0] in ("Sync", "Query"):
+                count += 1
+    return count
+
+
+def pg_floor(conninfo: str, repeats: int = 400) -> dict[str, float]:
+    """The physical floor of one save point: one INSERT + UPDATE transaction through psycopg on
+    this server (BEGIN, INSERT, UPDATE, COMMIT: four round trips, one WAL flush), and the same
+    as one statement (one round trip); median seconds."""
+    import psycopg
+
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS bench_floor_rows, bench_floor_head")
+        conn.execute("CREATE TABLE bench_floor_rows (id BIGINT PRIMARY KEY, body TEXT NOT NULL)")
+        conn.execute("CREATE TABLE bench_floor_head (id INT PRIMARY KEY, rev BIGINT NOT NULL, body TEXT NOT NULL)")
+        conn.execute("INSERT INTO bench_floor_head VALUES (1, 0, 'x')")
+        body = "y" * 200
+        tx: list[float] = []
+        one: list[float] = []
+        for i in range(repeats):
+            started = time.perf_counter()
+            with conn.transaction():
+                conn.execute("INSERT INTO bench_floor_rows VALUES (%s, %s)", (2 * i, body))
+                conn.execute("UPDATE bench_floor_head SET rev = rev + 1, body = %s WHERE id = 1", (body,))
+            tx.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            conn.execute(
+                "WITH h AS (UPDATE bench_floor_head SET rev = rev + 1, body = %s WHERE id = 1 RETURNING id)"
+                " INSERT INTO bench_floor_rows SELECT %s, %s FROM h",
+                (body, 2 * i + 1, body),
+            )
+            one.append(time.perf_counter() - started)
+        conn.execute("DROP TABLE bench_floor_rows, bench_floor_head")
+    return {"transaction": statistics.median(tx), "statement": statistics.median(one)}
+
+
+def concurrent_conversations(conninfo: str, conversations: int = CONVERSATIONS, cycles: int = CONVERSATION_CYCLES, tag: str = "") -> float:
+    """Conversations per second: ``conversations`` agents of ``cycles`` tool cycles each, run at
+    once on one event loop, all on one shared ``PostgresStore``."""
+    import asyncio
+
+    from tether.durable.postgres import PostgresStore
+
+    store = PostgresStore(conninfo)
+    agents = [_loop_agent(cycles, store) for _ in range(conversations)]
+
+    async def all_at_once() -> None:
+        await asyncio.gather(*(agent.invoke_async("go", run_id=f"conc{tag}-{i}") for i, agent in enumerate(agents)))
+
+    started = time.perf_counter()
+    asyncio.run(all_at_once())
+    elapsed = time.perf_counter() - started
+    store.close()
+    return conversations / elapsed
+
+
+def pg_save_points(
+    conninfo: str, settings: str, cycles: int = PG_CYCLES, repeats: int = 5, conversations: int = CONVERSATIONS
+) -> dict[str, float]:
+    """The PostgreSQL save-point table (see the module docstring); returns its figures."""
+    print(f"\nPostgreSQL save points: {cycles}-cycle tool loop, one PostgresStore; server settings: {settings}")
+    plain, pg, lite, wal, commits, floors, statements, rates = [], [], [], [], [], [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(repeats):  # interleaved: a noisy moment shifts every column of a round alike
+            started = time.perf_counter()
+            _loop_agent(cycles, None)("go")
+            plain.append((time.perf_counter() - started) / cycles)
+            figures = pg_cycle(conninfo, cycles, f"pgsave-{r}-{time.time_ns()}")
+            pg.append(figures["s"])
+            wal.append(figures["wal"])
+            commits.append(figures["commits"])
+            store = SQLiteStore(Path(tmp) / f"pgsave-{r}.db")
+            started = time.perf_counter()
+            _loop_agent(cycles, store)("go", run_id="r")
+            lite.append((time.perf_counter() - started) / cycles)
+            store.close()
+            floor = pg_floor(conninfo, repeats=max(20, cycles))
+            floors.append(floor["transaction"])
+            statements.append(floor["statement"])
+            rates.append(concurrent_conversations(conninfo, conversations, tag=f"{r}-{time.time_ns()}"))
+    trips = pg_round_trips(conninfo, min(cycles, 50), f"pgtrace-{time.time_ns()}")
+    ms = 1000.0
+    row = {
+        "cycles": float(cycles),
+        "plain_ms": statistics.median(plain) * ms,
+        "pg_overhead_ms": (statistics.median(pg) - statistics.median(plain)) * ms,
+        "sqlite_overhead_ms": (statistics.median(lite) - statistics.median(plain)) * ms,
+        "wal_bytes_per_cycle": statistics.median(wal),
+        "commits_per_cycle": statistics.median(commits),
+        "round_trips_per_cycle": trips,
+        "floor_ms": statistics.median(floors) * ms,
+        "floor_statement_ms": statistics.median(statements) * ms,
+        "conversations_per_s": statistics.median(rates),
+    }
+    row["overhead_x_floor"] = row["pg_overhead_ms"] / row["floor_ms"]
+    print(
+        f"{'pg +ms/cycle':>13} {'x floor':>8} {'floor ms (tx)':>14} {'floor ms (1 stmt)':>18} {'WAL B/cycle':>12} {'commits/cycle':>14}"
+        f" {'trips/cycle':>12} {'sqlite +ms':>11} {f'{conversations}x{CONVERSATION_CYCLES} conv/s':>15}"
+    )
+    print(
+        f"{row['pg_overhead_ms']:>13.3f} {row['overhead_x_floor']:>8.2f} {row['floor_ms']:>14.3f} {row['floor_statement_ms']:>18.3f}"
+        f" {row['wal_bytes_per_cycle']:>12.0f} {row['commits_per_cycle']:>14.2f} {row['round_trips_per_cycle']:>12.2f}"
+        f" {row['sqlite_overhead_ms']:>11.3f} {row['conversations_per_s']:>15.1f}"
+    )
+    print(f"(medians of {repeats} interleaved rounds; no-store baseline {row['plain_ms']:.3f} ms/cycle)")
+    return row
+
+
 def main(
     sizes: list[int] | tuple[int, ...] = SIZES,
     repeats: int = 5,
     cycles: int = 50,
     postgres: str | bool = True,
     storage_sizes: list[int] | tuple[int, ...] | None = None,
+    pg_cycles: int = PG_CYCLES,
+    pg_only: bool = False,
+    pg_conversations: int = CONVERSATIONS,
 ) -> list[dict[str, float]]:
-    """Print the time table (one row per size) and the storage table; returns the time rows.
+    """Print the time table (one row per size), the storage table and the PostgreSQL save-point
+    table; returns the time rows, then (when PostgreSQL ran) the save-point row.
     ``postgres``: True starts a throwaway server, a conninfo string uses that database, False
-    leaves the column out. ``storage_sizes`` defaults to ``sizes``."""
-    rows = []
+    leaves the column out. ``storage_sizes`` defaults to ``sizes``. ``pg_cycles``: cycles of the
+    save-point table's loop; ``pg_only``: print that table alone; ``pg_conversations``: how many
+    conversations run at once in its throughput figure."""
+    rows: list[dict[str, float]] = []
+    if pg_only:
+        with ExitStack() as stack:
+            conninfo, why = (postgres, "") if isinstance(postgres, str) else start_postgres(stack)
+            if conninfo is None:
+                print(f"PostgreSQL save points: {why}")
+                return rows
+            return [pg_save_points(conninfo, _settings(conninfo), pg_cycles, repeats, pg_conversations)]
     print(
         f"{'messages':>9} {'none ms/cycle':>14} {'memory +ms':>11} {'sqlite +ms':>11} {'B/msg mem':>10} {'B/msg sqlite':>13}"
         f" {'postgres +ms':>13} {'B/msg pg':>9}"
@@ -293,8 +536,27 @@ def main(
                 f"{row['memory_bytes_per_message']:>10.0f} {row['sqlite_bytes_per_message']:>13.0f} {pg}"
             )
         storage(storage_sizes if storage_sizes is not None else sizes, conninfo, why)
+        if conninfo is not None:
+            rows.append(pg_save_points(conninfo, _settings(conninfo), pg_cycles, repeats, pg_conversations))
     return rows
 
 
+def _settings(conninfo: str) -> str:
+    """The server's durability settings, as ``SHOW`` reports them."""
+    names = ("fsync", "synchronous_commit", "full_page_writes", "wal_level", "shared_buffers", "server_version")
+    return ", ".join(f"{name}={_scalar(conninfo, f'SHOW {name}')}" for name in names)
+
+
 if __name__ == "__main__":
-    main([int(arg) for arg in sys.argv[1:]] or SIZES)
+    args = sys.argv[1:]
+    only = "--pg-only" in args
+    cycles_pg = PG_CYCLES
+    if "--cycles-pg" in args:
+        cycles_pg = int(args[args.index("--cycles-pg") + 1])
+        del args[args.index("--cycles-pg") : args.index("--cycles-pg") + 2]
+    rounds = 5
+    if "--repeats" in args:
+        rounds = int(args[args.index("--repeats") + 1])
+        del args[args.index("--repeats") : args.index("--repeats") + 2]
+    numbers = [int(arg) for arg in args if arg != "--pg-only"]
+    main(numbers or SIZES, repeats=rounds, pg_cycles=cycles_pg, pg_only=only)

@@ -87,6 +87,11 @@ class Backend:
         if self.kind == "memory":
             held = self.made[0]._runs[run_id]  # type: ignore[attr-defined]
             return _plain(held.head if table == "head" else getattr(held, table)[key])
+        if table == "head" and self.kind == "postgres":  # the head as the store reads it: its base and delta merged
+            from tether.durable.codec import merge_head_delta
+
+            head, delta = self._sql("SELECT head, delta FROM {p}runs WHERE run_id = ?", (run_id,), fetch=True)[0]
+            return _plain(merge_head_delta(run_id, head, delta))
         sql, params = _select(table, run_id, key, self.kind)
         return _plain(self._sql(sql, params, fetch=True)[0][0])
 
@@ -126,6 +131,8 @@ class Backend:
             f" ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {body} = excluded.{body}"
         )
         self._sql(sql, values)
+        if table == "head" and self.kind == "postgres":  # the text is the whole head: no delta applies to it
+            self._sql("UPDATE {p}runs SET delta = NULL WHERE run_id = ?", (run_id,))
 
     def clone(self, run_id: str, new_id: str) -> None:
         """Copy every row of ``run_id`` under ``new_id``, byte for byte (as raw SQL would)."""
@@ -148,7 +155,7 @@ class Backend:
             tables = {"results": "cycle, tool_use_id, body", "blobs": "id, body"}
         else:
             tables = {
-                "runs": "head",
+                "runs": "head, delta",  # a PostgreSQL head is its base and the delta from it
                 "messages": "seq, body",
                 "results": "cycle, tool_use_id, body",
                 "steps": "step, body",

@@ -47,13 +47,15 @@ def find_bindir() -> Path:
 class PgServer:
     """One PostgreSQL cluster in a temp dir. ``start()`` then ``conninfo(dbname)``; ``stop()``."""
 
+    SETTINGS_DURABLE = "fsync=on, synchronous_commit=on, full_page_writes=on (PostgreSQL's defaults)"
+    """What ``durable=True`` runs with (benchmarks state it)."""
+
     def __init__(self, *, durable: bool = False, default_durability: bool = False, max_connections: int = 100) -> None:
-        """``durable``: fsync on, ``synchronous_commit=off``; ``default_durability``: PostgreSQL's own
-        defaults (fsync and synchronous_commit on), as a production server runs; neither: no fsync.
-        ``max_connections``: the server's connection limit."""
+        """``durable`` (or its other name ``default_durability``): PostgreSQL's own defaults (fsync,
+        synchronous_commit and full_page_writes on), as a production server runs; otherwise no
+        fsync (test clusters). ``max_connections``: the server's connection limit."""
         self.bindir = find_bindir()
         self.durable = durable or default_durability
-        self.default_durability = default_durability
         self.max_connections = max_connections
         as_root = os.geteuid() == 0  # the postgres user must reach the dir: /tmp, not a private TMPDIR
         self.root = Path(tempfile.mkdtemp(prefix="tether-pg-", dir="/tmp" if as_root and os.path.isdir("/tmp") else None))
@@ -87,8 +89,8 @@ class PgServer:
         options = f"-k {self.root} -c listen_addresses= -p {self.port} -c max_connections={self.max_connections}"
         if not self.durable:  # test clusters: no fsync (the data is thrown away anyway)
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        elif not self.default_durability:  # like SQLite's WAL + synchronous=NORMAL: durable across a process crash, not the OS's
-            options += " -c synchronous_commit=off"
+        # durable: PostgreSQL's defaults (fsync, synchronous_commit and full_page_writes on): every
+        # commit is flushed to the WAL before it returns, as a production server does
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "server.log"), "-o", options, "-w", "start")
         self.started = True
         return self

@@ -46,3 +46,15 @@ def test_crash_torture_postgresql(pg_server: object, pg_conninfo: str, tmp_path:
     print(report.summary())
     report.raise_for_failures()
     assert report.points == 30 and report.in_doubt_reruns > 0
+
+
+def test_kill_at_every_save_point_on_postgresql(pg_server: object, pg_conninfo: str, tmp_path: Path) -> None:
+    """SIGKILL before and after every save point of a run on PostgreSQL: two cycles, each with an
+    idempotent call (its start rides on the write of the model's response) and an
+    ``idempotent=False`` call with a reconcile (its start is a write of its own)."""
+    fields = dict(part.split("=", 1) for part in pg_conninfo.split())
+    url = f"postgresql://{fields['user']}@/{fields['dbname']}?host={fields['host']}&port={fields['port']}"
+    report = crashtest("tests.testing.agents:emailing_reconciled", "send two emails", store=url, points="all", workdir=tmp_path, races=0)
+    print(report.summary())
+    report.raise_for_failures()
+    assert report.points == 2 * report.writes and report.in_doubt_reruns > 0 and report.reconciled > 0

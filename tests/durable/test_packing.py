@@ -333,3 +333,35 @@ def test_deleting_a_run_removes_its_rows_and_blobs_and_only_its_own(store: RunSt
         store.delete_run("a")
     Agent(model=ScriptedModel(["again"]), store=store)("new", run_id="a")  # the id can be used again
     assert [m["role"] for m in (store.load("a") or pytest.fail()).messages] == ["user", "assistant"]
+
+
+def test_head_delta_patches_the_last_whole_head_until_it_outgrows_the_head() -> None:
+    from tether.durable.packing import HEAD_DELTA_FRACTION
+
+    packer = HeadPacker()
+    head: dict[str, Any] = {"rev": 1, **{f"k{i}": "x" * 20 for i in range(10)}}
+    assert packer.head_delta(packer.pack(head), 1) is None  # the first head is written whole: the base
+    base = packer.pack(head)
+    bases = []
+    for rev in range(2, 30):
+        changed = range(10) if rev == 20 else range(1)  # at 20 every field changes: the delta outgrows the head
+        head = {**head, "rev": rev, **{f"k{i}": f"{rev}-" + "y" * 20 for i in changed}}
+        packed = packer.pack(head)
+        found = packer.head_delta(packed, rev)
+        if found is None:  # written whole: the next deltas patch this one
+            base, bases = packed, [*bases, rev]
+            continue
+        text, base_rev = found
+        assert base_rev == base.packed["rev"] and len(text) * HEAD_DELTA_FRACTION <= len(packed.text)
+        assert apply(base.packed, json.loads(text)) == packed.packed  # base + delta is the head, exactly
+    assert bases == [20]
+
+
+def test_a_head_delta_that_does_not_fit_its_base_is_a_damaged_store() -> None:
+    from tether.durable.codec import merge_head_delta
+
+    assert json.loads(merge_head_delta("r", '{"rev":1,"a":{"b":1}}', '{"rev":[2],"a":{"b":[]}}')) == {"rev": 2, "a": {}}
+    with pytest.raises(StoreError, match=r"run 'r': head delta: it does not fit"):
+        merge_head_delta("r", '{"rev":1}', '{"gone":[]}')
+    with pytest.raises(StoreError, match=r"run 'r': head delta: the row is corrupt"):
+        merge_head_delta("r", '{"rev":1}', '{"rev":')

@@ -3,6 +3,7 @@ between processes (advisory locks freed when the owner dies), O(n) storage, clea
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from tether import Agent
+from tether import Agent, tool
 from tether.durable import RunStore
-from tether.durable.postgres import PostgresStore, advisory_key
-from tether.durable.store import SCHEMA_VERSION
-from tether.errors import ConfigurationError, RunLockedError, StoreError
+from tether.durable.postgres import STORE_SCHEMA, PostgresStore, advisory_key
+from tether.errors import ConfigurationError, LeaseLostError, RunLockedError, StoreError
 from tether.models import ScriptedModel
+from tether.models.scripted import tool_call
 
 from .helpers import Crash
 from .pg import PgServer
@@ -60,14 +61,14 @@ def test_tables_and_schema_version(pg_conninfo: str) -> None:
         tables = {row[0] for row in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
         version = conn.execute("SELECT value FROM tether_meta WHERE key = 'schema_version'").fetchone()
     assert tables == {"tether_meta", "tether_runs", "tether_leases", "tether_messages", "tether_results", "tether_steps", "tether_blobs"}
-    assert version == (str(SCHEMA_VERSION),)
+    assert version == (str(STORE_SCHEMA),)
 
 
 def test_newer_store_schema_refused(pg_conninfo: str) -> None:
     PostgresStore(pg_conninfo).close()
     with psycopg.connect(pg_conninfo, autocommit=True) as conn:
-        conn.execute("UPDATE tether_meta SET value = %s WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
-    with pytest.raises(StoreError, match=rf"newer Tether \(store schema {SCHEMA_VERSION + 1}"):
+        conn.execute("UPDATE tether_meta SET value = %s WHERE key = 'schema_version'", (str(STORE_SCHEMA + 1),))
+    with pytest.raises(StoreError, match=rf"newer Tether \(store schema {STORE_SCHEMA + 1}"):
         PostgresStore(pg_conninfo)
 
 
@@ -189,7 +190,7 @@ def test_two_processes_resuming_at_once_exactly_one_proceeds(pg_conninfo: str, t
 def test_metrics_survive_processes(pg_conninfo: str) -> None:
     code = """
 import sys
-from tether import Agent
+from tether import Agent, tool
 from tether.durable import RunStore
 from tether.durable.postgres import PostgresStore
 from tether.models import ScriptedModel
@@ -220,8 +221,265 @@ def test_is_a_run_store_and_reconnects_after_a_lost_connection(pg_conninfo: str)
     store = PostgresStore(pg_conninfo)
     assert isinstance(store, RunStore)
     store.write("r1", {"rev": 1, "next_seq": 0, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}}, [], {})
+    pid = store._main().info.backend_pid
     with psycopg.connect(pg_conninfo, autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(%s)", (store._main().info.backend_pid,))
-    with pytest.raises(StoreError, match=r"run 'r1': PostgreSQL .* failed"):
-        store.head("r1")  # the server dropped the session under us: said plainly, not hidden
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone() is not None:
+            time.sleep(0.01)
+    # the server ended the idle session (an idle timeout, a restart): nothing had been sent on
+    # it, so the pool opens a new connection for the read instead of failing it
+    assert store.head("r1") is not None and store._main().info.backend_pid != pid
+
+
+def test_a_session_that_ends_during_a_statement_is_a_store_error(pg_conninfo: str) -> None:
+    store = PostgresStore(pg_conninfo)
+    store.write("r1", {"rev": 1, "next_seq": 0, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}}, [], {})
+    pid = store._main().info.backend_pid
+    with pytest.raises(StoreError, match=r"run 'r1': PostgreSQL .* failed \((AdminShutdown|OperationalError)"):
+        with store._reading("r1") as conn:  # the session ends while this read is under way
+            with psycopg.connect(pg_conninfo, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            conn.execute("SELECT pg_sleep(0.5)")
     assert store.head("r1") is not None  # the next call opens a new connection
+
+
+# -- the write path: one statement per save point, head deltas, a bounded pool ----------------
+
+
+def traced_requests(conn: Any, action: Any) -> int:
+    """Round trips ``action()`` makes on ``conn``: the Sync and Query messages its libpq trace shows."""
+    import tempfile
+
+    from psycopg import pq
+
+    with tempfile.TemporaryFile("w+") as trace:
+        conn.pgconn.trace(trace.fileno())
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        try:
+            action()
+        finally:
+            conn.pgconn.untrace()
+        trace.seek(0)
+        lines = [line.split("\t") for line in trace.read().splitlines()]
+    return sum(1 for parts in lines if len(parts) > 2 and parts[0] == "F" and parts[2].split(" ", 1)[0] in ("Sync", "Query"))
+
+
+def step_row(number: int, head: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "step": number, "position": "after_model", "cycle_index": 0, "seq": head["next_seq"], "message_count": head["next_seq"],
+        "created_at": "2026-01-01T00:00:00Z", "status": "running", "stop_reason": None, "model": None, "tools": [],
+        "in_doubt": [], "results": [], "forked_from": None, "head": head,
+    }  # fmt: skip
+
+
+def test_a_save_point_is_one_round_trip_on_its_lease_connection(pg_conninfo: str) -> None:
+    from tether.durable.codec import new_packer
+
+    store = PostgresStore(pg_conninfo)
+    packer = new_packer(None)
+    head = {"rev": 1, "next_seq": 1, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}, "steps": 1}
+    message: Any = {"role": "user", "content": [{"text": "hello"}]}
+    with store.lease("one") as lease:
+        lane = store._owned["one"].lane
+        first = store.prepare("one", head, [message], {}, step_row(1, head), packer)
+        assert traced_requests(lane.conn, lambda: store.commit("one", first, lease=lease)) == 1
+        for rev in range(2, 6):
+            head = {**head, "rev": rev, "next_seq": rev, "steps": rev}
+            nxt = store.prepare("one", head, [{"role": "user", "content": [{"text": f"m{rev}"}]}], {}, step_row(rev, head), packer)
+            assert traced_requests(lane.conn, lambda: store.commit("one", nxt, lease=lease)) == 1  # noqa: B023
+    loaded = store.load("one")
+    assert loaded is not None and loaded.head["rev"] == 5 and len(loaded.messages) == 5 and len(store.history("one")) == 5
+    store.close()
+
+
+def test_a_refused_save_point_writes_no_row(pg_conninfo: str) -> None:
+    """Each part of the one statement is inserted from the head row it changed: a refused
+    compare-and-swap (stale lease, old revision, a stale lease creating the run) inserts nothing."""
+    store = PostgresStore(pg_conninfo)
+    head = {"rev": 1, "next_seq": 1, "start_seq": 0, "cursor": {"phase": "tools", "cycle_index": 0}, "metrics": {}}
+    message: Any = {"role": "user", "content": [{"text": "a"}]}
+    result: Any = {"toolUseId": "t", "status": "success", "content": [{"text": "r"}]}
+    with store.lease("new") as stale:
+        pass
+    with store.lease("new"):
+        with pytest.raises(LeaseLostError, match="this writer's lease"):
+            store.write("new", head, [message], {"t": result}, step_row(1, head), lease=stale)
+    assert store.load("new") is None
+    with store.lease("old") as lease:
+        store.write("old", head, [message], {}, lease=lease)
+        with pytest.raises(LeaseLostError, match="stored revision 1, this writer expected 2"):
+            store.write("old", {**head, "rev": 3, "next_seq": 2}, [message], {"t": result}, step_row(1, head), lease=lease)
+    with psycopg.connect(pg_conninfo) as conn:
+        counts = [conn.execute(f"SELECT count(*) FROM {t}").fetchone() for t in ("tether_messages", "tether_results", "tether_steps")]
+    assert counts == [(1,), (0,), (0,)]  # the one message of the first write of "old"
+    store.close()
+
+
+def stored_head_columns(conninfo: str, run_id: str) -> tuple[str, str | None, int | None, int]:
+    with psycopg.connect(conninfo) as conn:
+        row = conn.execute("SELECT head, delta, base, rev FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
+    assert row is not None
+    return row
+
+
+def test_the_head_is_stored_as_a_small_delta_against_a_base(pg_conninfo: str) -> None:
+    store = PostgresStore(pg_conninfo)
+    script: list[Any] = [tool_call("lookup", {"key": f"k{i}"}) for i in range(12)] + ["done"]
+    agent = Agent(model=ScriptedModel(script), tools=[lookup], store=store)
+    agent("go", run_id="d")
+    _, delta, base, rev = stored_head_columns(pg_conninfo, "d")
+    assert delta is not None and base is not None and base < rev  # the last writes patched an older base
+    whole = len(json.dumps(store.head("d"), separators=(",", ":")))
+    assert len(delta) <= whole  # a delta is written only while it is no larger than the head it stands for
+    assert store.head("d") == store.history("d")[-1].head  # base + delta == the turn_end step's copy of the head
+    assert store.load("d").messages == agent.messages  # type: ignore[union-attr]
+    store.close()
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up."""
+    return f"value of {key}"
+
+
+def test_a_delta_against_another_base_is_written_whole(pg_conninfo: str) -> None:
+    """A base that is not the one the writer patched (never expected; a guard) makes the write
+    store the head whole instead: the head stays exact."""
+    store = PostgresStore(pg_conninfo)
+    script: list[Any] = [tool_call("lookup", {"key": f"k{i}"}) for i in range(3)] + ["done"]
+    agent = Agent(model=ScriptedModel(script * 2), tools=[lookup], store=store)
+    agent("go", run_id="g")
+    with psycopg.connect(pg_conninfo, autocommit=True) as conn:
+        conn.execute("UPDATE tether_runs SET base = base - 100 WHERE run_id = 'g'")
+    agent("again", run_id="g")  # the same session: its packer still patches the base it wrote
+    _, _, base, rev = stored_head_columns(pg_conninfo, "g")
+    assert base is not None and base > 0 and base <= rev
+    loaded = store.load("g")
+    assert loaded is not None and loaded.messages == agent.messages and loaded.head["rev"] == rev
+    store.close()
+
+
+def test_a_damaged_delta_names_the_run(pg_conninfo: str) -> None:
+    store = PostgresStore(pg_conninfo)
+    Agent(model=ScriptedModel([tool_call("lookup", {"key": "a"}), tool_call("lookup", {"key": "b"}), "done"]), tools=[lookup], store=store)(
+        "go", run_id="bad"
+    )
+    with psycopg.connect(pg_conninfo, autocommit=True) as conn:
+        conn.execute("UPDATE tether_runs SET delta = '{\"cursor\": 7' WHERE run_id = 'bad'")
+    with pytest.raises(StoreError, match=r"run 'bad': head delta: .*damaged"):
+        store.load("bad")
+    assert [run.status for run in store.list_runs()] == ["corrupt"]
+    store.close()
+
+
+def test_the_pool_bounds_connections_with_a_hundred_concurrent_runs(pg_conninfo: str) -> None:
+    """100 agents at once on one store with a pool of 4: every run finishes, the store never has
+    more than 4 sessions on the server, and each lease was a lock on one of them."""
+    import asyncio
+    import threading
+
+    pool = 4
+    store = PostgresStore(pg_conninfo, pool_size=pool, application_name="tether-pool-test")
+    seen: list[int] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        with psycopg.connect(pg_conninfo, autocommit=True) as admin:
+            while not stop.is_set():
+                row = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'tether-pool-test'").fetchone()
+                seen.append(int(row[0]) if row else 0)
+                stop.wait(0.005)
+
+    agents = [Agent(model=ScriptedModel([tool_call("lookup", {"key": f"{i}"}), "done"]), tools=[lookup], store=store) for i in range(100)]
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+
+        async def everyone() -> list[Any]:
+            return await asyncio.gather(*(agent.invoke_async("go", run_id=f"p{i}") for i, agent in enumerate(agents)))
+
+        results = asyncio.run(everyone())
+    finally:
+        stop.set()
+        sampler.join()
+    assert [str(result) for result in results] == ["done"] * 100
+    assert max(seen) <= pool and store.connections <= pool
+    assert max(seen) > 1  # the runs did spread over the pool
+    finished = [run for run in store.list_runs() if run.status == "finished"]
+    assert len(finished) == 100
+    store.close()
+
+
+def test_leases_sharing_a_connection_stay_exclusive(pg_conninfo: str) -> None:
+    """With one connection, every lease is an advisory lock on the same session (a session may
+    take its own lock again): a second lease of a run is still refused, in this store and another."""
+    store = PostgresStore(pg_conninfo, pool_size=1)
+    other = PostgresStore(pg_conninfo, pool_size=1)
+    with store.lease("a"), store.lease("b"):
+        assert store.connections == 1
+        with pytest.raises(RunLockedError, match="'a'"):
+            store.lease("a").__enter__()
+        with pytest.raises(RunLockedError, match="'b'"):
+            other.lease("b").__enter__()
+    with other.lease("a"), other.lease("b"):
+        pass
+    store.close()
+    other.close()
+
+
+def test_pool_size_must_be_positive(pg_conninfo: str) -> None:
+    from tether.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="pool_size"):
+        PostgresStore(pg_conninfo, pool_size=0)
+
+
+MANY_RUNS = """
+import asyncio, sys
+from tether import Agent, tool
+from tether.durable.postgres import PostgresStore
+from tether.models import ScriptedModel
+from tether.models.scripted import tool_call
+from tether.tools.context import ToolContext
+
+conninfo, tag, log = sys.argv[1:4]
+
+@tool
+def lookup(key: str, ctx: ToolContext) -> str:
+    \"\"\"Look a key up.\"\"\"
+    with open(log, "a") as out:
+        out.write(ctx.idempotency_key + "\\n")
+    return f"value of {key}"
+
+store = PostgresStore(conninfo, pool_size=3)
+agents = [Agent(model=ScriptedModel([tool_call("lookup", {"key": str(c)}) for c in range(3)] + ["done"]), tools=[lookup], store=store)
+          for _ in range(8)]
+
+async def main():
+    await asyncio.gather(*(a.invoke_async("go", run_id=f"{tag}-{i}") for i, a in enumerate(agents)))
+
+asyncio.run(main())
+print("ok", flush=True)
+"""
+
+
+def test_several_processes_run_their_own_runs_on_one_database(pg_conninfo: str, tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", MANY_RUNS, pg_conninfo, f"proc{n}", str(log)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(3)
+    ]
+    outputs = [proc.communicate(timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0, 0], outputs
+    store = PostgresStore(pg_conninfo)
+    runs = store.list_runs()
+    assert len(runs) == 24 and {run.status for run in runs} == {"finished"}
+    calls = Counter(log.read_text().split())
+    assert len(calls) == 24 * 3 and set(calls.values()) == {1}  # every call ran once
+    store.close()

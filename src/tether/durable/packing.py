@@ -11,6 +11,11 @@ save point and kept once per step. Stored heads are now *packed*:
   refers to the blob it was last stored as plus a :func:`diff` against it,
   ``{"$blob": id, "$patch": {...}}``, so a step costs the size of the change; once the patch
   grows past a quarter of the value (:data:`REBASE_FRACTION`) the value is stored afresh.
+- **Heads can be deltas.** A store that supports it (PostgreSQL) keeps a run's head as a *base*
+  (a whole packed head, rewritten rarely) plus the :func:`diff` of the current head against it,
+  so a save point rewrites a few hundred bytes, not the whole head; once that delta grows past
+  the head itself (:data:`HEAD_DELTA_FRACTION`), the head is written whole and becomes the new base
+  (:meth:`HeadPacker.head_delta`).
 - **Step heads are deltas.** A step row holds a full (packed) head only every
   :data:`KEYFRAME_EVERY` steps and at the first step a session writes (a *keyframe*); the others
   hold ``"delta"``, the :func:`diff` of the packed head against the previous step's. A reader
@@ -46,6 +51,12 @@ REBASE_FRACTION = 4
 KEYFRAME_EVERY = 32
 """A step row holds a whole head at least this often (reading a step replays at most this many
 deltas); measured with ``bench/durable.py``: 16 → 64 changes the bytes per step by under 3%."""
+HEAD_DELTA_FRACTION = 1
+"""A head is written whole (a new base) when its delta's text exceeds 1/HEAD_DELTA_FRACTION of it.
+Measured with ``bench/durable.py`` on PostgreSQL: the fields a cycle changes (cursor, metrics,
+counters, times) make a delta of about half the head, so a delta capped at half the head is
+rewritten whole every few writes (1,438 WAL bytes per cycle for the head); capped at the whole
+head, about 960."""
 BLOB_REF = "$blob"
 PATCH = "$patch"
 
@@ -163,6 +174,7 @@ class HeadPacker:
         self._stored: set[str] = set()  # blob ids this packer has handed to a write
         self._step_head: tuple[str, dict[str, Any]] | None = None
         self._since_keyframe = 0
+        self._head_base: tuple[int, _Base] | None = None  # (revision, head) a store holds as the base of deltas
 
     def pack(self, head: dict[str, Any]) -> PackedHead:
         """The stored form of ``head`` (already stripped of redacted keys)."""
@@ -203,6 +215,24 @@ class HeadPacker:
             self._stored.add(ident)
             blobs.append((ident, text))
         return ident
+
+    def head_delta(self, packed: PackedHead, rev: int) -> tuple[str, int] | None:
+        """How a store keeping head deltas writes head ``packed`` at revision ``rev``: ``(patch
+        text, base revision)``, the patch against the head this packer last had written whole;
+        or None: write it whole (it becomes the base). Called once per write, in order."""
+        base = self._head_base
+        if base is not None and base[0] < rev:
+            patch = checked_patch(base[1].value, base[1].text, packed.packed, packed.text)
+            if patch is not None:
+                text = dumps(patch)
+                if len(text) * HEAD_DELTA_FRACTION <= len(packed.text):
+                    return text, base[0]
+        self._head_base = (rev, _Base("", packed.text, _parse(packed.text)))  # a frozen copy: the live head's dicts change
+        return None
+
+    def forget_head_base(self) -> None:
+        """The store did not keep the base this packer knows: the next head is written whole."""
+        self._head_base = None
 
     @property
     def previous_step_head(self) -> dict[str, Any] | None:
@@ -267,6 +297,7 @@ def unpack_head(head: dict[str, Any], blobs: dict[str, Any]) -> dict[str, Any]:
 __all__ = [
     "BLOB_FIELDS",
     "BLOB_MIN",
+    "HEAD_DELTA_FRACTION",
     "KEYFRAME_EVERY",
     "HeadPacker",
     "PackedHead",

@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Generic, TypedDict, TypeVar
 
-from ..errors import RunNotFoundError, StoreError
+from ..errors import LeaseLostError, RunNotFoundError, StoreError
 from ..types import Message, ToolResult
 from .codec import (
     BlobFetch,
@@ -237,26 +237,45 @@ class RowStore(TreeDeletion, RunStore, Generic[ConnT, KeyT]):
         packer: HeadPacker | None = None,
     ) -> PreparedWrite:
         """Encode a write with the store's cipher, redaction and row limit (pure CPU, on the caller's thread)."""
-        return prepare_write(run_id, head, messages, results, step, self.cipher, self.redaction, self.max_row_bytes, packer)
+        return prepare_write(
+            run_id, head, messages, results, step, self.cipher, self.redaction, self.max_row_bytes, packer, head_deltas=self.head_deltas
+        )
+
+    head_deltas = False
+    """Whether the store keeps a head as a base plus a delta (see
+    :meth:`~tether.durable.packing.HeadPacker.head_delta`): its writes then carry the delta."""
 
     def commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None, wait: bool = True) -> bool:
-        """Perform a prepared write in one transaction: the compare-and-swap on epoch,
-        incarnation and revision with the new head, then the appended rows. With ``wait=False``
-        a store that cannot commit without blocking declines (False, nothing written)."""
+        """Perform a prepared write atomically: the compare-and-swap on epoch, incarnation and
+        revision with the new head, then the appended rows (:meth:`_write_rows`). With
+        ``wait=False`` a store that cannot commit without blocking declines (False, nothing written)."""
         try:
-            with self._writing(run_id, lease=lease, wait=wait) as conn:
-                key = self._swap_head(conn, run_id, prepared, lease)
-                self._append(conn, run_id, key, prepared)
+            with self._committing(run_id, lease=lease, wait=wait) as conn:
+                self._write_rows(conn, run_id, prepared, lease)
         except WouldBlock:
             return False
         self.bytes_written += prepared.rows.size
         return True
+
+    def _write_rows(self, conn: ConnT, run_id: str, prepared: PreparedWrite, lease: Lease | None) -> None:
+        """The rows of one write, if the fence holds (else :meth:`_refused`'s error, nothing
+        written): the head swapped, then the rows appended. A store may do it all in one
+        statement, the fence a condition of the write itself."""
+        key = self._swap_head(conn, run_id, prepared, lease)
+        self._append(conn, run_id, key, prepared)
 
     def _swap_head(self, conn: ConnT, run_id: str, prepared: PreparedWrite, lease: Lease | None) -> KeyT:
         """Replace the run's head if the fence holds (:meth:`_check_fence`); returns the run's key.
         A store may do both in one statement."""
         self._check_fence(conn, run_id, prepared, lease)
         return self._put_head(conn, run_id, prepared)
+
+    def _refused(self, conn: ConnT, run_id: str, prepared: PreparedWrite, lease: Lease | None) -> LeaseLostError:
+        """Why a compare-and-swap that wrote nothing refused the write: :meth:`_check_fence`
+        raises the precise error (lease lost, run replaced, another revision); when the fence
+        looks fine again (it moved meanwhile) the error is a plain LeaseLostError."""
+        self._check_fence(conn, run_id, prepared, lease)
+        return LeaseLostError(f"run {run_id!r} was changed by another writer; nothing was written")
 
     def _check_fence(self, conn: ConnT, run_id: str, prepared: PreparedWrite, lease: Lease | None) -> None:
         """:func:`check_fence` on what the store holds now (LeaseLostError when it fails)."""
@@ -325,6 +344,11 @@ class RowStore(TreeDeletion, RunStore, Generic[ConnT, KeyT]):
         """A write transaction, committed when the context ends and rolled back on an error;
         with ``wait=False``, :class:`WouldBlock` when it cannot begin without blocking."""
         raise NotImplementedError
+
+    def _committing(self, run_id: str, *, lease: Lease | None = None, wait: bool = True) -> AbstractContextManager[ConnT]:
+        """Where :meth:`commit` performs :meth:`_write_rows`: a write transaction
+        (:meth:`_writing`), unless the store's write is one atomic statement."""
+        return self._writing(run_id, lease=lease, wait=wait)
 
     def _head_row(self, conn: ConnT, run_id: str) -> HeadRow[KeyT] | None:
         """The run's head row, or None when the store does not have the run."""

@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigurationError, LeaseLostError, StoreError
+from ..errors import ConfigurationError, StoreError
 from .codec import BlobFetch
 from .crypto import RowCipher
 from .lock import break_file_lease, file_identity, file_lease, is_held, lock_dir_of, lock_path
@@ -345,8 +345,7 @@ class SQLiteStore(RowStore[sqlite3.Connection, int]):
                 (head, rev, run_id, rev - 1, incarnation, *fence_args),
             ).fetchall()
         if not row:  # nothing changed: say why
-            self._check_fence(conn, run_id, prepared, lease)
-            raise LeaseLostError(f"run {run_id!r} was changed by another writer; nothing was written")
+            raise self._refused(conn, run_id, prepared, lease)
         return _number(row[0])
 
     def _put_head(self, conn: sqlite3.Connection, run_id: str, prepared: PreparedWrite) -> int:

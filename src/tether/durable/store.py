@@ -119,13 +119,19 @@ def check_fence(
 @dataclass(frozen=True, slots=True)
 class EncodedWrite:
     """The rows of one atomic step: ``(seq, text)`` messages, ``(cycle, toolUseId, text)`` results,
-    ``(id, text)`` blobs (content-addressed: a store keeps the row it has under that id)."""
+    ``(id, text)`` blobs (content-addressed: a store keeps the row it has under that id).
+
+    ``head_delta`` (for a store that keeps heads as deltas, see :mod:`tether.durable.packing`):
+    the patch turning the head the store holds as the base of revision ``head_base`` into this
+    write's head; a store may write it instead of ``head`` (the whole head, always present)."""
 
     messages: list[tuple[int, str]]
     results: list[tuple[int, str, str]]
     head: str
     step: str | bytes | None
     blobs: list[tuple[str, str]] = field(default_factory=list)
+    head_delta: str | None = None
+    head_base: int | None = None
 
     @property
     def size(self) -> int:
@@ -133,7 +139,7 @@ class EncodedWrite:
         return (
             sum(len(text) for _, text in self.messages)
             + sum(len(text) for _, _, text in self.results)
-            + len(self.head)
+            + len(self.head if self.head_delta is None else self.head_delta)
             + len(self.step or "")
             + sum(len(text) for _, text in self.blobs)
         )

@@ -268,8 +268,11 @@ class LoopCore:
         return added
 
     def tool_started(self, tool_use_id: str) -> None:
-        """Record that a tool call began (its result is not yet known)."""
-        self.run.cursor.started.append(tool_use_id)
+        """Record that a tool call began (its result is not yet known); a call already recorded
+        (a durable driver records some calls with the model's response) is recorded once."""
+        started = self.run.cursor.started
+        if tool_use_id not in started:
+            started.append(tool_use_id)
 
     def tool_done(self, tool_use_id: str, result: ToolResult, *, structured_output: Any = None) -> list[Message]:
         """Record one tool result; when the cycle's last result arrives, close the cycle."""

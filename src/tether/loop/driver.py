@@ -84,6 +84,9 @@ class LocalDriver:
     async def on_tool_result(self, tool_use_id: str, result: ToolResult) -> None:
         """A tool result was recorded."""
 
+    def on_tools_ended(self) -> None:
+        """The cycle's tool calls are over (done, interrupted, cancelled or failed)."""
+
     # -- the loop -------------------------------------------------------------------------
 
     def _tick(self) -> None:
@@ -117,6 +120,7 @@ class LocalDriver:
                         yield event
                 finally:
                     self.journal.clear()  # every call is folded, or none will be: the live state stands
+                    self.on_tools_ended()
             elif isinstance(effect, CloseCycle):
                 await self._added(effect.messages)
                 for message in effect.messages:

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from .blobs import BlobFetch, decode_blobs
 from .compress import STEP_DICTIONARY_V1, is_zipped, unzip_step, zip_step, zip_text
-from .decode import assemble_run, decode_head, decode_messages, decode_results, stored_at, summarize_row
+from .decode import assemble_run, decode_head, decode_messages, decode_results, merge_head_delta, stored_at, summarize_row
 from .encode import encode_head, encode_row, encode_step, new_packer, prepare_write
 from .parse import MAX_ROW_DEPTH, parse_row
 from .steps import StepRows, decode_step, decode_step_at, decode_steps, decode_steps_after
@@ -67,6 +67,7 @@ __all__ = [
     "encode_head",
     "encode_row",
     "encode_step",
+    "merge_head_delta",
     "is_zipped",
     "new_packer",
     "parse_row",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ..._json import dumps_compact as dumps
 from ..._messages import check_tool_result as _check_tool_result
 from ..._messages import decode_message_bytes, decode_tool_result_bytes, validate_messages
 from ...errors import ShapeError, StoreError, json_path
@@ -15,6 +16,7 @@ from ..crypto import RowCipher, RowPlace, is_envelope
 from ..history import CORRUPT, RunSummary, Step, summary_of
 from ..incarnation import INCARNATION
 from ..packing import BLOB_REF, is_result_ref
+from ..packing import apply as apply_patch
 from ..redaction import RedactionPolicy
 from ..store import StoredRun
 from .blobs import BlobFetch, decode_blobs, unpacked
@@ -74,6 +76,23 @@ def decode_head(
     if incarnation is not None and checked.get(INCARNATION) is None:
         checked[INCARNATION] = incarnation
     return checked
+
+
+def merge_head_delta(run_id: str, text: Any, delta: Any) -> Any:
+    """The text of a head a store keeps as a base plus a delta (see
+    :meth:`~tether.durable.packing.HeadPacker.head_delta`): ``text`` itself when ``delta`` is
+    None, else the base with the delta applied. A delta that does not fit its base, or a sealed
+    base (heads of a store with a cipher are never deltas), is a damaged store."""
+    if delta is None:
+        return text
+    base = parse_text(run_id, "head", text)
+    patch = parse_text(run_id, "head delta", delta)
+    if is_envelope(base):
+        raise damaged(run_id, "head delta", "a sealed head has a delta (sealed heads are written whole)")
+    try:
+        return dumps(apply_patch(base, patch))
+    except (ValueError, TypeError) as exc:
+        raise damaged(run_id, "head delta", f"it does not fit the head it patches ({problem(exc)})") from None
 
 
 def decode_messages(

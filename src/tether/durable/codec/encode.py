@@ -96,6 +96,8 @@ def prepare_write(
     redaction: RedactionPolicy | None,
     max_row_bytes: int | None,
     packer: HeadPacker | None = None,
+    *,
+    head_deltas: bool = False,
 ) -> PreparedWrite:
     """Encode and check the rows of a write the way every store does (``RunStore.prepare``).
 
@@ -104,11 +106,14 @@ def prepare_write(
     ``head["rev"]``: the places sealed rows are bound to. The head is stored packed
     (:mod:`tether.durable.packing`): large values as blob rows and, with ``packer`` (a durable
     session's, which remembers what it stored), the step row's head as a delta against the
-    previous step's and unchanged blobs not written again.
+    previous step's and unchanged blobs not written again. With ``head_deltas`` (a store that
+    keeps heads as deltas; never with a cipher: a sealed head is bound whole to its revision) and
+    a packer, the write also carries the head as a delta against the last head written whole.
     """
     validate_run_id(run_id)
     first = int(head["next_seq"]) - len(messages)
     cycle = int(head["cursor"]["cycle_index"])
+    own_packer = packer
     if packer is None:
         packer = HeadPacker(_blob_key(cipher))  # a write of its own: whole step head, blobs written again
     blobs: list[tuple[str, str]] = []
@@ -117,14 +122,18 @@ def prepare_write(
     check_row_sizes(run_id, full, full_results, max_row_bytes)  # the sizes as the tool returned them
     packed = _packed_head(head, redaction, packer, run_id)
     step_text = None if step is None else _step_row(step, packed, cipher, packer, run_id)
+    rev = head_revision(head)
+    delta = packer.head_delta(packed, rev) if head_deltas and cipher is None and rev is not None and own_packer is not None else None
     rows = EncodedWrite(
         messages=message_rows,
         results=result_rows,
         head=_head_row(head, packed.text, cipher, run_id),
         step=step_text,
         blobs=[(ident, _blob_row(text, cipher, run_id, ident)) for ident, text in [*blobs, *packed.blobs]],
+        head_delta=None if delta is None else delta[0],
+        head_base=None if delta is None else delta[1],
     )
-    return PreparedWrite(rows, head_revision(head), None if step is None else int(step["step"]), incarnation_of(head))
+    return PreparedWrite(rows, rev, None if step is None else int(step["step"]), incarnation_of(head))
 
 
 def _message_rows(
