@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.util
 import json
 import os
 import platform
@@ -35,6 +34,9 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: its helper modules
+from _pg import throwaway_server
 
 ROOT = Path(__file__).resolve().parents[1]
 PEERS_DIR = Path(__file__).resolve().parent / "peers"
@@ -82,7 +84,6 @@ SIZES: dict[str, tuple[int, ...]] = {
     "durable-pg": (200,),
     "concurrent": (100, 1_000),
 }
-PG_HELPER = ROOT / "tests" / "durable" / "pg.py"
 SUBPROCESS_TIMEOUT_S = 1800.0
 
 
@@ -191,13 +192,7 @@ def child_env() -> dict[str, str]:
 def start_postgres(stack: ExitStack) -> dict[str, str]:
     """A throwaway PostgreSQL server with PostgreSQL's default durability (fsync and
     synchronous_commit on), stopped by ``stack``; the environment that points adapters at it."""
-    spec = importlib.util.spec_from_file_location("tether_bench_pg", PG_HELPER)
-    assert spec is not None and spec.loader is not None
-    pg = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pg)
-    server = pg.PgServer(default_durability=True)
-    stack.callback(server.stop)
-    server.start()
+    server = throwaway_server(stack, durable=True)
     return {"TETHER_BENCH_PG_HOST": str(server.root), "TETHER_BENCH_PG_PORT": str(server.port), "TETHER_BENCH_PG_USER": "postgres"}
 
 

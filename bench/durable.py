@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import json
 import sqlite3
 import statistics
@@ -51,8 +50,10 @@ from tether.durable import MemoryStore, RunStore, SQLiteStore
 from tether.models import ScriptedModel
 from tether.models.scripted import tool_call
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: its helper modules
+from _pg import throwaway_server
+
 SIZES = (10, 100, 1000, 10000)
-PG_HELPER = Path(__file__).resolve().parents[1] / "tests" / "durable" / "pg.py"
 
 
 def start_postgres(stack: ExitStack) -> tuple[str | None, str]:
@@ -60,13 +61,7 @@ def start_postgres(stack: ExitStack) -> tuple[str | None, str]:
     try:
         import psycopg  # noqa: F401
 
-        spec = importlib.util.spec_from_file_location("tether_bench_pg", PG_HELPER)
-        assert spec is not None and spec.loader is not None
-        pg = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(pg)
-        server = pg.PgServer(durable=True)
-        stack.callback(server.stop)
-        server.start()
+        server = throwaway_server(stack, durable=True)
     except Exception as exc:  # ImportError, PgUnavailable: no server here
         return None, f"skipped ({exc})"
     return server.conninfo(), ""

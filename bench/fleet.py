@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import os
 import signal
@@ -49,7 +48,9 @@ from tether.models.scripted import ScriptedModel, tool_call
 from tether.serve.runs import RunManager
 from tether.tools.context import ToolContext
 
-PG_HELPER = Path(__file__).resolve().parents[1] / "tests" / "durable" / "pg.py"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: its helper modules
+from _pg import throwaway_server
+
 AGENT = "fleet"
 ANSWER = "fleet run done"
 
@@ -128,13 +129,7 @@ async def run_worker(args: argparse.Namespace) -> dict[str, Any]:
 
 def start_postgres(stack: ExitStack) -> str:
     """A conninfo of a throwaway PostgreSQL server with its default durability (stopped by ``stack``)."""
-    spec = importlib.util.spec_from_file_location("tether_bench_pg", PG_HELPER)
-    assert spec is not None and spec.loader is not None
-    pg = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pg)
-    server = pg.PgServer(default_durability=True)
-    stack.callback(server.stop)
-    server.start()
+    server = throwaway_server(stack, durable=True)
     conninfo: str = server.conninfo()
     return conninfo
 

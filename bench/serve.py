@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import json
 import os
 import socket
@@ -53,8 +52,10 @@ from tether.conversation import NullConversationManager
 from tether.models import ScriptedModel
 from tether.models.scripted import tool_call
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: its helper modules
+from _pg import throwaway_server
+
 ROOT = Path(__file__).resolve().parents[1]
-PG_HELPER = ROOT / "tests" / "durable" / "pg.py"
 CYCLES_VAR = "TETHER_BENCH_SERVE_CYCLES"
 SECTION = "bench/serve.py"
 
@@ -209,13 +210,7 @@ def start_postgres(stack: ExitStack, connections: int) -> tuple[str | None, str]
     try:
         import psycopg  # noqa: F401
 
-        spec = importlib.util.spec_from_file_location("tether_bench_pg", PG_HELPER)
-        assert spec is not None and spec.loader is not None
-        pg = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(pg)
-        pg_server = pg.PgServer(durable=True, max_connections=connections)
-        stack.callback(pg_server.stop)
-        pg_server.start()
+        pg_server = throwaway_server(stack, durable=True, max_connections=connections)
     except Exception as exc:  # ImportError, PgUnavailable: no server here
         return None, f"skipped ({exc})"
     return f"postgresql://postgres@/postgres?host={pg_server.root}&port={pg_server.port}", ""
