@@ -182,10 +182,26 @@ class LoopCore:
         if self.config.budget is not None:
             add_wall(self.run.metrics, seconds)
 
-    def budget_left(self) -> Budget | None:
-        """What is left of the invocation's budget now (what a nested run may spend), or None."""
+    def budget_left(self, ways: int = 1, calls: int = 0) -> Budget | None:
+        """What a nested run started by a tool call may spend now (None: no budget).
+
+        What is left of the invocation's budget, less the ``calls`` tool calls of the round not
+        yet counted (the gate let the round run whole: its own calls are spent already), split
+        evenly ``ways`` ways among the nested runs that run at once (wall time stays whole: they
+        run side by side within the parent's measured time). So nested runs running together
+        never receive more, in total, than what is left.
+
+        Args:
+            ways: How many calls of the round start nested runs at once (1: one at a time).
+            calls: The round's tool calls not yet counted in the run's metrics.
+        """
         budget = self.config.budget
-        return None if budget is None else budget.budget.left(spend_of(self.run.metrics))
+        if budget is None:
+            return None
+        left = budget.budget.left(spend_of(self.run.metrics))
+        if calls:
+            left = left.less(Budget(max_tool_calls=calls))
+        return left.split(ways, whole=("max_wall_s",))
 
     # -- outcomes -------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pydantic
 
+from ..budget import Budget
 from ..effects.scope import EffectScope
 from ..hooks import HookRegistry, MessageAdded
 from ..metrics import record_tool
@@ -64,6 +65,7 @@ class LocalDriver:
         self.journal = StateJournal(self.run_state)
         """Which running call changed what in the agent state (see :mod:`tether.loop.journal`)."""
         self._recorded: set[str] = set()  # the calls of this tool phase whose results are folded
+        self._round: tuple[int, Budget | None] = (0, None)  # this tool phase's calls and their shared budget (see _nested_budget)
         self._mark = time.monotonic()  # when the running time last counted against the budget began
         self.effects = EffectScope()
         """What the invocation's tool calls share for side effects (``context.http``, ``context.transaction()``)."""
@@ -192,7 +194,9 @@ class LocalDriver:
         """
         executor = self.host.tool_executor
         self._recorded = set()
-        if executor.runs_in_order(effect.tool_uses):
+        in_order = executor.runs_in_order(effect.tool_uses)
+        self._round = (len(effect.tool_uses), None if in_order else self._shared_budget(effect.tool_uses))
+        if in_order:
             for tool_use in effect.tool_uses:
                 events = self._tool_events(tool_use)
                 try:
@@ -265,7 +269,7 @@ class LocalDriver:
             pending.abandon(exc)
             raise
         pending.pausable = bool(core.config.checkpoint_positions)  # this driver pauses at checkpoints
-        pending.budget = core.budget_left()  # what a nested run of this call may spend
+        pending.budget = self._nested_budget()  # what a nested run of this call may spend
         pending.effects = self.effects
         if pending.selected is not None and pending.selected.streams_events:
             outcome = None
@@ -279,6 +283,25 @@ class LocalDriver:
             outcome = await pending.finish(output_model=options.output_model, output_tool=options.output_tool)
         for event in await self._outcome(tool_use, outcome):
             yield event
+
+    def _shared_budget(self, tool_uses: list[ToolUse]) -> Budget | None:
+        """What each call of a round whose calls run at once may give a nested run: an equal
+        share of what is left among the calls of tools that nest runs (agent tools), fixed when
+        the round begins (see :meth:`LoopCore.budget_left`)."""
+        if self.core.config.budget is None:
+            return None
+        tools = self.host.tools
+        ways = sum(1 for use in tool_uses if (found := tools.get(use["name"])) is not None and found.nests_runs)
+        return self.core.budget_left(max(1, ways), len(tool_uses))
+
+    def _nested_budget(self) -> Budget | None:
+        """The budget a call starting now may give a nested run: its round's share when the
+        round's calls run at once; else what is left now (the calls before it have rolled up
+        what they spent), less the round's calls not yet counted."""
+        calls, shared = self._round
+        if shared is not None or self.core.config.budget is None:
+            return shared
+        return self.core.budget_left(1, calls - len(self._recorded))
 
     async def _outcome(self, tool_use: ToolUse, outcome: ToolOutcome) -> list[LoopEvent]:
         """Fold a finished call's outcome into the run, with the outcomes it must be stored with;
