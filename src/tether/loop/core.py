@@ -12,6 +12,7 @@ per-cycle cost flat however long the run gets.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,6 +203,26 @@ class LoopCore:
         if calls:
             left = left.less(Budget(max_tool_calls=calls))
         return left.split(ways, whole=("max_wall_s",))
+
+    def round_budget(self, tool_uses: Sequence[ToolUse], nests: Callable[[str], bool], *, at_once: bool) -> Budget | None:
+        """What a call of a round of tool calls may give the nested run it starts (None: no
+        budget): the rule that keeps nested runs within what is left, for every driver.
+
+        Calls that run at once (``at_once``) share what is left evenly among the calls of tools
+        that nest runs (agent tools), fixed when the round begins. Calls run one after another
+        ask as each begins, ``tool_uses`` being that call and the ones after it: what is left
+        then (the calls before it rolled up what they spent). Either way the round's own calls
+        not yet counted are taken out of ``max_tool_calls`` first.
+
+        Args:
+            tool_uses: The round's calls (at once), or the calls from the one beginning on.
+            nests: Whether the tool of a name nests runs (``Tool.nests_runs``).
+            at_once: Whether the calls run concurrently.
+        """
+        if self.config.budget is None:
+            return None
+        ways = sum(1 for use in tool_uses if nests(use["name"])) if at_once else 1
+        return self.budget_left(max(1, ways), len(tool_uses))
 
     # -- outcomes -------------------------------------------------------------------------
 

@@ -65,7 +65,7 @@ class LocalDriver:
         self.journal = StateJournal(self.run_state)
         """Which running call changed what in the agent state (see :mod:`tether.loop.journal`)."""
         self._recorded: set[str] = set()  # the calls of this tool phase whose results are folded
-        self._round: tuple[int, Budget | None] = (0, None)  # this tool phase's calls and their shared budget (see _nested_budget)
+        self._round: tuple[list[ToolUse], Budget | None] = ([], None)  # this tool phase's calls, their shared budget
         self._mark = time.monotonic()  # when the running time last counted against the budget began
         self.effects = EffectScope()
         """What the invocation's tool calls share for side effects (``context.http``, ``context.transaction()``)."""
@@ -195,7 +195,8 @@ class LocalDriver:
         executor = self.host.tool_executor
         self._recorded = set()
         in_order = executor.runs_in_order(effect.tool_uses)
-        self._round = (len(effect.tool_uses), None if in_order else self._shared_budget(effect.tool_uses))
+        shared = None if in_order else self.core.round_budget(effect.tool_uses, self._nests, at_once=True)
+        self._round = (effect.tool_uses, shared)
         if in_order:
             for tool_use in effect.tool_uses:
                 events = self._tool_events(tool_use)
@@ -284,24 +285,18 @@ class LocalDriver:
         for event in await self._outcome(tool_use, outcome):
             yield event
 
-    def _shared_budget(self, tool_uses: list[ToolUse]) -> Budget | None:
-        """What each call of a round whose calls run at once may give a nested run: an equal
-        share of what is left among the calls of tools that nest runs (agent tools), fixed when
-        the round begins (see :meth:`LoopCore.budget_left`)."""
-        if self.core.config.budget is None:
-            return None
-        tools = self.host.tools
-        ways = sum(1 for use in tool_uses if (found := tools.get(use["name"])) is not None and found.nests_runs)
-        return self.core.budget_left(max(1, ways), len(tool_uses))
+    def _nests(self, name: str) -> bool:
+        """Whether the tool named ``name`` nests runs (an agent tool)."""
+        found = self.host.tools.get(name)
+        return found is not None and found.nests_runs
 
     def _nested_budget(self) -> Budget | None:
-        """The budget a call starting now may give a nested run: its round's share when the
-        round's calls run at once; else what is left now (the calls before it have rolled up
-        what they spent), less the round's calls not yet counted."""
-        calls, shared = self._round
+        """The budget a call starting now may give a nested run (:meth:`LoopCore.round_budget`):
+        its round's share when the round's calls run at once, else what is left now."""
+        uses, shared = self._round
         if shared is not None or self.core.config.budget is None:
             return shared
-        return self.core.budget_left(1, calls - len(self._recorded))
+        return self.core.round_budget(uses[len(self._recorded) :], self._nests, at_once=False)
 
     async def _outcome(self, tool_use: ToolUse, outcome: ToolOutcome) -> list[LoopEvent]:
         """Fold a finished call's outcome into the run, with the outcomes it must be stored with;
