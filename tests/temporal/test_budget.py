@@ -43,7 +43,9 @@ async def test_the_output_cap_reaches_the_model_activity(client: Client, blobs: 
     assert result.metrics.spend.output_tokens == 12 and result.metrics.model_call_count == 3
 
 
-async def test_agent_tool_child_workflows_share_what_is_left_and_roll_their_spend_up(client: Client, blobs: BlobStore, task_queue: str) -> None:
+async def test_agent_tool_child_workflows_share_what_is_left_and_roll_their_spend_up(
+    client: Client, blobs: BlobStore, task_queue: str
+) -> None:
     tc = TetherClient(client, blobs, task_queue)
     budget = Budget(max_model_calls=7, max_cost_usd=1.0)
     async with running_worker(client, task_queue, blobs):

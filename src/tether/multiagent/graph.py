@@ -289,7 +289,8 @@ class Graph(MultiAgentBase[GraphResult]):
         execution receives what is left of it (no more than its agent's own budget); a node
         stopped by it waits like an interrupted node, and ``resume`` goes on after the budget
         is raised (set this attribute, or build the graph again). Executions that run at once
-        share what is left (see :meth:`_share`)."""
+        share what is left: each starting one gets an even share of what the run has left less
+        what the still-running ones were given."""
         self._node_ids = list(nodes)
         self._outgoing: dict[str, list[GraphEdge]] = {n: [] for n in nodes}
         for e in edges:
