@@ -160,8 +160,6 @@ class AgentWorkflow(AgentToolCalls):
                 if not continued and listed.get("manifest") is not None:
                     carried["manifest"] = listed["manifest"]  # with the listed tools
             carried["settings"] = settings
-        elif params.get("budget") is not None and (carried_settings := carried.get("settings")) is not None:
-            carried["settings"] = _narrowed(carried_settings, params["budget"])
         self._load(carried)
         try:
             if continued:
@@ -662,17 +660,6 @@ def _budget_policy(settings: AgentSettings) -> BudgetPolicy | None:
         None if price is None else ModelPrice(float(price[0]), float(price[1])),
         int(budget.get("fixed_tokens", 0)),
     )
-
-
-def _narrowed(settings: AgentSettings, given: dict[str, float]) -> AgentSettings:
-    """The settings of a resumed agent-tool child given what its parent's budget leaves it now:
-    its budget is the tighter of the two (priced when it started; a child started without a
-    budget, before the parent passed one, keeps none)."""
-    budget = settings.get("budget")
-    if budget is None:
-        return settings
-    limits = Budget.from_dict(given, "params.budget").tightest(Budget.from_dict(budget["limits"], "settings.budget.limits"))
-    return {**settings, "budget": {**budget, "limits": limits.to_dict()}}
 
 
 def _failure_text(exc: ActivityError) -> str:
