@@ -41,10 +41,10 @@ Metrics: the child's token usage, model calls and model latency are added to the
 run metrics (once, across interrupts and crashes), and so are its budget spend (cost, tool calls).
 
 Budgets: the child runs with what the parent's budget has left when the call begins (the
-parent's ``ToolContext.budget``), no more than the child agent's own ``budget``; its spend rolls
-up into the parent's with the call's result (see :func:`child_budget`). A child its budget
-stopped gives an error result (the parent's next model call is refused too when the budget was
-the parent's).
+parent's ``ToolContext.budget``: its share, when agent-tool calls of one round run at once), no
+more than the child agent's own ``budget``; its spend rolls up into the parent's with the call's
+result (see :func:`child_budget`). A child its budget stopped gives an error result (the parent's
+next model call is refused too when the budget was the parent's).
 """
 
 from __future__ import annotations

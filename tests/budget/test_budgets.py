@@ -10,7 +10,7 @@ from tether import Agent, Budget, BudgetPriceError, ModelPrice, ToolContext, too
 from tether.budget import spend_of
 from tether.durable import SQLiteStore
 from tether.models import ScriptedModel
-from tether.models.scripted import tool_call
+from tether.models.scripted import tool_call, tool_calls
 
 PRICE = {"priced": ModelPrice(input_per_mtok=10.0, output_per_mtok=100.0)}
 
@@ -162,6 +162,74 @@ def test_an_agent_tool_receives_what_is_left_and_its_spend_rolls_up() -> None:
     assert spend.input_tokens == 100 + 3 * 20 and spend.output_tokens == 10 + 3 * 2
     assert spend.tool_calls == 1 + 3  # its own call of the helper and the helper's steps
     assert result.metrics.tool_call_count == 1  # its own tool calls only, as before budgets
+
+
+def test_parallel_agent_tool_children_share_what_is_left_and_stay_within_it() -> None:
+    # Two calls of agent tools in one round run at once; each child would make four model calls.
+    child = Agent(model=looping(3, last="child done", usage=(20, 2)), tools=[step], name="helper", prices=PRICE)
+    other = Agent(model=looping(3, last="other done", usage=(20, 2)), tools=[step], name="other", prices=PRICE)
+    calls = tool_calls([("helper", {"input": "a"}), ("other", {"input": "b"})])
+    parent_model = ScriptedModel([calls, "parent done"], usage=(100, 10), model_id="priced")
+    parent = Agent(model=parent_model, tools=[child, other], budget=Budget(max_model_calls=7), prices=PRICE)
+    result = parent("go")
+    # 6 calls were left after the parent's first: 3 each (before, each got all 6 and together made 8)
+    texts = sorted(b["toolResult"]["content"][0]["text"] for m in parent.messages for b in m["content"] if "toolResult" in b)
+    assert texts == ["Agent 'helper' ran out of budget before it finished.", "Agent 'other' ran out of budget before it finished."]
+    assert result.stop_reason == "budget_exhausted"
+    spend = result.metrics.spend
+    assert spend.model_calls == 7  # within the budget
+    assert spend.input_tokens == 100 + 6 * 20 and spend.output_tokens == 10 + 6 * 2
+
+
+def test_parallel_children_share_output_tokens_and_cost() -> None:
+    child = Agent(model=looping(9, last="child done", usage=(20, 40)), tools=[step], name="helper", prices=PRICE)
+    calls = tool_calls([("helper", {"input": str(i)}) for i in range(3)])
+    parent_model = ScriptedModel([calls, "parent done"], usage=(100, 10), model_id="priced")
+    budget = Budget(max_output_tokens=250, max_cost_usd=0.05)
+    parent = Agent(model=parent_model, tools=[child], budget=budget, prices=PRICE)
+    result = parent("go")
+    assert result.stop_reason == "budget_exhausted"
+    spend = result.metrics.spend
+    # each child got a third of the 240 output tokens and of the $0.048 left; the scripted model
+    # honours the lowered max_tokens, so nothing is overrun at all
+    assert spend.output_tokens <= 250 and spend.cost_usd <= 0.05
+    assert spend.output_tokens > 200  # and the children did spend their shares
+
+
+def test_a_sequential_round_gives_each_call_what_the_ones_before_it_left() -> None:
+    from tether.tools.executors import SequentialToolExecutor
+
+    child = Agent(model=looping(9, last="child done", usage=(20, 2)), tools=[step], name="helper", prices=PRICE)
+    calls = tool_calls([("helper", {"input": "a"}), ("helper", {"input": "b"})])
+    parent_model = ScriptedModel([calls, "parent done"], usage=(100, 10), model_id="priced")
+    budget = Budget(max_model_calls=20, max_tool_calls=8)
+    parent = Agent(model=parent_model, tools=[child], budget=budget, prices=PRICE, tool_executor=SequentialToolExecutor())
+    result = parent("go")
+    assert (result.stop_reason, str(result)) == ("end_turn", "parent done")
+    spend = result.metrics.spend
+    # the first child got 8 - 2 tool calls (the round's own two are spent already) and made six
+    # steps; the second got what was left then: none (before, the first got all 8 and the run made 10)
+    assert spend.tool_calls == 8
+    assert spend.model_calls == 1 + 7 + 1 + 1  # the parent's, the first child's, the second's, the parent's last
+
+
+def test_graph_nodes_running_at_once_share_what_is_left_less_what_running_ones_hold(tmp_path: Path) -> None:
+    from tether.multiagent import GraphBuilder
+
+    builder = GraphBuilder()
+    builder.add_node(Agent(model=looping(0, last="a done"), name="a"), "a")  # one model call, then c starts
+    builder.add_node(Agent(model=looping(9, last="b done"), tools=[step], name="b"), "b")  # runs on meanwhile
+    builder.add_node(Agent(model=looping(9, last="c done"), tools=[step], name="c"), "c")
+    builder.add_edge("a", "c")
+    builder.set_budget(Budget(max_model_calls=9))
+    store = SQLiteStore(tmp_path / "runs.db")
+    result = builder.build(store=store)("work", run_id="g")
+    # a and b started together with 4 calls each; when a finished (1 call), c got the 8 left less
+    # the 4 b still held (before, c got all 8, and the run made 13)
+    assert result.status == "interrupted"  # b and c wait for a larger budget
+    assert {n: result.results[n].result.stop_reason for n in ("b", "c")} == {"b": "budget_exhausted", "c": "budget_exhausted"}
+    head = store.head("g")
+    assert head is not None and spend_of(head["metrics"]).model_calls == 1 + 4 + 4
 
 
 def test_a_child_never_receives_more_than_its_own_budget() -> None:

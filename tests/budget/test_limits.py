@@ -39,6 +39,22 @@ def test_widened_adds_what_the_parent_already_counted() -> None:
     assert left.widened(Spend(input_tokens=50, cost_usd=0.25, model_calls=3)) == Budget(max_input_tokens=650, max_cost_usd=0.75)
 
 
+def test_less_takes_a_reservation_out_and_never_goes_below_zero() -> None:
+    budget = Budget(max_output_tokens=100, max_cost_usd=1.0, max_tool_calls=5)
+    assert budget.less(Budget(max_tool_calls=2, max_cost_usd=1.5, max_model_calls=3)) == Budget(
+        max_output_tokens=100, max_cost_usd=0.0, max_tool_calls=3
+    )
+
+
+def test_split_divides_each_limit_rounding_counts_down_and_keeps_the_named_ones_whole() -> None:
+    budget = Budget(max_output_tokens=101, max_cost_usd=0.9, max_model_calls=5, max_wall_s=30.0)
+    share = budget.split(3, whole=("max_wall_s",))
+    assert share.max_cost_usd == pytest.approx(0.3)
+    assert share == Budget(max_output_tokens=33, max_cost_usd=share.max_cost_usd, max_model_calls=1, max_wall_s=30.0)
+    assert 3 * share.max_output_tokens <= 101 and 3 * share.max_model_calls <= 5  # type: ignore[operator]
+    assert budget.split(1) is budget and budget.split(2).max_wall_s == 15.0
+
+
 def test_tightest_takes_the_smaller_limit_of_each() -> None:
     mine = Budget(max_input_tokens=100, max_cost_usd=2.0)
     theirs = Budget(max_input_tokens=300, max_cost_usd=1.0, max_tool_calls=4)

@@ -258,6 +258,26 @@ def scripted_run() -> RunState:
     return core.run
 
 
+def test_round_budget_shares_what_is_left_among_the_nesting_calls_running_at_once() -> None:
+    from tether.budget import Budget, BudgetPolicy
+
+    budget = Budget(max_output_tokens=100, max_tool_calls=10, max_wall_s=60.0)
+    core = new_core(CoreConfig(budget=BudgetPolicy(budget)))
+    core.run.metrics["usage"]["output_tokens"] = 40
+    core.run.metrics["tool_call_count"] = 3
+    uses: list[Any] = [{"name": "agent_a"}, {"name": "plain"}, {"name": "agent_b"}]
+
+    def nests(name: str) -> bool:
+        return name.startswith("agent")
+
+    # at once: 60 output tokens and 10 - 3 - 3 tool calls left, halved; wall time kept whole
+    shared = core.round_budget(uses, nests, at_once=True)
+    assert shared == Budget(max_output_tokens=30, max_tool_calls=2, max_wall_s=60.0)
+    # one after another: all that is left, less the calls from this one on
+    assert core.round_budget(uses[1:], nests, at_once=False) == Budget(max_output_tokens=60, max_tool_calls=5, max_wall_s=60.0)
+    assert new_core().round_budget(uses, nests, at_once=True) is None  # no budget
+
+
 def test_same_outcomes_give_the_same_state_and_it_is_json() -> None:
     first = dataclasses.asdict(scripted_run())
     second = dataclasses.asdict(scripted_run())

@@ -193,6 +193,31 @@ def budgeted_agent(config: dict[str, Any]) -> Agent:
     )
 
 
+@registry.register("budget_lead")
+def budget_lead_agent(config: dict[str, Any]) -> Agent:
+    """Calls two agent tools at once (``helper`` and ``other``, each four model calls on
+    ``budgeted``'s priced model, with no budget of their own) under ``config["budget"]``."""
+
+    @tool(name="tick", run_in_thread=False)
+    def tick(i: int) -> int:
+        return i + 1
+
+    prices = {"temporal-priced": ModelPrice(10.0, 100.0)}
+
+    def child(name: str) -> Agent:
+        model = ScriptedModel(_long_script(4), stateful=True, usage=(30, 5), model_id="temporal-priced")
+        return Agent(model=model, tools=[tick], name=name, prices=prices, conversation_manager=NullConversationManager())
+
+    calls = tool_calls([("helper", {"input": "a"}), ("other", {"input": "b"})])
+    return Agent(
+        model=ScriptedModel([calls, "parent done"], stateful=True, usage=(30, 5), model_id="temporal-priced"),
+        tools=[child("helper"), child("other")],
+        name="budget_lead",
+        budget=Budget.from_dict(config["budget"]),
+        prices=prices,
+    )
+
+
 @registry.register("asker")
 def asker_agent(config: dict[str, Any]) -> Agent:
     """Calls ``book``, which asks a human for approval, then answers with what the tool returned."""

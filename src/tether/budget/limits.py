@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +85,36 @@ class Budget:
         for name, limit in self.limits.items():
             extra = getattr(spend, _SPENT[name])
             values[name] = int(limit + extra) if name in _INTS else float(limit + extra)
+        return Budget(**values)
+
+    def less(self, other: Budget) -> Budget:
+        """This budget with ``other``'s limits taken out of it, limit by limit (never below zero;
+        a limit ``other`` leaves ``None`` takes nothing): what is left once ``other`` is reserved,
+        e.g. the shares of nested runs still running."""
+        values: dict[str, Any] = {}
+        for name, limit in self.limits.items():
+            rest = limit - (getattr(other, name) or 0)
+            values[name] = max(0, int(rest)) if name in _INTS else max(0.0, float(rest))
+        return Budget(**values)
+
+    def split(self, ways: int, *, whole: Collection[str] = ()) -> Budget:
+        """One of ``ways`` equal shares of this budget: each set limit divided by ``ways``
+        (counts rounded down, so the shares never add up to more than the whole), except the
+        limits named in ``whole``, which every share keeps whole (wall time, for nested runs
+        that run side by side within their parent's measured time).
+
+        Args:
+            ways: How many nested runs share the budget at once (1: the whole budget).
+            whole: Limits not divided (names from :data:`LIMIT_NAMES`).
+        """
+        if ways <= 1:
+            return self
+        values: dict[str, Any] = {}
+        for name, limit in self.limits.items():
+            if name in whole:
+                values[name] = limit
+            else:
+                values[name] = int(limit) // ways if name in _INTS else float(limit) / ways
         return Budget(**values)
 
     def tightest(self, other: Budget | None) -> Budget:

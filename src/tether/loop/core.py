@@ -12,6 +12,7 @@ per-cycle cost flat however long the run gets.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,10 +183,46 @@ class LoopCore:
         if self.config.budget is not None:
             add_wall(self.run.metrics, seconds)
 
-    def budget_left(self) -> Budget | None:
-        """What is left of the invocation's budget now (what a nested run may spend), or None."""
+    def budget_left(self, ways: int = 1, calls: int = 0) -> Budget | None:
+        """What a nested run started by a tool call may spend now (None: no budget).
+
+        What is left of the invocation's budget, less the ``calls`` tool calls of the round not
+        yet counted (the gate let the round run whole: its own calls are spent already), split
+        evenly ``ways`` ways among the nested runs that run at once (wall time stays whole: they
+        run side by side within the parent's measured time). So nested runs running together
+        never receive more, in total, than what is left.
+
+        Args:
+            ways: How many calls of the round start nested runs at once (1: one at a time).
+            calls: The round's tool calls not yet counted in the run's metrics.
+        """
         budget = self.config.budget
-        return None if budget is None else budget.budget.left(spend_of(self.run.metrics))
+        if budget is None:
+            return None
+        left = budget.budget.left(spend_of(self.run.metrics))
+        if calls:
+            left = left.less(Budget(max_tool_calls=calls))
+        return left.split(ways, whole=("max_wall_s",))
+
+    def round_budget(self, tool_uses: Sequence[ToolUse], nests: Callable[[str], bool], *, at_once: bool) -> Budget | None:
+        """What a call of a round of tool calls may give the nested run it starts (None: no
+        budget): the rule that keeps nested runs within what is left, for every driver.
+
+        Calls that run at once (``at_once``) share what is left evenly among the calls of tools
+        that nest runs (agent tools), fixed when the round begins. Calls run one after another
+        ask as each begins, ``tool_uses`` being that call and the ones after it: what is left
+        then (the calls before it rolled up what they spent). Either way the round's own calls
+        not yet counted are taken out of ``max_tool_calls`` first.
+
+        Args:
+            tool_uses: The round's calls (at once), or the calls from the one beginning on.
+            nests: Whether the tool of a name nests runs (``Tool.nests_runs``).
+            at_once: Whether the calls run concurrently.
+        """
+        if self.config.budget is None:
+            return None
+        ways = sum(1 for use in tool_uses if nests(use["name"])) if at_once else 1
+        return self.budget_left(max(1, ways), len(tool_uses))
 
     # -- outcomes -------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pydantic
 
+from ..budget import Budget
 from ..effects.scope import EffectScope
 from ..hooks import HookRegistry, MessageAdded
 from ..metrics import record_tool
@@ -64,6 +65,7 @@ class LocalDriver:
         self.journal = StateJournal(self.run_state)
         """Which running call changed what in the agent state (see :mod:`tether.loop.journal`)."""
         self._recorded: set[str] = set()  # the calls of this tool phase whose results are folded
+        self._round: tuple[list[ToolUse], Budget | None] = ([], None)  # this tool phase's calls, their shared budget
         self._mark = time.monotonic()  # when the running time last counted against the budget began
         self.effects = EffectScope()
         """What the invocation's tool calls share for side effects (``context.http``, ``context.transaction()``)."""
@@ -196,7 +198,10 @@ class LocalDriver:
         """
         executor = self.host.tool_executor
         self._recorded = set()
-        if executor.runs_in_order(effect.tool_uses):
+        in_order = executor.runs_in_order(effect.tool_uses)
+        shared = None if in_order else self.core.round_budget(effect.tool_uses, self._nests, at_once=True)
+        self._round = (effect.tool_uses, shared)
+        if in_order:
             for tool_use in effect.tool_uses:
                 events = self._tool_events(tool_use)
                 try:
@@ -269,7 +274,7 @@ class LocalDriver:
             pending.abandon(exc)
             raise
         pending.pausable = bool(core.config.checkpoint_positions)  # this driver pauses at checkpoints
-        pending.budget = core.budget_left()  # what a nested run of this call may spend
+        pending.budget = self._nested_budget()  # what a nested run of this call may spend
         pending.effects = self.effects
         if pending.selected is not None and pending.selected.streams_events:
             outcome = None
@@ -283,6 +288,19 @@ class LocalDriver:
             outcome = await pending.finish(output_model=options.output_model, output_tool=options.output_tool)
         for event in await self._outcome(tool_use, outcome):
             yield event
+
+    def _nests(self, name: str) -> bool:
+        """Whether the tool named ``name`` nests runs (an agent tool)."""
+        found = self.host.tools.get(name)
+        return found is not None and found.nests_runs
+
+    def _nested_budget(self) -> Budget | None:
+        """The budget a call starting now may give a nested run (:meth:`LoopCore.round_budget`):
+        its round's share when the round's calls run at once, else what is left now."""
+        uses, shared = self._round
+        if shared is not None or self.core.config.budget is None:
+            return shared
+        return self.core.round_budget(uses[len(self._recorded) :], self._nests, at_once=False)
 
     async def _outcome(self, tool_use: ToolUse, outcome: ToolOutcome) -> list[LoopEvent]:
         """Fold a finished call's outcome into the run, with the outcomes it must be stored with;

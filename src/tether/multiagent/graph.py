@@ -288,8 +288,9 @@ class Graph(MultiAgentBase[GraphResult]):
         """What one durable graph run may spend, nested runs included (None: no bound). Each node
         execution receives what is left of it (no more than its agent's own budget); a node
         stopped by it waits like an interrupted node, and ``resume`` goes on after the budget
-        is raised (set this attribute, or build the graph again). Parallel nodes each receive
-        the whole remainder."""
+        is raised (set this attribute, or build the graph again). Executions that run at once
+        share what is left: each starting one gets an even share of what the run has left less
+        what the still-running ones were given."""
         self._node_ids = list(nodes)
         self._outgoing: dict[str, list[GraphEdge]] = {n: [] for n in nodes}
         for e in edges:
@@ -332,11 +333,12 @@ class Graph(MultiAgentBase[GraphResult]):
         starts = begun
         queue: _Queue = asyncio.Queue()
         tasks: dict[str, asyncio.Task[None]] = {}
+        shares: dict[str, Budget] = {}  # what each running node's budget reserves (see _spawn)
         failure: BaseException | None = None
         if recorder is not None:
             await recorder.sync(run)
         try:
-            self._spawn(run, starts, recorder, queue, tasks, forward, routed)
+            self._spawn(run, starts, recorder, queue, tasks, forward, routed, shares)
             for node_id in starts:
                 yield {"type": "node_start", "node_id": node_id, "execution": data["running"][node_id]["n"]}
             while tasks:
@@ -345,6 +347,7 @@ class Graph(MultiAgentBase[GraphResult]):
                     yield {"type": "node_event", "node_id": node_id, "event": value}
                     continue
                 tasks.pop(node_id)
+                shares.pop(node_id, None)  # its spend is the graph run's now (rolled up when recorded)
                 starts = []
                 if error is not None:
                     if recorder is not None:
@@ -357,7 +360,7 @@ class Graph(MultiAgentBase[GraphResult]):
                     await recorder.sync(run)
                 if error is None:
                     yield {"type": "node_result", "node_id": node_id, "result": run.node_result(node_id)}
-                self._spawn(run, starts, recorder, queue, tasks, forward, {})
+                self._spawn(run, starts, recorder, queue, tasks, forward, {}, shares)
                 for started in starts:
                     yield {"type": "node_start", "node_id": started, "execution": data["running"][started]["n"]}
         finally:
@@ -418,17 +421,21 @@ class Graph(MultiAgentBase[GraphResult]):
         tasks: dict[str, asyncio.Task[None]],
         forward: bool,
         routed: dict[str, list[dict[str, Any]]],
+        shares: dict[str, Budget],
     ) -> None:
+        share = self._share(starts, recorder, shares)
         for node_id in starts:
             running = run.data["running"][node_id]
             previous = run.node_result(node_id).result if run.data["nodes"][node_id]["status"] == "interrupted" else None
             nested = recorder is not None and self.spec.kinds[node_id] != "callable"
             child = recorder.child(run, node_id, running["n"]) if nested and recorder is not None else None
             budget = None
-            if self.budget is not None and recorder is not None:
-                # What the graph run has left, plus what it already counted of this execution.
+            if share is not None:
+                # Its share of what the graph run has left, plus what it already counted of this execution.
                 rolled = executions.entry_of(run.data, node_id, running["n"]).get("usage") or {}
-                budget = self.budget.left(spend_of(recorder.session.run.metrics)).widened(spend_of(rolled))
+                budget = share.widened(spend_of(rolled))
+                if nested:
+                    shares[node_id] = share
             node = NodeRun(
                 node_id,
                 running["n"],
@@ -443,6 +450,20 @@ class Graph(MultiAgentBase[GraphResult]):
                 budget=budget,
             )
             tasks[node_id] = asyncio.create_task(_execute(self._kinds[node_id], node, queue))
+
+    def _share(self, starts: list[str], recorder: GraphRecorder | None, shares: dict[str, Budget]) -> Budget | None:
+        """What each node execution starting now may spend (None: no graph budget, or the run is
+        not durable): what the graph run has left, less what the nodes still running were given
+        (their spend rolls up only when they finish), split evenly among the starting executions
+        that run agents or graphs. So executions running at once never receive more, in total,
+        than what is left."""
+        if self.budget is None or recorder is None:
+            return None
+        free = self.budget.left(spend_of(recorder.session.run.metrics))
+        for held in shares.values():
+            free = free.less(held)
+        ways = sum(1 for node_id in starts if self.spec.kinds[node_id] != "callable")
+        return free.split(max(1, ways))
 
     def node_executor(self, node_id: str, store: RunStore | None = None) -> Agent | Graph | Callable[[Any], Any]:
         """What one execution of node ``node_id`` runs: a fresh agent (the node agent's

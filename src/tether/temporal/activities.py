@@ -24,13 +24,14 @@ import dataclasses
 import functools
 import inspect
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, cast
 
 from temporalio import activity
 
 from .._json import json_copy
 from ..agent_config import invocation_budget
+from ..budget import Budget
 from ..durable.indoubt import IN_DOUBT, RERUN, InDoubtCall
 from ..errors import (
     ConfigurationError,
@@ -186,7 +187,7 @@ class TetherActivities(ActivitySet):
                 **({"agent_tools": agent_tools} if (agent_tools := _agent_tools(tools)) else {}),
                 "invocation_hooks": hooks.has(BeforeInvocation) or hooks.has(AfterInvocation) or hooks.has(MessageAdded),
                 **({"sources": len(tools.sources)} if tools.sources else {}),
-                **({"budget": budget} if (budget := budget_settings(agent)) is not None else {}),
+                **({"budget": budget} if (budget := budget_settings(agent, params.get("budget"))) is not None else {}),
             },
         }
 
@@ -556,10 +557,17 @@ def _agent_tools(tools: ToolRegistry) -> dict[str, dict[str, Any]]:
     }
 
 
-def budget_settings(agent: Any) -> BudgetSettings | None:
+def budget_settings(agent: Any, given: Mapping[str, Any] | None = None) -> BudgetSettings | None:
     """The agent's budget as the workflow needs it (None: no budget); a BudgetPriceError (the
-    activity fails for good) when ``max_cost_usd`` cannot be priced."""
-    policy = invocation_budget(agent.budget, agent.model_or_none, agent.prices, agent.tool_specs_for(None))
+    activity fails for good) when ``max_cost_usd`` cannot be priced.
+
+    Args:
+        agent: The agent.
+        given: What a parent's budget leaves an agent tool's child (``Budget.to_dict``): the
+            budget is the tighter of it and the agent's own.
+    """
+    budget = agent.budget if given is None else Budget.from_dict(given, "budget").tightest(agent.budget)
+    policy = invocation_budget(budget, agent.model_or_none, agent.prices, agent.tool_specs_for(None))
     if policy is None:
         return None
     price = None if policy.price is None else [policy.price.input_per_mtok, policy.price.output_per_mtok]

@@ -34,6 +34,9 @@ class AgentRef(TypedDict):
 
     agent: str
     config: Config
+    budget: NotRequired[dict[str, float]]
+    """``tether.describe`` of an agent tool's child: what the parent's budget leaves it
+    (``Budget.to_dict``); the settings' budget is the tighter of it and the agent's own."""
 
 
 class AgentCall(AgentRef):

@@ -9,6 +9,12 @@ stops on interrupts. The parent keeps each interrupted call in its agent state
 (``state["tether.agent_tools"]["calls"][toolUseId]``: ``carried``, ``pending``, ``asked``,
 ``rolled``), the conversations of tools that keep theirs under ``conversations``, and rolls the
 child's usage up into its own metrics once per round (:func:`tether.agent_tool.roll_up`).
+
+Budgets: a parent with a budget gives the child what it may spend, as a local parent does
+(:meth:`tether.loop.core.LoopCore.round_budget`, plus what the parent already counted of the
+call), in the child's ``budget`` parameter; the child's ``tether.describe`` activity prices it on
+the child's model, no more than the child agent's own budget. Its spend (cost, tool calls) rolls
+up with its usage; a child its budget stopped gives an error result, as locally.
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError, ChildWorkflowError, FailureError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from ..agent_tool import STATE_KEY, roll_up
+    from ..agent_tool import STATE_KEY, child_budget, roll_up
+    from ..budget import Budget
     from ..errors import PromptError
     from ..loop.core import LoopCore
     from ..loop.state import Cursor, RunState, new_metrics
@@ -31,11 +38,19 @@ with workflow.unsafe.imports_passed_through():
     from .shapes import WORKFLOW_NAME, AgentRunResult, AgentSettings, AgentSnapshot, CarriedState
 
 
+PATCH_CHILD_BUDGET = "tether.child-budget"
+"""The patch id of giving agent tools' child workflows what the parent's budget leaves (runs
+recorded before it started children with their own agent's budget)."""
+
+
 class AgentToolCalls(RunWorkflow[AgentSnapshot]):
     """Calls of agent tools as child workflows (a part of ``AgentWorkflow``, which supplies the
     run, its settings, its activities and the recording of a tool outcome)."""
 
     _settings: AgentSettings
+    _nested: Budget | None
+    """What a child of the current round of tool calls may spend (None: the parent has no
+    budget); set by ``AgentWorkflow._run_tools``."""
 
     def _state(self) -> tuple[RunState, LoopCore]:
         raise NotImplementedError
@@ -81,6 +96,9 @@ class AgentToolCalls(RunWorkflow[AgentSnapshot]):
                 core.tool_interrupted(unanswered)
                 return False
             child.update(prompt={"kind": "interrupt_responses", "responses": answers}, carried=entry["carried"])
+        budget = child_budget(self._nested, None, None if entry is None else entry.get("rolled"))
+        if budget is not None and workflow.patched(PATCH_CHILD_BUDGET):
+            child["budget"] = budget.to_dict()
         core.tool_started(tool_use_id)
         try:
             out: AgentRunResult = await workflow.execute_child_workflow(WORKFLOW_NAME, child, id=child["run_id"])
@@ -102,6 +120,9 @@ class AgentToolCalls(RunWorkflow[AgentSnapshot]):
             return False
         if out["stop_reason"] == "cancelled":
             return await self._agent_tool_error(tool_use, f"Agent {agent_name!r} was cancelled before it finished.")
+        if out["stop_reason"] == "budget_exhausted":
+            # As locally: the parent's next model call is refused too when the budget was its own.
+            return await self._agent_tool_error(tool_use, f"Agent {agent_name!r} ran out of budget before it finished.")
         if options.get("keep_conversation"):
             self._book()["conversations"][name] = _kept_conversation(out["run"])
         self._drop_call(tool_use_id)
@@ -174,4 +195,4 @@ def _kept_conversation(carried: CarriedState) -> CarriedState:
     }
 
 
-__all__ = ["AgentToolCalls"]
+__all__ = ["PATCH_CHILD_BUDGET", "AgentToolCalls"]

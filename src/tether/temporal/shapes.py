@@ -225,6 +225,11 @@ class WorkflowParams(TypedDict):
     in its result) instead of waiting for answers; its parent asks and answers them."""
     parent_run_id: NotRequired[str | None]
     """The parent run of a child workflow (for the reader; the workflow does not use it)."""
+    budget: NotRequired[dict[str, float] | None]
+    """An agent tool's child workflow: what its parent's budget leaves it (``Budget.to_dict``),
+    in the child's own counters; the child spends no more than this and its agent's own budget.
+    Read when the child describes its agent: a child resumed with carried settings keeps the
+    budget it started with."""
     allow: NotRequired[list[str] | None]
     """The incompatible differences (:mod:`tether.manifest`) the starter accepts when the
     execution continues carried state on changed code (not carried to the next execution)."""

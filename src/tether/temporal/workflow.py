@@ -119,6 +119,7 @@ class AgentWorkflow(AgentToolCalls):
         self._resumed_from: str | None = None
         self._mark = 0.0  # workflow time when the run's running time last counted against its budget
         self._manifest: dict[str, Any] | None = None  # the run's manifest (tether.manifest)
+        self._nested: Budget | None = None  # what an agent tool's child of the current round may spend
 
     # -- run ------------------------------------------------------------------------------
 
@@ -132,6 +133,8 @@ class AgentWorkflow(AgentToolCalls):
         continued = carried is not None
         if carried is None or carried.get("settings") is None:
             agent: io.AgentRef = {"agent": params["agent"], "config": params.get("config") or {}}
+            if params.get("budget") is not None:
+                agent["budget"] = params["budget"]  # an agent tool's child: what its parent's budget leaves
             described: io.Described = await self._activity("tether.describe", agent, local=workflow.patched(PATCH_LOCAL_BOOKENDS))
             if carried is None:
                 carried = {
@@ -337,12 +340,20 @@ class AgentWorkflow(AgentToolCalls):
         await self._messages_hook(added)
 
     async def _run_tools(self, effect: RunTools) -> None:
+        _, core = self._state()
+        uses = effect.tool_uses
         if self._settings.get("sequential"):
-            for use in effect.tool_uses:
+            for i, use in enumerate(uses):
+                self._nested = core.round_budget(uses[i:], self._nests, at_once=False)  # what the calls before it left
                 if not await self._run_one(use):
                     return
             return
-        await asyncio.gather(*(self._run_one(use) for use in effect.tool_uses))
+        self._nested = core.round_budget(uses, self._nests, at_once=True)  # the calls running at once share it
+        await asyncio.gather(*(self._run_one(use) for use in uses))
+
+    def _nests(self, name: str) -> bool:
+        """Whether calls of tool ``name`` are nested runs (agent tools: child workflows)."""
+        return name in (self._settings.get("agent_tools") or ())
 
     async def _run_one(self, tool_use: Any) -> bool:
         run, core = self._state()

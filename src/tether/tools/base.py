@@ -68,7 +68,8 @@ class Tool(ABC):
     commit with its result and an in-doubt call simply runs again. ``run_in_thread`` (sync tools only) keeps a
     blocking tool off the event loop. ``streams_events = True`` lets the tool add events to the
     caller's stream while it runs (``ToolContext.emit``). ``nests_runs = True`` marks a tool whose
-    call in a durable run is a nested run of its own (an agent tool): the run's timeline names it.
+    call in a durable run is a nested run of its own (an agent tool): the run's timeline names it,
+    and calls of it running at once share what is left of the run's budget (``context.budget``).
     """
 
     name: ClassVar[str] = ""

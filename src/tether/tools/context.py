@@ -34,8 +34,11 @@ class ToolContext:
         run_id: The durable run's id, or None outside a durable run.
         pausable: The caller pauses at checkpoints (``Agent(checkpointing=...)``) and can pause
             in the middle of this call: the tool may raise ``tether.interrupts.PauseSignal``.
-        budget: What is left of the calling run's budget as the call begins (None: the run has
-            no budget); an agent tool's child run receives it (see :mod:`tether.budget`).
+        budget: What a nested run of this call may spend (None: the run has no budget): what is
+            left of the calling run's budget as the call begins, less the round's own tool
+            calls, split evenly among the round's calls of agent tools when they run at once
+            (see :meth:`tether.loop.core.LoopCore.round_budget`); an agent tool's child run
+            receives it.
     """
 
     tool_use: ToolUse
