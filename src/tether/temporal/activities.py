@@ -347,11 +347,11 @@ class TetherActivities(ActivitySet):
             raise in_doubt_failure(str(tool_use_id), name, attempt)
         with _fatal_errors(f"cannot read the input or state of tool call {tool_use_id!r}"):
             tool_use: Any = expand_tool_use(self.payloads.blobs, params["tool_use"])
-            before_state = expand_state(self.payloads.blobs, params.get("state"))
+            before_state = expand_state(self.payloads.blobs, params.get("state"), shared=True)  # read only: the tool gets a copy
             interrupts = {ident: expand_interrupt(self.payloads.blobs, item) for ident, item in (params.get("interrupts") or {}).items()}
         run = _fresh_run(
             agent,
-            state=copy.deepcopy(before_state),
+            state=json_copy(before_state),  # the tool's own copy (before_state holds shared versions)
             run_id=params.get("run_id"),
             interrupt_state={"interrupts": interrupts, "activated": True},
         )
@@ -371,7 +371,8 @@ class TetherActivities(ActivitySet):
                 }
             changes = state_changes(before_state, run.state)
             if changes is not None:
-                changes["set"] = {key: self.payloads.offload(value, f"state[{key!r}]") for key, value in changes["set"].items()}
+                # A changed large value is stored as a patch against the version it replaces.
+                changes["set"] = self.payloads.compact_state(changes["set"], previous=params.get("state"))
                 check_compact(changes, "state")
                 out["state_changes"] = changes
             added = _usage_added(run.metrics)
