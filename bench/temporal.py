@@ -100,8 +100,9 @@ def build_agent(config: dict[str, Any]) -> Agent:
 
     @tool(name="edit", run_in_thread=False)
     def edit(i: int, context: ToolContext) -> int:
-        """The large-state benchmark's tool: rewrite one entry of the notes."""
-        value = context.agent.state.get("notes")
+        """The large-state benchmark's tool: rewrite one entry of the notes (the first call
+        writes them: the agent starts empty, as agents whose state grows large do)."""
+        value = context.agent.state.get("notes") or notes(state_bytes, entry_bytes)
         edit_notes(value, i, entry_bytes)
         context.agent.state.set("notes", value)
         return i + 1
@@ -109,7 +110,6 @@ def build_agent(config: dict[str, Any]) -> Agent:
     return Agent(
         model=ScriptedModel(script(int(config["cycles"]), "edit"), stateful=True),
         tools=[edit],
-        state={"notes": notes(state_bytes, entry_bytes)},
         conversation_manager=NullConversationManager(),
     )
 
@@ -119,7 +119,9 @@ def build_agent(config: dict[str, Any]) -> Agent:
 
 def _read_state(params: dict[str, Any]) -> Any:
     path = params.get("state_file")
-    return None if path is None else json.loads(Path(path).read_bytes())
+    if path is None or not Path(path).exists():
+        return None
+    return json.loads(Path(path).read_bytes())
 
 
 @activity.defn(name="bench.model")
@@ -135,9 +137,11 @@ async def bare_model(params: dict[str, Any]) -> dict[str, Any]:
 
 @activity.defn(name="bench.tool")
 async def bare_tool(params: dict[str, Any]) -> dict[str, Any]:
-    """One tool call (with a state file: the state read, one entry rewritten, the file replaced)."""
+    """One tool call (with a state file: the state read, one entry rewritten, the file replaced;
+    the first call writes the file)."""
     state = _read_state(params)
-    if state is not None:
+    if "state_file" in params:
+        state = state or {"notes": notes(int(params["state_bytes"]), int(params["entry_bytes"]))}
         edit_notes(state["notes"], int(params["i"]), int(params["entry_bytes"]))
         path = Path(params["state_file"])
         tmp = path.with_suffix(".tmp")
@@ -155,7 +159,7 @@ class BareWorkflow:
     async def run(self, params: dict[str, Any]) -> int:
         cycles = int(params["cycles"])
         model_state: dict[str, Any] = params.get("model_state") or {}
-        extra = {key: params[key] for key in ("state_file", "entry_bytes") if key in params}
+        extra = {key: params[key] for key in ("state_file", "state_bytes", "entry_bytes") if key in params}
         for i in range(int(params.get("start", 0)), cycles):
             if workflow.info().is_continue_as_new_suggested():
                 workflow.continue_as_new({**params, "start": i, "model_state": model_state})
@@ -237,9 +241,7 @@ async def run_bare(client: Client, workflows: int, config: dict[str, Any]) -> Me
         params: dict[str, dict[str, Any]] = {run_id: {"cycles": cycles} for run_id in ids}
         if state_bytes:
             for run_id in ids:
-                path = Path(tmp) / f"{run_id}.json"
-                path.write_bytes(json.dumps({"notes": notes(state_bytes, entry_bytes)}, separators=(",", ":")).encode())
-                params[run_id].update(state_file=str(path), entry_bytes=entry_bytes)
+                params[run_id].update(state_file=str(Path(tmp) / f"{run_id}.json"), state_bytes=state_bytes, entry_bytes=entry_bytes)
         async with worker:
             started, cpu = time.perf_counter(), time.process_time()
             done = await asyncio.gather(

@@ -11,7 +11,7 @@ import pytest
 from tether.errors import StoreError
 from tether.temporal import BlobStore
 from tether.temporal.payloads import compact_state, expand_state, offload_state_value, restore
-from tether.temporal.versions import CHUNK_MAX, KEYFRAME_EVERY, VERSION_KEY, canonical_text, is_version, load_version, put_version
+from tether.temporal.versions import CHUNK_MAX, KEYFRAME_EVERY, VERSION_KEY, canonical_text, is_version, load_version, put_keyframe
 
 LIMIT = 8 * 1024
 
@@ -55,7 +55,9 @@ def test_200_versions_of_a_200_kb_value_store_the_changes_not_200_copies(tmp_pat
     cold = BlobStore(tmp_path / "blobs", memory=0)
     for value, placeholder in zip(values, placeholders, strict=True):
         assert restore(cold, placeholder) == value
-    depths = [load_version(cold, p[VERSION_KEY]).depth for p in placeholders]
+    versions = [load_version(cold, p[VERSION_KEY]) for p in placeholders]
+    assert [v.size for v in versions] == [len(canonical_text(value).encode()) for value in values]
+    depths = [v.depth for v in versions]
     assert max(depths) == KEYFRAME_EVERY - 1  # a read replays at most KEYFRAME_EVERY - 1 patches
     assert depths.count(0) == len(values) // KEYFRAME_EVERY + 1
 
@@ -116,13 +118,32 @@ def test_damaged_or_foreign_records_are_store_errors(tmp_path: Path) -> None:
     plain = blobs.put({"not": "a version"})
     with pytest.raises(StoreError, match=f"blob {plain} is not a state version record"):
         load_version(blobs, plain)
-    keyframe = put_version(blobs, notes(20), canonical_text(notes(20)))[VERSION_KEY]
-    patch = blobs.put({"base": keyframe, "depth": 1, "patch": {"missing": []}})
+    keyframe = put_keyframe(blobs, notes(20), len(canonical_text(notes(20))))[VERSION_KEY]
+    patch = blobs.put({"base": keyframe, "depth": 1, "patch": {"missing": []}, "size": 9})
     with pytest.raises(StoreError, match=f"state version {patch} does not fit its base"):
         load_version(blobs, patch)
-    wrong_depth = blobs.put({"base": keyframe, "depth": 5, "patch": {}})
+    wrong_depth = blobs.put({"base": keyframe, "depth": 5, "patch": {}, "size": 9})
     with pytest.raises(StoreError, match="wrong depth"):
         load_version(blobs, wrong_depth)
-    missing = blobs.put({"base": "sha256:" + "0" * 64, "depth": 1, "patch": {}})
+    missing = blobs.put({"base": "sha256:" + "0" * 64, "depth": 1, "patch": {}, "size": 9})
     with pytest.raises(StoreError, match="is missing"):
         load_version(blobs, missing)
+
+
+def test_patches_that_add_delete_and_nest_keep_exact_sizes_and_reorderings_stay_exact(tmp_path: Path) -> None:
+    blobs = BlobStore(tmp_path / "blobs")
+    base = {"a": notes(30), "b": {"x": "é" * 9000, "y": [1, 2]}, "c": 1}
+    steps = [
+        base,
+        {**base, "c": 2, "d": "new ü"},  # set and add
+        {"a": {**base["a"], "n00003": "short"}, "b": {"x": "é" * 9000}, "d": "new ü"},  # nested set, nested and top deletes
+        {"d": "new ü", "b": {"x": "é" * 9000}, "a": {**base["a"], "n00003": "short"}},  # the same, keys in another order
+        {"a": {}, "b": {"x": "é" * 9000, "z": 1.5}},
+    ]
+    placeholders = store_versions(blobs, steps)
+    cold = BlobStore(tmp_path / "blobs", memory=0)
+    for value, placeholder in zip(steps, placeholders, strict=True):
+        assert canonical_text(restore(cold, placeholder)) == canonical_text(value)
+        assert load_version(cold, placeholder[VERSION_KEY]).size == len(canonical_text(value).encode())
+    assert placeholders[3] == placeholders[2]  # only the order changed: the same version
+    assert load_version(cold, placeholders[2][VERSION_KEY]).depth == 2

@@ -108,13 +108,14 @@ def state_changes(before: CompactState, after: CompactState) -> StateChanges | N
     """What a tool changed in the agent state (``set`` keys, ``deleted`` keys), or None.
 
     Concurrent tool calls each report their own changes and the workflow applies them in the
-    order the calls finish, as concurrent tools writing one local state dict would.
+    order the calls finish, as concurrent tools writing one local state dict would. The ``set``
+    values are ``after``'s own (not copies): the caller compacts them before anything else runs.
     """
     changed = {key: value for key, value in after.items() if key not in before or before[key] != value}
     deleted = [key for key in before if key not in after]
     if not changed and not deleted:
         return None
-    return {"set": json_copy(changed), "deleted": deleted}
+    return {"set": changed, "deleted": deleted}
 
 
 class TetherActivities(ActivitySet):
@@ -371,8 +372,9 @@ class TetherActivities(ActivitySet):
                 }
             changes = state_changes(before_state, run.state)
             if changes is not None:
-                # A changed large value is stored as a patch against the version it replaces.
-                changes["set"] = self.payloads.compact_state(changes["set"], previous=params.get("state"))
+                # The run is discarded after this call, so its values are handed over uncopied; a
+                # changed large value is stored as a patch against the version it replaces.
+                changes["set"] = self.payloads.compact_state(changes["set"], previous=params.get("state"), owned=True)
                 check_compact(changes, "state")
                 out["state_changes"] = changes
             added = _usage_added(run.metrics)

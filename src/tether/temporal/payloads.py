@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._json import json_copy
+from .._json import is_json, json_copy
 from ..errors import PayloadTooLargeError
 from .blobs import BlobStore, canonical_json, is_ref
 from .shapes import CompactRecord, CompactState
-from .versions import VERSION_KEY, canonical_text, is_version, load_version, put_version, restore_version
+from .versions import VERSION_KEY, canonical_text, is_version, load_version, prepare_delta, put_delta, put_keyframe, restore_version
 
 BLOB_KEY = "$blob"
 DEFAULT_MAX_VALUE_BYTES = 64 * 1024 * 1024
@@ -84,8 +84,10 @@ def restore(blobs: BlobStore, value: Any) -> Any:
     return restore_version(blobs, value) if is_version(value) else value
 
 
-def offload_state_value(blobs: BlobStore, value: Any, field: str, *, previous: Any = None, limit: int, hard_limit: int | None) -> Any:
-    """One value of the agent state as it travels: itself when small, else a placeholder.
+def offload_state_value(
+    blobs: BlobStore, value: Any, field: str, *, previous: Any = None, limit: int, hard_limit: int | None, owned: bool = False
+) -> Any:
+    """One value of the agent state as it travels: a JSON copy of it when small, else a placeholder.
 
     A large object or array becomes a version (``{"$value": ref}``): a patch against
     ``previous`` when that is the version it replaces and the patch is small, else a chunked
@@ -93,23 +95,29 @@ def offload_state_value(blobs: BlobStore, value: Any, field: str, *, previous: A
 
     Args:
         blobs: Where large values go.
-        value: A JSON value (bytes become base64 envelopes). The store may keep it as a cached
-            version: the caller must not change it afterwards.
+        value: A JSON value (bytes become base64 envelopes).
         field: The value's name, for the error of a value over ``hard_limit``.
         previous: The compact form the value had before this change (None: none).
         limit: Values larger than this (bytes of canonical JSON) are offloaded.
         hard_limit: Values larger than this are refused (None: no limit).
+        owned: ``value`` is the caller's own copy, which it never uses again: when it is pure
+            JSON it is kept as the cached version instead of being copied first.
     """
     if is_placeholder(value) or is_version(value):
         return value
-    plain = json_copy(value)
+    plain = value if owned and is_json(value) else json_copy(value)
+    if is_version(previous) and (type(plain) is dict or type(plain) is list):
+        delta = prepare_delta(blobs, plain, previous)
+        if delta is not None:
+            check_size(delta.size, hard_limit, field)
+            return plain if delta.size <= limit else put_delta(blobs, delta)
     text = canonical_text(plain)
     data = text.encode()
     check_size(len(data), hard_limit, field)
     if len(data) <= limit:
-        return value
+        return plain
     if type(plain) is dict or type(plain) is list:
-        return put_version(blobs, plain, text, previous)
+        return put_keyframe(blobs, plain, len(data))
     return {BLOB_KEY: blobs.put_bytes(data)}
 
 
@@ -121,6 +129,7 @@ def compact_state(
     limit: int,
     hard_limit: int | None,
     previous: CompactState | None = None,
+    owned: bool = False,
 ) -> CompactState:
     """The agent state with each large value offloaded (keys stay inline for the workflow's merges).
 
@@ -132,6 +141,7 @@ def compact_state(
         hard_limit: Values larger than this are refused (None: no limit).
         previous: The compact state these values replace: a large value is stored as a patch
             against its previous version (see :func:`offload_state_value`).
+        owned: ``state``'s values are the caller's own copies (see :func:`offload_state_value`).
 
     Raises:
         PayloadTooLargeError: A value is over ``hard_limit``, or the compact state itself is
@@ -139,7 +149,7 @@ def compact_state(
     """
     before = previous or {}
     compact = {
-        key: offload_state_value(blobs, value, f"{field}[{key!r}]", previous=before.get(key), limit=limit, hard_limit=hard_limit)
+        key: offload_state_value(blobs, value, f"{field}[{key!r}]", previous=before.get(key), limit=limit, hard_limit=hard_limit, owned=owned)
         for key, value in state.items()
     }
     check_compact(compact, field)

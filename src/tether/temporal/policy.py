@@ -70,7 +70,9 @@ class PayloadPolicy:
         """An interrupt record with its reason and response offloaded when large."""
         return compact_interrupt(self.blobs, record, limit=self.inline_limit, hard_limit=self.max_value_bytes)
 
-    def compact_state(self, state: dict[str, Any], field: str = "state", previous: CompactState | None = None) -> CompactState:
+    def compact_state(
+        self, state: dict[str, Any], field: str = "state", previous: CompactState | None = None, *, owned: bool = False
+    ) -> CompactState:
         """The agent state with each large value offloaded (keys stay inline: the workflow merges
         tool calls' changes key by key).
 
@@ -80,8 +82,12 @@ class PayloadPolicy:
             previous: The compact state these values replace: a large object or array is
                 stored as a patch against its previous version
                 (:func:`~tether.temporal.payloads.offload_state_value`).
+            owned: ``state``'s values are the caller's own copies, never used again: pure-JSON
+                ones are kept as cached versions without a copy.
         """
-        return compact_state(self.blobs, state, field, limit=self.inline_limit, hard_limit=self.max_value_bytes, previous=previous)
+        return compact_state(
+            self.blobs, state, field, limit=self.inline_limit, hard_limit=self.max_value_bytes, previous=previous, owned=owned
+        )
 
 
 __all__ = ["PayloadLimits", "PayloadPolicy"]

@@ -32,11 +32,12 @@ keyframe and a list of ``S / 16 KiB`` references (see the Temporal guide's stora
 from __future__ import annotations
 
 import json
+import math
 import zlib
 from typing import Any, NamedTuple
 
 from .._json import freeze, thaw
-from .._jsonpatch import apply, checked_patch
+from .._jsonpatch import apply, diff
 from ..durable.packing import REBASE_FRACTION
 from ..errors import StoreError
 from .blobs import BlobStore, is_ref
@@ -63,10 +64,25 @@ def canonical_text(value: Any) -> str:
 
 
 class Version(NamedTuple):
-    """A version's value (shared: read-only) and its depth (patches since its keyframe)."""
+    """A version's value (shared: read-only), its depth (patches since its keyframe) and the
+    bytes of its canonical JSON."""
 
     value: Any
     depth: int
+    size: int
+
+
+class Delta(NamedTuple):
+    """A version about to be stored as a patch: what :func:`prepare_delta` found."""
+
+    base: str
+    """The record of the version it patches."""
+    patch: dict[str, Any]
+    value: Any
+    """The patched value (shares its unchanged parts with the base's)."""
+    depth: int
+    size: int
+    """Bytes of the value's canonical JSON."""
 
 
 def is_version(value: Any) -> bool:
@@ -74,37 +90,117 @@ def is_version(value: Any) -> bool:
     return type(value) is dict and len(value) == 1 and is_ref(value.get(VERSION_KEY))
 
 
-def put_version(blobs: BlobStore, value: Any, text: str, previous: Any = None, *, keyframe_every: int = KEYFRAME_EVERY) -> dict[str, str]:
-    """Store ``value`` (a JSON object or array) as a version and return its placeholder.
+def prepare_delta(blobs: BlobStore, value: Any, previous: dict[str, str], *, keyframe_every: int = KEYFRAME_EVERY) -> Delta | None:
+    """How ``value`` would be stored as a patch against the version ``previous`` names, or None
+    when it must be a keyframe (the chain is long enough, the change is large, or no exact patch
+    exists). Nothing is written.
+
+    The patch is checked as the durable stores check theirs: the patched value must be exactly
+    ``value`` (:func:`same_json`: the same canonical JSON, without encoding a large value; the
+    diff compares with ``==``, for which ``1``, ``1.0`` and ``true`` are equal).
+
+    Args:
+        blobs: The blob store.
+        value: The new value, pure JSON.
+        previous: The ``{"$value": ref}`` placeholder of the version it replaces.
+        keyframe_every: The longest chain of patches a version may end.
+    """
+    base_ref = previous[VERSION_KEY]
+    base = load_version(blobs, base_ref)
+    if base.depth + 1 >= keyframe_every:
+        return None
+    patch = diff(base.value, value)
+    if patch is None:
+        return None
+    patched = apply(base.value, patch) if patch else base.value
+    if not same_json(patched, value):
+        return None  # ``1 == True`` hid a change from the diff: the value is stored whole
+    size = base.size + _size_change(base.value, patch)
+    if len(canonical_text(patch)) * REBASE_FRACTION > size:
+        return None
+    return Delta(base_ref, patch, patched, base.depth + 1, size)
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """True when JSON values ``a`` and ``b`` have the same canonical JSON text (exact types:
+    ``1``, ``1.0`` and ``true`` differ, and so do ``0.0`` and ``-0.0``; key order does not matter).
+
+    Parts ``a`` and ``b`` share are not walked: comparing a patched value with the value it was
+    made from walks only what the patch did not replace, at C speed for runs of strings.
+    """
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        if len(a) != len(b):
+            return False
+        for key, left in a.items():
+            right = b.get(key, _MISSING)
+            if left is right:
+                continue
+            if type(left) is str or (type(left) is int and type(right) is int):
+                if left != right:
+                    return False
+            elif not same_json(left, right):
+                return False
+        return True
+    if kind is list:
+        return len(a) == len(b) and all(
+            left is right or (type(left) is str and left == right) or same_json(left, right) for left, right in zip(a, b, strict=True)
+        )
+    if kind is float:
+        return bool(a == b and math.copysign(1.0, a) == math.copysign(1.0, b))
+    return bool(a == b)
+
+
+_MISSING: Any = object()
+
+
+def put_delta(blobs: BlobStore, delta: Delta) -> dict[str, str]:
+    """Store a :func:`prepare_delta` outcome; its placeholder (the base's own for an empty patch)."""
+    if not delta.patch:
+        return {VERSION_KEY: delta.base}
+    record = {"base": delta.base, "depth": delta.depth, "patch": delta.patch, "size": delta.size}
+    ref = blobs.put_bytes(canonical_text(record).encode())
+    blobs.remember(ref, Version(delta.value, delta.depth, delta.size))
+    return {VERSION_KEY: ref}
+
+
+def put_keyframe(blobs: BlobStore, value: Any, size: int) -> dict[str, str]:
+    """Store ``value`` (a JSON object or array) whole, in content-addressed chunks; its placeholder.
 
     Args:
         blobs: The blob store.
         value: The value, pure JSON; the store keeps it as the version's cached value, so the
             caller must not change it afterwards.
-        text: ``value``'s canonical JSON (:func:`canonical_text`), which the caller computed to
-            check its size.
-        previous: The compact form this value had before (a ``{"$value": ref}`` placeholder to
-            patch against, or anything else for none).
-        keyframe_every: The longest chain of patches a version may end.
+        size: Bytes of ``value``'s canonical JSON (the caller measured it against its limits).
     """
     if type(value) is not dict and type(value) is not list:
-        raise TypeError("put_version stores a JSON object or array")
-    if is_version(previous):
-        base_ref = previous[VERSION_KEY]
-        base = load_version(blobs, base_ref)
-        if base.depth + 1 < keyframe_every:
-            patch = checked_patch(base.value, None, value, text, encode=canonical_text)
-            if patch is not None and len(canonical_text(patch)) * REBASE_FRACTION <= len(text):
-                if not patch:
-                    return {VERSION_KEY: base_ref}
-                depth = base.depth + 1
-                ref = blobs.put_bytes(canonical_text({"base": base_ref, "depth": depth, "patch": patch}).encode())
-                blobs.remember(ref, Version(apply(base.value, patch), depth))
-                return {VERSION_KEY: ref}
-    return {VERSION_KEY: _keyframe(blobs, value)}
+        raise TypeError("put_keyframe stores a JSON object or array")
+    return {VERSION_KEY: _keyframe(blobs, value, total=size)}
 
 
-def _keyframe(blobs: BlobStore, value: Any) -> str:
+def _size_change(base: Any, patch: dict[str, Any]) -> int:
+    """How many bytes ``apply(base, patch)``'s canonical JSON has more than ``base``'s."""
+    change = 0
+    count = len(base)
+    for key, op in patch.items():
+        if type(op) is dict:
+            change += _size_change(base[key], op)
+            continue
+        entry = len(canonical_text(key).encode()) + 1
+        if key in base:
+            change -= entry + len(canonical_text(base[key]).encode())
+            count -= 1
+        if op:
+            change += entry + len(canonical_text(op[0]).encode())
+            count += 1
+    return change + max(count - 1, 0) - max(len(base) - 1, 0)  # the commas between entries
+
+
+def _keyframe(blobs: BlobStore, value: Any, *, total: int) -> str:
     chunks: list[str] = []
     pieces: list[str] = []
     size = 0
@@ -131,8 +227,8 @@ def _keyframe(blobs: BlobStore, value: Any) -> str:
             close()
     if pieces or not chunks:
         close()
-    ref = blobs.put_bytes(canonical_text({"chunks": chunks, "depth": 0, "kind": kind}).encode())
-    blobs.remember(ref, Version(value, 0))
+    ref = blobs.put_bytes(canonical_text({"chunks": chunks, "depth": 0, "kind": kind, "size": total}).encode())
+    blobs.remember(ref, Version(value, 0, total))
     return ref
 
 
@@ -145,7 +241,7 @@ def load_version(blobs: BlobStore, ref: str) -> Version:
     Raises:
         StoreError: A record is missing, damaged, or not a version record.
     """
-    chain: list[tuple[str, dict[str, Any], int]] = []
+    chain: list[tuple[str, dict[str, Any], int, int]] = []
     current = ref
     while True:
         known = blobs.recall(current)
@@ -155,23 +251,25 @@ def load_version(blobs: BlobStore, ref: str) -> Version:
         record = blobs.get(current)
         if not isinstance(record, dict) or not ("chunks" in record or "base" in record):
             raise StoreError(f"blob {current} is not a state version record; the run's state reference is wrong")
-        depth = record.get("depth")
+        depth, size = record.get("depth"), record.get("size")
         if type(depth) is not int or not 0 <= depth <= MAX_DEPTH or (chain and depth != chain[-1][2] - 1):
             raise StoreError(f"state version {current} has a wrong depth ({depth!r}); the blob store is damaged")
+        if type(size) is not int or size < 0:
+            raise StoreError(f"state version {current} has a wrong size ({size!r}); the blob store is damaged")
         if "chunks" in record:
-            found = Version(_assemble(blobs, current, record), depth)
+            found = Version(_assemble(blobs, current, record), depth, size)
             blobs.remember(current, found)
             break
         base, patch = record.get("base"), record.get("patch")
         if depth < 1 or not is_ref(base) or type(patch) is not dict:
             raise StoreError(f"blob {current} is not a state version record; the run's state reference is wrong")
-        chain.append((current, patch, depth))
+        chain.append((current, patch, depth, size))
         current = base
     if chain and chain[-1][2] != found.depth + 1:
         raise StoreError(f"state version {chain[-1][0]} has a wrong depth ({chain[-1][2]!r}); the blob store is damaged")
-    for at, patch, depth in reversed(chain):
+    for at, patch, depth, size in reversed(chain):
         try:
-            found = Version(apply(found.value, patch), depth)
+            found = Version(apply(found.value, patch), depth, size)
         except ValueError as exc:
             raise StoreError(f"state version {at} does not fit its base ({exc}); the blob store is damaged") from None
         blobs.remember(at, found)
@@ -204,10 +302,14 @@ __all__ = [
     "CHUNK_MIN",
     "KEYFRAME_EVERY",
     "VERSION_KEY",
+    "Delta",
     "Version",
     "canonical_text",
     "is_version",
     "load_version",
-    "put_version",
+    "prepare_delta",
+    "put_delta",
+    "put_keyframe",
     "restore_version",
+    "same_json",
 ]
