@@ -11,7 +11,16 @@ import pytest
 from tether.errors import StoreError
 from tether.temporal import BlobStore
 from tether.temporal.payloads import compact_state, expand_state, offload_state_value, restore
-from tether.temporal.versions import CHUNK_MAX, KEYFRAME_EVERY, VERSION_KEY, canonical_text, is_version, load_version, put_keyframe
+from tether.temporal.versions import (
+    CHUNK_MAX,
+    KEYFRAME_EVERY,
+    VERSION_KEY,
+    canonical_text,
+    is_version,
+    load_version,
+    put_keyframe,
+    same_json,
+)
 
 LIMIT = 8 * 1024
 
@@ -147,3 +156,10 @@ def test_patches_that_add_delete_and_nest_keep_exact_sizes_and_reorderings_stay_
         assert load_version(cold, placeholder[VERSION_KEY]).size == len(canonical_text(value).encode())
     assert placeholders[3] == placeholders[2]  # only the order changed: the same version
     assert load_version(cold, placeholders[2][VERSION_KEY]).depth == 2
+
+
+def test_same_json_is_exact_about_types_and_signs_but_not_key_order() -> None:
+    assert same_json({"a": [1, {"b": "x"}], "c": 0.5}, {"c": 0.5, "a": [1, {"b": "x"}]})
+    for left, right in [([1], [True]), ({"a": 1}, {"a": 1.0}), ({"a": 0.0}, {"a": -0.0}), ({"a": "1"}, {"a": 1}), ({"a": 1}, {"b": 1})]:
+        assert canonical_text(left) != canonical_text(right)
+        assert not same_json(left, right) and not same_json(right, left)

@@ -149,7 +149,9 @@ def compact_state(
     """
     before = previous or {}
     compact = {
-        key: offload_state_value(blobs, value, f"{field}[{key!r}]", previous=before.get(key), limit=limit, hard_limit=hard_limit, owned=owned)
+        key: offload_state_value(
+            blobs, value, f"{field}[{key!r}]", previous=before.get(key), limit=limit, hard_limit=hard_limit, owned=owned
+        )
         for key, value in state.items()
     }
     check_compact(compact, field)
@@ -173,7 +175,10 @@ def expand_state(blobs: BlobStore, state: CompactState | None, *, shared: bool =
     """
     if not shared:
         return {key: restore(blobs, value) for key, value in (state or {}).items()}
-    return {key: load_version(blobs, value[VERSION_KEY]).value if is_version(value) else restore(blobs, value) for key, value in (state or {}).items()}
+    return {
+        key: load_version(blobs, value[VERSION_KEY]).value if is_version(value) else restore(blobs, value)
+        for key, value in (state or {}).items()
+    }
 
 
 def compact_interrupt(blobs: BlobStore, record: dict[str, Any], *, limit: int, hard_limit: int | None) -> CompactRecord:

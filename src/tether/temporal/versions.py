@@ -264,7 +264,7 @@ def load_version(blobs: BlobStore, ref: str) -> Version:
         if depth < 1 or not is_ref(base) or type(patch) is not dict:
             raise StoreError(f"blob {current} is not a state version record; the run's state reference is wrong")
         chain.append((current, patch, depth, size))
-        current = base
+        current = str(base)
     if chain and chain[-1][2] != found.depth + 1:
         raise StoreError(f"state version {chain[-1][0]} has a wrong depth ({chain[-1][2]!r}); the blob store is damaged")
     for at, patch, depth, size in reversed(chain):
