@@ -254,9 +254,17 @@ async def run_bare(client: Client, workflows: int, config: dict[str, Any]) -> Me
 
 
 async def main_async(
-    workflows: int, cycles: int, rounds: int = 3, address: str | None = None, *, state_bytes: int = 0, entry_bytes: int = 1000
+    workflows: int,
+    cycles: int,
+    rounds: int = 3,
+    address: str | None = None,
+    *,
+    state_bytes: int = 0,
+    entry_bytes: int = 1000,
+    only: str | None = None,
 ) -> dict[str, float]:
-    """Run the benchmark; returns and prints the figures."""
+    """Run the benchmark; returns and prints the figures (``only="tether"`` or ``"bare"``: one kind,
+    without the comparison)."""
     from temporalio.testing import WorkflowEnvironment
 
     config = {"cycles": cycles, "state_bytes": state_bytes, "entry_bytes": entry_bytes}
@@ -271,51 +279,55 @@ async def main_async(
         bare: list[Measured] = []
         tether: list[Measured] = []
         for _ in range(rounds):
-            bare.append(await run_bare(client, workflows, config))
-            tether.append(await run_tether(client, workflows, config))
+            if only != "tether":
+                bare.append(await run_bare(client, workflows, config))
+            if only != "bare":
+                tether.append(await run_tether(client, workflows, config))
     finally:
         if env is not None:
             await env.shutdown()
     total = workflows * cycles
-    bare_times, tether_times = [m.wall for m in bare], [m.wall for m in tether]
     per_cycle = 1000.0 / total
-    row = {
-        "workflows": float(workflows),
-        "cycles": float(cycles),
-        "state_bytes": float(state_bytes),
-        "bare_ms_per_cycle": statistics.median(bare_times) * per_cycle,
-        "tether_ms_per_cycle": statistics.median(tether_times) * per_cycle,
-        "bare_best_ms_per_cycle": min(bare_times) * per_cycle,
-        "tether_best_ms_per_cycle": min(tether_times) * per_cycle,
-        "bare_cpu_ms_per_cycle": statistics.median(m.cpu for m in bare) * per_cycle,
-        "tether_cpu_ms_per_cycle": statistics.median(m.cpu for m in tether) * per_cycle,
-        "ratio": statistics.median(t / b for t, b in zip(tether_times, bare_times, strict=True)),
-        "bare_bytes_per_cycle": statistics.median(m.state_bytes_written for m in bare) / total,
-        "tether_bytes_per_cycle": statistics.median(m.state_bytes_written for m in tether) / total,
-        "bare_max_event_bytes": float(max(m.max_event_bytes for m in bare)),
-        "tether_max_event_bytes": float(max(m.max_event_bytes for m in tether)),
-    }
-    row["ratio_of_medians"] = row["tether_ms_per_cycle"] / row["bare_ms_per_cycle"]
-    row["ratio_of_bests"] = row["tether_best_ms_per_cycle"] / row["bare_best_ms_per_cycle"]
+    row = {"workflows": float(workflows), "cycles": float(cycles), "state_bytes": float(state_bytes)}
+    for name, runs in (("bare", bare), ("tether", tether)):
+        if runs:
+            row[f"{name}_ms_per_cycle"] = statistics.median(m.wall for m in runs) * per_cycle
+            row[f"{name}_best_ms_per_cycle"] = min(m.wall for m in runs) * per_cycle
+            row[f"{name}_cpu_ms_per_cycle"] = statistics.median(m.cpu for m in runs) * per_cycle
+            row[f"{name}_bytes_per_cycle"] = statistics.median(m.state_bytes_written for m in runs) / total
+            row[f"{name}_max_event_bytes"] = float(max(m.max_event_bytes for m in runs))
     shape = f", a state of {state_bytes:,} bytes (entries of {entry_bytes:,}) edited every cycle" if state_bytes else ""
     print(f"{workflows} workflows x {cycles} cycles{shape}, {rounds} rounds (ms per cycle)")
     print(f"{'':>8} {'median':>8} {'best':>8} {'cpu':>8} {'stored B/cycle':>15} {'max event B':>12}")
     for name in ("bare", "tether"):
-        median, best, cpu = (row[f"{name}{key}_ms_per_cycle"] for key in ("", "_best", "_cpu"))
-        stored, event = row[f"{name}_bytes_per_cycle"], row[f"{name}_max_event_bytes"]
-        print(f"{name:>8} {median:>8.2f} {best:>8.2f} {cpu:>8.2f} {stored:>15,.0f} {event:>12,.0f}")
-    print(
-        f"tether/bare: {row['ratio']:.2f}x (median of paired rounds), {row['ratio_of_medians']:.2f}x (of medians), "
-        f"{row['ratio_of_bests']:.2f}x (of bests)"
-    )
-    print(f"rounds: bare {[round(t, 2) for t in bare_times]} s, tether {[round(t, 2) for t in tether_times]} s")
+        if f"{name}_ms_per_cycle" in row:
+            median, best, cpu = (row[f"{name}{key}_ms_per_cycle"] for key in ("", "_best", "_cpu"))
+            stored, event = row[f"{name}_bytes_per_cycle"], row[f"{name}_max_event_bytes"]
+            print(f"{name:>8} {median:>8.2f} {best:>8.2f} {cpu:>8.2f} {stored:>15,.0f} {event:>12,.0f}")
+    if bare and tether:
+        bare_times, tether_times = [m.wall for m in bare], [m.wall for m in tether]
+        row["ratio"] = statistics.median(t / b for t, b in zip(tether_times, bare_times, strict=True))
+        row["ratio_of_medians"] = row["tether_ms_per_cycle"] / row["bare_ms_per_cycle"]
+        row["ratio_of_bests"] = row["tether_best_ms_per_cycle"] / row["bare_best_ms_per_cycle"]
+        print(
+            f"tether/bare: {row['ratio']:.2f}x (median of paired rounds), {row['ratio_of_medians']:.2f}x (of medians), "
+            f"{row['ratio_of_bests']:.2f}x (of bests)"
+        )
+        print(f"rounds: bare {[round(t, 2) for t in bare_times]} s, tether {[round(t, 2) for t in tether_times]} s")
     return row
 
 
 def main(
-    workflows: int, cycles: int, rounds: int = 3, address: str | None = None, *, state_bytes: int = 0, entry_bytes: int = 1000
+    workflows: int,
+    cycles: int,
+    rounds: int = 3,
+    address: str | None = None,
+    *,
+    state_bytes: int = 0,
+    entry_bytes: int = 1000,
+    only: str | None = None,
 ) -> dict[str, float]:
-    return asyncio.run(main_async(workflows, cycles, rounds, address, state_bytes=state_bytes, entry_bytes=entry_bytes))
+    return asyncio.run(main_async(workflows, cycles, rounds, address, state_bytes=state_bytes, entry_bytes=entry_bytes, only=only))
 
 
 if __name__ == "__main__":
@@ -325,6 +337,7 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--state-bytes", type=int, default=0, help="an agent state of about this many bytes, one entry edited per cycle")
     parser.add_argument("--entry-bytes", type=int, default=1000, help="the size of one entry of that state")
+    parser.add_argument("--only", choices=("bare", "tether"), default=None, help="run one kind only (no comparison)")
     parser.add_argument("--address", default=None, help="an existing Temporal server (default: start a dev server)")
     args = parser.parse_args()
-    main(args.workflows, args.cycles, args.rounds, args.address, state_bytes=args.state_bytes, entry_bytes=args.entry_bytes)
+    main(args.workflows, args.cycles, args.rounds, args.address, state_bytes=args.state_bytes, entry_bytes=args.entry_bytes, only=args.only)

@@ -137,7 +137,11 @@ class BlobStore:
                 self._memory.popitem(last=False)
 
     def recall(self, ref: str) -> Any:
-        """What :meth:`remember` kept for ``ref`` (None when nothing is kept)."""
+        """What :meth:`remember` kept for ``ref`` (None when nothing is kept).
+
+        Args:
+            ref: The blob's reference.
+        """
         with self._memory_lock:
             built = self._memory.get(ref)
             if built is not None:
