@@ -106,6 +106,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tether._clock",
             "tether._sync",
             "tether._diff",
+            "tether._jsonpatch",
             "tether.home",
         ),
     ),

@@ -216,6 +216,28 @@ def budget_lead_agent(config: dict[str, Any]) -> Agent:
         budget=Budget.from_dict(config["budget"]),
         prices=prices,
     )
+@registry.register("notes")
+def notes_agent(config: dict[str, Any]) -> Agent:
+    """An agent state of ``count`` notes of ``size`` characters; each of ``cycles - 1`` tool calls
+    rewrites one note (cycle ``i`` the note ``i % count``), the last cycle answers."""
+    count, size, cycles = int(config["count"]), int(config["size"]), int(config["cycles"])
+
+    @tool(name="note", run_in_thread=False)
+    def note(i: int, context: ToolContext) -> int:
+        value = context.agent.state.get("notes")
+        value[f"n{i % count:05d}"] = note_text(i, size)
+        context.agent.state.set("notes", value)
+        return i
+
+    script = [*(tool_call("note", {"i": i}) for i in range(cycles - 1)), "noted"]
+    state = {"notes": {f"n{j:05d}": note_text(-1 - j, size) for j in range(count)}}
+    return Agent(model=ScriptedModel(script, stateful=True), tools=[note], state=state, conversation_manager=NullConversationManager())
+
+
+def note_text(i: int, size: int) -> str:
+    """The text note ``i`` writes (every one differs throughout)."""
+    stem = f"{i}|"
+    return (stem * (size // len(stem) + 1))[:size]
 
 
 @registry.register("asker")

@@ -7,7 +7,9 @@ import json
 from temporalio.client import Client
 
 from tether.temporal import BlobStore, TetherClient
+from tether.temporal.versions import canonical_text
 
+from .agents import note_text
 from .fixtures import history_stats, running_worker
 
 LIMIT = 256 * 1024
@@ -72,3 +74,28 @@ async def test_a_2000_cycle_run_completes_across_continue_as_new(client: Client,
     assert [m["content"][0]["toolResult"]["content"][0]["json"] for m in messages[2:-1:2]] == list(range(1, cycles))
     assert stats["runs"] >= cycles // 250
     assert stats["max_event_bytes"] < LIMIT
+
+
+async def test_a_large_state_edited_every_cycle_stores_its_changes_not_a_copy_per_cycle(
+    client: Client, blobs: BlobStore, task_queue: str
+) -> None:
+    # Issue 34 at a small size: a 200 KB agent state, one note of it rewritten in each of 200
+    # cycles. Storing every version whole would write 200 x 200 KB = 40 MB of blobs.
+    count, size, cycles = 200, 1000, 200
+    tc = TetherClient(client, blobs, task_queue, options={"cycles_per_execution": 60})
+    async with running_worker(client, task_queue, blobs):
+        handle = await tc.start("notes", "Note.", run_id="notes-1", config={"count": count, "size": size, "cycles": cycles})
+        result = await tc.result("notes-1")
+        snapshot = await tc.final_snapshot("notes-1")
+        stats = await history_stats(client, "notes-1", handle.result_run_id or "")
+    assert result.text == "noted" and result.metrics.cycle_count == cycles
+    expected = {f"n{j:05d}": note_text(-1 - j, size) for j in range(count)}
+    for i in range(cycles - 1):
+        expected[f"n{i % count:05d}"] = note_text(i, size)
+    assert snapshot.data["state"]["notes"] == expected
+    state_size = len(canonical_text(expected))
+    # The state once, then about one note per cycle (a patch) and the changed chunks of a
+    # keyframe every 32 versions; messages and conversation nodes are small.
+    assert blobs.bytes_written < 3 * state_size + cycles * 4 * 1024
+    assert stats["runs"] >= 3  # across continue-as-new: the carried state names the latest version
+    assert stats["max_event_bytes"] < 512 * 1024

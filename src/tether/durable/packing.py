@@ -29,7 +29,9 @@ by a :class:`~tether.durable.session.DurableSession`); unpacking is the row code
 stored whole, and step rows of older stores carry whole heads: both are read as keyframes.
 
 Patch format (JSON): an object mapping a key to ``[value]`` (set it), ``[]`` (delete it) or a
-nested patch object (patch the object under that key).
+nested patch object (patch the object under that key); :func:`diff`, :func:`apply` and
+:func:`checked_patch` live in :mod:`tether._jsonpatch`, shared with Temporal's versioned state
+values (:mod:`tether.temporal.versions`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from typing import Any
 
 from .._json import dumps_compact as dumps
 from .._json import parse_json as _parse
+from .._jsonpatch import apply, checked_patch, diff
 
 BLOB_FIELDS = ("state", "conversation_manager_state", "interrupt_state", "model_state", "system_prompt", "manifest")
 """Head fields stored as blobs when large (the others are small and change at every step)."""
@@ -78,66 +81,6 @@ def blob_id(text: str, mac_key: bytes | None = None) -> str:
     if mac_key is None:
         return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return "hmac:" + hmac.new(mac_key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
-
-
-def diff(old: Any, new: Any) -> dict[str, Any] | None:
-    """The patch turning object ``old`` into object ``new`` (None when either is not an object).
-
-    Values are compared with ``==`` (C speed); the caller checks the outcome by text (``1`` and
-    ``True`` compare equal in Python), see :func:`checked_patch`.
-    """
-    if type(old) is not dict or type(new) is not dict:
-        return None
-    patch: dict[str, Any] = {}
-    for key, value in new.items():
-        if key not in old:
-            patch[key] = [value]
-            continue
-        before = old[key]
-        if before == value and type(before) is type(value):
-            continue
-        sub = diff(before, value) if type(before) is dict and type(value) is dict else None
-        patch[key] = sub if sub else [value]
-    for key in old:
-        if key not in new:
-            patch[key] = []
-    return patch
-
-
-def apply(base: Any, patch: Any) -> Any:
-    """``base`` with ``patch`` applied (``base`` is not changed; touched objects are copied).
-
-    Raises ``ValueError`` for a patch that does not fit ``base`` (a damaged row).
-    """
-    if type(base) is not dict or type(patch) is not dict:
-        raise ValueError("a patch applies to an object only")
-    out = dict(base)
-    for key, op in patch.items():
-        if type(op) is list:
-            if not op:
-                if key not in out:
-                    raise ValueError(f"a patch deletes {key!r}, which is not there")
-                del out[key]
-            elif len(op) == 1:
-                out[key] = op[0]
-            else:
-                raise ValueError(f"a patch sets {key!r} with {len(op)} values")
-        elif type(op) is dict:
-            out[key] = apply(out.get(key), op)
-        else:
-            raise ValueError(f"a patch holds {type(op).__name__} under {key!r}")
-    return out
-
-
-def checked_patch(base: Any, base_text: str | None, new: Any, new_text: str) -> dict[str, Any] | None:
-    """A patch from ``base`` (whose text is ``base_text``, if known) to ``new`` that reproduces
-    ``new_text`` exactly, or None."""
-    if new_text == base_text:
-        return {}
-    patch = diff(base, new)
-    if patch is None or dumps(apply(base, patch)) != new_text:
-        return None
-    return patch
 
 
 @dataclass(slots=True)

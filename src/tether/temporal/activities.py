@@ -115,13 +115,14 @@ def state_changes(before: CompactState, after: CompactState) -> StateChanges | N
     """What a tool changed in the agent state (``set`` keys, ``deleted`` keys), or None.
 
     Concurrent tool calls each report their own changes and the workflow applies them in the
-    order the calls finish, as concurrent tools writing one local state dict would.
+    order the calls finish, as concurrent tools writing one local state dict would. The ``set``
+    values are ``after``'s own (not copies): the caller compacts them before anything else runs.
     """
     changed = {key: value for key, value in after.items() if key not in before or before[key] != value}
     deleted = [key for key in before if key not in after]
     if not changed and not deleted:
         return None
-    return {"set": json_copy(changed), "deleted": deleted}
+    return {"set": changed, "deleted": deleted}
 
 
 class TetherActivities(ActivitySet):
@@ -360,11 +361,11 @@ class TetherActivities(ActivitySet):
             raise in_doubt_failure(str(tool_use_id), name, attempt)
         with _fatal_errors(f"cannot read the input or state of tool call {tool_use_id!r}"):
             tool_use: Any = expand_tool_use(self.payloads.blobs, params["tool_use"])
-            before_state = expand_state(self.payloads.blobs, params.get("state"))
+            before_state = expand_state(self.payloads.blobs, params.get("state"), shared=True)  # read only: the tool gets a copy
             interrupts = {ident: expand_interrupt(self.payloads.blobs, item) for ident, item in (params.get("interrupts") or {}).items()}
         run = _fresh_run(
             agent,
-            state=copy.deepcopy(before_state),
+            state=json_copy(before_state),  # the tool's own copy (before_state holds shared versions)
             run_id=params.get("run_id"),
             interrupt_state={"interrupts": interrupts, "activated": True},
         )
@@ -384,7 +385,9 @@ class TetherActivities(ActivitySet):
                 }
             changes = state_changes(before_state, run.state)
             if changes is not None:
-                changes["set"] = {key: self.payloads.offload(value, f"state[{key!r}]") for key, value in changes["set"].items()}
+                # The run is discarded after this call, so its values are handed over uncopied; a
+                # changed large value is stored as a patch against the version it replaces.
+                changes["set"] = self.payloads.compact_state(changes["set"], previous=params.get("state"), owned=True)
                 check_compact(changes, "state")
                 out["state_changes"] = changes
             added = _usage_added(run.metrics)

@@ -9,6 +9,12 @@ The store is a directory (``<root>/<2 hex>/<62 hex>.json``); writes go to a temp
 and are renamed into place, so a reader never sees a partial blob and a killed writer leaves
 nothing behind but a stray temporary file. Reads verify the hash, so a damaged file is
 reported instead of being fed to a model.
+
+A store also remembers the last few values built from its blobs (:meth:`BlobStore.remember`,
+:meth:`BlobStore.recall`): a state value stored as a patch against its previous version (see
+:mod:`tether.temporal.versions`) is read by applying one patch to the version read a cycle ago,
+not by replaying its chain. What a reference stands for never changes, so this memory is never
+stale; it is per process and bounded.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ import json
 import os
 import re
 import tempfile
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +61,19 @@ class BlobStore:
     Args:
         root: The directory (created when missing); every worker and client of the runs
             must see the same one.
+        memory: How many values built from blobs this object remembers (see :meth:`remember`).
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, memory: int = 16) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.bytes_written = 0
+        """Bytes of blobs this object wrote (blobs already present are not counted)."""
+        self.blobs_written = 0
+        """Blobs this object wrote."""
+        self._memory: OrderedDict[str, Any] = OrderedDict()
+        self._memory_size = memory
+        self._memory_lock = threading.Lock()  # activities may read and write from several threads
 
     def _path(self, ref: str) -> Path:
         if not is_ref(ref):
@@ -87,6 +102,7 @@ class BlobStore:
             Path(tmp).unlink(missing_ok=True)
             raise
         self.bytes_written += len(data)
+        self.blobs_written += 1
         return ref
 
     def get(self, ref: str) -> Any:
@@ -105,6 +121,32 @@ class BlobStore:
     def has(self, ref: str) -> bool:
         """Whether ``ref`` is stored."""
         return self._path(ref).exists()
+
+    def remember(self, ref: str, built: Any) -> None:
+        """Keep ``built``, what the blob ``ref`` stands for once read and interpreted, for
+        :meth:`recall` (the least recently used is forgotten past ``memory`` entries).
+
+        Args:
+            ref: The blob's reference.
+            built: The value (shared with every later :meth:`recall`: nobody may change it).
+        """
+        with self._memory_lock:
+            self._memory[ref] = built
+            self._memory.move_to_end(ref)
+            while len(self._memory) > self._memory_size:
+                self._memory.popitem(last=False)
+
+    def recall(self, ref: str) -> Any:
+        """What :meth:`remember` kept for ``ref`` (None when nothing is kept).
+
+        Args:
+            ref: The blob's reference.
+        """
+        with self._memory_lock:
+            built = self._memory.get(ref)
+            if built is not None:
+                self._memory.move_to_end(ref)
+            return built
 
 
 __all__ = ["REF_PREFIX", "BlobStore", "canonical_json", "is_ref", "ref_of"]

@@ -6,7 +6,10 @@ run travel through Temporal too (activity inputs and results, the continue-as-ne
 the workflow result), so they get the same treatment: a value whose canonical JSON is larger
 than the inline limit is stored in the :class:`BlobStore` and replaced by ``{"$blob": ref}``.
 The agent state is compacted key by key, because the workflow merges the changes concurrent
-tool calls make to it; the other values are opaque to the workflow and are compacted whole.
+tool calls make to it; the other values are opaque to the workflow and are compacted whole. A
+large object or array of the state is stored as a *version* (``{"$value": ref}``, see
+:mod:`tether.temporal.versions`): a patch against the version it replaces, so a value that
+changes a little every cycle costs the change, not a copy of itself.
 
 Two limits apply. ``inline_limit`` decides what is offloaded. ``max_value_bytes`` is the hard
 limit of one value: a larger one raises :class:`~tether.errors.PayloadTooLargeError` naming the
@@ -19,9 +22,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._json import is_json, json_copy
 from ..errors import PayloadTooLargeError
 from .blobs import BlobStore, canonical_json, is_ref
 from .shapes import CompactRecord, CompactState
+from .versions import VERSION_KEY, canonical_text, is_version, load_version, prepare_delta, put_delta, put_keyframe, restore_version
 
 BLOB_KEY = "$blob"
 DEFAULT_MAX_VALUE_BYTES = 64 * 1024 * 1024
@@ -72,18 +77,83 @@ def offload(blobs: BlobStore, value: Any, field: str, *, limit: int, hard_limit:
 
 
 def restore(blobs: BlobStore, value: Any) -> Any:
-    """The value a placeholder stands for (a fresh copy), or ``value`` itself."""
-    return blobs.get(value[BLOB_KEY]) if is_placeholder(value) else value
+    """The value a placeholder (``{"$blob": ref}`` or ``{"$value": ref}``) stands for (a fresh
+    copy), or ``value`` itself."""
+    if is_placeholder(value):
+        return blobs.get(value[BLOB_KEY])
+    return restore_version(blobs, value) if is_version(value) else value
 
 
-def compact_state(blobs: BlobStore, state: dict[str, Any], field: str, *, limit: int, hard_limit: int | None) -> CompactState:
+def offload_state_value(
+    blobs: BlobStore, value: Any, field: str, *, previous: Any = None, limit: int, hard_limit: int | None, owned: bool = False
+) -> Any:
+    """One value of the agent state as it travels: a JSON copy of it when small, else a placeholder.
+
+    A large object or array becomes a version (``{"$value": ref}``): a patch against
+    ``previous`` when that is the version it replaces and the patch is small, else a chunked
+    keyframe (see :mod:`tether.temporal.versions`); any other large value is one blob.
+
+    Args:
+        blobs: Where large values go.
+        value: A JSON value (bytes become base64 envelopes).
+        field: The value's name, for the error of a value over ``hard_limit``.
+        previous: The compact form the value had before this change (None: none).
+        limit: Values larger than this (bytes of canonical JSON) are offloaded.
+        hard_limit: Values larger than this are refused (None: no limit).
+        owned: ``value`` is the caller's own copy, which it never uses again: when it is pure
+            JSON it is kept as the cached version instead of being copied first.
+    """
+    if is_placeholder(value) or is_version(value):
+        return value
+    plain = value if owned and is_json(value) else json_copy(value)
+    if is_version(previous) and (type(plain) is dict or type(plain) is list):
+        delta = prepare_delta(blobs, plain, previous)
+        if delta is not None:
+            check_size(delta.size, hard_limit, field)
+            return plain if delta.size <= limit else put_delta(blobs, delta)
+    text = canonical_text(plain)
+    data = text.encode()
+    check_size(len(data), hard_limit, field)
+    if len(data) <= limit:
+        return plain
+    if type(plain) is dict or type(plain) is list:
+        return put_keyframe(blobs, plain, len(data))
+    return {BLOB_KEY: blobs.put_bytes(data)}
+
+
+def compact_state(
+    blobs: BlobStore,
+    state: dict[str, Any],
+    field: str,
+    *,
+    limit: int,
+    hard_limit: int | None,
+    previous: CompactState | None = None,
+    owned: bool = False,
+) -> CompactState:
     """The agent state with each large value offloaded (keys stay inline for the workflow's merges).
+
+    Args:
+        blobs: Where large values go.
+        state: The agent state (or the values of it that changed).
+        field: The state's name in errors.
+        limit: Values larger than this (bytes of canonical JSON) are offloaded.
+        hard_limit: Values larger than this are refused (None: no limit).
+        previous: The compact state these values replace: a large value is stored as a patch
+            against its previous version (see :func:`offload_state_value`).
+        owned: ``state``'s values are the caller's own copies (see :func:`offload_state_value`).
 
     Raises:
         PayloadTooLargeError: A value is over ``hard_limit``, or the compact state itself is
             over :data:`MAX_COMPACT_BYTES` (too many keys).
     """
-    compact = {key: offload(blobs, value, f"{field}[{key!r}]", limit=limit, hard_limit=hard_limit) for key, value in state.items()}
+    before = previous or {}
+    compact = {
+        key: offload_state_value(
+            blobs, value, f"{field}[{key!r}]", previous=before.get(key), limit=limit, hard_limit=hard_limit, owned=owned
+        )
+        for key, value in state.items()
+    }
     check_compact(compact, field)
     return compact
 
@@ -93,9 +163,22 @@ def check_compact(compact: Any, field: str) -> None:
     check_size(len(canonical_json(compact)), MAX_COMPACT_BYTES, field, "the inline size of a compacted value")
 
 
-def expand_state(blobs: BlobStore, state: CompactState | None) -> dict[str, Any]:
-    """The full agent state of a compact one (a new dict)."""
-    return {key: restore(blobs, value) for key, value in (state or {}).items()}
+def expand_state(blobs: BlobStore, state: CompactState | None, *, shared: bool = False) -> dict[str, Any]:
+    """The full agent state of a compact one (a new dict).
+
+    Args:
+        blobs: Where the large values are.
+        state: The compact state.
+        shared: Versions (``{"$value": ref}``) come back as the store's cached values, not
+            copies, for a reader that only reads them (a tool activity's state before the call,
+            which it diffs against): the caller must not change them.
+    """
+    if not shared:
+        return {key: restore(blobs, value) for key, value in (state or {}).items()}
+    return {
+        key: load_version(blobs, value[VERSION_KEY]).value if is_version(value) else restore(blobs, value)
+        for key, value in (state or {}).items()
+    }
 
 
 def compact_interrupt(blobs: BlobStore, record: dict[str, Any], *, limit: int, hard_limit: int | None) -> CompactRecord:
@@ -139,5 +222,6 @@ __all__ = [
     "is_placeholder",
     "map_interrupts",
     "offload",
+    "offload_state_value",
     "restore",
 ]

@@ -70,10 +70,24 @@ class PayloadPolicy:
         """An interrupt record with its reason and response offloaded when large."""
         return compact_interrupt(self.blobs, record, limit=self.inline_limit, hard_limit=self.max_value_bytes)
 
-    def compact_state(self, state: dict[str, Any], field: str = "state") -> CompactState:
+    def compact_state(
+        self, state: dict[str, Any], field: str = "state", previous: CompactState | None = None, *, owned: bool = False
+    ) -> CompactState:
         """The agent state with each large value offloaded (keys stay inline: the workflow merges
-        tool calls' changes key by key)."""
-        return compact_state(self.blobs, state, field, limit=self.inline_limit, hard_limit=self.max_value_bytes)
+        tool calls' changes key by key).
+
+        Args:
+            state: The agent state, or the values of it that changed.
+            field: The state's name in errors.
+            previous: The compact state these values replace: a large object or array is
+                stored as a patch against its previous version
+                (:func:`~tether.temporal.payloads.offload_state_value`).
+            owned: ``state``'s values are the caller's own copies, never used again: pure-JSON
+                ones are kept as cached versions without a copy.
+        """
+        return compact_state(
+            self.blobs, state, field, limit=self.inline_limit, hard_limit=self.max_value_bytes, previous=previous, owned=owned
+        )
 
 
 __all__ = ["PayloadLimits", "PayloadPolicy"]
