@@ -95,22 +95,25 @@ def make_registry(cycles: int, tool_ms: float, log_path: str) -> dict[str, Any]:
 
 
 async def run_worker(args: argparse.Namespace) -> dict[str, Any]:
-    """Start this worker's share of the runs (unless ``--resume-only``), take over stalled runs,
-    and return its figures once every run of the fleet is finished."""
+    """Start this worker's share of the runs, take over stalled runs, and return its figures once
+    every run of the fleet is finished. A ``--restarted`` worker starts only those of its share the
+    store does not have (its killed predecessor died before starting them: an app submits them
+    again); the runs it did start are stalled now, and the scans of every worker take them over."""
     store = TimedStore(args.store)
     manager = RunManager(make_registry(args.cycles, args.tool_ms, args.log), store, scan_interval=args.scan)
     await manager.start()
     mine = [f"fleet-{i:05d}" for i in range(args.index, args.runs, args.processes)]
-    started = 0
-    if not args.resume_only:
-        gate = asyncio.Semaphore(64)
+    if args.restarted:
+        heads = await asyncio.gather(*(asyncio.to_thread(store.head, run_id) for run_id in mine))
+        mine = [run_id for run_id, head in zip(mine, heads, strict=True) if head is None]
+    gate = asyncio.Semaphore(64)
 
-        async def start(run_id: str) -> None:
-            async with gate:
-                await manager.start_run(AGENT, "go", run_id)
+    async def start(run_id: str) -> None:
+        async with gate:
+            await manager.start_run(AGENT, "go", run_id)
 
-        await asyncio.gather(*(start(run_id) for run_id in mine))
-        started = len(mine)
+    await asyncio.gather(*(start(run_id) for run_id in mine))
+    started = len(mine)
     executed: set[str] = set()
     while True:
         executed.update(manager.executions)
@@ -121,7 +124,14 @@ async def run_worker(args: argparse.Namespace) -> dict[str, Any]:
     await manager.stop()
     timings = dict(store.timings)
     store.close()
-    return {"index": args.index, "pid": os.getpid(), "started": started, "executed": sorted(executed), "timings": timings}
+    return {
+        "index": args.index,
+        "pid": os.getpid(),
+        "restarted": args.restarted,
+        "started": started,
+        "executed": sorted(executed),
+        "timings": timings,
+    }
 
 
 # -- the fleet --------------------------------------------------------------------------------
@@ -134,7 +144,7 @@ def start_postgres(stack: ExitStack) -> str:
     return conninfo
 
 
-def _spawn(args: argparse.Namespace, index: int, workdir: Path, *, resume_only: bool) -> subprocess.Popen[bytes]:
+def _spawn(args: argparse.Namespace, index: int, workdir: Path, *, restarted: bool) -> subprocess.Popen[bytes]:
     command = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -147,10 +157,10 @@ def _spawn(args: argparse.Namespace, index: int, workdir: Path, *, resume_only: 
         "--scan", str(args.scan),
         "--index", str(index),
         "--log", str(workdir / "calls.log"),
-        "--out", str(workdir / f"worker-{index}-{'resumed' if resume_only else 'first'}.json"),
+        "--out", str(workdir / f"worker-{index}-{'restarted' if restarted else 'first'}.json"),
     ]  # fmt: skip
-    if resume_only:
-        command.append("--resume-only")
+    if restarted:
+        command.append("--restarted")
     with (workdir / f"worker-{index}.log").open("ab") as errors:  # the child keeps its own descriptor
         return subprocess.Popen(command, cwd=workdir, stderr=errors)
 
@@ -217,7 +227,7 @@ def fleet(args: argparse.Namespace) -> dict[str, Any]:
             stack.callback(lambda: subprocess.run(["rm", "-rf", str(workdir)], check=False))
         PostgresStore(args.store).close()  # the schema exists before four processes race to make it
         started = time.perf_counter()
-        workers = {index: _spawn(args, index, workdir, resume_only=False) for index in range(args.processes)}
+        workers = {index: _spawn(args, index, workdir, restarted=False) for index in range(args.processes)}
         for process in workers.values():
             stack.callback(lambda p=process: p.poll() is None and p.kill())
         total_calls = args.runs * args.cycles
@@ -231,7 +241,7 @@ def fleet(args: argparse.Namespace) -> dict[str, Any]:
             workers[0].wait()
             killed_at = time.perf_counter() - started
             time.sleep(args.restart_after)
-            workers[0] = _spawn(args, 0, workdir, resume_only=True)
+            workers[0] = _spawn(args, 0, workdir, restarted=True)
             stack.callback(lambda p=workers[0]: p.poll() is None and p.kill())
             restarted_at = time.perf_counter() - started
         deadline = time.monotonic() + args.timeout
@@ -253,8 +263,8 @@ def fleet(args: argparse.Namespace) -> dict[str, Any]:
             store.close()
     commits = [t * 1000.0 for report in reports for series in report["timings"].values() for t in series]
     per_cycle = [sum(series) * 1000.0 / args.cycles for report in reports for series in report["timings"].values()]
-    first = {run_id for report in reports if report["started"] for run_id in report["executed"]}
-    taken_over = [run_id for report in reports if not report["started"] for run_id in report["executed"]]
+    first = {run_id for report in reports if not report["restarted"] for run_id in report["executed"]}
+    taken_over = [run_id for report in reports if report["restarted"] for run_id in report["executed"]]
     return {
         "runs": args.runs,
         "processes": args.processes,
@@ -320,7 +330,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--index", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--log", default="", help=argparse.SUPPRESS)
     parser.add_argument("--out", default="", help=argparse.SUPPRESS)
-    parser.add_argument("--resume-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--restarted", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.runs < 1 or args.processes < 1 or args.cycles < 1:
         parser.error("--runs, --processes and --cycles must be at least 1")

@@ -28,7 +28,7 @@ def fleet() -> ModuleType:
 
 
 def test_a_small_fleet_survives_a_killed_worker(fleet: ModuleType, pg_conninfo: str, tmp_path: Path) -> None:
-    argv = ["--runs", "16", "--processes", "2", "--cycles", "2", "--tool-ms", "30", "--kill-at", "0.3"]
+    argv = ["--runs", "16", "--processes", "2", "--cycles", "2", "--tool-ms", "30", "--kill-at", "0.3", "--timeout", "240"]
     figures = fleet.main([*argv, "--store", pg_conninfo, "--workdir", str(tmp_path), "--keep", "--json"])
     assert figures["ok"], figures
     assert figures["killed_at_s"] is not None and figures["restarted_at_s"] > figures["killed_at_s"]
@@ -49,3 +49,12 @@ def test_a_small_fleet_survives_a_killed_worker(fleet: ModuleType, pg_conninfo: 
     finally:
         store.close()
     assert not checked["ok"] and checked["unexplained_duplicates"] == [first_key]
+
+
+def test_a_worker_killed_before_it_started_its_runs_starts_them_when_restarted(fleet: ModuleType, pg_conninfo: str, tmp_path: Path) -> None:
+    # Killed at once: its share of the runs does not exist yet; the restarted worker submits them
+    # (a fleet whose restarted worker only took over stalled runs waited for them forever).
+    argv = ["--runs", "6", "--processes", "2", "--cycles", "1", "--tool-ms", "10", "--kill-at", "0", "--timeout", "120"]
+    figures = fleet.main([*argv, "--store", pg_conninfo, "--workdir", str(tmp_path), "--json"])
+    assert figures["ok"], figures
+    assert figures["calls_distinct"] == figures["calls_expected"] == 6
