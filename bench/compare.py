@@ -35,8 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: its helper modules
-from _pg import throwaway_server
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/, for this import only: a test importing
+from _pg import throwaway_server  # this script must not find bench/durable.py as `durable`
+
+del sys.path[0]
 
 ROOT = Path(__file__).resolve().parents[1]
 PEERS_DIR = Path(__file__).resolve().parent / "peers"

@@ -50,8 +50,10 @@ from tether.durable import MemoryStore, RunStore, SQLiteStore
 from tether.models import ScriptedModel
 from tether.models.scripted import tool_call
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: its helper modules
-from _pg import throwaway_server
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/, for this import only: a test importing
+from _pg import throwaway_server  # this script must not find bench/durable.py as `durable`
+
+del sys.path[0]
 
 SIZES = (10, 100, 1000, 10000)
 

@@ -48,8 +48,10 @@ from tether.models.scripted import ScriptedModel, tool_call
 from tether.serve.runs import RunManager
 from tether.tools.context import ToolContext
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: its helper modules
-from _pg import throwaway_server
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/, for this import only: a test importing
+from _pg import throwaway_server  # this script must not find bench/durable.py as `durable`
+
+del sys.path[0]
 
 AGENT = "fleet"
 ANSWER = "fleet run done"

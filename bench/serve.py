@@ -52,8 +52,10 @@ from tether.conversation import NullConversationManager
 from tether.models import ScriptedModel
 from tether.models.scripted import tool_call
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: its helper modules
-from _pg import throwaway_server
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/, for this import only: a test importing
+from _pg import throwaway_server  # this script must not find bench/durable.py as `durable`
+
+del sys.path[0]
 
 ROOT = Path(__file__).resolve().parents[1]
 CYCLES_VAR = "TETHER_BENCH_SERVE_CYCLES"

@@ -125,8 +125,11 @@ def test_random_snapshots_round_trip_exactly(agent: Agent, app_data: dict[str, A
     assert again.to_dict() == d
     assert json.dumps(again.to_dict(), allow_nan=False) == text_form
 
+    # The agents here have no tools, and a random conversation may end in calls of tools: the
+    # resume verdict would refuse those pending calls (tether.manifest); this test is about the data.
+    allow = ["tool_removed"]
     target = Agent(conversation_manager=SlidingWindowConversationManager())
-    target.load_snapshot(again)
+    target.load_snapshot(again, allow=allow)
     assert target.take_snapshot(**selection).data == snap.data
     if "messages" in snap.data:
         assert target.messages == original_messages
@@ -136,7 +139,7 @@ def test_random_snapshots_round_trip_exactly(agent: Agent, app_data: dict[str, A
     assert json.loads(snap.to_json()) == d
     for _ in range(2):  # the first load takes the parsed data, the second a copy
         other = Agent(conversation_manager=SlidingWindowConversationManager())
-        other.load_snapshot(parsed)
+        other.load_snapshot(parsed, allow=allow)
         assert other.take_snapshot(**selection).to_dict()["data"] == d["data"]
         if "messages" in snap.data:
             assert other.messages == original_messages

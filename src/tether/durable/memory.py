@@ -20,7 +20,7 @@ _Runs = dict[str, "_Rows"]
 
 
 class _Rows:
-    __slots__ = ("blobs", "head", "incarnation", "last_step", "messages", "results", "rev", "steps")
+    __slots__ = ("blobs", "head", "incarnation", "messages", "results", "rev", "steps")
 
     def __init__(self, incarnation: str | None = None) -> None:
         self.head = ""
@@ -29,7 +29,6 @@ class _Rows:
         self.messages: list[str] = []
         self.results: dict[tuple[int, str], str] = {}
         self.steps: dict[int, str | bytes] = {}
-        self.last_step = 0  # the highest step number stored (a read of the steps from N on stops there)
         self.blobs: dict[str, str] = {}
 
     def fetch(self, ids: Collection[str]) -> list[tuple[Any, Any]]:
@@ -89,7 +88,8 @@ class MemoryStore(RowStore[_Runs, _Rows]):
 
     def _step_rows(self, conn: _Runs, run_id: str, key: _Rows, first: int, stop: int | None) -> list[tuple[int, Any]]:
         steps = key.steps
-        return [(n, steps[n]) for n in range(first, key.last_step + 1 if stop is None else stop) if n in steps]
+        end = max(steps, default=0) + 1 if stop is None else stop  # the rows, not a counter: they are the truth
+        return [(n, steps[n]) for n in range(first, end) if n in steps]
 
     def _count_steps(self, conn: _Runs, run_id: str, key: _Rows) -> int:
         return len(key.steps)
@@ -121,7 +121,6 @@ class MemoryStore(RowStore[_Runs, _Rows]):
         key.results.update({(cycle, tid): text for cycle, tid, text in encoded.results})
         if prepared.step is not None and encoded.step is not None:
             key.steps[prepared.step] = encoded.step
-            key.last_step = max(key.last_step, prepared.step)
         for ident, text in encoded.blobs:
             key.blobs.setdefault(ident, text)
 
