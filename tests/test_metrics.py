@@ -126,3 +126,16 @@ def test_add_figures_rolls_up_what_is_given_and_nothing_else() -> None:
         "t": {"calls": 3, "errors": 1, "total_duration_ms": 3.5},
         "u": {"calls": 1, "errors": 0, "total_duration_ms": 0.5},
     }
+
+
+def test_durations_are_kept_to_the_microsecond(add_tool: FunctionTool) -> None:
+    """Timer noise is not stored: every duration figure is milliseconds with at most 3 decimals,
+    and sums of them stay so (a durable run writes these figures at every save point)."""
+    metrics = new_metrics()
+    for ms in (0.1, 0.2, 17.4239999, 1 / 3):
+        record_tool(metrics, "x", ms, error=False)
+    assert metrics["tools"]["x"]["total_duration_ms"] == 18.057
+    script = [call("add", {"a": i, "b": 1}) for i in range(5)] + ["done"]
+    data = Agent(model=ScriptedModel(script), tools=[add_tool])("go").metrics.to_dict()
+    figures = [data["model_latency_ms"], data["tools"]["add"]["total_duration_ms"]]
+    assert all(repr(figure) == repr(round(figure, 3)) and len(repr(figure).split(".")[1]) <= 3 for figure in figures)

@@ -12,6 +12,17 @@ from typing import Any
 from .budget.spend import Spend, add_spend, diff_spend, spend_of
 from .types import MetricsData, ToolFigures, UsageTotals
 
+MS_DIGITS = 3
+"""Durations are kept to the microsecond (milliseconds rounded to 3 decimals): the figures are
+written at every save point, and a float's full 17 digits of timer noise would be most of what
+a durable cycle's head delta and step row store."""
+
+
+def add_ms(total: float, ms: float) -> float:
+    """``total + ms`` milliseconds, rounded to :data:`MS_DIGITS` decimals (a sum of rounded
+    figures would otherwise pick up binary noise such as ``17.424000000000003``)."""
+    return round(total + ms, MS_DIGITS)
+
 
 class Metrics:
     """A read-only view over accumulated metrics (a JSON dict).
@@ -99,7 +110,7 @@ def diff_metrics(now: MetricsData, before: MetricsData) -> MetricsData:
         delta: ToolFigures = {
             "calls": figures["calls"] - prior.get("calls", 0),
             "errors": figures["errors"] - prior.get("errors", 0),
-            "total_duration_ms": figures["total_duration_ms"] - prior.get("total_duration_ms", 0),
+            "total_duration_ms": add_ms(figures["total_duration_ms"], -prior.get("total_duration_ms", 0)),
         }
         if delta["calls"]:
             tools[name] = delta
@@ -107,7 +118,7 @@ def diff_metrics(now: MetricsData, before: MetricsData) -> MetricsData:
         "cycle_count": now["cycle_count"] - before.get("cycle_count", 0),
         "tool_call_count": now["tool_call_count"] - before.get("tool_call_count", 0),
         "model_call_count": now["model_call_count"] - before.get("model_call_count", 0),
-        "model_latency_ms": now["model_latency_ms"] - before.get("model_latency_ms", 0),
+        "model_latency_ms": add_ms(now["model_latency_ms"], -before.get("model_latency_ms", 0)),
         "usage": {
             "input_tokens": usage["input_tokens"] - prior_usage.get("input_tokens", 0),
             "output_tokens": usage["output_tokens"] - prior_usage.get("output_tokens", 0),
@@ -129,7 +140,7 @@ def record_tool(metrics: MetricsData, name: str, duration_ms: float, error: bool
     figures["calls"] += 1
     if error:
         figures["errors"] += 1
-    figures["total_duration_ms"] += duration_ms
+    figures["total_duration_ms"] = add_ms(figures["total_duration_ms"], duration_ms)
 
 
 def add_figures(metrics: MetricsData, added: Mapping[str, Any]) -> None:
@@ -146,12 +157,12 @@ def add_figures(metrics: MetricsData, added: Mapping[str, Any]) -> None:
         metrics["usage"][key] += int(usage.get(key, 0))
     for count in ("cycle_count", "tool_call_count", "model_call_count"):
         metrics[count] += int(added.get(count, 0))
-    metrics["model_latency_ms"] += float(added.get("model_latency_ms", 0.0))
+    metrics["model_latency_ms"] = add_ms(metrics["model_latency_ms"], float(added.get("model_latency_ms", 0.0)))
     for name, figures in (added.get("tools") or {}).items():
         mine = metrics["tools"].setdefault(name, {"calls": 0, "errors": 0, "total_duration_ms": 0.0})
         mine["calls"] += figures["calls"]
         mine["errors"] += figures["errors"]
-        mine["total_duration_ms"] += figures["total_duration_ms"]
+        mine["total_duration_ms"] = add_ms(mine["total_duration_ms"], figures["total_duration_ms"])
     spend = added.get("spend")
     if spend:
         add_spend(metrics, spend)

@@ -483,3 +483,19 @@ def test_several_processes_run_their_own_runs_on_one_database(pg_conninfo: str, 
     calls = Counter(log.read_text().split())
     assert len(calls) == 24 * 3 and set(calls.values()) == {1}  # every call ran once
     store.close()
+
+
+def test_the_head_delta_is_stored_compressed(pg_conninfo: str) -> None:
+    """A save point writes the head's delta deflated like a step row (``z1:``): a cycle's WAL is
+    mostly that delta. A damaged compressed delta is a damaged store, naming the run."""
+    store = PostgresStore(pg_conninfo)
+    script: list[Any] = [tool_call("lookup", {"key": f"k{i}"}) for i in range(6)] + ["done"]
+    Agent(model=ScriptedModel(script), tools=[lookup], store=store)("go", run_id="z")
+    _, delta, _, _ = stored_head_columns(pg_conninfo, "z")
+    assert delta is not None and delta.startswith("z1:")
+    assert store.head("z") == store.history("z")[-1].head
+    with psycopg.connect(pg_conninfo, autocommit=True) as conn:
+        conn.execute("UPDATE tether_runs SET delta = 'z1:AAAA' WHERE run_id = 'z'")
+    with pytest.raises(StoreError, match=r"run 'z': head delta: .*inflate"):
+        store.load("z")
+    store.close()

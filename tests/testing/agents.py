@@ -211,3 +211,23 @@ def ordering() -> Agent:
     uses = [{"toolUse": {"toolUseId": f"order-{n}", "name": "place_order", "input": {"n": n}}} for n in (0, 1)]
     script: list[Any] = [{"role": "assistant", "content": [{"text": "ordering"}, *uses]}, "both ordered"]
     return Agent(model=ScriptedModel(script, stateful=True), tools=[place_order])
+
+
+@tool(idempotent=False)
+def note_marked(n: int) -> str:
+    """Declared non-idempotent, so its start is a save point of its own."""
+    return f"noted {n}"
+
+
+@tool(name="note_marked")
+def note_riding(n: int) -> str:
+    """The same tool declared idempotent: its start rides on the model response's save point."""
+    return f"noted {n}"
+
+
+def fewer_writes_after_the_reference() -> Agent:
+    """An agent whose crash runs take fewer save points than its reference run, like tools
+    running at once that finish in another order: the reference run's tool is non-idempotent
+    (a start marker of its own), every other run's is idempotent. Messages and state end the same."""
+    reference = scratch().name == "reference.scratch"
+    return Agent(model=ScriptedModel(script(2, ("note_marked",)), stateful=True), tools=[note_marked if reference else note_riding])

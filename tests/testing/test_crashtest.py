@@ -30,6 +30,16 @@ def test_sound_agent_passes_every_save_point(tmp_path: Path) -> None:
     assert (tmp_path / "reference.json").exists()
 
 
+def test_a_crash_point_past_the_end_of_a_shorter_schedule_is_unreached_not_failed(tmp_path: Path) -> None:
+    """Tools running at once may finish in another order than in the reference run and take
+    fewer save points: the last crash point then lies past the end of the run. The run must
+    still end like the reference; the point is counted as unreached, not failed."""
+    report = crashtest("tests.testing.agents:fewer_writes_after_the_reference", "note twice", points=2, workdir=tmp_path, races=0)
+    assert report.ok, report.failures
+    assert report.points == 2 and report.unreached == 1  # the last point: after the reference's last write
+    assert "1 unreached" in report.summary()
+
+
 def test_tool_with_a_different_result_when_rerun_is_reported(tmp_path: Path) -> None:
     report = crashtest("tests.testing.agents:charging", "charge twice", workdir=tmp_path, races=0)
     assert not report.ok

@@ -70,7 +70,12 @@ DEFAULT_POOL_SIZE = 20
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS tether_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS tether_runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL, rev BIGINT)",
+    # A new store's columns are ordered for the WAL: an update's record leaves out the unchanged
+    # prefix and suffix of the row, and a save point changes only ``rev`` and ``delta`` (the base
+    # head, the incarnation, the epoch and the base revision change when the head is written whole
+    # or the lease changes hands). Stores made before keep their order: the ALTERs add what they lack.
+    "CREATE TABLE IF NOT EXISTS tether_runs (run_id TEXT PRIMARY KEY, head TEXT NOT NULL, inc TEXT, epoch BIGINT, base BIGINT,"
+    " rev BIGINT, delta TEXT)",
     "ALTER TABLE tether_runs ADD COLUMN IF NOT EXISTS rev BIGINT",  # schema 1 stores: learned at the next write
     "ALTER TABLE tether_runs ADD COLUMN IF NOT EXISTS inc TEXT",  # the run's incarnation (NULL: stored before incarnations)
     # the run's lease epoch (a copy of tether_leases.epoch kept by every lease change: the write's

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..budget import Budget, BudgetPolicy, add_cost, add_wall, estimate_tokens, spend_of
 from ..errors import StateError, StructuredOutputError
+from ..metrics import add_ms
 from ..types import ContentBlock, InterruptRecord, Message, StopReason, ToolChoice, ToolResult, ToolUse
 from .effects import CallModel, CloseCycle, Effect, Pause, RunTools, Stop
 from .state import CheckpointPosition, Cursor, RunState
@@ -241,7 +242,7 @@ class LoopCore:
         totals["total_tokens"] += total
         metrics["model_call_count"] += 1
         metrics["cycle_count"] += 1
-        metrics["model_latency_ms"] += outcome.latency_ms
+        metrics["model_latency_ms"] = add_ms(metrics["model_latency_ms"], outcome.latency_ms)
         cursor.invocation_cycles += 1
         cursor.invocation_tokens += total
         budget = self.config.budget

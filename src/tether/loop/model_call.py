@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ContextWindowExhaustedError, ContextWindowOverflowError, ModelThrottledError
 from ..hooks import AfterModelCall, BeforeModelCall
+from ..metrics import MS_DIGITS
 from ..models.base import config_of
 from ..types import DeltaEvent, Message, ModelRequest, ToolChoice, ToolSpec
 from .host import LoopHost
@@ -209,7 +210,7 @@ async def _respond(
                 _log.warning("model call of cycle %d failed (%s); retrying: an AfterModelCall hook asked", cycle_index, type(exc).__name__)
                 continue
             raise
-        latency_ms = (time.perf_counter() - started) * 1000.0
+        latency_ms = round((time.perf_counter() - started) * 1000.0, MS_DIGITS)
         if hooks.has(AfterModelCall):
             after = await hooks.fire(AfterModelCall(agent, message=message, stop_reason=accumulator.stop_reason))
             if after.retry:

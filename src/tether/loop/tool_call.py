@@ -20,6 +20,7 @@ from ..effects.http import keyed_call
 from ..effects.scope import EffectScope
 from ..hooks import AfterToolCall, BeforeToolCall
 from ..interrupts import Interrupt, InterruptRaiser, InterruptSignal, PauseSignal
+from ..metrics import MS_DIGITS
 from ..tools.base import Tool, error_result, validation_message
 from ..tools.context import ToolContext
 from ..types import LoopEvent, ToolResult, ToolUse
@@ -312,7 +313,7 @@ async def _finish(
                 if call.pausable:
                     return ToolOutcome(None, paused=True)
                 result = error_result(tool_use_id, f"Tool {name!r} paused at a checkpoint, but this run cannot pause during a tool call.")
-        duration_ms = (time.perf_counter() - started) * 1000.0
+        duration_ms = round((time.perf_counter() - started) * 1000.0, MS_DIGITS)
         if host.hooks.has(AfterToolCall):
             with _attributed(call.journal, tool_use_id):
                 after = await host.hooks.fire(AfterToolCall(host.owner, tool_use=tool_use, selected_tool=selected, result=result))

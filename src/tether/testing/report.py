@@ -43,6 +43,9 @@ class CrashReport:
             not failures (the re-run's result is not compared: a person chose to run it again).
         reconciled: In-doubt calls settled by the agent's ``reconcile`` without a re-run.
         races: Racing-phase points run (two resumers at once on the same crashed run).
+        unreached: Crash points past the end of their run: tools running at once finished in
+            another order than in the reference run and their results took fewer save points,
+            so the run finished first (it is still compared with the reference).
         workdir: Where the stores, logs and exports are; ``""`` when crashtest made a temporary
             directory and removed it because every point passed.
         timings: Seconds spent: ``reference``, ``points``, ``races``, ``total``.
@@ -57,6 +60,7 @@ class CrashReport:
     in_doubt_interrupts: int = 0
     reconciled: int = 0
     races: int = 0
+    unreached: int = 0
     workdir: str = ""
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -78,7 +82,7 @@ class CrashReport:
         """One line: points, failures, in-doubt figures, the total time and, after a failure, where the files are."""
         return (
             f"crashtest {self.factory} on {self.store}: {self.points} crash points over {self.writes} save points, "
-            f"{self.races} races, {len(self.failures)} failures, {self.in_doubt_reruns} in-doubt re-runs, "
+            f"{self.races} races, {self.unreached} unreached, {len(self.failures)} failures, {self.in_doubt_reruns} in-doubt re-runs, "
             f"{self.in_doubt_interrupts} in-doubt interrupts, {self.reconciled} reconciled, {self.timings.get('total', 0.0):.1f} s"
             + (f"; files kept in {self.workdir}" if self.failures else "")
         )

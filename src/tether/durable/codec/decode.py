@@ -20,6 +20,7 @@ from ..packing import apply as apply_patch
 from ..redaction import RedactionPolicy
 from ..store import StoredRun
 from .blobs import BlobFetch, decode_blobs, unpacked
+from .compress import is_zipped, unzip_step
 from .parse import ROW_ERRORS, damaged, open_row, parse_row, parse_text, problem
 from .validation import check_head, check_open_cycle, newer_schema
 
@@ -86,6 +87,11 @@ def merge_head_delta(run_id: str, text: Any, delta: Any) -> Any:
     if delta is None:
         return text
     base = parse_text(run_id, "head", text)
+    if is_zipped(delta):  # compressed like a step row (see prepare_write)
+        try:
+            delta = unzip_step(delta)
+        except ValueError as exc:
+            raise damaged(run_id, "head delta", problem(exc)) from None
     patch = parse_text(run_id, "head delta", delta)
     if is_envelope(base):
         raise damaged(run_id, "head delta", "a sealed head has a delta (sealed heads are written whole)")

@@ -19,7 +19,7 @@ from ..incarnation import incarnation_of
 from ..packing import BLOB_MIN, BLOB_REF, HeadPacker, PackedHead
 from ..redaction import RedactionPolicy
 from ..store import EncodedWrite, PreparedWrite, check_row_sizes, head_revision, validate_run_id
-from .compress import zip_step
+from .compress import zip_step, zip_text
 from .parse import MAX_ROW_DEPTH, where_of
 from .steps import compact_step
 
@@ -130,7 +130,7 @@ def prepare_write(
         head=_head_row(head, packed.text, cipher, run_id),
         step=step_text,
         blobs=[(ident, _blob_row(text, cipher, run_id, ident)) for ident, text in [*blobs, *packed.blobs]],
-        head_delta=None if delta is None else delta[0],
+        head_delta=None if delta is None else zip_text(zip_step(delta[0])),
         head_base=None if delta is None else delta[1],
     )
     return PreparedWrite(rows, rev, None if step is None else int(step["step"]), incarnation_of(head))
