@@ -127,6 +127,7 @@ class HeadPacker:
             return PackedHead(text, head)
         packed = dict(head)
         blobs: list[tuple[str, str]] = []
+        replaced = False
         for name in BLOB_FIELDS:
             value = head.get(name)
             if not value:
@@ -137,6 +138,9 @@ class HeadPacker:
                 self._bases.pop(name, None)
                 continue
             packed[name] = self._ref(name, value, field_text, blobs)
+            replaced = True
+        if not replaced:  # a long head with no large field (many small ones): as it is, encoded once
+            return PackedHead(text, head)
         return PackedHead(dumps(packed), packed, blobs)
 
     def _ref(self, name: str, value: Any, text: str, blobs: list[tuple[str, str]]) -> dict[str, Any]:

@@ -40,6 +40,7 @@ keepalive: set ``tcp_keepalives_idle`` on the server if that matters.)
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import select
@@ -55,7 +56,7 @@ from .crypto import RowCipher
 from .history import RunSummary
 from .redaction import RedactionPolicy
 from .rowstore import Fence, HeadRow, RowStore, WouldBlock
-from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunSize, largest_first, validate_run_id
+from .store import SCHEMA_VERSION, EncodedWrite, Lease, PreparedWrite, RunSize, largest_first, validate_run_id
 
 if TYPE_CHECKING:
     import psycopg
@@ -101,43 +102,57 @@ _EPOCHS_FROM_LEASES = (
 """Upgrading a store of schema 3 or older: every run's epoch column from its lease row."""
 _SCHEMA_LOCK = 0x7465746865720001  # advisory key serializing concurrent schema creation ("tether" + 1)
 
-_APPEND = (
-    ", m AS (INSERT INTO tether_messages (run_id, seq, body)"
-    " SELECT h.run_id, u.seq, u.body FROM h, unnest(%(mseq)s::bigint[], %(mbody)s::text[]) AS u(seq, body))"
-    ", r AS (INSERT INTO tether_results (run_id, cycle, tool_use_id, body)"
+_APPENDS = {
+    "m": "m AS (INSERT INTO tether_messages (run_id, seq, body)"
+    " SELECT h.run_id, u.seq, u.body FROM h, unnest(%(mseq)s::bigint[], %(mbody)s::text[]) AS u(seq, body))",
+    "r": "r AS (INSERT INTO tether_results (run_id, cycle, tool_use_id, body)"
     " SELECT h.run_id, u.cycle, u.id, u.body FROM h, unnest(%(rcycle)s::bigint[], %(rid)s::text[], %(rbody)s::text[]) AS u(cycle, id, body)"
-    " ON CONFLICT (run_id, cycle, tool_use_id) DO UPDATE SET body = EXCLUDED.body)"
-    ", s AS (INSERT INTO tether_steps (run_id, step, body) SELECT h.run_id, %(step)s, %(sbody)s FROM h WHERE %(step)s::bigint IS NOT NULL)"
-    ", b AS (INSERT INTO tether_blobs (run_id, id, body)"
-    " SELECT h.run_id, u.id, u.body FROM h, unnest(%(bid)s::text[], %(bbody)s::text[]) AS u(id, body) ON CONFLICT (run_id, id) DO NOTHING)"
-    " SELECT count(*) FROM h"
-)
+    " ON CONFLICT (run_id, cycle, tool_use_id) DO UPDATE SET body = EXCLUDED.body)",
+    "s": "s AS (INSERT INTO tether_steps (run_id, step, body) SELECT h.run_id, %(step)s, %(sbody)s FROM h)",
+    "b": "b AS (INSERT INTO tether_blobs (run_id, id, body)"
+    " SELECT h.run_id, u.id, u.body FROM h, unnest(%(bid)s::text[], %(bbody)s::text[]) AS u(id, body) ON CONFLICT (run_id, id) DO NOTHING)",
+}
 """The rows a write appends, each inserted *from* the head row the write's first part changed
-(``h``): when the compare-and-swap changed no row, none of them is inserted."""
+(``h``): when the compare-and-swap changed no row, none of them is inserted. A statement names
+only the kinds of rows its write has (a cycle's save point has no blobs and, but for the last
+call of a cycle, no results), so the server neither plans nor runs the others."""
 
-_SAVE = (
-    "WITH h AS (UPDATE tether_runs SET head = coalesce(%(head)s, head), delta = %(delta)s, base = coalesce(%(newbase)s, base),"
+_HEADS = {
+    "save": "WITH h AS (UPDATE tether_runs SET head = coalesce(%(head)s, head), delta = %(delta)s, base = coalesce(%(newbase)s, base),"
     " rev = %(rev)s WHERE run_id = %(run)s AND (rev = %(prev)s OR rev IS NULL) AND inc IS NOT DISTINCT FROM %(inc)s"
-    " AND (%(epoch)s::bigint IS NULL OR epoch = %(epoch)s) AND (%(base)s::bigint IS NULL OR base = %(base)s) RETURNING run_id)"
-    + _APPEND
-)
-"""A save point of an existing run: the head (whole, or a delta against the base it names) if
-the run is at the previous revision, of the write's incarnation and, leased, at the lease's epoch."""
-
-_CREATE_LEASED = (
-    "WITH h AS (INSERT INTO tether_runs (run_id, head, rev, inc, epoch, delta, base)"
+    " AND (%(epoch)s::bigint IS NULL OR epoch = %(epoch)s) AND (%(base)s::bigint IS NULL OR base = %(base)s) RETURNING run_id)",
+    "create_leased": "WITH h AS (INSERT INTO tether_runs (run_id, head, rev, inc, epoch, delta, base)"
     " (SELECT %(run)s, %(head)s, 1, %(inc)s, l.epoch, NULL, 1 FROM tether_leases l WHERE l.run_id = %(run)s AND l.epoch = %(epoch)s"
-    " FOR SHARE) ON CONFLICT (run_id) DO NOTHING RETURNING run_id)" + _APPEND
-)
-"""The first save point of a run, made under a lease: the lease row is read locked (once per
-run), so a lease change waits for this write, or this write sees the change and writes nothing."""
-
-_CREATE = (
-    "WITH h AS (INSERT INTO tether_runs (run_id, head, rev, inc, epoch, delta, base)"
+    " FOR SHARE) ON CONFLICT (run_id) DO NOTHING RETURNING run_id)",
+    "create": "WITH h AS (INSERT INTO tether_runs (run_id, head, rev, inc, epoch, delta, base)"
     " SELECT %(run)s, %(head)s, 1, %(inc)s, (SELECT epoch FROM tether_leases WHERE run_id = %(run)s), NULL, 1"
-    " ON CONFLICT (run_id) DO NOTHING RETURNING run_id)" + _APPEND
-)
-"""The first save point of a run made without a lease."""
+    " ON CONFLICT (run_id) DO NOTHING RETURNING run_id)",
+    "append": "WITH h AS (SELECT %(run)s::text AS run_id)",
+}
+"""The first part of a save-point statement:
+
+- ``save``: a save point of an existing run: the head (whole, or a delta against the base it
+  names) if the run is at the previous revision, of the write's incarnation and, leased, at the
+  lease's epoch;
+- ``create_leased``: the first save point of a run, made under a lease: the lease row is read
+  locked (once per run), so a lease change waits for this write, or this write sees the change
+  and writes nothing;
+- ``create``: the first save point of a run made without a lease;
+- ``append``: the rows of a write whose head was written by a statement of its own."""
+
+
+@functools.lru_cache(maxsize=64)
+def save_query(head: str, kinds: str) -> str:
+    """The statement of a write: :data:`_HEADS` ``[head]`` and the appends of ``kinds`` (letters
+    of :data:`_APPENDS`), answering the number of head rows it changed (0: the fence failed)."""
+    return _HEADS[head] + "".join(", " + _APPENDS[kind] for kind in kinds) + " SELECT count(*) FROM h"
+
+
+def row_kinds(rows: EncodedWrite) -> str:
+    """The kinds of rows a write appends (see :func:`save_query`)."""
+    kinds = ("m", rows.messages), ("r", rows.results), ("s", rows.step is not None), ("b", rows.blobs)
+    return "".join(kind for kind, present in kinds if present)
+
 
 _BUMP = (
     "INSERT INTO tether_leases (run_id, epoch) VALUES (%s, 1)"
@@ -321,6 +336,14 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             conn: psycopg.Connection[Any] = self._psycopg.connect(self.conninfo, autocommit=True, **self.connect_kwargs)
         except self._psycopg.Error as exc:
             raise StoreError(f"cannot connect to {self.where} ({str(exc).strip()}); check the conninfo and that the server is up") from None
+        try:
+            # The store's statements are few and keyed by run id: plan each once per connection
+            # (a save point's statement took longer to plan than to run; a plan chosen for one
+            # run's parameters fits every run).
+            conn.execute("SET plan_cache_mode = force_generic_plan")
+        except self._psycopg.Error as exc:
+            conn.close()
+            raise StoreError(f"cannot set up a connection to {self.where} ({str(exc).strip()})") from None
         return conn
 
     def _ensure(self, lane: Lane, *, check: bool = False) -> psycopg.Connection[Any]:
@@ -498,7 +521,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             with conn.transaction():
                 super()._write_rows(conn, run_id, prepared, lease)
             return
-        query = _SAVE if prepared.rev > 1 else _CREATE if lease is None else _CREATE_LEASED
+        query = save_query("save" if prepared.rev > 1 else "create" if lease is None else "create_leased", row_kinds(prepared.rows))
         if self._saved(conn, query, save_params(run_id, prepared, lease)):
             return
         if prepared.rows.head_delta is not None:
@@ -582,7 +605,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
     def _append(self, conn: psycopg.Connection[Any], run_id: str, key: str, prepared: PreparedWrite) -> None:
         """The rows of a write whose head :meth:`_put_head` wrote (the same statement's append)."""
         params = save_params(run_id, prepared, None)
-        conn.execute("WITH h AS (SELECT %(run)s::text AS run_id)" + _APPEND, params)
+        conn.execute(save_query("append", row_kinds(prepared.rows)), params)
 
     def _delete_rows(self, conn: psycopg.Connection[Any], run_id: str) -> None:
         for table in ("tether_messages", "tether_results", "tether_steps", "tether_blobs", "tether_runs"):
