@@ -159,6 +159,26 @@ def test_a_synchronous_tool_uses_with(pg: PostgresStore) -> None:
     assert orders(pg) == [("r1", "apple")]
 
 
+def test_the_tools_sql_keeps_the_servers_planning(pg: PostgresStore) -> None:
+    """The store plans its own statements once per pooled connection (generic plans); a tool's
+    transaction runs the application's SQL with the server's default planning."""
+    seen: list[str] = []
+
+    @tool(transactional=True)
+    def place_order(item: str, context: ToolContext) -> str:
+        """Place an order, noting how the tool's connection plans."""
+        with context.transaction() as conn:
+            seen.append(str(conn.execute("SHOW plan_cache_mode").fetchone()[0]))  # type: ignore[index]
+            conn.execute("INSERT INTO orders (run_id, item) VALUES (%s, %s)", (context.run_id, item))
+        return "ordered"
+
+    model = ScriptedModel([tool_call("place_order", {"item": "apple"}, tool_use_id="o1"), "done"])
+    Agent(model=model, tools=[place_order], store=pg)("buy", run_id="r1")
+    with pg._connection("r1") as conn:
+        store_mode = conn.execute("SHOW plan_cache_mode").fetchone()[0]
+    assert (seen, store_mode) == (["auto"], "force_generic_plan")
+
+
 def test_with_on_the_event_loop_is_refused(pg: PostgresStore) -> None:
     async def body(item: str, context: ToolContext) -> str:
         with context.transaction():

@@ -331,19 +331,22 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
         with self._mutex:
             return sum(1 for lane in self._lanes if lane.conn is not None and not lane.conn.closed)
 
-    def _open(self) -> psycopg.Connection[Any]:
+    def _open(self, *, lane: bool = False) -> psycopg.Connection[Any]:
+        """A new connection (autocommit). ``lane``: one of the pool's, which runs only the
+        store's own statements: those are few and keyed by run id, so each is planned once per
+        connection (``plan_cache_mode = force_generic_plan``: a save point's statement took longer
+        to plan than to run, and a plan made for one run's parameters fits every run). A tool's
+        transaction (:meth:`begin_effects`) runs the tool's own SQL and keeps the server's default."""
         try:
             conn: psycopg.Connection[Any] = self._psycopg.connect(self.conninfo, autocommit=True, **self.connect_kwargs)
         except self._psycopg.Error as exc:
             raise StoreError(f"cannot connect to {self.where} ({str(exc).strip()}); check the conninfo and that the server is up") from None
-        try:
-            # The store's statements are few and keyed by run id: plan each once per connection
-            # (a save point's statement took longer to plan than to run; a plan chosen for one
-            # run's parameters fits every run).
-            conn.execute("SET plan_cache_mode = force_generic_plan")
-        except self._psycopg.Error as exc:
-            conn.close()
-            raise StoreError(f"cannot set up a connection to {self.where} ({str(exc).strip()})") from None
+        if lane:
+            try:
+                conn.execute("SET plan_cache_mode = force_generic_plan")
+            except self._psycopg.Error as exc:
+                conn.close()
+                raise StoreError(f"cannot set up a connection to {self.where} ({str(exc).strip()})") from None
         return conn
 
     def _ensure(self, lane: Lane, *, check: bool = False) -> psycopg.Connection[Any]:
@@ -358,7 +361,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             if conn is not None:
                 conn.close()
             lane.conn = None
-            conn = self._open()
+            conn = self._open(lane=True)
             lane.conn = conn
             lane.generation += 1
         return conn
