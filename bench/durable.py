@@ -341,8 +341,8 @@ def pg_round_trips(conninfo: str, cycles: int, run_id: str) -> float:
         conn.pgconn.trace(handle.fileno())
         conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
 
-    def traced(self: Any) -> Any:
-        conn = original(self)
+    def traced(self: Any, **options: Any) -> Any:
+        conn = original(self, **options)
         handle = tempfile.NamedTemporaryFile("w+", prefix="tether-pgtrace-", delete=False)
         files.append(handle)
         traces.append(Path(handle.name))
@@ -356,6 +356,8 @@ def pg_round_trips(conninfo: str, cycles: int, run_id: str) -> float:
             if not conn.closed:
                 conn.pgconn.untrace()
         total = sum(_trips(path) for path in traces)
+        for path in traces:
+            path.unlink(missing_ok=True)  # counted: the trace files go (the finally below removes the rest)
         conns.clear()
         traces.clear()
         return total

@@ -499,3 +499,61 @@ def test_the_head_delta_is_stored_compressed(pg_conninfo: str) -> None:
     with pytest.raises(StoreError, match=r"run 'z': head delta: .*inflate"):
         store.load("z")
     store.close()
+
+
+def test_save_points_commit_on_the_event_loop(pg_conninfo: str) -> None:
+    """A leased run's save points go out on the event loop (``commit_async``): only the run's
+    first write (which creates it) takes the writer thread; the run is stored whole."""
+    import threading
+
+    store = PostgresStore(pg_conninfo)
+    threads: list[str] = []
+    original = store._write_rows
+
+    def spy(conn: Any, run_id: str, prepared: Any, lease: Any) -> None:
+        threads.append(threading.current_thread().name)
+        original(conn, run_id, prepared, lease)
+
+    store._write_rows = spy  # type: ignore[method-assign]
+    script: list[Any] = [tool_call("lookup", {"key": f"k{i}"}) for i in range(5)] + ["done"]
+    agent = Agent(model=ScriptedModel(script), tools=[lookup], store=store)
+    agent("go", run_id="loop")
+    assert len(threads) == 1 and threads[0].startswith("tether-store-writer")  # the first write alone
+    assert len(store.history("loop")) > 10
+    loaded = store.load("loop")
+    assert loaded is not None and loaded.messages == agent.messages and loaded.head["status"] == "finished"
+    store.close()
+
+
+def test_a_commit_on_the_loop_cancelled_mid_round_trip_completes_it(pg_conninfo: str) -> None:
+    """Cancelling a caller while its save point's statement is out does not cut the statement:
+    the round trip finishes (the write is stored), the cancellation goes through, and the
+    lease's connection serves the next write."""
+    import asyncio
+
+    from tether.durable.codec import new_packer
+
+    store = PostgresStore(pg_conninfo)
+    packer = new_packer(None)
+    head: dict[str, Any] = {"rev": 1, "next_seq": 1, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}, "steps": 1}
+    with store.lease("c") as lease:
+        store.commit("c", store.prepare("c", head, [{"role": "user", "content": [{"text": "m1"}]}], {}, step_row(1, head), packer), lease=lease)
+
+        def write(rev: int) -> Any:
+            nonlocal head
+            head = {**head, "rev": rev, "next_seq": rev, "steps": rev}
+            return store.prepare("c", head, [{"role": "user", "content": [{"text": f"m{rev}"}]}], {}, step_row(rev, head), packer)
+
+        async def cancelled() -> None:
+            task = asyncio.ensure_future(store.commit_async("c", write(2), lease=lease))
+            await asyncio.sleep(0)  # the statement is sent; the task awaits its answer
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(cancelled())
+        assert store.head("c")["rev"] == 2  # type: ignore[index]
+        assert asyncio.run(store.commit_async("c", write(3), lease=lease)) is True
+    loaded = store.load("c")
+    assert loaded is not None and loaded.head["rev"] == 3 and [m["content"][0]["text"] for m in loaded.messages] == ["m1", "m2", "m3"]
+    store.close()

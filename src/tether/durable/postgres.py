@@ -40,12 +40,13 @@ keepalive: set ``tcp_keepalives_idle`` on the server if that matters.)
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import itertools
 import select
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -201,6 +202,29 @@ def _import_psycopg() -> Any:
     return psycopg
 
 
+@functools.lru_cache(maxsize=2)
+def _async_execute(psycopg: Any) -> Callable[[Any, str, dict[str, Any], int], Awaitable[None]] | None:
+    """How :meth:`PostgresStore.commit_async` runs a statement on the event loop with this
+    psycopg: a cursor's ``execute`` protocol generator driven by ``waiting.wait_async`` (what
+    psycopg's async connection does), or None when this psycopg has neither (then every commit
+    takes the writer thread)."""
+    waiting = getattr(psycopg, "waiting", None)
+    wait_async = getattr(waiting, "wait_async", None)
+    wait = getattr(waiting, "wait", None)
+    if wait_async is None or wait is None or not hasattr(psycopg.Cursor, "_execute_gen"):
+        return None
+
+    async def execute(cursor: Any, query: str, params: dict[str, Any], fileno: int) -> None:
+        gen = cursor._execute_gen(query, params)
+        try:
+            await wait_async(gen, fileno)
+        except asyncio.CancelledError:
+            wait(gen, fileno)  # the statement is out: finish its round trip, then stop
+            raise
+
+    return execute
+
+
 def save_params(run_id: str, prepared: PreparedWrite, lease: Lease | None, *, whole: bool = False) -> dict[str, Any]:
     """The parameters of a save-point statement (``whole``: the head written whole, not as its delta)."""
     rows = prepared.rows
@@ -233,13 +257,17 @@ class Lane:
     """One connection of a store's pool, used by one thread at a time (``lock``).
 
     ``generation`` counts the connections the lane has had: a lease taken on generation g ended
-    with that connection's session. ``leases`` counts the leases held on it.
+    with that connection's session. ``leases`` counts the leases held on it. ``holder``: the
+    thread of the event loop whose coroutine holds ``lock`` across an await (a commit on the
+    loop, see :meth:`PostgresStore.commit_async`); nobody blocks waiting for such a lane, since
+    a wait on that loop's own thread would never end.
     """
 
     conn: psycopg.Connection[Any] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     generation: int = 0
     leases: int = 0
+    holder: int | None = None
 
 
 @dataclass(eq=False)
@@ -375,14 +403,18 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
     @contextmanager
     def _any_lane(self) -> Iterator[Lane]:
         """A lane for a read or an unleased write, held: a free one, else a new one while the
-        pool has room, else the next in turn (waiting for it)."""
+        pool has room, else the next in turn with no commit on an event loop in flight (waiting
+        for it; the first lane when every other may be held by one, see :attr:`Lane.holder`)."""
         with self._mutex:
             lane = next((lane for lane in self._lanes if lane.lock.acquire(blocking=False)), None)
             if lane is None and len(self._lanes) < self.pool_size:
                 lane = Lane()
                 lane.lock.acquire()
                 self._lanes.append(lane)
-            waiting = self._lanes[next(self._turn) % len(self._lanes)] if lane is None else None
+            waiting = None
+            if lane is None:
+                turn = self._lanes[next(self._turn) % len(self._lanes)]
+                waiting = turn if turn.holder is None and turn.leases != 1 else self._lanes[0]
         if waiting is not None:
             waiting.lock.acquire()
             lane = waiting
@@ -403,7 +435,9 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             lane = Lane()
             self._lanes.append(lane)
             return lane
-        return min(lanes or self._lanes, key=lambda lane: lane.leases)
+        # Shared: never a lane a commit on an event loop holds now (taking the lease waits for the
+        # lane, maybe on that loop's own thread); once shared, a lane has no commits on a loop.
+        return min([lane for lane in lanes if lane.holder is None] or self._lanes[:1], key=lambda lane: lane.leases)
 
     def _init_schema(self, conn: psycopg.Connection[Any]) -> None:
         try:
@@ -486,6 +520,66 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
                 if held.broken or held.closed:
                     raise self._lost(run_id, f"{type(exc).__name__}: {str(exc).strip()}", sent=True) from None
                 raise StoreError(f"run {run_id!r}: {self.where} failed ({type(exc).__name__}: {str(exc).strip()})") from None
+
+    async def commit_async(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None) -> bool:
+        """:meth:`commit` of a leased save point on the caller's event loop, with no thread:
+        the write's one statement goes out on the lease's connection and its answer is awaited
+        on the loop's selector (psycopg's own protocol generator, driven by
+        ``psycopg.waiting.wait_async``). Handing a commit to a writer thread and back costs two
+        thread wake-ups, which on an idle machine took longer than the commit itself.
+
+        Returns False, having sent nothing, when the write must take the writer thread
+        (:meth:`commit`): the run's first write, a write without a lease held here, a lane busy
+        with another thread's statement, a lease whose session ended (the thread path says so).
+        A compare-and-swap that changed nothing also returns False (nothing was written; the
+        thread path runs it again and says why, or writes a delta's head whole). Cancelled while
+        it waits, it finishes the round trip before it lets the cancellation through, so the
+        connection is never left in the middle of a statement (the writer thread's commit also
+        ran to its end).
+
+        Args:
+            run_id: The run written.
+            prepared: The write (:meth:`prepare`).
+            lease: The lease the write is made under (None: the thread path).
+        """
+        execute = _async_execute(self._psycopg)
+        if execute is None or lease is None or prepared.rev is None or prepared.rev <= 1:
+            return False
+        owned = self._owned.get(run_id)
+        if owned is None or owned.epoch != lease.epoch or not owned.alive:
+            return False
+        lane = owned.lane
+        with self._mutex:
+            # Only a lane of this one lease, never the first (where waiting reads queue): then
+            # no lease is taken or dropped on it, and no read waits for it, while it is held here.
+            if lane.leases != 1 or lane is self._lanes[0] or not lane.lock.acquire(blocking=False):
+                return False
+            lane.holder = threading.get_ident()
+        try:
+            conn = lane.conn
+            if conn is None or conn.closed or conn.broken or lane.generation != owned.generation or self._session_ended(conn) is not None:
+                return False
+            if not conn.lock.acquire(blocking=False):
+                return False
+            try:
+                query = save_query("save", row_kinds(prepared.rows))
+                cursor = conn.cursor()
+                try:
+                    await execute(cursor, query, save_params(run_id, prepared, lease), conn.pgconn.socket)
+                    row = cursor.fetchone()
+                except self._psycopg.Error as exc:
+                    if conn.broken or conn.closed:
+                        raise self._lost(run_id, f"{type(exc).__name__}: {str(exc).strip()}", sent=True) from None
+                    raise StoreError(f"run {run_id!r}: {self.where} failed ({type(exc).__name__}: {str(exc).strip()})") from None
+            finally:
+                conn.lock.release()
+        finally:
+            lane.holder = None
+            lane.lock.release()
+        if not (row and row[0]):
+            return False
+        self.bytes_written += prepared.rows.size
+        return True
 
     def _session_ended(self, conn: psycopg.Connection[Any]) -> str | None:
         """Why an idle lease connection's session has ended, or None while it lives.

@@ -142,7 +142,17 @@ class DurableSession:
             self._queued -= 1
 
     async def _commit_blocking(self, prepared: PreparedWrite) -> None:
-        """Commit on the writer thread (inline when the session has none)."""
+        """Commit on the event loop when the store can (a ``commit_async`` that awaits its round
+        trip on the loop, see :meth:`~tether.durable.postgres.PostgresStore.commit_async`),
+        else on the writer thread (inline when the session has none)."""
+        commit_async = getattr(self.store, "commit_async", None)
+        if commit_async is not None and not self.effects.carries(prepared.rev):
+            try:
+                if await commit_async(self.run_id, prepared, lease=self.lease):
+                    return
+            except BaseException:
+                self.broken = True
+                raise
         _log.debug("run %r: the store would block (another writer's lock, a round trip): committing on a thread", self.run_id)
         if self.writer is None:
             self._commit(prepared, wait=True)

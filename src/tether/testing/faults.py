@@ -54,6 +54,18 @@ class FaultStore:
             self.committed()
         return done
 
+    async def commit_async(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None) -> bool:
+        """The inner store's commit on the event loop (if it has one), with the crash at the
+        chosen save point; False (nothing written) sends the write to :meth:`commit`."""
+        commit_async = getattr(self.inner, "commit_async", None)
+        if commit_async is None:
+            return False
+        self.before_commit()
+        done = bool(await commit_async(run_id, prepared, lease=lease))
+        if done:
+            self.committed()
+        return done
+
     def begin_effects(self, run_id: str) -> EffectTransaction:
         """The inner store's transaction for a tool call's effects (see
         :mod:`tether.durable.outbox`), whose commit with a store write is a save point too."""
