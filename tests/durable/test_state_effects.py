@@ -49,6 +49,18 @@ def checking_commits(store: RunStore, check: Any) -> list[str]:
         return done
 
     store.commit = checked  # type: ignore[method-assign]
+    commit_async = getattr(store, "commit_async", None)
+    if commit_async is not None:  # a store that commits on the event loop (PostgreSQL)
+
+        async def checked_async(run_id: str, prepared: Any, **kwargs: Any) -> bool:
+            done = bool(await commit_async(run_id, prepared, **kwargs))
+            if done and run_id == RUN:
+                problem = check()
+                if problem:
+                    violations.append(problem)
+            return done
+
+        store.commit_async = checked_async  # type: ignore[attr-defined]
     return violations
 
 
