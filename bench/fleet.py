@@ -70,12 +70,26 @@ class TimedStore(PostgresStore):
 
     def commit(self, run_id: str, *args: Any, **kwargs: Any) -> bool:
         started = time.perf_counter()
-        try:
-            return super().commit(run_id, *args, **kwargs)
-        finally:
-            elapsed = time.perf_counter() - started
-            with self._timing_lock:
-                self.timings.setdefault(run_id, []).append(elapsed)
+        done = super().commit(run_id, *args, **kwargs)
+        if done:  # a declined commit (wait=False: it would block) wrote nothing: not a save point
+            self._timed(run_id, started)
+        return done
+
+    async def commit_async(self, run_id: str, *args: Any, **kwargs: Any) -> bool:
+        """A save point committed on the event loop (Tethers whose store has no such path: none)."""
+        inner = getattr(PostgresStore, "commit_async", None)
+        if inner is None:
+            return False
+        started = time.perf_counter()
+        done = bool(await inner(self, run_id, *args, **kwargs))
+        if done:
+            self._timed(run_id, started)
+        return done
+
+    def _timed(self, run_id: str, started: float) -> None:
+        elapsed = time.perf_counter() - started
+        with self._timing_lock:
+            self.timings.setdefault(run_id, []).append(elapsed)
 
 
 def make_registry(cycles: int, tool_ms: float, log_path: str) -> dict[str, Any]:

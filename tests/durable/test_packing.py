@@ -243,7 +243,7 @@ def test_large_tool_results_are_one_blob_each_and_read_back_whole(store: RunStor
     script = [tool_calls([("fetch", {"page": 1}), ("fetch", {"page": 2})]), "done"]
     agent = Agent(model=ScriptedModel(script), tools=[fetch], store=store)
     agent("read", run_id="r")
-    assert _blob_count(store) == 2  # the first result's row and its message row share one blob
+    assert _blob_count(store) == 3  # the first result's row and its message row share one blob; the manifest
     loaded = store.load("r")
     assert loaded is not None and loaded.messages == agent.messages
     results = [block["toolResult"] for block in loaded.messages[2]["content"]]
@@ -259,7 +259,7 @@ def test_a_state_set_once_is_stored_once(store: RunStore) -> None:
     big = {"doc": "d" * (4 * BLOB_MIN)}
     script = [tool_calls([("work", {"n": 0})]) for _ in range(6)] + ["done"]
     Agent(model=ScriptedModel(script), tools=[work], store=store, state={"big": big})("go", run_id="r")
-    assert _blob_count(store) == 1
+    assert _blob_count(store) == 2  # the state's value and the manifest
     assert all(step.head["state"]["big"] == big for step in store.history("r"))
 
 
@@ -271,9 +271,9 @@ def test_blobs_are_verified_sealed_and_bound_to_their_run(tmp_path: Path) -> Non
     plain = SQLiteStore(tmp_path / "plain.db")
     Agent(model=ScriptedModel([tool_calls([("fetch", {"page": 1})]), "done"]), tools=[fetch], store=plain)("go", run_id="r")
     with sqlite3.connect(plain.path) as conn:
-        (ident,) = conn.execute("SELECT id FROM blobs").fetchone()
+        ident = conn.execute("SELECT id FROM blobs WHERE body LIKE '%page 1%'").fetchone()[0]
         assert ident.startswith("sha256:")
-        conn.execute("UPDATE blobs SET body = replace(body, 'page 1', 'page 9')")
+        conn.execute("UPDATE blobs SET body = replace(body, 'page 1', 'page 9') WHERE id = ?", (ident,))
     with pytest.raises(StoreError, match=r"run 'r': blobs 'sha256:[0-9a-f]+': its text does not match its digest"):
         plain.load("r")
 
@@ -287,9 +287,9 @@ def test_blobs_are_verified_sealed_and_bound_to_their_run(tmp_path: Path) -> Non
     assert loaded is not None and loaded.head["state"]["big"] == "s" * 4 * BLOB_MIN
     with sqlite3.connect(sealed.path) as conn:
         ids = [row[0] for row in conn.execute("SELECT id FROM blobs")]
-        assert len(ids) == 2 and all(i.startswith("hmac:") for i in ids)
+        assert len(ids) == 3 and all(i.startswith("hmac:") for i in ids)  # the state, the result, the manifest
         bodies = [row[0] for row in conn.execute("SELECT body FROM blobs ORDER BY id")]
-        for ident, body in zip(sorted(ids), reversed(bodies), strict=True):  # each sealed row moved to the other's id
+        for ident, body in zip(sorted(ids), [*bodies[1:], bodies[0]], strict=True):  # each sealed row moved to another's id
             conn.execute("UPDATE blobs SET body = ? WHERE id = ?", (body, ident))
     with pytest.raises(StoreError, match=r"run 'r': blobs 'hmac:[0-9a-f]+' failed authentication"):
         sealed.load("r")
@@ -304,7 +304,7 @@ def test_size_breaks_a_run_down_by_kind_of_row(store: RunStore) -> None:
     size = store.size("big")
     assert list(size.tables) == ["head", "messages", "results", "steps", "blobs"]
     assert size.tables["head"][0] == 1 and size.tables["messages"][0] == 4 and size.tables["results"][0] == 1
-    assert size.tables["steps"][0] == len(store.history("big")) and size.tables["blobs"][0] == 3  # the state and two results
+    assert size.tables["steps"][0] == len(store.history("big")) and size.tables["blobs"][0] == 4  # the state, two results, the manifest
     assert size.tables["blobs"][1] > 4 * BLOB_MIN + 6 * BLOB_MIN and size.total == sum(b for _, b in size.tables.values())
     assert [s.run_id for s in store.run_sizes()] == ["big", "small"]
     assert store.run_sizes()[0] == size
@@ -320,12 +320,12 @@ def test_deleting_a_run_removes_its_rows_and_blobs_and_only_its_own(store: RunSt
         Agent(model=ScriptedModel([tool_calls([("fetch", {"page": 1})]), "done"]), tools=[fetch], store=store, state=shared)(
             "go", run_id=run_id
         )
-    assert _blob_count(store) == 4
+    assert _blob_count(store) == 6  # each run's state, result and manifest
     with store.lease("a"), pytest.raises(RunLockedError):
         store.delete_run("a")  # a live owner: refused, nothing deleted
     assert store.load("a") is not None
     store.delete_run("a")
-    assert store.load("a") is None and store.head("a") is None and _blob_count(store) == 2
+    assert store.load("a") is None and store.head("a") is None and _blob_count(store) == 3
     assert [run.run_id for run in store.list_runs()] == ["b"]
     loaded = store.load("b")
     assert loaded is not None and loaded.head["state"] == shared and len(store.history("b")) > 1
@@ -365,3 +365,32 @@ def test_a_head_delta_that_does_not_fit_its_base_is_a_damaged_store() -> None:
         merge_head_delta("r", '{"rev":1}', '{"gone":[]}')
     with pytest.raises(StoreError, match=r"run 'r': head delta: the row is corrupt"):
         merge_head_delta("r", '{"rev":1}', '{"rev":')
+
+
+def test_the_manifest_is_one_blob_written_once() -> None:
+    """The run's manifest is the same at every save point of a session: each head refers to
+    one blob, whose row only the first write carries (inline it made every head rewrite a few
+    hundred characters longer)."""
+    manifest = {"version": 1, "tools": {"lookup": {"schema": "sha256:" + "0" * 64, "effect": "idempotent"}}, "digest": "sha256:" + "1" * 64}
+    packer = HeadPacker()
+    first = packer.pack({"rev": 1, "manifest": manifest, "state": {}})
+    second = packer.pack({"rev": 2, "manifest": dict(manifest), "state": {}})
+    ident = blob_id(dumps_compact(manifest))
+    assert first.blobs == [(ident, dumps_compact(manifest))] and second.blobs == []
+    assert first.packed["manifest"] == second.packed["manifest"] == {"$blob": ident}
+    assert len(second.text) < len(dumps_compact(manifest))
+    changed = packer.pack({"rev": 3, "manifest": {**manifest, "version": 2}, "state": {}})  # a migrated run's new manifest
+    assert len(changed.blobs) == 1 and changed.packed["manifest"] != first.packed["manifest"]
+
+
+def test_a_loaded_run_has_its_manifest_whole(store: RunStore) -> None:
+    @tool
+    def note(text: str) -> str:
+        """Note a short text."""
+        return text
+
+    agent = Agent(model=ScriptedModel([tool_calls([("note", {"text": "hi"})]), "done"]), tools=[note], store=store)
+    agent("go", run_id="m")
+    loaded = store.load("m")
+    assert loaded is not None and loaded.head["manifest"]["tools"].keys() == {"note"}
+    assert store.size("m").tables["blobs"][0] == 1  # the manifest, stored once

@@ -535,9 +535,11 @@ def test_a_commit_on_the_loop_cancelled_mid_round_trip_completes_it(pg_conninfo:
 
     store = PostgresStore(pg_conninfo)
     packer = new_packer(None)
-    head: dict[str, Any] = {"rev": 1, "next_seq": 1, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}, "steps": 1}
+    head: dict[str, Any] = {"rev": 1, "next_seq": 1, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}}
+    head["steps"] = 1
+    first: Any = {"role": "user", "content": [{"text": "m1"}]}
     with store.lease("c") as lease:
-        store.commit("c", store.prepare("c", head, [{"role": "user", "content": [{"text": "m1"}]}], {}, step_row(1, head), packer), lease=lease)
+        store.commit("c", store.prepare("c", head, [first], {}, step_row(1, head), packer), lease=lease)
 
         def write(rev: int) -> Any:
             nonlocal head

@@ -36,6 +36,7 @@ values (:mod:`tether.temporal.versions`).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import hmac
 from dataclasses import dataclass, field
@@ -118,17 +119,29 @@ class HeadPacker:
         self._step_head: tuple[str, dict[str, Any]] | None = None
         self._since_keyframe = 0
         self._head_base: tuple[int, _Base] | None = None  # (revision, head) a store holds as the base of deltas
+        self._manifest: tuple[Any, str, str] | None = None  # (a copy of the manifest, its blob id, its text)
 
     def pack(self, head: dict[str, Any]) -> PackedHead:
-        """The stored form of ``head`` (already stripped of redacted keys)."""
-        text = dumps(head)
-        if len(text) < BLOB_MIN and not any(is_ref(head.get(name)) for name in BLOB_FIELDS):
-            self._bases.clear()  # no field is large: nothing is a blob (the common case, one encoding)
-            return PackedHead(text, head)
-        packed = dict(head)
+        """The stored form of ``head`` (already stripped of redacted keys).
+
+        The run's manifest (:mod:`tether.manifest`: a few hundred characters, the same at every
+        save point of a session) is always a blob, written once: inline it made every head
+        rewrite that much longer (on SQLite's 1 KiB pages, it pushed a tool loop's head past a
+        page, and every save point wrote an overflow page too)."""
         blobs: list[tuple[str, str]] = []
+        manifest = head.get("manifest")
+        shared = bool(manifest) and not is_ref(manifest)
+        if shared:
+            head = {**head, "manifest": self._manifest_ref(manifest, blobs)}
+        text = dumps(head)
+        if len(text) < BLOB_MIN and not any(is_ref(head.get(name)) for name in BLOB_FIELDS if not (shared and name == "manifest")):
+            self._bases.clear()  # no field is large: nothing else is a blob (the common case, one encoding)
+            return PackedHead(text, head, blobs)
+        packed = dict(head)
         replaced = False
         for name in BLOB_FIELDS:
+            if shared and name == "manifest":
+                continue
             value = head.get(name)
             if not value:
                 self._bases.pop(name, None)
@@ -140,8 +153,21 @@ class HeadPacker:
             packed[name] = self._ref(name, value, field_text, blobs)
             replaced = True
         if not replaced:  # a long head with no large field (many small ones): as it is, encoded once
-            return PackedHead(text, head)
+            return PackedHead(text, head, blobs)
         return PackedHead(dumps(packed), packed, blobs)
+
+    def _manifest_ref(self, manifest: Any, blobs: list[tuple[str, str]]) -> dict[str, Any]:
+        """The blob reference of the run's manifest; its blob row joins ``blobs`` the first
+        time this packer stores it (encoded and hashed once while the manifest stays equal)."""
+        cached = self._manifest
+        if cached is None or cached[0] != manifest:
+            text = dumps(manifest)
+            cached = self._manifest = (copy.deepcopy(manifest), blob_id(text, self.mac_key), text)
+        ident = cached[1]
+        if ident not in self._stored:
+            self._stored.add(ident)
+            blobs.append((ident, cached[2]))
+        return {BLOB_REF: ident}
 
     def _ref(self, name: str, value: Any, text: str, blobs: list[tuple[str, str]]) -> dict[str, Any]:
         base = self._bases.get(name)
