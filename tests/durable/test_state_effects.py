@@ -36,30 +36,27 @@ def recorded_calls(store: RunStore) -> set[str]:
 
 
 def checking_commits(store: RunStore, check: Any) -> list[str]:
-    """Call ``check()`` after every write the store commits; returns the list of violations."""
+    """Call ``check()`` after every write the store commits (on a thread or, for a store that
+    commits on the event loop, there); returns the list of violations."""
     violations: list[str] = []
     commit = store.commit
+    commit_async = getattr(store, "commit_async", None)
 
-    def checked(run_id: str, prepared: Any, **kwargs: Any) -> bool:
-        done = commit(run_id, prepared, **kwargs)
-        if done and run_id == RUN:
-            problem = check()
-            if problem:
-                violations.append(problem)
+    def checked_if(done: bool, run_id: str) -> bool:
+        problem = check() if done and run_id == RUN else ""
+        if problem:
+            violations.append(problem)
         return done
 
+    def checked(run_id: str, prepared: Any, **kwargs: Any) -> bool:
+        return checked_if(commit(run_id, prepared, **kwargs), run_id)
+
+    async def checked_async(run_id: str, prepared: Any, **kwargs: Any) -> bool:
+        assert commit_async is not None
+        return checked_if(bool(await commit_async(run_id, prepared, **kwargs)), run_id)
+
     store.commit = checked  # type: ignore[method-assign]
-    commit_async = getattr(store, "commit_async", None)
     if commit_async is not None:  # a store that commits on the event loop (PostgreSQL)
-
-        async def checked_async(run_id: str, prepared: Any, **kwargs: Any) -> bool:
-            done = bool(await commit_async(run_id, prepared, **kwargs))
-            if done and run_id == RUN:
-                problem = check()
-                if problem:
-                    violations.append(problem)
-            return done
-
         store.commit_async = checked_async  # type: ignore[attr-defined]
     return violations
 
