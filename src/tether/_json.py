@@ -198,6 +198,58 @@ def dumps_compact(value: Any) -> str:
     return _compact_encoder.encode(value)
 
 
+_member_key_texts: dict[str, str] = {}
+_encode_string: Any = json.encoder.encode_basestring  # the C escaper of an ensure_ascii=False encoder
+
+
+def member_texts(obj: dict[str, Any]) -> dict[str, str]:
+    """The compact JSON text of each value of object ``obj``, by key, such that
+    :func:`join_members` of them is exactly :func:`dumps_compact` of ``obj``.
+
+    A store writes a run's head once per save point and compares it with the head it last
+    wrote: by member texts, an unchanged member is found by one string comparison, with no
+    diff of its value and no encoding of the whole head again. Scalars and empty containers are
+    written here (one encoder call costs more than such a value's text); the rest by the
+    encoder. Raises what :func:`dumps_compact` raises (``ValueError`` for a non-finite float,
+    ``TypeError`` for what is not JSON).
+
+    Args:
+        obj: An object with string keys.
+    """
+    out: dict[str, str] = {}
+    encode = _compact_encoder.encode
+    for key, value in obj.items():
+        kind = type(value)
+        if kind is int:
+            out[key] = int.__repr__(value)
+        elif kind is str:
+            out[key] = _encode_string(value)
+        elif value is None:
+            out[key] = "null"
+        elif kind is bool:
+            out[key] = "true" if value else "false"
+        elif (kind is dict or kind is list) and not value:
+            out[key] = "{}" if kind is dict else "[]"
+        else:
+            out[key] = encode(value)
+    return out
+
+
+def member_key_text(key: str) -> str:
+    """A member key's JSON text followed by ``:`` (cached: a head has the same few keys)."""
+    text = _member_key_texts.get(key)
+    if text is None:
+        text = _encode_string(key) + ":"
+        if len(_member_key_texts) < 4096:
+            _member_key_texts[key] = text
+    return text
+
+
+def join_members(texts: dict[str, str]) -> str:
+    """The compact JSON text of an object from its members' texts (see :func:`member_texts`)."""
+    return "{" + ",".join([member_key_text(key) + text for key, text in texts.items()]) + "}"
+
+
 def is_json_unguarded(value: Any) -> bool:
     """:func:`is_json` without its guard: circular or too-deep values raise ``RecursionError``.
 

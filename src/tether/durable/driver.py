@@ -19,6 +19,16 @@ class DurableDriver(LocalDriver):
 
     Writes at cycle boundaries also append a step row (turn_start, after_model, after_tools).
 
+    The write that records a cycle's tool results (``after_tools``) commits *behind* when
+    nobody watches the run as it goes (an ``invoke``, not a ``stream``, and no message hooks):
+    the next model call is made while the store commits it, and the next write waits for it
+    (it is also the same connection's next statement). A crash before that commit is done is a
+    crash before the results were stored, as it always was: the calls' results are lost and
+    the calls are in doubt, and the model call made meanwhile was never recorded (a resume
+    makes it again, as it makes any call a crash interrupted). Nothing reaches the caller
+    before the write is done: the events after it are held until then, and the turn does not
+    end before it.
+
     The start of an *idempotent* tool's call rides on the write that records the model's
     response (one save point fewer per cycle): the calls the response asks for are recorded as
     started in that write, before any of them runs. A crash between that write and a call's
@@ -37,10 +47,30 @@ class DurableDriver(LocalDriver):
         session.turn_active = True
         session.journal = self.journal  # its writes store the state of the calls whose outcomes are folded
         self.effects = EffectScope(session.effects)  # context.transaction() commits with the result's store write
+        # The results write of a cycle commits while the next model call is made when nobody
+        # watches the run as it goes (no deltas forwarded: invoke, not stream; no message hooks).
+        self._behind_ok = not options.forward_deltas and not self._has_message_hooks
 
     async def run(self) -> AsyncIterator[LoopEvent]:
+        """The loop's events, each only once what it reports is stored: while a write made
+        behind (see :meth:`on_messages`) commits, the events that follow it are held, and the
+        turn does not end, however it ends, before that write is settled."""
         self.looping = True  # messages reported before this are the prompt of a new turn
-        async for event in super().run():
+        session = self.session
+        held: list[LoopEvent] = []
+        try:
+            async for event in super().run():
+                if session.writing_behind:
+                    held.append(event)  # stored before the caller hears of it
+                    continue
+                if held:
+                    for waited in held:
+                        yield waited
+                    held.clear()
+                yield event
+        finally:
+            await session.settle()
+        for event in held:
             yield event
 
     async def on_messages(self, messages: list[Message]) -> None:
@@ -50,7 +80,7 @@ class DurableDriver(LocalDriver):
             position = "after_model" if messages[0]["role"] == "assistant" else "after_tools"
         if position == "after_model":
             self._premark(messages[-1])
-        await self.session.sync_async(position)
+        await self.session.sync_async(position, behind=position == "after_tools" and self._behind_ok)
 
     def _premark(self, message: Message) -> None:
         """Record the idempotent calls of a model response as started, when they run next."""

@@ -39,10 +39,12 @@ from __future__ import annotations
 import copy
 import hashlib
 import hmac
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._json import dumps_compact as dumps
+from .._json import join_members, member_key_text, member_texts
 from .._json import parse_json as _parse
 from .._jsonpatch import apply, checked_patch, diff
 
@@ -93,13 +95,80 @@ class _Base:
     value: Any
 
 
+class _Members:
+    """A stored head remembered by its members' texts (what a later head is compared with);
+    a member's value is parsed from its text only when a later head changes it (a frozen copy:
+    the live head's dicts change) and kept while this base is."""
+
+    __slots__ = ("_values", "texts")
+
+    def __init__(self, texts: dict[str, str]) -> None:
+        self.texts = texts
+        self._values: dict[str, Any] = {}
+
+    def value(self, key: str) -> Any:
+        """The value of member ``key`` as stored (parsed once)."""
+        try:
+            return self._values[key]
+        except KeyError:
+            value = self._values[key] = _parse(self.texts[key])
+            return value
+
+
 @dataclass
 class PackedHead:
-    """A head as stored: its text, the packed object, and the blob rows the write must add."""
+    """A head as stored: its text, the packed object, the blob rows the write must add, and
+    the text of each member of the packed object (``text`` is their :func:`join_members`)."""
 
     text: str
     packed: dict[str, Any]
     blobs: list[tuple[str, str]] = field(default_factory=list)
+    members: dict[str, str] = field(default_factory=dict)
+
+
+def member_patch(base: _Members, new: PackedHead, changed: dict[str, str] | None = None) -> tuple[dict[str, Any], str] | None:
+    """The patch from the stored head ``base`` to ``new``, and its text; None when the members'
+    order does not allow one (a patch keeps the base's order and appends what it adds).
+
+    Members are compared by text: equal texts are the same member (no diff, no check), a
+    changed object member is patched by :func:`checked_patch` of that member alone (so its
+    outcome is checked against the member's text), anything else is set whole. The patched
+    head therefore encodes to exactly ``new.text``.
+
+    Args:
+        base: The head the patch applies to.
+        new: The head to reach.
+        changed: Member texts standing in for ``base``'s (a prediction of the new head, see
+            :func:`predicted`): compared with, never patched from.
+    """
+    old = base.texts if changed is None else {**base.texts, **changed}
+    texts = new.members
+    if list(texts) != list(old):
+        common = [key for key in texts if key in old]
+        if common != [key for key in old if key in texts] or list(texts)[: len(common)] != common:
+            return None
+    patch: dict[str, Any] = {}
+    parts: list[str] = []
+    packed = new.packed
+    for key, text in texts.items():
+        before = old.get(key)
+        if before == text:
+            continue
+        value = packed[key]
+        sub = None
+        if before is not None and type(value) is dict and before.startswith("{") and (changed is None or key not in changed):
+            sub = checked_patch(base.value(key), before, value, text)
+        if sub:
+            patch[key] = sub
+            parts.append(member_key_text(key) + dumps(sub))
+        else:
+            patch[key] = [value]
+            parts.append(member_key_text(key) + "[" + text + "]")
+    for key in old:
+        if key not in texts:
+            patch[key] = []
+            parts.append(member_key_text(key) + "[]")
+    return patch, "{" + ",".join(parts) + "}"
 
 
 class HeadPacker:
@@ -116,14 +185,15 @@ class HeadPacker:
         self.keyframe_every = keyframe_every
         self._bases: dict[str, _Base] = {}
         self._stored: set[str] = set()  # blob ids this packer has handed to a write
-        self._step_head: tuple[str, dict[str, Any]] | None = None
+        self._step_head: _Members | None = None
         self._since_keyframe = 0
-        self._head_base: tuple[int, _Base] | None = None  # (revision, head) a store holds as the base of deltas
+        self._head_base: tuple[int, _Members] | None = None  # (revision, head) a store holds as the base of deltas
         self._manifest: tuple[Any, str, str] | None = None  # (a copy of the manifest, its blob id, its text)
 
     def pack(self, head: dict[str, Any]) -> PackedHead:
         """The stored form of ``head`` (already stripped of redacted keys).
 
+        Each member is encoded once (:func:`member_texts`); the head's text is made of them.
         The run's manifest (:mod:`tether.manifest`: a few hundred characters, the same at every
         save point of a session) is always a blob, written once: inline it made every head
         rewrite that much longer (on SQLite's 1 KiB pages, it pushed a tool loop's head past a
@@ -133,12 +203,8 @@ class HeadPacker:
         shared = bool(manifest) and not is_ref(manifest)
         if shared:
             head = {**head, "manifest": self._manifest_ref(manifest, blobs)}
-        text = dumps(head)
-        if len(text) < BLOB_MIN and not any(is_ref(head.get(name)) for name in BLOB_FIELDS if not (shared and name == "manifest")):
-            self._bases.clear()  # no field is large: nothing else is a blob (the common case, one encoding)
-            return PackedHead(text, head, blobs)
-        packed = dict(head)
-        replaced = False
+        texts = member_texts(head)
+        packed = head
         for name in BLOB_FIELDS:
             if shared and name == "manifest":
                 continue
@@ -146,15 +212,15 @@ class HeadPacker:
             if not value:
                 self._bases.pop(name, None)
                 continue
-            field_text = dumps(value)
+            field_text = texts[name]
             if len(field_text) < BLOB_MIN and not is_ref(value):  # a small value shaped like a reference is a blob too
                 self._bases.pop(name, None)
                 continue
-            packed[name] = self._ref(name, value, field_text, blobs)
-            replaced = True
-        if not replaced:  # a long head with no large field (many small ones): as it is, encoded once
-            return PackedHead(text, head, blobs)
-        return PackedHead(dumps(packed), packed, blobs)
+            if packed is head:
+                packed = dict(head)
+            ref = packed[name] = self._ref(name, value, field_text, blobs)
+            texts[name] = dumps(ref)
+        return PackedHead(join_members(texts), packed, blobs, texts)
 
     def _manifest_ref(self, manifest: Any, blobs: list[tuple[str, str]]) -> dict[str, Any]:
         """The blob reference of the run's manifest; its blob row joins ``blobs`` the first
@@ -195,12 +261,10 @@ class HeadPacker:
         or None: write it whole (it becomes the base). Called once per write, in order."""
         base = self._head_base
         if base is not None and base[0] < rev:
-            patch = checked_patch(base[1].value, base[1].text, packed.packed, packed.text)
-            if patch is not None:
-                text = dumps(patch)
-                if len(text) * HEAD_DELTA_FRACTION <= len(packed.text):
-                    return text, base[0]
-        self._head_base = (rev, _Base("", packed.text, _parse(packed.text)))  # a frozen copy: the live head's dicts change
+            made = member_patch(base[1], packed)
+            if made is not None and len(made[1]) * HEAD_DELTA_FRACTION <= len(packed.text):
+                return made[1], base[0]
+        self._head_base = (rev, _Members(packed.members))
         return None
 
     def forget_head_base(self) -> None:
@@ -208,22 +272,53 @@ class HeadPacker:
         self._head_base = None
 
     @property
-    def previous_step_head(self) -> dict[str, Any] | None:
-        """The packed head of the last step this packer recorded (None before the first)."""
-        return None if self._step_head is None else self._step_head[1]
+    def previous_step_head(self) -> Mapping[str, Any] | None:
+        """The packed head of the last step this packer recorded (None before the first), its
+        members parsed as they are read."""
+        return None if self._step_head is None else _LazyHead(self._step_head)
 
     def step_head(self, packed: PackedHead, number: int, created_at: Any) -> tuple[str, dict[str, Any]]:
         """How step ``number`` (stamped ``created_at``) records ``packed``: ``("head", packed)``
         (a keyframe) or ``("delta", patch)`` against :func:`predicted` from the previous step's."""
         previous = self._step_head
-        self._step_head = (packed.text, _parse(packed.text))  # a frozen copy: the live head's dicts change
+        self._step_head = _Members(packed.members)
         if previous is not None and self._since_keyframe + 1 < self.keyframe_every:
-            patch = checked_patch(predicted(previous[1], number, created_at), None, packed.packed, packed.text)
-            if patch is not None:
+            made = member_patch(previous, packed, _predicted_members(previous.texts, number, created_at))
+            if made is not None:
                 self._since_keyframe += 1
-                return "delta", patch
+                return "delta", made[0]
         self._since_keyframe = 0
         return "head", packed.packed
+
+
+class _LazyHead(Mapping[str, Any]):
+    """A remembered head as a read-only mapping whose members are parsed when read."""
+
+    __slots__ = ("_members",)
+
+    def __init__(self, members: _Members) -> None:
+        self._members = members
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._members.texts:
+            raise KeyError(key)
+        return self._members.value(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._members.texts)
+
+    def __len__(self) -> int:
+        return len(self._members.texts)
+
+
+def _predicted_members(previous: dict[str, str], number: int, created_at: Any) -> dict[str, str]:
+    """The member texts :func:`predicted` changes in a previous step's head."""
+    changed: dict[str, str] = {}
+    if "steps" in previous:
+        changed["steps"] = dumps(number)
+    if "updated_at" in previous:
+        changed["updated_at"] = dumps(created_at)
+    return changed
 
 
 def predicted(previous: dict[str, Any], number: int, created_at: Any) -> dict[str, Any]:

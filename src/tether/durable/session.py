@@ -15,7 +15,7 @@ import logging
 from concurrent.futures import Executor
 from typing import Any, cast
 
-from ..errors import RowTooLargeError
+from ..errors import RowTooLargeError, StoreError
 from ..loop.core import tool_uses_of
 from ..loop.journal import StateJournal
 from ..loop.state import Cursor, RunState
@@ -57,6 +57,7 @@ class DurableSession:
         self.writer = writer
         self._writing: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._queued = 0  # writes in flight or waiting for the lock (a write encoded now must not pass them)
+        self._behind: asyncio.Future[None] | None = None  # a write committing while the run goes on (sync_async(behind=True))
         self.dirty = False
         self.broken = False  # a write failed: the bookkeeping below may be ahead of the store
         self.turn_active = False  # the driver of an invocation began (set by DurableDriver)
@@ -97,8 +98,11 @@ class DurableSession:
         With ``position`` the write also appends a step row (see :mod:`tether.durable.history`);
         ``status`` is then the run status it records and ``info`` the step's timeline details.
         With a ``writer`` thread the commit goes through it, after any write it still has in
-        flight (a cancelled :meth:`sync_async` leaves its commit running there).
+        flight (a cancelled :meth:`sync_async` leaves its commit running there). A write made
+        with ``sync_async(behind=True)`` that is still committing is an error (it commits on the
+        event loop this call would block): :meth:`settle` it first.
         """
+        self._settled_now()
         prepared = self._encoded(position, status, info)
         if self.writer is None:
             self._commit(prepared, wait=True)
@@ -110,7 +114,7 @@ class DurableSession:
             return
         pending.result()
 
-    async def sync_async(self, position: str | None = None, *, status: str = "running", **info: Any) -> None:
+    async def sync_async(self, position: str | None = None, *, status: str = "running", behind: bool = False, **info: Any) -> None:
         """:meth:`sync` without blocking the event loop on the store (other agents, concurrent
         tools go on). The rows are encoded on the loop's thread (they read live run state); the
         store commits them at once if that cannot block (a local SQLite commit with the lock
@@ -118,7 +122,21 @@ class DurableSession:
         held by another process, a WAL checkpoint). Writes of one session stay in order: a write
         is encoded (and takes its revision) at once only when no other write is in flight or
         waiting; checking the lock alone is not enough, since a released lock is free for a
-        moment before the waiter it woke takes it."""
+        moment before the waiter it woke takes it.
+
+        With ``behind``, a write that must wait for its commit returns as soon as it is encoded
+        and sent on its way (:attr:`writing_behind`): the caller goes on while the store
+        commits it, and the session's next write, or :meth:`settle`, waits for it first (and
+        raises its error). The caller must not act on the write being stored until then.
+
+        Args:
+            position: The step the write records (None: no step row, a progress write).
+            status: The run status the step records.
+            behind: Return before the commit is done (see above).
+            info: The step's timeline details.
+        """
+        if self._behind is not None:
+            await self.settle()
         _log.debug("run %r: store write (%s)", self.run_id, position or "progress")
         lock = self._write_lock()
         if self._queued == 0:  # no write in flight or waiting: try at once (no await until it is done)
@@ -126,6 +144,10 @@ class DurableSession:
             if self._commit(prepared, wait=False):
                 return  # committed at once: it could not block
             self._queued += 1
+            if behind:
+                self._behind = asyncio.ensure_future(self._commit_in_turn(prepared, lock))
+                self._behind.add_done_callback(self._unqueue)  # also when it is cancelled before it runs
+                return
             try:
                 async with lock:  # free, and nobody waits for it: taken at once, ahead of every later write
                     await self._commit_blocking(prepared)
@@ -140,6 +162,45 @@ class DurableSession:
                     await self._commit_blocking(prepared)
         finally:
             self._queued -= 1
+
+    @property
+    def writing_behind(self) -> bool:
+        """True while a write made with ``sync_async(behind=True)`` is not settled."""
+        return self._behind is not None
+
+    async def settle(self) -> None:
+        """Wait until the write made with ``sync_async(behind=True)``, if any, is committed;
+        raises what its commit raised. Cancelled meanwhile, the commit is cancelled with it (a
+        statement already sent finishes its round trip first)."""
+        pending = self._behind
+        if pending is None:
+            return
+        try:
+            await pending
+        finally:
+            if self._behind is pending and pending.done():
+                self._behind = None
+
+    def _settled_now(self) -> None:
+        """:meth:`settle` for a caller that cannot await: a finished write's error is raised;
+        one still committing is a :class:`~tether.errors.StoreError`."""
+        pending = self._behind
+        if pending is None:
+            return
+        if not pending.done():
+            raise StoreError(f"run {self.run_id!r}: a write is still committing on the event loop; settle() it before writing again")
+        self._behind = None
+        pending.result()
+
+    async def _commit_in_turn(self, prepared: PreparedWrite, lock: asyncio.Lock) -> None:
+        """The commit of a write made with ``behind``, after any write ahead of it."""
+        async with lock:
+            await self._commit_blocking(prepared)
+
+    def _unqueue(self, done: asyncio.Future[None]) -> None:
+        self._queued -= 1
+        if done.cancelled() or done.exception() is not None:
+            self.broken = True  # its revision was taken: the bookkeeping may be ahead of the store
 
     async def _commit_blocking(self, prepared: PreparedWrite) -> None:
         """Commit on the event loop when the store can (a ``commit_async`` that awaits its round

@@ -4,7 +4,7 @@ the one wanted that holds a whole head (a keyframe; see :mod:`tether.durable.pac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ...errors import StoreError
@@ -28,7 +28,7 @@ _STEP_DEFAULTS: dict[str, Any] = {
 """Step fields a packed step row leaves out when they hold these values (read back as these)."""
 
 
-def compact_step(step: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any]:
+def compact_step(step: dict[str, Any], previous: Mapping[str, Any] | None) -> dict[str, Any]:
     """A step row without its head and without the fields that hold their default or follow
     from the head (``seq``, ``message_count``, ``status``) or, for a delta row, from the previous
     step's head ``previous`` (an ``after_model`` step's ``model`` figures); :func:`expanded`
