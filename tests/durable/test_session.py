@@ -11,7 +11,7 @@ import pytest
 
 from tether import Agent, ScriptedModel, tool
 from tether.durable import MemoryStore, SQLiteStore
-from tether.errors import RowTooLargeError
+from tether.errors import RowTooLargeError, StoreError
 from tether.models import tool_call, tool_calls
 
 
@@ -140,3 +140,98 @@ async def test_a_blocking_sync_waits_for_the_write_a_cancelled_sync_async_left_i
     head = store.head("r")
     assert head is not None and head["rev"] == 2 and [step.position for step in store.history("r")] == ["turn_start", "turn_end"]
     writer.shutdown()
+
+
+class ResultsWatch(MemoryStore):
+    """A store whose commits cannot be made inline (like PostgreSQL's): it records, for each
+    write that stores a cycle's tool results, whether the next model call had been made when
+    the commit finished. With ``gated``, such a commit waits for that model call (a hang guard
+    bounds the wait: the test fails, it does not hang, when the call never comes first)."""
+
+    def __init__(self, *, gated: bool, fail: bool = False) -> None:
+        super().__init__()
+        self.gated = gated
+        self.fail = fail
+        self.model_called = threading.Event()
+        self.results_commits: list[bool] = []
+
+    def commit(self, run_id: str, prepared: Any, *, lease: Any = None, wait: bool = True) -> bool:
+        if not wait:
+            return False
+        if any('"toolResult"' in text for _, text in prepared.rows.messages):
+            if self.gated:
+                self.model_called.wait(timeout=30)
+            self.results_commits.append(self.model_called.is_set())
+            if self.fail:
+                raise StoreError(f"run {run_id!r}: the results write failed")
+        return super().commit(run_id, prepared, lease=lease, wait=True)
+
+
+def _watched_agent(store: ResultsWatch) -> Agent:
+    @tool
+    def echo(n: int) -> int:
+        """Echo n.
+
+        Args:
+            n: The number.
+        """
+        return n
+
+    def answer(messages: list[Any]) -> str:
+        store.model_called.set()
+        return "done"
+
+    return Agent(model=ScriptedModel([tool_call("echo", {"n": 1}), answer]), tools=[echo], store=store)
+
+
+async def test_a_cycles_results_commit_while_the_next_model_call_is_made() -> None:
+    # invoke: nobody watches the run as it goes, so the results write need not be waited for
+    # before the model is called (it is before the next write and before the turn ends).
+    store = ResultsWatch(gated=True)
+    agent = _watched_agent(store)
+    result = await agent.invoke_async("go", run_id="behind")
+    assert str(result) == "done"
+    assert store.results_commits == [True]  # the model call came while the results committed
+    loaded = store.load("behind")
+    assert loaded is not None and loaded.messages == agent.messages and loaded.head["status"] == "finished"
+
+
+async def test_a_streamed_run_stores_the_results_before_the_model_is_called_and_the_caller_hears_of_them() -> None:
+    store = ResultsWatch(gated=False)
+    agent = _watched_agent(store)
+    heard: list[tuple[str, bool]] = []
+    async for event in agent.stream_async("go", run_id="streamed"):
+        heard.append((event["type"], bool(store.results_commits)))
+    assert store.results_commits == [False]  # committed before the model was called
+    assert ("tool_result", True) in heard  # and the caller heard of the results only once they were stored
+
+
+async def test_a_results_write_that_fails_behind_fails_the_turn_with_its_own_error() -> None:
+    store = ResultsWatch(gated=True, fail=True)
+    agent = _watched_agent(store)
+    with pytest.raises(StoreError, match=r"run 'failing': the results write failed"):
+        await agent.invoke_async("go", run_id="failing")
+    loaded = store.load("failing")
+    assert loaded is not None and loaded.head["cursor"]["phase"] == "tools"  # nothing after the failed write was stored
+
+
+async def test_a_blocking_sync_refuses_while_a_write_commits_behind() -> None:
+    from tether.durable.session import DurableSession
+    from tether.loop.state import RunState
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    store = GatedStore()
+    session = DurableSession(store, "r", RunState(), writer=ThreadPoolExecutor(1))
+    store.gate.set()
+    await session.sync_async("turn_start")
+    store.gate.clear()
+    session.run.messages.append({"role": "user", "content": [{"text": "more"}]})
+    task = asyncio.ensure_future(session.sync_async(behind=True))
+    await task  # returns at once: the commit waits at the gate, on a thread of its own
+    assert session.writing_behind
+    with pytest.raises(StoreError, match=r"run 'r': a write is still committing"):
+        session.sync("turn_end")
+    store.gate.set()
+    await session.settle()
+    assert not session.writing_behind and store.head("r")["rev"] == 2
