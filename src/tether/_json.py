@@ -202,7 +202,7 @@ _member_key_texts: dict[str, str] = {}
 _encode_string: Any = json.encoder.encode_basestring  # the C escaper of an ensure_ascii=False encoder
 
 
-def member_texts(obj: dict[str, Any]) -> dict[str, str]:
+def member_texts(obj: dict[str, Any], subs: dict[str, dict[str, str]] | None = None) -> dict[str, str]:
     """The compact JSON text of each value of object ``obj``, by key, such that
     :func:`join_members` of them is exactly :func:`dumps_compact` of ``obj``.
 
@@ -215,6 +215,9 @@ def member_texts(obj: dict[str, Any]) -> dict[str, str]:
 
     Args:
         obj: An object with string keys.
+        subs: Where to put, by key, the member texts of each member that is a small object
+            (at most :data:`SUB_MEMBERS_MAX` members), whose text is then made of them
+            (None: every member encoded whole).
     """
     out: dict[str, str] = {}
     encode = _compact_encoder.encode
@@ -228,11 +231,21 @@ def member_texts(obj: dict[str, Any]) -> dict[str, str]:
             out[key] = "null"
         elif kind is bool:
             out[key] = "true" if value else "false"
+        elif kind is float and _isfinite(value):
+            out[key] = float.__repr__(value)
         elif (kind is dict or kind is list) and not value:
             out[key] = "{}" if kind is dict else "[]"
+        elif kind is dict and subs is not None and len(value) <= SUB_MEMBERS_MAX:
+            texts = subs[key] = member_texts(value)
+            out[key] = join_members(texts)
         else:
             out[key] = encode(value)
     return out
+
+
+SUB_MEMBERS_MAX = 32
+"""The most members an object member may have to be written member by member (see
+:func:`member_texts`): a larger one is one encoder call."""
 
 
 def member_key_text(key: str) -> str:
@@ -439,7 +452,6 @@ def json_roundtrip_copy(value: Any, what: str) -> Any:
     if copy is not _REFUSED:
         return copy
     raise _advised(value, what) from None
-
 
 
 def _not_json(path: list[Any], kind: str, advice: str = "") -> ShapeError:

@@ -21,9 +21,12 @@ save point and kept once per step. Stored heads are now *packed*:
   hold ``"delta"``, the :func:`diff` of the packed head against the previous step's. A reader
   rebuilds a step's head from the nearest keyframe at or before it: bounded work.
 
-Every patch is checked when it is made: the patched value must encode to exactly the text of
-the value it stands for (so ``1`` never becomes ``1.0`` or ``true``, and key order is kept),
-else the value is stored whole. Packing is the writer's business (:class:`HeadPacker`, owned
+Every patch rebuilds exactly the text of the value it stands for (so ``1`` never becomes
+``1.0`` or ``true``, and key order is kept). A head is encoded member by member (and its small
+object members member by member too), so head and step deltas are made by comparing member
+texts (:func:`member_patch`): exact by construction, with no diff and nothing encoded twice. A
+blob's patch (:func:`checked_patch`) is checked when it is made, else the value is stored
+whole. Packing is the writer's business (:class:`HeadPacker`, owned
 by a :class:`~tether.durable.session.DurableSession`); unpacking is the row codec's
 (:mod:`tether.durable.codec`). A head written without a packer (a direct ``store.write``) is
 stored whole, and step rows of older stores carry whole heads: both are read as keyframes.
@@ -96,14 +99,15 @@ class _Base:
 
 
 class _Members:
-    """A stored head remembered by its members' texts (what a later head is compared with);
-    a member's value is parsed from its text only when a later head changes it (a frozen copy:
-    the live head's dicts change) and kept while this base is."""
+    """A stored head remembered by its members' texts (what a later head is compared with):
+    ``texts`` by key, and ``subs``, the member texts of its small object members. A member's
+    value is parsed from its text only when asked for (a frozen copy: the live head changes)."""
 
-    __slots__ = ("_values", "texts")
+    __slots__ = ("_values", "subs", "texts")
 
-    def __init__(self, texts: dict[str, str]) -> None:
+    def __init__(self, texts: dict[str, str], subs: dict[str, dict[str, str]]) -> None:
         self.texts = texts
+        self.subs = subs
         self._values: dict[str, Any] = {}
 
     def value(self, key: str) -> Any:
@@ -117,53 +121,69 @@ class _Members:
 
 @dataclass
 class PackedHead:
-    """A head as stored: its text, the packed object, the blob rows the write must add, and
-    the text of each member of the packed object (``text`` is their :func:`join_members`)."""
+    """A head as stored: its text, the packed object, the text of each of its members and of
+    the members of its small object members (``text`` is made of them, see
+    :func:`~tether._json.member_texts`), and the blob rows the write must add."""
 
     text: str
     packed: dict[str, Any]
+    members: dict[str, str]
+    subs: dict[str, dict[str, str]]
     blobs: list[tuple[str, str]] = field(default_factory=list)
-    members: dict[str, str] = field(default_factory=dict)
 
 
 def member_patch(base: _Members, new: PackedHead, changed: dict[str, str] | None = None) -> tuple[dict[str, Any], str] | None:
     """The patch from the stored head ``base`` to ``new``, and its text; None when the members'
     order does not allow one (a patch keeps the base's order and appends what it adds).
 
-    Members are compared by text: equal texts are the same member (no diff, no check), a
-    changed object member is patched by :func:`checked_patch` of that member alone (so its
-    outcome is checked against the member's text), anything else is set whole. The patched
-    head therefore encodes to exactly ``new.text``.
+    Members are compared by their texts, so the patch is exact by construction (no diff, no
+    check, nothing encoded again): an equal text is the same member, an object member that
+    both heads wrote member by member is patched by its members' texts the same way, anything
+    else that changed is set whole. The patched head encodes to exactly ``new.text``.
 
     Args:
         base: The head the patch applies to.
         new: The head to reach.
         changed: Member texts standing in for ``base``'s (a prediction of the new head, see
-            :func:`predicted`): compared with, never patched from.
+            :func:`predicted`): compared with, never patched member by member.
     """
     old = base.texts if changed is None else {**base.texts, **changed}
-    texts = new.members
+    return _text_patch(old, new.members, new.packed, base.subs, new.subs, changed or {})
+
+
+_NO_SUBS: dict[str, dict[str, str]] = {}
+_NO_CHANGES: dict[str, str] = {}
+
+
+def _text_patch(
+    old: dict[str, str],
+    texts: dict[str, str],
+    values: dict[str, Any],
+    old_subs: dict[str, dict[str, str]],
+    subs: dict[str, dict[str, str]],
+    changed: dict[str, str],
+) -> tuple[dict[str, Any], str] | None:
     if list(texts) != list(old):
         common = [key for key in texts if key in old]
         if common != [key for key in old if key in texts] or list(texts)[: len(common)] != common:
             return None
     patch: dict[str, Any] = {}
     parts: list[str] = []
-    packed = new.packed
     for key, text in texts.items():
         before = old.get(key)
         if before == text:
             continue
-        value = packed[key]
-        sub = None
-        if before is not None and type(value) is dict and before.startswith("{") and (changed is None or key not in changed):
-            sub = checked_patch(base.value(key), before, value, text)
-        if sub:
-            patch[key] = sub
-            parts.append(member_key_text(key) + dumps(sub))
-        else:
-            patch[key] = [value]
-            parts.append(member_key_text(key) + "[" + text + "]")
+        key_text = member_key_text(key)
+        inner = subs.get(key)
+        outer = old_subs.get(key)
+        if inner is not None and outer is not None and key not in changed:
+            made = _text_patch(outer, inner, values[key], _NO_SUBS, _NO_SUBS, _NO_CHANGES)
+            if made is not None:
+                patch[key] = made[0]
+                parts.append(key_text + made[1])
+                continue
+        patch[key] = [values[key]]
+        parts.append(key_text + "[" + text + "]")
     for key in old:
         if key not in texts:
             patch[key] = []
@@ -203,7 +223,8 @@ class HeadPacker:
         shared = bool(manifest) and not is_ref(manifest)
         if shared:
             head = {**head, "manifest": self._manifest_ref(manifest, blobs)}
-        texts = member_texts(head)
+        subs: dict[str, dict[str, str]] = {}
+        texts = member_texts(head, subs)
         packed = head
         for name in BLOB_FIELDS:
             if shared and name == "manifest":
@@ -220,7 +241,8 @@ class HeadPacker:
                 packed = dict(head)
             ref = packed[name] = self._ref(name, value, field_text, blobs)
             texts[name] = dumps(ref)
-        return PackedHead(join_members(texts), packed, blobs, texts)
+            subs.pop(name, None)
+        return PackedHead(join_members(texts), packed, texts, subs, blobs)
 
     def _manifest_ref(self, manifest: Any, blobs: list[tuple[str, str]]) -> dict[str, Any]:
         """The blob reference of the run's manifest; its blob row joins ``blobs`` the first
@@ -264,7 +286,7 @@ class HeadPacker:
             made = member_patch(base[1], packed)
             if made is not None and len(made[1]) * HEAD_DELTA_FRACTION <= len(packed.text):
                 return made[1], base[0]
-        self._head_base = (rev, _Members(packed.members))
+        self._head_base = (rev, _Members(packed.members, packed.subs))
         return None
 
     def forget_head_base(self) -> None:
@@ -281,7 +303,7 @@ class HeadPacker:
         """How step ``number`` (stamped ``created_at``) records ``packed``: ``("head", packed)``
         (a keyframe) or ``("delta", patch)`` against :func:`predicted` from the previous step's."""
         previous = self._step_head
-        self._step_head = _Members(packed.members)
+        self._step_head = _Members(packed.members, packed.subs)
         if previous is not None and self._since_keyframe + 1 < self.keyframe_every:
             made = member_patch(previous, packed, _predicted_members(previous.texts, number, created_at))
             if made is not None:
@@ -313,12 +335,12 @@ class _LazyHead(Mapping[str, Any]):
 
 def _predicted_members(previous: dict[str, str], number: int, created_at: Any) -> dict[str, str]:
     """The member texts :func:`predicted` changes in a previous step's head."""
-    changed: dict[str, str] = {}
+    changed: dict[str, Any] = {}
     if "steps" in previous:
-        changed["steps"] = dumps(number)
+        changed["steps"] = number
     if "updated_at" in previous:
-        changed["updated_at"] = dumps(created_at)
-    return changed
+        changed["updated_at"] = created_at
+    return member_texts(changed)
 
 
 def predicted(previous: dict[str, Any], number: int, created_at: Any) -> dict[str, Any]:

@@ -135,8 +135,6 @@ class DurableSession:
             behind: Return before the commit is done (see above).
             info: The step's timeline details.
         """
-        if self._behind is not None:
-            await self.settle()
         _log.debug("run %r: store write (%s)", self.run_id, position or "progress")
         lock = self._write_lock()
         if self._queued == 0:  # no write in flight or waiting: try at once (no await until it is done)
@@ -147,6 +145,7 @@ class DurableSession:
             if behind:
                 self._behind = asyncio.ensure_future(self._commit_in_turn(prepared, lock))
                 self._behind.add_done_callback(self._unqueue)  # also when it is cancelled before it runs
+                await asyncio.sleep(0)  # the commit's first step: its statement goes out now, not at the next await
                 return
             try:
                 async with lock:  # free, and nobody waits for it: taken at once, ahead of every later write
@@ -156,6 +155,16 @@ class DurableSession:
             return
         self._queued += 1
         try:
+            if self._behind is not None:
+                # A write is committing behind: this one is encoded now, while it commits (its
+                # revision is the next: every write since it was made is encoded on arrival and
+                # queues for the lock in that order), and committed once it is done.
+                prepared = self._encoded(position, status, info)
+                async with lock:
+                    await self.settle()  # its error, if it failed, is this write's
+                    if not self._commit(prepared, wait=False):
+                        await self._commit_blocking(prepared)
+                return
             async with lock:  # after the writes in flight or waiting, in order
                 prepared = self._encoded(position, status, info)
                 if not self._commit(prepared, wait=False):
