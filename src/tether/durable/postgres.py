@@ -105,18 +105,19 @@ _SCHEMA_LOCK = 0x7465746865720001  # advisory key serializing concurrent schema 
 
 _APPENDS = {
     "m": "m AS (INSERT INTO tether_messages (run_id, seq, body)"
-    " SELECT h.run_id, u.seq, u.body FROM h, unnest(%(mseq)s::bigint[], %(mbody)s::text[]) AS u(seq, body))",
+    " SELECT h.run_id, u.seq, u.body FROM h, unnest(%(mseq)b::bigint[], %(mbody)b::text[]) AS u(seq, body))",
     "r": "r AS (INSERT INTO tether_results (run_id, cycle, tool_use_id, body)"
-    " SELECT h.run_id, u.cycle, u.id, u.body FROM h, unnest(%(rcycle)s::bigint[], %(rid)s::text[], %(rbody)s::text[]) AS u(cycle, id, body)"
+    " SELECT h.run_id, u.cycle, u.id, u.body FROM h, unnest(%(rcycle)b::bigint[], %(rid)b::text[], %(rbody)b::text[]) AS u(cycle, id, body)"
     " ON CONFLICT (run_id, cycle, tool_use_id) DO UPDATE SET body = EXCLUDED.body)",
     "s": "s AS (INSERT INTO tether_steps (run_id, step, body) SELECT h.run_id, %(step)s, %(sbody)s FROM h)",
     "b": "b AS (INSERT INTO tether_blobs (run_id, id, body)"
-    " SELECT h.run_id, u.id, u.body FROM h, unnest(%(bid)s::text[], %(bbody)s::text[]) AS u(id, body) ON CONFLICT (run_id, id) DO NOTHING)",
+    " SELECT h.run_id, u.id, u.body FROM h, unnest(%(bid)b::text[], %(bbody)b::text[]) AS u(id, body) ON CONFLICT (run_id, id) DO NOTHING)",
 }
 """The rows a write appends, each inserted *from* the head row the write's first part changed
 (``h``): when the compare-and-swap changed no row, none of them is inserted. A statement names
 only the kinds of rows its write has (a cycle's save point has no blobs and, but for the last
-call of a cycle, no results), so the server neither plans nor runs the others."""
+call of a cycle, no results), so the server neither plans nor runs the others. The arrays go in
+binary (``%(name)b``): as text, every quote of every JSON row is escaped in Python first."""
 
 _HEADS = {
     "save": "WITH h AS (UPDATE tether_runs SET head = coalesce(%(head)s, head), delta = %(delta)s, base = coalesce(%(newbase)s, base),"
