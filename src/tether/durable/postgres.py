@@ -203,6 +203,11 @@ def _import_psycopg() -> Any:
     return psycopg
 
 
+_WAIT_INTERVAL = 0.1
+"""Seconds between a statement's wakeups to check for interrupts while it waits for its answer
+(psycopg's connections use the same); the answer itself wakes it at once."""
+
+
 @functools.lru_cache(maxsize=2)
 def _async_execute(psycopg: Any) -> Callable[[Any, str, dict[str, Any], int], Awaitable[None]] | None:
     """How :meth:`PostgresStore.commit_async` runs a statement on the event loop with this
@@ -218,9 +223,12 @@ def _async_execute(psycopg: Any) -> Callable[[Any, str, dict[str, Any], int], Aw
     async def execute(cursor: Any, query: str, params: dict[str, Any], fileno: int) -> None:
         gen = cursor._execute_gen(query, params)
         try:
-            await wait_async(gen, fileno)
+            # An interval, as psycopg's own connections pass: with none (0), the wait re-polls
+            # the socket at every turn of the loop until the answer comes, a busy loop that
+            # burned a core the server needed while it committed.
+            await wait_async(gen, fileno, interval=_WAIT_INTERVAL)
         except asyncio.CancelledError:
-            wait(gen, fileno)  # the statement is out: finish its round trip, then stop
+            wait(gen, fileno, interval=_WAIT_INTERVAL)  # the statement is out: finish its round trip, then stop
             raise
 
     return execute
