@@ -106,6 +106,7 @@ _SCHEMA_LOCK = 0x7465746865720001  # advisory key serializing concurrent schema 
 _APPENDS = {
     "m": "m AS (INSERT INTO tether_messages (run_id, seq, body)"
     " SELECT h.run_id, u.seq, u.body FROM h, unnest(%(mseq)b::bigint[], %(mbody)b::text[]) AS u(seq, body))",
+    "M": "m AS (INSERT INTO tether_messages (run_id, seq, body) SELECT h.run_id, %(mseq1)s, %(mbody1)s FROM h)",
     "r": "r AS (INSERT INTO tether_results (run_id, cycle, tool_use_id, body)"
     " SELECT h.run_id, u.cycle, u.id, u.body FROM h, unnest(%(rcycle)b::bigint[], %(rid)b::text[], %(rbody)b::text[]) AS u(cycle, id, body)"
     " ON CONFLICT (run_id, cycle, tool_use_id) DO UPDATE SET body = EXCLUDED.body)",
@@ -117,7 +118,9 @@ _APPENDS = {
 (``h``): when the compare-and-swap changed no row, none of them is inserted. A statement names
 only the kinds of rows its write has (a cycle's save point has no blobs and, but for the last
 call of a cycle, no results), so the server neither plans nor runs the others. The arrays go in
-binary (``%(name)b``): as text, every quote of every JSON row is escaped in Python first."""
+binary (``%(name)b``): as text, every quote of every JSON row is escaped in Python first. A
+write of one message (a cycle's save points) passes it as two plain values (``M``): an array
+costs psycopg more to adapt than the rest of the statement's values together."""
 
 _HEADS = {
     "save": "WITH h AS (UPDATE tether_runs SET head = coalesce(%(head)s, head), delta = %(delta)s, base = coalesce(%(newbase)s, base),"
@@ -152,7 +155,7 @@ def save_query(head: str, kinds: str) -> str:
 
 def row_kinds(rows: EncodedWrite) -> str:
     """The kinds of rows a write appends (see :func:`save_query`)."""
-    kinds = ("m", rows.messages), ("r", rows.results), ("s", rows.step is not None), ("b", rows.blobs)
+    kinds = ("M" if len(rows.messages) == 1 else "m", rows.messages), ("r", rows.results), ("s", rows.step is not None), ("b", rows.blobs)
     return "".join(kind for kind, present in kinds if present)
 
 
@@ -250,6 +253,8 @@ def save_params(run_id: str, prepared: PreparedWrite, lease: Lease | None, *, wh
         "inc": prepared.incarnation,
         "epoch": None if lease is None else lease.epoch,
         "mseq": [seq for seq, _ in rows.messages],
+        "mseq1": rows.messages[0][0] if rows.messages else None,
+        "mbody1": rows.messages[0][1] if rows.messages else None,
         "mbody": [text for _, text in rows.messages],
         "rcycle": [cycle for cycle, _, _ in rows.results],
         "rid": [ident for _, ident, _ in rows.results],
@@ -611,9 +616,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
 
     def _lost(self, run_id: str, why: str, *, sent: bool) -> LeaseLostError:
         outcome = (
-            "its write was not confirmed (it is stored only if it committed before the session ended)"
-            if sent
-            else "nothing was written"
+            "its write was not confirmed (it is stored only if it committed before the session ended)" if sent else "nothing was written"
         )
         return LeaseLostError(
             f"run {run_id!r}: this writer's lease session on {self.where} was terminated ({why}), so it no longer "
@@ -647,7 +650,6 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
 
     def _locate(self, conn: psycopg.Connection[Any], run_id: str) -> str | None:
         return None if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None else run_id
-
 
     def _blob_reader(self, conn: psycopg.Connection[Any], run_id: str, key: str) -> BlobFetch:
         def fetch(ids: Collection[str]) -> list[tuple[Any, Any]]:
