@@ -216,10 +216,10 @@ async def test_a_results_write_that_fails_behind_fails_the_turn_with_its_own_err
 
 
 async def test_a_blocking_sync_refuses_while_a_write_commits_behind() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
     from tether.durable.session import DurableSession
     from tether.loop.state import RunState
-
-    from concurrent.futures import ThreadPoolExecutor
 
     store = GatedStore()
     session = DurableSession(store, "r", RunState(), writer=ThreadPoolExecutor(1))
