@@ -528,7 +528,9 @@ def test_save_points_commit_on_the_event_loop(pg_conninfo: str) -> None:
 def test_a_commit_on_the_loop_cancelled_mid_round_trip_completes_it(pg_conninfo: str) -> None:
     """Cancelling a caller while its save point's statement is out does not cut the statement:
     the round trip finishes (the write is stored), the cancellation goes through, and the
-    lease's connection serves the next write."""
+    lease's connection serves the next write. Cancelled while its connection prepares the
+    statement (the first save point of that shape on the connection), the write is not sent:
+    nothing is written, and the same write goes through afterwards."""
     import asyncio
 
     from tether.durable.codec import new_packer
@@ -546,16 +548,20 @@ def test_a_commit_on_the_loop_cancelled_mid_round_trip_completes_it(pg_conninfo:
             head = {**head, "rev": rev, "next_seq": rev, "steps": rev}
             return store.prepare("c", head, [{"role": "user", "content": [{"text": f"m{rev}"}]}], {}, step_row(rev, head), packer)
 
-        async def cancelled() -> None:
-            task = asyncio.ensure_future(store.commit_async("c", write(2), lease=lease))
-            await asyncio.sleep(0)  # the statement is sent; the task awaits its answer
+        async def cancelled(prepared: Any) -> None:
+            task = asyncio.ensure_future(store.commit_async("c", prepared, lease=lease))
+            await asyncio.sleep(0)  # the task's first statement is out; it awaits its answer
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
 
-        asyncio.run(cancelled())
-        assert store.head("c")["rev"] == 2  # type: ignore[index]
-        assert asyncio.run(store.commit_async("c", write(3), lease=lease)) is True
+        second = write(2)
+        asyncio.run(cancelled(second))  # the connection was preparing the statement: not sent
+        assert store.head("c")["rev"] == 1  # type: ignore[index]
+        assert asyncio.run(store.commit_async("c", second, lease=lease)) is True
+        asyncio.run(cancelled(write(3)))  # prepared now: the save point itself was out
+        assert store.head("c")["rev"] == 3  # type: ignore[index]
+        assert asyncio.run(store.commit_async("c", write(4), lease=lease)) is True
     loaded = store.load("c")
-    assert loaded is not None and loaded.head["rev"] == 3 and [m["content"][0]["text"] for m in loaded.messages] == ["m1", "m2", "m3"]
+    assert loaded is not None and loaded.head["rev"] == 4 and [m["content"][0]["text"] for m in loaded.messages] == ["m1", "m2", "m3", "m4"]
     store.close()

@@ -40,18 +40,18 @@ keepalive: set ``tcp_keepalives_idle`` on the server if that matters.)
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import hashlib
 import itertools
 import select
 import threading
-from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, LeaseLostError, RunLockedError, StoreError
+from . import pgwire
 from .codec import BlobFetch, merge_head_delta, zip_text
 from .crypto import RowCipher
 from .history import RunSummary
@@ -206,35 +206,15 @@ def _import_psycopg() -> Any:
     return psycopg
 
 
-_WAIT_INTERVAL = 0.1
-"""Seconds between a statement's wakeups to check for interrupts while it waits for its answer
-(psycopg's connections use the same); the answer itself wakes it at once."""
-
-
-@functools.lru_cache(maxsize=2)
-def _async_execute(psycopg: Any) -> Callable[[Any, str, dict[str, Any], int], Awaitable[None]] | None:
-    """How :meth:`PostgresStore.commit_async` runs a statement on the event loop with this
-    psycopg: a cursor's ``execute`` protocol generator driven by ``waiting.wait_async`` (what
-    psycopg's async connection does), or None when this psycopg has neither (then every commit
-    takes the writer thread)."""
-    waiting = getattr(psycopg, "waiting", None)
-    wait_async = getattr(waiting, "wait_async", None)
-    wait = getattr(waiting, "wait", None)
-    if wait_async is None or wait is None or not hasattr(psycopg.Cursor, "_execute_gen"):
-        return None
-
-    async def execute(cursor: Any, query: str, params: dict[str, Any], fileno: int) -> None:
-        gen = cursor._execute_gen(query, params)
-        try:
-            # An interval, as psycopg's own connections pass: with none (0), the wait re-polls
-            # the socket at every turn of the loop until the answer comes, a busy loop that
-            # burned a core the server needed while it committed.
-            await wait_async(gen, fileno, interval=_WAIT_INTERVAL)
-        except asyncio.CancelledError:
-            wait(gen, fileno, interval=_WAIT_INTERVAL)  # the statement is out: finish its round trip, then stop
-            raise
-
-    return execute
+_SAVE_TYPES = (
+    ("run", pgwire.TEXT), ("head", pgwire.TEXT), ("delta", pgwire.TEXT), ("newbase", pgwire.INT8), ("base", pgwire.INT8),
+    ("rev", pgwire.INT8), ("prev", pgwire.INT8), ("inc", pgwire.TEXT), ("epoch", pgwire.INT8),
+    ("mseq", pgwire.INT8_ARRAY), ("mbody", pgwire.TEXT_ARRAY), ("mseq1", pgwire.INT8), ("mbody1", pgwire.TEXT),
+    ("rcycle", pgwire.INT8_ARRAY), ("rid", pgwire.TEXT_ARRAY), ("rbody", pgwire.TEXT_ARRAY),
+    ("step", pgwire.INT8), ("sbody", pgwire.TEXT), ("bid", pgwire.TEXT_ARRAY), ("bbody", pgwire.TEXT_ARRAY),
+)  # fmt: skip
+"""The type of every parameter of a save-point statement (:func:`save_query`), for libpq
+(:mod:`tether.durable.pgwire`): the columns' types."""
 
 
 def save_params(run_id: str, prepared: PreparedWrite, lease: Lease | None, *, whole: bool = False) -> dict[str, Any]:
@@ -271,7 +251,8 @@ class Lane:
     """One connection of a store's pool, used by one thread at a time (``lock``).
 
     ``generation`` counts the connections the lane has had: a lease taken on generation g ended
-    with that connection's session. ``leases`` counts the leases held on it. ``holder``: the
+    with that connection's session. ``prepared``: the statements :mod:`tether.durable.pgwire`
+    prepared on the current connection. ``leases`` counts the leases held on it. ``holder``: the
     thread of the event loop whose coroutine holds ``lock`` across an await (a commit on the
     loop, see :meth:`PostgresStore.commit_async`); nobody blocks waiting for such a lane, since
     a wait on that loop's own thread would never end.
@@ -280,6 +261,7 @@ class Lane:
     conn: psycopg.Connection[Any] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     generation: int = 0
+    prepared: pgwire.Prepared = field(default_factory=pgwire.Prepared)
     leases: int = 0
     holder: int | None = None
 
@@ -336,6 +318,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ConfigurationError(f"PostgresStore pool_size must be a positive int (the most connections it opens), not {pool_size!r}")
         self._psycopg = _import_psycopg()
+        self._wire = pgwire.available(self._psycopg)  # save points on the event loop (commit_async)
         super().__init__(cipher=cipher, redact_state_keys=redact_state_keys, max_row_bytes=max_row_bytes)
         self.conninfo = conninfo
         self.connect_kwargs = dict(connect_kwargs)
@@ -405,6 +388,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             lane.conn = None
             conn = self._open(lane=True)
             lane.conn = conn
+            lane.prepared = pgwire.Prepared()
             lane.generation += 1
         return conn
 
@@ -537,9 +521,9 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
 
     async def commit_async(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None) -> bool:
         """:meth:`commit` of a leased save point on the caller's event loop, with no thread:
-        the write's one statement goes out on the lease's connection and its answer is awaited
-        on the loop's selector (psycopg's own protocol generator, driven by
-        ``psycopg.waiting.wait_async``). Handing a commit to a writer thread and back costs two
+        the write's one statement goes out on the lease's connection, sent with libpq itself
+        (prepared once per connection, see :mod:`tether.durable.pgwire`), and its answer is
+        awaited on the loop's selector. Handing a commit to a writer thread and back costs two
         thread wake-ups, which on an idle machine took longer than the commit itself.
 
         Returns False, having sent nothing, when the write must take the writer thread
@@ -556,8 +540,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             prepared: The write (:meth:`prepare`).
             lease: The lease the write is made under (None: the thread path).
         """
-        execute = _async_execute(self._psycopg)
-        if execute is None or lease is None or prepared.rev is None or prepared.rev <= 1:
+        if lease is None or prepared.rev is None or prepared.rev <= 1 or not self._wire:
             return False
         owned = self._owned.get(run_id)
         if owned is None or owned.epoch != lease.epoch or not owned.alive:
@@ -573,14 +556,13 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             conn = lane.conn
             if conn is None or conn.closed or conn.broken or lane.generation != owned.generation or self._session_ended(conn) is not None:
                 return False
-            if not conn.lock.acquire(blocking=False):
-                return False
+            if conn.info.encoding != "utf-8" or not conn.lock.acquire(blocking=False):
+                return False  # pgwire encodes text as UTF-8 (the server's encoding is almost always that)
             try:
-                query = save_query("save", row_kinds(prepared.rows))
-                cursor = conn.cursor()
+                stmt = pgwire.statement(save_query("save", row_kinds(prepared.rows)), _SAVE_TYPES)
                 try:
-                    await execute(cursor, query, save_params(run_id, prepared, lease), conn.pgconn.socket)
-                    row = cursor.fetchone()
+                    params = pgwire.encode(stmt, save_params(run_id, prepared, lease))
+                    result = await pgwire.execute(self._psycopg, conn, stmt, params, lane.prepared)
                 except self._psycopg.Error as exc:
                     if conn.broken or conn.closed:
                         raise self._lost(run_id, f"{type(exc).__name__}: {str(exc).strip()}", sent=True) from None
@@ -590,7 +572,8 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
         finally:
             lane.holder = None
             lane.lock.release()
-        if not (row and row[0]):
+        row = result.get_value(0, 0) if result.ntuples == 1 else None
+        if row is None or int(row) == 0:
             return False
         self.bytes_written += prepared.rows.size
         return True

@@ -1,0 +1,152 @@
+"""`tether.durable.pgwire`: save points sent with libpq itself, on a real PostgreSQL server."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tether.durable import pgwire
+from tether.durable.codec import new_packer
+from tether.durable.postgres import PostgresStore
+from tether.durable.session import run_state_of
+from tether.durable.store import SCHEMA_VERSION
+from tether.errors import StoreError
+
+from .test_postgres import step_row
+
+psycopg = pytest.importorskip("psycopg")
+
+
+def test_a_placeholder_named_twice_is_one_parameter_and_every_one_needs_a_type() -> None:
+    stmt = pgwire.statement("SELECT %(a)s, %(b)b, %(a)s", (("a", pgwire.INT8), ("b", pgwire.TEXT_ARRAY)))
+    assert stmt.query == b"SELECT $1, $2, $1" and stmt.params == ("a", "b")
+    assert stmt.types == (pgwire.INT8, pgwire.TEXT_ARRAY) and stmt.formats == (0, 1)
+    assert stmt.name.startswith(b"tether_") and stmt == pgwire.statement("SELECT %(a)s, %(b)b, %(a)s", (("a", 20), ("b", 1009)))
+    with pytest.raises(KeyError, match="'c'"):
+        pgwire.statement("SELECT %(c)s", (("a", pgwire.INT8),))
+    with pytest.raises(ValueError, match="arrays go in binary"):
+        pgwire.statement("SELECT %(a)s", (("a", pgwire.INT8_ARRAY),))
+    with pytest.raises(ValueError, match="in text and in binary"):
+        pgwire.statement("SELECT %(a)s, %(a)b", (("a", pgwire.INT8_ARRAY),))
+    with pytest.raises(TypeError, match="'a'"):
+        pgwire.encode(pgwire.statement("SELECT %(a)s", (("a", pgwire.INT8),)), {"a": 1.5})
+
+
+_TEXTS = st.lists(st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=40), max_size=6)
+_INTS = st.lists(st.integers(-(2**63), 2**63 - 1), max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=_TEXTS, ints=_INTS, scalar=st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=60))
+def test_parameters_reach_the_server_exactly(pg_server: Any, texts: list[str], ints: list[int], scalar: str) -> None:
+    """Text and bigint arrays (binary), text and bigint scalars (text) and NULL arrive as sent:
+    quotes, backslashes, braces, commas and non-ASCII text included, and empty arrays."""
+    stmt = pgwire.statement(
+        "SELECT %(t)b::text[], %(i)b::bigint[], %(s)s::text, %(n)s::bigint, %(z)s::text",
+        (("t", pgwire.TEXT_ARRAY), ("i", pgwire.INT8_ARRAY), ("s", pgwire.TEXT), ("n", pgwire.INT8), ("z", pgwire.TEXT)),
+    )
+    with psycopg.connect(pg_server.conninfo(), autocommit=True) as conn:
+        params = pgwire.encode(stmt, {"t": texts, "i": ints, "s": scalar, "n": len(ints), "z": None})
+        result = asyncio.run(pgwire.execute(psycopg, conn, stmt, params, pgwire.Prepared()))
+        row = conn.execute("SELECT %s::text[], %s::bigint[]", (texts, ints)).fetchone()  # psycopg's own reading of the same values
+        assert row is not None
+        assert result.get_value(0, 0) == conn.execute("SELECT %s::text[]::text", (texts,)).fetchone()[0].encode()  # type: ignore[index]
+        assert result.get_value(0, 1) == conn.execute("SELECT %s::bigint[]::text", (ints,)).fetchone()[0].encode()  # type: ignore[index]
+        assert result.get_value(0, 2) == scalar.encode() and result.get_value(0, 3) == str(len(ints)).encode()
+        assert result.get_value(0, 4) is None
+
+
+def _writes(store: PostgresStore, run_id: str) -> tuple[dict[str, Any], Any]:
+    """A head at revision 1 and the write of revision 2: three messages (one with a large
+    tool result, a blob), two results of the last one's calls (one large, a blob) and a large
+    agent state (a blob)."""
+    packer = new_packer(None)
+    head: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "rev": 1, "next_seq": 1, "start_seq": 0, "metrics": {}, "steps": 1}
+    head["cursor"] = {"phase": "tools", "cycle_index": 0}
+    store.commit(run_id, store.prepare(run_id, head, [{"role": "user", "content": [{"text": "go"}]}], {}, step_row(1, head), packer))
+    head = {**head, "rev": 2, "next_seq": 4, "steps": 2, "state": {"notes": 'état "quoted" {braces} \\ ' * 200}}
+    big = {"toolUseId": "t1", "status": "success", "content": [{"text": "x" * 3000}]}
+    small = {"toolUseId": "t2", "status": "error", "content": [{"text": 'naïve, "quoted"'}]}
+    earlier = {"toolUseId": "t0", "status": "success", "content": [{"text": "y" * 3000}]}
+    messages: list[Any] = [
+        {"role": "assistant", "content": [{"text": "calling, {} \\ ü"}]},
+        {"role": "user", "content": [{"toolResult": earlier}, {"text": "a note"}]},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": t, "name": "f", "input": {"q": "é"}}} for t in ("t1", "t2")]},
+    ]
+    prepared = store.prepare(run_id, head, messages, {"t1": big, "t2": small}, step_row(2, head), packer)  # type: ignore[dict-item]
+    assert len(prepared.rows.messages) == 3 and len(prepared.rows.results) == 2 and prepared.rows.blobs
+    return {"messages": messages, "state": head["state"]}, prepared
+
+
+def test_a_save_point_with_every_kind_of_row_is_stored_exactly(pg_conninfo: str) -> None:
+    """Several messages, results and blobs (the statement's arrays, in binary) through the event
+    loop's path are read back exactly as the thread's path stores them."""
+    store = PostgresStore(pg_conninfo)
+    with store.lease("loop") as lease:
+        expected, prepared = _writes(store, "loop")
+        assert asyncio.run(store.commit_async("loop", prepared, lease=lease)) is True
+    _, prepared_thread = _writes(store, "thread")
+    store.commit("thread", prepared_thread)
+    loop, thread = store.load("loop"), store.load("thread")
+    assert loop is not None and thread is not None
+    assert loop.messages[1:] == expected["messages"] == thread.messages[1:]
+    assert loop.results == thread.results and set(loop.results) == {"t1", "t2"}
+    assert run_state_of(loop).state == expected["state"] == run_state_of(thread).state
+    assert [s.head for s in store.history("loop")] == [s.head for s in store.history("thread")]
+    store.close()
+
+
+def test_a_statement_the_session_dropped_is_prepared_again(pg_conninfo: str) -> None:
+    """``DEALLOCATE ALL`` on a lease's connection (psycopg sends it when it clears its own
+    statement cache) drops Tether's statements too: the next save point prepares its statement
+    again and is stored, once."""
+    store = PostgresStore(pg_conninfo)
+    packer = new_packer(None)
+    head: dict[str, Any] = {"rev": 1, "next_seq": 1, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}}
+    head["steps"] = 1
+    with store.lease("d") as lease:
+        store.commit(
+            "d", store.prepare("d", head, [{"role": "user", "content": [{"text": "m1"}]}], {}, step_row(1, head), packer), lease=lease
+        )
+        for rev in (2, 3):
+            head = {**head, "rev": rev, "next_seq": rev, "steps": rev}
+            prepared = store.prepare("d", head, [{"role": "user", "content": [{"text": f"m{rev}"}]}], {}, step_row(rev, head), packer)
+            assert asyncio.run(store.commit_async("d", prepared, lease=lease)) is True
+            conn = store._owned["d"].lane.conn
+            assert conn is not None
+            conn.execute("DEALLOCATE ALL")
+    loaded = store.load("d")
+    assert loaded is not None and [m["content"][0]["text"] for m in loaded.messages] == ["m1", "m2", "m3"]
+    store.close()
+
+
+def test_a_server_error_is_a_store_error_and_the_connection_serves_the_next_write(pg_conninfo: str) -> None:
+    """A statement the server refuses (here: a lock timeout while another transaction holds the
+    run's row) raises StoreError naming the run, writes nothing, and leaves the lease's
+    connection idle for the next save point."""
+    store = PostgresStore(pg_conninfo)
+    packer = new_packer(None)
+    head: dict[str, Any] = {"rev": 1, "next_seq": 1, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}}
+    head["steps"] = 1
+    with store.lease("e") as lease:
+        store.commit(
+            "e", store.prepare("e", head, [{"role": "user", "content": [{"text": "m1"}]}], {}, step_row(1, head), packer), lease=lease
+        )
+        head = {**head, "rev": 2, "next_seq": 2, "steps": 2}
+        prepared = store.prepare("e", head, [{"role": "user", "content": [{"text": "m2"}]}], {}, step_row(2, head), packer)
+        conn = store._owned["e"].lane.conn
+        assert conn is not None
+        conn.execute("SET lock_timeout = '50ms'")
+        with psycopg.connect(pg_conninfo) as other:
+            other.execute("SELECT 1 FROM tether_runs WHERE run_id = 'e' FOR UPDATE")
+            with pytest.raises(StoreError, match=r"run 'e': .*lock"):
+                asyncio.run(store.commit_async("e", prepared, lease=lease))
+        conn.execute("SET lock_timeout = 0")
+        assert store.head("e")["rev"] == 1  # type: ignore[index]
+        assert asyncio.run(store.commit_async("e", prepared, lease=lease)) is True
+    assert store.head("e")["rev"] == 2  # type: ignore[index]
+    store.close()
