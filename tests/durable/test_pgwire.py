@@ -150,3 +150,17 @@ def test_a_server_error_is_a_store_error_and_the_connection_serves_the_next_writ
         assert asyncio.run(store.commit_async("e", prepared, lease=lease)) is True
     assert store.head("e")["rev"] == 2  # type: ignore[index]
     store.close()
+
+
+def test_a_connection_whose_client_encoding_is_not_utf8_commits_on_the_thread(pg_conninfo: str) -> None:
+    """pgwire sends UTF-8: on a connection with another client encoding the event loop's path
+    declines (False, nothing sent) and the thread's path stores the write, text intact."""
+    store = PostgresStore(pg_conninfo, client_encoding="LATIN1")
+    with store.lease("l") as lease:
+        _, prepared = _writes(store, "l")
+        assert asyncio.run(store.commit_async("l", prepared, lease=lease)) is False
+        assert store.head("l")["rev"] == 1  # type: ignore[index]
+        store.commit("l", prepared, lease=lease)
+    loaded = store.load("l")
+    assert loaded is not None and loaded.messages[1]["content"][0]["text"] == "calling, {} \\ ü"  # type: ignore[typeddict-item]
+    store.close()

@@ -122,9 +122,17 @@ def _array(values: Sequence[Any], oid: int) -> bytes:
 
 @dataclass(eq=False)
 class Prepared:
-    """The statements prepared on one connection (a new connection starts with none)."""
+    """The statements prepared on one connection (a new connection starts with none), and
+    whether the connection's client encoding is UTF-8, the encoding :func:`encode` writes (read
+    once: psycopg's ``conn.info.encoding`` looks it up anew on every call)."""
 
+    utf8: bool = True
     names: set[bytes] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, conn: Any) -> Prepared:
+        """The record of a new psycopg connection ``conn``."""
+        return cls(utf8=conn.info.encoding == "utf-8")
 
 
 async def execute(psycopg: Any, conn: Any, stmt: Statement, params: list[bytes | None], prepared: Prepared) -> Any:

@@ -388,7 +388,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             lane.conn = None
             conn = self._open(lane=True)
             lane.conn = conn
-            lane.prepared = pgwire.Prepared()
+            lane.prepared = pgwire.Prepared.of(conn)
             lane.generation += 1
         return conn
 
@@ -556,8 +556,8 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             conn = lane.conn
             if conn is None or conn.closed or conn.broken or lane.generation != owned.generation or self._session_ended(conn) is not None:
                 return False
-            if conn.info.encoding != "utf-8" or not conn.lock.acquire(blocking=False):
-                return False  # pgwire encodes text as UTF-8 (the server's encoding is almost always that)
+            if not lane.prepared.utf8 or not conn.lock.acquire(blocking=False):
+                return False  # pgwire encodes text as UTF-8 (a client encoding is almost always that)
             try:
                 stmt = pgwire.statement(save_query("save", row_kinds(prepared.rows)), _SAVE_TYPES)
                 try:
