@@ -33,6 +33,7 @@ import marshal
 import math
 import re
 import reprlib
+from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-defined]
 from typing import Any
 
 from pydantic_core import from_json as _from_json
@@ -57,6 +58,12 @@ def _default(value: Any) -> Any:
 _encoder = json.JSONEncoder(default=_default, ensure_ascii=False, allow_nan=False, check_circular=True)
 _plain_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 _compact_encoder = json.JSONEncoder(default=_default, ensure_ascii=False, allow_nan=False, check_circular=True, separators=(",", ":"))
+_compact_c_encoder: Any = (
+    None
+    if _c_make_encoder is None
+    else _c_make_encoder(None, _default, json.encoder.encode_basestring, None, ":", ",", False, False, False)
+)
+"""``_compact_encoder``'s C encoder without circular-reference markers (see :func:`dumps_compact`)."""
 _ascii_encoder = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 _decode = json.JSONDecoder().decode
 _INFINITY_TAIL = re.compile(b"\xf0[\x7f\xff]")
@@ -194,8 +201,23 @@ def dumps(value: Any) -> str:
 
 
 def dumps_compact(value: Any) -> str:
-    """:func:`dumps` without the spaces after ``,`` and ``:`` (store rows: ~10% smaller)."""
-    return _compact_encoder.encode(value)
+    """:func:`dumps` without the spaces after ``,`` and ``:`` (store rows: ~10% smaller).
+
+    The text is what ``_compact_encoder.encode`` writes, by one C encoder made once
+    (:data:`_compact_c_encoder`): ``JSONEncoder.encode`` makes a new one at every call, which
+    costs about 2 µs of a small row's 5, several times per save point. The shared encoder keeps
+    no circular-reference markers (a shared markers dict would make concurrent encodings of one
+    value look circular), so a circular value recurses until ``RecursionError``; any
+    ``RecursionError`` is then encoded again by ``_compact_encoder``, which raises what it always
+    raised (``ValueError`` for a circular value, ``RecursionError`` for a too deep one). Other
+    errors are the same either way: both encoders walk a value in the same order.
+    """
+    if _compact_c_encoder is None or type(value) is str:
+        return _compact_encoder.encode(value)
+    try:
+        return "".join(_compact_c_encoder(value, 0))
+    except RecursionError:
+        return _compact_encoder.encode(value)
 
 
 _member_key_texts: dict[str, str] = {}
@@ -220,7 +242,7 @@ def member_texts(obj: dict[str, Any], subs: dict[str, dict[str, str]] | None = N
             (None: every member encoded whole).
     """
     out: dict[str, str] = {}
-    encode = _compact_encoder.encode
+    encode = dumps_compact
     for key, value in obj.items():
         kind = type(value)
         if kind is int:
