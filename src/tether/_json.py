@@ -220,7 +220,9 @@ def dumps_compact(value: Any) -> str:
         return _compact_encoder.encode(value)
 
 
-_member_key_texts: dict[str, str] = {}
+MEMBER_KEY_TEXTS: dict[str, str] = {}
+"""The key texts :func:`member_key_text` has made, by key (at most 4,096): hot loops look a key up
+here first and call :func:`member_key_text` only for a key not in it."""
 _encode_string: Any = json.encoder.encode_basestring  # the C escaper of an ensure_ascii=False encoder
 
 
@@ -272,17 +274,20 @@ SUB_MEMBERS_MAX = 32
 
 def member_key_text(key: str) -> str:
     """A member key's JSON text followed by ``:`` (cached: a head has the same few keys)."""
-    text = _member_key_texts.get(key)
+    text = MEMBER_KEY_TEXTS.get(key)
     if text is None:
         text = _encode_string(key) + ":"
-        if len(_member_key_texts) < 4096:
-            _member_key_texts[key] = text
+        if len(MEMBER_KEY_TEXTS) < 4096:
+            MEMBER_KEY_TEXTS[key] = text
     return text
 
 
 def join_members(texts: dict[str, str]) -> str:
     """The compact JSON text of an object from its members' texts (see :func:`member_texts`)."""
-    return "{" + ",".join([member_key_text(key) + text for key, text in texts.items()]) + "}"
+    try:  # the key texts looked up in the cache directly: a call per key cost ~3 µs a save point
+        return "{" + ",".join([MEMBER_KEY_TEXTS[key] + text for key, text in texts.items()]) + "}"
+    except KeyError:  # a key not cached yet (or the cache is full)
+        return "{" + ",".join([member_key_text(key) + text for key, text in texts.items()]) + "}"
 
 
 def is_json_unguarded(value: Any) -> bool:
