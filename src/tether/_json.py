@@ -243,28 +243,38 @@ def member_texts(obj: dict[str, Any], subs: dict[str, dict[str, str]] | None = N
             (at most :data:`SUB_MEMBERS_MAX` members), whose text is then made of them
             (None: every member encoded whole).
     """
+    return members_and_text(obj, subs)[0]
+
+
+def members_and_text(obj: dict[str, Any], subs: dict[str, dict[str, str]] | None = None) -> tuple[dict[str, str], str]:
+    """:func:`member_texts` of ``obj`` and :func:`join_members` of them (the text of ``obj``),
+    made in one pass: a second pass over the members to join them cost ~1 µs per object, and
+    a head and its small object members are joined at every save point."""
     out: dict[str, str] = {}
+    parts: list[str] = []
     encode = dumps_compact
+    key_texts = MEMBER_KEY_TEXTS
     for key, value in obj.items():
         kind = type(value)
         if kind is int:
-            out[key] = int.__repr__(value)
+            text = int.__repr__(value)
         elif kind is str:
-            out[key] = _encode_string(value)
+            text = _encode_string(value)
         elif value is None:
-            out[key] = "null"
+            text = "null"
         elif kind is bool:
-            out[key] = "true" if value else "false"
+            text = "true" if value else "false"
         elif kind is float and _isfinite(value):
-            out[key] = float.__repr__(value)
+            text = float.__repr__(value)
         elif (kind is dict or kind is list) and not value:
-            out[key] = "{}" if kind is dict else "[]"
+            text = "{}" if kind is dict else "[]"
         elif kind is dict and subs is not None and len(value) <= SUB_MEMBERS_MAX:
-            texts = subs[key] = member_texts(value)
-            out[key] = join_members(texts)
+            subs[key], text = members_and_text(value)
         else:
-            out[key] = encode(value)
-    return out
+            text = encode(value)
+        out[key] = text
+        parts.append((key_texts.get(key) or member_key_text(key)) + text)
+    return out, "{" + ",".join(parts) + "}"
 
 
 SUB_MEMBERS_MAX = 32

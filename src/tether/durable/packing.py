@@ -46,7 +46,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._json import MEMBER_KEY_TEXTS, join_members, member_key_text, member_texts
+from .._json import MEMBER_KEY_TEXTS, join_members, member_key_text, member_texts, members_and_text
 from .._json import dumps_compact as dumps
 from .._json import parse_json as _parse
 from .._jsonpatch import apply, checked_patch, diff
@@ -202,7 +202,7 @@ def _text_patch(
                     continue
         if patch is not None:
             patch[key] = [values[key]]
-        parts.append(key_text + "[" + text + "]")
+        parts.append(f"{key_text}[{text}]")
     if not same_keys:
         for key in old:
             if key not in texts:
@@ -245,7 +245,7 @@ class HeadPacker:
         if shared:
             head = {**head, "manifest": self._manifest_ref(manifest, blobs)}
         subs: dict[str, dict[str, str]] = {}
-        texts = member_texts(head, subs)
+        texts, text = members_and_text(head, subs)
         packed = head
         for name in BLOB_FIELDS:
             if shared and name == "manifest":
@@ -263,7 +263,7 @@ class HeadPacker:
             ref = packed[name] = self._ref(name, value, field_text, blobs)
             texts[name] = dumps(ref)
             subs.pop(name, None)
-        return PackedHead(join_members(texts), packed, texts, subs, blobs)
+        return PackedHead(text if packed is head else join_members(texts), packed, texts, subs, blobs)
 
     def _manifest_ref(self, manifest: Any, blobs: list[tuple[str, str]]) -> dict[str, Any]:
         """The blob reference of the run's manifest; its blob row joins ``blobs`` the first
