@@ -8,13 +8,17 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tether._json import (
+    _compact_encoder,
     checked_json_copy,
     decode_base64,
     decode_bytes,
     dump_json,
     dumps,
+    dumps_compact,
     find_non_json,
     freeze,
     is_json,
@@ -219,3 +223,35 @@ def test_large_parses_leave_the_garbage_collector_as_they_found_it(enabled: bool
         assert gc.isenabled() is enabled
     finally:
         gc.enable() if was else gc.disable()
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text() | st.binary(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES)
+def test_dumps_compact_writes_what_the_compact_encoder_writes(value: Any) -> None:
+    """The shared C encoder of dumps_compact writes exactly JSONEncoder.encode's text (bytes as envelopes)."""
+    assert dumps_compact(value) == _compact_encoder.encode(value)
+
+
+def test_dumps_compact_raises_what_the_compact_encoder_raises() -> None:
+    circular: list[Any] = [1]
+    circular.append({"a": circular})
+    for bad, error, match in [
+        (circular, ValueError, "Circular reference"),
+        ({"a": [float("nan")]}, ValueError, "Out of range float"),
+        ({"a": {1, 2}}, TypeError, "set"),
+    ]:
+        with pytest.raises(error, match=match):
+            dumps_compact(bad)
+    assert dumps_compact([circular[0], {"b": b"\x00"}]) == '[1,{"b":{"$b64":"AA=="}}]'  # no marker left behind
+    deep: Any = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(RecursionError):
+        dumps_compact(deep)

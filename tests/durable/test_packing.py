@@ -9,6 +9,7 @@ moment, and ``history()`` / ``load_at()`` must return exactly those, for random 
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from tether import Agent, ToolContext, tool
 from tether._json import dumps_compact
 from tether.durable import MemoryStore, RunStore, SQLiteStore
 from tether.durable.codec import decode_step_at, is_zipped, unzip_step, zip_step
+from tether.durable.codec.compress import STEP_DICTIONARY_V1
 from tether.durable.packing import BLOB_MIN, KEYFRAME_EVERY, HeadPacker, apply, blob_id, checked_patch, diff
 from tether.errors import StoreError
 from tether.models import ScriptedModel
@@ -86,6 +88,15 @@ def test_a_small_value_shaped_like_a_reference_is_stored_as_a_blob() -> None:
     lookalike = {"$blob": "sha256:00"}
     packed = HeadPacker().pack({"state": lookalike})
     assert packed.blobs and packed.packed["state"] == {"$blob": blob_id(dumps_compact(lookalike))}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=3000))
+def test_zip_step_is_a_fresh_compressor_s_deflate(text: str) -> None:
+    """The primed compressor's copies deflate exactly as a compressor set up per row would."""
+    packer = zlib.compressobj(6, zlib.DEFLATED, -11, 2, zlib.Z_DEFAULT_STRATEGY, STEP_DICTIONARY_V1)
+    fresh = b"z1:" + packer.compress(text.encode("utf-8", "surrogatepass")) + packer.flush()
+    assert zip_step(text) == (fresh if len(fresh) < len(text) else text)
 
 
 def test_step_rows_compress_and_damaged_ones_are_refused() -> None:
@@ -379,7 +390,9 @@ def test_head_and_step_deltas_made_from_member_texts_rebuild_each_head_exactly(h
         else:
             assert base is not None
             assert dumps_compact(apply(base, json.loads(found[0]))) == packed.text
-        kind, value = packer.step_head(packed, rev, "now")
+            assert found[0] == dumps_compact(json.loads(found[0]))
+        kind, value, text = packer.step_record(packed, rev, "now")
+        assert text == dumps_compact(value)  # a step row splices this text in for the value
         if kind == "delta":
             assert previous is not None
             assert dumps_compact(apply(predicted(previous, rev, "now"), json.loads(dumps_compact(value)))) == packed.text

@@ -46,8 +46,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._json import MEMBER_KEY_TEXTS, join_members, member_key_text, member_texts, members_and_text
 from .._json import dumps_compact as dumps
-from .._json import join_members, member_key_text, member_texts
 from .._json import parse_json as _parse
 from .._jsonpatch import apply, checked_patch, diff
 
@@ -139,7 +139,8 @@ def member_patch(base: _Members, new: PackedHead, changed: dict[str, str] | None
     Members are compared by their texts, so the patch is exact by construction (no diff, no
     check, nothing encoded again): an equal text is the same member, an object member that
     both heads wrote member by member is patched by its members' texts the same way, anything
-    else that changed is set whole. The patched head encodes to exactly ``new.text``.
+    else that changed is set whole. The patched head encodes to exactly ``new.text``, and the
+    patch's text is exactly :func:`~tether._json.dumps_compact` of the patch.
 
     Args:
         base: The head the patch applies to.
@@ -148,11 +149,20 @@ def member_patch(base: _Members, new: PackedHead, changed: dict[str, str] | None
             :func:`predicted`): compared with, never patched member by member.
     """
     old = base.texts if changed is None else {**base.texts, **changed}
-    return _text_patch(old, new.members, new.packed, base.subs, new.subs, changed or {})
+    patch: dict[str, Any] = {}
+    text = _text_patch(old, new.members, new.packed, base.subs, new.subs, changed or _NO_CHANGES, patch)
+    return None if text is None else (patch, text)
+
+
+def member_patch_text(base: _Members, new: PackedHead) -> str | None:
+    """The text of :func:`member_patch` ``(base, new)`` alone (None when there is no patch): a
+    head delta is stored as text, so the patch object is not built."""
+    return _text_patch(base.texts, new.members, _NO_VALUES, base.subs, new.subs, _NO_CHANGES, None)
 
 
 _NO_SUBS: dict[str, dict[str, str]] = {}
 _NO_CHANGES: dict[str, str] = {}
+_NO_VALUES: dict[str, Any] = {}
 
 
 def _text_patch(
@@ -162,33 +172,44 @@ def _text_patch(
     old_subs: dict[str, dict[str, str]],
     subs: dict[str, dict[str, str]],
     changed: dict[str, str],
-) -> tuple[dict[str, Any], str] | None:
-    if list(texts) != list(old):
+    patch: dict[str, Any] | None,
+) -> str | None:
+    """The text of the patch from member texts ``old`` to ``texts`` (see :func:`member_patch`),
+    the patch itself put into ``patch`` (None: the text alone, ``values`` unused); None when the
+    members' order does not allow one."""
+    same_keys = list(texts) == list(old)
+    if not same_keys:
         common = [key for key in texts if key in old]
         if common != [key for key in old if key in texts] or list(texts)[: len(common)] != common:
             return None
-    patch: dict[str, Any] = {}
     parts: list[str] = []
+    before = old.get
+    key_texts = MEMBER_KEY_TEXTS  # member_key_text inlined: a call per changed member measured ~2 µs a write
     for key, text in texts.items():
-        before = old.get(key)
-        if before == text:
+        if before(key) == text:
             continue
-        key_text = member_key_text(key)
-        inner = subs.get(key)
-        outer = old_subs.get(key)
-        if inner is not None and outer is not None and key not in changed:
-            made = _text_patch(outer, inner, values[key], _NO_SUBS, _NO_SUBS, _NO_CHANGES)
-            if made is not None:
-                patch[key] = made[0]
-                parts.append(key_text + made[1])
-                continue
-        patch[key] = [values[key]]
-        parts.append(key_text + "[" + text + "]")
-    for key in old:
-        if key not in texts:
-            patch[key] = []
-            parts.append(member_key_text(key) + "[]")
-    return patch, "{" + ",".join(parts) + "}"
+        key_text = key_texts.get(key) or member_key_text(key)
+        inner = subs.get(key) if subs else None
+        if inner is not None and key not in changed:
+            outer = old_subs.get(key)
+            if outer is not None:
+                sub: dict[str, Any] | None = None if patch is None else {}
+                made = _text_patch(outer, inner, _NO_VALUES if sub is None else values[key], _NO_SUBS, _NO_SUBS, _NO_CHANGES, sub)
+                if made is not None:
+                    if patch is not None:
+                        patch[key] = sub
+                    parts.append(key_text + made)
+                    continue
+        if patch is not None:
+            patch[key] = [values[key]]
+        parts.append(f"{key_text}[{text}]")
+    if not same_keys:
+        for key in old:
+            if key not in texts:
+                if patch is not None:
+                    patch[key] = []
+                parts.append(member_key_text(key) + "[]")
+    return "{" + ",".join(parts) + "}"
 
 
 class HeadPacker:
@@ -224,7 +245,7 @@ class HeadPacker:
         if shared:
             head = {**head, "manifest": self._manifest_ref(manifest, blobs)}
         subs: dict[str, dict[str, str]] = {}
-        texts = member_texts(head, subs)
+        texts, text = members_and_text(head, subs)
         packed = head
         for name in BLOB_FIELDS:
             if shared and name == "manifest":
@@ -242,7 +263,7 @@ class HeadPacker:
             ref = packed[name] = self._ref(name, value, field_text, blobs)
             texts[name] = dumps(ref)
             subs.pop(name, None)
-        return PackedHead(join_members(texts), packed, texts, subs, blobs)
+        return PackedHead(text if packed is head else join_members(texts), packed, texts, subs, blobs)
 
     def _manifest_ref(self, manifest: Any, blobs: list[tuple[str, str]]) -> dict[str, Any]:
         """The blob reference of the run's manifest; its blob row joins ``blobs`` the first
@@ -283,9 +304,9 @@ class HeadPacker:
         or None: write it whole (it becomes the base). Called once per write, in order."""
         base = self._head_base
         if base is not None and base[0] < rev:
-            made = member_patch(base[1], packed)
-            if made is not None and len(made[1]) * HEAD_DELTA_FRACTION <= len(packed.text):
-                return made[1], base[0]
+            text = member_patch_text(base[1], packed)
+            if text is not None and len(text) * HEAD_DELTA_FRACTION <= len(packed.text):
+                return text, base[0]
         self._head_base = (rev, _Members(packed.members, packed.subs))
         return None
 
@@ -302,15 +323,21 @@ class HeadPacker:
     def step_head(self, packed: PackedHead, number: int, created_at: Any) -> tuple[str, dict[str, Any]]:
         """How step ``number`` (stamped ``created_at``) records ``packed``: ``("head", packed)``
         (a keyframe) or ``("delta", patch)`` against :func:`predicted` from the previous step's."""
+        kind, value, _ = self.step_record(packed, number, created_at)
+        return kind, value
+
+    def step_record(self, packed: PackedHead, number: int, created_at: Any) -> tuple[str, dict[str, Any], str]:
+        """:meth:`step_head` and the JSON text of its value (exactly :func:`dumps_compact` of
+        it: the head's text, or the patch's), which a step row is written with."""
         previous = self._step_head
         self._step_head = _Members(packed.members, packed.subs)
         if previous is not None and self._since_keyframe + 1 < self.keyframe_every:
             made = member_patch(previous, packed, _predicted_members(previous.texts, number, created_at))
             if made is not None:
                 self._since_keyframe += 1
-                return "delta", made[0]
+                return "delta", made[0], made[1]
         self._since_keyframe = 0
-        return "head", packed.packed
+        return "head", packed.packed, packed.text
 
 
 class _LazyHead(Mapping[str, Any]):

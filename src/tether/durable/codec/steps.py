@@ -36,22 +36,27 @@ def compact_step(step: dict[str, Any], previous: Mapping[str, Any] | None) -> di
     head = step["head"]
     row: dict[str, Any] = {}
     for key, value in step.items():
-        if key == "head" or _STEP_DEFAULTS.get(key, _ABSENT) == value:
-            continue
-        if key == "model" and previous is not None and step.get("position") == "after_model":
-            if _same_figures(value, model_change(previous, head)):
+        if key in _LEFT_OUT_WHEN:  # the other fields are always kept: one set lookup each
+            if key == "head" or _STEP_DEFAULTS.get(key, _ABSENT) == value:
                 continue
-        if key == "seq" and value == head.get("next_seq"):
-            continue
-        if key == "message_count" and value == int(head["next_seq"]) - int(head["start_seq"]):
-            continue
-        if key == "status" and value == head.get("status"):
-            continue
+            if key == "model":
+                if previous is not None and step.get("position") == "after_model" and _same_figures(value, model_change(previous, head)):
+                    continue
+            elif key == "seq":
+                if value == head.get("next_seq"):
+                    continue
+            elif key == "message_count":
+                if value == int(head["next_seq"]) - int(head["start_seq"]):
+                    continue
+            elif key == "status" and value == head.get("status"):
+                continue
         row[key] = value
     return row
 
 
 _ABSENT = object()
+_LEFT_OUT_WHEN = frozenset({"head", "model", "seq", "message_count", "status", *_STEP_DEFAULTS})
+"""The step fields :func:`compact_step` may leave out (the head, defaults, what follows from the head)."""
 
 
 def _same_figures(a: Any, b: Any) -> bool:
