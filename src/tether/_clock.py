@@ -9,7 +9,11 @@ microseconds and a ``Z`` suffix. The loop core never reads a clock; only these e
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import time
+
+_second: tuple[int, str] = (-1, "")
+"""The last whole second :func:`now_iso` formatted, and its text up to the seconds (replaced
+whole, so a thread reads a consistent pair)."""
 
 
 def now_iso() -> str:
@@ -17,5 +21,12 @@ def now_iso() -> str:
 
     For example ``2026-01-01T12:00:00.000000Z``; :meth:`datetime.fromisoformat` parses it back
     (as an aware UTC time), and two stamps of the same format compare in time order as strings.
+    A durable run stamps two per save point: the text up to the seconds is formatted once a
+    second (``datetime.now(UTC).isoformat()`` took ~4 µs a call, this ~1.3).
     """
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    global _second
+    seconds, micros = divmod(time.time_ns() // 1000, 1_000_000)
+    cached = _second
+    if cached[0] != seconds:
+        cached = _second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)))
+    return f"{cached[1]}.{micros:06d}Z"
