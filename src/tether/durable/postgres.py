@@ -153,6 +153,13 @@ def save_query(head: str, kinds: str) -> str:
     return _HEADS[head] + "".join(", " + _APPENDS[kind] for kind in kinds) + " SELECT count(*) FROM h"
 
 
+@functools.lru_cache(maxsize=64)
+def save_statement(kinds: str) -> pgwire.Statement:
+    """The statement of a save point with rows of ``kinds`` (see :func:`save_query`) in libpq's
+    form (:mod:`tether.durable.pgwire`), as :meth:`PostgresStore.commit_async` sends it."""
+    return pgwire.statement(save_query("save", kinds), _SAVE_TYPES)
+
+
 def row_kinds(rows: EncodedWrite) -> str:
     """The kinds of rows a write appends (see :func:`save_query`)."""
     kinds = ("M" if len(rows.messages) == 1 else "m", rows.messages), ("r", rows.results), ("s", rows.step is not None), ("b", rows.blobs)
@@ -218,11 +225,12 @@ _SAVE_TYPES = (
 
 
 def save_params(run_id: str, prepared: PreparedWrite, lease: Lease | None, *, whole: bool = False) -> dict[str, Any]:
-    """The parameters of a save-point statement (``whole``: the head written whole, not as its delta)."""
+    """The parameters of a save-point statement (``whole``: the head written whole, not as its
+    delta): those of the row kinds the write has (:func:`row_kinds`), which its statement names."""
     rows = prepared.rows
     delta = None if whole else rows.head_delta
     rev = prepared.rev
-    return {
+    params: dict[str, Any] = {
         "run": run_id,
         "head": rows.head if delta is None else None,
         "delta": delta,
@@ -232,18 +240,24 @@ def save_params(run_id: str, prepared: PreparedWrite, lease: Lease | None, *, wh
         "prev": None if rev is None else rev - 1,
         "inc": prepared.incarnation,
         "epoch": None if lease is None else lease.epoch,
-        "mseq": [seq for seq, _ in rows.messages],
-        "mseq1": rows.messages[0][0] if rows.messages else None,
-        "mbody1": rows.messages[0][1] if rows.messages else None,
-        "mbody": [text for _, text in rows.messages],
-        "rcycle": [cycle for cycle, _, _ in rows.results],
-        "rid": [ident for _, ident, _ in rows.results],
-        "rbody": [text for _, _, text in rows.results],
-        "step": prepared.step if rows.step is not None else None,
-        "sbody": None if rows.step is None else zip_text(rows.step),
-        "bid": [ident for ident, _ in rows.blobs],
-        "bbody": [text for _, text in rows.blobs],
     }
+    messages = rows.messages
+    if len(messages) == 1:
+        params["mseq1"], params["mbody1"] = messages[0]
+    elif messages:
+        params["mseq"] = [seq for seq, _ in messages]
+        params["mbody"] = [text for _, text in messages]
+    if rows.results:
+        params["rcycle"] = [cycle for cycle, _, _ in rows.results]
+        params["rid"] = [ident for _, ident, _ in rows.results]
+        params["rbody"] = [text for _, _, text in rows.results]
+    if rows.step is not None:
+        params["step"] = prepared.step
+        params["sbody"] = zip_text(rows.step)
+    if rows.blobs:
+        params["bid"] = [ident for ident, _ in rows.blobs]
+        params["bbody"] = [text for _, text in rows.blobs]
+    return params
 
 
 @dataclass(eq=False)
@@ -337,6 +351,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             raise
 
     head_deltas = True
+    inline_commits = False  # a commit is always a round trip (see _committing)
 
     # -- connections ------------------------------------------------------------------------
 
@@ -559,7 +574,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             if not lane.prepared.utf8 or not conn.lock.acquire(blocking=False):
                 return False  # pgwire encodes text as UTF-8 (a client encoding is almost always that)
             try:
-                stmt = pgwire.statement(save_query("save", row_kinds(prepared.rows)), _SAVE_TYPES)
+                stmt = save_statement(row_kinds(prepared.rows))
                 try:
                     params = pgwire.encode(stmt, save_params(run_id, prepared, lease))
                     result = await pgwire.execute(self._psycopg, conn, stmt, params, lane.prepared)

@@ -241,6 +241,11 @@ class RowStore(TreeDeletion, RunStore, Generic[ConnT, KeyT]):
             run_id, head, messages, results, step, self.cipher, self.redaction, self.max_row_bytes, packer, head_deltas=self.head_deltas
         )
 
+    inline_commits = True
+    """Whether :meth:`commit` with ``wait=False`` can commit at all (a local database's write
+    with its lock free); False for a store whose every commit is a round trip, so a durable
+    session does not ask it first."""
+
     head_deltas = False
     """Whether the store keeps a head as a base plus a delta (see
     :meth:`~tether.durable.packing.HeadPacker.head_delta`): its writes then carry the delta."""

@@ -68,6 +68,9 @@ class DurableSession:
         manifest = None if stored is None else stored.head.get("manifest")
         self.manifest: dict[str, Any] | None = manifest if isinstance(manifest, dict) else None  # the run's manifest (tether.manifest)
         self.effects = ToolTransactions(store, run_id)  # tool calls' transactions, committed with their results' writes
+        # Whether the store may commit a write at once without blocking (a local SQLite commit):
+        # a store whose every commit is a round trip (PostgreSQL) is not asked.
+        self._inline = bool(getattr(store, "inline_commits", True))
         if stored is None:
             self.persisted: list[Message] = []
             self.start_seq = 0
@@ -139,7 +142,7 @@ class DurableSession:
         lock = self._write_lock()
         if self._queued == 0:  # no write in flight or waiting: try at once (no await until it is done)
             prepared = self._encoded(position, status, info)
-            if self._commit(prepared, wait=False):
+            if self._inline and self._commit(prepared, wait=False):
                 return  # committed at once: it could not block
             self._queued += 1
             if behind:
@@ -162,12 +165,12 @@ class DurableSession:
                 prepared = self._encoded(position, status, info)
                 async with lock:
                     await self.settle()  # its error, if it failed, is this write's
-                    if not self._commit(prepared, wait=False):
+                    if not (self._inline and self._commit(prepared, wait=False)):
                         await self._commit_blocking(prepared)
                 return
             async with lock:  # after the writes in flight or waiting, in order
                 prepared = self._encoded(position, status, info)
-                if not self._commit(prepared, wait=False):
+                if not (self._inline and self._commit(prepared, wait=False)):
                     await self._commit_blocking(prepared)
         finally:
             self._queued -= 1
