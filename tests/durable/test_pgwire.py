@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -100,27 +101,38 @@ def test_a_save_point_with_every_kind_of_row_is_stored_exactly(pg_conninfo: str)
     store.close()
 
 
+def _leased_run(store: PostgresStore, run_id: str, lease: Any) -> Callable[[int], Any]:
+    """Store revision 1 of a small run under ``lease`` (through the writer's path) and return
+    ``write(rev)``: the prepared save point of revision ``rev`` (one message, ``m<rev>``)."""
+    packer = new_packer(None)
+    head: dict[str, Any] = {"rev": 1, "next_seq": 1, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}}
+    head["steps"] = 1
+    store.commit(
+        run_id, store.prepare(run_id, head, [{"role": "user", "content": [{"text": "m1"}]}], {}, step_row(1, head), packer), lease=lease
+    )
+
+    def write(rev: int) -> Any:
+        nonlocal head
+        head = {**head, "rev": rev, "next_seq": rev, "steps": rev}
+        return store.prepare(run_id, head, [{"role": "user", "content": [{"text": f"m{rev}"}]}], {}, step_row(rev, head), packer)
+
+    return write
+
+
 def test_a_statement_the_session_dropped_is_prepared_again(pg_conninfo: str) -> None:
     """``DEALLOCATE ALL`` on a lease's connection (psycopg sends it when it clears its own
     statement cache) drops Tether's statements too: the next save point prepares its statement
     again and is stored, once."""
     store = PostgresStore(pg_conninfo)
-    packer = new_packer(None)
-    head: dict[str, Any] = {"rev": 1, "next_seq": 1, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}}
-    head["steps"] = 1
     with store.lease("d") as lease:
-        store.commit(
-            "d", store.prepare("d", head, [{"role": "user", "content": [{"text": "m1"}]}], {}, step_row(1, head), packer), lease=lease
-        )
+        write = _leased_run(store, "d", lease)
         for rev in (2, 3):
-            head = {**head, "rev": rev, "next_seq": rev, "steps": rev}
-            prepared = store.prepare("d", head, [{"role": "user", "content": [{"text": f"m{rev}"}]}], {}, step_row(rev, head), packer)
-            assert asyncio.run(store.commit_async("d", prepared, lease=lease)) is True
+            assert asyncio.run(store.commit_async("d", write(rev), lease=lease)) is True
             conn = store._owned["d"].lane.conn
             assert conn is not None
             conn.execute("DEALLOCATE ALL")
     loaded = store.load("d")
-    assert loaded is not None and [m["content"][0]["text"] for m in loaded.messages] == ["m1", "m2", "m3"]
+    assert loaded is not None and [m["content"][0]["text"] for m in loaded.messages] == ["m1", "m2", "m3"]  # type: ignore[typeddict-item]
     store.close()
 
 
@@ -129,15 +141,8 @@ def test_a_server_error_is_a_store_error_and_the_connection_serves_the_next_writ
     run's row) raises StoreError naming the run, writes nothing, and leaves the lease's
     connection idle for the next save point."""
     store = PostgresStore(pg_conninfo)
-    packer = new_packer(None)
-    head: dict[str, Any] = {"rev": 1, "next_seq": 1, "start_seq": 0, "cursor": {"phase": "model", "cycle_index": 0}, "metrics": {}}
-    head["steps"] = 1
     with store.lease("e") as lease:
-        store.commit(
-            "e", store.prepare("e", head, [{"role": "user", "content": [{"text": "m1"}]}], {}, step_row(1, head), packer), lease=lease
-        )
-        head = {**head, "rev": 2, "next_seq": 2, "steps": 2}
-        prepared = store.prepare("e", head, [{"role": "user", "content": [{"text": "m2"}]}], {}, step_row(2, head), packer)
+        prepared = _leased_run(store, "e", lease)(2)
         conn = store._owned["e"].lane.conn
         assert conn is not None
         conn.execute("SET lock_timeout = '50ms'")
