@@ -107,11 +107,6 @@ async def invoke_stream(
         added = turn.start(core, prompt)
         if host.tracer is not NULL_TRACER:
             run.cursor.trace = span_ids(span)  # after start: a new call starts a new cursor
-        if hooks.has(MessageAdded):
-            for message in added:
-                await hooks.fire(MessageAdded(host.owner, message))
-        for message in added:
-            yield {"type": "message", "message": message}
         driver_options = DriverOptions(
             invocation_state=options.invocation_state,
             output_model=options.output_model,
@@ -121,7 +116,15 @@ async def invoke_stream(
         )
         driver = driver_factory(host, core, driver_options, options.cancel)
         if not turn.resumed:
+            # Recorded (a durable run stores its turn's first step) before anyone hears of the
+            # prompt, as the driver does for every later message: a caller that saw the prompt's
+            # event finds the run stored (``tether serve`` answers a new run's POST on it).
             await driver.on_messages(added)
+        if hooks.has(MessageAdded):
+            for message in added:
+                await hooks.fire(MessageAdded(host.owner, message))
+        for message in added:
+            yield {"type": "message", "message": message}
         async for event in driver.run():
             yield event
         manifest = None if options.resume_check is None else options.resume_check.manifest

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from tether import Agent, tool
-from tether.durable import MemoryStore
+from tether.durable import MemoryStore, RunStore
 from tether.durable.store import Lease, PreparedWrite
 from tether.models import ScriptedModel
 from tether.models.scripted import tool_call
@@ -97,3 +97,19 @@ def test_a_call_that_never_began_is_not_left_started() -> None:
     assert result.stop_reason == "interrupt" and ran == ["ask"]
     loaded = store.load("r")
     assert loaded is not None and loaded.head["cursor"]["started"] == []  # "after" never began: not in doubt
+
+
+async def test_the_prompt_is_stored_before_the_caller_hears_of_it(store: RunStore) -> None:
+    """A durable stream's first event, the prompt message, reaches the caller only once the
+    turn's first step stores it: a caller that saw it finds the run (``tether serve`` answers a
+    new run's POST when its first event comes; a GET right after it found no run now and then)."""
+    agent = Agent(model=ScriptedModel(["done"]), store=store)
+    stream = agent.stream_async("go", run_id="first")
+    first = await anext(stream)
+    assert first["type"] == "message" and first["message"]["role"] == "user"
+    stored = store.load("first")
+    assert stored is not None and stored.messages == [first["message"]]
+    assert [step.position for step in store.history("first")] == ["turn_start"]
+    async for _ in stream:
+        pass
+    assert [step.position for step in store.history("first")][-1] == "turn_end"
