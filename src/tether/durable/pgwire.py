@@ -42,6 +42,7 @@ _EMPTY_ARRAY = struct.Struct("!iiI")
 _INT8_ITEM = struct.Struct("!iq")
 _LENGTH = struct.Struct("!i")
 _UNDEFINED_STATEMENT = "26000"  # invalid_sql_statement_name: the session has no such prepared statement
+_DUPLICATE_STATEMENT = "42P05"  # duplicate_prepared_statement: the session has it already
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,17 +143,15 @@ async def execute(psycopg: Any, conn: Any, stmt: Statement, params: list[bytes |
     this connection has not prepared it. Cancelled while it waits, the round trip is finished
     before the cancellation goes through: the connection is never left mid-statement."""
     pgconn = conn.pgconn
-    if stmt.name not in prepared.names:
-        await _prepare(psycopg, pgconn, stmt)
-        prepared.names.add(stmt.name)
-    pgconn.send_query_prepared(stmt.name, params, param_formats=stmt.formats)
-    result = await _result(psycopg, pgconn)
-    if result.status == psycopg.pq.ExecStatus.FATAL_ERROR and _sqlstate(psycopg, result) == _UNDEFINED_STATEMENT:
-        prepared.names.discard(stmt.name)  # the session dropped it (DEALLOCATE ALL): nothing ran
-        await _prepare(psycopg, pgconn, stmt)
-        prepared.names.add(stmt.name)
+    for _attempt in range(2):
+        if stmt.name not in prepared.names:
+            await _prepare(psycopg, pgconn, stmt)
+            prepared.names.add(stmt.name)
         pgconn.send_query_prepared(stmt.name, params, param_formats=stmt.formats)
         result = await _result(psycopg, pgconn)
+        if result.status != psycopg.pq.ExecStatus.FATAL_ERROR or _sqlstate(psycopg, result) != _UNDEFINED_STATEMENT:
+            break
+        prepared.names.discard(stmt.name)  # the session dropped it (DEALLOCATE ALL): nothing ran, prepare it again
     _check(psycopg, result, conn)
     return result
 
@@ -160,7 +159,7 @@ async def execute(psycopg: Any, conn: Any, stmt: Statement, params: list[bytes |
 async def _prepare(psycopg: Any, pgconn: Any, stmt: Statement) -> None:
     pgconn.send_prepare(stmt.name, stmt.query, param_types=stmt.types)
     result = await _result(psycopg, pgconn)
-    if result.status == psycopg.pq.ExecStatus.FATAL_ERROR and _sqlstate(psycopg, result) == "42P05":
+    if result.status == psycopg.pq.ExecStatus.FATAL_ERROR and _sqlstate(psycopg, result) == _DUPLICATE_STATEMENT:
         return  # duplicate_prepared_statement: this session has it already (same name, same text)
     _check(psycopg, result, None)
 
@@ -233,7 +232,7 @@ def _sqlstate(psycopg: Any, result: Any) -> str | None:
 def _check(psycopg: Any, result: Any, conn: Any) -> None:
     """Raise the server's error of ``result``, as psycopg would, if it is one."""
     status = result.status
-    if status == psycopg.pq.ExecStatus.FATAL_ERROR or status not in (psycopg.pq.ExecStatus.TUPLES_OK, psycopg.pq.ExecStatus.COMMAND_OK):
+    if status not in (psycopg.pq.ExecStatus.TUPLES_OK, psycopg.pq.ExecStatus.COMMAND_OK):
         encoding = "utf-8" if conn is None else conn.info.encoding
         raise psycopg.errors.error_from_result(result, encoding=encoding)
 
