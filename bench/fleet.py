@@ -75,21 +75,30 @@ class TimedStore(PostgresStore):
             self._timed(run_id, started)
         return done
 
-    async def commit_async(self, run_id: str, *args: Any, **kwargs: Any) -> bool:
-        """A save point committed on the event loop (Tethers whose store has no such path: none)."""
-        inner = getattr(PostgresStore, "commit_async", None)
-        if inner is None:
-            return False
+    def send_commit(self, run_id: str, *args: Any, **kwargs: Any) -> Any:
+        """A save point sent from the event loop, timed from its send to its outcome (behind
+        the run's previous one, when that one is still out: the wait is the run's)."""
         started = time.perf_counter()
-        done = bool(await inner(self, run_id, *args, **kwargs))
-        if done:
-            self._timed(run_id, started)
-        return done
+        sent = super().send_commit(run_id, *args, **kwargs)
+        return None if sent is None else _TimedCommit(self, run_id, started, sent)
 
     def _timed(self, run_id: str, started: float) -> None:
         elapsed = time.perf_counter() - started
         with self._timing_lock:
             self.timings.setdefault(run_id, []).append(elapsed)
+
+
+class _TimedCommit:
+    """A save point :class:`TimedStore` sent from the event loop; timed when it committed."""
+
+    def __init__(self, store: TimedStore, run_id: str, started: float, sent: Any) -> None:
+        self.store, self.run_id, self.started, self.sent = store, run_id, started, sent
+
+    async def done(self) -> bool:
+        done = bool(await self.sent.done())
+        if done:
+            self.store._timed(self.run_id, self.started)
+        return done
 
 
 def make_registry(cycles: int, tool_ms: float, log_path: str) -> dict[str, Any]:

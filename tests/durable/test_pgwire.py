@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,7 @@ from tether.durable.codec import new_packer
 from tether.durable.postgres import PostgresStore
 from tether.durable.session import run_state_of
 from tether.durable.store import SCHEMA_VERSION
-from tether.errors import StoreError
+from tether.errors import LeaseLostError, StoreError
 
 from .test_postgres import step_row
 
@@ -168,4 +169,141 @@ def test_a_connection_whose_client_encoding_is_not_utf8_commits_on_the_thread(pg
         store.commit("l", prepared, lease=lease)
     loaded = store.load("l")
     assert loaded is not None and loaded.messages[1]["content"][0]["text"] == "calling, {} \\ ü"  # type: ignore[typeddict-item]
+    store.close()
+
+
+def _texts(store: PostgresStore, run_id: str) -> list[str]:
+    loaded = store.load(run_id)
+    assert loaded is not None
+    return [m["content"][0]["text"] for m in loaded.messages]  # type: ignore[typeddict-item]
+
+
+def test_save_points_sent_back_to_back_commit_in_order_on_one_connection(pg_conninfo: str) -> None:
+    """A run's next save point sent while its last is out goes right behind it (pipeline mode):
+    both commit, in order, and the lane is free again once both answered."""
+    store = PostgresStore(pg_conninfo)
+    with store.lease("p") as lease:
+        write = _leased_run(store, "p", lease)
+        lane = store._owned["p"].lane
+
+        async def both() -> list[bool]:
+            first = store.send_commit("p", write(2), lease=lease)
+            second = store.send_commit("p", write(3), lease=lease)
+            assert first is not None and second is not None
+            assert lane.pipeline is not None and lane.pipeline.busy and lane.holder is not None
+            return [await first.done(), await second.done()]
+
+        assert asyncio.run(both()) == [True, True]
+        assert lane.holder is None and not lane.lock.locked()
+        assert store.head("p")["rev"] == 3  # type: ignore[index]
+    assert _texts(store, "p") == ["m1", "m2", "m3"]
+    store.close()
+
+
+def test_a_save_point_sent_behind_a_refused_one_is_refused_too(pg_conninfo: str) -> None:
+    """The run's lease moved on under its writer (another owner's epoch): the save point out
+    first is refused by its compare-and-swap, and the one sent behind it, which names the
+    revision the first would have written, is refused too; neither wrote a row, and the
+    thread's path says why."""
+    store = PostgresStore(pg_conninfo)
+    with store.lease("q") as lease:
+        write = _leased_run(store, "q", lease)
+        with psycopg.connect(pg_conninfo, autocommit=True) as other:
+            other.execute("UPDATE tether_runs SET epoch = epoch + 1 WHERE run_id = 'q'")
+        second, third = write(2), write(3)
+
+        async def both() -> list[bool]:
+            first = store.send_commit("q", second, lease=lease)
+            behind = store.send_commit("q", third, lease=lease)
+            assert first is not None and behind is not None
+            return [await first.done(), await behind.done()]
+
+        assert asyncio.run(both()) == [False, False]
+        with pytest.raises(LeaseLostError):
+            store.commit("q", second, lease=lease)
+    assert _texts(store, "q") == ["m1"]
+    store.close()
+
+
+def test_a_blocking_use_of_the_lane_on_the_loops_thread_reads_the_answers_out_first(pg_conninfo: str) -> None:
+    """The writer's path used on the event loop's own thread (a session without a writer
+    thread) while that loop's save point is still out on the lane: the answer is read first,
+    instead of waiting for a lane only that thread can free (a deadlock), and both writes are
+    stored in order. (All of it on a thread of its own: a deadlock fails the test, not the run.)"""
+    store = PostgresStore(pg_conninfo)
+    outcome: list[bool] = []
+
+    def run() -> None:
+        with store.lease("b") as lease:
+            write = _leased_run(store, "b", lease)
+
+            async def mixed() -> bool:
+                sent = store.send_commit("b", write(2), lease=lease)
+                assert sent is not None
+                store.commit("b", write(3), lease=lease)  # blocking, on this thread: waits for the lane
+                return await sent.done()
+
+            outcome.append(asyncio.run(mixed()))
+
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    runner.join(60)
+    assert not runner.is_alive(), "the loop's thread waits for a lane only it can free"
+    assert outcome == [True]
+    assert _texts(store, "b") == ["m1", "m2", "m3"]
+    store.close()
+
+
+def test_cancelling_the_wait_for_a_save_point_behind_another_completes_both(pg_conninfo: str) -> None:
+    """Two save points out; the wait for the second is cancelled: every answer is read before
+    the cancellation goes through (both are stored), the first's waiter still gets its outcome,
+    and the connection serves the next save point."""
+    store = PostgresStore(pg_conninfo)
+    with store.lease("x") as lease:
+        write = _leased_run(store, "x", lease)
+
+        async def cancel_second() -> bool:
+            first = store.send_commit("x", write(2), lease=lease)
+            second = store.send_commit("x", write(3), lease=lease)
+            assert first is not None and second is not None
+            task = asyncio.ensure_future(second.done())
+            await asyncio.sleep(0)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return await first.done()
+
+        assert asyncio.run(cancel_second()) is True
+        assert store.head("x")["rev"] == 3  # type: ignore[index]
+        assert asyncio.run(store.commit_async("x", write(4), lease=lease)) is True
+    assert _texts(store, "x") == ["m1", "m2", "m3", "m4"]
+    store.close()
+
+
+def test_a_session_ended_with_save_points_out_fails_each_as_a_lost_lease(pg_conninfo: str) -> None:
+    """The server ends the lease's session while two save points are out: each waiter gets
+    LeaseLostError (whether it committed is unknown to the writer), and the lane is free."""
+    store = PostgresStore(pg_conninfo)
+    with store.lease("k") as lease:
+        write = _leased_run(store, "k", lease)
+        lane = store._owned["k"].lane
+        assert lane.conn is not None
+        pid = lane.conn.info.backend_pid
+        # Hold the run's row, so both statements wait on the server until the session ends.
+        with psycopg.connect(pg_conninfo) as other:
+            other.execute("SELECT 1 FROM tether_runs WHERE run_id = 'k' FOR UPDATE")
+
+            async def both() -> list[BaseException | bool]:
+                first = store.send_commit("k", write(2), lease=lease)
+                second = store.send_commit("k", write(3), lease=lease)
+                assert first is not None and second is not None
+                await asyncio.sleep(0.2)
+                with psycopg.connect(pg_conninfo, autocommit=True) as killer:
+                    killer.execute("SELECT pg_terminate_backend(%s)", (pid,))
+                return list(await asyncio.gather(first.done(), second.done(), return_exceptions=True))
+
+            outcomes = asyncio.run(asyncio.wait_for(both(), 30))
+            other.rollback()
+        assert [type(o) for o in outcomes] == [LeaseLostError, LeaseLostError]
+        assert lane.holder is None and not lane.lock.locked()
     store.close()

@@ -235,3 +235,86 @@ async def test_a_blocking_sync_refuses_while_a_write_commits_behind() -> None:
     store.gate.set()
     await session.settle()
     assert not session.writing_behind and store.head("r")["rev"] == 2
+
+
+class SendingStore(MemoryStore):
+    """A store that sends its writes from the event loop (like PostgreSQL's ``send_commit``):
+    ``send_commit`` records the send and returns a handle whose ``done`` records the outcome
+    after a round trip (``refuse``: revisions whose outcome is False, nothing written: the
+    session then commits them with ``commit``). The log shows what was out when."""
+
+    def __init__(self, refuse: frozenset[int] = frozenset()) -> None:
+        super().__init__()
+        self.refuse = refuse
+        self.log: list[tuple[str, int]] = []
+
+    inline_commits = False
+
+    def commit(self, run_id: str, prepared: Any, *, lease: Any = None, wait: bool = True) -> bool:
+        if not wait:
+            return False
+        self.log.append(("thread", prepared.rev))
+        return super().commit(run_id, prepared, lease=lease, wait=True)
+
+    def send_commit(self, run_id: str, prepared: Any, *, lease: Any = None) -> Any:
+        if prepared.rev is None or prepared.rev <= 1:
+            return None  # a run's first write: on the thread
+        self.log.append(("send", prepared.rev))
+        store = self
+
+        class Sent:
+            async def done(self) -> bool:
+                await asyncio.sleep(0.005)  # the round trip
+                store.log.append(("done", prepared.rev))
+                if prepared.rev in store.refuse:
+                    return False
+                return MemoryStore.commit(store, run_id, prepared, lease=lease)
+
+        return Sent()
+
+
+def _looping_agent(store: MemoryStore) -> Agent:
+    @tool
+    def echo(n: int) -> int:
+        """Echo n.
+
+        Args:
+            n: The number.
+        """
+        return n
+
+    return Agent(model=ScriptedModel([*(tool_call("echo", {"n": i}) for i in range(3)), "done"]), tools=[echo], store=store)
+
+
+async def test_a_cycles_next_write_is_sent_while_its_results_write_is_out() -> None:
+    """invoke: the results write of a cycle goes out behind, and the write recording the next
+    model response is sent at once, while it is still out (the store commits it after it), then
+    awaited in order; the run is stored whole."""
+    store = SendingStore()
+    agent = _looping_agent(store)
+    result = await agent.invoke_async("go", run_id="piped")
+    assert str(result) == "done"
+    log = store.log
+    sends = [rev for kind, rev in log if kind == "send"]
+    assert any(log.index(("send", rev + 1)) < log.index(("done", rev)) for rev in sends if ("send", rev + 1) in log)
+    assert [rev for kind, rev in log if kind == "done"] == sorted(sends)  # outcomes awaited in order
+    loaded = store.load("piped")
+    assert loaded is not None and loaded.messages == agent.messages and loaded.head["status"] == "finished"
+
+
+async def test_a_write_sent_behind_a_refused_one_is_committed_after_it_on_the_thread() -> None:
+    """The results write out first is refused (its outcome False): the session commits it on the
+    thread, then the write sent behind it (refused as well, as the store's compare-and-swap
+    makes it), in order; the run is stored whole."""
+    probe = SendingStore()
+    await _looping_agent(probe).invoke_async("go", run_id="probe")
+    log = probe.log
+    sent = [rev for kind, rev in log if kind == "send" and ("send", rev + 1) in log]
+    piped = next(rev for rev in sent if log.index(("send", rev + 1)) < log.index(("done", rev)))
+    store = SendingStore(refuse=frozenset({piped, piped + 1}))
+    agent = _looping_agent(store)
+    await agent.invoke_async("go", run_id="refused")
+    log = store.log
+    assert log.index(("thread", piped)) < log.index(("done", piped + 1)) < log.index(("thread", piped + 1))
+    loaded = store.load("refused")
+    assert loaded is not None and loaded.messages == agent.messages and loaded.head["status"] == "finished"

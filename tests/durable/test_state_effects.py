@@ -37,10 +37,11 @@ def recorded_calls(store: RunStore) -> set[str]:
 
 def checking_commits(store: RunStore, check: Any) -> list[str]:
     """Call ``check()`` after every write the store commits (on a thread or, for a store that
-    commits on the event loop, there); returns the list of violations."""
+    sends its writes from the event loop, once one is known committed there); returns the list
+    of violations."""
     violations: list[str] = []
     commit = store.commit
-    commit_async = getattr(store, "commit_async", None)
+    send_commit = getattr(store, "send_commit", None)
 
     def checked_if(done: bool, run_id: str) -> bool:
         problem = check() if done and run_id == RUN else ""
@@ -51,13 +52,21 @@ def checking_commits(store: RunStore, check: Any) -> list[str]:
     def checked(run_id: str, prepared: Any, **kwargs: Any) -> bool:
         return checked_if(commit(run_id, prepared, **kwargs), run_id)
 
-    async def checked_async(run_id: str, prepared: Any, **kwargs: Any) -> bool:
-        assert commit_async is not None
-        return checked_if(bool(await commit_async(run_id, prepared, **kwargs)), run_id)
+    class Checked:
+        def __init__(self, run_id: str, sent: Any) -> None:
+            self.run_id, self.sent = run_id, sent
+
+        async def done(self) -> bool:
+            return checked_if(bool(await self.sent.done()), self.run_id)
+
+    def checked_send(run_id: str, prepared: Any, **kwargs: Any) -> Checked | None:
+        assert send_commit is not None
+        sent = send_commit(run_id, prepared, **kwargs)
+        return None if sent is None else Checked(run_id, sent)
 
     store.commit = checked  # type: ignore[method-assign]
-    if commit_async is not None:  # a store that commits on the event loop (PostgreSQL)
-        store.commit_async = checked_async  # type: ignore[attr-defined]
+    if send_commit is not None:  # a store that commits on the event loop (PostgreSQL)
+        store.send_commit = checked_send  # type: ignore[attr-defined]
     return violations
 
 

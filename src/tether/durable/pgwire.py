@@ -7,9 +7,10 @@ the same statement sent with the connection's libpq handle (measured on one conn
 parameter, counts executions for its own prepared statements and wraps the result. Here the
 statement is prepared once per connection under a name of its own, its parameters are encoded
 to bytes by :func:`encode` (text for scalars, PostgreSQL's binary array format for arrays: a
-JSON row goes as it is, with no escaping), and the answer is read with libpq's non-blocking
-calls as the socket becomes readable on the event loop. Only public psycopg modules are used
-(``psycopg.pq``, ``psycopg.errors``).
+JSON row goes as it is, with no escaping), and the answers are read with libpq's non-blocking
+calls as the socket becomes readable on the event loop. Statements go out in libpq's pipeline
+mode (:class:`Pipeline`): a run's next save point, ready while its last is still committing,
+is sent right behind it. Only public psycopg modules are used (``psycopg.pq``, ``psycopg.errors``).
 
 A statement prepared here lives in the server session of its connection: :class:`Prepared`
 remembers which, per connection. Should the session drop it (a ``DEALLOCATE ALL``, which
@@ -20,12 +21,14 @@ psycopg itself sends when its own statement cache is cleared), the execution fai
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import re
 import select
 import struct
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,92 +139,207 @@ class Prepared:
         return cls(utf8=conn.info.encoding == "utf-8")
 
 
+class Unprepared(Exception):
+    """The server session had dropped the statement (a ``DEALLOCATE ALL``, which psycopg sends
+    when it clears its own statement cache): nothing ran. It is prepared again at its next send."""
+
+
+class Pipeline:
+    """The statements one connection has out, sent from an event loop and answered in order.
+
+    A run's save points follow one another on its lease's connection: the next is often ready
+    while the last is still committing (the model answered before the server did). Sent at
+    once behind it, in libpq's pipeline mode, it reaches the server before the server is done
+    with the last, instead of a round trip after its answer reached the caller: no idle gap
+    on either side between two commits. Each statement is followed by a sync, so each is its
+    own transaction, committed or refused alone; a run's save points are chained by their
+    compare-and-swap on the revision, so one sent behind a save point that was refused is
+    refused too (it names a revision the store never reached).
+
+    :meth:`send` puts a statement on the wire at once (no await) and returns its
+    :class:`Answer`. A reader on the loop collects the answers as they arrive; when none is
+    out any more the connection leaves pipeline mode and ``on_idle`` is called (the owner
+    lets the connection go). Cancelling the wait for an answer, or :meth:`drain`, reads every
+    answer still out, blocking: the connection is never left in the middle of a statement.
+    """
+
+    def __init__(self, psycopg: Any, conn: Any, prepared: Prepared, on_idle: Callable[[], None]) -> None:
+        self.psycopg = psycopg
+        self.conn = conn
+        self.prepared = prepared
+        self.on_idle = on_idle
+        self.loop = asyncio.get_running_loop()
+        self._pgconn = conn.pgconn
+        self._fileno: int = self._pgconn.socket
+        self._out: deque[_Out] = deque()
+
+    @property
+    def busy(self) -> bool:
+        """Whether a statement is out (the connection is in pipeline mode, held by this pipeline)."""
+        return bool(self._out)
+
+    def send(self, stmt: Statement, params: list[bytes | None]) -> Answer:
+        """Send ``stmt`` with ``params`` now, prepared first (in the same pipeline) when this
+        connection has not prepared it; raises ``psycopg.Error`` when the connection fails
+        (every answer still out then fails with it)."""
+        pgconn = self._pgconn
+        opened = not self._out
+        try:
+            if opened:
+                pgconn.enter_pipeline_mode()
+                self.loop.add_reader(self._fileno, self._readable)
+            prepare = None
+            if stmt.name not in self.prepared.names:
+                pgconn.send_prepare(stmt.name, stmt.query, param_types=stmt.types)
+                pgconn.pipeline_sync()
+                prepare = self._push(waited=False)
+                self.prepared.names.add(stmt.name)
+            pgconn.send_query_prepared(stmt.name, params, param_formats=stmt.formats)
+            pgconn.pipeline_sync()
+            out = self._push()
+            while pgconn.flush():  # a statement larger than the socket's buffer: rare
+                readable, _, _ = select.select([self._fileno], [self._fileno], [])
+                if readable:
+                    pgconn.consume_input()
+                    self._collect()
+        except self.psycopg.Error as exc:
+            self._fail(exc)
+            raise
+        return Answer(self, stmt, prepare, out)
+
+    def drain(self) -> None:
+        """Read every answer still out, blocking (a caller stops waiting, or must use the
+        connection itself now)."""
+        pgconn = self._pgconn
+        try:
+            while self._out:
+                while pgconn.flush():
+                    readable, _, _ = select.select([self._fileno], [self._fileno], [])
+                    if readable:
+                        pgconn.consume_input()
+                if pgconn.is_busy():
+                    select.select([self._fileno], [], [])
+                    pgconn.consume_input()
+                self._collect()
+        except self.psycopg.Error as exc:
+            self._fail(exc)
+
+    def _push(self, *, waited: bool = True) -> _Out:
+        out = _Out(self.loop.create_future() if waited else None)
+        self._out.append(out)
+        return out
+
+    def _readable(self) -> None:
+        try:
+            self._pgconn.consume_input()
+            self._collect()
+        except self.psycopg.Error as exc:
+            self._fail(exc)
+
+    def _collect(self) -> None:
+        """Take the answers that have arrived: each command's results, then its sync."""
+        pgconn = self._pgconn
+        sync = self.psycopg.pq.ExecStatus.PIPELINE_SYNC
+        queue = self._out
+        while queue and not pgconn.is_busy():
+            result = pgconn.get_result()
+            if result is None:
+                continue  # the end of a command's results: its sync follows
+            if result.status != sync:
+                queue[0].results.append(result)
+                continue
+            queue.popleft().end()
+        if not queue:
+            self._idle()
+
+    def _fail(self, exc: BaseException) -> None:
+        """The connection failed: every answer still out fails with ``exc``."""
+        queue = self._out
+        while queue:
+            out = queue.popleft()
+            out.error = exc
+            out.end()
+        with contextlib.suppress(self.psycopg.Error):
+            self._pgconn.exit_pipeline_mode()
+        self._stop()
+
+    def _idle(self) -> None:
+        self._pgconn.exit_pipeline_mode()
+        self._stop()
+
+    def _stop(self) -> None:
+        self.loop.remove_reader(self._fileno)
+        self.on_idle()
+
+
+@dataclass(eq=False, slots=True)
+class _Out:
+    """One command out: the results read so far; ``done`` once its sync arrived (or the
+    connection failed: ``error``), which resolves ``future`` (None: nobody waits for it)."""
+
+    future: asyncio.Future[None] | None
+    results: list[Any] = field(default_factory=list)
+    done: bool = False
+    error: BaseException | None = None
+
+    def end(self) -> None:
+        self.done = True
+        if self.future is not None and not self.future.done():  # cancelled: its waiter drains
+            self.future.set_result(None)
+
+
+class Answer:
+    """The answer to one statement of a :class:`Pipeline`."""
+
+    __slots__ = ("_out", "_pipeline", "_prepare", "_stmt")
+
+    def __init__(self, pipeline: Pipeline, stmt: Statement, prepare: _Out | None, out: _Out) -> None:
+        self._pipeline = pipeline
+        self._stmt = stmt
+        self._prepare = prepare
+        self._out = out
+
+    async def result(self) -> Any:
+        """The statement's one result (``psycopg.pq.PGresult``); a server error is raised as
+        psycopg raises it (a ``psycopg.Error``), a dropped statement as :class:`Unprepared`.
+        Cancelled while it waits, every answer still out is read first."""
+        pipeline = self._pipeline
+        psycopg = pipeline.psycopg
+        out = self._out
+        if not out.done:
+            assert out.future is not None
+            try:
+                await out.future
+            except asyncio.CancelledError:
+                pipeline.drain()
+                raise
+        if out.error is not None:
+            raise out.error
+        prepare = self._prepare
+        if prepare is not None and prepare.results and prepare.error is None:
+            failed = prepare.results[0]
+            if failed.status == psycopg.pq.ExecStatus.FATAL_ERROR and _sqlstate(psycopg, failed) != _DUPLICATE_STATEMENT:
+                pipeline.prepared.names.discard(self._stmt.name)
+                _check(psycopg, failed, None)  # why it could not be prepared (its execution failed for that)
+        results = out.results
+        if not results:
+            raise psycopg.OperationalError("the server sent no result")
+        result = results[0]
+        if result.status == psycopg.pq.ExecStatus.FATAL_ERROR and _sqlstate(psycopg, result) == _UNDEFINED_STATEMENT:
+            pipeline.prepared.names.discard(self._stmt.name)
+            raise Unprepared(self._stmt.name.decode())
+        _check(psycopg, result, pipeline.conn)
+        return result
+
+
 async def execute(psycopg: Any, conn: Any, stmt: Statement, params: list[bytes | None], prepared: Prepared) -> Any:
     """Run ``stmt`` with ``params`` on ``conn`` (a psycopg connection, idle, in autocommit, held
-    by the caller) and return its one result (``psycopg.pq.PGresult``); a server error is
-    raised as psycopg raises it (a ``psycopg.Error``). The statement is prepared first when
-    this connection has not prepared it. Cancelled while it waits, the round trip is finished
-    before the cancellation goes through: the connection is never left mid-statement."""
-    pgconn = conn.pgconn
-    for _attempt in range(2):
-        if stmt.name not in prepared.names:
-            await _prepare(psycopg, pgconn, stmt)
-            prepared.names.add(stmt.name)
-        pgconn.send_query_prepared(stmt.name, params, param_formats=stmt.formats)
-        result = await _result(psycopg, pgconn)
-        if result.status != psycopg.pq.ExecStatus.FATAL_ERROR or _sqlstate(psycopg, result) != _UNDEFINED_STATEMENT:
-            break
-        prepared.names.discard(stmt.name)  # the session dropped it (DEALLOCATE ALL): nothing ran, prepare it again
-    _check(psycopg, result, conn)
-    return result
+    by the caller) and return its one result: a :class:`Pipeline` of one statement."""
+    return await Pipeline(psycopg, conn, prepared, _nothing).send(stmt, params).result()
 
 
-async def _prepare(psycopg: Any, pgconn: Any, stmt: Statement) -> None:
-    pgconn.send_prepare(stmt.name, stmt.query, param_types=stmt.types)
-    result = await _result(psycopg, pgconn)
-    if result.status == psycopg.pq.ExecStatus.FATAL_ERROR and _sqlstate(psycopg, result) == _DUPLICATE_STATEMENT:
-        return  # duplicate_prepared_statement: this session has it already (same name, same text)
-    _check(psycopg, result, None)
-
-
-async def _result(psycopg: Any, pgconn: Any) -> Any:
-    """The first result of the statement just sent (errors included); the rest are read too.
-
-    The answer is awaited with a reader on the event loop and no timer (psycopg's
-    ``wait_async`` also arms a timer per wait, to look for interrupts: it cost ~35 µs of CPU
-    per statement more, measured; a cancellation reaches this coroutine without one)."""
-    loop = asyncio.get_running_loop()
-    fileno = pgconn.socket
-    try:
-        while pgconn.flush():  # a statement larger than the socket's buffer: rare
-            if await _ready(loop, fileno, write=True):
-                pgconn.consume_input()
-        while pgconn.is_busy():
-            await _ready(loop, fileno, write=False)
-            pgconn.consume_input()
-    except asyncio.CancelledError:
-        _finish(pgconn, fileno)  # the statement is out: finish its round trip, then stop
-        raise
-    results = []
-    while (result := pgconn.get_result()) is not None:
-        results.append(result)
-    if not results:
-        raise psycopg.OperationalError("the server sent no result")
-    return results[0]
-
-
-async def _ready(loop: asyncio.AbstractEventLoop, fileno: int, *, write: bool) -> bool:
-    """Wait until ``fileno`` is readable (or, with ``write``, writable or readable); True
-    when it is readable."""
-    readable = loop.create_future()
-    loop.add_reader(fileno, _resolve, readable, True)
-    if write:
-        loop.add_writer(fileno, _resolve, readable, False)
-    try:
-        return bool(await readable)
-    finally:
-        loop.remove_reader(fileno)
-        if write:
-            loop.remove_writer(fileno)
-
-
-def _resolve(future: asyncio.Future[bool], readable: bool) -> None:
-    if not future.done():
-        future.set_result(readable)
-
-
-def _finish(pgconn: Any, fileno: int) -> None:
-    """Complete the round trip of the statement out on ``pgconn``, blocking, and drop its
-    results (its caller was cancelled: it stops here, and the connection is idle again)."""
-    while pgconn.flush():
-        readable, _, _ = select.select([fileno], [fileno], [])
-        if readable:
-            pgconn.consume_input()
-    while pgconn.is_busy():
-        select.select([fileno], [], [])
-        pgconn.consume_input()
-    while pgconn.get_result() is not None:
-        pass
+def _nothing() -> None:
+    pass
 
 
 def _sqlstate(psycopg: Any, result: Any) -> str | None:

@@ -40,6 +40,7 @@ keepalive: set ``tcp_keepalives_idle`` on the server if that matters.)
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import itertools
@@ -267,9 +268,9 @@ class Lane:
     ``generation`` counts the connections the lane has had: a lease taken on generation g ended
     with that connection's session. ``prepared``: the statements :mod:`tether.durable.pgwire`
     prepared on the current connection. ``leases`` counts the leases held on it. ``holder``: the
-    thread of the event loop whose coroutine holds ``lock`` across an await (a commit on the
-    loop, see :meth:`PostgresStore.commit_async`); nobody blocks waiting for such a lane, since
-    a wait on that loop's own thread would never end.
+    thread of the event loop that holds ``lock`` while its statements are out (``pipeline``,
+    see :meth:`PostgresStore.send_commit`); nobody else blocks waiting for such a lane, since a
+    wait on that loop's own thread would never end (that thread reads their answers first).
     """
 
     conn: psycopg.Connection[Any] | None = None
@@ -278,6 +279,7 @@ class Lane:
     prepared: pgwire.Prepared = field(default_factory=pgwire.Prepared)
     leases: int = 0
     holder: int | None = None
+    pipeline: pgwire.Pipeline | None = None
 
 
 @dataclass(eq=False)
@@ -520,7 +522,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             with self._connection(run_id) as conn:  # not leased here: the epoch in the write fences it
                 yield conn
             return
-        with owned.lane.lock:
+        with self._hold(owned.lane):
             held = owned.lane.conn
             if held is None or held.closed or held.broken or owned.lane.generation != owned.generation:
                 raise self._lost(run_id, "its connection is closed", sent=False)
@@ -534,21 +536,20 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
                     raise self._lost(run_id, f"{type(exc).__name__}: {str(exc).strip()}", sent=True) from None
                 raise StoreError(f"run {run_id!r}: {self.where} failed ({type(exc).__name__}: {str(exc).strip()})") from None
 
-    async def commit_async(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None) -> bool:
-        """:meth:`commit` of a leased save point on the caller's event loop, with no thread:
-        the write's one statement goes out on the lease's connection, sent with libpq itself
-        (prepared once per connection, see :mod:`tether.durable.pgwire`), and its answer is
-        awaited on the loop's selector. Handing a commit to a writer thread and back costs two
-        thread wake-ups, which on an idle machine took longer than the commit itself.
+    def send_commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None) -> SentCommit | None:
+        """Send a leased save point now, from the caller's event loop, and return its
+        :class:`SentCommit` (await :meth:`SentCommit.done` for the outcome); None, having sent
+        nothing, when the write must take the writer thread (:meth:`commit`): the run's first
+        write, a write without a lease held here, a lane busy with another thread's statement, a
+        lease whose session ended (the thread path says so).
 
-        Returns False, having sent nothing, when the write must take the writer thread
-        (:meth:`commit`): the run's first write, a write without a lease held here, a lane busy
-        with another thread's statement, a lease whose session ended (the thread path says so).
-        A compare-and-swap that changed nothing also returns False (nothing was written; the
-        thread path runs it again and says why, or writes a delta's head whole). Cancelled while
-        it waits, it finishes the round trip before it lets the cancellation through, so the
-        connection is never left in the middle of a statement (the writer thread's commit also
-        ran to its end).
+        The write's one statement goes out on the lease's connection through libpq itself
+        (prepared once per connection, see :mod:`tether.durable.pgwire`), with no thread:
+        handing a commit to a writer thread and back costs two thread wake-ups, which on an idle
+        machine took longer than the commit itself. A save point sent while the run's previous
+        one is still out goes right behind it (:class:`~tether.durable.pgwire.Pipeline`): it
+        commits after that one, and only if that one committed (its compare-and-swap names the
+        revision that one writes). The lane is held while any of them is out.
 
         Args:
             run_id: The run written.
@@ -556,42 +557,85 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             lease: The lease the write is made under (None: the thread path).
         """
         if lease is None or prepared.rev is None or prepared.rev <= 1 or not self._wire:
-            return False
+            return None
         owned = self._owned.get(run_id)
         if owned is None or owned.epoch != lease.epoch or not owned.alive:
-            return False
+            return None
         lane = owned.lane
+        pipeline = lane.pipeline
+        if pipeline is None or not pipeline.busy:
+            pipeline = self._open_pipeline(lane, owned)
+            if pipeline is None:
+                return None
+        elif lane.holder != threading.get_ident() or pipeline.loop is not asyncio.get_running_loop() or lane.generation != owned.generation:
+            return None  # statements of another loop out on it (two loops, one lease: not a run's own)
+        stmt = save_statement(row_kinds(prepared.rows))
+        params = pgwire.encode(stmt, save_params(run_id, prepared, lease))
+        try:
+            answer = pipeline.send(stmt, params)
+        except self._psycopg.Error as exc:
+            raise self._lost(run_id, f"{type(exc).__name__}: {str(exc).strip()}", sent=True) from None
+        return SentCommit(self, run_id, prepared, lease, pipeline.conn, answer)
+
+    def _open_pipeline(self, lane: Lane, owned: Owned) -> pgwire.Pipeline | None:
+        """Hold an idle lease lane for statements sent from the running event loop (its lock and
+        its connection's, released when the last answer is in); None when it cannot be held now."""
         with self._mutex:
             # Only a lane of this one lease, never the first (where waiting reads queue): then
             # no lease is taken or dropped on it, and no read waits for it, while it is held here.
             if lane.leases != 1 or lane is self._lanes[0] or not lane.lock.acquire(blocking=False):
-                return False
+                return None
             lane.holder = threading.get_ident()
-        try:
-            conn = lane.conn
-            if conn is None or conn.closed or conn.broken or lane.generation != owned.generation or self._session_ended(conn) is not None:
-                return False
-            if not lane.prepared.utf8 or not conn.lock.acquire(blocking=False):
-                return False  # pgwire encodes text as UTF-8 (a client encoding is almost always that)
-            try:
-                stmt = save_statement(row_kinds(prepared.rows))
-                try:
-                    params = pgwire.encode(stmt, save_params(run_id, prepared, lease))
-                    result = await pgwire.execute(self._psycopg, conn, stmt, params, lane.prepared)
-                except self._psycopg.Error as exc:
-                    if conn.broken or conn.closed:
-                        raise self._lost(run_id, f"{type(exc).__name__}: {str(exc).strip()}", sent=True) from None
-                    raise StoreError(f"run {run_id!r}: {self.where} failed ({type(exc).__name__}: {str(exc).strip()})") from None
-            finally:
-                conn.lock.release()
-        finally:
+        conn = lane.conn
+        if (
+            conn is None
+            or conn.closed
+            or conn.broken
+            or lane.generation != owned.generation
+            or not lane.prepared.utf8  # pgwire encodes text as UTF-8 (a client encoding is almost always that)
+            or self._session_ended(conn) is not None
+            or not conn.lock.acquire(blocking=False)
+        ):
             lane.holder = None
             lane.lock.release()
-        row = result.get_value(0, 0) if result.ntuples == 1 else None
-        if row is None or int(row) == 0:
-            return False
-        self.bytes_written += prepared.rows.size
-        return True
+            return None
+        loop = asyncio.get_running_loop()
+        pipeline = lane.pipeline
+        if pipeline is None or pipeline.conn is not conn or pipeline.loop is not loop:
+            pipeline = lane.pipeline = pgwire.Pipeline(self._psycopg, conn, lane.prepared, functools.partial(self._let_go, lane, conn))
+        return pipeline
+
+    @staticmethod
+    def _let_go(lane: Lane, conn: psycopg.Connection[Any]) -> None:
+        """A lane's pipeline has no statement out any more: the lane is free."""
+        conn.lock.release()
+        lane.holder = None
+        lane.lock.release()
+
+    @contextmanager
+    def _hold(self, lane: Lane) -> Iterator[None]:
+        """Hold ``lane``, waiting for it; on the thread of an event loop whose statements are out
+        on it, their answers are read first (a wait there would never end)."""
+        pipeline = lane.pipeline
+        if pipeline is not None and pipeline.busy and lane.holder == threading.get_ident():
+            pipeline.drain()
+        with lane.lock:
+            yield
+
+    async def commit_async(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None) -> bool:
+        """:meth:`send_commit` and its outcome: True once committed; False, having written
+        nothing, when the write must take the writer thread (:meth:`commit`), which also runs a
+        compare-and-swap that changed nothing again to say why (or writes a delta's head whole).
+        Cancelled while it waits, it finishes the round trip before it lets the cancellation
+        through, so the connection is never left in the middle of a statement.
+
+        Args:
+            run_id: The run written.
+            prepared: The write (:meth:`prepare`).
+            lease: The lease the write is made under (None: the thread path).
+        """
+        sent = self.send_commit(run_id, prepared, lease=lease)
+        return False if sent is None else await sent.done()
 
     def _session_ended(self, conn: psycopg.Connection[Any]) -> str | None:
         """Why an idle lease connection's session has ended, or None while it lives.
@@ -769,7 +813,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             yield Lease(run_id, epoch)
         finally:
             if owned.alive:
-                with lane.lock:
+                with self._hold(lane):
                     if lane.conn is not None and not lane.conn.broken and lane.generation == owned.generation:
                         try:
                             lane.conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
@@ -812,7 +856,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             owned.alive = False
             close = self._closed and owned.lane.leases == 0
         if close:
-            with owned.lane.lock:
+            with self._hold(owned.lane):
                 if owned.lane.conn is not None:
                     owned.lane.conn.close()
 
@@ -832,7 +876,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
         with self._connection(run_id) as conn:
             epoch = self._bump(conn, run_id)
         if owned is not None:
-            with owned.lane.lock:
+            with self._hold(owned.lane):
                 owned.alive = False  # its owner's next write finds the epoch moved on
                 if owned.lane.conn is not None and not owned.lane.conn.broken and owned.lane.generation == owned.generation:
                     try:
@@ -883,6 +927,64 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             with lane.lock:
                 if lane.conn is not None:
                     lane.conn.close()
+
+
+class SentCommit:
+    """A save point :meth:`PostgresStore.send_commit` sent; :meth:`done` awaits its outcome.
+
+    Args:
+        store: The store.
+        run_id: The run written.
+        prepared: The write.
+        lease: The lease it was made under.
+        conn: The connection it went out on.
+        answer: Its statement's answer.
+    """
+
+    __slots__ = ("answer", "conn", "lease", "prepared", "run_id", "store")
+
+    def __init__(
+        self, store: PostgresStore, run_id: str, prepared: PreparedWrite, lease: Lease, conn: psycopg.Connection[Any], answer: pgwire.Answer
+    ) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.prepared = prepared
+        self.lease = lease
+        self.conn = conn
+        self.answer = answer
+
+    async def done(self) -> bool:
+        """True once the save point committed; False when it wrote nothing (its compare-and-swap
+        changed no row, or the session had dropped its statement and it could not be sent again
+        now): :meth:`PostgresStore.commit` then writes it, or says why not. A lost connection
+        is :class:`~tether.errors.LeaseLostError`, another server error :class:`StoreError`.
+        Cancelled while it waits, the statements out on the connection are answered first."""
+        store = self.store
+        try:
+            result = await self.answer.result()
+        except pgwire.Unprepared:  # nothing ran: sent again, prepared first, behind what is out
+            again = store.send_commit(self.run_id, self.prepared, lease=self.lease)
+            if again is None:
+                return False
+            try:
+                result = await again.answer.result()
+            except pgwire.Unprepared:
+                return False
+            except store._psycopg.Error as exc:
+                raise again._failed(exc) from None
+        except store._psycopg.Error as exc:
+            raise self._failed(exc) from None
+        row = result.get_value(0, 0) if result.ntuples == 1 else None
+        if row is None or int(row) == 0:
+            return False
+        store.bytes_written += self.prepared.rows.size
+        return True
+
+    def _failed(self, exc: BaseException) -> StoreError:
+        why = f"{type(exc).__name__}: {str(exc).strip()}"
+        if self.conn.broken or self.conn.closed:
+            return self.store._lost(self.run_id, why, sent=True)
+        return StoreError(f"run {self.run_id!r}: {self.store.where} failed ({why})")
 
 
 class PostgresEffects:

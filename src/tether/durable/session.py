@@ -29,6 +29,9 @@ from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunStore, StoredRun
 
 _log = logging.getLogger(__name__)
 
+_NOT_TRIED: Any = object()
+"""A write not offered to the store's ``send_commit`` yet (see :meth:`DurableSession._commit_blocking`)."""
+
 
 class DurableSession:
     """Tracks what of ``run`` is stored in ``store`` under ``run_id``.
@@ -71,6 +74,9 @@ class DurableSession:
         # Whether the store may commit a write at once without blocking (a local SQLite commit):
         # a store whose every commit is a round trip (PostgreSQL) is not asked.
         self._inline = bool(getattr(store, "inline_commits", True))
+        # How a write is sent from the event loop and awaited there, if the store can (PostgreSQL).
+        self._sender = getattr(store, "send_commit", None)
+        self._behind_sent = False  # the write committing behind was sent that way: the next goes right behind it
         if stored is None:
             self.persisted: list[Message] = []
             self.start_seq = 0
@@ -145,14 +151,21 @@ class DurableSession:
             if self._inline and self._commit(prepared, wait=False):
                 return  # committed at once: it could not block
             self._queued += 1
+            try:
+                sent = self._send(prepared)  # out on the wire now (a store that sends from the loop)
+            except BaseException:
+                self._queued -= 1
+                raise
             if behind:
-                self._behind = asyncio.ensure_future(self._commit_in_turn(prepared, lock))
+                self._behind_sent = sent is not None
+                self._behind = asyncio.ensure_future(self._commit_in_turn(prepared, lock, sent))
                 self._behind.add_done_callback(self._unqueue)  # also when it is cancelled before it runs
-                await asyncio.sleep(0)  # the commit's first step: its statement goes out now, not at the next await
+                if sent is None:
+                    await asyncio.sleep(0)  # the commit's first step: it goes on its way now, not at the next await
                 return
             try:
                 async with lock:  # free, and nobody waits for it: taken at once, ahead of every later write
-                    await self._commit_blocking(prepared)
+                    await self._commit_blocking(prepared, sent)
             finally:
                 self._queued -= 1
             return
@@ -161,11 +174,21 @@ class DurableSession:
             if self._behind is not None:
                 # A write is committing behind: this one is encoded now, while it commits (its
                 # revision is the next: every write since it was made is encoded on arrival and
-                # queues for the lock in that order), and committed once it is done.
+                # queues for the lock in that order), sent right behind it when that one was
+                # sent from the loop too (the store commits it after that one, and only if that
+                # one committed), and settled once that one is.
                 prepared = self._encoded(position, status, info)
+                sent = self._send(prepared) if self._behind_sent and self._queued == 2 else None
                 async with lock:
-                    await self.settle()  # its error, if it failed, is this write's
-                    if not (self._inline and self._commit(prepared, wait=False)):
+                    try:
+                        await self.settle()  # its error, if it failed, is this write's
+                    except BaseException:
+                        if sent is not None:
+                            await _abandon(sent)
+                        raise
+                    if sent is not None:
+                        await self._commit_blocking(prepared, sent)
+                    elif not (self._inline and self._commit(prepared, wait=False)):
                         await self._commit_blocking(prepared)
                 return
             async with lock:  # after the writes in flight or waiting, in order
@@ -204,24 +227,42 @@ class DurableSession:
         self._behind = None
         pending.result()
 
-    async def _commit_in_turn(self, prepared: PreparedWrite, lock: asyncio.Lock) -> None:
-        """The commit of a write made with ``behind``, after any write ahead of it."""
+    async def _commit_in_turn(self, prepared: PreparedWrite, lock: asyncio.Lock, sent: Any) -> None:
+        """The commit of a write made with ``behind``, after any write ahead of it. One sent
+        from the loop was first (nothing was ahead of it) and takes no lock: the write after it
+        settles it before anything else (it may be sent right behind it first)."""
+        if sent is not None:
+            await self._commit_blocking(prepared, sent)
+            return
         async with lock:
-            await self._commit_blocking(prepared)
+            await self._commit_blocking(prepared, sent)
 
     def _unqueue(self, done: asyncio.Future[None]) -> None:
         self._queued -= 1
         if done.cancelled() or done.exception() is not None:
             self.broken = True  # its revision was taken: the bookkeeping may be ahead of the store
 
-    async def _commit_blocking(self, prepared: PreparedWrite) -> None:
-        """Commit on the event loop when the store can (a ``commit_async`` that awaits its round
-        trip on the loop, see :meth:`~tether.durable.postgres.PostgresStore.commit_async`),
-        else on the writer thread (inline when the session has none)."""
-        commit_async = getattr(self.store, "commit_async", None)
-        if commit_async is not None and not self.effects.carries(prepared.rev):
+    def _send(self, prepared: PreparedWrite) -> Any:
+        """Send the write from the event loop if the store can (``send_commit``, see
+        :meth:`~tether.durable.postgres.PostgresStore.send_commit`): its handle, or None."""
+        send = self._sender
+        if send is None or self.effects.carries(prepared.rev):
+            return None
+        try:
+            return send(self.run_id, prepared, lease=self.lease)
+        except BaseException:
+            self.broken = True
+            raise
+
+    async def _commit_blocking(self, prepared: PreparedWrite, sent: Any = _NOT_TRIED) -> None:
+        """Commit: the outcome of the write ``sent`` from the event loop (None: it could not be
+        sent that way; :data:`_NOT_TRIED`: send it now if the store can), else on the writer
+        thread (inline when the session has none)."""
+        if sent is _NOT_TRIED:
+            sent = self._send(prepared)
+        if sent is not None:
             try:
-                if await commit_async(self.run_id, prepared, lease=self.lease):
+                if await sent.done():
                     return
             except BaseException:
                 self.broken = True
@@ -386,3 +427,13 @@ def run_state_of(stored: StoredRun) -> RunState:
         metrics=head["metrics"],
         run_id=stored.run_id,
     )
+
+
+async def _abandon(sent: Any) -> None:
+    """Wait for the answer of a write sent behind one that failed (so its connection is free
+    again); it wrote nothing (its compare-and-swap names a revision never reached), and the
+    failure that matters is the first write's."""
+    try:
+        await sent.done()
+    except Exception:  # the first write's error is the one raised
+        _log.debug("a write sent behind a failed one failed too", exc_info=True)

@@ -42,6 +42,7 @@ class FaultStore:
         self.kill_at = kill_at
         self.when = when
         self.commits = 0
+        self.out = 0  # writes sent from the event loop whose outcome is not known yet (save points ahead of the next)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -54,17 +55,24 @@ class FaultStore:
             self.committed()
         return done
 
+    def send_commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None) -> _SentCommit | None:
+        """The inner store's send from the event loop (if it has one), with the crash at the
+        chosen save point: before it is sent, or once it is known committed (a write sent
+        behind it may be out by then, as it would be at that instant of a real crash)."""
+        send = getattr(self.inner, "send_commit", None)
+        if send is None:
+            return None
+        self.before_commit(ahead=self.out)
+        sent = send(run_id, prepared, lease=lease)
+        if sent is None:
+            return None
+        self.out += 1
+        return _SentCommit(self, sent)
+
     async def commit_async(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None) -> bool:
-        """The inner store's commit on the event loop (if it has one), with the crash at the
-        chosen save point; False (nothing written) sends the write to :meth:`commit`."""
-        commit_async = getattr(self.inner, "commit_async", None)
-        if commit_async is None:
-            return False
-        self.before_commit()
-        done = bool(await commit_async(run_id, prepared, lease=lease))
-        if done:
-            self.committed()
-        return done
+        """:meth:`send_commit` and its outcome; False (nothing written) sends the write to :meth:`commit`."""
+        sent = self.send_commit(run_id, prepared, lease=lease)
+        return False if sent is None else await sent.done()
 
     def begin_effects(self, run_id: str) -> EffectTransaction:
         """The inner store's transaction for a tool call's effects (see
@@ -74,9 +82,11 @@ class FaultStore:
             raise unavailable(self.inner, run_id)
         return _FaultEffects(self, begin(run_id))
 
-    def before_commit(self) -> None:
-        """A commit is about to run: die if it is the save point to crash before."""
-        if self.kill_at == self.commits + 1 and self.when == "before":
+    def before_commit(self, ahead: int = 0) -> None:
+        """A commit is about to run: die if it is the save point to crash before (its number
+        counts the commits done and the ``ahead`` writes sent before it whose outcome is not
+        known yet; a write committed on the thread has none: those after it may be out)."""
+        if self.kill_at == self.commits + ahead + 1 and self.when == "before":
             _die()
 
     def committed(self) -> None:
@@ -88,6 +98,23 @@ class FaultStore:
     write = RunStore.write
     """``commit(prepare(...))`` (the protocol's one definition) through this proxy, so direct
     writes are save points too."""
+
+
+class _SentCommit:
+    """A save point the inner store sent from the event loop, counted when it committed."""
+
+    def __init__(self, store: FaultStore, inner: Any) -> None:
+        self.store = store
+        self.inner = inner
+
+    async def done(self) -> bool:
+        try:
+            done = bool(await self.inner.done())
+        finally:
+            self.store.out -= 1
+        if done:
+            self.store.committed()
+        return done
 
 
 class _FaultEffects:
