@@ -11,9 +11,27 @@ Scenarios (see bench/README.md): ``loop`` (N tool cycles in one call), ``snapsho
 restore a conversation), ``durable`` (store overhead per cycle, bytes per message),
 ``concurrent`` (100 / 1,000 agents x 5 cycles), ``import`` (cold imports in fresh processes).
 
-Writes a markdown report (medians, min-max over rounds, every framework's ratio to Tether) to
-``bench/results.md`` and prints it. Options: ``--quick`` (one round, few repeats: a smoke run),
-``--rounds N``, ``--scenarios loop,snapshot``, ``--frameworks tether,strands``.
+Writes a markdown report (medians, min-max over rounds, every framework's ratio to Tether) into
+``bench/results.md`` (``--output PATH``) and prints it. Options: ``--quick`` (one round, few repeats: a
+smoke run), ``--rounds N``, ``--scenarios loop,snapshot``, ``--frameworks tether,strands``.
+
+A run splices its report into the output file rather than overwriting it (:func:`splice`), so a run of
+a few scenarios leaves the others' figures alone:
+
+- each ``## `` section the run produced replaces the file's section of the same heading, in place; a
+  heading the file lacks goes after the sections that precede it in a full report (``durable-pg``
+  after ``durable``, Versions and setup after the scenarios), or at the end if there are none;
+- every other section, and blocks other scripts own (``<!-- bench/serve.py -->`` ... its closing
+  comment), stay byte for byte;
+- the preamble above the first ``## `` heading is this run's, and it states no date, machine or
+  revision: each scenario section names its run (``Run <start time, UTC>: N round(s), Tether revision
+  R``), and Versions and setup holds one ``### Run <start time>`` block per run that some section
+  still names (date, rounds, machine, load, revision, the frameworks' versions), so a kept section
+  keeps its own stated setup; a block no section names any more is dropped;
+- Targets keeps the target lines (each names its scenario: ``- `loop`: ...``) of the scenarios this
+  run did not measure and takes this run's for the others.
+
+A file that does not exist yet is just written with this run's report.
 """
 
 from __future__ import annotations
@@ -488,8 +506,15 @@ def _peer_best(samples: Samples, scenario: str, size: str, key: str, frameworks:
 
 
 def targets(samples: Samples, frameworks: Sequence[str]) -> list[str]:
-    """The issue's targets, each with the measured figure and met / missed."""
+    """The issue's targets, each with the measured figure and met / missed.
+
+    Each line names the scenario whose samples judge it (``- `loop`: ...``), so that :func:`splice`
+    can replace a scenario's targets along with its section and keep the others.
+    """
     lines: list[str] = []
+
+    def add(scenario: str, text: str) -> None:
+        lines.append(f"- `{scenario}`: {text}")
 
     def verdict(ok: bool | None) -> str:
         return "n/a" if ok is None else ("met" if ok else "**missed**")
@@ -501,41 +526,46 @@ def targets(samples: Samples, frameworks: Sequence[str]) -> list[str]:
         mine = tether("loop", "20", "per_cycle_ms")
         best = _peer_best(samples, "loop", "20", "per_cycle_ms", frameworks, highest=False)
         factor = best[1] / mine if best and mine else None
-        lines.append(
-            f"- Loop per-cycle cost >= 5x lower than the fastest peer at N=20: "
-            f"{fmt(factor)}x vs {best[0] if best else '-'} -> {verdict(None if factor is None else factor >= 5)}"
+        add(
+            "loop",
+            f"Loop per-cycle cost >= 5x lower than the fastest peer at N=20: "
+            f"{fmt(factor)}x vs {best[0] if best else '-'} -> {verdict(None if factor is None else factor >= 5)}",
         )
         small, large = tether("loop", "20", "cycle_median_ms"), tether("loop", "2000", "cycle_median_ms")
         first, last = tether("loop", "2000", "first20_ms"), tether("loop", "2000", "last20_ms")
         flat = large / small if small and large else None
         drift = last / first if first and last else None
         ok = None if flat is None or drift is None else flat <= 1.3 and drift <= 1.3
-        lines.append(
-            f"- Loop flat to N=2,000 (cycle median N=2,000 ÷ N=20 and last-20 ÷ first-20 at N=2,000, both <= 1.3): "
-            f"{fmt(flat)} and {fmt(drift)} -> {verdict(ok)}"
+        add(
+            "loop",
+            f"Loop flat to N=2,000 (cycle median N=2,000 ÷ N=20 and last-20 ÷ first-20 at N=2,000, both <= 1.3): "
+            f"{fmt(flat)} and {fmt(drift)} -> {verdict(ok)}",
         )
     if "snapshot" in samples:
         mine = tether("snapshot", "1000", "roundtrip_ms")
         theirs = med(_metric(samples, "snapshot", "strands", "1000", "roundtrip_ms"))
         factor = theirs / mine if theirs and mine else None
-        lines.append(
-            f"- Snapshot round trip of 1,000 messages >= 5x faster than Strands' take_snapshot/load_snapshot: "
-            f"{fmt(factor)}x -> {verdict(None if factor is None else factor >= 5)}"
+        add(
+            "snapshot",
+            f"Snapshot round trip of 1,000 messages >= 5x faster than Strands' take_snapshot/load_snapshot: "
+            f"{fmt(factor)}x -> {verdict(None if factor is None else factor >= 5)}",
         )
     if "durable" in samples:
         mine = tether("durable", "1000", "overhead_ms_per_cycle")
         theirs = med(_metric(samples, "durable", "langgraph", "1000", "overhead_ms_per_cycle"))
         factor = theirs / mine if theirs and mine and mine > 0 else None
-        lines.append(
-            f"- SQLite durable overhead per cycle >= 10x lower than LangGraph's SqliteSaver at 1,000 messages: "
+        add(
+            "durable",
+            f"SQLite durable overhead per cycle >= 10x lower than LangGraph's SqliteSaver at 1,000 messages: "
             f"{fmt(factor)}x -> {verdict(None if factor is None else factor >= 10)}"
-            + (" (Tether's overhead is within noise of zero or negative)" if mine is not None and mine <= 0 else "")
+            + (" (Tether's overhead is within noise of zero or negative)" if mine is not None and mine <= 0 else ""),
         )
         per_msg = [tether("durable", size, "written_bytes_per_message") for size in ("100", "1000")]
         growth = per_msg[1] / per_msg[0] if per_msg[0] and per_msg[1] else None
-        lines.append(
-            f"- Tether's store writes O(n) bytes (bytes written per message at 1,000 ÷ at 100 <= 1.5): "
-            f"{fmt(growth)} -> {verdict(None if growth is None else growth <= 1.5)}"
+        add(
+            "durable",
+            f"Tether's store writes O(n) bytes (bytes written per message at 1,000 ÷ at 100 <= 1.5): "
+            f"{fmt(growth)} -> {verdict(None if growth is None else growth <= 1.5)}",
         )
     if "durable-pg" in samples:
         size = str(SIZES["durable-pg"][-1])
@@ -543,37 +573,40 @@ def targets(samples: Samples, frameworks: Sequence[str]) -> list[str]:
         for peer in ("dbos", "langgraph"):
             theirs = med(_metric(samples, "durable-pg", peer, size, "overhead_ms_per_cycle"))
             share = mine / theirs if mine is not None and theirs else None
-            lines.append(
-                f"- PostgreSQL durable overhead per cycle <= 1/5 of {peer}'s (N={size}): {fmt(share)} of it "
-                f"-> {verdict(None if share is None else share <= 0.2)}"
+            add(
+                "durable-pg",
+                f"PostgreSQL durable overhead per cycle <= 1/5 of {peer}'s (N={size}): {fmt(share)} of it "
+                f"-> {verdict(None if share is None else share <= 0.2)}",
             )
         floor = tether("durable-pg", size, "floor_ms_per_commit")
         times = mine / floor if mine is not None and floor else None
         judged = verdict(None if times is None else times <= 4)
-        lines.append(f"- ... and <= 4x the one-commit floor measured in the same run: {fmt(times)}x -> {judged}")
+        add("durable-pg", f"... and <= 4x the one-commit floor measured in the same run: {fmt(times)}x -> {judged}")
         wal = tether("durable-pg", size, "wal_bytes_per_cycle")
-        lines.append(f"- WAL <= 2.5 KB per cycle: {fmt(wal)} B -> {verdict(None if wal is None else wal <= 2500)}")
+        add("durable-pg", f"WAL <= 2.5 KB per cycle: {fmt(wal)} B -> {verdict(None if wal is None else wal <= 2500)}")
         rate = tether("durable-pg", size, "conversations_per_s")
         dbos = med(_metric(samples, "durable-pg", "dbos", size, "conversations_per_s"))
         factor = rate / dbos if rate and dbos else None
-        lines.append(
-            f"- 50 concurrent conversations on one shared store >= 2x DBOS's throughput: {fmt(factor)}x "
-            f"-> {verdict(None if factor is None else factor >= 2)}"
+        add(
+            "durable-pg",
+            f"50 concurrent conversations on one shared store >= 2x DBOS's throughput: {fmt(factor)}x "
+            f"-> {verdict(None if factor is None else factor >= 2)}",
         )
     if "concurrent" in samples:
         mine = tether("concurrent", "1000", "agents_per_s")
         best = _peer_best(samples, "concurrent", "1000", "agents_per_s", frameworks, highest=True)
         factor = mine / best[1] if best and mine else None
-        lines.append(
-            f"- 1,000 concurrent agents at >= 2x the agents/s of the fastest peer: {fmt(factor)}x vs "
-            f"{best[0] if best else '-'} -> {verdict(None if factor is None else factor >= 2)}"
+        add(
+            "concurrent",
+            f"1,000 concurrent agents at >= 2x the agents/s of the fastest peer: {fmt(factor)}x vs "
+            f"{best[0] if best else '-'} -> {verdict(None if factor is None else factor >= 2)}",
         )
     if "import" in samples:
         mine = tether("import", "-", "import_ms")
         theirs = med(_metric(samples, "import", "strands", "-", "import_ms"))
         share = mine / theirs if mine and theirs else None
         ok = None if share is None else share <= 1 / 3
-        lines.append(f"- import tether <= 1/3 of import strands: {fmt(share)} of it -> {verdict(ok)}")
+        add("import", f"import tether <= 1/3 of import strands: {fmt(share)} of it -> {verdict(ok)}")
     return lines
 
 
@@ -588,30 +621,42 @@ def _git_revision() -> str:
     return rev + (" (with uncommitted changes)" if dirty else "")
 
 
+TARGETS = "Targets"
+VERSIONS = "Versions and setup"
+SECTION_ORDER: tuple[str, ...] = (TARGETS, *SCENARIOS, VERSIONS)
+"""The headings of a full report in their order: where :func:`splice` puts a section the file lacks."""
+
+PREAMBLE = (
+    "Written by `python bench/compare.py` (see bench/README.md). A run replaces the sections of the scenarios "
+    "it measured (and their targets) and keeps every other section as it was, so sections can come from "
+    "different runs: each scenario's section names the run that measured it, and that run's date, rounds, "
+    "machine, load, Tether revision and versions are under Versions and setup. Every number is a median over "
+    "its run's rounds of fresh processes (min-max across rounds in brackets); `÷ Tether` is the framework's "
+    "median divided by Tether's (for times and bytes, above 1 means Tether is lower; for agents/s, above 1 means "
+    "the peer is faster). Fake models with no latency: only framework cost is measured."
+)
+SMOKE = "**Smoke run (`--quick`): one round, few repeats, on a possibly busy machine — not a result to quote.**"
+
+
 def render(samples: Samples, info: dict[str, dict[str, Any]], settings: Settings, meta: dict[str, str]) -> str:
-    """The whole markdown report."""
+    """This run's markdown report: a preamble true of any run, then its sections.
+
+    Every scenario section names this run (``Run <start time>``); the Versions and setup section holds
+    one ``### Run <start time>`` block with the run's date, rounds, machine, load, Tether revision and
+    the frameworks' versions. Sections of other runs cite their own blocks, which :func:`splice` keeps.
+    """
     names = [fw.name for fw in settings.frameworks]
-    out = [
-        "# Tether vs peer agent SDKs",
-        "",
-        "Generated by `python bench/compare.py"
-        + (" --quick" if settings.quick else "")
-        + f"` ({meta['started']} -> {meta['finished']}). Every number is a median over "
-        f"{settings.rounds} round(s) of fresh processes (min-max across rounds in brackets); "
-        "`÷ Tether` is the framework's median divided by Tether's (for times and bytes, above 1 means "
-        "Tether is lower; for agents/s, above 1 means the peer is faster). Fake models with no latency: "
-        "only framework cost is measured.",
-        "",
-        f"Machine: {meta['machine']}; load average at start {meta['load_start']}, at end {meta['load_end']}. "
-        f"Tether revision {meta['revision']}.",
-        "",
-    ]
-    if settings.quick:
-        out += ["**Smoke run (`--quick`): one round, few repeats, on a possibly busy machine — not a result to quote.**", ""]
-    out += ["## Targets", "", *targets(samples, names), ""]
+    run = f"Run {meta['started']}"
+    cited = (
+        f"{run}: {settings.rounds} round(s), Tether revision {meta['revision']}; its machine, load and versions "
+        "under [Versions and setup](#versions-and-setup)."
+    ) + (f" {SMOKE}" if settings.quick else "")
+    out = ["# Tether vs peer agent SDKs", "", PREAMBLE, ""]
+    out += [f"## {TARGETS}", "", "Each target is judged from its scenario's section, in that section's run.", ""]
+    out += [*targets(samples, names), ""]
     for scenario in settings.scenarios:
         _, description, _ = TABLES[scenario]
-        out += [f"## {scenario}", "", description, ""]
+        out += [f"## {scenario}", "", cited, "", description, ""]
         sizes = [str(size) for size in settings.sizes.get(scenario, ())] or ["-"]
         out += render_table(samples, scenario, names, sizes)
         apis = sorted(
@@ -624,7 +669,20 @@ def render(samples: Samples, info: dict[str, dict[str, Any]], settings: Settings
         if apis and scenario in ("snapshot", "durable", "durable-pg"):
             out += ["", "APIs used:", "", *[f"- {line}" for line in apis]]
         out.append("")
-    out += ["## Versions and setup", ""]
+    out += [
+        f"## {VERSIONS}",
+        "",
+        "One block per run that measured a section above (a run's block goes once no section names that run).",
+        "",
+        f"### {run}",
+        "",
+        f"Scenarios {', '.join(settings.scenarios)}; {settings.rounds} round(s) of fresh processes; "
+        f"{meta['started']} -> {meta['finished']}. Machine: {meta['machine']}; load average at start "
+        f"{meta['load_start']}, at end {meta['load_end']}. Tether revision {meta['revision']}.",
+        "",
+    ]
+    if settings.quick:
+        out += [SMOKE, ""]
     for fw in settings.frameworks:
         described = info.get(fw.name, {})
         versions = ", ".join(f"{k} {v}" for k, v in described.get("versions", {}).items())
@@ -643,12 +701,133 @@ def _load() -> str:
         return "?"
 
 
-def kept_sections(path: Path) -> str:
-    """The sections other benchmarks wrote into ``path`` (``<!-- NAME -->`` ... ``<!-- /NAME -->``,
-    e.g. ``bench/serve.py``'s), kept when the comparison rewrites the file."""
-    text = path.read_text() if path.exists() else ""
-    found = re.finditer(r"^<!-- ([\w./-]+) -->\n.*?^<!-- /\1 -->\n", text, flags=re.S | re.M)
-    return "".join("\n" + match.group(0) for match in found)
+# -- the report file ------------------------------------------------------------------------
+
+_MARKER = re.compile(r"<!-- ([\w./-]+) -->")
+_TARGET = re.compile(r"- `([^`]+)`: ")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a report: the preamble (key ``""``), a ``## `` section (key: the heading's text), or
+    a block another script owns, ``<!-- NAME -->`` ... ``<!-- /NAME -->`` (key: its first line), such as
+    ``bench/serve.py``'s (whose own ``## `` heading is inside the block)."""
+
+    key: str
+    text: str
+    """The chunk's lines, ending in one newline: trailing blank lines are separators, not content."""
+
+
+def split_report(text: str) -> list[Chunk]:
+    """``text`` cut into its chunks, in order (an empty preamble is left out)."""
+    starts: list[tuple[int, str]] = [(0, "")]
+    position, closing = 0, ""
+    for line in text.splitlines(keepends=True):
+        bare = line.rstrip("\n")
+        if closing:
+            closing = "" if bare == closing else closing
+        elif bare.startswith("## "):
+            starts.append((position, bare[3:].strip()))
+        elif marker := _MARKER.fullmatch(bare):
+            starts.append((position, bare))
+            closing = f"<!-- /{marker[1]} -->"
+        position += len(line)
+    ends = [begin for begin, _ in starts[1:]] + [len(text)]
+    chunks = [Chunk(key, text[begin:end].rstrip("\n") + "\n") for (begin, key), end in zip(starts, ends, strict=True)]
+    return [chunk for chunk in chunks if chunk.key or chunk.text.strip()]
+
+
+def _join(pieces: Sequence[str]) -> str:
+    """Pieces of markdown, one blank line between each two."""
+    return "\n".join(piece.rstrip("\n") + "\n" for piece in pieces)
+
+
+def _slot(keys: Sequence[str], key: str, order: Sequence[str]) -> int:
+    """Where a chunk ``key`` new to a report with ``keys`` goes: the preamble first; a known heading after
+    the last chunk that comes before it in ``order`` (else before the first that comes after it); the end
+    otherwise."""
+    if not key:
+        return 0
+    if key not in order:
+        return len(keys)
+    rank = order.index(key)
+    ranks = [(index, order.index(other)) for index, other in enumerate(keys) if other in order]
+    before = [index for index, other in ranks if other < rank]
+    after = [index for index, other in ranks if other > rank]
+    return before[-1] + 1 if before else after[0] if after else len(keys)
+
+
+def _merge_targets(old: str, new: str, produced: set[str], headings: Sequence[str]) -> str:
+    """``new``'s Targets section with ``old``'s target lines of the scenarios this run neither measured
+    (``produced``: this run's headings) nor judged (``new``'s lines), every line in the order of its
+    scenario's section in ``headings``. A line naming no scenario (an older format) is not kept: which
+    run it speaks for is unknown."""
+    lines = new.splitlines(keepends=True)
+    head = [line for line in lines if not _TARGET.match(line)]
+    fresh = [line for line in lines if _TARGET.match(line)]
+    replaced = produced | {found[1] for line in fresh if (found := _TARGET.match(line))}
+    kept = [line for line in old.splitlines(keepends=True) if (found := _TARGET.match(line)) and found[1] not in replaced]
+    merged = kept + fresh
+
+    def place(line: str) -> int:
+        found = _TARGET.match(line)
+        return headings.index(found[1]) if found and found[1] in headings else len(headings)
+
+    merged.sort(key=place)  # stable: a scenario's lines keep their order
+    return _join(["".join(head), "".join(merged)]) if merged else "".join(head)
+
+
+def _run_blocks(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """A Versions and setup section as its head and its ``### `` blocks (title, text)."""
+    parts = re.split(r"^(?=### )", text, flags=re.M)
+    blocks = [(part.splitlines()[0][4:].strip(), part) for part in parts[1:]]
+    return parts[0], blocks
+
+
+def _merge_versions(old: str, new: str, others: Sequence[str]) -> str:
+    """``new``'s Versions and setup section with ``old``'s run blocks still cited in ``others`` (the rest
+    of the merged report), oldest first; a block of a run no section names any more goes, and so does
+    whatever an older format put there outside ``### `` blocks."""
+    head, fresh = _run_blocks(new)
+    titles = {title for title, _ in fresh}
+    cited = [part for title, part in _run_blocks(old)[1] if title not in titles and any(title in text for text in others)]
+    return _join([head, *cited, *(part for _, part in fresh)])
+
+
+def splice(existing: str, report: str, order: Sequence[str] = SECTION_ORDER) -> str:
+    """``report`` (this run's) spliced into ``existing`` (the output file's text, ``""`` if none).
+
+    A section of ``report`` replaces the section of the same heading in place; a heading new to the file
+    goes where :func:`_slot` puts it (by ``order``: ``durable-pg`` after ``durable``, say); every other
+    section, and every ``<!-- NAME -->`` block another script wrote, is kept byte for byte (bar its
+    trailing blank lines: one blank line separates any two pieces). The preamble is this run's (it
+    describes no run). Two sections are merged rather than replaced, since they speak for every
+    scenario: Targets keeps the lines of the scenarios this run did not measure, and Versions and setup
+    keeps the ``### Run`` blocks still named by a kept section.
+
+    A pure function (text in, text out) so that it can be tested without running a benchmark.
+    """
+    if not existing.strip():
+        return report
+    before = {chunk.key: chunk.text for chunk in reversed(split_report(existing))}  # the first of a repeated heading
+    merged = split_report(existing)
+    fresh = split_report(report)
+    for chunk in fresh:
+        keys = [each.key for each in merged]
+        if chunk.key in keys:
+            merged[keys.index(chunk.key)] = chunk
+        else:
+            merged.insert(_slot(keys, chunk.key, order), chunk)
+    keys = [each.key for each in merged]
+    produced = {chunk.key for chunk in fresh}
+    if TARGETS in produced and TARGETS in before:
+        index = keys.index(TARGETS)
+        merged[index] = Chunk(TARGETS, _merge_targets(before[TARGETS], merged[index].text, produced, keys))
+    if VERSIONS in produced and VERSIONS in before:
+        index = keys.index(VERSIONS)
+        others = [chunk.text for chunk in merged if chunk.key != VERSIONS]
+        merged[index] = Chunk(VERSIONS, _merge_versions(before[VERSIONS], merged[index].text, others))
+    return _join([chunk.text for chunk in merged])
 
 
 def parse(argv: Sequence[str] | None = None) -> Settings:
@@ -658,7 +837,12 @@ def parse(argv: Sequence[str] | None = None) -> Settings:
     parser.add_argument("--rounds", type=int, default=None, help="rounds of fresh processes (default 5; 1 with --quick)")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"comma-separated subset of {','.join(SCENARIOS)}")
     parser.add_argument("--frameworks", default=",".join(fw.name for fw in FRAMEWORKS), help="comma-separated subset")
-    parser.add_argument("--output", default=str(ROOT / "bench" / "results.md"), help="markdown report path")
+    parser.add_argument(
+        "--output",
+        default=str(ROOT / "bench" / "results.md"),
+        help="markdown report path; an existing file gets this run's sections spliced in (the other sections, "
+        "their targets and their runs' setup kept), see the module docstring",
+    )
     parser.add_argument(
         "--baseline",
         default="",
@@ -702,26 +886,27 @@ def parse(argv: Sequence[str] | None = None) -> Settings:
 
 
 def main(argv: Sequence[str] | None = None) -> str:
-    """Measure, write the report and return it."""
+    """Measure, splice this run's report into ``--output`` (see :func:`splice`), print it and return it."""
     settings = parse(argv)
 
     def log(message: str) -> None:
         print(f"[{datetime.datetime.now():%H:%M:%S}] {message}", file=sys.stderr, flush=True)
 
     meta = {
-        "started": f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
+        "started": f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M:%S} UTC",  # names the run: to the second
         "machine": f"{platform.platform()}, {os.cpu_count()} CPUs",
         "load_start": _load(),
         "revision": _git_revision(),
     }
     samples, info = measure(settings, log)
-    meta["finished"] = f"{datetime.datetime.now(datetime.UTC):%H:%M} UTC"
+    meta["finished"] = f"{datetime.datetime.now(datetime.UTC):%H:%M:%S} UTC"
     meta["load_end"] = _load()
     report = render(samples, info, settings, meta)
     settings.output.parent.mkdir(parents=True, exist_ok=True)
-    settings.output.write_text(report + kept_sections(settings.output))
+    existing = settings.output.read_text() if settings.output.exists() else ""
+    settings.output.write_text(splice(existing, report))
     print(report)
-    log(f"wrote {settings.output}")
+    log(f"wrote {settings.output}" + (" (this run's sections spliced in)" if existing.strip() else ""))
     return report
 
 

@@ -255,9 +255,110 @@ def test_baseline_runs_tether_from_an_exported_revision(compare: ModuleType, tmp
         compare.parse(["--baseline", "no-such-revision-here"])
 
 
-def test_rewriting_the_report_keeps_the_sections_other_benchmarks_wrote(compare: ModuleType, tmp_path: Path) -> None:
-    report = tmp_path / "results.md"
-    serve = "<!-- bench/serve.py -->\n## serve\n| a | b |\n<!-- /bench/serve.py -->\n"
-    report.write_text("# Tether vs peer agent SDKs\n\nold tables\n\n" + serve)
-    assert compare.kept_sections(report) == "\n" + serve
-    assert compare.kept_sections(tmp_path / "missing.md") == ""
+SERVE_BLOCK = "<!-- bench/serve.py -->\n## serve: SSE throughput\n\n| a | b |\n<!-- /bench/serve.py -->\n"
+
+
+def report_of(compare: ModuleType, scenarios: str, frameworks: str, started: str) -> str:
+    """A report as a run of ``scenarios`` would write it, from made-up figures (the table cells are ``-``
+    but for ``loop``/``import``), started at ``started``."""
+    settings = compare.parse(["--scenarios", scenarios, "--frameworks", frameworks])
+    made_up = samples_for_render()
+    samples = {scenario: made_up.get(scenario, {"tether": {}}) for scenario in settings.scenarios}  # as measure() would
+    info = {
+        fw.name: {"versions": {fw.name: "1.0"}, "notes": {"snapshot": f"{fw.name} API"}, "python": "3.11"} for fw in settings.frameworks
+    }
+    meta = {"started": started, "finished": "later", "machine": "M", "load_start": "1", "load_end": "2", "revision": "abc1234"}
+    text: str = compare.render(samples, info, settings, meta)
+    return text
+
+
+def sections(compare: ModuleType, text: str) -> dict[str, str]:
+    return {chunk.key: chunk.text for chunk in compare.split_report(text)}
+
+
+def test_a_subset_run_keeps_the_other_sections_byte_for_byte(compare: ModuleType) -> None:
+    old = report_of(compare, "loop,snapshot,durable,concurrent,import", "tether,strands", "2026-01-01 00:00:00 UTC") + "\n" + SERVE_BLOCK
+    new = report_of(compare, "loop,durable-pg", "tether,dbos", "2026-01-02 00:00:00 UTC")
+    spliced = compare.splice(old, new)
+    before, after, fresh = sections(compare, old), sections(compare, spliced), sections(compare, new)
+    for kept in ("snapshot", "durable", "concurrent", "import", "<!-- bench/serve.py -->"):
+        assert after[kept] == before[kept], kept
+        assert before[kept] in spliced
+    assert after["loop"] == fresh["loop"] and after["durable-pg"] == fresh["durable-pg"]
+    assert "| 20 | strands |" not in after["loop"] and "| 20 | dbos |" in after["loop"]
+    assert "Run 2026-01-01 00:00:00 UTC" in after["snapshot"]  # a kept section still names its own run
+    # Targets: this run's lines for loop, the old ones for the rest, in the order of the sections.
+    tags = [line.split("`")[1] for line in after["Targets"].splitlines() if line.startswith("- `")]
+    assert tags == ["loop", "loop", "snapshot", "durable", "durable", *["durable-pg"] * 5, "concurrent", "import"]
+    assert "10.00x vs strands" in before["Targets"] and "10.00x vs strands" not in after["Targets"]  # dbos ran this time
+    assert "1/5 of dbos's" in after["Targets"]
+    # Versions and setup: both runs' blocks, each as its run wrote it (the kept sections cite the first).
+    old_block = before["Versions and setup"].split("### ", 1)[1]
+    assert "### " + old_block.rstrip("\n") + "\n" in after["Versions and setup"]
+    assert after["Versions and setup"].rstrip("\n").endswith(fresh["Versions and setup"].split("### ", 1)[1].rstrip("\n"))
+    assert "**strands**" in after["Versions and setup"] and "**dbos**" in after["Versions and setup"]
+    assert spliced.startswith(new.split("## ", 1)[0])  # this run's preamble, which states no run
+
+
+def test_a_full_run_replaces_everything_it_produced(compare: ModuleType) -> None:
+    everything = ",".join(compare.SCENARIOS)
+    old = report_of(compare, everything, "tether,strands", "2026-01-01 00:00:00 UTC") + "\n" + SERVE_BLOCK
+    new = report_of(compare, everything, "tether", "2026-01-02 00:00:00 UTC")
+    assert compare.splice(old, new) == new + "\n" + SERVE_BLOCK  # the old run's block went: no section names it
+    assert compare.splice(new, new) == new
+
+
+def test_a_heading_new_to_the_file_goes_where_a_full_report_has_it(compare: ModuleType) -> None:
+    old = report_of(compare, "loop,durable,import", "tether", "2026-01-01 00:00:00 UTC") + "\n" + SERVE_BLOCK
+    new = report_of(compare, "concurrent,durable-pg,snapshot", "tether", "2026-01-02 00:00:00 UTC")
+    keys = [chunk.key for chunk in compare.split_report(compare.splice(old, new))]
+    assert keys == [
+        "",
+        "Targets",
+        "loop",
+        "snapshot",
+        "durable",
+        "durable-pg",
+        "concurrent",
+        "import",
+        "Versions and setup",
+        "<!-- bench/serve.py -->",
+    ]
+    shuffled = report_of(compare, "import,loop", "tether", "2026-01-01 00:00:00 UTC")  # the file's own order stands
+    keys = [chunk.key for chunk in compare.split_report(compare.splice(shuffled, new))]
+    assert keys == ["", "Targets", "import", "loop", "snapshot", "durable-pg", "concurrent", "Versions and setup"]
+    only_serve = compare.splice(SERVE_BLOCK, new)  # bench/serve.py wrote the file first: this run's sections follow
+    assert [chunk.key for chunk in compare.split_report(only_serve)][:3] == ["", "<!-- bench/serve.py -->", "Targets"]
+    no_versions = old.replace(sections(compare, old)["Versions and setup"], "")
+    keys = [chunk.key for chunk in compare.split_report(compare.splice(no_versions, new))]
+    assert keys[-2:] == ["Versions and setup", "<!-- bench/serve.py -->"]
+
+
+def test_an_output_file_that_does_not_exist_yet_is_just_written(compare: ModuleType) -> None:
+    new = report_of(compare, "loop,import", "tether", "2026-01-02 00:00:00 UTC")
+    assert compare.splice("", new) == new
+
+
+def test_targets_of_an_older_format_and_runs_no_section_names_are_dropped(compare: ModuleType) -> None:
+    old = report_of(compare, "loop,import", "tether,strands", "2026-01-01 00:00:00 UTC")
+    old = old.replace("- `import`: ", "- ")  # an import target line naming no scenario
+    new = report_of(compare, "loop", "tether", "2026-01-02 00:00:00 UTC")
+    after = sections(compare, compare.splice(old, new))
+    assert "import tether <= 1/3" not in after["Targets"]  # which run it spoke for is unknown
+    assert "### Run 2026-01-01 00:00:00 UTC" in after["Versions and setup"]  # the import section names it
+    newer = report_of(compare, "loop,import", "tether", "2026-01-03 00:00:00 UTC")
+    versions = sections(compare, compare.splice(compare.splice(old, new), newer))["Versions and setup"]
+    assert [line for line in versions.splitlines() if line.startswith("### ")] == ["### Run 2026-01-03 00:00:00 UTC"]
+
+
+def test_compare_splices_its_report_into_an_existing_output_file(compare: ModuleType, tmp_path: Path) -> None:
+    output = tmp_path / "results.md"
+    old = report_of(compare, "loop,snapshot,import", "tether,strands", "2026-01-01 00:00:00 UTC") + "\n" + SERVE_BLOCK
+    output.write_text(old)
+    report = compare.main(["--quick", "--frameworks", "tether", "--scenarios", "import", "--output", str(output)])
+    before, after = sections(compare, old), sections(compare, output.read_text())
+    for kept in ("loop", "snapshot", "<!-- bench/serve.py -->"):
+        assert after[kept] == before[kept], kept
+    assert after["import"] == sections(compare, report)["import"] != before["import"]
+    assert "| tether |" in after["import"] and "| strands |" not in after["import"]
+    assert "### Run 2026-01-01 00:00:00 UTC" in after["Versions and setup"]
