@@ -32,6 +32,7 @@ Run only that part with ``python bench/durable.py --pg-only`` (``--repeats N`` r
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import hashlib
 import json
@@ -546,16 +547,16 @@ def _settings(conninfo: str) -> str:
     return ", ".join(f"{name}={_scalar(conninfo, f'SHOW {name}')}" for name in names)
 
 
+def _arguments(argv: list[str]) -> argparse.Namespace:
+    """The command line (argparse: a bad argument is a usage error naming it, not a traceback)."""
+    parser = argparse.ArgumentParser(description="Durable-run cost per cycle and in storage (see the module docstring).")
+    parser.add_argument("sizes", nargs="*", type=int, help=f"conversation sizes in messages (default: {' '.join(map(str, SIZES))})")
+    parser.add_argument("--pg-only", action="store_true", help="run only the PostgreSQL save points table")
+    parser.add_argument("--cycles-pg", type=int, default=PG_CYCLES, help=f"tool cycles of the PostgreSQL loop (default {PG_CYCLES})")
+    parser.add_argument("--repeats", type=int, default=5, help="interleaved rounds (default 5)")
+    return parser.parse_args(argv)
+
+
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    only = "--pg-only" in args
-    cycles_pg = PG_CYCLES
-    if "--cycles-pg" in args:
-        cycles_pg = int(args[args.index("--cycles-pg") + 1])
-        del args[args.index("--cycles-pg") : args.index("--cycles-pg") + 2]
-    rounds = 5
-    if "--repeats" in args:
-        rounds = int(args[args.index("--repeats") + 1])
-        del args[args.index("--repeats") : args.index("--repeats") + 2]
-    numbers = [int(arg) for arg in args if arg != "--pg-only"]
-    main(numbers or SIZES, repeats=rounds, pg_cycles=cycles_pg, pg_only=only)
+    options = _arguments(sys.argv[1:])
+    main(options.sizes or SIZES, repeats=options.repeats, pg_cycles=options.cycles_pg, pg_only=options.pg_only)

@@ -167,16 +167,17 @@ class ResultsWatch(MemoryStore):
         return super().commit(run_id, prepared, lease=lease, wait=True)
 
 
+@tool
+def echo(n: int) -> int:
+    """Echo n.
+
+    Args:
+        n: The number.
+    """
+    return n
+
+
 def _watched_agent(store: ResultsWatch) -> Agent:
-    @tool
-    def echo(n: int) -> int:
-        """Echo n.
-
-        Args:
-            n: The number.
-        """
-        return n
-
     def answer(messages: list[Any]) -> str:
         store.model_called.set()
         return "done"
@@ -274,15 +275,6 @@ class SendingStore(MemoryStore):
 
 
 def _looping_agent(store: MemoryStore) -> Agent:
-    @tool
-    def echo(n: int) -> int:
-        """Echo n.
-
-        Args:
-            n: The number.
-        """
-        return n
-
     return Agent(model=ScriptedModel([*(tool_call("echo", {"n": i}) for i in range(3)), "done"]), tools=[echo], store=store)
 
 
