@@ -929,6 +929,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
                     lane.conn.close()
 
 
+@dataclass(eq=False, slots=True)
 class SentCommit:
     """A save point :meth:`PostgresStore.send_commit` sent; :meth:`done` awaits its outcome.
 
@@ -941,17 +942,12 @@ class SentCommit:
         answer: Its statement's answer.
     """
 
-    __slots__ = ("answer", "conn", "lease", "prepared", "run_id", "store")
-
-    def __init__(
-        self, store: PostgresStore, run_id: str, prepared: PreparedWrite, lease: Lease, conn: psycopg.Connection[Any], answer: pgwire.Answer
-    ) -> None:
-        self.store = store
-        self.run_id = run_id
-        self.prepared = prepared
-        self.lease = lease
-        self.conn = conn
-        self.answer = answer
+    store: PostgresStore
+    run_id: str
+    prepared: PreparedWrite
+    lease: Lease
+    conn: psycopg.Connection[Any]
+    answer: pgwire.Answer
 
     async def done(self) -> bool:
         """True once the save point committed; False when it wrote nothing (its compare-and-swap
