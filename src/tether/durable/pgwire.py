@@ -197,11 +197,7 @@ class Pipeline:
             pgconn.send_query_prepared(stmt.name, params, param_formats=stmt.formats)
             pgconn.pipeline_sync()
             out = self._push()
-            while pgconn.flush():  # a statement larger than the socket's buffer: rare
-                readable, _, _ = select.select([self._fileno], [self._fileno], [])
-                if readable:
-                    pgconn.consume_input()
-                    self._collect()
+            self._flush()
         except self.psycopg.Error as exc:
             self._fail(exc)
             raise
@@ -213,16 +209,23 @@ class Pipeline:
         pgconn = self._pgconn
         try:
             while self._out:
-                while pgconn.flush():
-                    readable, _, _ = select.select([self._fileno], [self._fileno], [])
-                    if readable:
-                        pgconn.consume_input()
+                self._flush()
                 if pgconn.is_busy():
                     select.select([self._fileno], [], [])
                     pgconn.consume_input()
                 self._collect()
         except self.psycopg.Error as exc:
             self._fail(exc)
+
+    def _flush(self) -> None:
+        """Send what libpq still buffers (a statement larger than the socket's buffer: rare),
+        taking answers in meanwhile (the server may be waiting to write them)."""
+        pgconn = self._pgconn
+        while pgconn.flush():
+            readable, _, _ = select.select([self._fileno], [self._fileno], [])
+            if readable:
+                pgconn.consume_input()
+                self._collect()
 
     def _push(self, *, waited: bool = True) -> _Out:
         out = _Out(self.loop.create_future() if waited else None)
@@ -241,6 +244,8 @@ class Pipeline:
         pgconn = self._pgconn
         sync = self.psycopg.pq.ExecStatus.PIPELINE_SYNC
         queue = self._out
+        if not queue:
+            return  # nothing out (the last answer was taken already): the lane was let go
         while queue and not pgconn.is_busy():
             result = pgconn.get_result()
             if result is None:

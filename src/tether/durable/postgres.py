@@ -532,9 +532,16 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
             try:
                 yield held
             except self._psycopg.Error as exc:
-                if held.broken or held.closed:
-                    raise self._lost(run_id, f"{type(exc).__name__}: {str(exc).strip()}", sent=True) from None
-                raise StoreError(f"run {run_id!r}: {self.where} failed ({type(exc).__name__}: {str(exc).strip()})") from None
+                raise self._write_failed(run_id, held, exc) from None
+
+    def _write_failed(self, run_id: str, conn: psycopg.Connection[Any], exc: BaseException) -> StoreError:
+        """The error of a write whose statement failed on a lease's connection ``conn``: the lease
+        is lost when the connection broke (whether the write committed is unknown), else the
+        server refused the statement (StoreError: nothing committed)."""
+        why = f"{type(exc).__name__}: {str(exc).strip()}"
+        if conn.broken or conn.closed:
+            return self._lost(run_id, why, sent=True)
+        return StoreError(f"run {run_id!r}: {self.where} failed ({why})")
 
     def send_commit(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None) -> SentCommit | None:
         """Send a leased save point now, from the caller's event loop, and return its
@@ -574,7 +581,7 @@ class PostgresStore(RowStore["psycopg.Connection[Any]", str]):
         try:
             answer = pipeline.send(stmt, params)
         except self._psycopg.Error as exc:
-            raise self._lost(run_id, f"{type(exc).__name__}: {str(exc).strip()}", sent=True) from None
+            raise self._write_failed(run_id, pipeline.conn, exc) from None
         return SentCommit(self, run_id, prepared, lease, pipeline.conn, answer)
 
     def _open_pipeline(self, lane: Lane, owned: Owned) -> pgwire.Pipeline | None:
@@ -956,31 +963,23 @@ class SentCommit:
         is :class:`~tether.errors.LeaseLostError`, another server error :class:`StoreError`.
         Cancelled while it waits, the statements out on the connection are answered first."""
         store = self.store
-        try:
-            result = await self.answer.result()
-        except pgwire.Unprepared:  # nothing ran: sent again, prepared first, behind what is out
-            again = store.send_commit(self.run_id, self.prepared, lease=self.lease)
-            if again is None:
-                return False
+        sent: SentCommit | None = self
+        for attempt in range(2):
+            assert sent is not None
             try:
-                result = await again.answer.result()
-            except pgwire.Unprepared:
-                return False
+                result = await sent.answer.result()
+                break
+            except pgwire.Unprepared:  # nothing ran: sent again once, prepared first, behind what is out
+                sent = store.send_commit(self.run_id, self.prepared, lease=self.lease) if attempt == 0 else None
+                if sent is None:
+                    return False
             except store._psycopg.Error as exc:
-                raise again._failed(exc) from None
-        except store._psycopg.Error as exc:
-            raise self._failed(exc) from None
+                raise store._write_failed(self.run_id, sent.conn, exc) from None
         row = result.get_value(0, 0) if result.ntuples == 1 else None
         if row is None or int(row) == 0:
             return False
         store.bytes_written += self.prepared.rows.size
         return True
-
-    def _failed(self, exc: BaseException) -> StoreError:
-        why = f"{type(exc).__name__}: {str(exc).strip()}"
-        if self.conn.broken or self.conn.closed:
-            return self.store._lost(self.run_id, why, sent=True)
-        return StoreError(f"run {self.run_id!r}: {self.store.where} failed ({why})")
 
 
 class PostgresEffects:
