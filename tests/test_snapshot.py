@@ -254,6 +254,7 @@ def test_mutating_the_snapshot_does_not_change_the_agent() -> None:
     snap = agent.take_snapshot(preset="all")
     target = Agent()
     target.load_snapshot(snap)
+
     def both() -> tuple[str, str]:
         return tuple(json.dumps(a.take_snapshot(preset="all").data, default=repr) for a in (target, agent))  # type: ignore[return-value]
 

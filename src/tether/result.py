@@ -19,6 +19,7 @@ from .types import Message, MetricsData
 if TYPE_CHECKING:
     from .checkpoint import Checkpoint
 
+
 @dataclass(frozen=True)
 class Divergence:
     """Where a replayed run (``agent.replay``) first differs from the run it replays.

@@ -123,7 +123,7 @@ def test_a_tool_is_shown_as_started_while_its_body_runs(tmp_path: Path, home: Pa
     assert process.returncode == 0
 
 
-REENTERED = '''
+REENTERED = """
 import asyncio, signal, sys
 from tether.cli.sigint import run_cancellable
 
@@ -147,7 +147,7 @@ async def forever():
 
 
 print("result", run_cancellable(forever()), flush=True)
-'''
+"""
 
 
 def test_a_ctrl_c_arriving_inside_the_ctrl_c_handler_does_not_deadlock(tmp_path: Path) -> None:

@@ -41,12 +41,6 @@ def cipher(current: str = "k1", **options: Any) -> AESGCMCipher:
     return AESGCMCipher({"k1": K1, "k2": K2}, current=current, **options)
 
 
-
-
-
-
-
-
 def result(ident: str, text: str) -> Any:
     return {"toolUseId": ident, "status": "success", "content": [{"text": text}]}
 

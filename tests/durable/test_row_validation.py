@@ -35,12 +35,6 @@ BOMB = "[" * 100_000 + "]" * 100_000
 """A 100,000-deep nested array: 200 kB of valid JSON that ``json.loads`` cannot parse."""
 
 
-
-
-
-
-
-
 def result(ident: str, content: Any) -> Any:
     return {"toolUseId": ident, "status": "success", "content": content}
 

@@ -182,9 +182,7 @@ def _short(**kwargs: Any) -> Any:
     return LlamaCppModel(smollm2_path(), **kwargs)
 
 
-@pytest.mark.parametrize(
-    ("prompt", "max_tokens", "finish"), [("Say hello.", 8, "length"), ("Reply with one word: yes or no?", 64, "stop")]
-)
+@pytest.mark.parametrize(("prompt", "max_tokens", "finish"), [("Say hello.", 8, "length"), ("Reply with one word: yes or no?", 64, "stop")])
 async def test_free_text_streams_token_by_token_with_the_usage_of_a_plain_call(prompt: str, max_tokens: int, finish: str) -> None:
     small = _short(max_tokens=max_tokens)
     req = request([{"role": "user", "content": [{"text": prompt}]}])
@@ -242,7 +240,7 @@ async def test_a_caller_that_stops_early_stops_the_generation() -> None:
     ("pieces", "streamed"),
     [
         (['{"tool": "final', '_answer", "ans', 'wer": "4', "13 is", ' the answer"}'], ["4", "13 is", " the answer"]),
-        (['{"tool":"final_answer","answer":"a\\', 'nb\\u00', 'e9c"}'], ["a", "\nb", "\u00e9c"]),
+        (['{"tool":"final_answer","answer":"a\\', "nb\\u00", 'e9c"}'], ["a", "\nb", "\u00e9c"]),
         (['{"tool": "add", "arguments": {"a": 1, "b": 2}}'], []),
     ],
 )

@@ -216,6 +216,8 @@ def budget_lead_agent(config: dict[str, Any]) -> Agent:
         budget=Budget.from_dict(config["budget"]),
         prices=prices,
     )
+
+
 @registry.register("notes")
 def notes_agent(config: dict[str, Any]) -> Agent:
     """An agent state of ``count`` notes of ``size`` characters; each of ``cycles - 1`` tool calls

@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     from ..agent import Agent
 
 
-
 def cmd_run(args: argparse.Namespace, path: StoreSpec) -> int:
     """``tether run PROMPT``: a new run, or a new turn of ``--run-id`` when that run exists."""
     prompt = read_prompt(args.prompt)  # before the store is created: an empty stdin leaves nothing behind
@@ -299,9 +298,7 @@ def _invoke(
         view.stop()
     if result is None:
         command = shown([*program(), "resume", run_id])
-        console(stderr=True).print(
-            f"stopped: run {run_id} is saved; continue it with `{command} {flags}`", markup=False, soft_wrap=True
-        )
+        console(stderr=True).print(f"stopped: run {run_id} is saved; continue it with `{command} {flags}`", markup=False, soft_wrap=True)
         return None
     if output == "json":
         sys.stdout.write(json.dumps(result_json(result, run_id, _status_of(agent, run_id)), ensure_ascii=False) + "\n")

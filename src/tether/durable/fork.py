@@ -138,4 +138,3 @@ def _drop_removed_calls(head: dict[str, Any], messages: list[Message]) -> None:
         if head.get("status") == "interrupted":
             head["status"] = "paused"
     head["interrupt_state"] = state
-

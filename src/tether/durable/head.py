@@ -17,13 +17,13 @@ from ..types import CursorData, InterruptState, MetricsData, SystemContentBlock
 class HeadFields(TypedDict):
     """What a run's timeline (:meth:`tether.durable.history.Timeline.head_fields`) adds to the head.
 
-    ``status`` is one of ``tether.durable.history.STATUSES``; ``turns`` and ``steps`` count the
-    run's invocations and step rows; the times are UTC ISO 8601. ``parent_run_id`` is written
-    only for a nested run (a multi-agent child run): the run it was started from, and
-    ``parent_incarnation`` that run's incarnation then (absent when the parent has none: see
-    :mod:`tether.durable.incarnation`). ``incarnation`` is not the timeline's but the session's
-    (the run's own, absent in a legacy head); it is declared here, with the other identity fields,
-and so is ``manifest``, the session's record of the run's manifest (:mod:`tether.manifest`).
+        ``status`` is one of ``tether.durable.history.STATUSES``; ``turns`` and ``steps`` count the
+        run's invocations and step rows; the times are UTC ISO 8601. ``parent_run_id`` is written
+        only for a nested run (a multi-agent child run): the run it was started from, and
+        ``parent_incarnation`` that run's incarnation then (absent when the parent has none: see
+        :mod:`tether.durable.incarnation`). ``incarnation`` is not the timeline's but the session's
+        (the run's own, absent in a legacy head); it is declared here, with the other identity fields,
+    and so is ``manifest``, the session's record of the run's manifest (:mod:`tether.manifest`).
     """
 
     status: str

@@ -210,7 +210,6 @@ class Timeline:
         (an agent tool), named in the cycle's step row."""
         self.started[tool_use_id] = time.perf_counter()
         if nested and run_id is not None:
-
             self.children[tool_use_id] = child_run_id(run_id, tool_use_id)
 
     def tool_finished(self, tool_use_id: str) -> None:

@@ -33,6 +33,7 @@ def validate_run_id(run_id: Any) -> str:
         raise StoreError(f"run_id {run_id!r} is invalid: use 1-128 characters from A-Z a-z 0-9 . _ : - (not '.' or '..')")
     return run_id
 
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9_:-]")
 _MAX = 128
 _DIGEST = 12

@@ -27,6 +27,8 @@ SCHEMA_VERSION = 3
 """Version of the stored layout: v2 added lease epochs and the revision column for fencing; v3
 packed heads (:mod:`tether.durable.packing`: large values as blob rows, step heads as deltas)
 and the blobs table. Stores and rows of versions 1 and 2 are read as they are."""
+
+
 @dataclass
 class StoredRun:
     """A run as loaded from a store: the head and the live rows.
@@ -160,9 +162,7 @@ class PreparedWrite:
     incarnation: str | None = None
 
 
-def check_row_sizes(
-    run_id: str, messages: list[tuple[int, str]], results: list[tuple[int, str, str]], limit: int | None
-) -> None:
+def check_row_sizes(run_id: str, messages: list[tuple[int, str]], results: list[tuple[int, str, str]], limit: int | None) -> None:
     """Refuse a write with a message or result row over ``limit`` characters of JSON text.
 
     Raises :class:`~tether.errors.RowTooLargeError` naming the row; the durable session
@@ -174,13 +174,19 @@ def check_row_sizes(
         if len(text) > limit:
             raise RowTooLargeError(
                 f"run {run_id!r}: message seq {seq} is {len(text)} bytes, over max_row_bytes={limit}",
-                table="messages", key=str(seq), size=len(text), limit=limit,
+                table="messages",
+                key=str(seq),
+                size=len(text),
+                limit=limit,
             )
     for _, tool_use_id, text in results:
         if len(text) > limit:
             raise RowTooLargeError(
                 f"run {run_id!r}: the result of tool call {tool_use_id!r} is {len(text)} bytes, over max_row_bytes={limit}",
-                table="results", key=tool_use_id, size=len(text), limit=limit,
+                table="results",
+                key=tool_use_id,
+                size=len(text),
+                limit=limit,
             )
 
 

@@ -81,7 +81,6 @@ NULL_TRACER: Tracer = _NullTracer()
 """A tracer that records nothing (the default)."""
 
 
-
 def content_recorder(tracer: Tracer, span: Span) -> Callable[[str, Any], None] | None:
     """The span's ``record_content`` when ``tracer`` asked for contents, else None (the default)."""
     if tracer is NULL_TRACER or not getattr(tracer, "capture_content", False):

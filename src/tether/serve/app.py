@@ -143,7 +143,7 @@ class _Api:
         _only(body, ("prompt", "run_id"))
         prompt = body.get("prompt")
         if not (isinstance(prompt, str) and prompt.strip()) and not (isinstance(prompt, list) and prompt):
-            raise RequestError("prompt is missing: send {\"prompt\": \"...\"} (a non-empty string or a list of content blocks)")
+            raise RequestError('prompt is missing: send {"prompt": "..."} (a non-empty string or a list of content blocks)')
         run_id = body.get("run_id")
         run_id = _run_id(run_id) if run_id is not None else new_run_id()
         await self.runs.start_run(name, prompt, run_id)

@@ -196,9 +196,7 @@ class StepEvents:
         # a resume that asks about calls in doubt stops there (no turn_end step); one that brings
         # the answer records the same question again on its way on: not a stop
         if step.position == "turn_end" or (step.position == "resumed" and step.status == "interrupted" and asked):
-            found.append(
-                ("result", {"status": step.status, "stop_reason": step.stop_reason, "answer": self.answer, "interrupts": pending})
-            )
+            found.append(("result", {"status": step.status, "stop_reason": step.stop_reason, "answer": self.answer, "interrupts": pending}))
         return [{"type": kind, "id": f"{step.step}.{k}", "data": data} for k, (kind, data) in enumerate(found)]
 
 

@@ -109,9 +109,7 @@ def migrate(
             raise SnapshotError(
                 f"{what} schema_version {brief(version)} is newer than this Tether supports ({order[-1]!r}); upgrade tether to load it"
             )
-        raise SnapshotError(
-            f"Unsupported {what} schema version: {brief(version)}; this Tether reads {', '.join(map(repr, order))}"
-        )
+        raise SnapshotError(f"Unsupported {what} schema version: {brief(version)}; this Tether reads {', '.join(map(repr, order))}")
     index, goal = order.index(version), order.index(target)
     if index > goal:
         raise SnapshotError(

@@ -17,6 +17,7 @@ from .context import ToolContext
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     """The description and the per-parameter descriptions of a docstring.
 

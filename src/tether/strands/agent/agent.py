@@ -108,9 +108,7 @@ _UNSUPPORTED = (
 def _refuse(arguments: Mapping[str, Any]) -> None:
     for name, value in arguments.items():
         if value is not None and value is not False and value != [] and value != {}:
-            raise ConfigurationError(
-                f"Agent({name}=...) is not supported by tether.strands (Tether has no equivalent); leave {name} unset"
-            )
+            raise ConfigurationError(f"Agent({name}=...) is not supported by tether.strands (Tether has no equivalent); leave {name} unset")
 
 
 class Agent(_TetherAgent):
@@ -315,7 +313,6 @@ class Agent(_TetherAgent):
     @model.setter
     def model(self, value: Any) -> None:
         self._model = CustomModel(value) if is_strands_model(value) else value
-
 
     @property
     def tool(self) -> ToolCaller:

@@ -6,9 +6,7 @@ from typing import Literal, TypeAlias
 
 from ...snapshot import SNAPSHOT_SCHEMA_VERSION, Snapshot
 
-SnapshotField: TypeAlias = Literal[
-    "messages", "state", "conversation_manager_state", "interrupt_state", "system_prompt", "model_state"
-]
+SnapshotField: TypeAlias = Literal["messages", "state", "conversation_manager_state", "interrupt_state", "system_prompt", "model_state"]
 SnapshotPreset: TypeAlias = Literal["session"]
 Scope: TypeAlias = Literal["agent", "multiAgent"]
 

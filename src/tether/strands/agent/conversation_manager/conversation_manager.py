@@ -27,8 +27,7 @@ def refuse_unsupported(manager: str, **arguments: Any) -> None:
     for name, value in arguments.items():
         if value not in (None, False):
             raise ConfigurationError(
-                f"{manager}({name}=...) is not supported by tether.strands: Tether's manager has no such behaviour; "
-                f"leave {name} unset"
+                f"{manager}({name}=...) is not supported by tether.strands: Tether's manager has no such behaviour; leave {name} unset"
             )
 
 
