@@ -29,8 +29,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("strands", reason="strands-agents is in the dev extra")
-
 CORPUS = Path(__file__).resolve().parent / "strands_programs"
 SRC = Path(__file__).resolve().parents[2] / "src"
 PROGRAMS = sorted(p.stem for p in CORPUS.glob("p[0-9][0-9]_*.py"))
