@@ -8,7 +8,7 @@ import sys
 
 import tether
 
-HEAVY = ("openai", "anthropic", "boto3", "botocore", "temporalio", "psycopg", "llama_cpp")
+HEAVY = ("openai", "anthropic", "boto3", "botocore", "temporalio", "psycopg", "llama_cpp", "strands", "strands_tools")
 
 
 def test_public_names() -> None:

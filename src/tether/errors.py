@@ -16,6 +16,11 @@ class ConfigurationError(TetherError, ValueError):
     """The agent, a tool or a model was configured with an invalid value."""
 
 
+class MissingExtraError(TetherError, ImportError):
+    """An optional part of Tether was imported without the package it needs; the message names
+    the ``pip install 'tether[...]'`` line that installs it."""
+
+
 class BudgetPriceError(ConfigurationError):
     """A budget sets ``max_cost_usd`` but the model has no known price (pass ``prices=``)."""
 
@@ -29,10 +34,7 @@ class PromptError(TetherError, ValueError):
 
 
 class AgentBusyError(PromptError):
-    """The agent is already running an invocation (agents run one at a time).
-
-    The Strands facade raises it as Strands' ``ConcurrencyException`` (a subclass).
-    """
+    """The agent is already running an invocation (agents run one at a time)."""
 
 
 class PromptShapeError(PromptError, TypeError):

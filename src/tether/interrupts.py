@@ -114,8 +114,8 @@ class InterruptRaiser:
         """The answer to interrupt ``name`` of this call, or raise it (:class:`InterruptSignal`).
 
         ``ident`` is the interrupt's id; by default Tether's deterministic
-        :func:`interrupt_id`. A caller passing its own (the Strands facade gives Strands' ids)
-        must derive it from the call and the name alone, so a resume finds the answer again.
+        :func:`interrupt_id`. A caller passing its own must derive it from the call and the name
+        alone, so a resume finds the answer again.
         """
         if not isinstance(name, str) or not name:
             raise InterruptError(f"interrupt name must be a non-empty string, got {name!r}")

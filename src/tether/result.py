@@ -114,7 +114,7 @@ class AgentResult:
                 "stop_reason": self.stop_reason,
                 "checkpoint": None if self.checkpoint is None else self.checkpoint.to_dict(),
                 "state": json_roundtrip_copy(self.state, "result.state"),
-                "interrupts": [dict(interrupt.to_dict()) for interrupt in self.interrupts or ()],  # None: a tether.strands result
+                "interrupts": [dict(interrupt.to_dict()) for interrupt in self.interrupts],
                 "structured_output": json_roundtrip_copy(structured, "result.structured_output"),
                 "metrics": self.metrics.to_dict(),
             }

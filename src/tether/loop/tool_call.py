@@ -60,7 +60,7 @@ def structured_result(output_model: type[pydantic.BaseModel], tool_use: ToolUse)
     except pydantic.ValidationError as exc:
         text = f"Invalid structured output: {validation_message(exc)}. Call the tool again with valid input."
         return error_result(tool_use_id, text), None
-    # Strands' wording, so a transcript reads the same on both (and the Strands facade's match)
+    # Strands' wording, so a transcript reads the same on both
     text = f"Successfully validated {output_model.__name__} structured output"
     recorded: ToolResult = {"toolUseId": tool_use_id, "status": "success", "content": [{"text": text}]}
     return recorded, value.model_dump(mode="json")

@@ -309,7 +309,7 @@ class MCPSource:
 
     def _tool_spec(self, tool: Any, name: str) -> ToolSpec:
         """The ``ToolSpec`` of the listed MCP tool ``tool`` exposed as ``name`` (a subclass may
-        map it differently: the Strands facade's ``MCPClient`` maps it as Strands does)."""
+        map it differently)."""
         return to_tool_spec(self._name, tool, name)
 
     def _tool_result(self, tool_use_id: str, result: Any) -> ToolResult:

@@ -160,8 +160,7 @@ class SwarmResult(GraphResult):
 def encode_result(result: AgentResult | GraphResult | str) -> dict[str, Any]:
     """A node result as JSON (kind-tagged, so decoding never chooses code from stored data)."""
     if isinstance(result, AgentResult):
-        # Tether's full form (state, interrupts, metrics), also for a subclass whose to_dict
-        # writes less (tether.strands' AgentResult writes Strands' four keys).
+        # Tether's full form (state, interrupts, metrics), also for a subclass whose to_dict writes less.
         return {"kind": "agent", "value": AgentResult.to_dict(result)}
     if isinstance(result, str):
         return {"kind": "text", "value": result}

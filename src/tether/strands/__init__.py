@@ -1,14 +1,42 @@
-"""Strands Agents' public API on Tether's core: change ``strands`` to ``tether.strands`` in a
-program's imports and it runs on Tether, with its session manager turned into a durable run.
+"""The durability provider for real Strands Agents: Strands runs Strands, Tether makes it durable.
 
-A facade and adapters only: every run is Tether's loop (:mod:`tether.loop`), no second loop
-lives here. Importing this package imports no provider SDK and not ``strands-agents`` itself.
-See ``docs/guides/from-strands.md`` for what changes and what you gain.
+``tether.strands.X`` is Strands' own ``strands.X`` module at any depth (``tether.strands.models.ollama
+is strands.models.ollama``; see :mod:`tether.strands._alias`), and Strands' top-level names
+(``tool``, ``ToolContext``, ``Snapshot``, ...) are Strands' own objects here too. What Tether adds
+lives beside them: ``TetherSessionManager`` (Strands' ``SessionManager`` interface, storing a
+Strands agent's session as an ordinary Tether run) and ``TetherToolExecutor`` (per-tool records
+through Strands' ``ToolExecutor``), imported lazily on first use.
+
+Importing this package imports ``strands`` (``pip install 'tether[strands]'``); ``import tether``
+never does. See ``docs/guides/from-strands.md``.
 """
 
-from . import agent, models, types
-from .agent.agent import Agent
-from .tools import ToolContext, tool
-from .types._snapshot import Snapshot
+from __future__ import annotations
 
-__all__ = ["Agent", "Snapshot", "ToolContext", "agent", "models", "tool", "types"]
+import importlib
+from typing import Any
+
+from ._alias import install, own_modules, require_strands
+
+_strands = require_strands()
+install(__name__, __path__)
+
+_OWN_NAMES: dict[str, str] = {"TetherSessionManager": "session_manager", "TetherToolExecutor": "executor"}
+"""Tether's public names here -> the module of this package that defines them (imported lazily)."""
+
+__all__ = [*getattr(_strands, "__all__", ()), *(name for name, module in _OWN_NAMES.items() if module in own_modules(__path__))]
+
+
+def __getattr__(name: str) -> Any:
+    """Tether's own names from their modules, every other name from Strands' top level
+    (``Agent`` is Strands' ``Agent``)."""
+    if name in _OWN_NAMES:
+        return getattr(importlib.import_module(f"{__name__}.{_OWN_NAMES[name]}"), name)
+    try:
+        return getattr(_strands, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r} (nor has Strands' top-level package 'strands')") from None
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *dir(_strands), *_OWN_NAMES})

@@ -1,1 +1,0 @@
-"""Strands' `strands.experimental` on Tether (see :mod:`tether.strands`)."""
