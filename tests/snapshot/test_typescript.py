@@ -33,6 +33,7 @@ from strands.models.model import Model as StrandsModel
 from strands.types._snapshot import Snapshot as StrandsSnapshot
 
 from tether import Agent, ScriptedModel, Snapshot, SnapshotError, ToolContext, tool
+from tether.durable import SQLiteStore
 from tether.models.scripted import tool_call
 from tether.snapshot import TS_SNAPSHOT_SCHEMA_VERSION, from_typescript, is_typescript, to_typescript
 
@@ -315,6 +316,27 @@ def test_node_writes_a_strands_python_agent_continues_through_tether_and_node_co
     assert all(isinstance(m["trackingId"], str) for m in back["data"]["messages"])  # Strands Python mints them too
     assert last["modelCalls"][0][:8] == back["data"]["messages"]
     assert last["snapshot"]["data"]["state"] == {"user": {"name": "ada", "visits": 2}}
+
+
+def test_a_typescript_snapshot_becomes_a_durable_run_that_typescript_continues(tmp_path: Path) -> None:
+    document = golden(GOLDEN_SESSION)
+    store = SQLiteStore(tmp_path / "runs.db")
+    agent = Agent(model=ScriptedModel(["7."]), store=store)
+    agent.load_snapshot(document)
+    assert agent("And 3+4?", run_id="from-ts").text == "7."
+    stored = store.load("from-ts")
+    assert stored is not None and len(stored.messages) == 8
+    assert [m.get("tracking_id") for m in stored.messages[:6]] == [m["trackingId"] for m in document["data"]["messages"]]
+    assert stored.head["state"] == {"user": {"name": "ada", "visits": 2}}
+    # Another process's agent continues the stored run, and TypeScript continues after it.
+    later = Agent(model=ScriptedModel(["9."]), store=SQLiteStore(tmp_path / "runs.db"))
+    assert later("And 4+5?", run_id="from-ts").text == "9."
+    back = later.take_snapshot(preset="session").to_typescript()
+    assert back["data"]["messages"][:6] == document["data"]["messages"]
+    assert len(back["data"]["messages"]) == 10
+    last = run_node({"snapshot": back, "prompt": "Thanks!", "responses": [{"text": "You are welcome."}]})
+    assert [_untracked(m) for m in last["modelCalls"][0][:10]] == [_untracked(m) for m in back["data"]["messages"]]
+    assert last["text"] == "You are welcome."
 
 
 def test_a_typescript_interrupt_goes_through_tether_and_is_answered_in_typescript() -> None:

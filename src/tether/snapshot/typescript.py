@@ -431,7 +431,9 @@ def _block_to_ts(block: Any, where: list[Any]) -> dict[str, Any]:
         return {"reasoning": _reasoning_to_ts(value, at)}
     if kind == "cachePoint":
         point = _object(value, at)
-        return {"cachePoint": {"cacheType": point.pop("type", "default"), **point}}
+        if "type" not in point:
+            raise ShapeError(at + ["type"], "is missing")
+        return {"cachePoint": {"cacheType": point.pop("type"), **point}}
     if kind in ("image", "document"):
         return {kind: _media_to_ts(kind, value, at)}
     raise _unsupported(kind, where)
