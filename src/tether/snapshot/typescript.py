@@ -44,7 +44,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from .._json import BYTES_KEY, brief, decode_base64
@@ -165,18 +167,27 @@ def _from_typescript(document: Any, where: list[Any]) -> dict[str, Any]:
     app_data = document.get("appData", {})
     if not isinstance(app_data, dict):
         raise ShapeError(where + ["appData"], f"must be an object, got {type(app_data).__name__}")
+    out = _fields(data, where + ["data"], _TS_FIELDS, _FROM_TS, "a TypeScript snapshot field")
+    return {"schema_version": version, "scope": scope, "created_at": created_at, "data": out, "app_data": copy.deepcopy(app_data)}
+
+
+def _fields(data: dict[str, Any], where: list[Any], names: dict[str, str], converters: dict[str, Converter], what: str) -> dict[str, Any]:
+    """``data``'s fields under their ``names`` in the other document, each converted.
+
+    Tether-only fields (:data:`_TETHER_ONLY_FIELDS`) keep their names both ways: the TypeScript
+    SDK ignores them, and Tether reads them back (checking them when the snapshot is loaded).
+    """
     out: dict[str, Any] = {}
     for key, value in data.items():
-        at = where + ["data", key]
-        if key in _TS_FIELDS:
-            converted = _FROM_TS[key](value, at)
+        if key in names:
+            converted = converters[key](value, where + [key])
             if converted is not _ABSENT:
-                out[_TS_FIELDS[key]] = converted
+                out[names[key]] = converted
         elif key in _TETHER_ONLY_FIELDS:
-            out[key] = copy.deepcopy(value)  # written by to_typescript; checked when loaded
+            out[key] = copy.deepcopy(value)
         else:
-            raise ShapeError(at, f"is not a TypeScript snapshot field; fields are: {', '.join(_TS_FIELDS)}")
-    return {"schema_version": version, "scope": scope, "created_at": created_at, "data": out, "app_data": copy.deepcopy(app_data)}
+            raise ShapeError(where + [key], f"is not {what}; fields are: {', '.join(names)}")
+    return out
 
 
 def _object(value: Any, where: list[Any]) -> dict[str, Any]:
@@ -185,33 +196,45 @@ def _object(value: Any, where: list[Any]) -> dict[str, Any]:
     return copy.deepcopy(value)
 
 
-def _messages_from_ts(value: Any, where: list[Any]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class _Direction:
+    """What differs between the two directions of a message's conversion (read key -> written key)."""
+
+    tracking: tuple[str, str]
+    reasoning: tuple[str, str]
+    cache_type: tuple[str, str]
+    convert_reasoning: Converter
+    convert_media: Callable[[str, Any, list[Any]], dict[str, Any]]
+
+
+def _messages(value: Any, where: list[Any], way: _Direction) -> list[dict[str, Any]]:
     if not isinstance(value, list):
         raise ShapeError(where, f"must be a list of messages, got {type(value).__name__}")
-    return [_message_from_ts(message, where + [i]) for i, message in enumerate(value)]
+    return [_message(message, where + [i], way) for i, message in enumerate(value)]
 
 
-def _message_from_ts(message: Any, where: list[Any]) -> dict[str, Any]:
+def _message(message: Any, where: list[Any], way: _Direction) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise ShapeError(where, "a message must be an object")
+    tracking, written = way.tracking
     for key in message:
-        if key not in ("role", "content", "trackingId", "metadata"):
-            raise ShapeError(where + [key], "is not a key of a TypeScript message (role, content, trackingId, metadata)")
+        if key not in ("role", "content", tracking, "metadata"):
+            raise ShapeError(where + [key], f"is not a key of a message (role, content, {tracking}, metadata)")
     content = message.get("content")
     if not isinstance(content, list):
         raise ShapeError(where + ["content"], "must be a list of content blocks")
     out: dict[str, Any] = {
         "role": message.get("role"),
-        "content": [_block_from_ts(block, where + ["content", i]) for i, block in enumerate(content)],
+        "content": [_block(block, where + ["content", i], way) for i, block in enumerate(content)],
     }
-    if "trackingId" in message:
-        out["tracking_id"] = message["trackingId"]
+    if tracking in message:
+        out[written] = message[tracking]
     if "metadata" in message:
         out["metadata"] = copy.deepcopy(message["metadata"])
     return out
 
 
-def _block_from_ts(block: Any, where: list[Any]) -> dict[str, Any]:
+def _block(block: Any, where: list[Any], way: _Direction) -> dict[str, Any]:
     kind = _kind(block, where)
     value = block[kind]
     at = where + [kind]
@@ -219,18 +242,27 @@ def _block_from_ts(block: Any, where: list[Any]) -> dict[str, Any]:
         return {kind: copy.deepcopy(value)}
     if kind == "toolResult":
         result = _object(value, at)
-        result["content"] = _result_content(result.get("content"), at + ["content"], _media_from_ts)
+        result["content"] = _result_content(result.get("content"), at + ["content"], way.convert_media)
         return {"toolResult": result}
-    if kind == "reasoning":
-        return {"reasoningContent": _reasoning_from_ts(value, at)}
+    if kind == way.reasoning[0]:
+        return {way.reasoning[1]: way.convert_reasoning(value, at)}
     if kind == "cachePoint":
         point = _object(value, at)
-        if "cacheType" not in point:
-            raise ShapeError(at + ["cacheType"], "is missing")
-        return {"cachePoint": {"type": point.pop("cacheType"), **point}}
+        read, written = way.cache_type
+        if read not in point:
+            raise ShapeError(at + [read], "is missing")
+        return {"cachePoint": {written: point.pop(read), **point}}
     if kind in ("image", "document"):
-        return {kind: _media_from_ts(kind, value, at)}
+        return {kind: way.convert_media(kind, value, at)}
     raise _unsupported(kind, where)
+
+
+def _system_prompt(value: Any, where: list[Any], way: _Direction) -> Any:
+    if value is None or isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        raise ShapeError(where, f"must be a string, a list of system blocks or null, got {type(value).__name__}")
+    return [_block(block, where + [i], way) for i, block in enumerate(value)]
 
 
 def _kind(block: Any, where: list[Any]) -> str:
@@ -308,14 +340,6 @@ def _reasoning_from_ts(value: Any, where: list[Any]) -> dict[str, Any]:
     return out
 
 
-def _system_prompt_from_ts(value: Any, where: list[Any]) -> Any:
-    if value is None or isinstance(value, str):
-        return value
-    if not isinstance(value, list):
-        raise ShapeError(where, f"must be a string, a list of system blocks or null, got {type(value).__name__}")
-    return [_block_from_ts(block, where + [i]) for i, block in enumerate(value)]
-
-
 def _interrupts_from_ts(value: Any, where: list[Any]) -> Any:
     if value is None:
         return _ABSENT  # the TypeScript agent leaves its interrupt state as it is
@@ -358,13 +382,24 @@ def _interrupts_from_ts(value: Any, where: list[Any]) -> Any:
     return out
 
 
-_FROM_TS: dict[str, Converter] = {
-    "messages": _messages_from_ts,
-    "state": _object,
-    "systemPrompt": _system_prompt_from_ts,
-    "modelState": _object,
-    "interrupts": _interrupts_from_ts,
-}
+_FROM = _Direction(
+    ("trackingId", "tracking_id"), ("reasoning", "reasoningContent"), ("cacheType", "type"), _reasoning_from_ts, _media_from_ts
+)
+
+
+def _converters(way: _Direction, interrupts: Converter, names: dict[str, str]) -> dict[str, Converter]:
+    """Each field's converter, under its name in the document read (``names``: Tether's -> that name)."""
+    converters: dict[str, Converter] = {
+        "messages": partial(_messages, way=way),
+        "state": _object,
+        "system_prompt": partial(_system_prompt, way=way),
+        "model_state": _object,
+        "interrupt_state": interrupts,
+    }
+    return {names[name]: converter for name, converter in converters.items()}
+
+
+_FROM_TS = _converters(_FROM, _interrupts_from_ts, _TETHER_FIELDS)
 
 
 # -- Tether -> TypeScript ----------------------------------------------------------------------
@@ -379,15 +414,7 @@ def _to_typescript(document: Any, where: list[Any]) -> dict[str, Any]:
     data = document.get("data")
     if not isinstance(data, dict):
         raise ShapeError(where + ["data"], f"must be an object, got {type(data).__name__}")
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        at = where + ["data", key]
-        if key in _TETHER_FIELDS:
-            out[_TETHER_FIELDS[key]] = _TO_TS[key](value, at)
-        elif key in _TETHER_ONLY_FIELDS:
-            out[key] = copy.deepcopy(value)  # the TypeScript SDK ignores it; Tether reads it back
-        else:
-            raise ShapeError(at, "is not a snapshot field")
+    out = _fields(data, where + ["data"], _TETHER_FIELDS, _TO_TS, "a snapshot field")
     return {
         "scope": scope,
         "schemaVersion": TS_SNAPSHOT_SCHEMA_VERSION,
@@ -395,48 +422,6 @@ def _to_typescript(document: Any, where: list[Any]) -> dict[str, Any]:
         "data": out,
         "appData": copy.deepcopy(document.get("app_data") or {}),
     }
-
-
-def _messages_to_ts(value: Any, where: list[Any]) -> list[dict[str, Any]]:
-    if not isinstance(value, list):
-        raise ShapeError(where, f"must be a list of messages, got {type(value).__name__}")
-    out: list[dict[str, Any]] = []
-    for i, message in enumerate(value):
-        at = where + [i]
-        if not isinstance(message, dict) or not isinstance(message.get("content"), list):
-            raise ShapeError(at, "must be a message {role, content}")
-        converted: dict[str, Any] = {
-            "role": message.get("role"),
-            "content": [_block_to_ts(block, at + ["content", j]) for j, block in enumerate(message["content"])],
-        }
-        if "tracking_id" in message:
-            converted["trackingId"] = message["tracking_id"]
-        if "metadata" in message:
-            converted["metadata"] = copy.deepcopy(message["metadata"])
-        out.append(converted)
-    return out
-
-
-def _block_to_ts(block: Any, where: list[Any]) -> dict[str, Any]:
-    kind = _kind(block, where)
-    value = block[kind]
-    at = where + [kind]
-    if kind in ("text", "toolUse"):
-        return {kind: copy.deepcopy(value)}
-    if kind == "toolResult":
-        result = _object(value, at)
-        result["content"] = _result_content(result.get("content"), at + ["content"], _media_to_ts)
-        return {"toolResult": result}
-    if kind == "reasoningContent":
-        return {"reasoning": _reasoning_to_ts(value, at)}
-    if kind == "cachePoint":
-        point = _object(value, at)
-        if "type" not in point:
-            raise ShapeError(at + ["type"], "is missing")
-        return {"cachePoint": {"cacheType": point.pop("type"), **point}}
-    if kind in ("image", "document"):
-        return {kind: _media_to_ts(kind, value, at)}
-    raise _unsupported(kind, where)
 
 
 def _media_to_ts(kind: str, value: Any, where: list[Any]) -> dict[str, Any]:
@@ -467,14 +452,6 @@ def _reasoning_to_ts(value: Any, where: list[Any]) -> dict[str, Any]:
     return out
 
 
-def _system_prompt_to_ts(value: Any, where: list[Any]) -> Any:
-    if value is None or isinstance(value, str):
-        return value
-    if not isinstance(value, list):
-        raise ShapeError(where, f"must be a string, a list of system blocks or null, got {type(value).__name__}")
-    return [_block_to_ts(block, where + [i]) for i, block in enumerate(value)]
-
-
 def _interrupts_to_ts(value: Any, where: list[Any]) -> dict[str, Any]:
     state = _object(value, where)
     kept = state.get(TS_ONLY) or {}
@@ -503,10 +480,5 @@ def _interrupts_to_ts(value: Any, where: list[Any]) -> dict[str, Any]:
     return out
 
 
-_TO_TS: dict[str, Converter] = {
-    "messages": _messages_to_ts,
-    "state": _object,
-    "system_prompt": _system_prompt_to_ts,
-    "model_state": _object,
-    "interrupt_state": _interrupts_to_ts,
-}
+_TO = _Direction(("tracking_id", "trackingId"), ("reasoningContent", "reasoning"), ("type", "cacheType"), _reasoning_to_ts, _media_to_ts)
+_TO_TS = _converters(_TO, _interrupts_to_ts, {name: name for name in _TETHER_FIELDS})
