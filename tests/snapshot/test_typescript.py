@@ -444,6 +444,13 @@ def test_a_tether_run_stopped_for_its_own_interrupt_is_not_written_as_typescript
         agent.take_snapshot(preset="session").to_typescript()
 
 
+def test_to_typescript_takes_only_a_current_snapshot_dict() -> None:
+    legacy = {"schema_version": 1, "scope": "agent", "created_at": "2026-01-01T00:00:00Z", "data": {"messages": []}}
+    with pytest.raises(SnapshotError, match=r"snapshot\.schema_version: must be '1\.0', got 1; read it with Snapshot\.from_dict"):
+        to_typescript(legacy)
+    assert to_typescript(Snapshot.from_dict(legacy).to_dict())["data"] == {"messages": []}
+
+
 def test_a_multi_agent_snapshot_is_not_written_as_typescript() -> None:
     snapshot = Snapshot({"orchestrator_id": "g", "state": {}}, scope="multiAgent")
     with pytest.raises(SnapshotError, match=r"snapshot\.scope: must be 'agent'"):

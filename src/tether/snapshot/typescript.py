@@ -51,6 +51,7 @@ from typing import Any
 
 from .._json import BYTES_KEY, brief, decode_base64
 from ..errors import ShapeError, SnapshotError
+from .migrations import SNAPSHOT_SCHEMA_VERSION
 from .shapes import TETHER_INTERRUPTS
 
 TS_SNAPSHOT_SCHEMA_VERSION = "1.0"
@@ -408,6 +409,10 @@ _FROM_TS = _converters(_FROM, _interrupts_from_ts, _TETHER_FIELDS)
 def _to_typescript(document: Any, where: list[Any]) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise ShapeError(where, f"must be an object, got {type(document).__name__}")
+    version = document.get("schema_version")
+    if version != SNAPSHOT_SCHEMA_VERSION or not isinstance(version, str):
+        problem = f"must be {SNAPSHOT_SCHEMA_VERSION!r}, got {brief(version)}; read it with Snapshot.from_dict first (it migrates)"
+        raise ShapeError(where + ["schema_version"], problem)
     scope = document.get("scope", _SCOPE)
     if scope != _SCOPE:
         raise ShapeError(where + ["scope"], f"must be 'agent' to be written as a TypeScript snapshot, got {brief(scope)}")
