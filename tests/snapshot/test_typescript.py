@@ -440,7 +440,7 @@ def test_a_tether_run_stopped_for_its_own_interrupt_is_not_written_as_typescript
 
     agent = Agent(model=ScriptedModel([tool_call("approve", {"amount": 5}, tool_use_id="t9")]), tools=[approve])
     assert agent("pay").stop_reason == "interrupt"
-    with pytest.raises(SnapshotError, match=r"snapshot\.data\.interrupt_state\.activated: the run is stopped for Tether's own interrupts"):
+    with pytest.raises(SnapshotError, match=r"snapshot\.data\.interrupt_state\.activated: the run is stopped for interrupts raised by"):
         agent.take_snapshot(preset="session").to_typescript()
 
 

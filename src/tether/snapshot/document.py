@@ -247,7 +247,7 @@ class Snapshot:
         camelCase header and fields, TypeScript content blocks, bytes as base64 strings; see
         :mod:`tether.snapshot.typescript`. ``Snapshot.from_dict`` reads such a document back.
         Raises :class:`SnapshotError` naming the field for what the TypeScript SDK cannot load
-        (a multi-agent scope, a run stopped for Tether's own interrupts).
+        (a multi-agent scope, a run stopped for interrupts TypeScript did not raise).
         """
         return to_typescript(self.to_dict())
 

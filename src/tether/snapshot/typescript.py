@@ -126,7 +126,7 @@ def to_typescript(document: Any, *, path: str = "snapshot") -> dict[str, Any]:
         path: The name of the document in error messages.
 
     Raises :class:`SnapshotError` naming the field for what the TypeScript SDK cannot load: a
-    multi-agent scope, or a run stopped for Tether's own interrupts.
+    multi-agent scope, or a run stopped for interrupts TypeScript did not raise.
     """
     try:
         return _to_typescript(document, [path])
@@ -463,8 +463,8 @@ def _interrupts_to_ts(value: Any, where: list[Any]) -> dict[str, Any]:
     if state.get("activated") and not kept:
         raise ShapeError(
             where + ["activated"],
-            "the run is stopped for Tether's own interrupts, which only Tether can resume (interrupt ids are each SDK's own); "
-            "answer them in Tether before writing a TypeScript snapshot",
+            "the run is stopped for interrupts raised by Tether or Strands Python, which only that SDK can resume "
+            "(interrupt ids are each SDK's own); answer them there before writing a TypeScript snapshot",
         )
     extras = state.get(TETHER_INTERRUPTS) or {}
     records: dict[str, Any] = {}
