@@ -21,9 +21,11 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -404,6 +406,31 @@ def test_a_bad_typescript_document_is_a_snapshot_error_naming_the_field(change: 
     with pytest.raises(SnapshotError, match=match):
         agent.load_snapshot(bad)
     assert (agent.messages, agent.state.get(), agent.run_state.interrupt_state) == before, "nothing was applied"
+
+
+def test_a_refused_typescript_document_changes_no_stored_row(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    agent = Agent(model=ScriptedModel(["7.", "9."]), store=SQLiteStore(db))
+    agent.load_snapshot(golden(GOLDEN_SESSION))
+    agent("And 3+4?", run_id="from-ts")
+
+    def rows() -> dict[str, list[Any]]:
+        with closing(sqlite3.connect(db)) as conn:
+            tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+            return {table: conn.execute(f'SELECT * FROM "{table}"').fetchall() for table in tables}
+
+    before = rows()
+    assert any(before.values())
+    bad_version = _changed(lambda d: d.update(schemaVersion="2.0"))
+    truncated = _changed(lambda d: d["data"]["messages"][0].pop("content"))
+    for target in (agent, Agent(model=ScriptedModel([]), store=SQLiteStore(db))):
+        with pytest.raises(SnapshotError, match=r"snapshot\.schemaVersion"):
+            target.load_snapshot(bad_version)
+        with pytest.raises(SnapshotError, match=r"snapshot\.data\.messages\[0\]\.content"):
+            target.load_snapshot(truncated)
+    assert rows() == before
+    assert agent("And 4+5?", run_id="from-ts").text == "9."  # the run goes on from what it had
+    assert len(agent.messages) == 10
 
 
 def test_a_truncated_typescript_snapshot_file_is_a_snapshot_error() -> None:
