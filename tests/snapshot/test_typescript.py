@@ -5,11 +5,13 @@ real Strands Python agent read each other's documents.
 - node writes -> Tether loads into a native agent, continues a turn, writes TypeScript -> node
   loads it and continues (its model sees the whole conversation);
 - node writes -> Tether -> a real ``strands.Agent`` continues a turn -> Tether -> node continues;
+- a TypeScript document becomes a durable SQLite run, which another agent continues and node after it;
 - a TypeScript run stopped for an interrupt goes through Tether and is answered in TypeScript;
 - the committed golden documents (written by the SDK, see :func:`write_golden`) load without
   node, and the SDK still writes them;
 - bad input: an unknown ``schemaVersion``, a truncated or a foreign document is a
-  ``SnapshotError`` naming the field, and an agent that refuses one is unchanged.
+  ``SnapshotError`` naming the field; an agent that refuses one is unchanged, and so is every
+  row of its store.
 
 The node side is ``tests/snapshot/node/strands_agent.mjs``: a TypeScript agent with a scripted
 model (no network) and two tools, ``add`` and ``approve`` (which asks a human first).
