@@ -687,7 +687,7 @@ class Agent:
         change raises :class:`~tether.errors.IncompatibleResumeError` and the agent is unchanged.
 
         Args:
-            snapshot: The snapshot (a :class:`Snapshot`, its dict, or a Strands ``Snapshot``).
+            snapshot: The snapshot (a :class:`Snapshot`, its dict, a Strands ``Snapshot``, or Strands TypeScript's document).
             allow: Incompatible differences to accept, by name or code.
         """
         snapshot = agent_config.snapshot_argument(snapshot)

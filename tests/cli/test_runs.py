@@ -95,6 +95,20 @@ def test_export_is_a_loadable_snapshot(home: Path, made: str, cli: Callable[...,
     assert agent.state.get("tether.cli")["model"] == made
 
 
+def test_export_as_typescript_is_the_same_state_in_the_typescript_sdk_shape(home: Path, made: str, cli: Callable[..., Outcome]) -> None:
+    outcome = cli("export", "calc", "--format", "typescript")
+    assert outcome.code == 0
+    document = json.loads(outcome.out)
+    assert set(document) == {"scope", "schemaVersion", "createdAt", "data", "appData"}
+    assert {"messages", "state", "systemPrompt", "modelState", "interrupts"} <= set(document["data"])
+    assert document["appData"] == {"run_id": "calc", "status": "finished"}
+    from_ts, from_tether = Agent(), Agent()
+    from_ts.load_snapshot(document)
+    from_tether.load_snapshot(json.loads(cli("export", "calc").out))
+    assert from_ts.messages == from_tether.messages and len(from_ts.messages) == 4
+    assert from_ts.run_state == from_tether.run_state
+
+
 def test_size_reports_fields_and_largest_messages(home: Path, made: str, cli: Callable[..., Outcome]) -> None:
     report = snapshot_of(store_of(home), "calc").size_report(top=2)
     out = cli("size", "calc", "--top", "2").out

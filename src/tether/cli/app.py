@@ -182,9 +182,10 @@ def build_parser() -> Parser:
     export.add_argument("run_id", metavar="RUN")
     export.add_argument(
         "--format",
-        choices=("tether", "atif"),
+        choices=("tether", "typescript", "atif"),
         default="tether",
-        help="tether: snapshot JSON, resumable (default); atif: an Agent Trajectory Interchange Format log",
+        help="tether: snapshot JSON, resumable (default); typescript: the snapshot as Strands' TypeScript SDK loads it; "
+        "atif: an Agent Trajectory Interchange Format log",
     )
     view = command("view", "write the run as one self-contained HTML page: timeline, conversation, state at every step")
     view.add_argument("run_id", metavar="RUN")

@@ -407,8 +407,12 @@ def printable(text: str) -> str:
 
 
 def cmd_export(args: argparse.Namespace, path: StoreSpec) -> int:
-    """``tether export RUN [--format tether|atif]``: the run as snapshot JSON (resumable) or as an ATIF trajectory."""
+    """``tether export RUN [--format tether|typescript|atif]``: the run as snapshot JSON (resumable; ``typescript``:
+    the document Strands' TypeScript SDK loads) or as an ATIF trajectory."""
     store = open_store(path)
+    if getattr(args, "format", "tether") == "typescript":
+        sys.stdout.write(json.dumps(snapshot_of(store, args.run_id, path).to_typescript(), ensure_ascii=False) + "\n")
+        return 0
     if getattr(args, "format", "tether") == "atif":
         from ..inspect import to_atif
 

@@ -9,7 +9,9 @@ One concept per module:
 - :mod:`~tether.snapshot.migrations`: schema versions and the registry of pure ``dict ->
   dict`` migrations that upgrade older documents (newer ones are refused);
 - :mod:`~tether.snapshot.validation`: the checks of a snapshot's ``data``;
-- :mod:`~tether.snapshot.report`: the size report.
+- :mod:`~tether.snapshot.report`: the size report;
+- :mod:`~tether.snapshot.typescript`: the document of Strands' TypeScript SDK, to and from
+  Tether's (pure ``dict -> dict`` conversions).
 
 The public names are re-exported here (``from tether.snapshot import Snapshot``).
 """
@@ -20,6 +22,7 @@ from .document import MULTI_AGENT_SCOPE, SCOPE, Snapshot
 from .fields import FIELDS, PRESETS, resolve_fields
 from .migrations import MIGRATIONS, SNAPSHOT_SCHEMA_VERSION, Migration, migrate, register_migration
 from .report import size_report
+from .typescript import TS_SNAPSHOT_SCHEMA_VERSION, from_typescript, is_typescript, to_typescript
 from .validation import check_data, check_multi_agent_data
 
 __all__ = [
@@ -29,12 +32,16 @@ __all__ = [
     "PRESETS",
     "SCOPE",
     "SNAPSHOT_SCHEMA_VERSION",
+    "TS_SNAPSHOT_SCHEMA_VERSION",
     "Migration",
     "Snapshot",
     "check_data",
     "check_multi_agent_data",
+    "from_typescript",
+    "is_typescript",
     "migrate",
     "register_migration",
     "resolve_fields",
     "size_report",
+    "to_typescript",
 ]

@@ -34,6 +34,7 @@ from .._messages import decode_message_bytes
 from ..errors import ShapeError, SnapshotError
 from .migrations import SNAPSHOT_SCHEMA_VERSION, SchemaVersion, migrate
 from .report import size_report
+from .typescript import from_typescript, is_typescript, to_typescript
 from .validation import check_created_at, check_data, check_multi_agent_data
 
 SCOPE = "agent"
@@ -240,6 +241,16 @@ class Snapshot:
             "app_data": copy_app_data(self.app_data, "snapshot.app_data"),
         }
 
+    def to_typescript(self) -> dict[str, Any]:
+        """This snapshot as the document Strands' TypeScript SDK loads (``agent.loadSnapshot``).
+
+        camelCase header and fields, TypeScript content blocks, bytes as base64 strings; see
+        :mod:`tether.snapshot.typescript`. ``Snapshot.from_dict`` reads such a document back.
+        Raises :class:`SnapshotError` naming the field for what the TypeScript SDK cannot load
+        (a multi-agent scope, a run stopped for interrupts TypeScript did not raise).
+        """
+        return to_typescript(self.to_dict())
+
     def to_json_bytes(self) -> bytes:
         """The snapshot as compact UTF-8 JSON (the fast way to persist or send it).
 
@@ -284,11 +295,14 @@ class Snapshot:
         """Validate and copy a snapshot dict; any problem is a ``SnapshotError`` naming its path.
 
         Older schema versions are migrated first; the result shares nothing with ``value``.
+        A document of Strands' TypeScript SDK (``schemaVersion``, ``createdAt``, ``appData``)
+        is recognised and converted first (:func:`tether.snapshot.typescript.from_typescript`).
         As in Strands, a missing ``scope`` is ``"agent"`` and keys this Tether does not know
         (written by a newer writer) are ignored with a logged warning.
 
         Args:
-            value: The snapshot dict (``Snapshot.to_dict()`` of Tether or Strands).
+            value: The snapshot dict (``Snapshot.to_dict()`` of Tether or Strands Python, or
+                ``agent.takeSnapshot()`` of Strands TypeScript).
             path: The name of the document in error messages.
         """
         return cls._validated(value, path, parsed=False)
@@ -298,6 +312,9 @@ class Snapshot:
         """Validate ``value``; ``parsed`` says it came from :func:`parse_json` and is ours."""
         if not isinstance(value, dict):
             raise SnapshotError(f"{path} must be an object, got {type(value).__name__}")
+        if is_typescript(value):
+            value = from_typescript(value, path=path)
+            parsed = False  # a converted copy: checked in full
         migrated = migrate(value, what=path)
         trusted = parsed and migrated is value  # a migration step may return anything
         value = migrated
