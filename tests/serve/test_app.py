@@ -235,11 +235,12 @@ def test_openapi_document_lists_every_endpoint(client: TestClient) -> None:
         "/runs/{run_id}/view",
         "/runs/{run_id}/interrupts",
         "/runs/{run_id}/cancel",
+        "/runs/{run_id}/retry",
         "/agents/{name}/agui",
         "/agents/{name}/agui/{thread_id}",
     }
     (name,) = document["paths"]["/agents/{name}/runs"]["post"]["parameters"]
-    assert name["schema"]["enum"] == ["asker", "chat", "deployer", "payer", "pipeline", "typist", "worker"]
+    assert name["schema"]["enum"] == ["asker", "chat", "deployer", "flaky", "payer", "pipeline", "typist", "worker"]
 
 
 def test_a_run_stopped_by_a_shutdown_is_resumed_by_the_next_server(store: SQLiteStore, gate_dir: Path) -> None:

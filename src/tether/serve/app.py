@@ -9,6 +9,7 @@ Endpoints (see :mod:`tether.serve.openapi` for the document served at ``/openapi
 - ``GET /runs/{id}``: status, last answer, pending interrupts.
 - ``GET /runs/{id}/events``: Server-Sent Events; ``Last-Event-ID`` or ``?after=`` resumes.
 - ``POST /runs/{id}/interrupts`` ``{responses}``; ``POST /runs/{id}/cancel``; ``DELETE /runs/{id}``.
+- ``POST /runs/{id}/retry``: a failed (or stopped, stalled) run goes on from its last stored step.
 - ``GET /``: the chat page; ``GET /runs/{id}/view``: the run's inspector page (:mod:`tether.serve.page`).
 - ``POST /agents/{name}/agui``, ``GET /agents/{name}/agui/{thread_id}``: the AG-UI protocol
   (:mod:`tether.serve.agui_routes`).
@@ -102,6 +103,7 @@ def create_app(
         Route("/runs/{run_id}/events", api.events, methods=["GET"]),
         Route("/runs/{run_id}/interrupts", api.interrupts, methods=["POST"]),
         Route("/runs/{run_id}/cancel", api.cancel, methods=["POST"]),
+        Route("/runs/{run_id}/retry", api.retry, methods=["POST"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
         # the pages: the chat page, the agents it lists, a run's inspector page (tether.serve.page)
         Route("/agents", api.agents, methods=["GET"]),
@@ -217,6 +219,11 @@ class _Api:
         if "responses" not in body:
             raise RequestError('responses is missing: send {"responses": [{"interruptId": ID, "response": VALUE}]}')
         await self.runs.answer(run_id, body["responses"])
+        return JSONResponse({"run_id": run_id, "events": f"/runs/{run_id}/events"}, status_code=202)
+
+    async def retry(self, request: Request) -> Response:
+        run_id = _run_id(request.path_params["run_id"])
+        await self.runs.retry(run_id)
         return JSONResponse({"run_id": run_id, "events": f"/runs/{run_id}/events"}, status_code=202)
 
     async def cancel(self, request: Request) -> Response:

@@ -122,6 +122,13 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
                     "responses": {"202": accepted, "404": _ERROR, "409": _ERROR},
                 }
             },
+            "/runs/{run_id}/retry": {
+                "post": {
+                    "summary": "Retry a failed (or stopped, stalled) run from its last stored step: no recorded call is made again",
+                    "parameters": [_RUN_ID],
+                    "responses": {"202": accepted, "404": _ERROR, "409": _ERROR},
+                }
+            },
             **_agui_paths(agents),
         },
         "components": {

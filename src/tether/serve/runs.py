@@ -34,7 +34,7 @@ from typing import Any
 from ..agent import Agent
 from ..durable.history import summary_of
 from ..durable.indoubt import IN_DOUBT
-from ..durable.store import RunStore
+from ..durable.store import RunStore, with_liveness
 from ..errors import RequestError, RunLockedError, RunNotFoundError
 from ..multiagent.base import MultiAgentBase
 from .eventlog import EventLogs
@@ -44,7 +44,13 @@ from .registry import SERVE_KEY, Registry, Runnable, build, entry_of
 _log = logging.getLogger(__name__)
 
 RESUMABLE = ("stalled", "stopped")
-"""The statuses of runs a server takes over: their owner died, or a server stopped them at shutdown."""
+"""The statuses of runs a server takes over by itself: their owner died, or a server stopped them
+at shutdown. A ``failed`` run is never resumed by the scan: its turn raised (a model or provider
+error, a bug in a tool), and running it again at every scan would repeat the failure in a loop;
+a client retries it (:meth:`RunManager.retry`, ``POST /runs/{id}/retry``)."""
+RETRYABLE = ("failed", "stopped", "stalled")
+"""The statuses of runs a client may retry: the turn goes on from its last stored step, exactly as
+a resume does (no recorded model or tool call is made again)."""
 
 Notice = tuple[str, dict[str, Any] | None, int]
 """What a run's listeners are sent: ``("changed", None, g)`` (the store may hold new steps),
@@ -156,7 +162,7 @@ class RunManager:
             if status != "finished":
                 raise RequestError(
                     f"run {run_id!r} is {status}: a new prompt needs a finished turn "
-                    "(answer its interrupts at /runs/{id}/interrupts, or wait for it)",
+                    "(answer its interrupts at /runs/{id}/interrupts, retry a failed one at /runs/{id}/retry, or wait for it)",
                     status=409,
                 )
         await self._launch(run_id, name, prompt, resume=False)
@@ -175,6 +181,26 @@ class RunManager:
             raise RequestError(f"run {run_id!r} is {status}: it waits for no answer", status=409)
         blocks = check_answers(run_id, responses, pending)
         await self._launch(run_id, name, blocks, resume=True)
+
+    async def retry(self, run_id: str) -> None:
+        """Go on with failed (or stopped, or stalled) run ``run_id`` from its last stored step: a
+        resume, so every model and tool call the run recorded is used, not made again; a call
+        that started but whose result was not recorded is in doubt, as on a takeover."""
+        self._not_executing(run_id)
+        head = await self._head(run_id)
+        name = await asyncio.to_thread(entry_of, self.registry, head)
+        if name is None:
+            raise RequestError(f"run {run_id!r} is not a run of this server's agents", status=409)
+        (summary,) = await asyncio.to_thread(with_liveness, [summary_of(run_id, head)], self.store.owner_alive)
+        if summary.status not in RETRYABLE:
+            hint = "answer its interrupts at /runs/{id}/interrupts" if summary.status == "interrupted" else "nothing to retry"
+            raise RequestError(f"run {run_id!r} is {summary.status}: only a failed, stopped or stalled run is retried ({hint})", status=409)
+        self.refused.pop(run_id, None)
+        try:
+            await self._launch(run_id, name, None, resume=True)
+        except RunLockedError:
+            raise RequestError(f"run {run_id!r} is executing in another server process", status=409) from None
+        _log.info("retrying run %r (%s)", run_id, summary.status)
 
     def cancel(self, run_id: str) -> None:
         """Ask a run executing here to stop at its next step (its turn ends, stop reason ``cancelled``)."""
@@ -333,4 +359,4 @@ def check_answers(run_id: str, responses: Any, pending: dict[str, dict[str, Any]
     return blocks
 
 
-__all__ = ["RESUMABLE", "Execution", "Notice", "RunManager", "check_answers"]
+__all__ = ["RESUMABLE", "RETRYABLE", "Execution", "Notice", "RunManager", "check_answers"]
