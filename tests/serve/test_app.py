@@ -239,7 +239,8 @@ def test_openapi_document_lists_every_endpoint(client: TestClient) -> None:
         "/agents/{name}/agui",
         "/agents/{name}/agui/{thread_id}",
     }
-    (name,) = document["paths"]["/agents/{name}/runs"]["post"]["parameters"]
+    name, key = document["paths"]["/agents/{name}/runs"]["post"]["parameters"]
+    assert key["name"] == "Idempotency-Key" and key["in"] == "header"
     assert name["schema"]["enum"] == ["asker", "chat", "deployer", "flaky", "payer", "pipeline", "typist", "worker"]
 
 

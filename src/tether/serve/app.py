@@ -43,6 +43,7 @@ from .agui_routes import AguiEndpoint
 from .bodies import read_json
 from .bodies import run_id_of as _run_id
 from .events import Cursor, interrupts_of, last_answer
+from .idempotency import HEADER, RequestKey, digest, key_from, run_id_for
 from .openapi import openapi_document
 from .page import PAGE_PATH, page_routes
 from .registry import Registry, check_registry, entry_of
@@ -119,7 +120,7 @@ def create_app(
                 CORSMiddleware,
                 allow_origins=origins,
                 allow_methods=["GET", "POST", "DELETE"],
-                allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+                allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Idempotency-Key"],
             )
         )
     middleware.append(Middleware(Gate, token=token, allowed_hosts=allowed_hosts, public_paths=(PAGE_PATH,), origins=origins))
@@ -146,10 +147,12 @@ class _Api:
         prompt = body.get("prompt")
         if not (isinstance(prompt, str) and prompt.strip()) and not (isinstance(prompt, list) and prompt):
             raise RequestError('prompt is missing: send {"prompt": "..."} (a non-empty string or a list of content blocks)')
+        key = key_from(request.headers.get(HEADER))
         run_id = body.get("run_id")
-        run_id = _run_id(run_id) if run_id is not None else new_run_id()
-        await self.runs.start_run(name, prompt, run_id)
-        return JSONResponse({"run_id": run_id, "events": f"/runs/{run_id}/events"}, status_code=202)
+        run_id = _run_id(run_id) if run_id is not None else run_id_for(key) if key is not None else new_run_id()
+        keyed = None if key is None else RequestKey(key, digest({"agent": name, "run_id": run_id, "prompt": prompt}))
+        first = await self.runs.start_run(name, prompt, run_id, keyed)
+        return _started(run_id, repeat=first is not None)
 
     async def list(self, request: Request) -> Response:
         query = request.query_params
@@ -218,13 +221,15 @@ class _Api:
         _only(body, ("responses",))
         if "responses" not in body:
             raise RequestError('responses is missing: send {"responses": [{"interruptId": ID, "response": VALUE}]}')
-        await self.runs.answer(run_id, body["responses"])
-        return JSONResponse({"run_id": run_id, "events": f"/runs/{run_id}/events"}, status_code=202)
+        key = key_from(request.headers.get(HEADER))
+        keyed = None if key is None else RequestKey(key, digest({"interrupts": run_id, "responses": body["responses"]}))
+        first = await self.runs.answer(run_id, body["responses"], keyed)
+        return _started(run_id, repeat=first is not None)
 
     async def retry(self, request: Request) -> Response:
         run_id = _run_id(request.path_params["run_id"])
         await self.runs.retry(run_id)
-        return JSONResponse({"run_id": run_id, "events": f"/runs/{run_id}/events"}, status_code=202)
+        return _started(run_id)
 
     async def cancel(self, request: Request) -> Response:
         run_id = _run_id(request.path_params["run_id"])
@@ -262,6 +267,13 @@ async def sse(events: AsyncIterator[Any]) -> AsyncIterator[bytes]:
             yield ("\n".join(lines) + "\n\n").encode()
     except RequestError as exc:
         yield f"event: error\ndata: {json.dumps({'status': exc.status, 'message': str(exc)})}\n\n".encode()
+
+
+def _started(run_id: str, *, repeat: bool = False) -> Response:
+    """``202 {run_id, events}``: the answer of a request that started (or continued) a run, and of
+    its repeats (``Idempotent-Replayed: true``: the first request's run; nothing new started)."""
+    headers = {"Idempotent-Replayed": "true"} if repeat else None
+    return JSONResponse({"run_id": run_id, "events": f"/runs/{run_id}/events"}, status_code=202, headers=headers)
 
 
 def new_run_id() -> str:

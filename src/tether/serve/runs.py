@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,7 @@ from ..errors import RequestError, RunLockedError, RunNotFoundError
 from ..multiagent.base import MultiAgentBase
 from .eventlog import EventLogs
 from .events import LIVE_KINDS, interrupts_of
+from .idempotency import Duplicate, KeyRecorder, RequestKey, await_record, recorded, same_request
 from .registry import SERVE_KEY, Registry, Runnable, build, entry_of
 
 _log = logging.getLogger(__name__)
@@ -148,10 +150,17 @@ class RunManager:
 
     # -- what the API asks -----------------------------------------------------------------
 
-    async def start_run(self, name: str, prompt: Any, run_id: str) -> None:
-        """Start a new run of agent ``name`` (or a new turn of run ``run_id``) on ``prompt``."""
+    async def start_run(self, name: str, prompt: Any, run_id: str, request: RequestKey | None = None) -> dict[str, Any] | None:
+        """Start a new run of agent ``name`` (or a new turn of run ``run_id``) on ``prompt``.
+
+        With ``request`` (a client key, :mod:`tether.serve.idempotency`) the turn records the key;
+        a repeat starts nothing and returns the first request's record (None: this request started
+        the turn)."""
         if name not in self.registry:
             raise RequestError(f"unknown agent {name!r}; this server has {sorted(self.registry)}", status=404)
+        return await self._once(run_id, request, lambda: self._start(name, prompt, run_id, request))
+
+    async def _start(self, name: str, prompt: Any, run_id: str, request: RequestKey | None) -> None:
         self._not_executing(run_id)
         head = await asyncio.to_thread(self.store.head, run_id)
         if head is not None:
@@ -165,11 +174,15 @@ class RunManager:
                     "(answer its interrupts at /runs/{id}/interrupts, retry a failed one at /runs/{id}/retry, or wait for it)",
                     status=409,
                 )
-        await self._launch(run_id, name, prompt, resume=False)
+        await self._launch(run_id, name, prompt, resume=False, request=request)
 
-    async def answer(self, run_id: str, responses: list[dict[str, Any]]) -> None:
+    async def answer(self, run_id: str, responses: Any, request: RequestKey | None = None) -> dict[str, Any] | None:
         """Resume interrupted run ``run_id`` with ``responses`` (checked here first: nothing is
-        stored unless every pending interrupt gets a valid answer)."""
+        stored unless every pending interrupt gets a valid answer). With ``request``, as
+        :meth:`start_run`: a repeat returns the first request's record."""
+        return await self._once(run_id, request, lambda: self._answer(run_id, responses, request))
+
+    async def _answer(self, run_id: str, responses: Any, request: RequestKey | None) -> None:
         self._not_executing(run_id)
         head = await self._head(run_id)
         name = await asyncio.to_thread(entry_of, self.registry, head)
@@ -180,7 +193,32 @@ class RunManager:
         if status != "interrupted" or not pending:
             raise RequestError(f"run {run_id!r} is {status}: it waits for no answer", status=409)
         blocks = check_answers(run_id, responses, pending)
-        await self._launch(run_id, name, blocks, resume=True)
+        await self._launch(run_id, name, blocks, resume=True, request=request)
+
+    async def _once(self, run_id: str, request: RequestKey | None, start: Callable[[], Awaitable[None]]) -> dict[str, Any] | None:
+        """Carry out ``start`` once per client key (see :mod:`tether.serve.idempotency`): a
+        recorded key returns its record; a busy run (this key's first request may be under way,
+        here or in another process) is waited for until it records the key or comes to rest."""
+        if request is None:
+            await start()
+            return None
+        record = recorded(await asyncio.to_thread(self.store.head, run_id), request.key)
+        if record is not None:
+            return same_request(run_id, request, record)
+        try:
+            await start()
+        except Duplicate as duplicate:  # the run recorded the key while this request waited for its lease
+            return same_request(run_id, request, duplicate.record)
+        except (RequestError, RunLockedError) as exc:
+            if isinstance(exc, RequestError) and exc.status != 409:
+                raise
+            refusal = exc if isinstance(exc, RequestError) else RequestError(f"run {run_id!r} is executing in another process", status=409)
+            head = functools.partial(asyncio.to_thread, self.store.head, run_id)
+            return await await_record(run_id, request, head, functools.partial(self._busy, run_id), refusal)
+        return None
+
+    async def _busy(self, run_id: str) -> bool:
+        return self.executing(run_id) or await asyncio.to_thread(self.store.owner_alive, run_id)
 
     async def retry(self, run_id: str) -> None:
         """Go on with failed (or stopped, or stalled) run ``run_id`` from its last stored step: a
@@ -266,7 +304,7 @@ class RunManager:
             raise RequestError(f"no run {run_id!r}", status=404)
         return head
 
-    async def _launch(self, run_id: str, name: str, prompt: Any, *, resume: bool) -> None:
+    async def _launch(self, run_id: str, name: str, prompt: Any, *, resume: bool, request: RequestKey | None = None) -> None:
         """Run ``run_id`` in a task of its own; returns once its first step is committed (or raises
         what failed before that: the run's lease held elsewhere, a prompt it refuses).
 
@@ -277,6 +315,8 @@ class RunManager:
         runner.store = self.store
         if isinstance(runner, Agent) and not resume:
             runner.state.set(SERVE_KEY, {"agent": name})  # a new run records its entry (a stored run keeps its own)
+        if isinstance(runner, Agent) and request is not None:
+            runner.hooks.add(KeyRecorder(request))  # records the key with the turn's first write, or refuses a repeat
         execution = Execution(run_id, name, runner)
         self.executions[run_id] = execution
         execution.task = asyncio.create_task(self._drive(execution, _events(runner, prompt, run_id, resume)), name=f"tether-run-{run_id}")
