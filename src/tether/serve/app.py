@@ -10,6 +10,7 @@ Endpoints (see :mod:`tether.serve.openapi` for the document served at ``/openapi
 - ``GET /runs/{id}/events``: Server-Sent Events; ``Last-Event-ID`` or ``?after=`` resumes.
 - ``POST /runs/{id}/interrupts`` ``{responses}``; ``POST /runs/{id}/cancel``; ``DELETE /runs/{id}``.
 - ``POST /runs/{id}/retry``: a failed (or stopped, stalled) run goes on from its last stored step.
+- ``GET /healthz``, ``GET /readyz``: the process is up; it reaches its store (:mod:`tether.serve.health`).
 - ``GET /``: the chat page; ``GET /runs/{id}/view``: the run's inspector page (:mod:`tether.serve.page`).
 - ``POST /agents/{name}/agui``, ``GET /agents/{name}/agui/{thread_id}``: the AG-UI protocol
   (:mod:`tether.serve.agui_routes`).
@@ -43,6 +44,7 @@ from .agui_routes import AguiEndpoint
 from .bodies import read_json
 from .bodies import run_id_of as _run_id
 from .events import Cursor, interrupts_of, last_answer
+from .health import PROBE_PATHS, health_routes
 from .idempotency import HEADER, RequestKey, digest, key_from, run_id_for
 from .openapi import openapi_document
 from .page import PAGE_PATH, page_routes
@@ -109,6 +111,7 @@ def create_app(
         # the pages: the chat page, the agents it lists, a run's inspector page (tether.serve.page)
         Route("/agents", api.agents, methods=["GET"]),
         *page_routes(store),
+        *health_routes(store),
         *AguiEndpoint(manager, max_body=max_body, poll_interval=poll_interval, keepalive=keepalive).routes(),
         *extra_routes,
     ]
@@ -123,7 +126,9 @@ def create_app(
                 allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Idempotency-Key"],
             )
         )
-    middleware.append(Middleware(Gate, token=token, allowed_hosts=allowed_hosts, public_paths=(PAGE_PATH,), origins=origins))
+    middleware.append(
+        Middleware(Gate, token=token, allowed_hosts=allowed_hosts, public_paths=(PAGE_PATH,), origins=origins, probe_paths=PROBE_PATHS)
+    )
     handlers: Mapping[Any, Callable[..., Any]] = {TetherError: _error, 404: _not_found, 405: _not_allowed}
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=handlers)
     app.state.runs = manager
@@ -303,7 +308,7 @@ async def _thread(function: Callable[..., Any], *args: Any) -> Any:
 
 
 def _status_of(exc: TetherError) -> int:
-    from ..errors import InterruptError, PromptError, RunLockedError, RunNotFoundError
+    from ..errors import IncompatibleResumeError, InterruptError, PromptError, RunLockedError, RunNotFoundError
 
     if isinstance(exc, RequestError):
         return exc.status
@@ -311,8 +316,8 @@ def _status_of(exc: TetherError) -> int:
         return 404
     if isinstance(exc, PromptError | InterruptError):
         return 400  # a prompt or an answer the run refuses (checked before anything is stored)
-    if isinstance(exc, RunLockedError):
-        return 409
+    if isinstance(exc, RunLockedError | IncompatibleResumeError):
+        return 409  # the run is another process's, or this server's code cannot resume it (refused: nothing written)
     return 500
 
 

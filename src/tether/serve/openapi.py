@@ -39,6 +39,23 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
                     "responses": {"200": {"description": "the page", "content": {"text/html": {"schema": {"type": "string"}}}}},
                 }
             },
+            "/healthz": {
+                "get": {
+                    "summary": "The process is up (for probes: no token, no Host check)",
+                    "security": [],
+                    "responses": {"200": {"description": "{status: ok}", **_json({"type": "object"})}},
+                }
+            },
+            "/readyz": {
+                "get": {
+                    "summary": "The process reaches its store (for probes: no token, no Host check)",
+                    "security": [],
+                    "responses": {
+                        "200": {"description": "{status: ready}", **_json({"type": "object"})},
+                        "503": {**_ERROR, "description": "the store is unreachable; the Retry-After header says when to try again"},
+                    },
+                }
+            },
             "/agents": {
                 "get": {
                     "summary": "The names of the agents served",
