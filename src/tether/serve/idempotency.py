@@ -25,7 +25,7 @@ How a repeat is answered, whichever server process gets it, before or after a re
   before anything is written.
 
 A key is scoped to its run (the thread, for AG-UI): keys are kept per run, the last
-:data:`KEPT` of them. Graph and swarm runs keep no agent state of the server's: for them a key
+:data:`KEPT` (32) of them. Graph and swarm runs keep no agent state of the server's: for them a key
 only names a new run (its id), and its body is not compared.
 """
 
@@ -45,8 +45,9 @@ from .registry import SERVE_KEY
 
 HEADER = "idempotency-key"
 """The header that carries a JSON API request's key."""
-KEPT = 128
-"""How many keys a run keeps (the oldest is dropped first)."""
+KEPT = 32
+"""How many keys a run keeps (the oldest is dropped first): they travel in the head, written at
+every step, so a run keeps the keys of its recent requests, not all of them."""
 WAIT = 30.0
 """Seconds a repeat waits for a busy run to record its key before it is answered 409."""
 _MAX_KEY = 255
@@ -91,9 +92,10 @@ def key_from(value: str | None, namespace: str = "") -> str | None:
 
 
 def digest(what: Mapping[str, Any]) -> str:
-    """The SHA-256 (hex) of ``what`` as canonical JSON: two requests ask the same thing when it is equal."""
+    """The SHA-256 of ``what`` as canonical JSON (its first 128 bits, hex): two requests ask the
+    same thing when it is equal."""
     text = json.dumps(what, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def run_id_for(key: str) -> str:

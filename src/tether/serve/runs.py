@@ -19,7 +19,12 @@ stalled run race for its lease: one wins, the other leaves it.
 
 A run the server stopped when it shut down (its task cancelled: status ``stopped``) is resumed
 the same way by the next server on the store. A client stops a run with ``cancel``, which ends
-its turn (stop reason ``cancelled``): such a run is ``finished`` and not resumed.
+its turn (stop reason ``cancelled``): such a run is ``finished`` and not resumed. A ``failed``
+run is never resumed by the scan (its failure would repeat at every scan); a client retries it
+(:meth:`RunManager.retry`), which resumes it from its last stored step.
+
+A request that starts or continues a run may carry a client key (:mod:`tether.serve.idempotency`):
+the turn records it with its first write, and a copy of the request starts nothing.
 """
 
 from __future__ import annotations
@@ -203,19 +208,23 @@ class RunManager:
             await start()
             return None
         record = recorded(await asyncio.to_thread(self.store.head, run_id), request.key)
-        if record is not None:
-            return same_request(run_id, request, record)
-        try:
-            await start()
-        except Duplicate as duplicate:  # the run recorded the key while this request waited for its lease
-            return same_request(run_id, request, duplicate.record)
-        except (RequestError, RunLockedError) as exc:
-            if isinstance(exc, RequestError) and exc.status != 409:
-                raise
-            refusal = exc if isinstance(exc, RequestError) else RequestError(f"run {run_id!r} is executing in another process", status=409)
-            head = functools.partial(asyncio.to_thread, self.store.head, run_id)
-            return await await_record(run_id, request, head, functools.partial(self._busy, run_id), refusal)
-        return None
+        if record is None:
+            try:
+                await start()
+                return None
+            except Duplicate as duplicate:  # the run recorded the key while this request waited for its lease
+                record = duplicate.record
+            except (RequestError, RunLockedError) as exc:
+                if isinstance(exc, RequestError) and exc.status != 409:
+                    raise
+                refusal = (
+                    exc if isinstance(exc, RequestError) else RequestError(f"run {run_id!r} is executing in another process", status=409)
+                )
+                head = functools.partial(asyncio.to_thread, self.store.head, run_id)
+                record = await await_record(run_id, request, head, functools.partial(self._busy, run_id), refusal)
+        first = same_request(run_id, request, record)
+        _log.info("run %r: request key %r is a repeat; answered with the first request's run", run_id, request.key)
+        return first
 
     async def _busy(self, run_id: str) -> bool:
         return self.executing(run_id) or await asyncio.to_thread(self.store.owner_alive, run_id)
