@@ -133,3 +133,18 @@ def test_eight_copies_on_two_servers_on_postgresql_run_one_turn(tmp_path: Path, 
     finally:
         for server in servers:
             server.stop()
+
+
+def test_eight_concurrent_copies_on_one_server_run_one_turn(client: TestClient, gate_dir: Path) -> None:
+    key = {"Idempotency-Key": "one-server"}
+
+    def send(_: int) -> tuple[int, str, bool]:
+        response = client.post("/agents/flaky/runs", json={"prompt": "go"}, headers=key)
+        return response.status_code, response.json()["run_id"], "idempotent-replayed" in response.headers
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(send, range(8)))
+    run_id = run_id_for("one-server")
+    assert sorted(answers) == [(202, run_id, False)] + [(202, run_id, True)] * 7
+    assert wait_status(client, run_id, "finished")["turns"] == 1
+    assert effects(gate_dir) == [f"{run_id}/t-flaky"]
