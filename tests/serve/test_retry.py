@@ -41,9 +41,11 @@ def test_a_failed_run_is_retried_from_its_last_step_without_running_its_tool_aga
     refused = client.post("/agents/flaky/runs", json={"prompt": "again", "run_id": "f1"})
     assert "/runs/{id}/retry" in error_of(refused, 409)
 
-    retried = client.post("/runs/f1/retry")
+    retried = client.post("/runs/f1/retry", headers={"Idempotency-Key": "retry-f1"})
     assert retried.status_code == 202 and retried.json() == {"run_id": "f1", "events": "/runs/f1/events"}
     run = wait_status(client, "f1", "finished")
+    again = client.post("/runs/f1/retry", headers={"Idempotency-Key": "retry-f1"})  # a client's copy: nothing new
+    assert again.status_code == 202 and again.headers["idempotent-replayed"] == "true"
     assert run["answer"] == "recovered" and run["turns"] == 1
     assert effects(gate_dir) == ["f1/t-flaky"]  # the recorded tool call is not made again
     seen = events(client, "f1")

@@ -233,8 +233,10 @@ class _Api:
 
     async def retry(self, request: Request) -> Response:
         run_id = _run_id(request.path_params["run_id"])
-        await self.runs.retry(run_id)
-        return _started(run_id)
+        key = key_from(request.headers.get(HEADER))
+        keyed = None if key is None else RequestKey(key, digest({"retry": run_id}))
+        first = await self.runs.retry(run_id, keyed)
+        return _started(run_id, repeat=first is not None)
 
     async def cancel(self, request: Request) -> Response:
         run_id = _run_id(request.path_params["run_id"])

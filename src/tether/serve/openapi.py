@@ -153,7 +153,7 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
             "/runs/{run_id}/retry": {
                 "post": {
                     "summary": "Retry a failed (or stopped, stalled) run from its last stored step: no recorded call is made again",
-                    "parameters": [_RUN_ID],
+                    "parameters": [_RUN_ID, _KEY],
                     "responses": {"202": accepted, "404": _ERROR, "409": _ERROR},
                 }
             },

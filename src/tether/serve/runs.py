@@ -229,10 +229,14 @@ class RunManager:
     async def _busy(self, run_id: str) -> bool:
         return self.executing(run_id) or await asyncio.to_thread(self.store.owner_alive, run_id)
 
-    async def retry(self, run_id: str) -> None:
+    async def retry(self, run_id: str, request: RequestKey | None = None) -> dict[str, Any] | None:
         """Go on with failed (or stopped, or stalled) run ``run_id`` from its last stored step: a
         resume, so every model and tool call the run recorded is used, not made again; a call
-        that started but whose result was not recorded is in doubt, as on a takeover."""
+        that started but whose result was not recorded is in doubt, as on a takeover. With
+        ``request``, as :meth:`start_run`: a repeat returns the first request's record."""
+        return await self._once(run_id, request, lambda: self._retry(run_id, request))
+
+    async def _retry(self, run_id: str, request: RequestKey | None) -> None:
         self._not_executing(run_id)
         head = await self._head(run_id)
         name = await asyncio.to_thread(entry_of, self.registry, head)
@@ -244,7 +248,7 @@ class RunManager:
             raise RequestError(f"run {run_id!r} is {summary.status}: only a failed, stopped or stalled run is retried ({hint})", status=409)
         self.refused.pop(run_id, None)
         try:
-            await self._launch(run_id, name, None, resume=True)
+            await self._launch(run_id, name, None, resume=True, request=request)
         except RunLockedError:
             raise RequestError(f"run {run_id!r} is executing in another server process", status=409) from None
         _log.info("retrying run %r (%s)", run_id, summary.status)
