@@ -6,6 +6,7 @@ key still holds after a server restart."""
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,3 +149,34 @@ def test_eight_concurrent_copies_on_one_server_run_one_turn(client: TestClient, 
     assert sorted(answers) == [(202, run_id, False)] + [(202, run_id, True)] * 7
     assert wait_status(client, run_id, "finished")["turns"] == 1
     assert effects(gate_dir) == [f"{run_id}/t-flaky"]
+
+
+def test_a_key_names_a_new_graph_run_and_nothing_else_of_it(client: TestClient, store: SQLiteStore) -> None:
+    key = {"Idempotency-Key": "pipe-1"}
+    first = client.post("/agents/pipeline/runs", json={"prompt": "write"}, headers=key)
+    assert first.status_code == 202 and first.json()["run_id"] == run_id_for("pipe-1")
+    run_id = first.json()["run_id"]
+    wait_status(client, run_id, "finished")
+    before = store.head(run_id)
+    again = client.post("/agents/pipeline/runs", json={"prompt": "write"}, headers=key)
+    assert again.status_code == 202 and again.json() == first.json() and again.headers["idempotent-replayed"] == "true"
+    turn = client.post("/agents/pipeline/runs", json={"prompt": "more", "run_id": run_id}, headers={"Idempotency-Key": "pipe-2"})
+    assert "whose runs keep no request keys" in error_of(turn, 400)
+    assert store.head(run_id) == before
+
+
+async def test_a_repeat_that_takes_the_lease_after_the_first_finds_its_key_and_writes_nothing(store: SQLiteStore) -> None:
+    from tether.serve import RunManager
+    from tether.serve.idempotency import Duplicate, digest
+
+    manager = RunManager(registry_module.AGENTS, store)
+    request = RequestKey("k-race", digest({"prompt": "hi"}))
+    await manager._start("chat", "hi", "race-1", request)  # the first request
+    while manager.executing("race-1"):
+        await asyncio.sleep(0.01)
+    before = store.head("race-1")
+    with pytest.raises(Duplicate) as caught:  # a copy that missed the record, then got the lease after the first turn
+        await manager._start("chat", "hi", "race-1", request)
+    assert caught.value.record == {"digest": request.digest, "after": 0}
+    assert store.head("race-1") == before  # refused under the lease, before anything was written
+    assert await manager.start_run("chat", "hi", "race-1", request) == {"digest": request.digest, "after": 0}

@@ -73,7 +73,7 @@ class AguiEndpoint:
         thread_id = _thread_id(given.thread_id)
         head = await asyncio.to_thread(self.runs.store.head, thread_id)
         after = Cursor(int(head.get("steps") or 0)) if head is not None else Cursor(0)
-        keyed = RequestKey(AGUI_KEYS + given.run_id, digest(_asked(name, given)), after.step)
+        keyed = RequestKey(AGUI_KEYS + given.run_id, digest(_asked(name, given)), after.step, explicit=False)
         if given.resume:
             if head is None:
                 raise RequestError(f"no run {thread_id!r}: resume answers the interrupts of an existing thread", status=404)

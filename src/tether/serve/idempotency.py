@@ -26,7 +26,9 @@ How a repeat is answered, whichever server process gets it, before or after a re
 
 A key is scoped to its run (the thread, for AG-UI): keys are kept per run, the last
 :data:`KEPT` (32) of them. Graph and swarm runs keep no agent state of the server's: for them a key
-only names a new run (its id), and its body is not compared.
+only names a new run (its id from the key; a copy that finds the run gets it, without comparing
+bodies), and a key on any other request for them is refused (400); an AG-UI input on a graph or
+swarm thread is not kept (its ``runId`` is no opt-in).
 """
 
 from __future__ import annotations
@@ -61,11 +63,15 @@ class RequestKey:
         key: The client's key (namespaced: ``agui:RUNID`` for AG-UI).
         digest: The SHA-256 of the request's canonical JSON (:func:`digest`).
         after: The run's step count when the request came (where its stream starts).
+        explicit: The client asked for it (a header): a run that cannot keep keys (a graph's, a
+            swarm's) refuses the request rather than run it unkept. AG-UI's ``runId`` is always
+            there: on such a thread it is not kept, and the input runs.
     """
 
     key: str
     digest: str
     after: int = 0
+    explicit: bool = True
 
 
 class Duplicate(TetherError):
@@ -101,6 +107,12 @@ def digest(what: Mapping[str, Any]) -> str:
 def run_id_for(key: str) -> str:
     """The id of the new run a keyed request without a ``run_id`` starts: every repeat names it."""
     return "req-" + hashlib.sha256(key.encode()).hexdigest()[:40]
+
+
+def has_marker(head: Mapping[str, Any]) -> bool:
+    """Whether a stored run is an agent run of the server (it keeps request keys), not a graph's or a swarm's."""
+    state = head.get("state")
+    return isinstance(state, dict) and isinstance(state.get(SERVE_KEY), dict)
 
 
 def recorded(head: Mapping[str, Any] | None, key: str) -> dict[str, Any] | None:
@@ -190,6 +202,7 @@ __all__ = [
     "RequestKey",
     "await_record",
     "digest",
+    "has_marker",
     "key_from",
     "recorded",
     "run_id_for",

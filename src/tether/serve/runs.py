@@ -45,7 +45,7 @@ from ..errors import RequestError, RunLockedError, RunNotFoundError
 from ..multiagent.base import MultiAgentBase
 from .eventlog import EventLogs
 from .events import LIVE_KINDS, interrupts_of
-from .idempotency import Duplicate, KeyRecorder, RequestKey, await_record, recorded, same_request
+from .idempotency import Duplicate, KeyRecorder, RequestKey, await_record, has_marker, recorded, run_id_for, same_request
 from .registry import SERVE_KEY, Registry, Runnable, build, entry_of
 
 _log = logging.getLogger(__name__)
@@ -207,7 +207,10 @@ class RunManager:
         if request is None:
             await start()
             return None
-        record = recorded(await asyncio.to_thread(self.store.head, run_id), request.key)
+        head = await asyncio.to_thread(self.store.head, run_id)
+        record = recorded(head, request.key)
+        if record is None and head is not None and run_id == run_id_for(request.key) and not has_marker(head):
+            record = {"digest": request.digest, "after": 0}  # a graph or swarm run the key named: no body to compare
         if record is None:
             try:
                 await start()
@@ -220,8 +223,8 @@ class RunManager:
                 refusal = (
                     exc if isinstance(exc, RequestError) else RequestError(f"run {run_id!r} is executing in another process", status=409)
                 )
-                head = functools.partial(asyncio.to_thread, self.store.head, run_id)
-                record = await await_record(run_id, request, head, functools.partial(self._busy, run_id), refusal)
+                read = functools.partial(asyncio.to_thread, self.store.head, run_id)
+                record = await await_record(run_id, request, read, functools.partial(self._busy, run_id), refusal)
         first = same_request(run_id, request, record)
         _log.info("run %r: request key %r is a repeat; answered with the first request's run", run_id, request.key)
         return first
@@ -330,6 +333,11 @@ class RunManager:
             runner.state.set(SERVE_KEY, {"agent": name})  # a new run records its entry (a stored run keeps its own)
         if isinstance(runner, Agent) and request is not None:
             runner.hooks.add(KeyRecorder(request))  # records the key with the turn's first write, or refuses a repeat
+        elif request is not None and request.explicit and (resume or run_id != run_id_for(request.key)):
+            raise RequestError(
+                f"Idempotency-Key: entry {name!r} is a {type(runner).__name__}, whose runs keep no request keys; "
+                "a key names only a new run of it (without run_id)"
+            )
         execution = Execution(run_id, name, runner)
         self.executions[run_id] = execution
         execution.task = asyncio.create_task(self._drive(execution, _events(runner, prompt, run_id, resume)), name=f"tether-run-{run_id}")
