@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -85,3 +86,18 @@ def test_control_blocks_are_recognized_and_not_mixed() -> None:
         normalize_prompt([{"checkpointResume": {}}])
     with pytest.raises(PromptError, match=r"prompt\[0\]\.content\[0\]"):
         normalize_prompt([{"role": "user", "content": [{"interruptResponse": {"interruptId": "i", "response": 1}}]}])
+
+
+@pytest.mark.parametrize(
+    ("prompt", "where"),
+    [
+        ("hi \ud800", "prompt"),
+        ([{"text": "ok"}, {"text": "\udfff"}], "prompt[1].text"),
+        ([{"role": "user", "content": [{"text": "a\ud83d"}]}], "prompt[0].content[0].text"),
+        ([{"interruptResponse": {"interruptId": "i1", "response": {"note": "\ud800"}}}], "prompt[0].interruptResponse.response.note"),
+    ],
+)
+def test_a_lone_surrogate_is_a_prompt_error_naming_where_it_is(prompt: Any, where: str) -> None:
+    with pytest.raises(PromptError, match=rf"^{re.escape(where)} holds a lone surrogate"):
+        normalize_prompt(prompt)
+    assert normalize_prompt("a \U0001f600 pair is fine").kind == "messages"

@@ -413,6 +413,33 @@ def _find(value: Any, path: list[Any], active: set[int]) -> tuple[list[Any], str
     return path, type(value).__name__
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def find_lone_surrogate(value: Any, path: list[Any]) -> list[Any] | None:
+    """The path of the first string (or key) of ``value`` that holds a lone surrogate, or None.
+
+    ``"\\ud800"`` is valid JSON text and a valid Python ``str``, but no UTF-8 text can hold it:
+    a store (SQLite, PostgreSQL) fails with a raw ``UnicodeEncodeError`` writing it, so input is
+    checked for it before anything is stored.
+    """
+    if isinstance(value, str):
+        return path if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and _SURROGATE.search(key):
+                return [*path, key]
+            found = find_lone_surrogate(item, [*path, key])
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = find_lone_surrogate(item, [*path, index])
+            if found is not None:
+                return found
+    return None
+
+
 # -- deep copies as JSON -------------------------------------------------------------------
 #
 # Three copies, by what they accept; each returns a fresh pure-JSON value sharing nothing with

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ._json import find_lone_surrogate
 from ._messages import check_block, validate_messages
-from .errors import CheckpointResumeError, PromptError, PromptShapeError, ShapeError
+from .errors import CheckpointResumeError, PromptError, PromptShapeError, ShapeError, json_path
 from .types import CONTROL_BLOCK_KINDS, Message
 
 PromptKind = Literal["continue", "messages", "interrupt_responses", "checkpoint"]
@@ -27,6 +28,11 @@ class Prompt:
 
 def normalize_prompt(prompt: Any) -> Prompt:
     """Classify and validate a prompt; raises :class:`PromptError` naming the bad part."""
+    found = find_lone_surrogate(prompt, ["prompt"])
+    if found is not None:
+        raise PromptError(
+            f"{json_path(found)} holds a lone surrogate (such as '\\ud800'): text must be valid Unicode, UTF-8 cannot store it"
+        )
     try:
         return _normalized(prompt)
     except ShapeError as exc:

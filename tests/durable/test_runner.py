@@ -164,3 +164,15 @@ def test_default_stores_are_owned_per_agent(tmp_path: Path, monkeypatch: pytest.
     assert first.store is not second.store  # no module-level cache shared between agents
     assert isinstance(first.store, SQLiteStore) and first.store.path == second.store.path  # type: ignore[union-attr]
     assert [s.run_id for s in first.store.list_runs()] == ["one", "two"]
+
+
+def test_a_lone_surrogate_in_a_prompt_is_refused_before_anything_is_stored(store: RunStore) -> None:
+    agent = Agent(model=ScriptedModel(["ok", "fine"], stateful=True), store=store)
+    with pytest.raises(PromptError, match=r"^prompt holds a lone surrogate"):
+        agent("hi \ud800", run_id="sur-1")  # valid JSON text ("\\ud800"), but no store can hold it
+    assert store.head("sur-1") is None
+    agent("hi", run_id="sur-1")
+    before = store.head("sur-1")
+    with pytest.raises(PromptError, match=r"^prompt\[0\]\.text holds a lone surrogate"):
+        agent([{"text": "\udc00"}], run_id="sur-1")
+    assert store.head("sur-1") == before

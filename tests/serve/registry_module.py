@@ -105,6 +105,26 @@ def fleet() -> Agent:
     return Agent(model=ScriptedModel(script, stateful=True), tools=[effect])
 
 
+class ModelDown(RuntimeError):
+    """The flaky agent's model error (a provider outage, say)."""
+
+
+def _recovered(messages: Any) -> str:
+    """The flaky agent's second reply: raises once while ``fail-once`` is in the gate folder
+    (removing it), then answers ``recovered``."""
+    marker = _dir() / "fail-once"
+    if marker.exists():
+        marker.unlink()
+        raise ModelDown("the model is down")
+    return "recovered"
+
+
+def flaky() -> Agent:
+    """A side effect (``effects.log``), then a model call that fails once (see :func:`_recovered`)."""
+    script = [_call("effect", "t-flaky", step=1, hold=False), _recovered]
+    return Agent(model=ScriptedModel(script, stateful=True), tools=[effect])
+
+
 def chat() -> Agent:
     return Agent(model=ScriptedModel(["hello there", "again"], stateful=True))
 
@@ -128,6 +148,15 @@ def pipeline() -> Graph:
     return builder.build()
 
 
-AGENTS = {"worker": worker, "payer": payer, "asker": asker, "chat": chat, "typist": typist, "pipeline": pipeline, "deployer": deployer}
+AGENTS = {
+    "flaky": flaky,
+    "worker": worker,
+    "payer": payer,
+    "asker": asker,
+    "chat": chat,
+    "typist": typist,
+    "pipeline": pipeline,
+    "deployer": deployer,
+}
 FLEET = {"fleet": fleet}
 """The fleet test's registry (``registry_module:FLEET``)."""

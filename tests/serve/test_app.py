@@ -227,6 +227,8 @@ def test_openapi_document_lists_every_endpoint(client: TestClient) -> None:
     assert document["openapi"].startswith("3.")
     assert set(document["paths"]) == {
         "/",
+        "/healthz",
+        "/readyz",
         "/agents",
         "/agents/{name}/runs",
         "/runs",
@@ -235,11 +237,13 @@ def test_openapi_document_lists_every_endpoint(client: TestClient) -> None:
         "/runs/{run_id}/view",
         "/runs/{run_id}/interrupts",
         "/runs/{run_id}/cancel",
+        "/runs/{run_id}/retry",
         "/agents/{name}/agui",
         "/agents/{name}/agui/{thread_id}",
     }
-    (name,) = document["paths"]["/agents/{name}/runs"]["post"]["parameters"]
-    assert name["schema"]["enum"] == ["asker", "chat", "deployer", "payer", "pipeline", "typist", "worker"]
+    name, key = document["paths"]["/agents/{name}/runs"]["post"]["parameters"]
+    assert key["name"] == "Idempotency-Key" and key["in"] == "header"
+    assert name["schema"]["enum"] == ["asker", "chat", "deployer", "flaky", "payer", "pipeline", "typist", "worker"]
 
 
 def test_a_run_stopped_by_a_shutdown_is_resumed_by_the_next_server(store: SQLiteStore, gate_dir: Path) -> None:
@@ -345,3 +349,24 @@ async def test_two_concurrent_starts_of_one_run_id_start_it_once(store: SQLiteSt
         while (await client.get("/runs/twice")).json()["status"] != "finished":
             await asyncio.sleep(0.02)
     assert (gate_dir / "calls.log").read_text().split() == ["slow", "twice/t-slow"]
+
+
+def test_a_resume_the_servers_code_cannot_make_is_a_409_and_writes_nothing(store: SQLiteStore) -> None:
+    with TestClient(create_app(registry_module.AGENTS, store, scan_interval=0.2), base_url=BASE) as client:
+        assert client.post("/agents/asker/runs", json={"prompt": "deploy?", "run_id": "old-code"}).status_code == 202
+        (question,) = wait_status(client, "old-code", "interrupted")["interrupts"]
+    before = store.head("old-code")
+
+    @registry_module.tool
+    def approve(what: str, urgent: bool) -> str:
+        """A new version of the tool: its input changed, so the pending call cannot go on."""
+        return what
+
+    def asker() -> Any:
+        return registry_module.Agent(model=registry_module.ScriptedModel(["deployed"], stateful=True), tools=[approve])
+
+    with TestClient(create_app({**registry_module.AGENTS, "asker": asker}, store, scan_interval=0.2), base_url=BASE) as client:
+        refused = client.post("/runs/old-code/interrupts", json={"responses": {question["id"]: "yes"}})
+        assert "cannot resume with this agent's code" in error_of(refused, 409)
+        assert client.post("/runs/old-code/retry").status_code == 409
+    assert store.head("old-code") == before

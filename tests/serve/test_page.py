@@ -134,6 +134,14 @@ def watch(page: Any, expected: re.Pattern[str] = NETWORK) -> list[str]:
     return problems
 
 
+def send_prompt(page: Any, url: str, agent: str, prompt: str) -> None:
+    """Open the chat page of the server at ``url``, pick ``agent`` and send ``prompt``."""
+    page.goto(url + "/")
+    page.select_option("#agent", agent)
+    page.fill("#prompt", prompt)
+    page.click("#send")
+
+
 def committed_ids(url: str, run_id: str, **headers: str) -> list[str]:
     with httpx.stream("GET", f"{url}/runs/{run_id}/events", headers=headers, timeout=20) as response:
         return [event["id"] for event in read_sse(response) if "id" in event]
@@ -240,10 +248,7 @@ def test_an_in_doubt_call_is_answered_with_the_form_after_a_restart(server: Serv
         page = context.new_page()
         page.set_default_timeout(20_000)
         problems = watch(page)
-        page.goto(server.url + "/")
-        page.select_option("#agent", "payer")
-        page.fill("#prompt", "charge 5")
-        page.click("#send")
+        send_prompt(page, server.url, "payer", "charge 5")
         page.locator('.tool[data-tool-use-id="t-charge"] .input').wait_for()
         wait_for(server.gate / "entered-charge")
         server.kill()  # inside the non-idempotent tool: the next server does not run it again blindly

@@ -111,7 +111,7 @@ def _fail(message: str, code: int) -> int:
 
 
 def _handlers() -> dict[str, Callable[..., int]]:
-    from . import crashtest, delete, run, runs, serve, unlock, view
+    from . import crashtest, delete, retry, run, runs, serve, unlock, view
 
     return {
         "run": run.cmd_run,
@@ -127,6 +127,7 @@ def _handlers() -> dict[str, Callable[..., int]]:
         "view": view.cmd_view,
         "crashtest": crashtest.cmd_crashtest,
         "serve": serve.cmd_serve,
+        "retry": retry.cmd_retry,
     }
 
 

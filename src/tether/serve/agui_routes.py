@@ -22,7 +22,7 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-from ag_ui.core import RunErrorEvent
+from ag_ui.core import RunAgentInput, RunErrorEvent
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
@@ -31,6 +31,7 @@ from ..errors import RequestError
 from .agui import AguiTranslator, Frame, cursor_id, encode, parse_input, prompt_of, responses_of
 from .bodies import read_json, run_id_of
 from .events import Cursor, ServeEvent, interrupts_of, visible_state
+from .idempotency import RequestKey, digest
 from .registry import entry_of
 from .runs import RunManager
 from .stream import run_events
@@ -72,14 +73,17 @@ class AguiEndpoint:
         thread_id = _thread_id(given.thread_id)
         head = await asyncio.to_thread(self.runs.store.head, thread_id)
         after = Cursor(int(head.get("steps") or 0)) if head is not None else Cursor(0)
+        keyed = RequestKey(AGUI_KEYS + given.run_id, digest(_asked(name, given)), after.step, explicit=False)
         if given.resume:
             if head is None:
                 raise RequestError(f"no run {thread_id!r}: resume answers the interrupts of an existing thread", status=404)
             await self._owned(thread_id, name, head)
             pending = {item["id"]: item for item in interrupts_of(head)}
-            await self.runs.answer(thread_id, responses_of(given, pending))
+            first = await self.runs.answer(thread_id, responses_of(given, pending), keyed)
         else:
-            await self.runs.start_run(name, prompt_of(given), thread_id)
+            first = await self.runs.start_run(name, prompt_of(given), thread_id, keyed)
+        if first is not None:  # a repeat of an input this thread took: the first one's AG-UI run, from where it started
+            return self._stream(AguiTranslator(thread_id, given.run_id, Cursor(int(first.get("after") or 0))))
         state = visible_state(head) if head is not None else None
         translator = AguiTranslator(thread_id, given.run_id, after, state or None)
         return self._stream(translator)
@@ -146,6 +150,20 @@ async def agui_sse(translator: AguiTranslator, source: AsyncIterator[ServeEvent 
     finally:
         if isinstance(source, AsyncGenerator):
             await source.aclose()  # leaves the run's listeners at once
+
+
+AGUI_KEYS = "agui:"
+"""The namespace of AG-UI keys in a run's records: an input's ``runId`` is its key."""
+
+
+def _asked(name: str, given: RunAgentInput) -> dict[str, Any]:
+    """What an input asks, for its digest: the agent, and its interrupt answers or its prompt (the
+    last user message, with its id). A repeat (same ``runId``) must ask the same, or it is a 422."""
+    if given.resume:
+        return {"agent": name, "resume": [entry.model_dump(mode="json", by_alias=True) for entry in given.resume]}
+    users = [message for message in given.messages if message.role == "user"]
+    last = users[-1].model_dump(mode="json", by_alias=True) if users else None
+    return {"agent": name, "prompt": last}
 
 
 def _thread_id(value: Any) -> str:

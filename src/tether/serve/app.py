@@ -9,6 +9,8 @@ Endpoints (see :mod:`tether.serve.openapi` for the document served at ``/openapi
 - ``GET /runs/{id}``: status, last answer, pending interrupts.
 - ``GET /runs/{id}/events``: Server-Sent Events; ``Last-Event-ID`` or ``?after=`` resumes.
 - ``POST /runs/{id}/interrupts`` ``{responses}``; ``POST /runs/{id}/cancel``; ``DELETE /runs/{id}``.
+- ``POST /runs/{id}/retry``: a failed (or stopped, stalled) run goes on from its last stored step.
+- ``GET /healthz``, ``GET /readyz``: the process is up; it reaches its store (:mod:`tether.serve.health`).
 - ``GET /``: the chat page; ``GET /runs/{id}/view``: the run's inspector page (:mod:`tether.serve.page`).
 - ``POST /agents/{name}/agui``, ``GET /agents/{name}/agui/{thread_id}``: the AG-UI protocol
   (:mod:`tether.serve.agui_routes`).
@@ -42,6 +44,8 @@ from .agui_routes import AguiEndpoint
 from .bodies import read_json
 from .bodies import run_id_of as _run_id
 from .events import Cursor, interrupts_of, last_answer
+from .health import PROBE_PATHS, health_routes
+from .idempotency import HEADER, RequestKey, digest, key_from, run_id_for
 from .openapi import openapi_document
 from .page import PAGE_PATH, page_routes
 from .registry import Registry, check_registry, entry_of
@@ -102,10 +106,12 @@ def create_app(
         Route("/runs/{run_id}/events", api.events, methods=["GET"]),
         Route("/runs/{run_id}/interrupts", api.interrupts, methods=["POST"]),
         Route("/runs/{run_id}/cancel", api.cancel, methods=["POST"]),
+        Route("/runs/{run_id}/retry", api.retry, methods=["POST"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
         # the pages: the chat page, the agents it lists, a run's inspector page (tether.serve.page)
         Route("/agents", api.agents, methods=["GET"]),
         *page_routes(store),
+        *health_routes(store),
         *AguiEndpoint(manager, max_body=max_body, poll_interval=poll_interval, keepalive=keepalive).routes(),
         *extra_routes,
     ]
@@ -117,10 +123,12 @@ def create_app(
                 CORSMiddleware,
                 allow_origins=origins,
                 allow_methods=["GET", "POST", "DELETE"],
-                allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+                allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Idempotency-Key"],
             )
         )
-    middleware.append(Middleware(Gate, token=token, allowed_hosts=allowed_hosts, public_paths=(PAGE_PATH,), origins=origins))
+    middleware.append(
+        Middleware(Gate, token=token, allowed_hosts=allowed_hosts, public_paths=(PAGE_PATH,), origins=origins, probe_paths=PROBE_PATHS)
+    )
     handlers: Mapping[Any, Callable[..., Any]] = {TetherError: _error, 404: _not_found, 405: _not_allowed}
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=handlers)
     app.state.runs = manager
@@ -144,10 +152,12 @@ class _Api:
         prompt = body.get("prompt")
         if not (isinstance(prompt, str) and prompt.strip()) and not (isinstance(prompt, list) and prompt):
             raise RequestError('prompt is missing: send {"prompt": "..."} (a non-empty string or a list of content blocks)')
+        key = key_from(request.headers.get(HEADER))
         run_id = body.get("run_id")
-        run_id = _run_id(run_id) if run_id is not None else new_run_id()
-        await self.runs.start_run(name, prompt, run_id)
-        return JSONResponse({"run_id": run_id, "events": f"/runs/{run_id}/events"}, status_code=202)
+        run_id = _run_id(run_id) if run_id is not None else run_id_for(key) if key is not None else new_run_id()
+        keyed = None if key is None else RequestKey(key, digest({"agent": name, "run_id": run_id, "prompt": prompt}))
+        first = await self.runs.start_run(name, prompt, run_id, keyed)
+        return _started(run_id, repeat=first is not None)
 
     async def list(self, request: Request) -> Response:
         query = request.query_params
@@ -216,8 +226,17 @@ class _Api:
         _only(body, ("responses",))
         if "responses" not in body:
             raise RequestError('responses is missing: send {"responses": [{"interruptId": ID, "response": VALUE}]}')
-        await self.runs.answer(run_id, body["responses"])
-        return JSONResponse({"run_id": run_id, "events": f"/runs/{run_id}/events"}, status_code=202)
+        key = key_from(request.headers.get(HEADER))
+        keyed = None if key is None else RequestKey(key, digest({"interrupts": run_id, "responses": body["responses"]}))
+        first = await self.runs.answer(run_id, body["responses"], keyed)
+        return _started(run_id, repeat=first is not None)
+
+    async def retry(self, request: Request) -> Response:
+        run_id = _run_id(request.path_params["run_id"])
+        key = key_from(request.headers.get(HEADER))
+        keyed = None if key is None else RequestKey(key, digest({"retry": run_id}))
+        first = await self.runs.retry(run_id, keyed)
+        return _started(run_id, repeat=first is not None)
 
     async def cancel(self, request: Request) -> Response:
         run_id = _run_id(request.path_params["run_id"])
@@ -257,6 +276,13 @@ async def sse(events: AsyncIterator[Any]) -> AsyncIterator[bytes]:
         yield f"event: error\ndata: {json.dumps({'status': exc.status, 'message': str(exc)})}\n\n".encode()
 
 
+def _started(run_id: str, *, repeat: bool = False) -> Response:
+    """``202 {run_id, events}``: the answer of a request that started (or continued) a run, and of
+    its repeats (``Idempotent-Replayed: true``: the first request's run; nothing new started)."""
+    headers = {"Idempotent-Replayed": "true"} if repeat else None
+    return JSONResponse({"run_id": run_id, "events": f"/runs/{run_id}/events"}, status_code=202, headers=headers)
+
+
 def new_run_id() -> str:
     """A fresh, sortable run id: ``run-YYYYmmdd-HHMMSS-<8 hex>``."""
     return f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
@@ -284,7 +310,7 @@ async def _thread(function: Callable[..., Any], *args: Any) -> Any:
 
 
 def _status_of(exc: TetherError) -> int:
-    from ..errors import InterruptError, PromptError, RunLockedError, RunNotFoundError
+    from ..errors import IncompatibleResumeError, InterruptError, PromptError, RunLockedError, RunNotFoundError
 
     if isinstance(exc, RequestError):
         return exc.status
@@ -292,8 +318,8 @@ def _status_of(exc: TetherError) -> int:
         return 404
     if isinstance(exc, PromptError | InterruptError):
         return 400  # a prompt or an answer the run refuses (checked before anything is stored)
-    if isinstance(exc, RunLockedError):
-        return 409
+    if isinstance(exc, RunLockedError | IncompatibleResumeError):
+        return 409  # the run is another process's, or this server's code cannot resume it (refused: nothing written)
     return 500
 
 

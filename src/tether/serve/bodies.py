@@ -11,8 +11,9 @@ from typing import Any
 
 from starlette.requests import Request
 
+from .._json import find_lone_surrogate
 from ..durable.store import validate_run_id
-from ..errors import RequestError, StoreError
+from ..errors import RequestError, StoreError, json_path
 
 
 async def read_json(request: Request, limit: int) -> dict[str, Any]:
@@ -46,6 +47,9 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
         raise RequestError(f"the request body is not valid JSON ({str(exc)[:120]})") from None
     if not isinstance(body, dict):
         raise RequestError(f"the request body must be a JSON object, got {type(body).__name__}")
+    found = find_lone_surrogate(body, [])
+    if found is not None:  # valid JSON, but no store can hold it: refused before anything is stored
+        raise RequestError(f"{json_path(found)} holds a lone surrogate (such as '\\ud800'): send valid Unicode text")
     return body
 
 

@@ -7,6 +7,17 @@ from typing import Any
 from .events import COMMITTED_KINDS, LIVE_KINDS
 
 _ERROR = {"description": "the problem, named", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+_KEY = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+    "description": (
+        "the client's key for this request: sent again (by any server, after a restart) it starts nothing and returns the "
+        "first request's run (header Idempotent-Replayed: true); with another body it is a 422. A new run without run_id "
+        "takes its id from the key"
+    ),
+}
 _RUN_ID = {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$"}}
 
 
@@ -28,6 +39,23 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
                     "responses": {"200": {"description": "the page", "content": {"text/html": {"schema": {"type": "string"}}}}},
                 }
             },
+            "/healthz": {
+                "get": {
+                    "summary": "The process is up (for probes: no token, no Host check)",
+                    "security": [],
+                    "responses": {"200": {"description": "{status: ok}", **_json({"type": "object"})}},
+                }
+            },
+            "/readyz": {
+                "get": {
+                    "summary": "The process reaches its store (for probes: no token, no Host check)",
+                    "security": [],
+                    "responses": {
+                        "200": {"description": "{status: ready}", **_json({"type": "object"})},
+                        "503": {**_ERROR, "description": "the store is unreachable; the Retry-After header says when to try again"},
+                    },
+                }
+            },
             "/agents": {
                 "get": {
                     "summary": "The names of the agents served",
@@ -37,7 +65,7 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
             "/agents/{name}/runs": {
                 "post": {
                     "summary": "Start a run (or a new turn of a finished run_id)",
-                    "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string", "enum": agents}}],
+                    "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string", "enum": agents}}, _KEY],
                     "requestBody": {
                         "required": True,
                         **_json(
@@ -49,7 +77,7 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
                             }
                         ),
                     },
-                    "responses": {"202": accepted, "400": _ERROR, "404": _ERROR, "409": _ERROR, "413": _ERROR},
+                    "responses": {"202": accepted, "400": _ERROR, "404": _ERROR, "409": _ERROR, "413": _ERROR, "422": _ERROR},
                 }
             },
             "/runs": {
@@ -110,15 +138,22 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
             "/runs/{run_id}/interrupts": {
                 "post": {
                     "summary": "Answer every pending interrupt (in-doubt calls: 'rerun' or the result to record)",
-                    "parameters": [_RUN_ID],
+                    "parameters": [_RUN_ID, _KEY],
                     "requestBody": {"required": True, **_json({"type": "object", "required": ["responses"]})},
-                    "responses": {"202": accepted, "400": _ERROR, "404": _ERROR, "409": _ERROR},
+                    "responses": {"202": accepted, "400": _ERROR, "404": _ERROR, "409": _ERROR, "422": _ERROR},
                 }
             },
             "/runs/{run_id}/cancel": {
                 "post": {
                     "summary": "Stop a running agent run at its next step (its turn ends, stop reason cancelled)",
                     "parameters": [_RUN_ID],
+                    "responses": {"202": accepted, "404": _ERROR, "409": _ERROR},
+                }
+            },
+            "/runs/{run_id}/retry": {
+                "post": {
+                    "summary": "Retry a failed (or stopped, stalled) run from its last stored step: no recorded call is made again",
+                    "parameters": [_RUN_ID, _KEY],
                     "responses": {"202": accepted, "404": _ERROR, "409": _ERROR},
                 }
             },
@@ -170,7 +205,10 @@ def _agui_paths(agents: list[str]) -> dict[str, Any]:
         "required": ["threadId", "runId", "messages"],
         "properties": {
             "threadId": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$"},
-            "runId": {"type": "string"},
+            "runId": {
+                "type": "string",
+                "description": "the input's idempotency key on its thread (sent again: the first run's stream; other input: 422)",
+            },
             "messages": {"type": "array", "items": {"type": "object"}},
             "tools": {"type": "array"},
             "context": {"type": "array"},
@@ -196,7 +234,7 @@ def _agui_paths(agents: list[str]) -> dict[str, Any]:
                 "summary": "Run the agent with the AG-UI protocol: a prompt, or the answers to its interrupts (resume)",
                 "parameters": [name],
                 "requestBody": {"required": True, **_json(run_agent_input)},
-                "responses": {"200": stream, "400": _ERROR, "404": _ERROR, "409": _ERROR, "413": _ERROR},
+                "responses": {"200": stream, "400": _ERROR, "404": _ERROR, "409": _ERROR, "413": _ERROR, "422": _ERROR},
             }
         },
         "/agents/{name}/agui/{thread_id}": {

@@ -19,32 +19,45 @@ stalled run race for its lease: one wins, the other leaves it.
 
 A run the server stopped when it shut down (its task cancelled: status ``stopped``) is resumed
 the same way by the next server on the store. A client stops a run with ``cancel``, which ends
-its turn (stop reason ``cancelled``): such a run is ``finished`` and not resumed.
+its turn (stop reason ``cancelled``): such a run is ``finished`` and not resumed. A ``failed``
+run is never resumed by the scan (its failure would repeat at every scan); a client retries it
+(:meth:`RunManager.retry`), which resumes it from its last stored step.
+
+A request that starts or continues a run may carry a client key (:mod:`tether.serve.idempotency`):
+the turn records it with its first write, and a copy of the request starts nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..agent import Agent
 from ..durable.history import summary_of
 from ..durable.indoubt import IN_DOUBT
-from ..durable.store import RunStore
+from ..durable.store import RunStore, with_liveness
 from ..errors import RequestError, RunLockedError, RunNotFoundError
 from ..multiagent.base import MultiAgentBase
 from .eventlog import EventLogs
 from .events import LIVE_KINDS, interrupts_of
+from .idempotency import Duplicate, KeyRecorder, RequestKey, await_record, has_marker, recorded, run_id_for, same_request
 from .registry import SERVE_KEY, Registry, Runnable, build, entry_of
 
 _log = logging.getLogger(__name__)
 
 RESUMABLE = ("stalled", "stopped")
-"""The statuses of runs a server takes over: their owner died, or a server stopped them at shutdown."""
+"""The statuses of runs a server takes over by itself: their owner died, or a server stopped them
+at shutdown. A ``failed`` run is never resumed by the scan: its turn raised (a model or provider
+error, a bug in a tool), and running it again at every scan would repeat the failure in a loop;
+a client retries it (:meth:`RunManager.retry`, ``POST /runs/{id}/retry``)."""
+RETRYABLE = ("failed", "stopped", "stalled")
+"""The statuses of runs a client may retry: the turn goes on from its last stored step, exactly as
+a resume does (no recorded model or tool call is made again)."""
 
 Notice = tuple[str, dict[str, Any] | None, int]
 """What a run's listeners are sent: ``("changed", None, g)`` (the store may hold new steps),
@@ -142,10 +155,17 @@ class RunManager:
 
     # -- what the API asks -----------------------------------------------------------------
 
-    async def start_run(self, name: str, prompt: Any, run_id: str) -> None:
-        """Start a new run of agent ``name`` (or a new turn of run ``run_id``) on ``prompt``."""
+    async def start_run(self, name: str, prompt: Any, run_id: str, request: RequestKey | None = None) -> dict[str, Any] | None:
+        """Start a new run of agent ``name`` (or a new turn of run ``run_id``) on ``prompt``.
+
+        With ``request`` (a client key, :mod:`tether.serve.idempotency`) the turn records the key;
+        a repeat starts nothing and returns the first request's record (None: this request started
+        the turn)."""
         if name not in self.registry:
             raise RequestError(f"unknown agent {name!r}; this server has {sorted(self.registry)}", status=404)
+        return await self._once(run_id, request, lambda: self._start(name, prompt, run_id, request))
+
+    async def _start(self, name: str, prompt: Any, run_id: str, request: RequestKey | None) -> None:
         self._not_executing(run_id)
         head = await asyncio.to_thread(self.store.head, run_id)
         if head is not None:
@@ -156,14 +176,18 @@ class RunManager:
             if status != "finished":
                 raise RequestError(
                     f"run {run_id!r} is {status}: a new prompt needs a finished turn "
-                    "(answer its interrupts at /runs/{id}/interrupts, or wait for it)",
+                    "(answer its interrupts at /runs/{id}/interrupts, retry a failed one at /runs/{id}/retry, or wait for it)",
                     status=409,
                 )
-        await self._launch(run_id, name, prompt, resume=False)
+        await self._launch(run_id, name, prompt, resume=False, request=request)
 
-    async def answer(self, run_id: str, responses: list[dict[str, Any]]) -> None:
+    async def answer(self, run_id: str, responses: Any, request: RequestKey | None = None) -> dict[str, Any] | None:
         """Resume interrupted run ``run_id`` with ``responses`` (checked here first: nothing is
-        stored unless every pending interrupt gets a valid answer)."""
+        stored unless every pending interrupt gets a valid answer). With ``request``, as
+        :meth:`start_run`: a repeat returns the first request's record."""
+        return await self._once(run_id, request, lambda: self._answer(run_id, responses, request))
+
+    async def _answer(self, run_id: str, responses: Any, request: RequestKey | None) -> None:
         self._not_executing(run_id)
         head = await self._head(run_id)
         name = await asyncio.to_thread(entry_of, self.registry, head)
@@ -174,7 +198,63 @@ class RunManager:
         if status != "interrupted" or not pending:
             raise RequestError(f"run {run_id!r} is {status}: it waits for no answer", status=409)
         blocks = check_answers(run_id, responses, pending)
-        await self._launch(run_id, name, blocks, resume=True)
+        await self._launch(run_id, name, blocks, resume=True, request=request)
+
+    async def _once(self, run_id: str, request: RequestKey | None, start: Callable[[], Awaitable[None]]) -> dict[str, Any] | None:
+        """Carry out ``start`` once per client key (see :mod:`tether.serve.idempotency`): a
+        recorded key returns its record; a busy run (this key's first request may be under way,
+        here or in another process) is waited for until it records the key or comes to rest."""
+        if request is None:
+            await start()
+            return None
+        head = await asyncio.to_thread(self.store.head, run_id)
+        record = recorded(head, request.key)
+        if record is None and head is not None and run_id == run_id_for(request.key) and not has_marker(head):
+            record = {"digest": request.digest, "after": 0}  # a graph or swarm run the key named: no body to compare
+        if record is None:
+            try:
+                await start()
+                return None
+            except Duplicate as duplicate:  # the run recorded the key while this request waited for its lease
+                record = duplicate.record
+            except (RequestError, RunLockedError) as exc:
+                if isinstance(exc, RequestError) and exc.status != 409:
+                    raise
+                refusal = (
+                    exc if isinstance(exc, RequestError) else RequestError(f"run {run_id!r} is executing in another process", status=409)
+                )
+                read = functools.partial(asyncio.to_thread, self.store.head, run_id)
+                record = await await_record(run_id, request, read, functools.partial(self._busy, run_id), refusal)
+        first = same_request(run_id, request, record)
+        _log.info("run %r: request key %r is a repeat; answered with the first request's run", run_id, request.key)
+        return first
+
+    async def _busy(self, run_id: str) -> bool:
+        return self.executing(run_id) or await asyncio.to_thread(self.store.owner_alive, run_id)
+
+    async def retry(self, run_id: str, request: RequestKey | None = None) -> dict[str, Any] | None:
+        """Go on with failed (or stopped, or stalled) run ``run_id`` from its last stored step: a
+        resume, so every model and tool call the run recorded is used, not made again; a call
+        that started but whose result was not recorded is in doubt, as on a takeover. With
+        ``request``, as :meth:`start_run`: a repeat returns the first request's record."""
+        return await self._once(run_id, request, lambda: self._retry(run_id, request))
+
+    async def _retry(self, run_id: str, request: RequestKey | None) -> None:
+        self._not_executing(run_id)
+        head = await self._head(run_id)
+        name = await asyncio.to_thread(entry_of, self.registry, head)
+        if name is None:
+            raise RequestError(f"run {run_id!r} is not a run of this server's agents", status=409)
+        (summary,) = await asyncio.to_thread(with_liveness, [summary_of(run_id, head)], self.store.owner_alive)
+        if summary.status not in RETRYABLE:
+            hint = "answer its interrupts at /runs/{id}/interrupts" if summary.status == "interrupted" else "nothing to retry"
+            raise RequestError(f"run {run_id!r} is {summary.status}: only a failed, stopped or stalled run is retried ({hint})", status=409)
+        self.refused.pop(run_id, None)
+        try:
+            await self._launch(run_id, name, None, resume=True, request=request)
+        except RunLockedError:
+            raise RequestError(f"run {run_id!r} is executing in another server process", status=409) from None
+        _log.info("retrying run %r (%s)", run_id, summary.status)
 
     def cancel(self, run_id: str) -> None:
         """Ask a run executing here to stop at its next step (its turn ends, stop reason ``cancelled``)."""
@@ -240,7 +320,7 @@ class RunManager:
             raise RequestError(f"no run {run_id!r}", status=404)
         return head
 
-    async def _launch(self, run_id: str, name: str, prompt: Any, *, resume: bool) -> None:
+    async def _launch(self, run_id: str, name: str, prompt: Any, *, resume: bool, request: RequestKey | None = None) -> None:
         """Run ``run_id`` in a task of its own; returns once its first step is committed (or raises
         what failed before that: the run's lease held elsewhere, a prompt it refuses).
 
@@ -251,6 +331,13 @@ class RunManager:
         runner.store = self.store
         if isinstance(runner, Agent) and not resume:
             runner.state.set(SERVE_KEY, {"agent": name})  # a new run records its entry (a stored run keeps its own)
+        if isinstance(runner, Agent) and request is not None:
+            runner.hooks.add(KeyRecorder(request))  # records the key with the turn's first write, or refuses a repeat
+        elif request is not None and request.explicit and (resume or run_id != run_id_for(request.key)):
+            raise RequestError(
+                f"Idempotency-Key: entry {name!r} is a {type(runner).__name__}, whose runs keep no request keys; "
+                "a key names only a new run of it (without run_id)"
+            )
         execution = Execution(run_id, name, runner)
         self.executions[run_id] = execution
         execution.task = asyncio.create_task(self._drive(execution, _events(runner, prompt, run_id, resume)), name=f"tether-run-{run_id}")
@@ -333,4 +420,4 @@ def check_answers(run_id: str, responses: Any, pending: dict[str, dict[str, Any]
     return blocks
 
 
-__all__ = ["RESUMABLE", "Execution", "Notice", "RunManager", "check_answers"]
+__all__ = ["RESUMABLE", "RETRYABLE", "Execution", "Notice", "RunManager", "check_answers"]

@@ -2,9 +2,14 @@
 
 A page of another site whose name an attacker re-points at 127.0.0.1 (DNS rebinding) reaches a
 loopback server from the user's browser, but its requests carry the attacker's name in ``Host``:
-they are answered 421 without touching a run. Without ``allowed_hosts`` the server answers only
+they are answered 421 without touching a run. The header is parsed strictly (:func:`parse_host`):
+a value that is not a well-formed host (``127.0.0.1:80@evil.example``) is refused too. Without ``allowed_hosts`` the server answers only
 to loopback names (``127.0.0.1``, ``localhost``, ``[::1]``, any port); behind a proxy, list the
 public names (``"*"`` turns the check off, e.g. when every request carries the token anyway).
+
+``GET`` and ``HEAD`` of the ``probe_paths`` (``/healthz``, ``/readyz``) pass without either
+check: a load balancer or an orchestrator probes a server by its address, and the answers hold
+no data.
 
 With a token, every request needs ``Authorization: Bearer TOKEN`` (compared in constant time),
 except ``GET`` of the few ``public_paths`` that hold no data (the chat page at ``/``: a browser
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
@@ -39,16 +45,38 @@ def is_loopback(host: str) -> bool:
     return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
 
 
+_HOST = re.compile(r"(?P<name>\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]{0,251}[a-z0-9_])?)(?::(?P<port>[0-9]{1,5}))?")
+"""A ``Host`` header as RFC 9110 allows it: a name (letters, digits, dots, hyphens), an IPv4
+address or a bracketed IPv6 literal, then an optional numeric port. Nothing else (no ``@``, no
+path, no second colon outside brackets) is a host."""
+
+
+def parse_host(header: str) -> tuple[str, str | None] | None:
+    """``header`` as ``(name, port)`` (lowercase; port None when absent), or None when it is not
+    a well-formed ``Host`` value (``127.0.0.1:80@evil.example``, a bare IPv6 address, a path)."""
+    match = _HOST.fullmatch(header.strip().lower())
+    if match is None:
+        return None
+    port = match["port"]
+    if port is not None and int(port) > 65535:
+        return None
+    return match["name"], port
+
+
 def host_allowed(header: str | None, allowed: Sequence[str]) -> bool:
-    """Whether a ``Host`` header names this server: one of ``allowed`` (a bare name matches any
-    port, ``name:port`` that port only; ``*`` anything)."""
+    """Whether a ``Host`` header names this server: a well-formed host (:func:`parse_host`) that
+    is one of ``allowed`` (a bare name matches any port, ``name:port`` that port only; ``*`` any
+    well-formed host, or none)."""
+    if not header:
+        return "*" in allowed
+    parsed = parse_host(header)
+    if parsed is None:
+        return False
     if "*" in allowed:
         return True
-    if not header:
-        return False
-    value = header.strip().lower()
-    name = value.rsplit(":", 1)[0] if value.count(":") == 1 or (value.startswith("[") and "]:" in value) else value
-    return any(value == entry.lower() or name == entry.lower() for entry in allowed)
+    name, port = parsed
+    value = name if port is None else f"{name}:{port}"
+    return any(entry.lower() in (value, name) for entry in allowed)
 
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -80,8 +108,10 @@ class Gate:
         allowed_hosts: Sequence[str],
         public_paths: Sequence[str] = (),
         origins: Sequence[str] = (),
+        probe_paths: Sequence[str] = (),
     ) -> None:
         self.app = app
+        self.probes = frozenset(probe_paths)
         self.token = token
         self.allowed = tuple(allowed_hosts)
         self.public = frozenset(public_paths)
@@ -91,12 +121,15 @@ class Gate:
         if scope["type"] != "http":  # no websocket route exists: the router refuses those
             await self.app(scope, receive, send)
             return
+        method = scope.get("method")
+        if method in ("GET", "HEAD") and scope.get("path") in self.probes:
+            await self.app(scope, receive, send)  # a health probe (a load balancer's, by address): holds no data
+            return
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
         if not host_allowed(headers.get("host"), self.allowed):
             host = headers.get("host", "")[:100]
             await _refuse(send, 421, f"this server does not answer to Host {host!r}; allowed: {list(self.allowed)}")
             return
-        method = scope.get("method")
         if method not in SAFE_METHODS and not origin_allowed(headers.get("origin"), headers.get("host"), self.origins):
             origin = headers.get("origin", "")[:100]
             await _refuse(send, 403, f"cross-site request from Origin {origin!r} refused (allow a page's origin with --cors)")
@@ -120,4 +153,4 @@ async def _refuse(send: Send, status: int, message: str, *, bearer: bool = False
     await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["LOOPBACK_NAMES", "SAFE_METHODS", "Gate", "host_allowed", "is_loopback", "origin_allowed"]
+__all__ = ["LOOPBACK_NAMES", "SAFE_METHODS", "Gate", "host_allowed", "is_loopback", "origin_allowed", "parse_host"]

@@ -9,6 +9,7 @@
 
   var TOKEN_KEY = "tether-serve-token";
   var DELAYS = [250, 500, 1000, 2000]; // reconnect backoff, ms (the last one repeats, with jitter)
+  var RETRYABLE = ["failed", "stopped"]; // a run at rest that POST /runs/{id}/retry takes on again
 
   var state = {
     token: null,
@@ -144,7 +145,8 @@
     var agent = $("agent").value;
     if (!prompt.trim() || !agent) return;
     if (state.run && state.status !== "finished") { // a new prompt needs a finished turn
-      notice("run " + state.run + " is " + (state.status || "starting") + ": answer it or wait for it, or start a New chat");
+      var what = RETRYABLE.indexOf(state.status) >= 0 ? "Retry it" : "answer it or wait for it";
+      notice("run " + state.run + " is " + (state.status || "starting") + ": " + what + ", or start a New chat");
       return;
     }
     var body = { prompt: prompt };
@@ -163,6 +165,24 @@
       $("send").disabled = false;
     }
   }
+
+  /* A failed (or stopped) run goes on from its last stored step: the server resumes it (no
+     recorded call is made again) and the page follows its stream after the last id it rendered. */
+  $("retry").addEventListener("click", async function () {
+    if (!state.run) return;
+    var button = $("retry");
+    button.disabled = true;
+    try {
+      await call(path(state.run, "/retry"), { method: "POST" });
+      notice("");
+      setStatus("running");
+      connect();
+    } catch (e) {
+      notice("the retry was refused: " + e.message);
+    } finally {
+      button.disabled = false;
+    }
+  });
 
   $("new-chat").addEventListener("click", function () {
     stop();
@@ -218,6 +238,7 @@
     var badge = $("run-status");
     badge.dataset.status = status || "";
     badge.textContent = status || "…";
+    $("retry").hidden = RETRYABLE.indexOf(status) < 0;
   }
 
   function stop() {
