@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TypeVar
 
-from . import crashtest, serve
+from . import contract, crashtest, serve
 
 _N = TypeVar("_N", int, float)
 
@@ -196,6 +196,7 @@ def build_parser() -> Parser:
     size.add_argument("run_id", metavar="RUN", nargs="?", help="the run (default: list the store's largest runs)")
     size.add_argument("--top", type=int, default=5, help="how many of the largest messages (or runs) to list")
     crashtest.add_parser(command)
+    contract.add_parser(command)
     serve.add_parser(command)
     return parser
 
