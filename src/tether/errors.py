@@ -259,6 +259,10 @@ class CrashTestError(TetherError, AssertionError):
     """A crashtest found crash points whose resumed run differed from the reference run."""
 
 
+class ContractViolationError(TetherError, AssertionError):
+    """The resume contract found a property violated (the message gives the smallest counterexample)."""
+
+
 class CassetteError(TetherError, ValueError):
     """A cassette file cannot be read, is not a Tether cassette, or is damaged (the message names
     the file and the interaction); re-record it."""

@@ -111,7 +111,7 @@ def _fail(message: str, code: int) -> int:
 
 
 def _handlers() -> dict[str, Callable[..., int]]:
-    from . import crashtest, delete, retry, run, runs, serve, unlock, view
+    from . import contract, crashtest, delete, retry, run, runs, serve, unlock, view
 
     return {
         "run": run.cmd_run,
@@ -126,6 +126,7 @@ def _handlers() -> dict[str, Callable[..., int]]:
         "prune": delete.cmd_prune,
         "view": view.cmd_view,
         "crashtest": crashtest.cmd_crashtest,
+        "contract": contract.cmd_contract,
         "serve": serve.cmd_serve,
         "retry": retry.cmd_retry,
     }

@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TypeVar
 
-from . import crashtest, retry, serve
+from . import contract, crashtest, retry, serve
 
 _N = TypeVar("_N", int, float)
 
@@ -197,6 +197,7 @@ def build_parser() -> Parser:
     size.add_argument("run_id", metavar="RUN", nargs="?", help="the run (default: list the store's largest runs)")
     size.add_argument("--top", type=int, default=5, help="how many of the largest messages (or runs) to list")
     crashtest.add_parser(command)
+    contract.add_parser(command)
     serve.add_parser(command)
     retry.add_parser(command)
     return parser

@@ -11,10 +11,16 @@ under test: a re-run the loop does not report is still counted.
 
 Prints ``ready`` once the agent is built, then one JSON line with the outcome. With
 ``answer_in_doubt`` it answers ``tether.in_doubt`` interrupts with ``"rerun"`` and reports the
-answered calls (``answered``); with ``hold_answers`` (a path) it first prints ``interrupted``
-and waits for that file, so a test can order two racers. Exit codes: 0 the run ended, 3 another
-owner held the run (``RunLockedError``) or had already answered the in-doubt interrupts this
-process was answering (``late``), 2 error.
+answered calls (``answered``); with ``answers`` (``{interrupt name: response}``) it answers the
+run's own interrupts too and reports their names (``asked``); with ``hold_answers`` (a path) it
+first prints ``interrupted`` and waits for that file, so a test can order two racers.
+
+The action is ``start`` (a new turn with the prompt), ``resume``, ``fork`` (fork the run at step
+``at`` into ``fork_id`` and run the fork on), ``answer`` (deliver ``answers`` to the stored
+run's pending interrupts: the resume contract's consume-once check starts several at once) or
+``probe`` (the checkpoint-validity probes: values the run's state must refuse).
+Exit codes: 0 the run ended, 3 another owner held the run (``RunLockedError``) or had already
+answered the interrupts this process was answering (``late``), 2 error.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from ..agent import Agent
 from ..durable.indoubt import IN_DOUBT
 from ..errors import InterruptError, RunLockedError, TetherError
 from ..hooks import BeforeToolCall
-from ..interrupts import Interrupt
+from ..interrupts import Interrupt, InterruptSignal
 from ..tools.base import Tool
 from ..tools.context import ToolContext
 from ..types import ToolResult, ToolUse
@@ -73,7 +79,9 @@ def count_starts(agent: Agent, log: str) -> None:
     Each tool the agent registers gets its instance's ``invoke`` wrapped once: the tools given
     to the agent now, the tools a tool source lists at run time when first called (from a
     ``BeforeToolCall`` hook). A hook of the agent that runs a registered tool twice for one call
-    is counted twice, as it should be.
+    is counted twice, as it should be. A body that stops to ask a person (an interrupt) gets a
+    second line marked ``interrupted``: it did not run to its end and runs again once answered,
+    so that start is not counted.
     """
 
     def wrap(tool: Tool | None) -> None:
@@ -84,7 +92,11 @@ def count_starts(agent: Agent, log: str) -> None:
         async def counted(tool_use: ToolUse, context: ToolContext) -> ToolResult:
             line = {"key": context.idempotency_key, "id": tool_use["toolUseId"], "name": tool_use["name"], "pid": os.getpid()}
             _append(log, json.dumps(line))
-            return await invoke(tool_use, context)
+            try:
+                return await invoke(tool_use, context)
+            except InterruptSignal:  # the body stopped to ask a person: it runs again once answered
+                _append(log, json.dumps({**line, "interrupted": True}))
+                raise
 
         setattr(tool, "invoke", counted)  # noqa: B010 - an instance attribute shadows the method
         setattr(tool, "_crashtest_counted", True)  # noqa: B010
@@ -123,6 +135,87 @@ def _answered_ids(interrupts: list[Interrupt]) -> list[str]:
     return [str(i.reason["toolUseId"]) for i in interrupts if isinstance(i.reason, dict) and "toolUseId" in i.reason]
 
 
+def _responses(interrupts: list[Interrupt], config: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """Answers to every interrupt of a stopped run (in-doubt ones ``"rerun"`` with
+    ``answer_in_doubt``, the run's own ones from ``answers`` by name), or None when one has none."""
+    own = config.get("answers") or {}
+    out: list[dict[str, Any]] = []
+    for interrupt in interrupts:
+        if interrupt.name == IN_DOUBT and config.get("answer_in_doubt"):
+            response: Any = "rerun"
+        elif interrupt.name != IN_DOUBT and interrupt.name in own:
+            response = own[interrupt.name]
+        else:
+            return None
+        out.append({"interruptResponse": {"interruptId": interrupt.id, "response": response}})
+    return out
+
+
+def _pending(inner: Any, run_id: str) -> list[Interrupt]:
+    """The interrupts of the stored run still waiting for an answer."""
+    loaded = inner.load(run_id)
+    table = ((loaded.head.get("interrupt_state") or {}).get("interrupts") or {}) if loaded is not None else {}
+    return [
+        Interrupt(id=str(ident), name=str(entry.get("name")), reason=entry.get("reason"))
+        for ident, entry in table.items()
+        if isinstance(entry, dict) and "response" not in entry
+    ]
+
+
+def _first(agent: Agent, inner: Any, config: dict[str, Any], run_id: str) -> tuple[str, Any]:
+    """The first call of the child's action: (the run it works on, its result)."""
+    action = config["action"]
+    if action == "fork":
+        forked = agent.fork(run_id, int(config["at"]), new_run_id=config["fork_id"])
+        return forked, agent.resume(forked)
+    if action == "answer":
+        pending = _pending(inner, run_id)
+        if not pending:
+            raise InterruptError(f"run {run_id!r} has no interrupt waiting for an answer")
+        return run_id, agent.resume(run_id, _responses(pending, config) or [])
+    if action == "start" or inner.head(run_id) is None:
+        return run_id, agent(config["prompt"], run_id=run_id)
+    return run_id, agent.resume(run_id)
+
+
+REFUSED_VALUES: tuple[tuple[str, Any], ...] = (
+    ("an object", object()),
+    ("NaN", float("nan")),
+    ("infinity", float("inf")),
+    ("bytes", b"\x00"),
+    ("a lone surrogate", "\ud800"),
+    ("a nested object", {"deep": [object()]}),
+)
+"""Values a run's state refuses (not JSON, or JSON no store can keep): the checkpoint-validity probes."""
+
+
+def _probe(agent: Agent, run_id: str) -> dict[str, Any]:
+    """Hand the agent values its state must refuse, and a prompt no store can keep: what got in.
+
+    Returns ``{"accepted": [labels], "crashed": [what raised something other than a TetherError]}``;
+    the parent compares the stored run before and after.
+    """
+    accepted, crashed = list[str](), list[str]()
+    for label, value in REFUSED_VALUES:
+        try:
+            agent.state.set("tether.contract.probe", value)
+        except TetherError:
+            continue
+        except Exception as exc:
+            crashed.append(f"state value {label}: {type(exc).__name__}: {exc}")
+            continue
+        accepted.append(f"state value {label}")
+    try:
+        agent("\ud800 a prompt with a lone surrogate", run_id=run_id)
+    except TetherError:
+        pass
+    except Exception as exc:
+        crashed.append(f"a prompt with a lone surrogate: {type(exc).__name__}: {exc}")
+    else:
+        accepted.append("a prompt with a lone surrogate")
+    return {"accepted": accepted, "crashed": crashed}
+
+
 def main(config: dict[str, Any]) -> int:
     for entry in reversed(config.get("sys_path", [])):
         if entry not in sys.path:
@@ -141,39 +234,54 @@ def main(config: dict[str, Any]) -> int:
         os.environ["TETHER_CRASHTEST_RACER"] = "1"
     while gate and not os.path.exists(gate):
         time.sleep(0.002)
-    run_id, in_doubt, answered = config["run_id"], 0, list[str]()
+    run_id, in_doubt, answered, asked = config["run_id"], 0, list[str](), list[str]()
+    if config["action"] == "probe":
+        print(json.dumps(_probe(agent, run_id)), flush=True)
+        return 0
     kinds = {"tools": _tool_kinds(agent), "reconcile": agent.reconcile is not None}
+    late = {"late": True, "writes": 0, **kinds}
     try:
-        if config["action"] == "start" or inner.head(run_id) is None:
-            result = agent(config["prompt"], run_id=run_id)
-        else:
-            result = agent.resume(run_id)
-        while result.stop_reason == "interrupt" and config.get("answer_in_doubt") and result.interrupts:
-            if any(i.name != IN_DOUBT for i in result.interrupts):
+        try:
+            run_id, result = _first(agent, inner, config, run_id)
+        except InterruptError:
+            if config["action"] != "answer" or _pending(inner, run_id):
+                raise
+            print(json.dumps(late), flush=True)  # another process's answer was taken first: refused, nothing ran
+            return 3
+        while result.stop_reason == "interrupt" and result.interrupts:
+            responses = _responses(result.interrupts, config)
+            if responses is None:
                 break
             if config.get("hold_answers"):
                 print("interrupted", flush=True)
                 while not os.path.exists(config["hold_answers"]):
                     time.sleep(0.002)
-            ids, calls = {i.id for i in result.interrupts}, _answered_ids(result.interrupts)
-            answers = [{"interruptResponse": {"interruptId": i.id, "response": "rerun"}} for i in result.interrupts]
+            ids, calls = {i.id for i in result.interrupts}, _answered_ids([i for i in result.interrupts if i.name == IN_DOUBT])
+            asked += [i.name for i in result.interrupts if i.name != IN_DOUBT]
             try:
-                result = agent.resume(run_id, answers)
+                result = agent.resume(run_id, responses)
             except InterruptError:
                 if _still_pending(inner, run_id, ids):
                     raise
                 # Another owner answered these interrupts while this process waited between its
                 # resume and its answer (the run is not leased in between): the late answer is
                 # refused, nothing ran twice. This process lost the race, like a locked-out one.
-                print(json.dumps({"late": True, "writes": store.commits, **kinds}), flush=True)
+                print(json.dumps({**late, "writes": store.commits}), flush=True)
                 return 3
-            in_doubt += len(ids)
+            in_doubt += len(calls)
             answered += calls
     except RunLockedError as exc:
         print(json.dumps({"locked": True, "error": str(exc), "writes": store.commits, **kinds}), flush=True)
         return 3
     interrupts = [{"name": i.name, "reason": i.reason} for i in result.interrupts]
-    outcome = {"stop_reason": result.stop_reason, "interrupts": interrupts, "in_doubt_interrupts": in_doubt, "answered": answered}
+    outcome = {
+        "stop_reason": result.stop_reason,
+        "interrupts": interrupts,
+        "in_doubt_interrupts": in_doubt,
+        "answered": answered,
+        "asked": asked,
+        "run_id": run_id,
+    }
     print(json.dumps({**outcome, "writes": store.commits, **kinds}), flush=True)
     return 0
 

@@ -33,25 +33,24 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .._diff import describe, first_difference
-from ..durable.store import RunStore, StoredRun
+from ..durable.store import RunStore
 from ..errors import TetherError
+from ._procs import _by_id, _Child, _child_paths, _export, _finish, _hide_password, _Plan, _ready, _run, _spawn, _Start, _starts
 from .faults import WHEN, open_store
 from .report import CrashFailure, CrashReport
 
@@ -78,39 +77,6 @@ class Point:
         return f"{self.when}-{self.write}"
 
 
-@dataclass
-class _Child:
-    returncode: int
-    outcome: dict[str, Any]
-    stderr: str
-
-
-@dataclass
-class _Plan:
-    factory: str
-    prompt: str
-    store: str
-    workdir: Path
-    timeout: float
-    token: str
-    sys_path: list[str]
-    env: dict[str, str]
-    reference: dict[str, Any] = field(default_factory=dict)
-    ref_runs: Counter[str] = field(default_factory=Counter)
-    names: dict[str, str] = field(default_factory=dict)
-    own_workdir: bool = False
-
-    @property
-    def postgres(self) -> bool:
-        return self.store.startswith(("postgresql://", "postgres://"))
-
-    def spec_for(self, slug: str) -> str:
-        return self.store if self.postgres else str(self.workdir / f"{slug}.db")
-
-    def run_id_for(self, slug: str) -> str:
-        return f"crashtest-{self.token}-{slug}" if self.postgres else "crashtest"
-
-
 def crashtest(
     factory: str,
     prompt: str,
@@ -122,6 +88,7 @@ def crashtest(
     races: int = 2,
     jobs: int | None = None,
     progress: Progress | None = None,
+    answers: Mapping[str, Any] | None = None,
 ) -> CrashReport:
     """Crash the agent built by ``factory`` at its save points and check every resume.
 
@@ -141,6 +108,9 @@ def crashtest(
         races: Crash points to repeat with two racing resumers (0 to skip the racing phase).
         jobs: Crash points run at once (default: the CPU count).
         progress: Called after each point with (done, total, label), e.g. for a progress bar.
+        answers: Responses to the run's own interrupts, by interrupt name (``{"approve": "yes"}``):
+            every run answers them as soon as it stops for them, so an agent that asks a person
+            is crash-tested through its answers too. Without it such a reference run is an error.
 
     Returns:
         The :class:`CrashReport`; call ``raise_for_failures()`` on it in a test.
@@ -155,7 +125,17 @@ def crashtest(
     select_points(1, points)  # a bad points= fails before any run
     root = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="tether-crashtest-"))
     root.mkdir(parents=True, exist_ok=True)
-    plan = _Plan(factory, prompt, store, root.resolve(), timeout, uuid.uuid4().hex[:8], *_child_paths(), own_workdir=workdir is None)
+    plan = _Plan(
+        factory,
+        prompt,
+        store,
+        root.resolve(),
+        timeout,
+        uuid.uuid4().hex[:8],
+        *_child_paths(),
+        own_workdir=workdir is None,
+        answers=dict(answers) if answers else None,
+    )
     report = CrashReport(factory=factory, store=_hide_password(store), workdir=str(plan.workdir))
     try:
         _points_and_races(plan, report, points, jobs, races, progress, started)
@@ -222,102 +202,6 @@ def _spread(items: list[Point], n: int) -> list[Point]:
     if n == 1:
         return [items[len(items) // 2]]
     return list(dict.fromkeys(items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)))
-
-
-def _child_paths() -> tuple[list[str], dict[str, str]]:
-    """The parent's import path for the children (cwd first, like ``python -m``)."""
-    paths = [os.getcwd(), *[p for p in sys.path if p]]
-    package_root = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        dict.fromkeys([package_root, os.getcwd(), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))])
-    )
-    return list(dict.fromkeys(paths)), env
-
-
-def _hide_password(store: str) -> str:
-    if "://" not in store or "@" not in store:
-        return store
-    scheme, rest = store.split("://", 1)
-    creds, host = rest.rsplit("@", 1)
-    return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}" if ":" in creds else store
-
-
-def _spawn(plan: _Plan, config: dict[str, Any]) -> subprocess.Popen[str]:
-    payload = {"factory": plan.factory, "prompt": plan.prompt, "sys_path": plan.sys_path, **config}
-    return subprocess.Popen(
-        [sys.executable, "-m", "tether.testing._child", json.dumps(payload)],
-        cwd=os.getcwd(),
-        env=plan.env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _finish(proc: subprocess.Popen[str], timeout: float) -> _Child:
-    """Wait for a child (killing it at the timeout) and parse its outcome line."""
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        return _Child(-signal.SIGKILL, {"hung": True}, err + f"\n(killed after {timeout:.0f} s)")
-    outcome: dict[str, Any] = {}
-    for line in out.splitlines():
-        if line.startswith("{"):
-            outcome = json.loads(line)
-    return _Child(proc.returncode, outcome, err)
-
-
-def _ready(proc: subprocess.Popen[str], timeout: float) -> bool:
-    """Wait (at most ``timeout`` s) for the child's ``ready`` line; False if it died or hung first."""
-    assert proc.stdout is not None
-    readable, _, _ = select.select([proc.stdout], [], [], timeout)
-    return bool(readable) and proc.stdout.readline().strip() == "ready"
-
-
-def _run(plan: _Plan, config: dict[str, Any]) -> _Child:
-    proc = _spawn(plan, config)
-    try:
-        return _finish(proc, plan.timeout)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
-@dataclass(frozen=True)
-class _Start:
-    """One start of a tool's body, as a child's starts log records it."""
-
-    key: str  # the idempotency key, run_id/toolUseId
-    id: str  # the toolUseId
-    name: str
-
-
-def _starts(log: Path) -> list[_Start]:
-    """The tool starts a child recorded in ``log`` (none when it started no tool)."""
-    if not log.exists():
-        return []
-    records = (json.loads(line) for line in log.read_text().splitlines() if line.strip())
-    return [_Start(str(r["key"]), str(r["id"]), str(r["name"])) for r in records]
-
-
-def _by_id(starts: Iterable[_Start]) -> Counter[str]:
-    return Counter(start.id for start in starts)
-
-
-def _export(run: StoredRun | None, path: Path, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "messages": [] if run is None else run.messages,
-        "state": {} if run is None else run.head.get("state") or {},
-        "status": None if run is None else run.head.get("status"),
-        **(extra or {}),
-    }
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False))
-    return data
 
 
 def _reference(plan: _Plan, report: CrashReport) -> None:

@@ -1,0 +1,123 @@
+"""Agent factories for the resume-contract tests (imported by the contract's child processes).
+
+One sound agent that asks a person (``booking``) and, for each property, an agent broken so
+that the contract must catch it. Effects go under ``$TETHER_CRASHTEST_SCRATCH`` as in
+:mod:`tests.testing.agents`; the "outside world" of ``ticketing`` is one counter file for the
+whole contract check (beside its phases' directories), which no run records.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from tether import Agent, tool
+from tether.models import ScriptedModel
+from tether.tools.context import ToolContext
+
+from .agents import effects, lookup, record, scratch
+
+
+def _script(*cycles: tuple[str, ...]) -> list[Any]:
+    """One model turn per entry calling those tools (input ``n``: the cycle), then a final answer."""
+    out: list[Any] = []
+    for i, tools in enumerate(cycles):
+        uses = [{"toolUse": {"toolUseId": f"c{i}-{name}", "name": name, "input": {"n": i}}} for name in tools]
+        out.append({"role": "assistant", "content": [{"text": f"cycle {i}"}, *uses]})
+    out.append("all done")
+    return out
+
+
+@tool
+def book(n: int, ctx: ToolContext) -> str:
+    """Ask for approval, then book once per idempotency key."""
+    answer = ctx.interrupt("approve", reason={"flight": n})
+    effects(ctx.idempotency_key)
+    return f"booked flight {n}: {answer}"
+
+
+def booking() -> Agent:
+    """A lookup, a booking that asks for approval, a record: sound; answer ``{"approve": "yes"}``."""
+    model = ScriptedModel(_script(("lookup",), ("book",), ("record",)), stateful=True)
+    return Agent(model=model, tools=[lookup, book, record])
+
+
+def _world() -> Path:
+    """The contract check's working directory (two levels above every run's scratch directory)."""
+    return scratch().resolve().parent.parent
+
+
+@tool
+def take_ticket(n: int) -> str:
+    """Changes state outside the run: the next number of a shared counter, whoever asks."""
+    counter = _world() / "tickets.count"
+    count = int(counter.read_text()) + 1 if counter.exists() else 1
+    counter.write_text(str(count))
+    return f"ticket {count} for step {n}"
+
+
+def ticketing() -> Agent:
+    """Broken for fork determinism: two forks of a step take two different tickets."""
+    return Agent(model=ScriptedModel(_script(("lookup",), ("take_ticket",)), stateful=True), tools=[lookup, take_ticket])
+
+
+@tool
+def quote(n: int) -> str:
+    """Claims to be idempotent, but quotes a fresh random price every call."""
+    return f"price {n}: {uuid.uuid4().hex[:8]}"
+
+
+def diverging() -> Agent:
+    """Broken for recovery determinism: two copies of one crashed store re-run the in-doubt quote differently."""
+    return Agent(model=ScriptedModel(_script(("lookup", "quote"), ("record",)), stateful=True), tools=[lookup, quote, record])
+
+
+@tool
+def charge(n: int, ctx: ToolContext) -> str:
+    """Not idempotent, no reconcile: every call charges again, with a new receipt."""
+    return f"charged {n}, receipt #{effects(ctx.idempotency_key)}"
+
+
+def charging() -> Agent:
+    """Broken for effect exactly-once: an in-doubt charge runs again and charges twice."""
+    return Agent(model=ScriptedModel(_script(("charge",), ("lookup",)), stateful=True), tools=[charge, lookup])
+
+
+def loose_state() -> Agent:
+    """Broken for checkpoint validity: a state that takes any value (its check is switched off)."""
+    import tether.agent_state as agent_state
+
+    agent_state.state_copy = lambda value, what: value  # type: ignore[assignment]
+    return booking()
+
+
+def unlocked_booking() -> Agent:
+    """Broken for consume-once: the SQLite run lock is switched off, so every answering process proceeds."""
+    from collections.abc import Iterator
+    from contextlib import contextmanager
+
+    import tether.durable.sqlite as sqlite_module
+
+    @contextmanager
+    def no_lock(path: Path, run_id: str) -> Iterator[None]:
+        yield
+
+    sqlite_module.file_lease = no_lock  # type: ignore[assignment]
+    return booking()
+
+
+def rewriting() -> Agent:
+    """Broken for prefix continuation: a store that, on loading a run, forgets its last message."""
+    import tether.durable.sqlite as sqlite_module
+
+    original = sqlite_module.SQLiteStore.load
+
+    def load(self: Any, run_id: str) -> Any:
+        loaded = original(self, run_id)
+        if loaded is not None and loaded.messages and loaded.head.get("status") != "finished":
+            loaded.messages.pop()
+        return loaded
+
+    sqlite_module.SQLiteStore.load = load  # type: ignore[method-assign]
+    return Agent(model=ScriptedModel(_script(("lookup",), ("record",)), stateful=True), tools=[lookup, record])
