@@ -101,18 +101,16 @@ def test_a_reference_run_that_asks_without_answers_is_a_clear_error(tmp_path: Pa
 
 
 @pytest.mark.parametrize("k", [2, 8, 32])
-def test_consume_once_on_postgresql_with_k_processes(pg_server: object, pg_conninfo: str, tmp_path: Path, k: int) -> None:
+def test_consume_once_on_postgresql_with_k_processes(pg_url: str, tmp_path: Path, k: int) -> None:
     """The paper's concurrent case: k processes resuming one parked interrupt fire its effect once."""
-    report = resume_contract(
-        f"{AGENTS}:booking", "book it", store=pg_conninfo, answers=APPROVE, properties=[CONSUME], k=k, workdir=tmp_path
-    )
+    report = resume_contract(f"{AGENTS}:booking", "book it", store=pg_url, answers=APPROVE, properties=[CONSUME], k=k, workdir=tmp_path)
     assert report.result(CONSUME).verdict == HOLDS, report.summary()
     assert f"{k} processes answered one interrupt at once: 1 proceeded, {k - 1} refused" in report.result(CONSUME).detail
 
 
-def test_every_property_holds_on_postgresql(pg_server: object, pg_conninfo: str, tmp_path: Path) -> None:
+def test_every_property_holds_on_postgresql(pg_url: str, tmp_path: Path) -> None:
     report = resume_contract(
-        f"{AGENTS}:booking", "book it", store=pg_conninfo, answers=APPROVE, points=4, forks=2, recoveries=1, k=3, workdir=tmp_path
+        f"{AGENTS}:booking", "book it", store=pg_url, answers=APPROVE, points=4, forks=2, recoveries=1, k=3, workdir=tmp_path
     )
     assert [r.verdict for r in report.results] == [HOLDS] * 6, report.summary()
 
