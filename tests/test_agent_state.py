@@ -60,6 +60,10 @@ def test_reads_and_writes_copy() -> None:
         ({"inner": {"deep": b"bytes"}}, "state['bad'].inner.deep"),
         ([1, 2, object()], r"state['bad'][2]"),
         (float("nan"), "state['bad']"),
+        ("\ud800", "state['bad'] is not JSON (lone surrogate)"),
+        ({"deep": ["ok", "x\udfff"]}, "state['bad'].deep[1] is not JSON (lone surrogate)"),
+        (("\ud800",), "state['bad'][0] is not JSON (lone surrogate)"),
+        ({"\udc00": 1}, "state['bad'].\\udc00 is not JSON (lone surrogate)"),
     ],
 )
 def test_non_json_values_are_refused_naming_the_key(value: Any, path: str) -> None:
@@ -68,7 +72,14 @@ def test_non_json_values_are_refused_naming_the_key(value: Any, path: str) -> No
         state.set("bad", value)
     assert isinstance(info.value, TetherError)
     assert path in str(info.value)
+    str(info.value).encode("utf-8")  # the message itself is printable text, whatever the value held
     assert "bad" not in store
+
+
+def test_valid_unicode_is_kept_as_it_is() -> None:
+    state, store = make_state()
+    state.set("text", {"é": "naïve 😀", "cjk": ["漢字"]})
+    assert store["text"] == {"é": "naïve 😀", "cjk": ["漢字"]}
 
 
 def test_circular_values_are_refused() -> None:

@@ -386,6 +386,8 @@ def find_non_json(value: Any, path: list[Any]) -> tuple[list[Any], str] | None:
 
 def _find(value: Any, path: list[Any], active: set[int]) -> tuple[list[Any], str] | None:
     tv = type(value)
+    if tv is str:
+        return (path, "lone surrogate") if _SURROGATE.search(value) else None
     if tv in _SCALARS:
         return None
     if tv is float:
@@ -399,6 +401,8 @@ def _find(value: Any, path: list[Any], active: set[int]) -> tuple[list[Any], str
                 for key, item in value.items():
                     if type(key) is not str:
                         return path + [key], f"non-string key {type(key).__name__}"
+                    if _SURROGATE.search(key):
+                        return path + [key], "lone surrogate in a key"
                     found = _find(item, path + [key], active)
                     if found:
                         return found
@@ -457,15 +461,25 @@ _REFUSED: Any = object()
 """What :func:`_copy_through` returns for a value its encoder refuses."""
 
 
+_SURROGATE_UTF8 = re.compile(b"\xed[\xa0-\xbf]")
+"""The first two bytes of a surrogate as :mod:`marshal` writes it (UTF-8 with surrogatepass);
+valid UTF-8 never holds them, so a frozen value without them holds no lone surrogate."""
+
+
 def _copy_through(encoder: json.JSONEncoder, value: Any) -> Any:
     """A deep copy of ``value`` as ``encoder`` writes it and JSON reads it back (pure JSON takes
-    the fast path), or :data:`_REFUSED` when the encoder cannot write it."""
+    the fast path), or :data:`_REFUSED` when the encoder cannot write it or it holds a lone
+    surrogate (``"\\ud800"``: a ``str`` no UTF-8 store can keep)."""
     if is_json(value):
-        return thaw(freeze(value))
+        blob = freeze(value)
+        if _SURROGATE_UTF8.search(blob) is not None and find_lone_surrogate(value, []) is not None:
+            return _REFUSED
+        return thaw(blob)
     try:
-        return _decode(encoder.encode(value))
+        text = encoder.encode(value)
     except (TypeError, ValueError, RecursionError):
         return _REFUSED
+    return _REFUSED if _SURROGATE.search(text) else _decode(text)
 
 
 def json_copy(value: Any, what: str | list[Any] = "value") -> Any:
@@ -524,6 +538,9 @@ def _not_json(path: list[Any], kind: str, advice: str = "") -> ShapeError:
 
 def _advised(value: Any, what: str) -> ShapeError:
     """The error for ``value`` that is not pure JSON, naming its first bad path (see describe_non_json)."""
+    surrogate = find_lone_surrogate(value, [what])
+    if surrogate is not None:
+        return _not_json(surrogate, "lone surrogate", advice=f"; {_ADVICE}")
     found = find_non_json(value, [what])
     if found is None:
         return ShapeError([what], "is not JSON", message=describe_non_json(value, what))

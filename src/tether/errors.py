@@ -245,13 +245,18 @@ class RunLockedError(StoreError):
 
 
 def json_path(path: list[Any]) -> str:
-    """Render a path like ``["data", "messages", 3, "content", 0]`` as ``data.messages[3].content[0]``."""
+    """Render a path like ``["data", "messages", 3, "content", 0]`` as ``data.messages[3].content[0]``.
+
+    A key no UTF-8 text can hold (a lone surrogate) is written escaped (``\\ud800``), so the
+    message that names it can always be printed, logged and sent.
+    """
     out = ""
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += f".{part}" if out else str(part)
+            text = str(part).encode("utf-8", "backslashreplace").decode("utf-8")
+            out += f".{text}" if out else text
     return out or "<root>"
 
 
