@@ -1,4 +1,4 @@
-"""Graph factories of the Temporal graph tests (``test_graph.py``, ``record_graph_histories.py``).
+"""Graph factories of the Temporal graph tests (``test_graph.py``, ``record_histories.py --corpus graph``).
 
 The node agents' models are stateful scripts that answer from their prompt, so a local graph
 built from the same registry gives the reference result; model calls, tool starts and callable
@@ -17,7 +17,7 @@ from tether.multiagent import Graph, GraphBuilder, GraphState
 from tether.temporal import AgentRegistry
 from tether.types import Message
 
-from .agents import fast_and_slow_tools, log
+from .agents import log, publish_tool, published_answer, relay_builder
 
 registry = AgentRegistry()
 
@@ -83,23 +83,11 @@ def _loop(config: dict[str, Any]) -> Graph:
 @registry.register_graph("approval")
 def _approval(config: dict[str, Any]) -> Graph:
     """``plan`` fans out to ``publish`` (its tool asks a human) and ``notes``."""
-
-    @tool
-    def publish(title: str, context: ToolContext) -> str:
-        """Publish a title once a human approves it."""
-        log(config, f"ask {title}")
-        verdict = context.interrupt("approve", {"title": title})
-        log(config, f"publish {title} {verdict}")
-        return f"published {title} ({verdict})"
-
-    def published(messages: list[Message]) -> str:
-        log(config, "publish model 1")
-        result = messages[-1]["content"][0]["toolResult"]
-        return "done: " + str(result["content"][0]["text"])
-
+    published = published_answer(config, "publish model 1")
+    publish = _node(config, "publish", tool_call("publish", {"title": "tides"}), published, tools=[publish_tool(config)])
     builder = GraphBuilder()
     builder.add_node(_node(config, "plan", "plan: tides"), "plan")
-    builder.add_node(_node(config, "publish", tool_call("publish", {"title": "tides"}), published, tools=[publish]), "publish")
+    builder.add_node(publish, "publish")
     builder.add_node(_node(config, "notes", "notes taken"), "notes")
     builder.add_edge("plan", "publish")
     builder.add_edge("plan", "notes")
@@ -134,28 +122,9 @@ def _relay(config: dict[str, Any]) -> Graph:
     """``scout`` then ``builder``, whose execution calls a fast tool, then a slow one
     (``config["sleep"]`` s; it writes ``config["started_marker"]`` when it starts), then answers."""
 
-    def step(label: str, response: Any) -> Any:
-        def respond(messages: list[Message]) -> Any:
-            log(config, label)
-            return response
-
-        return respond
-
-    builder = Agent(
-        model=ScriptedModel(
-            [
-                step("builder model 0", tool_call("fast", {"n": 1})),
-                step("builder model 1", tool_call("slow", {"n": 2})),
-                step("builder model 2", "built"),
-            ],
-            stateful=True,
-        ),
-        tools=fast_and_slow_tools(config),
-        name="builder",
-    )
     graph = GraphBuilder()
     graph.add_node(_node(config, "scout", "scouted"), "scout")
-    graph.add_node(builder, "builder")
+    graph.add_node(relay_builder(config), "builder")
     graph.add_edge("scout", "builder")
     return graph.build()
 
