@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -19,7 +19,7 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Worker
 
-from tether.temporal import AgentRegistry, BlobStore, create_worker
+from tether.temporal import AgentRegistry, BlobStore, TetherClient, create_worker
 
 from .agents import registry
 from .server import DevServer, require_binary
@@ -106,6 +106,34 @@ async def running_worker(
     worker = create_worker(client, task_queue, factories, blobs, **options)
     async with worker:
         yield worker
+
+
+async def killed_in_the_slow_tool(
+    client: Client,
+    blobs: BlobStore,
+    task_queue: str,
+    process: subprocess.Popen[str],
+    tmp_path: Path,
+    start: Callable[[TetherClient, dict[str, Any]], Awaitable[Any]],
+    finish: Callable[[TetherClient], Awaitable[Any]],
+    factories: AgentRegistry = registry,
+) -> tuple[Any, list[str]]:
+    """Start a run with ``start(tc, config)`` on the worker ``process``, kill -9 that worker once
+    the slow tool (``fast_and_slow_tools``) has started, and ``finish(tc)`` it on an in-process
+    worker serving ``factories``; returns what ``finish`` returned and the side-effect log."""
+    log = tmp_path / "side.log"
+    marker = tmp_path / "slow-started"
+    tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 1.0})
+    config = {"log": str(log), "sleep": 2.0, "started_marker": str(marker)}
+    try:
+        await start(tc, config)
+        await wait_for_file(marker)
+    finally:
+        kill_9(process)
+    marker.unlink()
+    async with running_worker(client, task_queue, blobs, factories):
+        result = await finish(tc)
+    return result, log.read_text().splitlines()
 
 
 def child_executions(history: WorkflowHistory) -> list[Any]:

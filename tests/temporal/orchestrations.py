@@ -9,7 +9,6 @@ the tests assert what is particular to a graph or a swarm on what it returns.
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from tether.durable import MemoryStore
 from tether.errors import PromptError, ScriptExhaustedError, SnapshotError
 from tether.temporal import AgentRegistry, BlobStore, TetherClient, TetherPlugin
 
-from .fixtures import kill_9, running_worker, spawn_worker, wait_for_file
+from .fixtures import killed_in_the_slow_tool, running_worker, spawn_worker
 from .server import DevServer
 
 
@@ -151,17 +150,12 @@ class Orchestration:
     ) -> tuple[Any, list[str]]:
         """``relay`` on a worker process killed with -9 inside the builder's slow tool, finished by
         an in-process worker; returns the result and the side-effect log."""
-        side = tmp_path / "side.log"
-        marker = tmp_path / "slow-started"
-        config = {"log": str(side), "sleep": 2.0, "started_marker": str(marker)}
-        process: subprocess.Popen[str] = spawn_worker(dev_server.address, self.task_queue, self.blobs, registry_module)
-        try:
-            tc = TetherClient(self.client, self.blobs, self.task_queue, options={"heartbeat_s": 1.0})
+        process = spawn_worker(dev_server.address, self.task_queue, self.blobs, registry_module)
+
+        async def start(tc: TetherClient, config: dict[str, Any]) -> None:
             await getattr(tc, f"start_{self.kind}")("relay", "build a shed", run_id=run_id, config=config)
-            await wait_for_file(marker)
-        finally:
-            kill_9(process)
-        marker.unlink()
-        async with self.worker():
-            result = await self.result(run_id, tc)
-        return result, side.read_text().splitlines()
+
+        async def finish(tc: TetherClient) -> Any:
+            return await self.result(run_id, tc)
+
+        return await killed_in_the_slow_tool(self.client, self.blobs, self.task_queue, process, tmp_path, start, finish, self.registry)
