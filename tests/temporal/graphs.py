@@ -36,6 +36,16 @@ def _node(config: dict[str, Any], name: str, answer: Any, *rest: Any, tools: lis
     return Agent(model=ScriptedModel([first, *rest], stateful=True), name=name, tools=tools or [])
 
 
+def _graph(nodes: dict[str, Any], *edges: tuple[str, str]) -> Graph:
+    """A graph of ``nodes`` (added by id, in this order) and the unconditional ``edges``."""
+    builder = GraphBuilder()
+    for node_id, node in nodes.items():
+        builder.add_node(node, node_id)
+    for source, target in edges:
+        builder.add_edge(source, target)
+    return builder.build()
+
+
 def _tally(config: dict[str, Any]) -> Any:
     def tally(prompt: Any) -> str:
         log(config, "tally")
@@ -85,48 +95,29 @@ def _approval(config: dict[str, Any]) -> Graph:
     """``plan`` fans out to ``publish`` (its tool asks a human) and ``notes``."""
     published = published_answer(config, "publish model 1")
     publish = _node(config, "publish", tool_call("publish", {"title": "tides"}), published, tools=[publish_tool(config)])
-    builder = GraphBuilder()
-    builder.add_node(_node(config, "plan", "plan: tides"), "plan")
-    builder.add_node(publish, "publish")
-    builder.add_node(_node(config, "notes", "notes taken"), "notes")
-    builder.add_edge("plan", "publish")
-    builder.add_edge("plan", "notes")
-    return builder.build()
+    plan, notes = _node(config, "plan", "plan: tides"), _node(config, "notes", "notes taken")
+    return _graph({"plan": plan, "publish": publish, "notes": notes}, ("plan", "publish"), ("plan", "notes"))
 
 
 @registry.register_graph("outer")
 def _outer(config: dict[str, Any]) -> Graph:
     """``intro`` then ``inner``, a nested graph (``review``'s shape without the join)."""
-    inner = GraphBuilder()
-    inner.add_node(_node(config, "left", lambda p: f"left saw {len(p)}"), "left")
-    inner.add_node(_node(config, "right", "right done"), "right")
-    inner.add_edge("left", "right")
-    builder = GraphBuilder()
-    builder.add_node(_node(config, "intro", "intro done"), "intro")
-    builder.add_node(inner.build(), "inner")
-    builder.add_edge("intro", "inner")
-    return builder.build()
+    left, right = _node(config, "left", lambda p: f"left saw {len(p)}"), _node(config, "right", "right done")
+    inner = _graph({"left": left, "right": right}, ("left", "right"))
+    return _graph({"intro": _node(config, "intro", "intro done"), "inner": inner}, ("intro", "inner"))
 
 
 @registry.register_graph("broken")
 def _broken(config: dict[str, Any]) -> Graph:
-    builder = GraphBuilder()
-    builder.add_node(_node(config, "first", "ok"), "first")
-    builder.add_node(Agent(model=ScriptedModel([], stateful=True), name="second"), "second")  # no answer: the model call fails
-    builder.add_edge("first", "second")
-    return builder.build()
+    second = Agent(model=ScriptedModel([], stateful=True), name="second")  # no answer: the model call fails
+    return _graph({"first": _node(config, "first", "ok"), "second": second}, ("first", "second"))
 
 
 @registry.register_graph("relay")
 def _relay(config: dict[str, Any]) -> Graph:
     """``scout`` then ``builder``, whose execution calls a fast tool, then a slow one
     (``config["sleep"]`` s; it writes ``config["started_marker"]`` when it starts), then answers."""
-
-    graph = GraphBuilder()
-    graph.add_node(_node(config, "scout", "scouted"), "scout")
-    graph.add_node(relay_builder(config), "builder")
-    graph.add_edge("scout", "builder")
-    return graph.build()
+    return _graph({"scout": _node(config, "scout", "scouted"), "builder": relay_builder(config)}, ("scout", "builder"))
 
 
 @registry.register_graph("two_approvals")
@@ -146,23 +137,14 @@ def _two_approvals(config: dict[str, Any]) -> Graph:
 
         return _node(config, name, tool_call("ship", {"what": name}, tool_use_id=f"ship-{name}"), shipped, tools=[ship])
 
-    builder = GraphBuilder()
-    builder.add_node(_node(config, "plan", "plan: ship both"), "plan")
-    builder.add_node(asking("left"), "left")
-    builder.add_node(asking("right"), "right")
-    builder.add_edge("plan", "left")
-    builder.add_edge("plan", "right")
-    return builder.build()
+    nodes = {"plan": _node(config, "plan", "plan: ship both"), "left": asking("left"), "right": asking("right")}
+    return _graph(nodes, ("plan", "left"), ("plan", "right"))
 
 
 @registry.register_graph("outer_approval")
 def _outer_approval(config: dict[str, Any]) -> Graph:
     """``intro`` then ``inner``, a nested ``approval`` graph (its publish node asks a human)."""
-    builder = GraphBuilder()
-    builder.add_node(_node(config, "intro", "intro done"), "intro")
-    builder.add_node(_approval(config), "inner")
-    builder.add_edge("intro", "inner")
-    return builder.build()
+    return _graph({"intro": _node(config, "intro", "intro done"), "inner": _approval(config)}, ("intro", "inner"))
 
 
 @registry.register_graph("late_branch")
@@ -183,9 +165,5 @@ def _late_branch(config: dict[str, Any]) -> Graph:
         log(config, "slow")
         return "slow done"
 
-    builder = GraphBuilder()
-    builder.add_node(_node(config, "ask", tool_call("approve", {}), "asked", tools=[approve]), "ask")
-    builder.add_node(slow, "slow")
-    builder.add_node(_node(config, "after", "after done"), "after")
-    builder.add_edge("slow", "after")
-    return builder.build()
+    ask = _node(config, "ask", tool_call("approve", {}), "asked", tools=[approve])
+    return _graph({"ask": ask, "slow": slow, "after": _node(config, "after", "after done")}, ("slow", "after"))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from temporalio.client import Client, WorkflowHistory
 
 from tether import Agent, ScriptedModel, tool
 from tether.agent_tool import STATE_KEY
+from tether.interrupts import Interrupt
 from tether.models.scripted import tool_call, tool_calls
 from tether.multiagent import child_run_id
 from tether.temporal import AgentRegistry, AgentWorkflow, BlobStore, TetherClient
@@ -154,12 +157,33 @@ def _local_activities(history: WorkflowHistory) -> list[str]:
     return names
 
 
-async def test_an_agent_tool_call_is_a_child_workflow(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
-    config = {"log": str(tmp_path / "side.log")}
+async def _executed(
+    client: Client, blobs: BlobStore, task_queue: str, agent: str, prompt: str, run_id: str, config: dict[str, Any] | None = None
+) -> tuple[Any, Any]:
+    """``agent`` run to its end on Temporal as ``run_id``: its result and its final snapshot."""
     tc = TetherClient(client, blobs, task_queue)
     async with running_worker(client, task_queue, blobs, registry):
-        result = await tc.execute("lead", "research tides", run_id="ma-1", config=config)
-        snapshot = await tc.final_snapshot("ma-1")
+        result = await tc.execute(agent, prompt, run_id=run_id, config=config)
+        return result, await tc.final_snapshot(run_id)
+
+
+@asynccontextmanager
+async def _lead_asking(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path, run_id: str
+) -> AsyncIterator[tuple[TetherClient, Interrupt, Path]]:
+    """``lead`` started as ``run_id`` (its child's tool asks a human, logging to the returned
+    side-effect file), a worker running, once the interrupt is up."""
+    side = tmp_path / "side.log"
+    tc = TetherClient(client, blobs, task_queue)
+    async with running_worker(client, task_queue, blobs, registry):
+        await tc.start("lead", "research tides", run_id=run_id, config={"log": str(side), "ask": True})
+        [interrupt] = await tc.wait_for_interrupts(run_id)
+        yield tc, interrupt, side
+
+
+async def test_an_agent_tool_call_is_a_child_workflow(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
+    config = {"log": str(tmp_path / "side.log")}
+    result, snapshot = await _executed(client, blobs, task_queue, "lead", "research tides", "ma-1", config)
     child = child_run_id("ma-1", "tooluse_1_0")  # the local nested run's id
     description = await client.get_workflow_handle(child).describe()
     assert description.parent_id == "ma-1"
@@ -180,12 +204,7 @@ async def test_an_agent_tool_call_is_a_child_workflow(client: Client, blobs: Blo
 async def test_a_childs_interrupt_is_the_workflows_and_the_answer_resumes_the_child(
     client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
 ) -> None:
-    side = tmp_path / "side.log"
-    config = {"log": str(side), "ask": True}
-    tc = TetherClient(client, blobs, task_queue)
-    async with running_worker(client, task_queue, blobs, registry):
-        await tc.start("lead", "research tides", run_id="ma-2", config=config)
-        [interrupt] = await tc.wait_for_interrupts("ma-2")
+    async with _lead_asking(client, blobs, task_queue, tmp_path, "ma-2") as (tc, interrupt, side):
         assert (interrupt.name, interrupt.reason) == ("researcher/approve", {"title": "tides"})
         paused = await tc.snapshot("ma-2")
         [entry] = paused.data["state"][STATE_KEY]["calls"].values()  # the interrupted child, in the workflow's state
@@ -238,17 +257,12 @@ async def test_interrupts_cross_two_levels_and_ids_match_a_local_run(client: Cli
 async def test_a_temporal_run_interrupted_by_its_child_is_finished_locally(
     client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
 ) -> None:
-    side = tmp_path / "side.log"
-    config = {"log": str(side), "ask": True}
-    tc = TetherClient(client, blobs, task_queue)
-    async with running_worker(client, task_queue, blobs, registry):
-        await tc.start("lead", "research tides", run_id="ma-5", config=config)
-        [interrupt] = await tc.wait_for_interrupts("ma-5")
+    async with _lead_asking(client, blobs, task_queue, tmp_path, "ma-5") as (tc, interrupt, side):
         paused = await tc.snapshot("ma-5")
         await client.get_workflow_handle("ma-5").terminate(reason="moved to a local agent")  # it would wait forever
     [entry] = paused.data["state"][STATE_KEY]["calls"].values()
     assert "snapshot" in entry and "carried" not in entry  # the local shape: a snapshot of the child
-    local = registry.build("lead", config)
+    local = registry.build("lead", {"log": str(side), "ask": True})
     local.load_snapshot(paused)
     result = await local.invoke_async([{"interruptResponse": {"interruptId": interrupt.id, "response": "sure"}}])
     assert result.text == "parent: child: published tides (sure)"
@@ -258,10 +272,7 @@ async def test_a_temporal_run_interrupted_by_its_child_is_finished_locally(
 async def test_a_kept_conversation_lives_in_the_parents_state_and_moves_to_a_local_run(
     client: Client, blobs: BlobStore, task_queue: str
 ) -> None:
-    tc = TetherClient(client, blobs, task_queue)
-    async with running_worker(client, task_queue, blobs, registry):
-        result = await tc.execute("memo", "take notes", run_id="ma-6")
-        snapshot = await tc.final_snapshot("ma-6")
+    result, snapshot = await _executed(client, blobs, task_queue, "memo", "take notes", "ma-6")
     local = registry.build("memo", {})
     expected = await local.invoke_async("take notes")
     assert result.text == str(expected) == "memo: scribe saw 3 messages"
@@ -276,10 +287,7 @@ async def test_a_kept_conversation_lives_in_the_parents_state_and_moves_to_a_loc
 async def test_large_inputs_and_answers_travel_as_blobs_and_bad_input_is_an_error_result(
     client: Client, blobs: BlobStore, task_queue: str
 ) -> None:
-    tc = TetherClient(client, blobs, task_queue)
-    async with running_worker(client, task_queue, blobs, registry):
-        result = await tc.execute("bulk", "echo", run_id="ma-7")
-        snapshot = await tc.final_snapshot("ma-7")
+    result, snapshot = await _executed(client, blobs, task_queue, "bulk", "echo", "ma-7")
     local_activities = _local_activities(await _history(client, "ma-7"))
     assert local_activities.count("tether.child_prompt") == 1  # the offloaded input, read by a local activity
     assert local_activities.count("tether.child_answer") == 1  # the offloaded answer
