@@ -20,17 +20,7 @@ from tether.models.scripted import tool_call, tool_calls
 from tether.tools.context import ToolContext
 from tether.types import Message
 
-
-def first_user_text(messages: list[Message]) -> str:
-    return next(block["text"] for m in messages if m["role"] == "user" for block in m["content"] if "text" in block)
-
-
-def last_tool_text(messages: list[Message]) -> str:
-    for message in reversed(messages):
-        for block in message["content"]:
-            if "toolResult" in block:
-                return str(block["toolResult"]["content"][0].get("text"))
-    raise AssertionError("no tool result")
+from ._texts import first_user_text, last_tool_text
 
 
 def echo_child(name: str = "researcher", calls: int = 10) -> Agent:

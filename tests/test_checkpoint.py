@@ -15,6 +15,8 @@ from tether.checkpoint import CHECKPOINT_SCHEMA_VERSION
 from tether.models.scripted import tool_call, tool_calls
 from tether.tools.base import Tool
 
+from ._json_paths import json_paths
+
 
 def adder(log: list[tuple[int, int]]) -> Tool:
     """``add(a, b)`` that records every call in ``log``."""
@@ -430,17 +432,6 @@ def test_a_changed_checkpoint_object_is_validated_on_resume(checkpoint_dict: dic
         agent({"checkpointResume": {"checkpoint": cp}})
 
 
-def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [path]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += _places(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += _places(item, (*path, index))
-    return found
-
-
 def _nested(depth: int, as_object: bool) -> Any:
     value: Any = "1.0"
     for _ in range(depth):
@@ -454,7 +445,7 @@ def test_a_value_nested_1000_deep_anywhere_is_a_checkpoint_error_naming_the_fiel
     (``parse``, ``from_dict`` and a checkpointResume prompt), never a RecursionError."""
     log: list[tuple[int, int]] = []
     refused = 0
-    for location in _places(checkpoint_dict)[1:]:
+    for location in json_paths(checkpoint_dict)[1:]:
         for as_object in (False, True):
             deep = json.loads(json.dumps(checkpoint_dict))
             parent: Any = deep
@@ -473,7 +464,7 @@ def test_a_value_nested_1000_deep_anywhere_is_a_checkpoint_error_naming_the_fiel
                 except CheckpointError as exc:
                     refused += 1
                     assert f"checkpoint.{location[0]}" in str(exc), (location, str(exc)[:200])
-    assert refused > len(_places(checkpoint_dict))  # most places refuse it
+    assert refused > len(json_paths(checkpoint_dict))  # most places refuse it
     text = json.dumps({**checkpoint_dict, "schema_version": "[]"}).replace('"[]"', "[" * 1_000 + "]" * 1_000)
     with pytest.raises(CheckpointError, match=r"checkpoint is not valid JSON: .*nested more than 512 levels deep"):
         Checkpoint.from_json(text)

@@ -22,6 +22,8 @@ from tether._messages import (
 )
 from tether.errors import ShapeError
 
+from ._json_paths import json_paths
+
 IMAGE = {"format": "png", "source": {"bytes": b"\x89PNG"}}
 IMAGE_ENVELOPE = {"format": "png", "source": {"bytes": {"$b64": "iVBORw=="}}}
 
@@ -187,17 +189,6 @@ valid_block = st.one_of(
 valid_message = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": st.lists(valid_block, max_size=3)})
 
 
-def _locations(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [path]
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            found += _locations(inner, (*path, key))
-    elif isinstance(value, list):
-        for index, inner in enumerate(value):
-            found += _locations(inner, (*path, index))
-    return found
-
-
 @st.composite
 def messages_with_one_flaw_each(draw: st.DrawFn) -> list[Any]:
     """Valid messages, each one maybe changed at one random place (replaced, deleted or added to)."""
@@ -205,7 +196,7 @@ def messages_with_one_flaw_each(draw: st.DrawFn) -> list[Any]:
     for index in range(len(messages)):
         if not draw(st.booleans()):
             continue
-        location = draw(st.sampled_from(_locations(messages[index])))
+        location = draw(st.sampled_from(json_paths(messages[index])))
         if not location:
             messages[index] = draw(odd)
             continue
@@ -282,7 +273,7 @@ def test_every_single_flaw_in_a_template_is_left_to_the_full_check_or_is_harmles
     """Exhaustive over the template's places: replace with each flaw, delete, or add a key."""
     cases: list[Any] = []
     for index, message in enumerate(TEMPLATE):
-        for location in _locations(message):
+        for location in json_paths(message):
             for flaw in [*FLAWS, "delete", "add"]:
                 changed: Any = copy.deepcopy(message)
                 if not location:

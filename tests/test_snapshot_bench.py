@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "snapshot.py"
-
-
-def load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_snapshot", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from ._bench import load_bench
 
 
 def test_bench_main_runs_at_a_small_size(capsys: pytest.CaptureFixture[str]) -> None:
-    bench = load_bench()
+    bench = load_bench("snapshot", "bench_snapshot")
     rows = bench.main([3, 12], repeats=2)
     assert [row["messages"] for row in rows] == [3, 12]
     assert all(row["save_ms"] >= 0 and row["load_ms"] >= 0 and row["json_bytes"] > 0 for row in rows)
@@ -30,7 +18,7 @@ def test_bench_main_runs_at_a_small_size(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_bench_conversation_is_realistic_and_valid() -> None:
-    bench = load_bench()
+    bench = load_bench("snapshot", "bench_snapshot")
     messages = bench.conversation(6)
     assert [m["role"] for m in messages] == ["user", "assistant", "user"] * 2
     assert "toolUse" in messages[1]["content"][1] and "toolResult" in messages[2]["content"][0]

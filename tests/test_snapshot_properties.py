@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from tether import Agent, SlidingWindowConversationManager, Snapshot, SnapshotError
 from tether.errors import IncompatibleResumeError
 
+from ._json_paths import json_paths
+
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 text = st.text(max_size=12)
@@ -231,22 +233,11 @@ def test_garbage_with_snapshot_keys_raises_only_snapshot_error(value: dict[str, 
     _only_snapshot_errors(value)
 
 
-def _locations(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [path]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += _locations(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += _locations(item, (*path, index))
-    return found
-
-
 @SETTINGS
 @given(agents(), st.data())
 def test_garbage_nested_in_a_valid_snapshot_raises_only_snapshot_error(agent: Agent, data: st.DataObject) -> None:
     d = agent.take_snapshot(preset="all", app_data={"a": [1]}).to_dict()
-    location = data.draw(st.sampled_from(_locations(d)[1:]))
+    location = data.draw(st.sampled_from(json_paths(d)[1:]))
     parent: Any = d
     for part in location[:-1]:
         parent = parent[part]
@@ -272,7 +263,7 @@ def test_a_value_nested_1000_deep_anywhere_raises_only_snapshot_error() -> None:
     a value nested 1,000 deep is a SnapshotError naming the field, by every loading path."""
     agent = Agent(messages=[{"role": "user", "content": [{"text": "q"}]}], state={"k": [1, {"a": 2}]})
     d = agent.take_snapshot(preset="all", app_data={"a": [1]}).to_dict()
-    for location in _locations(d)[1:]:
+    for location in json_paths(d)[1:]:
         for as_object in (False, True):
             deep = _planted(d, location, nested(1_000, as_object))
             field = ".".join(str(part) for part in ("snapshot", *location[: 2 if location[0] == "data" else 1]))

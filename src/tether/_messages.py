@@ -82,12 +82,17 @@ def _check_tool_result(value: Any) -> None:
                 raise ShapeError(["content", i], f"unknown tool result content kind {key!r}; use text, json, image or document")
 
 
-def check_tool_result(value: Any, path: list[Any]) -> None:
-    """Raise ``ShapeError`` (with an absolute path) unless ``value`` is a valid tool result."""
+def _checked_at(check: Callable[[Any], None], value: Any, path: list[Any]) -> None:
+    """``check(value)``, its ``ShapeError`` (whose path is relative to ``value``) placed under ``path``."""
     try:
-        _check_tool_result(value)
+        check(value)
     except ShapeError as exc:
         raise exc.under(path) from None
+
+
+def check_tool_result(value: Any, path: list[Any]) -> None:
+    """Raise ``ShapeError`` (with an absolute path) unless ``value`` is a valid tool result."""
+    _checked_at(_check_tool_result, value, path)
 
 
 def _check_text(value: Any) -> None:
@@ -167,10 +172,7 @@ def _check_block(block: Any) -> None:
 
 def check_block(block: Any, path: list[Any]) -> None:
     """Raise ``ShapeError`` (with an absolute path) unless ``block`` is a valid content block."""
-    try:
-        _check_block(block)
-    except ShapeError as exc:
-        raise exc.under(path) from None
+    _checked_at(_check_block, block, path)
 
 
 def _check_message(message: Any) -> None:
@@ -247,10 +249,7 @@ def _check_json_block(block: Any) -> None:
 
 def check_message(message: Any, path: list[Any]) -> None:
     """Raise ``ShapeError`` (with an absolute path) unless ``message`` is a valid message."""
-    try:
-        _check_message(message)
-    except ShapeError as exc:
-        raise exc.under(path) from None
+    _checked_at(_check_message, message, path)
 
 
 def unvouched_messages(messages: list[Any], pure_json: bool) -> list[int]:

@@ -80,6 +80,27 @@ _INPUT_SCHEMA: dict[str, Any] = {
 }
 
 
+def configuration_of(agent: Agent) -> dict[str, Any]:
+    """The ``Agent(...)`` arguments a fresh copy of ``agent`` shares with it: its model, conversation
+    manager, tool executor, identity, retry policy, limits, reconciling, tracer, budget and prices
+    (not its conversation, state, system prompt or store: each copy says what it takes of those).
+    An agent tool's runner and a graph node's or swarm member's fresh agent are built from it."""
+    return {
+        "model": agent.model_or_none,
+        "conversation_manager": agent.conversation_manager,
+        "tool_executor": agent.tool_executor,
+        "name": agent.name,
+        "agent_id": agent.agent_id,
+        "description": agent.description,
+        "retry": agent.retry,
+        "limits": agent.limits,
+        "reconcile": agent.reconcile,
+        "tracer": agent.tracer,
+        "budget": agent.budget,
+        "prices": agent.prices,
+    }
+
+
 class AgentTool(Tool):
     """An :class:`~tether.Agent` as a tool of another agent (see the module docstring).
 
@@ -131,22 +152,7 @@ class AgentTool(Tool):
         """A fresh agent for one call: the child's configuration and services, an empty run, no
         checkpointing (a call enables the child's when its parent can pause)."""
         child = self.agent
-        runner = type(child)(
-            model=child.model_or_none,
-            system_prompt=child.system_prompt_content,
-            state=child.state.get(),
-            conversation_manager=child.conversation_manager,
-            tool_executor=child.tool_executor,
-            name=child.name,
-            agent_id=child.agent_id,
-            description=child.description,
-            retry=child.retry,
-            limits=child.limits,
-            reconcile=child.reconcile,
-            tracer=child.tracer,
-            budget=child.budget,
-            prices=child.prices,
-        )
+        runner = type(child)(**configuration_of(child), system_prompt=child.system_prompt_content, state=child.state.get())
         runner.tool_registry = child.tool_registry
         runner.hooks = child.hooks
         return runner

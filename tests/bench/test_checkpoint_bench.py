@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "checkpoint.py"
-
-
-def load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tether_bench_checkpoint", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from .._bench import load_bench
 
 
 def test_checkpoint_bench_runs_at_a_small_size(capsys: pytest.CaptureFixture[str]) -> None:
-    bench = load_bench()
+    bench = load_bench("checkpoint")
     rows = bench.main([10, 30], repeats=3)
     out = capsys.readouterr().out
     assert "round ms" in out and "overhead" in out

@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "durable.py"
-
-
-def load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tether_bench_durable", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from .._bench import load_bench
 
 
 def test_durable_bench_runs_at_a_small_size(capsys: pytest.CaptureFixture[str]) -> None:
-    rows = load_bench().main([10, 100], repeats=1, cycles=5, pg_cycles=20, pg_conversations=4)
+    rows = load_bench("durable").main([10, 100], repeats=1, cycles=5, pg_cycles=20, pg_conversations=4)
     out = capsys.readouterr().out
     assert "sqlite +ms" in out and "postgres +ms" in out
     assert [row["messages"] for row in rows[:2]] == [10.0, 100.0]

@@ -23,6 +23,7 @@ from tether.durable.history import Timeline, summary_of
 from tether.durable.session import run_state_of
 from tether.errors import StoreError
 
+from .._json_paths import json_paths
 from .backends import Backend, backend
 from .helpers import Crash, Plan, make_agent
 from .helpers import calls_row as calls
@@ -51,18 +52,6 @@ def crashed_run(store: RunStore) -> None:
 SCALARS: list[Any] = [5, -1, 0, 2**70, 1.5, "x", "", None, True, False, [], {}, [1, "a"], {"k": "v"}]
 
 
-def nodes(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every path into ``value`` (the root included)."""
-    found = [path]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += nodes(item, (*path, key))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            found += nodes(item, (*path, i))
-    return found
-
-
 def mutate(text: str, rng: random.Random) -> tuple[str, str]:
     """A damaged copy of one row's text, and what was done to it."""
     kind = rng.choice(["truncate", "bomb", "garbage", "drop", "drop", "retype", "retype", "retype", "nest", "add"])
@@ -74,7 +63,7 @@ def mutate(text: str, rng: random.Random) -> tuple[str, str]:
     if kind == "garbage":
         return rng.choice(["", "null", "5", '"text"', "[]", "{", "{}", '{"enc": "aesgcm", "ct": 1}', "NaN"]), "garbage"
     value = json.loads(text)
-    paths = nodes(value)
+    paths = json_paths(value)
     path = rng.choice(paths)
     if kind == "drop":
         droppable = [p for p in paths if p and isinstance(get(value, p[:-1]), dict)]

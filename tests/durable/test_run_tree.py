@@ -19,31 +19,20 @@ from tether.errors import RunLockedError
 from tether.models import ScriptedModel, tool_call
 from tether.multiagent import GraphBuilder, Swarm
 from tether.tools.context import ToolContext
-from tether.types import Message
 
-
-def first_text(messages: list[Message]) -> str:
-    return next(str(block["text"]) for m in messages if m["role"] == "user" for block in m["content"] if "text" in block)
-
-
-def last_result(messages: list[Message]) -> str:
-    for message in reversed(messages):
-        for block in message["content"]:
-            if "toolResult" in block:
-                return str(block["toolResult"]["content"][0].get("text"))
-    raise AssertionError("no tool result")
+from .._texts import first_user_text, last_tool_text
 
 
 def researcher() -> Agent:
     """Answers ``researched: <its task>``; counts nothing, so a stale answer shows as the old task."""
-    return Agent(model=ScriptedModel([lambda m: f"researched: {first_text(m)}"] * 4, stateful=True), name="researcher")
+    return Agent(model=ScriptedModel([lambda m: f"researched: {first_user_text(m)}"] * 4, stateful=True), name="researcher")
 
 
 def lead(store: RunStore, child: Agent | None = None) -> Agent:
     """Asks the researcher about ``topic <its task>``, then answers with what it found."""
     script: list[Any] = [
-        lambda m: tool_call("researcher", {"input": f"topic {first_text(m)}"}),
-        lambda m: f"lead: {last_result(m)}",
+        lambda m: tool_call("researcher", {"input": f"topic {first_user_text(m)}"}),
+        lambda m: f"lead: {last_tool_text(m)}",
     ]
     return Agent(model=ScriptedModel(script, stateful=True), tools=[child or researcher()], name="lead", store=store)
 

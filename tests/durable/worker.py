@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Any
 
+from tests._append import append
 from tether import Agent, tool
 from tether.durable import RunStore, SQLiteStore
 from tether.errors import LeaseLostError, RunLockedError
@@ -38,14 +39,6 @@ def responses() -> list[Any]:
 def tool_ids() -> list[str]:
     """Every tool-use id of the script, in order."""
     return [block["toolUse"]["toolUseId"] for item in responses()[:-1] for block in item["content"] if "toolUse" in block]
-
-
-def append(path: str, line: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, (line + "\n").encode())
-    finally:
-        os.close(fd)
 
 
 _STATE_LOCK = threading.Lock()

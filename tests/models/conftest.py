@@ -26,7 +26,32 @@ from typing import Any
 
 import pytest
 
+from tether.loop.stream import StreamAccumulator
+from tether.types import ModelRequest, StreamEvent
+
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def request(messages: list[Any], **overrides: Any) -> ModelRequest:
+    """A model request of ``messages`` with no system prompt, tools or state unless overridden."""
+    base: dict[str, Any] = {"messages": messages, "system_prompt": None, "tool_specs": [], "tool_choice": None, "model_state": {}}
+    base.update(overrides)
+    return base  # type: ignore[return-value]
+
+
+async def collect(model: Any, req: ModelRequest) -> tuple[list[StreamEvent], StreamAccumulator]:
+    """Every event ``model`` streams for ``req``, and their fold."""
+    events: list[StreamEvent] = []
+    acc = StreamAccumulator()
+    async for event in model.stream(req):
+        events.append(event)
+        acc.add(event)
+    return events, acc
+
+
+async def fold(model: Any, req: ModelRequest) -> StreamAccumulator:
+    """The fold of what ``model`` streams for ``req``."""
+    return (await collect(model, req))[1]
 
 
 def in_ci() -> bool:

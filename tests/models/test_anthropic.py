@@ -12,10 +12,8 @@ from typing import Any
 import pytest
 
 from tether.errors import ContextWindowOverflowError, ModelAuthError, ModelThrottledError
-from tether.loop.stream import StreamAccumulator
-from tether.types import ModelRequest, StreamEvent
 
-from .conftest import ReplayServer, require
+from .conftest import ReplayServer, collect, request, require
 
 ADD_SPEC: Any = {
     "name": "add",
@@ -33,21 +31,6 @@ def make_model(replay: ReplayServer, **kwargs: Any) -> Any:
     from tether.models import AnthropicModel
 
     return AnthropicModel("claude-sonnet-4-6", api_key="sk-ant-test", base_url=replay.url, client_args={"max_retries": 0}, **kwargs)
-
-
-def request(messages: list[Any], **overrides: Any) -> ModelRequest:
-    base: dict[str, Any] = {"messages": messages, "system_prompt": None, "tool_specs": [], "tool_choice": None, "model_state": {}}
-    base.update(overrides)
-    return base  # type: ignore[return-value]
-
-
-async def collect(model: Any, req: ModelRequest) -> tuple[list[StreamEvent], StreamAccumulator]:
-    events: list[StreamEvent] = []
-    acc = StreamAccumulator()
-    async for event in model.stream(req):
-        events.append(event)
-        acc.add(event)
-    return events, acc
 
 
 async def test_streams_text_with_usage_and_stop_reason(replay: ReplayServer) -> None:

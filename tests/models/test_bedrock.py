@@ -17,10 +17,8 @@ from typing import Any
 import pytest
 
 from tether.errors import ContextWindowOverflowError, ModelAuthError, ModelResponseError, ModelThrottledError
-from tether.loop.stream import StreamAccumulator
-from tether.types import ModelRequest
 
-from .conftest import ReplayServer, fixture_json, require
+from .conftest import ReplayServer, fixture_json, fold, request, require
 
 ADD_SPEC: Any = {
     "name": "add",
@@ -75,19 +73,6 @@ def make_model(replay: ReplayServer, **kwargs: Any) -> Any:
     session = boto3.Session(aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="wJalrXUtnFEMI/K7MDENG", region_name="us-west-2")
     config = Config(retries={"total_max_attempts": 1})
     return BedrockModel(MODEL, boto_session=session, endpoint_url=replay.url, client_config=config, **kwargs)
-
-
-def request(messages: list[Any], **overrides: Any) -> ModelRequest:
-    base: dict[str, Any] = {"messages": messages, "system_prompt": None, "tool_specs": [], "tool_choice": None, "model_state": {}}
-    base.update(overrides)
-    return base  # type: ignore[return-value]
-
-
-async def fold(model: Any, req: ModelRequest) -> StreamAccumulator:
-    acc = StreamAccumulator()
-    async for event in model.stream(req):
-        acc.add(event)
-    return acc
 
 
 async def test_streams_text_usage_and_metrics(replay: ReplayServer) -> None:

@@ -17,9 +17,8 @@ from tether import Agent, tool
 from tether.errors import ConfigurationError, ContextWindowOverflowError, ModelResponseError
 from tether.loop.stream import StreamAccumulator
 from tether.models.llamacpp import format_chat
-from tether.types import ModelRequest
 
-from .conftest import require, smollm2_path
+from .conftest import fold, request, require, smollm2_path
 
 _OPS: dict[type, Any] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
@@ -61,19 +60,6 @@ def model() -> Iterator[Any]:
     from tether.models import LlamaCppModel
 
     yield LlamaCppModel(smollm2_path())
-
-
-def request(messages: list[Any], **overrides: Any) -> ModelRequest:
-    base: dict[str, Any] = {"messages": messages, "system_prompt": None, "tool_specs": [], "tool_choice": None, "model_state": {}}
-    base.update(overrides)
-    return base  # type: ignore[return-value]
-
-
-async def fold(model: Any, req: ModelRequest) -> StreamAccumulator:
-    acc = StreamAccumulator()
-    async for event in model.stream(req):
-        acc.add(event)
-    return acc
 
 
 @pytest.mark.parametrize(

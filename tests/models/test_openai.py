@@ -20,10 +20,8 @@ from typing import Any
 import pytest
 
 from tether.errors import ContextWindowOverflowError, ModelAuthError, ModelError, ModelThrottledError
-from tether.loop.stream import StreamAccumulator
-from tether.types import ModelRequest
 
-from .conftest import ReplayServer, require
+from .conftest import ReplayServer, fold, request, require
 
 ADD_SPEC: Any = {
     "name": "add",
@@ -40,19 +38,6 @@ CALC_SPEC: Any = {
 @pytest.fixture(autouse=True)
 def _sdk() -> None:
     require("openai", "pip install openai")
-
-
-def request(messages: list[Any], **overrides: Any) -> ModelRequest:
-    base: dict[str, Any] = {"messages": messages, "system_prompt": None, "tool_specs": [], "tool_choice": None, "model_state": {}}
-    base.update(overrides)
-    return base  # type: ignore[return-value]
-
-
-async def fold(model: Any, req: ModelRequest) -> StreamAccumulator:
-    acc = StreamAccumulator()
-    async for event in model.stream(req):
-        acc.add(event)
-    return acc
 
 
 def replay_model(replay: ReplayServer) -> Any:

@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from tests._append import append
 from tether import Agent, tool
 from tether.durable import RunStore, SQLiteStore
 from tether.models import ScriptedModel, tool_call
@@ -42,14 +43,6 @@ class Points:
             append(self.directory / "points", label)
             if self.count == self.kill_at:
                 os.kill(os.getpid(), signal.SIGKILL)
-
-
-def append(path: Path, line: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, (line + "\n").encode())
-    finally:
-        os.close(fd)
 
 
 def effect_tool(points: Points) -> Any:

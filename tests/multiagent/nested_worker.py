@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests._append import append
 from tether import Agent, tool
 from tether.durable import SQLiteStore
 from tether.hooks import MessageAdded
@@ -23,14 +24,6 @@ from tether.models import ScriptedModel
 from tether.models.scripted import tool_call
 from tether.tools.context import ToolContext
 from tether.types import Message
-
-
-def append(path: str, line: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, (line + "\n").encode())
-    finally:
-        os.close(fd)
 
 
 class Killer:

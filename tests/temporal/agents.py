@@ -40,7 +40,7 @@ from tether.errors import ContextWindowOverflowError, ModelAuthError, ModelThrot
 from tether.loop.state import RunState
 from tether.models.scripted import tool_call, tool_calls
 from tether.temporal import AgentRegistry
-from tether.types import ModelRequest, StreamEvent
+from tether.types import Message, ModelRequest, StreamEvent
 
 registry = AgentRegistry()
 
@@ -67,6 +67,68 @@ class LoggingModel(ScriptedModel):
         log(self.config, f"{self.label} {request['model_state'].get('scripted_index', 0)}")
         async for event in super().stream(request):
             yield event
+
+
+def publish_tool(config: dict[str, Any], *, log_verdict: bool = True) -> Any:
+    """A ``publish`` tool that asks a human (interrupt ``approve`` with the title) before it
+    publishes; it logs ``ask <title>`` on each start and (``log_verdict``) ``publish <title> <answer>``.
+    The graph nodes, swarm members and agent tools that wait on a human use it alike."""
+
+    @tool
+    def publish(title: str, context: ToolContext) -> str:
+        """Publish a title once a human approves it."""
+        log(config, f"ask {title}")
+        verdict = context.interrupt("approve", {"title": title})
+        if log_verdict:
+            log(config, f"publish {title} {verdict}")
+        return f"published {title} ({verdict})"
+
+    return publish
+
+
+def published_answer(config: dict[str, Any], label: str) -> Any:
+    """A scripted model step that logs ``label`` and answers ``done: <the publish tool's result>``."""
+
+    def published(messages: list[Message]) -> str:
+        log(config, label)
+        result = messages[-1]["content"][0]["toolResult"]
+        return "done: " + str(result["content"][0]["text"])
+
+    return published
+
+
+def relay_builder(config: dict[str, Any]) -> Agent:
+    """The ``builder`` of the relay graph and swarm: a fast tool, then a slow one (the kill -9
+    tests kill a worker in it), then the answer ``built``; each model call is logged."""
+
+    def step(label: str, response: Any) -> Any:
+        def respond(messages: list[Message]) -> Any:
+            log(config, label)
+            return response
+
+        return respond
+
+    script = [
+        step("builder model 0", tool_call("fast", {"n": 1})),
+        step("builder model 1", tool_call("slow", {"n": 2})),
+        step("builder model 2", "built"),
+    ]
+    return Agent(model=ScriptedModel(script, stateful=True), tools=fast_and_slow_tools(config), name="builder")
+
+
+def relay_log(key: str) -> list[str]:
+    """The side-effect log of a relay whose worker was killed in the builder's slow tool (call
+    ``key``): the scout and the builder's first steps once, the slow tool started again."""
+    return [
+        "scout model 0",
+        "builder model 0",
+        "fast 1",
+        "builder model 1",
+        f"slow-start 2 {key}",
+        f"slow-start 2 {key}",
+        "slow-end 2",
+        "builder model 2",
+    ]
 
 
 @tool

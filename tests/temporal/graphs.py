@@ -1,4 +1,4 @@
-"""Graph factories of the Temporal graph tests (``test_graph.py``, ``record_graph_histories.py``).
+"""Graph factories of the Temporal graph tests (``test_graph.py``, ``record_histories.py --corpus graph``).
 
 The node agents' models are stateful scripts that answer from their prompt, so a local graph
 built from the same registry gives the reference result; model calls, tool starts and callable
@@ -17,7 +17,7 @@ from tether.multiagent import Graph, GraphBuilder, GraphState
 from tether.temporal import AgentRegistry
 from tether.types import Message
 
-from .agents import fast_and_slow_tools, log
+from .agents import log, publish_tool, published_answer, relay_builder
 
 registry = AgentRegistry()
 
@@ -34,6 +34,16 @@ def _node(config: dict[str, Any], name: str, answer: Any, *rest: Any, tools: lis
         return answer(_prompt(messages)) if callable(answer) else answer
 
     return Agent(model=ScriptedModel([first, *rest], stateful=True), name=name, tools=tools or [])
+
+
+def _graph(nodes: dict[str, Any], *edges: tuple[str, str]) -> Graph:
+    """A graph of ``nodes`` (added by id, in this order) and the unconditional ``edges``."""
+    builder = GraphBuilder()
+    for node_id, node in nodes.items():
+        builder.add_node(node, node_id)
+    for source, target in edges:
+        builder.add_edge(source, target)
+    return builder.build()
 
 
 def _tally(config: dict[str, Any]) -> Any:
@@ -83,81 +93,31 @@ def _loop(config: dict[str, Any]) -> Graph:
 @registry.register_graph("approval")
 def _approval(config: dict[str, Any]) -> Graph:
     """``plan`` fans out to ``publish`` (its tool asks a human) and ``notes``."""
-
-    @tool
-    def publish(title: str, context: ToolContext) -> str:
-        """Publish a title once a human approves it."""
-        log(config, f"ask {title}")
-        verdict = context.interrupt("approve", {"title": title})
-        log(config, f"publish {title} {verdict}")
-        return f"published {title} ({verdict})"
-
-    def published(messages: list[Message]) -> str:
-        log(config, "publish model 1")
-        result = messages[-1]["content"][0]["toolResult"]
-        return "done: " + str(result["content"][0]["text"])
-
-    builder = GraphBuilder()
-    builder.add_node(_node(config, "plan", "plan: tides"), "plan")
-    builder.add_node(_node(config, "publish", tool_call("publish", {"title": "tides"}), published, tools=[publish]), "publish")
-    builder.add_node(_node(config, "notes", "notes taken"), "notes")
-    builder.add_edge("plan", "publish")
-    builder.add_edge("plan", "notes")
-    return builder.build()
+    published = published_answer(config, "publish model 1")
+    publish = _node(config, "publish", tool_call("publish", {"title": "tides"}), published, tools=[publish_tool(config)])
+    plan, notes = _node(config, "plan", "plan: tides"), _node(config, "notes", "notes taken")
+    return _graph({"plan": plan, "publish": publish, "notes": notes}, ("plan", "publish"), ("plan", "notes"))
 
 
 @registry.register_graph("outer")
 def _outer(config: dict[str, Any]) -> Graph:
     """``intro`` then ``inner``, a nested graph (``review``'s shape without the join)."""
-    inner = GraphBuilder()
-    inner.add_node(_node(config, "left", lambda p: f"left saw {len(p)}"), "left")
-    inner.add_node(_node(config, "right", "right done"), "right")
-    inner.add_edge("left", "right")
-    builder = GraphBuilder()
-    builder.add_node(_node(config, "intro", "intro done"), "intro")
-    builder.add_node(inner.build(), "inner")
-    builder.add_edge("intro", "inner")
-    return builder.build()
+    left, right = _node(config, "left", lambda p: f"left saw {len(p)}"), _node(config, "right", "right done")
+    inner = _graph({"left": left, "right": right}, ("left", "right"))
+    return _graph({"intro": _node(config, "intro", "intro done"), "inner": inner}, ("intro", "inner"))
 
 
 @registry.register_graph("broken")
 def _broken(config: dict[str, Any]) -> Graph:
-    builder = GraphBuilder()
-    builder.add_node(_node(config, "first", "ok"), "first")
-    builder.add_node(Agent(model=ScriptedModel([], stateful=True), name="second"), "second")  # no answer: the model call fails
-    builder.add_edge("first", "second")
-    return builder.build()
+    second = Agent(model=ScriptedModel([], stateful=True), name="second")  # no answer: the model call fails
+    return _graph({"first": _node(config, "first", "ok"), "second": second}, ("first", "second"))
 
 
 @registry.register_graph("relay")
 def _relay(config: dict[str, Any]) -> Graph:
     """``scout`` then ``builder``, whose execution calls a fast tool, then a slow one
     (``config["sleep"]`` s; it writes ``config["started_marker"]`` when it starts), then answers."""
-
-    def step(label: str, response: Any) -> Any:
-        def respond(messages: list[Message]) -> Any:
-            log(config, label)
-            return response
-
-        return respond
-
-    builder = Agent(
-        model=ScriptedModel(
-            [
-                step("builder model 0", tool_call("fast", {"n": 1})),
-                step("builder model 1", tool_call("slow", {"n": 2})),
-                step("builder model 2", "built"),
-            ],
-            stateful=True,
-        ),
-        tools=fast_and_slow_tools(config),
-        name="builder",
-    )
-    graph = GraphBuilder()
-    graph.add_node(_node(config, "scout", "scouted"), "scout")
-    graph.add_node(builder, "builder")
-    graph.add_edge("scout", "builder")
-    return graph.build()
+    return _graph({"scout": _node(config, "scout", "scouted"), "builder": relay_builder(config)}, ("scout", "builder"))
 
 
 @registry.register_graph("two_approvals")
@@ -177,23 +137,14 @@ def _two_approvals(config: dict[str, Any]) -> Graph:
 
         return _node(config, name, tool_call("ship", {"what": name}, tool_use_id=f"ship-{name}"), shipped, tools=[ship])
 
-    builder = GraphBuilder()
-    builder.add_node(_node(config, "plan", "plan: ship both"), "plan")
-    builder.add_node(asking("left"), "left")
-    builder.add_node(asking("right"), "right")
-    builder.add_edge("plan", "left")
-    builder.add_edge("plan", "right")
-    return builder.build()
+    nodes = {"plan": _node(config, "plan", "plan: ship both"), "left": asking("left"), "right": asking("right")}
+    return _graph(nodes, ("plan", "left"), ("plan", "right"))
 
 
 @registry.register_graph("outer_approval")
 def _outer_approval(config: dict[str, Any]) -> Graph:
     """``intro`` then ``inner``, a nested ``approval`` graph (its publish node asks a human)."""
-    builder = GraphBuilder()
-    builder.add_node(_node(config, "intro", "intro done"), "intro")
-    builder.add_node(_approval(config), "inner")
-    builder.add_edge("intro", "inner")
-    return builder.build()
+    return _graph({"intro": _node(config, "intro", "intro done"), "inner": _approval(config)}, ("intro", "inner"))
 
 
 @registry.register_graph("late_branch")
@@ -214,9 +165,5 @@ def _late_branch(config: dict[str, Any]) -> Graph:
         log(config, "slow")
         return "slow done"
 
-    builder = GraphBuilder()
-    builder.add_node(_node(config, "ask", tool_call("approve", {}), "asked", tools=[approve]), "ask")
-    builder.add_node(slow, "slow")
-    builder.add_node(_node(config, "after", "after done"), "after")
-    builder.add_edge("slow", "after")
-    return builder.build()
+    ask = _node(config, "ask", tool_call("approve", {}), "asked", tools=[approve])
+    return _graph({"ask": ask, "slow": slow, "after": _node(config, "after", "after done")}, ("slow", "after"))

@@ -1,4 +1,4 @@
-"""Swarm factories of the Temporal swarm tests (``test_swarm.py``, ``record_swarm_histories.py``).
+"""Swarm factories of the Temporal swarm tests (``test_swarm.py``, ``record_histories.py --corpus swarm``).
 
 The members' models are stateful scripts that decide from their prompt, so a local swarm built
 from the same registry gives the reference result; model calls and tool starts are logged to
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether import Agent, ScriptedModel, ToolContext, tool
+from tether import Agent, ScriptedModel
 from tether.models.scripted import tool_call
 from tether.multiagent import Swarm
 from tether.temporal import AgentRegistry
 from tether.types import Message
 
-from .agents import fast_and_slow_tools, log
+from .agents import log, publish_tool, published_answer, relay_builder
 
 registry = AgentRegistry()
 
@@ -56,21 +56,9 @@ def _pingpong(config: dict[str, Any]) -> Swarm:
 
 @registry.register_swarm("approval")
 def _approval(config: dict[str, Any]) -> Swarm:
-    @tool
-    def publish(title: str, context: ToolContext) -> str:
-        """Publish a title once a human approves it."""
-        log(config, f"ask {title}")
-        verdict = context.interrupt("approve", {"title": title})
-        log(config, f"publish {title} {verdict}")
-        return f"published {title} ({verdict})"
-
-    def published(messages: list[Message]) -> str:
-        log(config, "publisher model 1")
-        result = messages[-1]["content"][0]["toolResult"]
-        return "done: " + str(result["content"][0]["text"])
-
     drafter = _member(config, "drafter", _handoff("publisher", "publish it", {"title": "tides"}), "handed off")
-    publisher = _member(config, "publisher", tool_call("publish", {"title": "tides"}), published, tools=[publish])
+    published = published_answer(config, "publisher model 1")
+    publisher = _member(config, "publisher", tool_call("publish", {"title": "tides"}), published, tools=[publish_tool(config)])
     return Swarm([drafter, publisher])
 
 
@@ -86,24 +74,5 @@ def _relay(config: dict[str, Any]) -> Swarm:
     """The scout hands off to the builder, whose turn calls a fast tool, then a slow one
     (``config["sleep"]`` s; it writes ``config["started_marker"]`` when it starts), then answers."""
 
-    def builder_step(label: str, response: Any) -> Any:
-        def respond(messages: list[Message]) -> Any:
-            log(config, label)
-            return response
-
-        return respond
-
     scout = _member(config, "scout", _handoff("builder", "build it"), "handed off")
-    builder = Agent(
-        model=ScriptedModel(
-            [
-                builder_step("builder model 0", tool_call("fast", {"n": 1})),
-                builder_step("builder model 1", tool_call("slow", {"n": 2})),
-                builder_step("builder model 2", "built"),
-            ],
-            stateful=True,
-        ),
-        tools=fast_and_slow_tools(config),
-        name="builder",
-    )
-    return Swarm([scout, builder])
+    return Swarm([scout, relay_builder(config)])

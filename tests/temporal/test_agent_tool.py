@@ -12,23 +12,23 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
-from temporalio.worker import Replayer, Worker
 
-from tether import Agent, ScriptedModel, ToolContext, tool
+from tether import Agent, ScriptedModel, tool
 from tether.agent_tool import STATE_KEY
+from tether.interrupts import Interrupt
 from tether.models.scripted import tool_call, tool_calls
 from tether.multiagent import child_run_id
-from tether.temporal import AgentRegistry, AgentWorkflow, BlobStore, TetherClient, create_worker
-from tether.temporal.worker import workflow_runner
+from tether.temporal import AgentRegistry, AgentWorkflow, BlobStore, TetherClient
 from tether.types import Message
 
-from .agents import log
+from .agents import log, publish_tool
+from .fixtures import running_worker, scheduled_activities
+from .replays import replay
 
 registry = AgentRegistry()
 
@@ -42,14 +42,6 @@ def _last_tool_text(messages: list[Message]) -> str:
 
 
 def _researcher(config: dict[str, Any]) -> Agent:
-    @tool
-    def publish(title: str, context: ToolContext) -> str:
-        """Publish a title once a human approves it."""
-        log(config, f"ask {title}")
-        verdict = context.interrupt("approve", {"title": title})
-        log(config, f"publish {title} {verdict}")
-        return f"published {title} ({verdict})"
-
     def child_model(messages: list[Message]) -> Any:
         log(config, "child model 0")
         topic = next(b["text"] for b in messages[0]["content"] if "text" in b)
@@ -59,7 +51,7 @@ def _researcher(config: dict[str, Any]) -> Agent:
         log(config, "child model 1")
         return f"child: {_last_tool_text(messages)}"
 
-    return Agent(model=ScriptedModel([child_model, child_answer], stateful=True), tools=[publish], name="researcher")
+    return Agent(model=ScriptedModel([child_model, child_answer], stateful=True), tools=[publish_tool(config)], name="researcher")
 
 
 @registry.register("lead")
@@ -131,19 +123,13 @@ def _pair(config: dict[str, Any]) -> Agent:
             await asyncio.sleep(0.02)
         return "go"
 
-    @tool
-    def publish(title: str, context: ToolContext) -> str:
-        """Publish a title once a human approves it."""
-        log(config, f"ask {title}")
-        verdict = context.interrupt("approve", {"title": title})
-        return f"published {title} ({verdict})"
-
     def first(messages: list[Message]) -> Any:
         log(config, "researcher model 0")
         return tool_call("wait_for_quick", {})
 
     script: list[Any] = [first, tool_call("publish", {"title": "T"}), lambda m: f"child: {_last_tool_text(m)}"]
-    researcher = Agent(model=ScriptedModel(script, stateful=True), tools=[wait_for_quick, publish], name="researcher")
+    tools = [wait_for_quick, publish_tool(config, log_verdict=False)]
+    researcher = Agent(model=ScriptedModel(script, stateful=True), tools=tools, name="researcher")
 
     def quick_answer(messages: list[Message]) -> str:
         marker.write_text("done")
@@ -156,14 +142,6 @@ def _pair(config: dict[str, Any]) -> Agent:
 
 async def _history(client: Client, workflow_id: str) -> WorkflowHistory:
     return await client.get_workflow_handle(workflow_id).fetch_history()
-
-
-def _activities(history: WorkflowHistory) -> list[str]:
-    return [
-        event.activity_task_scheduled_event_attributes.activity_type.name
-        for event in history.events
-        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-    ]
 
 
 def _local_activities(history: WorkflowHistory) -> list[str]:
@@ -179,28 +157,41 @@ def _local_activities(history: WorkflowHistory) -> list[str]:
     return names
 
 
+async def _executed(
+    client: Client, blobs: BlobStore, task_queue: str, agent: str, prompt: str, run_id: str, config: dict[str, Any] | None = None
+) -> tuple[Any, Any]:
+    """``agent`` run to its end on Temporal as ``run_id``: its result and its final snapshot."""
+    tc = TetherClient(client, blobs, task_queue)
+    async with running_worker(client, task_queue, blobs, registry):
+        result = await tc.execute(agent, prompt, run_id=run_id, config=config)
+        return result, await tc.final_snapshot(run_id)
+
+
 @asynccontextmanager
-async def worker(client: Client, task_queue: str, blobs: BlobStore) -> AsyncIterator[Worker]:
-    async with create_worker(client, task_queue, registry, blobs, sticky_queue_schedule_to_start_timeout=timedelta(seconds=1)) as running:
-        yield running
+async def _lead_asking(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path, run_id: str
+) -> AsyncIterator[tuple[TetherClient, Interrupt, Path]]:
+    """``lead`` started as ``run_id`` (its child's tool asks a human, logging to the returned
+    side-effect file), a worker running, once the interrupt is up."""
+    side = tmp_path / "side.log"
+    tc = TetherClient(client, blobs, task_queue)
+    async with running_worker(client, task_queue, blobs, registry):
+        await tc.start("lead", "research tides", run_id=run_id, config={"log": str(side), "ask": True})
+        [interrupt] = await tc.wait_for_interrupts(run_id)
+        yield tc, interrupt, side
 
 
 async def test_an_agent_tool_call_is_a_child_workflow(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
     config = {"log": str(tmp_path / "side.log")}
-    tc = TetherClient(client, blobs, task_queue)
-    async with worker(client, task_queue, blobs):
-        result = await tc.execute("lead", "research tides", run_id="ma-1", config=config)
-        snapshot = await tc.final_snapshot("ma-1")
+    result, snapshot = await _executed(client, blobs, task_queue, "lead", "research tides", "ma-1", config)
     child = child_run_id("ma-1", "tooluse_1_0")  # the local nested run's id
     description = await client.get_workflow_handle(child).describe()
     assert description.parent_id == "ma-1"
     parent_history, child_history = await _history(client, "ma-1"), await _history(client, child)
-    assert _activities(child_history).count("tether.call_model") == 1  # the child's model call is the child's activity
-    assert "tether.run_tool" not in _activities(parent_history)  # not run inside a parent's tool activity
-    assert _activities(parent_history).count("tether.call_model") == 2
-    replayer = Replayer(workflows=[AgentWorkflow], workflow_runner=workflow_runner())
-    for history in (parent_history, child_history):
-        await replayer.replay_workflow(history)
+    assert scheduled_activities(child_history).count("tether.call_model") == 1  # the child's model call is the child's activity
+    assert "tether.run_tool" not in scheduled_activities(parent_history)  # not run inside a parent's tool activity
+    assert scheduled_activities(parent_history).count("tether.call_model") == 2
+    await replay([parent_history, child_history], AgentWorkflow)
     assert result.stop_reason == "end_turn"
     assert result.text == "parent: found: tides"
     assert result.metrics.model_call_count == 3  # the child's call rolled up into the workflow's metrics
@@ -213,12 +204,7 @@ async def test_an_agent_tool_call_is_a_child_workflow(client: Client, blobs: Blo
 async def test_a_childs_interrupt_is_the_workflows_and_the_answer_resumes_the_child(
     client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
 ) -> None:
-    side = tmp_path / "side.log"
-    config = {"log": str(side), "ask": True}
-    tc = TetherClient(client, blobs, task_queue)
-    async with worker(client, task_queue, blobs):
-        await tc.start("lead", "research tides", run_id="ma-2", config=config)
-        [interrupt] = await tc.wait_for_interrupts("ma-2")
+    async with _lead_asking(client, blobs, task_queue, tmp_path, "ma-2") as (tc, interrupt, side):
         assert (interrupt.name, interrupt.reason) == ("researcher/approve", {"title": "tides"})
         paused = await tc.snapshot("ma-2")
         [entry] = paused.data["state"][STATE_KEY]["calls"].values()  # the interrupted child, in the workflow's state
@@ -241,7 +227,7 @@ async def test_a_local_run_interrupted_by_its_child_is_finished_on_temporal(
     [interrupt] = paused.interrupts
     answer = [{"interruptResponse": {"interruptId": interrupt.id, "response": "ok"}}]
     tc = TetherClient(client, blobs, task_queue)
-    async with worker(client, task_queue, blobs):
+    async with running_worker(client, task_queue, blobs, registry):
         await tc.promote("lead", local.take_snapshot(preset="all"), run_id="ma-3", prompt=answer, config=config)
         result = await tc.result("ma-3")
     assert result.text == "parent: child: published tides (ok)"
@@ -255,7 +241,7 @@ async def test_interrupts_cross_two_levels_and_ids_match_a_local_run(client: Cli
     paused = await local.invoke_async("research tides")
     [expected] = paused.interrupts
     tc = TetherClient(client, blobs, task_queue)
-    async with worker(client, task_queue, blobs):
+    async with running_worker(client, task_queue, blobs, registry):
         await tc.start("chief", "research tides", run_id="ma-4", config={"ask": True})
         [interrupt] = await tc.wait_for_interrupts("ma-4")
         assert (interrupt.id, interrupt.name, interrupt.reason) == (expected.id, "lead/researcher/approve", {"title": "tides"})
@@ -271,17 +257,12 @@ async def test_interrupts_cross_two_levels_and_ids_match_a_local_run(client: Cli
 async def test_a_temporal_run_interrupted_by_its_child_is_finished_locally(
     client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
 ) -> None:
-    side = tmp_path / "side.log"
-    config = {"log": str(side), "ask": True}
-    tc = TetherClient(client, blobs, task_queue)
-    async with worker(client, task_queue, blobs):
-        await tc.start("lead", "research tides", run_id="ma-5", config=config)
-        [interrupt] = await tc.wait_for_interrupts("ma-5")
+    async with _lead_asking(client, blobs, task_queue, tmp_path, "ma-5") as (tc, interrupt, side):
         paused = await tc.snapshot("ma-5")
         await client.get_workflow_handle("ma-5").terminate(reason="moved to a local agent")  # it would wait forever
     [entry] = paused.data["state"][STATE_KEY]["calls"].values()
     assert "snapshot" in entry and "carried" not in entry  # the local shape: a snapshot of the child
-    local = registry.build("lead", config)
+    local = registry.build("lead", {"log": str(side), "ask": True})
     local.load_snapshot(paused)
     result = await local.invoke_async([{"interruptResponse": {"interruptId": interrupt.id, "response": "sure"}}])
     assert result.text == "parent: child: published tides (sure)"
@@ -291,10 +272,7 @@ async def test_a_temporal_run_interrupted_by_its_child_is_finished_locally(
 async def test_a_kept_conversation_lives_in_the_parents_state_and_moves_to_a_local_run(
     client: Client, blobs: BlobStore, task_queue: str
 ) -> None:
-    tc = TetherClient(client, blobs, task_queue)
-    async with worker(client, task_queue, blobs):
-        result = await tc.execute("memo", "take notes", run_id="ma-6")
-        snapshot = await tc.final_snapshot("ma-6")
+    result, snapshot = await _executed(client, blobs, task_queue, "memo", "take notes", "ma-6")
     local = registry.build("memo", {})
     expected = await local.invoke_async("take notes")
     assert result.text == str(expected) == "memo: scribe saw 3 messages"
@@ -309,10 +287,7 @@ async def test_a_kept_conversation_lives_in_the_parents_state_and_moves_to_a_loc
 async def test_large_inputs_and_answers_travel_as_blobs_and_bad_input_is_an_error_result(
     client: Client, blobs: BlobStore, task_queue: str
 ) -> None:
-    tc = TetherClient(client, blobs, task_queue)
-    async with worker(client, task_queue, blobs):
-        result = await tc.execute("bulk", "echo", run_id="ma-7")
-        snapshot = await tc.final_snapshot("ma-7")
+    result, snapshot = await _executed(client, blobs, task_queue, "bulk", "echo", "ma-7")
     local_activities = _local_activities(await _history(client, "ma-7"))
     assert local_activities.count("tether.child_prompt") == 1  # the offloaded input, read by a local activity
     assert local_activities.count("tether.child_answer") == 1  # the offloaded answer
@@ -327,7 +302,7 @@ async def test_large_inputs_and_answers_travel_as_blobs_and_bad_input_is_an_erro
 
 async def test_a_failed_child_is_an_error_result_the_parent_model_reads(client: Client, blobs: BlobStore, task_queue: str) -> None:
     tc = TetherClient(client, blobs, task_queue)
-    async with worker(client, task_queue, blobs):
+    async with running_worker(client, task_queue, blobs, registry):
         result = await tc.execute("fragile", "go", run_id="ma-8")
     expected = await registry.build("fragile", {}).invoke_async("go")
     assert result.stop_reason == "end_turn"
@@ -341,7 +316,7 @@ async def test_a_parallel_call_finishing_first_keeps_the_interrupted_calls_child
     side = tmp_path / "side.log"
     config = {"log": str(side), "marker": str(tmp_path / "quick-answered")}
     tc = TetherClient(client, blobs, task_queue)
-    async with worker(client, task_queue, blobs):
+    async with running_worker(client, task_queue, blobs, registry):
         await tc.start("pair", "go", run_id="ma-9", config=config)
         [interrupt] = await tc.wait_for_interrupts("ma-9")
         paused = await tc.snapshot("ma-9")

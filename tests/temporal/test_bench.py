@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
 
+from .._bench import load_bench
 from .server import DevServer
-
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "temporal.py"
-
-
-def load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tether_bench_temporal", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 async def test_temporal_bench_runs_at_a_tiny_size(dev_server: DevServer, capsys: pytest.CaptureFixture[str]) -> None:
-    bench = load_bench()
+    bench = load_bench("temporal")
     row = await bench.main_async(2, 3, 1, dev_server.address)
     out = capsys.readouterr().out
     assert "tether/bare:" in out
@@ -34,7 +19,7 @@ async def test_temporal_bench_runs_at_a_tiny_size(dev_server: DevServer, capsys:
 
 
 async def test_temporal_bench_large_state_mode_runs_at_a_tiny_size(dev_server: DevServer, capsys: pytest.CaptureFixture[str]) -> None:
-    bench = load_bench()
+    bench = load_bench("temporal")
     row = await bench.main_async(1, 4, 1, dev_server.address, state_bytes=40_000, entry_bytes=1000)
     out = capsys.readouterr().out
     assert "a state of 40,000 bytes" in out and "stored B/cycle" in out

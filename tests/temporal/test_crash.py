@@ -3,39 +3,60 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from temporalio.client import Client
 
 from tether.multiagent import child_run_id
 from tether.temporal import BlobStore, TetherClient
 
-from .fixtures import running_worker, wait_for_file
+from .fixtures import killed_in_the_slow_tool, running_worker, wait_for_file
 from .server import DevServer, require_binary
 
 _wait_for = wait_for_file
 
 
+async def _killed_in_the_slow_tool(
+    client: Client, blobs: BlobStore, task_queue: str, process: subprocess.Popen[str], tmp_path: Path, agent: str, prompt: str, run_id: str
+) -> tuple[Any, list[str]]:
+    """``agent`` started as ``run_id`` on the worker ``process``, killed in its slow tool, finished in-process."""
+    return await killed_in_the_slow_tool(
+        client,
+        blobs,
+        task_queue,
+        process,
+        tmp_path,
+        lambda tc, config: tc.start(agent, prompt, run_id=run_id, config=config),
+        lambda tc: tc.result(run_id),
+    )
+
+
+async def _cancelled_in_the_slow_tool(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path, agent: str, prompt: str, run_id: str, child_id: str | None = None
+) -> tuple[Any, Any, Any]:
+    """``agent`` started as ``run_id`` and cancelled once its slow tool started; returns its result,
+    its final snapshot and (``child_id``) the result of its agent tool's child run."""
+    marker = tmp_path / "slow-started"
+    tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 0.5})
+    config = {"sleep": 1.0, "started_marker": str(marker)}
+    async with running_worker(client, task_queue, blobs):
+        handle = await tc.start(agent, prompt, run_id=run_id, config=config)
+        await _wait_for(marker)
+        await handle.cancel()
+        result = await tc.result(run_id)
+        snapshot = await tc.final_snapshot(run_id)
+        child = await tc.result(child_id) if child_id else None
+    return result, snapshot, child
+
+
 async def test_kill_9_worker_during_a_slow_tool(
     client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path, worker_process: subprocess.Popen[str]
 ) -> None:
-    log = tmp_path / "side.log"
-    marker = tmp_path / "slow-started"
-    tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 1.0})
-    config = {"log": str(log), "sleep": 2.0, "started_marker": str(marker)}
-    await tc.start("slow", "Go.", run_id="crash-1", config=config)
-    await _wait_for(marker)
-    os.kill(worker_process.pid, signal.SIGKILL)
-    worker_process.wait()
-    marker.unlink()
-    async with running_worker(client, task_queue, blobs):
-        result = await tc.result("crash-1")
+    result, lines = await _killed_in_the_slow_tool(client, blobs, task_queue, worker_process, tmp_path, "slow", "Go.", "crash-1")
     assert result.stop_reason == "end_turn"
     assert result.text == "all done"
-    lines = log.read_text().splitlines()
     # Completed activities ran once; only the killed (idempotent) tool call ran again, and both
     # attempts saw the same idempotency key.
     key = "crash-1/tooluse_3_0"
@@ -69,15 +90,7 @@ async def test_dev_server_restart_mid_run(blobs: BlobStore, task_queue: str, tmp
 
 
 async def test_cancelling_a_run_ends_it_like_agent_cancel(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
-    marker = tmp_path / "slow-started"
-    tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 0.5})
-    config = {"sleep": 1.0, "started_marker": str(marker)}
-    async with running_worker(client, task_queue, blobs):
-        handle = await tc.start("slow", "Go.", run_id="cancel-1", config=config)
-        await _wait_for(marker)
-        await handle.cancel()
-        result = await tc.result("cancel-1")
-        snapshot = await tc.final_snapshot("cancel-1")
+    result, snapshot, _ = await _cancelled_in_the_slow_tool(client, blobs, task_queue, tmp_path, "slow", "Go.", "cancel-1")
     assert result.stop_reason == "cancelled"
     last = snapshot.data["messages"][-1]["content"][0]["toolResult"]
     assert last["status"] == "error" and "cancelled" in last["content"][0]["text"]
@@ -90,21 +103,12 @@ async def test_kill_9_worker_inside_an_agent_tools_child_redoes_no_finished_chil
     # The agent tool's call is a child workflow: the child's model calls and its fast tool are
     # activities of the child's own history, so the worker dying in the child's slow tool
     # re-runs that tool only (in-activity children used to redo the whole child).
-    log = tmp_path / "side.log"
-    marker = tmp_path / "slow-started"
-    tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 1.0})
-    config = {"log": str(log), "sleep": 2.0, "started_marker": str(marker)}
-    await tc.start("delegator", "Delegate.", run_id="crash-nested", config=config)
-    await _wait_for(marker)
-    os.kill(worker_process.pid, signal.SIGKILL)
-    worker_process.wait()
-    marker.unlink()
-    async with running_worker(client, task_queue, blobs):
-        result = await tc.result("crash-nested")
+    args = (client, blobs, task_queue, worker_process, tmp_path)
+    result, lines = await _killed_in_the_slow_tool(*args, "delegator", "Delegate.", "crash-nested")
     assert result.stop_reason == "end_turn"
     assert result.text == "parent done"
     key = f"{child_run_id('crash-nested', 'tooluse_1_0')}/tooluse_3_0"  # the child run's id and its tool call
-    assert log.read_text().splitlines() == [
+    assert lines == [
         "parent 0",
         "model 0",
         "fast 1",
@@ -119,16 +123,10 @@ async def test_kill_9_worker_inside_an_agent_tools_child_redoes_no_finished_chil
 
 
 async def test_cancelling_a_run_cancels_its_agent_tools_child(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
-    marker = tmp_path / "slow-started"
-    tc = TetherClient(client, blobs, task_queue, options={"heartbeat_s": 0.5})
-    config = {"sleep": 1.0, "started_marker": str(marker)}
-    async with running_worker(client, task_queue, blobs):
-        handle = await tc.start("delegator", "Delegate.", run_id="cancel-nested", config=config)
-        await _wait_for(marker)
-        await handle.cancel()
-        result = await tc.result("cancel-nested")
-        snapshot = await tc.final_snapshot("cancel-nested")
-        child = await tc.result(child_run_id("cancel-nested", "tooluse_1_0"))
+    child_id = child_run_id("cancel-nested", "tooluse_1_0")
+    result, snapshot, child = await _cancelled_in_the_slow_tool(
+        client, blobs, task_queue, tmp_path, "delegator", "Delegate.", "cancel-nested", child_id
+    )
     assert result.stop_reason == "cancelled"
     assert child.stop_reason == "cancelled"  # the child ended like Agent.cancel() too, not abandoned
     last = snapshot.data["messages"][-1]["content"][0]["toolResult"]

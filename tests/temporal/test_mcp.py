@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client
-from temporalio.worker import Replayer
 
 if importlib.util.find_spec("mcp") is None and os.environ.get("CI") != "true":
     pytest.skip("the mcp extra is not installed", allow_module_level=True)
@@ -22,12 +21,12 @@ from tether import Agent
 from tether.mcp import IDEMPOTENCY_META_KEY, MCPServerStdio
 from tether.models.scripted import tool_call
 from tether.temporal import BlobStore, TetherClient
-from tether.temporal.worker import workflow_runner
 from tether.temporal.workflow import AgentWorkflow
 
 from ..mcp_sources.fixtures import TOOLBOX, CallLog, alive
 from .agents import LoggingModel, registry
 from .fixtures import activity_starts, history_events, running_worker
+from .replays import replay
 
 SCRIPT: list[Any] = [
     tool_call("box_add", {"a": 20, "b": 22}),
@@ -83,4 +82,4 @@ async def test_an_mcp_agent_runs_on_temporal_with_listing_and_calls_as_activitie
     assert not any(alive(pid) for pid in calls.pids())  # every activity stopped the server it started
     # deterministic: the history replays against the workflow code without any server
     history = await client.get_workflow_handle("mcp-temporal-1").fetch_history()
-    await Replayer(workflows=[AgentWorkflow], workflow_runner=workflow_runner()).replay_workflow(history)
+    await replay([history], AgentWorkflow)

@@ -10,22 +10,13 @@ behind ``workflow.patched`` (see the README's upgrade procedure).
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-import pytest
-from temporalio import workflow
-from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
 from tether.temporal.worker import workflow_runner
 from tether.temporal.workflow import WORKFLOW_NAME, AgentWorkflow
 
-HISTORIES = Path(__file__).resolve().parent / "histories"
-
-
-def load_histories(pattern: str = "*.json") -> list[WorkflowHistory]:
-    return [WorkflowHistory.from_json(path.stem, path.read_text()) for path in sorted(HISTORIES.glob(pattern))]
+from .fixtures import scheduled_activities
+from .replays import HISTORIES, assert_reordering_breaks_replay, load_histories, replay
 
 
 def test_the_corpus_covers_the_scenarios_of_both_releases() -> None:
@@ -42,15 +33,9 @@ async def test_an_agent_tool_run_recorded_before_child_workflows_replays_in_its_
     # r1: the child ran inside the parent's tool activity. The current code starts a child
     # workflow instead; workflow.patched keeps the old branch for this history.
     (history,) = load_histories("r1-agent_tool.*.json")
-    scheduled = [
-        e.activity_task_scheduled_event_attributes.activity_type.name
-        for e in history.events
-        if e.HasField("activity_task_scheduled_event_attributes")
-    ]
-    assert "tether.run_tool" in scheduled
+    assert "tether.run_tool" in scheduled_activities(history)
     assert not any(e.HasField("start_child_workflow_execution_initiated_event_attributes") for e in history.events)
-    replayer = Replayer(workflows=[AgentWorkflow], workflow_runner=workflow_runner())
-    await replayer.replay_workflow(history)
+    await replay([history], AgentWorkflow)
 
 
 async def test_every_stored_history_replays_against_the_current_workflow() -> None:
@@ -71,22 +56,9 @@ async def test_a_run_failed_by_an_exhausted_tool_before_the_patch_still_replays(
     # old branch for this history, so it replays exactly as it ran.
     (history,) = load_histories("r0-exhausted_tool.*.json")
     assert any(event.HasField("workflow_execution_failed_event_attributes") for event in history.events)
-    replayer = Replayer(workflows=[AgentWorkflow], workflow_runner=workflow_runner())
-    await replayer.replay_workflow(history)
-
-
-@workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
-class ReorderedWorkflow(AgentWorkflow):
-    """The agent workflow with one command more before it starts (a timer): a breaking change."""
-
-    @workflow.run
-    async def run(self, params: dict[str, Any]) -> dict[str, Any]:
-        await workflow.sleep(0.01)
-        return await super().run(params)
+    await replay([history], AgentWorkflow)
 
 
 async def test_the_replay_test_catches_a_change_that_would_break_runs_in_flight() -> None:
     (history,) = load_histories("r1-two_tools.*.json")
-    replayer = Replayer(workflows=[ReorderedWorkflow])
-    with pytest.raises(Exception, match=r"[Nn]ondeterminism"):
-        await replayer.replay_workflow(history)
+    await assert_reordering_breaks_replay(AgentWorkflow, WORKFLOW_NAME, history)

@@ -16,6 +16,15 @@ from .agents import registry
 from .fixtures import running_worker
 
 
+def _application_error(failure: WorkflowFailureError) -> ApplicationError:
+    """The ``ApplicationError`` a workflow failure wraps (the cause of the cause, as deep as it is)."""
+    cause: BaseException | None = failure.cause
+    while cause is not None and not isinstance(cause, ApplicationError):
+        cause = cause.__cause__
+    assert isinstance(cause, ApplicationError), failure
+    return cause
+
+
 async def test_two_tool_agent_matches_a_local_run(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
     remote_log = tmp_path / "remote.log"
     tc = TetherClient(client, blobs, task_queue)
@@ -50,10 +59,7 @@ async def test_an_error_retrying_cannot_fix_fails_the_run_at_once(
         )
         with pytest.raises(WorkflowFailureError) as failure:
             await carried_over.result()
-    cause = failure.value.cause
-    while cause is not None and not isinstance(cause, ApplicationError):
-        cause = cause.__cause__  # type: ignore[assignment]
-    assert isinstance(cause, ApplicationError)
+    cause = _application_error(failure.value)
     assert cause.non_retryable and cause.type == "ScriptExhaustedError"
     assert "ran out of responses" in str(cause)
     assert log.read_text().splitlines().count("model 3") == 1  # not retried
@@ -120,10 +126,7 @@ async def test_model_errors_no_retry_can_fix_are_not_retried(
         handle = await tc.start("failing", "Hi.", run_id=f"fail-{error}", config={"log": str(log), "error": error})
         with pytest.raises(WorkflowFailureError) as failure:
             await handle.result()
-    cause = failure.value.cause
-    while cause is not None and not isinstance(cause, ApplicationError):
-        cause = cause.__cause__  # type: ignore[assignment]
-    assert isinstance(cause, ApplicationError)
+    cause = _application_error(failure.value)
     assert cause.non_retryable and cause.type == kind
     # One model call: the manager cannot reduce the overflow, and neither error is retried.
     assert log.read_text().splitlines() == ["model 0"]

@@ -15,6 +15,7 @@ from tether.errors import CassetteError, CassetteMismatchError, TetherError
 from tether.models import ScriptedModel
 from tether.testing import Cassette
 
+from .._json_paths import json_paths
 from .cassette_agent import live_model, make
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,17 +82,6 @@ def test_bad_cassette_files(tmp_path: Path) -> None:
 _SCALARS: list[object] = [5, -1, "x", "", None, True, 1.5, [], {}, [1], {"k": "v"}]
 
 
-def _paths(value: object, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
-    found = [path]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += _paths(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += _paths(item, (*path, index))
-    return found
-
-
 def _damage(text: str, rng: random.Random) -> str:
     """``text`` (a cassette) with one thing broken: a byte flipped, the end cut off, a part
     dropped, retyped or nested 1,000 deep."""
@@ -103,7 +93,7 @@ def _damage(text: str, rng: random.Random) -> str:
     if kind == "cut":
         return text[: rng.randrange(len(text))]
     value = json.loads(text)
-    path = rng.choice(_paths(value)[1:])
+    path = rng.choice(json_paths(value)[1:])
     parent: Any = value
     for part in path[:-1]:
         parent = parent[part]

@@ -17,7 +17,7 @@ from ._format import check_url, import_sdk
 class SDKClientModel:
     """Base of a model spoken to through a provider's async SDK client (``openai``,
     ``anthropic``): the configuration every such model keeps, the per-loop client cache and the
-    preflight check. A subclass names its SDK and makes the client (:meth:`_make_client`) and
+    preflight check, its ``model_id`` and JSON config. A subclass names its SDK and makes the client (:meth:`_make_client`) and
     says where its key comes from (:meth:`_key`)."""
 
     _sdk: ClassVar[str]
@@ -34,6 +34,22 @@ class SDKClientModel:
         self._api_key = api_key
         self._client_args = dict(client_args or {})
         self._clients: dict[int, Any] = {}
+
+    @property
+    def model_id(self) -> str:
+        """``<provider>:<model>`` (the provider is the SDK's name: ``openai:gpt-4o``)."""
+        return f"{self._sdk}:{self.model}"
+
+    def get_config(self) -> dict[str, Any]:
+        """The model's JSON config; never includes the API key."""
+        config: dict[str, Any] = {"provider": self._sdk, "model": self.model, **self._settings(), "params": dict(self.params)}
+        if self.base_url is not None:
+            config["base_url"] = self.base_url
+        return config
+
+    def _settings(self) -> dict[str, Any]:
+        """A subclass's own settings in :meth:`get_config` (between ``model`` and ``params``)."""
+        return {}
 
     def _client(self) -> Any:
         # An httpx client belongs to one event loop; keep one per loop.

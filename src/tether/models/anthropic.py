@@ -70,16 +70,8 @@ class AnthropicModel(SDKClientModel):
         super().__init__(model, api_key, base_url, params, client_args)
         self.max_tokens = max_tokens
 
-    @property
-    def model_id(self) -> str:
-        return f"anthropic:{self.model}"
-
-    def get_config(self) -> dict[str, Any]:
-        """The model's JSON config; never includes the API key."""
-        config: dict[str, Any] = {"provider": "anthropic", "model": self.model, "max_tokens": self.max_tokens, "params": dict(self.params)}
-        if self.base_url is not None:
-            config["base_url"] = self.base_url
-        return config
+    def _settings(self) -> dict[str, Any]:
+        return {"max_tokens": self.max_tokens}
 
     def _make_client(self, sdk: Any, args: dict[str, Any]) -> Any:
         key = self._key()

@@ -66,17 +66,6 @@ class OpenAIModel(SDKClientModel):
         super().__init__(model, api_key, base_url, params, client_args)
         self.stream_usage = stream_usage
 
-    @property
-    def model_id(self) -> str:
-        return f"openai:{self.model}"
-
-    def get_config(self) -> dict[str, Any]:
-        """The model's JSON config; never includes the API key."""
-        config: dict[str, Any] = {"provider": "openai", "model": self.model, "params": dict(self.params)}
-        if self.base_url is not None:
-            config["base_url"] = self.base_url
-        return config
-
     def _make_client(self, sdk: Any, args: dict[str, Any]) -> Any:
         return sdk.AsyncOpenAI(api_key=self._key(), base_url=self.base_url, **args)
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from ..agent import Agent
+from ..agent_tool import configuration_of
 from ..budget import Budget
 from ..durable.adoption import adopt_child
 from ..durable.store import RunStore
@@ -50,23 +51,12 @@ class AgentTemplate:
         """
         src = self.agent
         agent = Agent(
-            model=src._model,
+            **configuration_of(src),
             system_prompt=self.system_prompt,
             messages=copy.deepcopy(self.messages) if self.messages else None,
             state={**self.state, **(state or {})},
-            conversation_manager=src.conversation_manager,
-            tool_executor=src.tool_executor,
-            name=src.name,
-            agent_id=src.agent_id,
-            retry=src.retry,
-            limits=src.limits,
-            description=src.description,
             store=store if store is not None else src.store,
-            reconcile=src.reconcile,
-            tracer=src.tracer,
             trace_content=src.trace_content,
-            budget=src.budget,
-            prices=src.prices,
         )
         agent.checkpointing = src.checkpointing
         if extra_tools:
