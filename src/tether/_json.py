@@ -67,6 +67,8 @@ _compact_c_encoder: Any = (
 _ascii_encoder = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 _decode = json.JSONDecoder().decode
 _INFINITY_TAIL = re.compile(b"\xf0[\x7f\xff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone surrogate: a code point a ``str`` can hold and no UTF-8 text can."""
 """The last two bytes of the little-endian IEEE-754 images of +inf and -inf."""
 
 
@@ -196,8 +198,23 @@ def may_hold_infinity(blob: bytes) -> bool:
 
 
 def dumps(value: Any) -> str:
-    """Serialize JSON data, encoding any bytes as envelopes."""
-    return _encoder.encode(value)
+    """Serialize JSON data, encoding any bytes as envelopes (text a UTF-8 store can keep: see
+    :func:`storable`)."""
+    return storable(_encoder.encode(value))
+
+
+def storable(text: str) -> str:
+    """``text`` (JSON) with every lone surrogate written as its ``\\uXXXX`` escape.
+
+    A model or a tool can hand back a ``str`` holding a lone surrogate (a stream split inside a
+    surrogate pair, a JSON ``"\\ud800"``): JSON reads it, but no UTF-8 text holds it, and a store
+    writing it would fail. Outside JSON strings no surrogate can stand, so escaping them keeps
+    the JSON valid and it reads back to the same value. The common case, an all-ASCII text, is
+    one C-speed check.
+    """
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def dumps_compact(value: Any) -> str:
@@ -213,11 +230,11 @@ def dumps_compact(value: Any) -> str:
     errors are the same either way: both encoders walk a value in the same order.
     """
     if _compact_c_encoder is None or type(value) is str:
-        return _compact_encoder.encode(value)
+        return storable(_compact_encoder.encode(value))
     try:
-        return "".join(_compact_c_encoder(value, 0))
+        return storable("".join(_compact_c_encoder(value, 0)))
     except RecursionError:
-        return _compact_encoder.encode(value)
+        return storable(_compact_encoder.encode(value))
 
 
 MEMBER_KEY_TEXTS: dict[str, str] = {}
@@ -415,9 +432,6 @@ def _find(value: Any, path: list[Any], active: set[int]) -> tuple[list[Any], str
             active.discard(id(value))
         return None
     return path, type(value).__name__
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def find_lone_surrogate(value: Any, path: list[Any]) -> list[Any] | None:

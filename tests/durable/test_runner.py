@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tether import Agent
+from tether import Agent, tool
 from tether.durable import MemoryStore, RunStore, SQLiteStore
 from tether.errors import PromptError, RunNotFoundError, StoreError
 from tether.models import ScriptedModel
@@ -176,3 +176,27 @@ def test_a_lone_surrogate_in_a_prompt_is_refused_before_anything_is_stored(store
     with pytest.raises(PromptError, match=r"^prompt\[0\]\.text holds a lone surrogate"):
         agent([{"text": "\udc00"}], run_id="sur-1")
     assert store.head("sur-1") == before
+
+
+def test_a_lone_surrogate_from_the_model_or_a_tool_is_stored_as_it_came(store: RunStore) -> None:
+    """Output is kept, not refused: a model's text or a tool's result holding a lone surrogate (a
+    stream split inside a surrogate pair) is stored escaped and reads back as the same ``str``;
+    before, SQLite raised a raw UnicodeEncodeError and PostgreSQL hung at the lease's end."""
+
+    @tool
+    def broken() -> str:
+        """Returns text with a lone surrogate."""
+        return "half \udc00 a pair"
+
+    script: list[Any] = [
+        {"role": "assistant", "content": [{"text": "calling \ud83d"}, {"toolUse": {"toolUseId": "t1", "name": "broken", "input": {}}}]},
+        "done \ud800",
+    ]
+    agent = Agent(model=ScriptedModel(script, stateful=True), tools=[broken], store=store)
+    result = agent("go", run_id="sur-out")
+    assert result.stop_reason == "end_turn" and str(result) == "done \ud800"
+    loaded = store.load("sur-out")
+    assert loaded is not None and loaded.messages == agent.messages
+    assert loaded.messages[1]["content"][0] == {"text": "calling \ud83d"}
+    assert loaded.messages[2]["content"][0]["toolResult"]["content"] == [{"text": "half \udc00 a pair"}]
+    assert loaded.messages[-1]["content"] == [{"text": "done \ud800"}]
