@@ -552,7 +552,10 @@ def _not_json(path: list[Any], kind: str, advice: str = "") -> ShapeError:
 
 def _advised(value: Any, what: str) -> ShapeError:
     """The error for ``value`` that is not pure JSON, naming its first bad path (see describe_non_json)."""
-    surrogate = find_lone_surrogate(value, [what])
+    try:
+        surrogate = find_lone_surrogate(value, [what])
+    except RecursionError:  # circular or too deep: find_non_json names it
+        surrogate = None
     if surrogate is not None:
         return _not_json(surrogate, "lone surrogate", advice=f"; {_ADVICE}")
     found = find_non_json(value, [what])
