@@ -21,14 +21,7 @@ from typing import Any
 
 from temporalio import activity
 
-from ..errors import (
-    ConfigurationError,
-    ContextWindowExhaustedError,
-    ModelAuthError,
-    PayloadTooLargeError,
-    ScriptExhaustedError,
-    StoreError,
-)
+from .. import errors as tether_errors
 from ..loop.host import Host, LoopHost
 from ..loop.state import RunState
 from ..tools.decorator import FunctionTool
@@ -39,13 +32,14 @@ from .claimcheck import Conversations
 from .errors import to_failure
 
 NOT_RETRYABLE: tuple[type[BaseException], ...] = (
-    ConfigurationError,
-    ContextWindowExhaustedError,
-    ModelAuthError,
-    PayloadTooLargeError,
-    ScriptExhaustedError,
-    StoreError,
+    tether_errors.ConfigurationError,
+    tether_errors.ContextWindowExhaustedError,
+    tether_errors.ModelAuthError,
+    tether_errors.PayloadTooLargeError,
+    tether_errors.ScriptExhaustedError,
+    tether_errors.StoreError,
 )
+"""Errors no retry of the activity can fix: the activity fails for good."""
 
 
 @contextlib.contextmanager

@@ -15,7 +15,6 @@ histories were recorded before it replay as they ran.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from typing import Any, cast
 
 from temporalio import workflow
@@ -55,17 +54,8 @@ class ToolRounds(AgentToolCalls):
     async def _messages_hook(self, added: list[Any]) -> None:
         raise NotImplementedError
 
-    async def _activity(
-        self,
-        name: str,
-        params: Mapping[str, object],
-        *,
-        timeout: float = 60.0,
-        attempts: int = 5,
-        heartbeat: float | None = None,
-        summary: str | None = None,
-        local: bool = False,
-    ) -> Any:
+    async def _activity(self, *args: Any, **kwargs: Any) -> Any:
+        """Run one activity (``AgentWorkflow._activity``: name, params, timeout, attempts, ...)."""
         raise NotImplementedError
 
     async def _run_tools(self, effect: RunTools) -> None:
