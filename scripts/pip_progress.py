@@ -45,7 +45,7 @@ class Progress:
             self.write(f"  collecting {match.group(1)}")
         elif match := _BUILDING.match(line):
             self.building, self.shown, self.started = match.group(1), -1, time.monotonic()
-            self.write(f"  building {self.building} from source (a few minutes, once)...")
+            self.write(f"  building {self.building} from source (once; llama.cpp: about 5 minutes on a quiet 2-core machine)...")
         elif self.building and (percent := self._percent(line)) is not None:
             step = percent if self.live else percent // 10 * 10
             if step > self.shown:

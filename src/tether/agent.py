@@ -1,13 +1,14 @@
 """`Agent`: a thin facade over configuration, a `RunState` and a driver.
 
 No loop logic lives here: the loop is :mod:`tether.loop`, snapshots are :mod:`tether.snapshot`.
+The agent's durable-run methods (``resume``, ``fork``, ``replay``) are in :mod:`tether.agent_runs`
+and its snapshot methods in :mod:`tether.agent_snapshots`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, cast
@@ -15,15 +16,16 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, cast
 import pydantic
 
 from . import agent_config
-from ._capture import load, take
 from ._prompt import normalize_prompt
 from ._sync import run_sync
+from .agent_runs import DurableRuns
+from .agent_snapshots import AgentSnapshots
 from .agent_state import AgentState
 from .agent_tool import AgentTool
 from .budget import Budget, ModelPrice
 from .budget.prices import checked_prices
 from .conversation import ConversationManager, SlidingWindowConversationManager
-from .errors import AgentBusyError, ConfigurationError, PromptError, SnapshotError
+from .errors import AgentBusyError, ConfigurationError, PromptError
 from .events import AgentEvent, final_result
 from .hooks import HookRegistry
 from .invocation import InvocationOptions, invoke_stream
@@ -33,11 +35,10 @@ from .loop.host import Host, LoopHost
 from .loop.policies import Limits, RetryPolicy
 from .loop.state import RunState
 from .loop.tracing import NULL_TRACER, Tracer
-from .manifest import Migrations, ResumeCheck, build_manifest, effect_of, pending_calls
+from .manifest import Migrations, ResumeCheck, build_manifest, effect_of
 from .models.base import Model
 from .models.registry import from_string
 from .result import AgentResult
-from .snapshot import Snapshot, resolve_fields
 from .telemetry import global_tracer, resolve_tracer
 from .tools.base import Tool
 from .tools.executors import ConcurrentToolExecutor, ToolExecutor
@@ -47,7 +48,6 @@ from .turn import abandon_interrupts
 from .types import Message, SystemContentBlock, ToolSpec
 
 if TYPE_CHECKING:
-    from .durable.history import Step
     from .durable.indoubt import InDoubtCall
     from .durable.runner import DurableBinding
     from .durable.store import RunStore
@@ -70,7 +70,7 @@ class RunOptions(TypedDict, total=False):
     allow: Iterable[str] | None
 
 
-class Agent:
+class Agent(DurableRuns, AgentSnapshots):
     """A model, a system prompt and tools, run in a ReAct loop whose whole state is JSON.
 
     Call it (``agent("prompt")``), await ``invoke_async`` or iterate ``stream_async``. A prompt
@@ -353,102 +353,6 @@ class Agent:
         """
         return self._sync(self.invoke_async(prompt, **options))
 
-    def resume(
-        self,
-        run_id: str,
-        responses: list[dict[str, Any]] | None = None,
-        *,
-        budget: Budget | None = None,
-        allow: Iterable[str] | None = None,
-    ) -> AgentResult:
-        """Finish the interrupted turn of durable run ``run_id`` (in any process).
-
-        A finished run returns its last result without calling the model; ``responses`` are
-        ``interruptResponse`` blocks answering the run's interrupts. A run that stopped with
-        ``budget_exhausted`` goes on when resumed with a larger ``budget``. The run's manifest is
-        judged against this agent first (:mod:`tether.manifest`): an incompatible change raises
-        :class:`~tether.errors.IncompatibleResumeError` before anything is written.
-
-        Args:
-            run_id: The durable run, in the agent's store.
-            responses: ``interruptResponse`` blocks answering its pending interrupts (in-doubt
-                questions included), or None.
-            budget: The run's budget from now on (default: the agent's ``budget``); what the
-                run spent so far counts against it.
-            allow: Incompatible differences to accept, by name (``"tool_removed:charge"``) or
-                code (``"tool_removed"``), as the error names them.
-        """
-        return self._sync(self.resume_async(run_id, responses, budget=budget, allow=allow))
-
-    def fork(
-        self,
-        run_id: str,
-        at: int | Step,
-        new_run_id: str | None = None,
-        edit: Callable[[list[Message]], list[Message]] | dict[str, Any] | None = None,
-    ) -> str:
-        """Start a new durable run from step ``at`` of ``run_id`` (see ``store.history``); returns its id.
-
-        ``edit`` changes the messages at that step (a callable returning the new list, or a
-        message dict replacing the last message). The original run is left untouched; continue
-        the fork with ``agent.resume(new_id)`` or ``agent(prompt, run_id=new_id)``.
-
-        Args:
-            run_id: The run to fork, in the agent's store.
-            at: The step number, or a :class:`~tether.durable.Step` of ``store.history(run_id)``.
-            new_run_id: The new run's id (default: ``RUN.fork-N``).
-            edit: A callable returning the new message list, or a message replacing the last one.
-        """
-        from .durable.fork import fork_run
-
-        return fork_run(self._store(), run_id, at, new_run_id=new_run_id, edit=edit)
-
-    def replay(
-        self,
-        run_id: str,
-        at: int | Step,
-        model: Model | None = None,
-        edit: Callable[[list[Message]], list[Message]] | dict[str, Any] | None = None,
-        new_run_id: str | None = None,
-    ) -> AgentResult:
-        """Fork ``run_id`` at step ``at`` and run the fork on with ``model`` (default: this agent's).
-
-        The recorded model responses and tool results up to the step are replayed from the store
-        (nothing is called again); ``edit`` overrides the messages there, as for :meth:`fork`.
-        ``result.divergence`` tells where the new run first differs from the original (see
-        :mod:`tether.durable.replay`).
-        """
-        from .durable.replay import replay_run
-
-        return self._sync(replay_run(self, self._store(), run_id, at, model=model, edit=edit, new_run_id=new_run_id))
-
-    def _store(self) -> RunStore:
-        """The agent's store, created on first use (``$TETHER_HOME/runs.db``) when none was given."""
-        if self.store is None:
-            from .durable.runner import default_store
-
-            self.store = default_store()
-        return self.store
-
-    async def resume_async(
-        self,
-        run_id: str,
-        responses: list[dict[str, Any]] | None = None,
-        *,
-        budget: Budget | None = None,
-        allow: Iterable[str] | None = None,
-    ) -> AgentResult:
-        """Async :meth:`resume`.
-
-        Args:
-            run_id: The durable run, in the agent's store.
-            responses: ``interruptResponse`` blocks answering its pending interrupts, or None.
-            budget: The run's budget from now on (see :meth:`resume`).
-            allow: Incompatible differences to accept (see :meth:`resume`).
-        """
-        events = self._events(responses, forward_deltas=False, run_id=run_id, resume=True, budget=budget, allow=allow)
-        return cast(AgentResult, await final_result(events))
-
     @staticmethod
     def _sync(coro: Coroutine[Any, Any, _T]) -> _T:
         return run_sync(coro)
@@ -653,55 +557,6 @@ class Agent:
                 self._busy.release()
             return
         self._cancel.set()
-
-    # -- snapshots ------------------------------------------------------------------------
-
-    def take_snapshot(
-        self,
-        *,
-        preset: str | None = None,
-        include: Iterable[str] | None = None,
-        exclude: Iterable[str] | None = None,
-        app_data: dict[str, Any] | None = None,
-    ) -> Snapshot:
-        """Capture the selected fields as a :class:`Snapshot` (independent of the agent).
-
-        As in Strands, ``preset`` is the base, ``include`` adds and ``exclude`` removes; a
-        selection with no field (no ``preset`` nor ``include``) raises :class:`SnapshotError`.
-
-        Args:
-            preset: ``"session"`` (every field but the system prompt) or ``"all"``.
-            include: Fields to add.
-            exclude: Fields to remove.
-            app_data: The application's own JSON, stored verbatim.
-        """
-        return take(self.run_state, self.conversation_manager, resolve_fields(preset, include, exclude), app_data)
-
-    def load_snapshot(self, snapshot: Snapshot | dict[str, Any], *, allow: Iterable[str] | None = None) -> None:
-        """Apply a snapshot: fields present in it replace the agent's, absent ones are kept.
-
-        Its version and scope are validated first (``SnapshotError``). A snapshot dict, and
-        any object with a ``to_dict()`` giving one (a Strands ``Snapshot``), is read with
-        :meth:`Snapshot.from_dict`. A snapshot with pending work (taken at an interrupt) is
-        judged against this agent's manifest first (:mod:`tether.manifest`): an incompatible
-        change raises :class:`~tether.errors.IncompatibleResumeError` and the agent is unchanged.
-
-        Args:
-            snapshot: The snapshot (a :class:`Snapshot`, its dict, a Strands ``Snapshot``, or Strands TypeScript's document).
-            allow: Incompatible differences to accept, by name or code.
-        """
-        snapshot = agent_config.snapshot_argument(snapshot)
-        if self._busy.locked():
-            raise SnapshotError("cannot load a snapshot while the agent is running an invocation")
-        loaded = dataclasses.replace(self.run_state)  # a scratch run: the agent changes only if all is well
-        load(loaded, self.conversation_manager, snapshot)
-        if pending_calls(loaded):
-            check = ResumeCheck(self.manifest(), self.migrations, frozenset(allow or ()))
-            check.settle(loaded, loaded.interrupt_state.get("manifest"), what="the snapshot")
-            if "manifest" in loaded.interrupt_state:
-                loaded.interrupt_state["manifest"] = check.manifest
-        for item in dataclasses.fields(RunState):
-            setattr(self.run_state, item.name, getattr(loaded, item.name))
 
     def __repr__(self) -> str:
         model = getattr(self._model, "model_id", None)

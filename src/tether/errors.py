@@ -101,6 +101,18 @@ class ModelResponseError(ModelError):
     """The model produced output that cannot be turned into a valid message."""
 
 
+class ReplyCutOffError(ModelResponseError):
+    """The model's reply reached its output-token cap (``max_tokens``) before it was complete.
+
+    ``max_tokens`` is the cap it hit; raise the model's cap (``LlamaCppModel(max_tokens=...)``,
+    ``tether run/resume --max-tokens N``) and resume the run.
+    """
+
+    def __init__(self, message: str, *, max_tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.max_tokens = max_tokens
+
+
 class ScriptExhaustedError(ModelError):
     """A :class:`~tether.models.ScriptedModel` was called more times than it has responses."""
 

@@ -93,3 +93,14 @@ def test_script_files(tmp_path: Path) -> None:
         parse_model(f"scripted:{path}")
     with pytest.raises(ConfigurationError, match="cannot read"):
         parse_model(f"scripted:{tmp_path / 'missing.json'}")
+
+
+def test_max_tokens_sets_the_cap_each_provider_reads() -> None:
+    """``--max-tokens N`` reaches the setting each provider sends with a request."""
+    assert parse_model("openai:gpt-4o-mini", 700).params == {"max_completion_tokens": 700}  # type: ignore[attr-defined]
+    compatible = parse_model("openai-compatible:http://127.0.0.1:9/v1:m", 700)
+    assert compatible.params == {"max_tokens": 700}  # type: ignore[attr-defined]
+    assert parse_model("anthropic:claude-sonnet-4-6", 700).max_tokens == 700  # type: ignore[attr-defined]
+    assert parse_model("bedrock:amazon.nova-lite-v1:0", 700).inference_config == {"maxTokens": 700}  # type: ignore[attr-defined]
+    assert parse_model("llamacpp", 700).max_tokens == 700  # type: ignore[attr-defined]
+    assert parse_model("llamacpp").max_tokens == 256  # type: ignore[attr-defined]  # its own default without the flag

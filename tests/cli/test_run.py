@@ -7,7 +7,7 @@ import signal
 import socket
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -198,3 +198,55 @@ def test_ctrl_c_leaves_a_resumable_run(tmp_path: Path, home: Path, script: Calla
     assert "It is 413." in out and "calculator" not in out  # the finished tool call is not redone
     (summary,) = store.list_runs()
     assert (summary.status, summary.cycles, summary.turns) == ("finished", 2, 1)
+
+
+def test_max_tokens_caps_a_reply_and_the_summary_names_the_flag(
+    home: Path, cli: Callable[..., Outcome], script: Callable[..., str]
+) -> None:
+    spec = script("A reply longer than three tokens.")  # the scripted model reports 5 output tokens per reply
+    outcome = cli("run", "hi", "--model", spec, "--run-id", "m1", "--max-tokens", "3")
+    assert outcome.code == 0, outcome.err
+    assert "max_tokens, 13 tokens, run m1" in outcome.out
+    assert "raise it with --max-tokens N" in outcome.out and "--max-tokens 3" in outcome.out
+    stored = store_of(home).load("m1")
+    assert stored is not None
+    assert set(stored.head["state"][CONFIG_KEY]) == {"model", "tools", "demo_tools", "root", "system"}  # the cap is no part of the hint
+    assert cli("run", "hi", "--model", spec, "--max-tokens", "0").code == 2
+
+
+def test_a_run_cut_off_at_the_cap_names_the_flag_and_goes_on_when_resumed_with_it(
+    home: Path, cli: Callable[..., Outcome], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The llama.cpp case: a reply cut off mid-way fails the turn (ReplyCutOffError); the error
+    names ``--max-tokens`` and the resume command, and resuming with a higher cap finishes it."""
+    from tether.cli import models, run
+    from tether.errors import ReplyCutOffError
+    from tether.models import ScriptedModel
+    from tether.types import ModelRequest, StreamEvent
+
+    class CutOff(ScriptedModel):
+        """Its second reply needs more than 256 tokens."""
+
+        max_tokens = 256
+
+        async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+            if request["model_state"].get("scripted_index") == 1 and self.max_tokens < 1000:
+                raise ReplyCutOffError(f"output was cut off at max_tokens={self.max_tokens}", max_tokens=self.max_tokens)
+            async for event in super().stream(request):
+                yield event
+
+    def parse(spec: str, max_tokens: int | None = None) -> CutOff:
+        model = CutOff([calc_call(), "It is 413."], stateful=True)
+        if max_tokens is not None:
+            models.cap_replies(model, max_tokens, spec)
+        return model
+
+    monkeypatch.setattr(run, "parse_model", parse)
+    failed = cli("run", "What is 12 * 34 + 5?", "--run-id", "c1")
+    assert failed.code == 1
+    (line,) = failed.err.splitlines()
+    assert "output was cut off at max_tokens=256" in line
+    assert "raise it with --max-tokens N:" in line and "resume c1" in line and "--max-tokens 512" in line
+    resumed = cli("resume", "c1", "--max-tokens", "1024")
+    assert resumed.code == 0, resumed.err
+    assert "It is 413." in resumed.out

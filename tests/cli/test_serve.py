@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,3 +45,19 @@ def test_the_hosts_a_server_answers_to_by_default() -> None:
     assert "localhost" in default_hosts("127.0.0.1") and "*" not in default_hosts("127.0.0.1")
     assert default_hosts("0.0.0.0") == ["*"]  # a token is required there
     assert default_hosts("10.0.0.5") == ["10.0.0.5"]
+
+
+def test_without_the_serve_extra_it_names_the_install_command(tmp_path: Path) -> None:
+    """Starlette missing (simulated in a fresh interpreter): one line naming the extra, nothing stored."""
+    store = tmp_path / "runs.db"
+    code = (
+        "import sys; sys.modules['starlette'] = None\n"
+        "from tether.cli import main\n"
+        f"sys.exit(main(['--store', {str(store)!r}, 'serve', 'x:Y']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0] == "error: tether serve: needs starlette, which is not installed: pip install 'tether[serve]'"
+    assert not store.exists()

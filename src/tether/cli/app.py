@@ -248,6 +248,13 @@ def _agent_flags(parser: Parser) -> None:
     parser.add_argument("--no-demo-tools", action="store_true", help="leave out the calculator, current_time and read_file")
     parser.add_argument("--root", help="the directory read_file may read (default: the current directory)")
     parser.add_argument(
+        "--max-tokens",
+        type=_max_tokens,
+        metavar="N",
+        help="the most tokens one model reply may take (default: the model's own; llamacpp's is 256); "
+        "a run cut off there goes on when resumed with a higher N",
+    )
+    parser.add_argument(
         "--ignore-stored-config",
         action="store_true",
         help="continue an existing run with these flags even if it was created with others",
@@ -269,6 +276,13 @@ def _number(text: str, kind: Callable[[str], _N], problem: str) -> _N:
         return kind(text)
     except ValueError:
         raise argparse.ArgumentTypeError(problem) from None
+
+
+def _max_tokens(text: str) -> int:
+    value = _number(text, int, f"--max-tokens {text!r} is not a whole number of tokens")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--max-tokens {value}: must be 1 or more")
+    return value
 
 
 def _days(text: str) -> float:

@@ -64,10 +64,15 @@ class RunConfig:
     demo_tools: bool = True
     root: str = "."
     system: str | None = None
+    max_tokens: int | None = None
+    """``--max-tokens``: the model's cap on one reply. Not part of the hint (a run may be resumed
+    with a higher cap than it was created with), but printed in the commands that continue it."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object stored under :data:`CONFIG_KEY`."""
-        return asdict(self)
+        """The JSON object stored under :data:`CONFIG_KEY` (the hint: ``max_tokens`` left out)."""
+        data = asdict(self)
+        del data["max_tokens"]
+        return data
 
     def flags(self) -> list[str]:
         """The command-line flags that ask for this config (``--root`` only with the demo tools)."""
@@ -75,6 +80,8 @@ class RunConfig:
         for spec in self.tools:
             flags += ["--tools", spec]
         flags += ["--root", self.root] if self.demo_tools else ["--no-demo-tools"]
+        if self.max_tokens is not None:
+            flags += ["--max-tokens", str(self.max_tokens)]
         return flags
 
     @classmethod
@@ -111,7 +118,14 @@ class RunConfig:
         )
 
 
-def user_config(model: str | None, tools: Sequence[str], no_demo_tools: bool, root: str | None, system: str | None = None) -> RunConfig:
+def user_config(
+    model: str | None,
+    tools: Sequence[str],
+    no_demo_tools: bool,
+    root: str | None,
+    system: str | None = None,
+    max_tokens: int | None = None,
+) -> RunConfig:
     """The config the user asked for: flags, then ``$TETHER_MODEL``, then defaults (never a stored run)."""
     return RunConfig(
         model=resolve_spec(model),
@@ -119,6 +133,7 @@ def user_config(model: str | None, tools: Sequence[str], no_demo_tools: bool, ro
         demo_tools=not no_demo_tools,
         root=str(Path(root).resolve()) if root else os.getcwd(),
         system=system,
+        max_tokens=max_tokens,
     )
 
 
@@ -250,7 +265,7 @@ def build_agent(
     if head is not None:
         system = head.get("system_prompt")
     return Agent(
-        model=parse_model(config.model) if model is None else model,
+        model=parse_model(config.model, config.max_tokens) if model is None else model,
         tools=agent_tools(config) if tools is None else list(tools),
         system_prompt=system,
         store=store,

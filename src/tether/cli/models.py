@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from ..models import ScriptedModel
-from ..models.base import Model
+from ..models.base import Model, output_cap
 from ..models.registry import Provider, from_string
 from ..types import ModelRequest, StreamEvent
 
@@ -44,10 +44,32 @@ def spec_origin(flag: str | None) -> str:
     return f"${ENV_VAR}" if os.environ.get(ENV_VAR) else "default"
 
 
-def parse_model(spec: str) -> Model:
-    """Build the model a spec names (:func:`tether.models.from_string`, plus ``scripted:PATH``);
+def parse_model(spec: str, max_tokens: int | None = None) -> Model:
+    """Build the model a spec names (:func:`tether.models.from_string`, plus ``scripted:PATH``),
+    with each reply capped at ``max_tokens`` output tokens when given (:func:`cap_replies`);
     raises :class:`ConfigurationError` naming the spec."""
-    return from_string(spec, extra=_CLI_ONLY, field="--model")
+    model = from_string(spec, extra=_CLI_ONLY, field="--model")
+    if max_tokens is not None:
+        cap_replies(model, max_tokens, spec)
+    return model
+
+
+def cap_replies(model: Model, max_tokens: int, spec: str) -> None:
+    """Set ``model``'s own cap on one reply (``--max-tokens``) where its provider reads it: OpenAI's
+    ``max_completion_tokens`` (``max_tokens`` for an OpenAI-compatible server), Bedrock's
+    ``maxTokens``, else the model's ``max_tokens`` attribute (llama.cpp, Anthropic, the scripted
+    model). A run's budget may still cap a reply lower."""
+    from ..models.bedrock import BedrockModel
+    from ..models.openai import OpenAIModel
+
+    if isinstance(model, OpenAIModel):
+        model.params["max_tokens" if model.base_url is not None else "max_completion_tokens"] = max_tokens
+    elif isinstance(model, BedrockModel):
+        model.inference_config = {**(model.inference_config or {}), "maxTokens": max_tokens}
+    elif hasattr(model, "max_tokens"):
+        model.max_tokens = max_tokens
+    else:
+        raise ConfigurationError(f"--max-tokens: the model of --model {spec!r} has no cap on a reply to set")
 
 
 def _scripted(rest: str, spec: str, field: str) -> Model:
@@ -62,8 +84,12 @@ class ScriptFileModel(ScriptedModel):
     A reply is a string, an assistant message, or ``{"wait_for": PATH, "then": reply}``: the
     model waits until the file ``PATH`` exists before answering, so a test can interrupt a run
     at a known point and let the resumed run go on. The script position is stored in the
-    run's ``model_state``, so a resumed run continues the script.
+    run's ``model_state``, so a resumed run continues the script. ``max_tokens`` (``--max-tokens``)
+    caps each reply's reported output tokens as a run's budget would: a reply over it stops
+    with ``max_tokens``.
     """
+
+    max_tokens: int | None = None
 
     def __init__(self, path: str) -> None:
         try:
@@ -86,6 +112,8 @@ class ScriptFileModel(ScriptedModel):
         gate = self.gates.get(int(request["model_state"].get("scripted_index", 0)))
         while gate is not None and not gate.exists():
             await asyncio.sleep(0.05)
+        if self.max_tokens is not None:
+            request = {**request, "max_tokens": output_cap(request, self.max_tokens)}  # type: ignore[typeddict-item]
         async for event in super().stream(request):
             yield event
 

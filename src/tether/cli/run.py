@@ -19,6 +19,7 @@ error says so (:func:`_discard_if_empty`).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import secrets
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..durable.history import summary_of
 from ..durable.store import RunStore
-from ..errors import ConfigurationError, RunNotFoundError, TetherError
+from ..errors import ConfigurationError, ReplyCutOffError, RunNotFoundError, TetherError
 from ..loop.core import tool_uses_of
 from ..models.base import Model, preflight
 from ..result import AgentResult
@@ -52,8 +53,8 @@ if TYPE_CHECKING:
 def cmd_run(args: argparse.Namespace, path: StoreSpec) -> int:
     """``tether run PROMPT``: a new run, or a new turn of ``--run-id`` when that run exists."""
     prompt = read_prompt(args.prompt)  # before the store is created: an empty stdin leaves nothing behind
-    config = user_config(args.model, args.tools, args.no_demo_tools, args.root)
-    model = ready_model(config.model)  # before the store is created: a missing key or SDK leaves nothing behind
+    config = user_config(args.model, args.tools, args.no_demo_tools, args.root, max_tokens=args.max_tokens)
+    model = ready_model(config)  # before the store is created: a missing key or SDK leaves nothing behind
     store = open_store(path, create=True)
     run_id = args.run_id or new_run_id()
     head = store.head(run_id)
@@ -71,13 +72,15 @@ def cmd_run(args: argparse.Namespace, path: StoreSpec) -> int:
     except Exception as exc:
         if head is None:
             _discard_if_empty(store, run_id, exc)
+        _note_cut_off(exc, store, run_id, config, path.flags())
         raise
 
 
-def ready_model(spec: str) -> Model:
-    """The model ``spec`` names, its configuration checked (:func:`tether.models.base.preflight`):
-    a missing SDK, API key or malformed URL is refused before any run is created or changed."""
-    model = parse_model(spec)
+def ready_model(config: RunConfig) -> Model:
+    """The model ``config`` names (with its ``--max-tokens`` cap), its configuration checked
+    (:func:`tether.models.base.preflight`): a missing SDK, API key or malformed URL is refused
+    before any run is created or changed."""
+    model = parse_model(config.model, config.max_tokens)
     preflight(model)
     return model
 
@@ -112,12 +115,33 @@ def cmd_resume(args: argparse.Namespace, path: StoreSpec) -> int:
     if head is None:
         raise RunNotFoundError(f"no run {args.run_id!r} in {path}; see `tether runs`")
     answers = [_answer(item) for item in args.answer]
-    config = user_config(args.model, args.tools, args.no_demo_tools, args.root)
+    config = user_config(args.model, args.tools, args.no_demo_tools, args.root, max_tokens=args.max_tokens)
     _check_stored(args, config, head, args.run_id, "resume")
     finished = not answers and summary_of(args.run_id, head).status == "finished"
-    agent = build_agent(config, store, model=None if finished else ready_model(config.model), run_id=args.run_id)
+    agent = build_agent(config, store, model=None if finished else ready_model(config), run_id=args.run_id)
     check_tools(store, args.run_id, agent)
-    return _exit_code(_invoke(agent, answers or None, args.run_id, config, _output(args), path.flags(), finished=finished))
+    try:
+        return _exit_code(_invoke(agent, answers or None, args.run_id, config, _output(args), path.flags(), finished=finished))
+    except ReplyCutOffError as exc:
+        _note_cut_off(exc, store, args.run_id, config, path.flags())
+        raise
+
+
+def _note_cut_off(exc: Exception, store: RunStore, run_id: str, config: RunConfig, store_flags: Sequence[str]) -> None:
+    """For a reply cut off at the model's cap (:class:`~tether.errors.ReplyCutOffError`), a note
+    naming ``--max-tokens`` and the command that goes on with a higher cap: ``tether resume RUN``
+    when the run was kept, else ``tether run`` again."""
+    if not isinstance(exc, ReplyCutOffError):
+        return
+    cap = exc.max_tokens or config.max_tokens
+    higher = dataclasses.replace(config, max_tokens=max(2 * cap, 512) if cap else 1024)
+    flags = shown([*store_flags, *higher.flags()])
+    if store.head(run_id) is not None:
+        command = f"{shown([*program(), 'resume', run_id])} {flags}"
+    else:
+        command = f"{shown([*program(), 'run', 'PROMPT'])} {flags}"
+    at = f" of {cap} tokens" if cap else ""
+    exc.add_note(f"(the reply hit the model's cap{at}; raise it with --max-tokens N: {command})")
 
 
 def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
@@ -136,8 +160,8 @@ def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
     if not stalled:
         out.print("no stalled runs", markup=False)
         return 0
-    config = user_config(args.model, args.tools, args.no_demo_tools, args.root)
-    model, tools = ready_model(config.model), agent_tools(config)
+    config = user_config(args.model, args.tools, args.no_demo_tools, args.root, max_tokens=args.max_tokens)
+    model, tools = ready_model(config), agent_tools(config)
     outcomes: dict[str, str] = {}
     for number, run_id in enumerate(stalled, 1):
         out.print(f"stalled run {number}/{len(stalled)}: {run_id}", style="bold", markup=False)
@@ -406,7 +430,8 @@ class _View:
     @staticmethod
     def hints(result: AgentResult, run_id: str, flags: str, out: Console, *, finished: bool = False) -> None:
         """For an interrupt or a checkpoint, what is pending and the exact command that continues
-        the run; for a run that had already finished, the command that adds a turn."""
+        the run; for a reply cut off at the model's cap, the flag that raises it; for a run that
+        had already finished, the command that adds a turn."""
         from rich.markup import escape
 
         tether = shown(program())
@@ -417,6 +442,14 @@ class _View:
             out.print(f"answer with: {tether} resume {run_id} --answer ID=VALUE {flags}", markup=False, soft_wrap=True)
         elif result.stop_reason == "checkpoint":
             out.print(f"paused at a checkpoint; continue with: {tether} resume {run_id} {flags}", markup=False, soft_wrap=True)
+        elif result.stop_reason == "max_tokens":
+            next_turn = shown([*program(), "run", "Go on", "--run-id", run_id])
+            raised = flags if "--max-tokens" in flags else f"{flags} --max-tokens N"
+            out.print(
+                f"the reply hit the model's cap on one reply; raise it with --max-tokens N and add a turn: {next_turn} {raised}",
+                markup=False,
+                soft_wrap=True,
+            )
         elif finished:
             next_turn = shown([*program(), "run", "Your next message", "--run-id", run_id])
             out.print(f"run {run_id} had already finished; add a turn with: {next_turn} {flags}", markup=False, soft_wrap=True)

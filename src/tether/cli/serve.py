@@ -39,8 +39,14 @@ def add_parser(command: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace, path: StoreSpec) -> int:
     """Check the flags, load the registry, open the store and serve until Ctrl-C."""
-    from ..serve.security import is_loopback
+    try:
+        import uvicorn
 
+        from ..serve import create_app, load_registry
+        from ..serve.security import is_loopback
+    except ModuleNotFoundError as exc:  # the serve extra is not installed
+        missing = (exc.name or "").split(".")[0] or "a module"
+        raise ConfigurationError(f"needs {missing}, which is not installed: pip install 'tether[serve]'") from None
     token = args.token or os.environ.get(TOKEN_VAR) or None
     if not is_loopback(args.host) and token is None:
         raise ConfigurationError(
@@ -51,12 +57,6 @@ def cmd_serve(args: argparse.Namespace, path: StoreSpec) -> int:
         raise ConfigurationError(f"--scan-interval {args.scan_interval}: must be a positive number of seconds")
     if args.max_body < 1:
         raise ConfigurationError(f"--max-body {args.max_body}: must be a positive number of bytes")
-    try:
-        import uvicorn
-
-        from ..serve import create_app, load_registry
-    except ModuleNotFoundError as exc:
-        raise ConfigurationError(f"tether serve needs {exc.name}: pip install 'tether[serve]'") from None
     sys.path.insert(0, os.getcwd())
     registry = load_registry(args.registry)
     allowed = list(args.allowed_host) or default_hosts(args.host)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .._json import parse_json
-from ..errors import ConfigurationError, ContextWindowOverflowError, ModelError, ModelResponseError
+from ..errors import ConfigurationError, ContextWindowOverflowError, ModelError, ModelResponseError, ReplyCutOffError
 from ..types import Message, ModelRequest, StreamEvent, ToolSpec
 from ._format import TEXT_DOCUMENT_FORMATS, import_sdk, to_bytes, tool_result_text
 
@@ -455,9 +455,10 @@ def format_chat(request: ModelRequest) -> list[dict[str, str]]:
 
 def _parse_reply(text: str, finish: str | None, max_tokens: int) -> dict[str, Any]:
     if finish == "length":
-        raise ModelResponseError(
+        raise ReplyCutOffError(
             f"LlamaCppModel output was cut off at max_tokens={max_tokens} before the JSON reply was complete; "
-            f"raise max_tokens (got {text[:80]!r})"
+            f"raise max_tokens (got {text[:80]!r})",
+            max_tokens=max_tokens,
         )
     try:
         reply = parse_json(text)  # bounded nesting: a deep reply is a ValueError, not a RecursionError

@@ -17,14 +17,7 @@ starve the heartbeats (or the worker) by blocking the event loop.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import copy
-import dataclasses
-import functools
-import inspect
-import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, cast
 
 from temporalio import activity
@@ -32,38 +25,20 @@ from temporalio import activity
 from .._json import json_copy
 from ..agent_config import invocation_budget
 from ..budget import Budget
-from ..durable.indoubt import IN_DOUBT, RERUN, InDoubtCall
-from ..errors import (
-    ConfigurationError,
-    ContextWindowExhaustedError,
-    IncompatibleResumeError,
-    ModelAuthError,
-    ModelThrottledError,
-    PayloadTooLargeError,
-    ScriptExhaustedError,
-    StoreError,
-    TetherError,
-)
+from ..errors import ConfigurationError, ModelThrottledError, TetherError
 from ..hooks import AfterInvocation, BeforeInvocation, MessageAdded
-from ..interrupts import Interrupt, interrupt_id
-from ..loop.host import Host, LoopHost
+from ..loop.host import LoopHost
 from ..loop.model_call import ModelResponse, respond
 from ..loop.state import RunState
 from ..loop.tool_call import call_tool
 from ..loop.tracing import Span
-from ..manifest import ResumeCheck
-from ..manifest.verdict import migrate_pending
 from ..telemetry import remote_parent
-from ..tools.base import to_result
-from ..tools.decorator import FunctionTool
 from ..tools.executors import SequentialToolExecutor
 from ..tools.registry import ToolRegistry
-from ..types import JSONValue, Message, ToolUse
+from ..types import JSONValue, Message
 from .activity_io import (
     AgentRef,
     CallModelInput,
-    CheckedResume,
-    CheckResumeInput,
     ChildAnswerInput,
     ChildPromptInput,
     Described,
@@ -72,43 +47,20 @@ from .activity_io import (
     HookInput,
     ListedTools,
     ModelOutput,
-    ReconcileInput,
     RunToolInput,
     StateChanges,
     ToolOutcome,
 )
-from .activity_set import ActivitySet
-from .claimcheck import Conversations, expand_tool_use
+from .activity_runtime import NOT_RETRYABLE, Pulse, fatal_errors, fresh_run, heartbeating, threaded_host
+from .claimcheck import expand_tool_use
 from .errors import in_doubt_failure, throttled_failure, to_failure
-from .payloads import (
-    check_compact,
-    expand_interrupt,
-    expand_state,
-    restore,
-)
+from .payloads import check_compact, expand_interrupt, expand_state, restore
+from .resume_activities import ResumeActivities
 from .retries import retry_settings, throttle_delay
 from .shapes import BudgetSettings, CompactMessage, CompactResult, CompactState
 
 TAIL = 4
 """Compact messages the workflow keeps in memory (the loop core reads only the last one)."""
-
-_NOT_RETRYABLE: tuple[type[BaseException], ...] = (
-    ConfigurationError,
-    ContextWindowExhaustedError,
-    ModelAuthError,
-    PayloadTooLargeError,
-    ScriptExhaustedError,
-    StoreError,
-)
-
-
-@contextlib.contextmanager
-def _fatal_errors(what: str) -> Iterator[None]:
-    """Turn errors that no retry can fix into non-retryable failures."""
-    try:
-        yield
-    except _NOT_RETRYABLE as exc:
-        raise to_failure(exc, what) from None
 
 
 def state_changes(before: CompactState, after: CompactState) -> StateChanges | None:
@@ -125,7 +77,7 @@ def state_changes(before: CompactState, after: CompactState) -> StateChanges | N
     return {"set": changed, "deleted": deleted}
 
 
-class TetherActivities(ActivitySet):
+class TetherActivities(ResumeActivities):
     """The agent activities a worker registers; they share one registry and one payload policy.
 
     Args:
@@ -148,14 +100,6 @@ class TetherActivities(ActivitySet):
         "check_resume",
     )
 
-    @functools.cached_property
-    def conversations(self) -> Conversations:
-        """The conversation chains of the blob store (with a cache of the ones read lately)."""
-        return Conversations(self.payloads.blobs)
-
-    def _agent(self, params: AgentRef) -> Any:
-        return self._build("agent", params["agent"], params.get("config"))
-
     # -- describe -------------------------------------------------------------------------
 
     @activity.defn(name="tether.describe")
@@ -163,7 +107,7 @@ class TetherActivities(ActivitySet):
         """The agent's initial run state (compact) and the settings the workflow needs."""
         agent = self._agent(params)
         run = agent.run_state
-        with _fatal_errors(f"cannot store the initial state of agent {params.get('agent')!r}"):
+        with fatal_errors(f"cannot store the initial state of agent {params.get('agent')!r}"):
             compact = [self.payloads.compact_message(message) for message in run.messages]
             state = self.payloads.compact_state(run.state)
             manager_state = self.payloads.offload(agent.conversation_manager.state(run), "conversation_manager_state")
@@ -227,14 +171,6 @@ class TetherActivities(ActivitySet):
             "manifest": manifest,
         }
 
-    def _adopt(self, agent: Any, params: CallModelInput | RunToolInput | CheckResumeInput) -> None:
-        """Give a rebuilt agent the tools its sources listed (``source_tools`` of the params), with
-        the idempotency the sources declared when they listed them."""
-        listed = params.get("source_tools")
-        if listed:
-            with _fatal_errors(f"cannot register the listed tools of agent {params.get('agent')!r}"):
-                agent.tool_registry.adopt_listings(listed["listings"], listed["idempotent"])
-
     # -- model ----------------------------------------------------------------------------
 
     @activity.defn(name="tether.call_model")
@@ -243,13 +179,13 @@ class TetherActivities(ActivitySet):
         agent = self._agent(params)
         self._adopt(agent, params)
         conversations = self.conversations
-        with _fatal_errors(f"cannot read the conversation of run {params.get('run_id')!r}"):
+        with fatal_errors(f"cannot read the conversation of run {params.get('run_id')!r}"):
             conv = conversations.append(params.get("conv"), params.get("pending") or [])
             loaded = conversations.load(conv)
             state = expand_state(self.payloads.blobs, params.get("state"))
             manager_state = dict(restore(self.payloads.blobs, params.get("conversation_manager_state")) or {})
             model_state = restore(self.payloads.blobs, params.get("model_state")) or {}
-        run = _fresh_run(
+        run = fresh_run(
             agent,
             messages=list(loaded),
             state=state,
@@ -260,14 +196,14 @@ class TetherActivities(ActivitySet):
         run.conversation_manager_state.pop("kind", None)
         system = params.get("system_prompt")
         if system is not None:
-            with _fatal_errors(f"cannot read the system prompt of run {params.get('run_id')!r}"):
+            with fatal_errors(f"cannot read the system prompt of run {params.get('run_id')!r}"):
                 run.system_prompt = self._expand_system(system)
         try:
-            async with _heartbeating():
+            async with heartbeating():
                 host = agent.host()
                 response = await self._stream(host, run, params, remote_parent(host.tracer, params.get("trace")))
         except TetherError as exc:
-            if isinstance(exc, _NOT_RETRYABLE):
+            if isinstance(exc, NOT_RETRYABLE):
                 raise to_failure(exc, "the model call cannot succeed") from None
             if isinstance(exc, ModelThrottledError):
                 # The wait the agent would make locally (its backoff, jitter and retry_after).
@@ -277,7 +213,7 @@ class TetherActivities(ActivitySet):
         for i, block in enumerate(message["content"]):
             if "toolUse" in block and not block["toolUse"].get("toolUseId"):
                 block["toolUse"]["toolUseId"] = f"tooluse_{len(run.messages)}_{i}"
-        with _fatal_errors(f"a model response of run {params.get('run_id')!r} is too large"):
+        with fatal_errors(f"a model response of run {params.get('run_id')!r} is too large"):
             out: ModelOutput = {
                 "conv": conv,
                 "message": self.payloads.compact_message(message),
@@ -309,7 +245,7 @@ class TetherActivities(ActivitySet):
         heartbeat timeout; a timer heartbeats too while the model thinks without streaming).
         The call's span (when tracing is on) goes under ``parent``, the client's invocation span.
         """
-        beat = _Pulse()
+        beat = Pulse()
         async for item in respond(
             host,
             run,
@@ -355,24 +291,24 @@ class TetherActivities(ActivitySet):
         tool_use_id = params["tool_use"].get("toolUseId")
         name = str(params["tool_use"].get("name"))
         attempt = activity.info().attempt
-        host = _threaded_host(agent)
+        host = threaded_host(agent)
         selected = host.tools.get(name)
         if attempt > 1 and selected is not None and not selected.idempotent:
             raise in_doubt_failure(str(tool_use_id), name, attempt)
-        with _fatal_errors(f"cannot read the input or state of tool call {tool_use_id!r}"):
+        with fatal_errors(f"cannot read the input or state of tool call {tool_use_id!r}"):
             tool_use: Any = expand_tool_use(self.payloads.blobs, params["tool_use"])
             before_state = expand_state(self.payloads.blobs, params.get("state"), shared=True)  # read only: the tool gets a copy
             interrupts = {ident: expand_interrupt(self.payloads.blobs, item) for ident, item in (params.get("interrupts") or {}).items()}
-        run = _fresh_run(
+        run = fresh_run(
             agent,
             state=json_copy(before_state),  # the tool's own copy (before_state holds shared versions)
             run_id=params.get("run_id"),
             interrupt_state={"interrupts": interrupts, "activated": True},
         )
         parent = remote_parent(host.tracer, params.get("trace"))
-        outcome = await call_tool(host, run, tool_use, guard=_heartbeating, parent=parent)
+        outcome = await call_tool(host, run, tool_use, guard=heartbeating, parent=parent)
         outcome.apply_recorded()  # the tool's bookkeeping for its result: returned with it below
-        with _fatal_errors(f"the outcome of tool call {tool_use_id!r} ({name}) is too large"):
+        with fatal_errors(f"the outcome of tool call {tool_use_id!r} ({name}) is too large"):
             out: ToolOutcome
             if outcome.interrupt is not None:
                 # An agent tool keeps its interrupted child in the state: it travels with the interrupt.
@@ -395,86 +331,6 @@ class TetherActivities(ActivitySet):
                 out["usage_added"] = added
         return out
 
-    # -- in-doubt tool calls --------------------------------------------------------------
-
-    @activity.defn(name="tether.reconcile")
-    async def reconcile(self, params: ReconcileInput) -> ToolOutcome:
-        """Settle an in-doubt call of a non-idempotent tool, as a local durable run does.
-
-        With ``answer`` (the response to a ``tether.in_doubt`` interrupt, not ``"rerun"``) the
-        answer becomes the call's result. Otherwise the agent's ``reconcile(call)`` decides:
-        ``{"result": ...}`` to record, or ``{"rerun": True}``; an agent without one gets
-        ``{"interrupt": ...}``, the same ``tether.in_doubt`` interrupt a local run raises.
-        """
-        agent = self._agent(params)
-        run_id = str(params.get("run_id") or "")
-        with _fatal_errors("cannot read an in-doubt tool call"):
-            tool_use: Any = expand_tool_use(self.payloads.blobs, params["tool_use"])
-            answer = restore(self.payloads.blobs, params["answer"]) if "answer" in params else RERUN
-        tool_use_id = tool_use["toolUseId"]
-        call = InDoubtCall(run_id, tool_use, f"{run_id}/{tool_use_id}" if run_id else tool_use_id)
-        if "answer" not in params:
-            if agent.reconcile is None:
-                ident = interrupt_id("durable", tool_use_id, IN_DOUBT)
-                record = Interrupt(ident, IN_DOUBT, call.to_reason(), "durable", tool_use_id).to_dict()
-                with _fatal_errors(f"the in-doubt interrupt of tool call {tool_use_id!r} is too large"):
-                    return {"interrupt": self.payloads.compact_interrupt(record)}
-            answer = agent.reconcile(call)
-            if inspect.isawaitable(answer):
-                answer = await answer
-        if answer == RERUN:
-            return {"rerun": True}
-        with _fatal_errors(f"the reconciled result of tool call {tool_use_id!r} is too large"):
-            return {"result": self.payloads.compact_result(to_result(tool_use_id, answer))}
-
-    # -- deploys: the verdict of a resume on this worker's code ---------------------------
-
-    @activity.defn(name="tether.check_resume")
-    async def check_resume(self, params: CheckResumeInput) -> CheckedResume:
-        """Judge a resume (interrupt answers, a continued execution) against the agent as this
-        worker builds it (:mod:`tether.manifest`): the verdict, the refusal (nothing changed), or
-        the migrated pending calls with the conversation rewritten for them when their message
-        is already in it (``persisted``). The workflow applies the outcome; this changes nothing
-        it does not return, so an attempt lost and run again is harmless.
-        """
-        agent = self._agent(params)
-        self._adopt(agent, params)
-        blobs = self.payloads.blobs
-        with _fatal_errors(f"cannot read the pending tool calls of run {params.get('run_id')!r}"):
-            pending = [expand_tool_use(blobs, use) for use in params.get("pending") or []]
-        check = ResumeCheck(agent.manifest(), agent.migrations, frozenset(params.get("allow") or ()))
-        try:
-            verdict = check.check(params.get("manifest"), cast("list[ToolUse]", pending), what=f"run {params.get('run_id')!r}")
-        except IncompatibleResumeError as exc:
-            assert exc.verdict is not None
-            return {"verdict": exc.verdict.to_dict(), "refused": str(exc), "manifest": check.manifest, "migrated": {}, "conv": None}
-        migrated: dict[str, dict[str, Any]] = {}
-        conv = None
-        with _fatal_errors(f"a migrated tool call of run {params.get('run_id')!r} is too large"):
-            for call, (name, tool_input) in verdict.migrated.items():
-                compact = self.payloads.compact_message(
-                    {"role": "assistant", "content": [{"toolUse": {"toolUseId": call, "name": name, "input": tool_input}}]}
-                )
-                migrated[call] = {"name": name, "input": compact["content"][0]["toolUse"]["input"]}
-            if migrated and params.get("persisted"):
-                conv = self._rewrite_last(params.get("conv"), migrated)
-        out: CheckedResume = {"verdict": verdict.to_dict(), "refused": None, "manifest": check.manifest, "migrated": migrated, "conv": conv}
-        if any(d.code == "prompt_changed" for d in verdict.differences):  # the deployed prompt applies (as on a durable run)
-            prompt = agent.run_state.system_prompt
-            with _fatal_errors(f"the system prompt of agent {params.get('agent')!r} is too large"):
-                out["system_prompt"] = None if prompt is None else self.payloads.compact_message({"role": "system", "content": prompt})
-        return out
-
-    def _rewrite_last(self, conv: str | None, migrated: dict[str, dict[str, Any]]) -> str | None:
-        """A conversation like ``conv`` whose last message has the migrated tool calls (rebased
-        once: migrations are rare)."""
-        compact = self.conversations.compact_nodes(conv)
-        if not compact:
-            return conv
-        run = RunState(messages=cast("list[Message]", compact))
-        migrate_pending(run, {call: (entry["name"], entry["input"]) for call, entry in migrated.items()})
-        return self.conversations.rebase(cast("list[CompactMessage]", run.messages))
-
     # -- agent tools (child workflows) ----------------------------------------------------
 
     @activity.defn(name="tether.child_prompt")
@@ -483,13 +339,13 @@ class TetherActivities(ActivitySet):
         error text of an invalid input); see :func:`tether.temporal.nested.prompt_message`."""
         from .nested import prompt_message
 
-        with _fatal_errors("cannot read the input of an agent tool call"):
+        with fatal_errors("cannot read the input of an agent tool call"):
             tool_use = expand_tool_use(self.payloads.blobs, params["tool_use"])
         prompt = prompt_message(tool_use.get("input"), str(tool_use.get("name")))
         assert prompt is not None  # expanded: never a placeholder
         if isinstance(prompt, str):
             return prompt
-        with _fatal_errors(f"the input of agent tool call {tool_use.get('toolUseId')!r} is too large"):
+        with fatal_errors(f"the input of agent tool call {tool_use.get('toolUseId')!r} is too large"):
             return self.payloads.compact_message(prompt)
 
     @activity.defn(name="tether.child_answer")
@@ -499,11 +355,11 @@ class TetherActivities(ActivitySet):
         from .nested import answer_result
 
         message = params.get("message")
-        with _fatal_errors("cannot read the answer of an agent tool's child"):
+        with fatal_errors("cannot read the answer of an agent tool's child"):
             full = None if message is None else expand_message(self.payloads.blobs, message, decode=False)
         result = answer_result(str(params["tool_use_id"]), cast("dict[str, Any] | None", full))
         assert result is not None  # expanded: no placeholder left
-        with _fatal_errors(f"the answer of agent tool call {params['tool_use_id']!r} is too large"):
+        with fatal_errors(f"the answer of agent tool call {params['tool_use_id']!r} is too large"):
             return self.payloads.compact_result(cast("Any", result))
 
     # -- end of an invocation -------------------------------------------------------------
@@ -513,7 +369,7 @@ class TetherActivities(ActivitySet):
         """Persist the pending messages and apply the conversation manager's after-call management."""
         agent = self._agent(params)
         conversations = self.conversations
-        with _fatal_errors(f"cannot read the conversation of run {params.get('run_id')!r}"):
+        with fatal_errors(f"cannot read the conversation of run {params.get('run_id')!r}"):
             conv = conversations.append(params.get("conv"), params.get("pending") or [])
             loaded = conversations.load(conv)
             state = dict(restore(self.payloads.blobs, params.get("conversation_manager_state")) or {})
@@ -521,7 +377,7 @@ class TetherActivities(ActivitySet):
         run = RunState(messages=list(loaded), conversation_manager_state=state)
         if params.get("manage", True):
             agent.conversation_manager.apply_management(run)
-        with _fatal_errors(f"the conversation-manager state of run {params.get('run_id')!r} is too large"):
+        with fatal_errors(f"the conversation-manager state of run {params.get('run_id')!r} is too large"):
             manager_state = self.payloads.offload(agent.conversation_manager.state(run), "conversation_manager_state")
         out: Finished = {
             "conv": conv,
@@ -584,92 +440,6 @@ def _usage_added(metrics: Any) -> JSONValue:
     if not (metrics["model_call_count"] or usage["total_tokens"] or usage["input_tokens"] or usage["output_tokens"]):
         return None
     return {"usage": dict(usage), "model_call_count": metrics["model_call_count"], "model_latency_ms": metrics["model_latency_ms"]}
-
-
-def _fresh_run(agent: Any, **fields: Any) -> RunState:
-    """The agent's own run state (a fresh agent built for this activity) reset to ``fields``.
-
-    Tools and hooks reach the state through their agent (``context.agent.state``), so the run
-    an activity drives must be the agent's own object, filled in rather than replaced.
-    """
-    run: RunState = agent.run_state
-    fresh = RunState(**fields)
-    for name in RunState.__dataclass_fields__:
-        setattr(run, name, getattr(fresh, name))
-    return run
-
-
-def _threaded_host(agent: Any) -> LoopHost:
-    """The agent's host, with its sync tools made to run in a thread.
-
-    A sync tool built with ``run_in_thread=False`` runs on the event loop locally; on a worker
-    it would block the loop, and with it the heartbeats (Temporal's async activities heartbeat
-    through the loop) and every other activity of the worker. Here it gets a copy of itself
-    that runs in a thread, in a registry of this activity's own: the tool objects, which may be
-    shared with local agents of the same process, are not changed.
-    """
-    host = agent.host()
-    tools: ToolRegistry = host.tools
-    blocking = [
-        name
-        for name in tools.names
-        if isinstance(tool := tools.get(name), FunctionTool) and not tool.run_in_thread and not inspect.iscoroutinefunction(tool.func)
-    ]
-    if not blocking:
-        return host  # type: ignore[no-any-return]
-    items: list[Any] = []
-    for name in tools.names:
-        tool = tools.get(name)
-        if name in blocking:
-            tool = copy.copy(tool)
-            assert isinstance(tool, FunctionTool)
-            tool.run_in_thread = True
-        items.append(tool)
-    threaded = ToolRegistry([*items, *tools.sources])
-    assert isinstance(host, Host)
-    return dataclasses.replace(host, tools=threaded)
-
-
-class _Pulse:
-    """Heartbeats on stream events, at most three times per heartbeat timeout."""
-
-    def __init__(self) -> None:
-        timeout = activity.info().heartbeat_timeout
-        self.enabled = bool(timeout)
-        self.interval = timeout.total_seconds() / 3.0 if timeout else 0.0
-        self.last = time.monotonic()
-
-    def __call__(self) -> None:
-        now = time.monotonic()
-        if now - self.last >= self.interval:
-            self.last = now
-            activity.heartbeat()
-
-
-@contextlib.asynccontextmanager
-async def _heartbeating() -> AsyncIterator[None]:
-    """Heartbeat while a tool or a model call runs, so a dead worker is noticed within the
-    heartbeat timeout (the call itself may take far longer than that)."""
-    timeout = activity.info().heartbeat_timeout
-    if not timeout:
-        yield
-        return
-    interval = max(timeout.total_seconds() / 3.0, 0.05)
-
-    async def beat() -> None:
-        # No beat at the start: the heartbeat timeout counts from the start, and most calls
-        # end long before the first beat is due (a beat is a call into the worker's core).
-        while True:
-            await asyncio.sleep(interval)
-            activity.heartbeat()
-
-    task = asyncio.create_task(beat())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 __all__ = ["TAIL", "TetherActivities", "state_changes"]

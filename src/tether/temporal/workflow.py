@@ -10,14 +10,6 @@ so neither history nor the state carried by continue-as-new grows with it.
 Interrupts wait inside the workflow for an ``answer_interrupts`` update (or signal); the
 ``snapshot`` query returns the run's current state (compact; the client expands it).
 
-A tool activity that fails for good (its attempts lost to crashes or timeouts) does not fail
-the run: an idempotent tool's call gets an error result the model can act on (option
-``tool_failure``), and a call of a tool declared ``idempotent=False``, which runs as a single
-attempt, is in doubt and is settled like a local durable run settles it: the agent's
-``reconcile`` callable (run as the ``tether.reconcile`` activity) or a ``tether.in_doubt``
-interrupt. That behaviour is behind the ``tether.tool-failures`` patch, so runs whose
-histories were recorded before it replay as they ran.
-
 Deploys: the run carries its manifest (:mod:`tether.manifest`, recorded by ``tether.describe``).
 Where the run may meet other code (interrupt answers, a continued execution: continue-as-new,
 a promoted or continued run, a child answered) the ``tether.check_resume`` local activity judges
@@ -28,7 +20,6 @@ fails a continued execution, before anything changes; migrations rewrite the pen
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from collections.abc import Mapping
 from datetime import timedelta
@@ -36,12 +27,11 @@ from typing import Any, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, is_cancelled_exception
+from temporalio.exceptions import is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from .._prompt import Prompt, PromptKind
     from ..budget import Budget, BudgetPolicy, ModelPrice
-    from ..durable.indoubt import IN_DOUBT, RERUN
     from ..errors import IncompatibleResumeError, PromptError, TetherError
     from ..interrupts import apply_responses, pending_interrupts
     from ..loop.core import CoreConfig, LoopCore, ModelOutcome
@@ -49,12 +39,11 @@ with workflow.unsafe.imports_passed_through():
     from ..loop.state import Cursor, RunState, new_metrics
     from ..manifest import pending_calls
     from ..manifest.verdict import migrate_pending
-    from ..metrics import add_figures, diff_metrics, record_tool
+    from ..metrics import diff_metrics
     from ..turn import begin_turn, copy_metrics, last_assistant, mark_interrupted, resume_interrupt, settle_idle
-    from ..types import InterruptRecord, Message, MetricsData, SystemContentBlock, ToolResult
+    from ..types import Message, MetricsData, SystemContentBlock
     from . import activity_io as io
-    from .agent_tool_calls import AgentToolCalls
-    from .errors import IN_DOUBT_FAILURE, to_failure
+    from .errors import to_failure
     from .inbox import Answers, Batch
     from .retries import activity_retry_policy
     from .shapes import (
@@ -68,17 +57,12 @@ with workflow.unsafe.imports_passed_through():
         WirePrompt,
         WorkflowOptions,
     )
+    from .tool_rounds import ToolRounds
 
 TAIL = 4
-PATCH_TOOL_FAILURES = "tether.tool-failures"
-"""The patch id of error results and in-doubt settling for failed tool activities (runs recorded
-before it failed instead)."""
 PATCH_LOCAL_BOOKENDS = "tether.local-bookends"
 """The patch id of running ``tether.describe`` and ``tether.finish`` as local activities (two task
 queue round trips less per invocation; runs recorded before it used regular activities)."""
-PATCH_CHILD_WORKFLOWS = "tether.child-workflows"
-"""The patch id of running agent tools' calls as child workflows (runs recorded before it ran
-the child inside the parent's tool activity)."""
 PATCH_TOOL_SOURCES = "tether.tool-sources"
 """The patch id of listing the tools of the agent's tool sources (MCP servers) in a
 ``tether.list_tools`` activity (runs recorded before it never listed them)."""
@@ -99,12 +83,13 @@ DEFAULT_OPTIONS: WorkflowOptions = {
 
 
 @workflow.defn(name=WORKFLOW_NAME)
-class AgentWorkflow(AgentToolCalls):
+class AgentWorkflow(ToolRounds):
     """One invocation of a registered agent, durable across workers, restarts and time.
 
     The interrupt handlers and the queries are :class:`~tether.temporal.base_workflow.RunWorkflow`'s
-    (``_params`` holds a WorkflowParams payload); agent tools' calls are
-    :class:`~tether.temporal.agent_tool_calls.AgentToolCalls`'.
+    (``_params`` holds a WorkflowParams payload); its rounds of tool calls are
+    :class:`~tether.temporal.tool_rounds.ToolRounds`' (agent tools' calls
+    :class:`~tether.temporal.agent_tool_calls.AgentToolCalls`').
     """
 
     def __init__(self) -> None:
@@ -339,113 +324,6 @@ class AgentWorkflow(AgentToolCalls):
         self._trim_tail()
         await self._messages_hook(added)
 
-    async def _run_tools(self, effect: RunTools) -> None:
-        _, core = self._state()
-        uses = effect.tool_uses
-        if self._settings.get("sequential"):
-            for i, use in enumerate(uses):
-                self._nested = core.round_budget(uses[i:], self._nests, at_once=False)  # what the calls before it left
-                if not await self._run_one(use):
-                    return
-            return
-        self._nested = core.round_budget(uses, self._nests, at_once=True)  # the calls running at once share it
-        await asyncio.gather(*(self._run_one(use) for use in uses))
-
-    def _nests(self, name: str) -> bool:
-        """Whether calls of tool ``name`` are nested runs (agent tools: child workflows)."""
-        return name in (self._settings.get("agent_tools") or ())
-
-    async def _run_one(self, tool_use: Any) -> bool:
-        run, core = self._state()
-        tool_use_id = tool_use["toolUseId"]
-        table = run.interrupt_state.get("interrupts") or {}
-        doubt = next((item for item in table.values() if item.get("tool_use_id") == tool_use_id and item.get("name") == IN_DOUBT), None)
-        if doubt is not None and "response" in doubt:
-            # The answer to a tether.in_doubt interrupt: "rerun", or the result to record.
-            if doubt["response"] != RERUN:
-                answered: io.ReconcileInput = {**self._base(), "tool_use": tool_use, "answer": doubt["response"]}
-                doubt["response"] = "recorded"
-                out: io.ToolOutcome = await self._activity("tether.reconcile", answered, attempts=int(self._options["hook_attempts"]))
-                return await self._record(tool_use, out)
-            del table[doubt["id"]]  # a re-run that is lost again asks again
-        name = str(tool_use.get("name"))
-        if name in (self._settings.get("agent_tools") or ()) and workflow.patched(PATCH_CHILD_WORKFLOWS):
-            return await self._run_agent_tool(tool_use)
-        interrupts = {ident: cast("CompactRecord", item) for ident, item in table.items() if item.get("tool_use_id") == tool_use_id}
-        core.tool_started(tool_use_id)
-        params: io.RunToolInput = {**self._base(), "tool_use": tool_use, "interrupts": interrupts, "state": run.state}  # type: ignore[typeddict-item]
-        if self._settings.get("source_tools"):
-            params["source_tools"] = self._settings["source_tools"]
-        single = name in (self._settings.get("non_idempotent") or ())
-        while True:
-            try:
-                out = await self._activity(
-                    "tether.run_tool",
-                    params,
-                    timeout=float(self._options["tool_timeout_s"]),
-                    attempts=1 if single else int(self._options["tool_attempts"]),
-                    heartbeat=float(self._options["heartbeat_s"]),
-                    summary=name,
-                )
-            except ActivityError as exc:
-                settled = await self._tool_failed(tool_use, exc, single)
-                if settled is None:
-                    continue  # reconciled as "rerun"
-                out = settled
-            break
-        if "interrupt" in out:
-            self._fold_extras(out)  # absent from outcomes recorded before agent tools: replays as it ran
-            core.tool_interrupted([cast("InterruptRecord", out["interrupt"])])
-            return False
-        return await self._record(tool_use, out)
-
-    def _fold_extras(self, out: io.ToolOutcome) -> None:
-        """Fold a tool outcome's state changes and the usage it rolled up (an agent tool's child)
-        into the run."""
-        run, _ = self._state()
-        changes = out.get("state_changes")
-        if changes:
-            run.state.update(changes["set"])
-            for key in changes["deleted"]:
-                run.state.pop(key, None)
-        added = out.get("usage_added")
-        if added:
-            add_figures(run.metrics, added)
-
-    async def _tool_failed(self, tool_use: Any, exc: ActivityError, single: bool) -> io.ToolOutcome | None:
-        """What a tool activity that failed for good stands for: a run_tool-like outcome, or None
-        to run the call again. Failures no retry can fix (a broken agent factory, a value over
-        the hard limit) and cancellation still end the run."""
-        cause = exc.cause
-        in_doubt = isinstance(cause, ApplicationError) and cause.type == IN_DOUBT_FAILURE
-        if is_cancelled_exception(exc) or (isinstance(cause, ApplicationError) and cause.non_retryable and not in_doubt):
-            raise exc
-        if not workflow.patched(PATCH_TOOL_FAILURES):
-            raise exc  # a run recorded before the patch failed here
-        name = str(tool_use.get("name"))
-        if single or in_doubt:
-            params: io.ReconcileInput = {**self._base(), "tool_use": tool_use}  # type: ignore[typeddict-item]  # no answer
-            out: io.ToolOutcome = await self._activity("tether.reconcile", params, attempts=int(self._options["hook_attempts"]))
-            return None if out.get("rerun") else out
-        if self._options["tool_failure"] != "error_result":
-            raise exc
-        text = f"Tool {name!r} did not complete: {_failure_text(exc)}. It produced no result; do not assume it ran."
-        return {"result": {"toolUseId": tool_use["toolUseId"], "status": "error", "content": [{"text": text}]}}
-
-    async def _record(self, tool_use: Any, out: io.ToolOutcome) -> bool:
-        """Fold one tool outcome (``result``, ``state_changes``, ``duration_ms``) into the core."""
-        run, core = self._state()
-        tool_use_id = tool_use["toolUseId"]
-        result = out["result"]
-        self._fold_extras(out)
-        record_tool(run.metrics, tool_use["name"], float(out.get("duration_ms", 0.0)), result["status"] == "error")
-        added = core.tool_done(tool_use_id, cast("ToolResult", result))  # compact: the core reads its id and status
-        self._unpersisted += len(added)
-        if added:
-            self._trim_tail()
-            await self._messages_hook(added)
-        return True
-
     # -- interrupts -----------------------------------------------------------------------
 
     async def _wait_for_answers(self) -> None:
@@ -660,17 +538,6 @@ def _budget_policy(settings: AgentSettings) -> BudgetPolicy | None:
         None if price is None else ModelPrice(float(price[0]), float(price[1])),
         int(budget.get("fixed_tokens", 0)),
     )
-
-
-def _failure_text(exc: ActivityError) -> str:
-    """A model-readable account of why a tool activity failed for good."""
-    cause = exc.cause
-    attempts = f"({exc.retry_state.name.lower().replace('_', ' ')})" if exc.retry_state is not None else ""
-    if isinstance(cause, TimeoutError):
-        what = f"it timed out ({cause.type.name.lower().replace('_', '-') if cause.type is not None else 'timeout'})"
-    else:
-        what = f"it failed ({cause})" if cause is not None else "it failed"
-    return f"{what} {attempts}".strip()
 
 
 def _run_messages(tail: list[CompactMessage]) -> list[Message]:
