@@ -116,17 +116,19 @@ def test_a_server_error_is_a_store_error_and_the_connection_serves_the_next_writ
     store.close()
 
 
-def test_a_connection_whose_client_encoding_is_not_utf8_commits_on_the_thread(pg_conninfo: str) -> None:
-    """The wire sends UTF-8: on a connection with another client encoding the event loop's path
-    declines (False, nothing sent) and the thread's path stores the write, text intact."""
+def test_a_connection_whose_client_encoding_is_not_utf8_stores_text_intact(pg_conninfo: str) -> None:
+    """Text goes in the connection's client encoding: on a LATIN1 connection both drivers (the
+    event loop's and the thread's) store a write whose text is not ASCII, read back exactly."""
     store = PostgresStore(pg_conninfo, client_encoding="LATIN1")
     with store.lease("l") as lease:
-        _, prepared = _writes(store, "l")
-        assert asyncio.run(store.commit_async("l", prepared, lease=lease)) is False
-        assert store.head("l")["rev"] == 1  # type: ignore[index]
-        store.commit("l", prepared, lease=lease)
-    loaded = store.load("l")
-    assert loaded is not None and loaded.messages[1]["content"][0]["text"] == "calling, {} \\ ü"  # type: ignore[typeddict-item]
+        expected, prepared = _writes(store, "l")
+        assert asyncio.run(store.commit_async("l", prepared, lease=lease)) is True
+    _, prepared_thread = _writes(store, "t")
+    store.commit("t", prepared_thread)
+    for run_id in ("l", "t"):
+        loaded = store.load(run_id)
+        assert loaded is not None and loaded.messages[1:] == expected["messages"]
+        assert loaded.messages[1]["content"][0]["text"] == "calling, {} \\ ü"  # type: ignore[typeddict-item]
     store.close()
 
 
@@ -264,4 +266,44 @@ def test_a_session_ended_with_save_points_out_fails_each_as_a_lost_lease(pg_conn
             other.rollback()
         assert [type(o) for o in outcomes] == [LeaseLostError, LeaseLostError]
         assert lane.holder is None and not lane.lock.locked()
+    store.close()
+
+
+def test_a_save_point_nobody_awaits_lets_the_lane_go_once_answered(pg_conninfo: str) -> None:
+    """A save point sent whose waiter never runs (its task cancelled before it started): the
+    event loop takes its answer as it arrives and lets the lane go, so another thread's write
+    on it does not wait forever; the save point is stored."""
+    store = PostgresStore(pg_conninfo)
+    with store.lease("n") as lease:
+        write = _leased_run(store, "n", lease)
+        lane = store._owned["n"].lane
+
+        async def send_and_leave() -> None:
+            assert store.send_commit("n", write(2), lease=lease) is not None
+            while lane.lock.locked():  # the loop runs: its reader takes the answer
+                await asyncio.sleep(0.01)
+
+        asyncio.run(asyncio.wait_for(send_and_leave(), 60))
+        assert lane.holder is None
+        writer = threading.Thread(target=store.commit, args=("n", write(3)), kwargs={"lease": lease}, daemon=True)
+        writer.start()
+        writer.join(60)
+        assert not writer.is_alive(), "a thread waits for a lane nobody lets go"
+    assert _texts(store, "n") == ["m1", "m2", "m3"]
+    store.close()
+
+
+def test_a_statement_the_session_has_already_is_sent_again_without_preparing(pg_conninfo: str) -> None:
+    """The connection's record lost track of a statement its session still has: preparing it
+    again fails (nothing ran), and it is sent again as it is, once, on either driver."""
+    store = PostgresStore(pg_conninfo)
+    with store.lease("a") as lease:
+        write = _leased_run(store, "a", lease)
+        assert asyncio.run(store.commit_async("a", write(2), lease=lease)) is True
+        lane = store._owned["a"].lane
+        lane.prepared.names.clear()
+        assert asyncio.run(store.commit_async("a", write(3), lease=lease)) is True
+        lane.prepared.names.clear()
+        store.commit("a", write(4), lease=lease)
+    assert _texts(store, "a") == ["m1", "m2", "m3", "m4"]
     store.close()

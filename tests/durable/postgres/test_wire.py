@@ -3,7 +3,6 @@ them, checked on a real PostgreSQL server."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -13,6 +12,14 @@ from hypothesis import strategies as st
 from tether.durable.postgres import pipeline, wire
 
 psycopg = pytest.importorskip("psycopg")
+
+
+def _execute(conn: Any, stmt: wire.Statement, params: list[bytes | None]) -> Any:
+    """``stmt`` run on ``conn`` through a pipeline of one statement, blocking: its one result."""
+    pipe = pipeline.Pipeline(psycopg, conn, wire.Prepared.of(conn))
+    out = pipe.send(stmt, params)
+    pipeline.wait(pipe.answer(out), pipe.fileno)
+    return pipe.outcome(out)
 
 
 def test_a_placeholder_named_twice_is_one_parameter_and_every_one_needs_a_type() -> None:
@@ -45,7 +52,7 @@ def test_parameters_reach_the_server_exactly(pg_server: Any, texts: list[str], i
     )
     with psycopg.connect(pg_server.conninfo(), autocommit=True) as conn:
         params = wire.encode(stmt, {"t": texts, "i": ints, "s": scalar, "n": len(ints), "z": None})
-        result = asyncio.run(pipeline.execute(psycopg, conn, stmt, params, wire.Prepared()))
+        result = _execute(conn, stmt, params)
         row = conn.execute("SELECT %s::text[], %s::bigint[]", (texts, ints)).fetchone()  # psycopg's own reading of the same values
         assert row is not None
         assert result.get_value(0, 0) == conn.execute("SELECT %s::text[]::text", (texts,)).fetchone()[0].encode()  # type: ignore[index]

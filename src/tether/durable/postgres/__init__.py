@@ -21,7 +21,7 @@ one of them (:mod:`.leases`), and its writes go through that lane.
 
 The package, bottom to top: :mod:`.errors` (what a driver error means: ``StoreError`` or
 ``LeaseLostError``), :mod:`.dialect` (SQL text, rows and parameters), :mod:`.wire` (a statement
-in libpq's form), :mod:`.pipeline` (sending a save point and awaiting its answer),
+in libpq's form), :mod:`.pipeline` (one save-point protocol over libpq, driven blocking or on the event loop),
 :mod:`.lanes` and :mod:`.leases`, :mod:`.effects` (a tool call's transaction) and
 :mod:`.store` (:class:`PostgresStore`).
 """

@@ -113,10 +113,10 @@ def save_query(head: str, kinds: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def save_statement(kinds: str) -> wire.Statement:
-    """The statement of a save point with rows of ``kinds`` (see :func:`save_query`) in libpq's
-    form (:mod:`.wire`), as :meth:`PostgresStore.commit_async` sends it."""
-    return wire.statement(save_query("save", kinds), _SAVE_TYPES)
+def save_statement(head: str, kinds: str) -> wire.Statement:
+    """The statement of a write (see :func:`save_query`) in libpq's form (:mod:`.wire`), as
+    :func:`~tether.durable.postgres.pipeline.save_point` sends it."""
+    return wire.statement(save_query(head, kinds), _SAVE_TYPES)
 
 
 def row_kinds(rows: EncodedWrite) -> str:

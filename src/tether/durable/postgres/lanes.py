@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import itertools
-import select
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import StoreError
 from . import errors, wire
-from .pipeline import Pipeline
+from .pipeline import WAIT_R, Pipeline, ready
 
 if TYPE_CHECKING:
     import psycopg
@@ -39,10 +38,10 @@ class Lane:
     """One connection of a store's pool, used by one thread at a time (``lock``).
 
     ``generation`` counts the connections the lane has had: a lease taken on generation g ended
-    with that connection's session. ``prepared``: the statements :mod:`.wire`
-    prepared on the current connection. ``leases`` counts the leases held on it. ``holder``: the
-    thread of the event loop that holds ``lock`` while its statements are out (``pipeline``,
-    see :meth:`PostgresStore.send_commit`); nobody else blocks waiting for such a lane, since a
+    with that connection's session. ``prepared``: the statements prepared on the current
+    connection (:mod:`.wire`). ``leases`` counts the leases held on it. ``holder``: the thread of
+    the event loop that holds ``lock`` while its statements are out (``pipeline``, see
+    :meth:`~tether.durable.postgres.PostgresStore.send_commit`); nobody else blocks waiting for such a lane, since a
     wait on that loop's own thread would never end (that thread reads their answers first).
     """
 
@@ -206,7 +205,6 @@ class Lanes:
             or conn.closed
             or conn.broken
             or lane.generation != owned.generation
-            or not lane.prepared.utf8  # .wire encodes text as UTF-8 (a client encoding is almost always that)
             or self._session_ended(conn) is not None
             or not conn.lock.acquire(blocking=False)
         ):
@@ -216,7 +214,7 @@ class Lanes:
         loop = asyncio.get_running_loop()
         pipeline = lane.pipeline
         if pipeline is None or pipeline.conn is not conn or pipeline.loop is not loop:
-            pipeline = lane.pipeline = Pipeline(self._psycopg, conn, lane.prepared, functools.partial(self._let_go, lane, conn))
+            pipeline = lane.pipeline = Pipeline(self._psycopg, conn, lane.prepared, functools.partial(self._let_go, lane, conn), loop)
         return pipeline
 
     @staticmethod
@@ -244,7 +242,7 @@ class Lanes:
         readable: a poll that costs no round trip. Only then is the session asked (a cheap
         query, which is what reads the server's reason)."""
         try:
-            readable, _, _ = select.select([conn.fileno()], [], [], 0)
+            readable = ready(conn.fileno(), WAIT_R, 0)
         except (OSError, ValueError):
             return "its connection is closed"
         if not readable:

@@ -21,11 +21,11 @@ from ..redaction import RedactionPolicy
 from ..rowstore import Fence, HeadRow, RowStore, WouldBlock
 from ..store import Lease, PreparedWrite, RunSize, largest_first, validate_run_id
 from . import errors, wire
-from .dialect import EPOCHS_FROM_LEASES, SCHEMA, SCHEMA_LOCK, SIZED, STORE_SCHEMA, row_kinds, save_params, save_query, save_statement
+from .dialect import EPOCHS_FROM_LEASES, SCHEMA, SCHEMA_LOCK, SIZED, STORE_SCHEMA, row_kinds, save_params, save_statement
 from .effects import PostgresEffects
 from .lanes import DEFAULT_POOL_SIZE
 from .leases import Leases
-from .pipeline import Answer, Unprepared
+from .pipeline import Pipeline, PQGen, Sent, Unprepared, save_point, wait
 
 if TYPE_CHECKING:
     import psycopg
@@ -73,7 +73,11 @@ class PostgresStore(Leases, RowStore["psycopg.Connection[Any]", str]):
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ConfigurationError(f"PostgresStore pool_size must be a positive int (the most connections it opens), not {pool_size!r}")
         self._psycopg = errors.import_psycopg()
-        self._wire = wire.available(self._psycopg)  # save points on the event loop (commit_async)
+        if not wire.available(self._psycopg):
+            raise ConfigurationError(
+                "PostgresStore needs psycopg 3.1 or later with libpq 14 or later (pipeline mode); "
+                "install it with pip install 'tether[postgres]', whose psycopg[binary] bundles one"
+            )
         super().__init__(cipher=cipher, redact_state_keys=redact_state_keys, max_row_bytes=max_row_bytes)
         self._start_lanes(conninfo, connect_kwargs, pool_size)
         first = self._lanes[0]
@@ -164,11 +168,11 @@ class PostgresStore(Leases, RowStore["psycopg.Connection[Any]", str]):
         write, a write without a lease held here, a lane busy with another thread's statement, a
         lease whose session ended (the thread path says so).
 
-        The write's one statement goes out on the lease's connection through libpq itself
-        (prepared once per connection, see :mod:`.wire`), with no thread:
-        handing a commit to a writer thread and back costs two thread wake-ups, which on an idle
-        machine took longer than the commit itself. A save point sent while the run's previous
-        one is still out goes right behind it (:class:`~tether.durable.wire.Pipeline`): it
+        The write's one statement goes out on the lease's connection through the save-point
+        protocol the writer thread drives too (:func:`~.pipeline.save_point`), its answer awaited
+        on the loop, with no thread: handing a commit to a writer thread and back costs two
+        thread wake-ups, which on an idle machine took longer than the commit itself. A save point sent while the run's previous
+        one is still out goes right behind it (:class:`~.pipeline.Pipeline`): it
         commits after that one, and only if that one committed (its compare-and-swap names the
         revision that one writes). The lane is held while any of them is out.
 
@@ -177,7 +181,7 @@ class PostgresStore(Leases, RowStore["psycopg.Connection[Any]", str]):
             prepared: The write (:meth:`prepare`).
             lease: The lease the write is made under (None: the thread path).
         """
-        if lease is None or prepared.rev is None or prepared.rev <= 1 or not self._wire:
+        if lease is None or prepared.rev is None or prepared.rev <= 1:
             return None
         owned = self._owned.get(run_id)
         if owned is None or owned.epoch != lease.epoch or not owned.alive:
@@ -190,13 +194,13 @@ class PostgresStore(Leases, RowStore["psycopg.Connection[Any]", str]):
                 return None
         elif lane.holder != threading.get_ident() or pipeline.loop is not asyncio.get_running_loop() or lane.generation != owned.generation:
             return None  # statements of another loop out on it (two loops, one lease: not a run's own)
-        stmt = save_statement(row_kinds(prepared.rows))
-        params = wire.encode(stmt, save_params(run_id, prepared, lease))
+        stmt = save_statement("save", row_kinds(prepared.rows))
+        protocol = save_point(pipeline, stmt, wire.encode(stmt, save_params(run_id, prepared, lease), pipeline.prepared.encoding))
         try:
-            answer = pipeline.send(stmt, params)
+            next(protocol)  # sent
         except self._psycopg.Error as exc:
             raise errors.write_failed(self.where, run_id, pipeline.conn, exc) from None
-        return SentCommit(self, run_id, prepared, lease, pipeline.conn, answer)
+        return SentCommit(self, run_id, prepared, lease, pipeline, protocol, pipeline.last)
 
     async def commit_async(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None) -> bool:
         """:meth:`send_commit` and its outcome: True once committed; False, having written
@@ -220,19 +224,34 @@ class PostgresStore(Leases, RowStore["psycopg.Connection[Any]", str]):
             with conn.transaction():
                 super()._write_rows(conn, run_id, prepared, lease)
             return
-        query = save_query("save" if prepared.rev > 1 else "create" if lease is None else "create_leased", row_kinds(prepared.rows))
-        if self._saved(conn, query, save_params(run_id, prepared, lease)):
+        head = "save" if prepared.rev > 1 else "create" if lease is None else "create_leased"
+        kinds = row_kinds(prepared.rows)
+        if self._saved(conn, head, kinds, save_params(run_id, prepared, lease)):
             return
         if prepared.rows.head_delta is not None:
             self._check_fence(conn, run_id, prepared, lease)  # the fence holds: the base is not the one patched
-            if self._saved(conn, query, save_params(run_id, prepared, lease, whole=True)):
+            if self._saved(conn, head, kinds, save_params(run_id, prepared, lease, whole=True)):
                 return
         raise self._refused(conn, run_id, prepared, lease)
 
-    @staticmethod
-    def _saved(conn: psycopg.Connection[Any], query: str, params: dict[str, Any]) -> bool:
-        row = conn.execute(query, params).fetchone()
-        return bool(row and row[0])
+    def _saved(self, conn: psycopg.Connection[Any], head: str, kinds: str, params: dict[str, Any]) -> bool:
+        """A write's statement (:func:`~.dialect.save_statement`) through the save-point
+        protocol, blocking, on ``conn`` (held by the caller): whether it changed the head row.
+        A statement the session had dropped is prepared and sent again, once."""
+        stmt = save_statement(head, kinds)
+        pipeline = Pipeline(self._psycopg, conn, self._prepared_on(conn))
+        with conn.lock:
+            for _ in range(2):
+                try:
+                    return wait(save_point(pipeline, stmt, wire.encode(stmt, params, pipeline.prepared.encoding)), pipeline.fileno)
+                except Unprepared:
+                    continue  # nothing ran: prepared first this time
+        raise self._psycopg.OperationalError(f"the server dropped the prepared statement {stmt.name.decode()} twice")
+
+    def _prepared_on(self, conn: psycopg.Connection[Any]) -> wire.Prepared:
+        """The statements prepared on ``conn``: its lane's record, or none yet (a tool's
+        transaction, on a connection of its own)."""
+        return next((lane.prepared for lane in self._lanes if lane.conn is conn), None) or wire.Prepared.of(conn)
 
     def _head_row(self, conn: psycopg.Connection[Any], run_id: str) -> HeadRow[str] | None:
         row = conn.execute("SELECT head, rev, inc, delta FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
@@ -302,8 +321,7 @@ class PostgresStore(Leases, RowStore["psycopg.Connection[Any]", str]):
 
     def _append(self, conn: psycopg.Connection[Any], run_id: str, key: str, prepared: PreparedWrite) -> None:
         """The rows of a write whose head :meth:`_put_head` wrote (the same statement's append)."""
-        params = save_params(run_id, prepared, None)
-        conn.execute(save_query("append", row_kinds(prepared.rows)), params)
+        self._saved(conn, "append", row_kinds(prepared.rows), save_params(run_id, prepared, None))
 
     def _delete_rows(self, conn: psycopg.Connection[Any], run_id: str) -> None:
         for table in ("tether_messages", "tether_results", "tether_steps", "tether_blobs", "tether_runs"):
@@ -353,16 +371,18 @@ class SentCommit:
         run_id: The run written.
         prepared: The write.
         lease: The lease it was made under.
-        conn: The connection it went out on.
-        answer: Its statement's answer.
+        pipeline: The pipeline of the lease's connection it went out on.
+        protocol: Its :func:`~.pipeline.save_point`, sent (its first step taken).
+        out: Its statement, out on ``pipeline``.
     """
 
     store: PostgresStore
     run_id: str
     prepared: PreparedWrite
     lease: Lease
-    conn: psycopg.Connection[Any]
-    answer: Answer
+    pipeline: Pipeline
+    protocol: PQGen[bool]
+    out: Sent
 
     async def done(self) -> bool:
         """True once the save point committed; False when it wrote nothing (its compare-and-swap
@@ -375,16 +395,15 @@ class SentCommit:
         for attempt in range(2):
             assert sent is not None
             try:
-                result = await sent.answer.result()
+                changed = await sent.pipeline.finish(sent.protocol, sent.out)
                 break
             except Unprepared:  # nothing ran: sent again once, prepared first, behind what is out
                 sent = store.send_commit(self.run_id, self.prepared, lease=self.lease) if attempt == 0 else None
                 if sent is None:
                     return False
             except store._psycopg.Error as exc:
-                raise errors.write_failed(store.where, self.run_id, sent.conn, exc) from None
-        row = result.get_value(0, 0) if result.ntuples == 1 else None
-        if row is None or int(row) == 0:
+                raise errors.write_failed(store.where, self.run_id, sent.pipeline.conn, exc) from None
+        if not changed:
             return False
         store.bytes_written += self.prepared.rows.size
         return True

@@ -77,7 +77,7 @@ def statement(query: str, types: tuple[tuple[str, int], ...]) -> Statement:
     return Statement(b"tether_" + digest.encode(), text.encode(), tuple(names), tuple(by_name[n] for n in names), tuple(formats))
 
 
-def encode(stmt: Statement, values: Mapping[str, Any]) -> list[bytes | None]:
+def encode(stmt: Statement, values: Mapping[str, Any], encoding: str = "utf-8") -> list[bytes | None]:
     """The parameters of ``stmt`` from ``values`` by name, as libpq takes them: None (NULL),
     a scalar's text (an ``int`` or a ``str``), an array (a list of ``int`` or ``str``) in binary."""
     out: list[bytes | None] = []
@@ -86,9 +86,9 @@ def encode(stmt: Statement, values: Mapping[str, Any]) -> list[bytes | None]:
         if value is None:
             out.append(None)
         elif oid in _ELEMENTS:
-            out.append(_array(value, oid))
+            out.append(_array(value, oid, encoding))
         elif type(value) is str:
-            out.append(value.encode())
+            out.append(value.encode(encoding))
         elif type(value) is int:
             out.append(int.__repr__(value).encode())
         else:
@@ -96,7 +96,7 @@ def encode(stmt: Statement, values: Mapping[str, Any]) -> list[bytes | None]:
     return out
 
 
-def _array(values: Sequence[Any], oid: int) -> bytes:
+def _array(values: Sequence[Any], oid: int, encoding: str) -> bytes:
     """A one-dimensional array without NULLs in PostgreSQL's binary format."""
     element = _ELEMENTS[oid]
     if not values:
@@ -106,7 +106,7 @@ def _array(values: Sequence[Any], oid: int) -> bytes:
         return head + b"".join([_INT8_ITEM.pack(8, value) for value in values])
     parts = [head]
     for value in values:
-        data = value.encode()
+        data = value.encode(encoding)
         parts.append(_LENGTH.pack(len(data)))
         parts.append(data)
     return b"".join(parts)
@@ -114,21 +114,24 @@ def _array(values: Sequence[Any], oid: int) -> bytes:
 
 @dataclass(eq=False)
 class Prepared:
-    """The statements prepared on one connection (a new connection starts with none), and
-    whether the connection's client encoding is UTF-8, the encoding :func:`encode` writes (read
-    once: psycopg's ``conn.info.encoding`` looks it up anew on every call)."""
+    """The statements prepared on one connection (a new connection starts with none), and the
+    connection's client encoding (Python's name for it), the one :func:`encode` writes text in
+    (read once: psycopg's ``conn.info.encoding`` looks it up anew on every call)."""
 
-    utf8: bool = True
+    encoding: str = "utf-8"
     names: set[bytes] = field(default_factory=set)
 
     @classmethod
     def of(cls, conn: Any) -> Prepared:
         """The record of a new psycopg connection ``conn``."""
-        return cls(utf8=conn.info.encoding == "utf-8")
+        return cls(encoding=conn.info.encoding)
 
 
 def available(psycopg: Any) -> bool:
-    """Whether this psycopg offers what :func:`execute` uses (its libpq wrapper and its
-    errors made from a result)."""
+    """Whether this psycopg offers what :mod:`.pipeline` uses: its libpq wrapper, its errors made
+    from a result, and a libpq with pipeline mode (14 or later; ``psycopg[binary]`` bundles one)."""
     errors = getattr(psycopg, "errors", None)
-    return getattr(errors, "error_from_result", None) is not None and hasattr(getattr(psycopg, "pq", None), "ExecStatus")
+    pq: Any = getattr(psycopg, "pq", None)
+    if getattr(errors, "error_from_result", None) is None or not hasattr(pq, "ExecStatus"):
+        return False
+    return bool(pq.version() >= 140000)
