@@ -1,4 +1,4 @@
-"""`tether.durable.pgwire`: save points sent with libpq itself, on a real PostgreSQL server."""
+"""`tether.durable.postgres.pipeline`: save points sent with libpq itself, on a real PostgreSQL server."""
 
 from __future__ import annotations
 
@@ -8,58 +8,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from tether.durable import pgwire
 from tether.durable.codec import new_packer
 from tether.durable.postgres import PostgresStore
 from tether.durable.session import run_state_of
 from tether.durable.store import SCHEMA_VERSION
 from tether.errors import LeaseLostError, StoreError
 
-from .test_postgres import step_row
+from ..test_postgres import step_row
 
 psycopg = pytest.importorskip("psycopg")
-
-
-def test_a_placeholder_named_twice_is_one_parameter_and_every_one_needs_a_type() -> None:
-    stmt = pgwire.statement("SELECT %(a)s, %(b)b, %(a)s", (("a", pgwire.INT8), ("b", pgwire.TEXT_ARRAY)))
-    assert stmt.query == b"SELECT $1, $2, $1" and stmt.params == ("a", "b")
-    assert stmt.types == (pgwire.INT8, pgwire.TEXT_ARRAY) and stmt.formats == (0, 1)
-    assert stmt.name.startswith(b"tether_") and stmt == pgwire.statement("SELECT %(a)s, %(b)b, %(a)s", (("a", 20), ("b", 1009)))
-    with pytest.raises(KeyError, match="'c'"):
-        pgwire.statement("SELECT %(c)s", (("a", pgwire.INT8),))
-    with pytest.raises(ValueError, match="arrays go in binary"):
-        pgwire.statement("SELECT %(a)s", (("a", pgwire.INT8_ARRAY),))
-    with pytest.raises(ValueError, match="in text and in binary"):
-        pgwire.statement("SELECT %(a)s, %(a)b", (("a", pgwire.INT8_ARRAY),))
-    with pytest.raises(TypeError, match="'a'"):
-        pgwire.encode(pgwire.statement("SELECT %(a)s", (("a", pgwire.INT8),)), {"a": 1.5})
-
-
-_TEXTS = st.lists(st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=40), max_size=6)
-_INTS = st.lists(st.integers(-(2**63), 2**63 - 1), max_size=6)
-
-
-@settings(max_examples=60, deadline=None)
-@given(texts=_TEXTS, ints=_INTS, scalar=st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=60))
-def test_parameters_reach_the_server_exactly(pg_server: Any, texts: list[str], ints: list[int], scalar: str) -> None:
-    """Text and bigint arrays (binary), text and bigint scalars (text) and NULL arrive as sent:
-    quotes, backslashes, braces, commas and non-ASCII text included, and empty arrays."""
-    stmt = pgwire.statement(
-        "SELECT %(t)b::text[], %(i)b::bigint[], %(s)s::text, %(n)s::bigint, %(z)s::text",
-        (("t", pgwire.TEXT_ARRAY), ("i", pgwire.INT8_ARRAY), ("s", pgwire.TEXT), ("n", pgwire.INT8), ("z", pgwire.TEXT)),
-    )
-    with psycopg.connect(pg_server.conninfo(), autocommit=True) as conn:
-        params = pgwire.encode(stmt, {"t": texts, "i": ints, "s": scalar, "n": len(ints), "z": None})
-        result = asyncio.run(pgwire.execute(psycopg, conn, stmt, params, pgwire.Prepared()))
-        row = conn.execute("SELECT %s::text[], %s::bigint[]", (texts, ints)).fetchone()  # psycopg's own reading of the same values
-        assert row is not None
-        assert result.get_value(0, 0) == conn.execute("SELECT %s::text[]::text", (texts,)).fetchone()[0].encode()  # type: ignore[index]
-        assert result.get_value(0, 1) == conn.execute("SELECT %s::bigint[]::text", (ints,)).fetchone()[0].encode()  # type: ignore[index]
-        assert result.get_value(0, 2) == scalar.encode() and result.get_value(0, 3) == str(len(ints)).encode()
-        assert result.get_value(0, 4) is None
 
 
 def _writes(store: PostgresStore, run_id: str) -> tuple[dict[str, Any], Any]:
@@ -158,17 +116,19 @@ def test_a_server_error_is_a_store_error_and_the_connection_serves_the_next_writ
     store.close()
 
 
-def test_a_connection_whose_client_encoding_is_not_utf8_commits_on_the_thread(pg_conninfo: str) -> None:
-    """pgwire sends UTF-8: on a connection with another client encoding the event loop's path
-    declines (False, nothing sent) and the thread's path stores the write, text intact."""
+def test_a_connection_whose_client_encoding_is_not_utf8_stores_text_intact(pg_conninfo: str) -> None:
+    """Text goes in the connection's client encoding: on a LATIN1 connection both drivers (the
+    event loop's and the thread's) store a write whose text is not ASCII, read back exactly."""
     store = PostgresStore(pg_conninfo, client_encoding="LATIN1")
     with store.lease("l") as lease:
-        _, prepared = _writes(store, "l")
-        assert asyncio.run(store.commit_async("l", prepared, lease=lease)) is False
-        assert store.head("l")["rev"] == 1  # type: ignore[index]
-        store.commit("l", prepared, lease=lease)
-    loaded = store.load("l")
-    assert loaded is not None and loaded.messages[1]["content"][0]["text"] == "calling, {} \\ ü"  # type: ignore[typeddict-item]
+        expected, prepared = _writes(store, "l")
+        assert asyncio.run(store.commit_async("l", prepared, lease=lease)) is True
+    _, prepared_thread = _writes(store, "t")
+    store.commit("t", prepared_thread)
+    for run_id in ("l", "t"):
+        loaded = store.load(run_id)
+        assert loaded is not None and loaded.messages[1:] == expected["messages"]
+        assert loaded.messages[1]["content"][0]["text"] == "calling, {} \\ ü"  # type: ignore[typeddict-item]
     store.close()
 
 
@@ -306,4 +266,44 @@ def test_a_session_ended_with_save_points_out_fails_each_as_a_lost_lease(pg_conn
             other.rollback()
         assert [type(o) for o in outcomes] == [LeaseLostError, LeaseLostError]
         assert lane.holder is None and not lane.lock.locked()
+    store.close()
+
+
+def test_a_save_point_nobody_awaits_lets_the_lane_go_once_answered(pg_conninfo: str) -> None:
+    """A save point sent whose waiter never runs (its task cancelled before it started): the
+    event loop takes its answer as it arrives and lets the lane go, so another thread's write
+    on it does not wait forever; the save point is stored."""
+    store = PostgresStore(pg_conninfo)
+    with store.lease("n") as lease:
+        write = _leased_run(store, "n", lease)
+        lane = store._owned["n"].lane
+
+        async def send_and_leave() -> None:
+            assert store.send_commit("n", write(2), lease=lease) is not None
+            while lane.lock.locked():  # the loop runs: its reader takes the answer
+                await asyncio.sleep(0.01)
+
+        asyncio.run(asyncio.wait_for(send_and_leave(), 60))
+        assert lane.holder is None
+        writer = threading.Thread(target=store.commit, args=("n", write(3)), kwargs={"lease": lease}, daemon=True)
+        writer.start()
+        writer.join(60)
+        assert not writer.is_alive(), "a thread waits for a lane nobody lets go"
+    assert _texts(store, "n") == ["m1", "m2", "m3"]
+    store.close()
+
+
+def test_a_statement_the_session_has_already_is_sent_again_without_preparing(pg_conninfo: str) -> None:
+    """The connection's record lost track of a statement its session still has: preparing it
+    again fails (nothing ran), and it is sent again as it is, once, on either driver."""
+    store = PostgresStore(pg_conninfo)
+    with store.lease("a") as lease:
+        write = _leased_run(store, "a", lease)
+        assert asyncio.run(store.commit_async("a", write(2), lease=lease)) is True
+        lane = store._owned["a"].lane
+        lane.prepared.names.clear()
+        assert asyncio.run(store.commit_async("a", write(3), lease=lease)) is True
+        lane.prepared.names.clear()
+        store.commit("a", write(4), lease=lease)
+    assert _texts(store, "a") == ["m1", "m2", "m3", "m4"]
     store.close()
