@@ -307,3 +307,45 @@ def test_a_statement_the_session_has_already_is_sent_again_without_preparing(pg_
         store.commit("a", write(4), lease=lease)
     assert _texts(store, "a") == ["m1", "m2", "m3", "m4"]
     store.close()
+
+
+def test_a_save_point_that_fails_before_it_is_sent_lets_the_lane_go(pg_conninfo: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error while the save point is made ready to send (its parameters cannot be encoded):
+    nothing went out, so the lane opened for it is let go; the error reaches the caller, the
+    lease ends and the next write is stored. Before, the lane stayed held and ending the lease
+    waited forever."""
+    from tether.durable.postgres import wire
+
+    store = PostgresStore(pg_conninfo)
+    encode = wire.encode
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise UnicodeEncodeError("utf-8", "x", 0, 1, "a parameter that cannot be encoded")
+
+    def attempt(lease: Any, write: Callable[[int], Any]) -> None:
+        monkeypatch.setattr(wire, "encode", refuse)
+        try:
+            with pytest.raises(UnicodeEncodeError):
+                asyncio.run(store.commit_async("e", write(2), lease=lease))
+        finally:
+            monkeypatch.setattr(wire, "encode", encode)
+
+    failed: list[BaseException] = []
+
+    def turn() -> None:
+        try:
+            with store.lease("e") as lease:
+                write = _leased_run(store, "e", lease)
+                attempt(lease, write)
+                assert store._owned["e"].lane.holder is None
+                assert asyncio.run(store.commit_async("e", write(2), lease=lease)) is True
+        except BaseException as exc:
+            failed.append(exc)
+
+    worker = threading.Thread(target=turn, daemon=True)
+    worker.start()
+    worker.join(120)
+    assert not worker.is_alive(), "ending the lease waits for a lane nobody lets go"
+    assert not failed, failed
+    assert _texts(store, "e") == ["m1", "m2"]
+    store.close()

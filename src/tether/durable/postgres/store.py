@@ -188,18 +188,24 @@ class PostgresStore(Leases, RowStore["psycopg.Connection[Any]", str]):
             return None
         lane = owned.lane
         pipeline = lane.pipeline
-        if pipeline is None or not pipeline.busy:
+        opened = pipeline is None or not pipeline.busy
+        if opened:
             pipeline = self._open_pipeline(lane, owned)
             if pipeline is None:
                 return None
         elif lane.holder != threading.get_ident() or pipeline.loop is not asyncio.get_running_loop() or lane.generation != owned.generation:
             return None  # statements of another loop out on it (two loops, one lease: not a run's own)
-        stmt = save_statement("save", row_kinds(prepared.rows))
-        protocol = save_point(pipeline, stmt, wire.encode(stmt, save_params(run_id, prepared, lease), pipeline.prepared.encoding))
+        assert pipeline is not None
         try:
+            stmt = save_statement("save", row_kinds(prepared.rows))
+            protocol = save_point(pipeline, stmt, wire.encode(stmt, save_params(run_id, prepared, lease), pipeline.prepared.encoding))
             next(protocol)  # sent
-        except self._psycopg.Error as exc:
-            raise errors.write_failed(self.where, run_id, pipeline.conn, exc) from None
+        except BaseException as exc:
+            if opened and not pipeline.busy:  # nothing of this write went out: the lane is free again
+                self._let_go(lane, pipeline.conn)
+            if isinstance(exc, self._psycopg.Error):
+                raise errors.write_failed(self.where, run_id, pipeline.conn, exc) from None
+            raise
         return SentCommit(self, run_id, prepared, lease, pipeline, protocol, pipeline.last)
 
     async def commit_async(self, run_id: str, prepared: PreparedWrite, *, lease: Lease | None = None) -> bool:
