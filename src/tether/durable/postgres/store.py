@@ -187,15 +187,17 @@ class PostgresStore(Leases, RowStore["psycopg.Connection[Any]", str]):
         if owned is None or owned.epoch != lease.epoch or not owned.alive:
             return None
         lane = owned.lane
-        pipeline = lane.pipeline
-        opened = pipeline is None or not pipeline.busy
-        if opened:
-            pipeline = self._open_pipeline(lane, owned)
-            if pipeline is None:
+        out = lane.pipeline
+        opened = out is None or not out.busy
+        if out is not None and not opened:
+            if lane.holder != threading.get_ident() or out.loop is not asyncio.get_running_loop() or lane.generation != owned.generation:
+                return None  # statements of another loop out on it (two loops, one lease: not a run's own)
+            pipeline = out
+        else:
+            opening = self._open_pipeline(lane, owned)
+            if opening is None:
                 return None
-        elif lane.holder != threading.get_ident() or pipeline.loop is not asyncio.get_running_loop() or lane.generation != owned.generation:
-            return None  # statements of another loop out on it (two loops, one lease: not a run's own)
-        assert pipeline is not None
+            pipeline = opening
         try:
             stmt = save_statement("save", row_kinds(prepared.rows))
             protocol = save_point(pipeline, stmt, wire.encode(stmt, save_params(run_id, prepared, lease), pipeline.prepared.encoding))
