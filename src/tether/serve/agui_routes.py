@@ -23,6 +23,7 @@ before anything is stored.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -97,7 +98,7 @@ class AguiEndpoint:
             first = await self.runs.start_run(name, text, thread_id, keyed, client)
         if first is not None:  # a repeat of an input this thread took: the first one's AG-UI run, from where it started
             after = Cursor(int(first.get("after") or 0))
-        view = await asyncio.to_thread(read_thread, self.runs.store, thread_id, after)
+        view = await asyncio.to_thread(functools.partial(read_thread, self.runs.store, thread_id, after, prompt=prompt is None))
         messages = [*view.messages, prompt] if prompt is not None else view.messages  # the prompt is the client's: not echoed
         return self._stream(AguiTranslator(thread_id, given.run_id, after, view.state, messages))
 

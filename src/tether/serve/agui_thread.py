@@ -60,13 +60,18 @@ class ThreadView:
     run_id: str | None = None
 
 
-def read_thread(store: RunStore, thread_id: str, after: Cursor | None) -> ThreadView:
+def read_thread(store: RunStore, thread_id: str, after: Cursor | None, *, prompt: bool = True) -> ThreadView:
     """The view of ``thread_id`` at ``after`` (None: the start of its latest AG-UI run). Blocking I/O.
+
+    A prompt is the client's own message, which the stream does not echo; so when the first
+    message after ``after`` is a prompt (``after`` is where an AG-UI run starts), the snapshot
+    holds it too, unless ``prompt`` is false (the client that sent it holds it).
 
     Args:
         store: The run store.
         thread_id: The thread (the durable run's id).
         after: Where the connection streams from, or None for the latest AG-UI run.
+        prompt: Whether the snapshot takes the prompt that follows ``after``.
     """
     try:
         events = EventLog(store, thread_id).read()
@@ -77,7 +82,13 @@ def read_thread(store: RunStore, thread_id: str, after: Cursor | None) -> Thread
     view = ThreadView(after)
     for event in events:
         if after.admits(event["id"]):
-            break
+            if not prompt:
+                break
+            if event["type"] == "message":  # the first message after ``after``: the prompt, if it is one
+                if event["data"].get("role") == "user" and not _results(event["data"]):
+                    view.messages += agui_messages(thread_id, event["data"])
+                break
+            continue
         if event["type"] == "message":
             view.messages += agui_messages(thread_id, event["data"])
         elif event["type"] == "state":
@@ -85,6 +96,10 @@ def read_thread(store: RunStore, thread_id: str, after: Cursor | None) -> Thread
     head = store.head(thread_id)
     view.run_id = run_id_at(head, after)
     return view
+
+
+def _results(data: Mapping[str, Any]) -> bool:
+    return any(isinstance(block, dict) and "toolResult" in block for block in data.get("content") or [])
 
 
 def latest_start(events: list[ServeEvent]) -> Cursor:
