@@ -191,7 +191,8 @@ def test_client_state_is_merged_into_the_agent_state_with_the_turn(client: TestC
     check_lifecycle(events)
     first_step = store.history("th-s")[0].head["state"]
     assert first_step["theme"] == "dark" and first_step["items"] == ["bread"]  # recorded by the turn's first write
-    assert first_step["tether.serve"]["agui"] == {"context": [{"description": "page", "value": "/orders"}], "forwardedProps": {"tenant": "acme"}}
+    recorded = first_step["tether.serve"]["agui"]
+    assert recorded == {"context": [{"description": "page", "value": "/orders"}], "forwardedProps": {"tenant": "acme"}}
     head = store.head("th-s")
     assert head is not None and head["state"]["items"] == ["bread", "milk", "eggs"] and head["state"]["theme"] == "dark"
     fresh = reconnect(client, "keeper", "th-s", None, whole=True)
