@@ -69,7 +69,7 @@ def test_a_fresh_client_rebuilds_a_finished_turn_and_finds_the_pending_interrupt
     second = post(client, "helper", agui_body("th-h", "r2", [UserMessage(id="c-2", content="release?")]), whole=True)
     messages, _ = snapshots(second)
     assert messages == [  # the finished turn, then the prompt the client sent (its own id)
-        {"id": "th-h/0", "role": "user", "content": "hello"},
+        {"id": "c-1", "role": "user", "content": "hello"},  # the ids the client gave its prompts
         {"id": "th-h/1", "role": "assistant", "content": "hi there"},
         {"id": "c-2", "role": "user", "content": "release?"},
     ]
@@ -79,9 +79,9 @@ def test_a_fresh_client_rebuilds_a_finished_turn_and_finds_the_pending_interrupt
     check_lifecycle(fresh)
     messages, state = snapshots(fresh)
     assert messages == [
-        {"id": "th-h/0", "role": "user", "content": "hello"},
+        {"id": "c-1", "role": "user", "content": "hello"},
         {"id": "th-h/1", "role": "assistant", "content": "hi there"},
-        {"id": "th-h/2", "role": "user", "content": "release?"},
+        {"id": "c-2", "role": "user", "content": "release?"},
     ]
     assert state == {}
     assert fresh[0]["runId"] == "r2" and fresh[0]["_id"] == "3"  # the step the first turn ended at
@@ -110,7 +110,7 @@ def test_a_fresh_client_rebuilds_a_finished_turn_and_finds_the_pending_interrupt
     results = [e for e in latest if e["type"] == "TOOL_CALL_RESULT"]
     assert [(e["toolCallId"], e["content"]) for e in results] == [("t-helper", "approved: yes")]
     whole_thread = reconnect(client, "helper", "th-h", "0", whole=True)  # an explicit id: from there, as before
-    assert snapshots(whole_thread)[0] == [{"id": "th-h/0", "role": "user", "content": "hello"}] and whole_thread[0]["runId"] == "r1"
+    assert snapshots(whole_thread)[0] == [{"id": "c-1", "role": "user", "content": "hello"}] and whole_thread[0]["runId"] == "r1"
 
 
 def test_a_reconnect_mid_run_snapshots_what_came_before_its_id(client: TestClient, gate_dir: Any) -> None:
@@ -144,8 +144,8 @@ def test_a_client_tool_call_ends_the_run_and_its_tool_message_continues_it_after
             "RUN_FINISHED",
         ]
         assert first[4]["toolCallName"] == "pick_color" and json.loads(first[5]["delta"]) == {"shade": "warm"}
-        assert first[-1]["outcome"] == {"type": "success"}  # nothing for a human: the client runs the tool
-        assert first[-1]["result"]["pendingToolCalls"] == ["t-color"] and first[-1]["result"]["status"] == "interrupted"
+        assert first[-1]["outcome"] == {"type": "success", "pendingToolCallIds": ["t-color"]}  # the client runs the tool
+        assert first[-1]["result"]["status"] == "interrupted"
         assert client.get("/runs/th-p").json()["status"] == "interrupted"
     with make_client(store) as client:  # another server process: the pending call is in the store
         call = AssistantMessage(id=first[1]["messageId"], content="calling pick_color", tool_calls=[])
@@ -154,10 +154,9 @@ def test_a_client_tool_call_ends_the_run_and_its_tool_message_continues_it_after
         second = post(client, "painter", body, whole=True)
         check_lifecycle(second)
         messages, _ = snapshots(second)
-        assert [m["id"] for m in messages] == ["th-p/0", "th-p/1"]  # the client's own tool message comes back as ours
+        assert [m["id"] for m in messages] == ["u1", "th-p/1"]  # the client's own tool message comes back as ours
         assert [(e["toolCallId"], e["content"]) for e in second if e["type"] == "TOOL_CALL_RESULT"] == [("t-color", "teal")]
         assert second[-1]["outcome"] == {"type": "success"} and second[-1]["result"]["answer"] == "painted teal"
-        assert "pendingToolCalls" not in second[-1]["result"]
         again = post(client, "painter", body, whole=True)  # a retried request: the first one's AG-UI run, nothing run again
         assert [e for e in again if e["type"] == "TOOL_CALL_RESULT"] == [e for e in second if e["type"] == "TOOL_CALL_RESULT"]
         assert client.get("/runs/th-p").json()["turns"] == 1

@@ -374,19 +374,20 @@ class AguiTranslator:
             message = str(data.get("stop_reason") or f"run {self.thread_id!r} failed")
             return [*events, RunErrorEvent(message=message, code="tether.failed")]
         pending = data.get("interrupts") or []
-        asked = [item for item in pending if item["name"] != CLIENT_TOOL]
-        interrupts = [agui_interrupt(item, interrupt_ref(self.thread_id, step, item["id"])) for item in asked]
-        calls = [item["tool_use_id"] for item in pending if item["name"] == CLIENT_TOOL]  # the client runs them: a tool message answers
+        # client-tool calls alone: the run succeeded, leaving the calls to the client (a tool
+        # message answers each); beside questions for a human, they are interrupts as well
+        calls = [item["tool_use_id"] for item in pending if item["name"] == CLIENT_TOOL]
+        if len(calls) == len(pending):
+            pending = []
+        interrupts = [agui_interrupt(item, interrupt_ref(self.thread_id, step, item["id"])) for item in pending]
         outcome: RunFinishedInterruptOutcome | RunFinishedCancelledOutcome | RunFinishedSuccessOutcome
         if status == "interrupted" and interrupts:
             outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
         elif data.get("stop_reason") == CANCEL_REASON:
             outcome = RunFinishedCancelledOutcome()  # POST /runs/{id}/cancel
         else:
-            outcome = RunFinishedSuccessOutcome()
+            outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=calls or None)
         result = {"status": status, "answer": data.get("answer"), "stopReason": data.get("stop_reason")}
-        if calls:
-            result["pendingToolCalls"] = calls
         return [*events, RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, outcome=outcome, result=result)]
 
     def _end(self, data: Mapping[str, Any]) -> list[BaseEvent]:

@@ -80,10 +80,11 @@ class AguiEndpoint:
         thread_id = _thread_id(given.thread_id)
         head = await asyncio.to_thread(self.runs.store.head, thread_id)
         after = Cursor(int(head.get("steps") or 0)) if head is not None else Cursor(0)
-        keyed = RequestKey(AGUI_KEYS + given.run_id, digest(_asked(name, given)), after.step, explicit=False)
         answering = bool(given.resume) or (bool(given.messages) and given.messages[-1].role == "tool")
         client = client_turn_of(given, new_turn=not answering)
-        prompt: UserMessage | None = None
+        prompt = None if answering else next((m for m in reversed(given.messages) if isinstance(m, UserMessage)), None)
+        note = None if prompt is None else {"messageId": prompt.id}  # a snapshot names the prompt as its client did
+        keyed = RequestKey(AGUI_KEYS + given.run_id, digest(_asked(name, given)), after.step, explicit=False, note=note)
         if answering:
             if head is None:
                 raise RequestError(f"no run {thread_id!r}: resume answers the interrupts of an existing thread", status=404)
@@ -93,9 +94,7 @@ class AguiEndpoint:
             answers = responses_of(given, pending, refs) + tool_answers(given, pending)
             first = await self.runs.answer(thread_id, answers, keyed, client)
         else:
-            text = prompt_of(given)
-            prompt = next(message for message in reversed(given.messages) if isinstance(message, UserMessage))
-            first = await self.runs.start_run(name, text, thread_id, keyed, client)
+            first = await self.runs.start_run(name, prompt_of(given), thread_id, keyed, client)
         if first is not None:  # a repeat of an input this thread took: the first one's AG-UI run, from where it started
             after = Cursor(int(first.get("after") or 0))
         view = await asyncio.to_thread(functools.partial(read_thread, self.runs.store, thread_id, after, prompt=prompt is None))

@@ -80,20 +80,21 @@ def read_thread(store: RunStore, thread_id: str, after: Cursor | None, *, prompt
     if after is None:
         after = latest_start(events)
     view = ThreadView(after)
+    head = store.head(thread_id)
+    named = prompt_ids(head)
     for event in events:
         if after.admits(event["id"]):
             if not prompt:
                 break
             if event["type"] == "message":  # the first message after ``after``: the prompt, if it is one
                 if event["data"].get("role") == "user" and not _results(event["data"]):
-                    view.messages += agui_messages(thread_id, event["data"])
+                    view.messages += agui_messages(thread_id, event["data"], named.get(_step(event)))
                 break
             continue
         if event["type"] == "message":
-            view.messages += agui_messages(thread_id, event["data"])
+            view.messages += agui_messages(thread_id, event["data"], named.get(_step(event)))
         elif event["type"] == "state":
             view.state = dict(event["data"]["state"])
-    head = store.head(thread_id)
     view.run_id = run_id_at(head, after)
     return view
 
@@ -114,6 +115,22 @@ def latest_start(events: list[ServeEvent]) -> Cursor:
     return Cursor(int(ends[-1]["id"].partition(".")[0]))
 
 
+def _step(event: ServeEvent) -> int:
+    return int(event["id"].partition(".")[0])
+
+
+def prompt_ids(head: Mapping[str, Any] | None) -> dict[int, str]:
+    """The ids AG-UI clients gave their prompts, by the step that committed each (the first
+    step after the one its input came at), as the inputs' records keep them (the last 32)."""
+    state = (head or {}).get("state")
+    marker = state.get(SERVE_KEY) if isinstance(state, dict) else None
+    named: dict[int, str] = {}
+    for key, record in ((marker or {}).get("requests") or {}).items():
+        if key.startswith(AGUI_KEYS) and isinstance(record, dict) and isinstance(record.get("messageId"), str):
+            named[int(record.get("after") or 0) + 1] = record["messageId"]
+    return named
+
+
 def run_id_at(head: Mapping[str, Any] | None, after: Cursor) -> str | None:
     """The ``runId`` of the AG-UI input whose run starts after ``after`` (its key's record names
     that step), or None."""
@@ -129,7 +146,7 @@ def run_id_at(head: Mapping[str, Any] | None, after: Cursor) -> str | None:
     return found
 
 
-def agui_messages(thread_id: str, data: Mapping[str, Any]) -> list[Message]:
+def agui_messages(thread_id: str, data: Mapping[str, Any], prompt_id: str | None = None) -> list[Message]:
     """A committed ``message`` event's message as AG-UI messages: an assistant reply (text and
     ``toolCalls``), a user prompt, or one ``tool`` message per tool result (the ids the
     stream's events give them); nothing for a message with neither text nor results.
@@ -137,6 +154,7 @@ def agui_messages(thread_id: str, data: Mapping[str, Any]) -> list[Message]:
     Args:
         thread_id: The thread.
         data: The event's data (``seq``, ``role``, ``content``).
+        prompt_id: The id the client gave the message, if it is a prompt an AG-UI input named.
     """
     seq = int(data["seq"])
     ident = message_id(thread_id, seq)
@@ -162,7 +180,7 @@ def agui_messages(thread_id: str, data: Mapping[str, Any]) -> list[Message]:
             error = content if result.get("status") == "error" else None
             out.append(ToolMessage(id=f"{ident}/{call}", tool_call_id=call, content=content, error=error))
     if text:
-        out.insert(0, UserMessage(id=ident, content=text))
+        out.insert(0, UserMessage(id=prompt_id or ident, content=text))
     return out
 
 
