@@ -17,9 +17,12 @@ import pytest
 from ag_ui.core import AssistantMessage, ResumeEntry, RunAgentInput, Tool, ToolMessage, UserMessage
 from starlette.testclient import TestClient
 
+from tether import Agent
 from tether.durable import SQLiteStore
+from tether.models.scripted import ScriptedModel
 from tether.serve import create_app
 
+from .registry_module import approve
 from .test_agui import AGENTS, BASE, check_lifecycle, error_of, kinds, post, reconnect
 
 COLOR_TOOL = Tool(
@@ -29,8 +32,18 @@ COLOR_TOOL = Tool(
 )
 
 
+def mixed() -> Agent:
+    """One reply that asks a human (``approve``) and calls the client's ``pick_color`` at once."""
+    uses = [
+        {"toolUse": {"toolUseId": "t-ok", "name": "approve", "input": {"what": "paint"}}},
+        {"toolUse": {"toolUseId": "t-pick", "name": "pick_color", "input": {"shade": "cold"}}},
+    ]
+    return Agent(model=ScriptedModel([{"role": "assistant", "content": uses}, "both done"], stateful=True), tools=[approve])
+
+
 def make_client(store: SQLiteStore) -> TestClient:
-    return TestClient(create_app(AGENTS, store, scan_interval=0.2, poll_interval=0.1), base_url=BASE)
+    app = create_app({**AGENTS, "mixed": mixed}, store, scan_interval=0.2, poll_interval=0.1)
+    return TestClient(app, base_url=BASE)
 
 
 @pytest.fixture
@@ -172,6 +185,44 @@ def test_a_tool_message_that_answers_nothing_pending_is_refused(client: TestClie
     twice = agui_body("th-q", "r2", [UserMessage(id="u", content="hi")], tools=[COLOR_TOOL, COLOR_TOOL])
     assert "a name is declared twice" in error_of(client.post("/agents/painter/agui", json=twice), 400)
     assert len(store.history("th-q")) == steps
+
+
+def test_a_client_tool_call_beside_a_question_for_a_human_is_answered_with_it(client: TestClient) -> None:
+    first = post(client, "mixed", agui_body("th-m", "r1", [UserMessage(id="u", content="paint?")], tools=[COLOR_TOOL]))
+    outcome = first[-1]["outcome"]
+    assert outcome["type"] == "interrupt"
+    assert sorted((item["reason"], item["toolCallId"]) for item in outcome["interrupts"]) == [
+        ("approve", "t-ok"),
+        ("tether.client_tool", "t-pick"),
+    ]
+    human = next(item for item in outcome["interrupts"] if item["reason"] == "approve")
+    alone = agui_body("th-m", "r2", [], resume=[ResumeEntry(interrupt_id=human["id"], status="resolved", payload="yes")])
+    assert "waits for answers to" in error_of(client.post("/agents/mixed/agui", json=alone), 400)  # the tool's result is missing too
+    both = agui_body(
+        "th-m",
+        "r2",
+        [ToolMessage(id="tm", tool_call_id="t-pick", content="navy")],
+        resume=[ResumeEntry(interrupt_id=human["id"], status="resolved", payload="yes")],
+    )
+    second = post(client, "mixed", both)
+    check_lifecycle(second)
+    assert sorted((e["toolCallId"], e["content"]) for e in second if e["type"] == "TOOL_CALL_RESULT") == [
+        ("t-ok", "approved: yes"),
+        ("t-pick", "navy"),
+    ]
+    assert second[-1]["result"]["answer"] == "both done"
+
+
+def test_a_client_tool_cannot_take_the_name_of_a_server_tool(client: TestClient, gate_dir: Any, caplog: pytest.LogCaptureFixture) -> None:
+    (gate_dir / "release").write_text("")
+    shadow = Tool(name="slow", description="the client's slow", parameters={"type": "object"})
+    with caplog.at_level(logging.WARNING, logger="tether.serve.clientturn"):
+        events = post(client, "worker", agui_body("th-sh", "r1", [UserMessage(id="u", content="go")], tools=[shadow, COLOR_TOOL]))
+    assert [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"] == ["slow done"]  # the server's tool ran
+    assert events[-1]["outcome"] == {"type": "success"} and events[-1]["result"]["answer"] == "all done"
+    assert [r.getMessage() for r in caplog.records] == ["client tool 'slow' is left out: the agent has a tool of that name"]
+    head = client.get("/runs/th-sh").json()
+    assert head["status"] == "finished"
 
 
 # -- 4: state, context, forwardedProps, unknown fields ----------------------------------------------

@@ -355,6 +355,8 @@ class RunManager:
             install(runner, client.tools if client is not None and client.tools is not None else stored_tools(head))
             if client is not None:
                 runner.hooks.add(ClientTurnRecorder(client))
+        elif client is not None and (client.tools or client.state):
+            _log.warning("run %r: a %s takes no client tools or state; they are not used", run_id, type(runner).__name__)
         elif request is not None and request.explicit and (resume or run_id != run_id_for(request.key)):
             raise RequestError(
                 f"Idempotency-Key: entry {name!r} is a {type(runner).__name__}, whose runs keep no request keys; "
