@@ -16,12 +16,16 @@ The mapping:
   ``TOOL_CALL_START/ARGS/END`` for each tool use; a committed tool-results message becomes one
   ``TOOL_CALL_RESULT`` per result; live ``text_delta`` events stream as ``TEXT_MESSAGE_CONTENT``
   of the message they will be committed as (see *Live text* below);
-- ``state`` (the agent state changed) becomes ``STATE_SNAPSHOT`` the first time in a
-  connection, then ``STATE_DELTA`` (a JSON Patch of the top-level keys that changed);
+- a connection opens with ``MESSAGES_SNAPSHOT`` and ``STATE_SNAPSHOT`` of the thread up to
+  where it streams from (:mod:`tether.serve.agui_thread`); ``state`` (the agent state changed)
+  becomes ``STATE_DELTA`` (a JSON Patch of the top-level keys that changed), or
+  ``STATE_SNAPSHOT`` when the connection sent no state yet;
 - ``in_doubt`` becomes a ``CUSTOM`` event named ``tether.in_doubt``;
-- ``result`` ends the AG-UI run: ``RUN_FINISHED`` with outcome ``success`` (finished), outcome
-  ``interrupt`` with the pending interrupts (interrupted), outcome ``cancelled`` (a client
-  cancelled the turn), or ``RUN_ERROR`` (failed). A turn
+- ``result`` ends the AG-UI run: ``RUN_FINISHED`` with outcome ``success`` (finished; with
+  ``pendingToolCallIds`` when the run waits only for client-tool calls,
+  :mod:`tether.serve.clientturn`), outcome ``interrupt`` with the pending interrupts
+  (interrupted; ids :func:`interrupt_ref`), outcome ``cancelled`` (a client cancelled the
+  turn), or ``RUN_ERROR`` (failed). A turn
   ``stopped`` by a server shutdown does not end it: the next server resumes the turn.
 
 Every connection is a well-formed AG-UI stream on its own: it begins with ``RUN_STARTED``, every
