@@ -1,8 +1,9 @@
 """The official AG-UI client (``@ag-ui/client`` 1.0's ``HttpAgent``, under node, installed from
 ``tests/serve/node/package-lock.json`` by ``scripts/test``) against a real ``tether serve``
 (uvicorn, SQLite): a fresh client rebuilds a thread with a finished turn and a pending interrupt
-from ``MESSAGES_SNAPSHOT`` and answers it; a front-end tool round trip; an input with unknown
-fields runs, with a warning in the server's log.
+from ``MESSAGES_SNAPSHOT`` and answers it; a front-end tool round trip, also across a server
+SIGKILL between the call and its result; an input with unknown fields runs, with a warning in
+the server's log.
 
 The node side is ``tests/serve/node/agui_client.mjs``."""
 
@@ -35,15 +36,16 @@ def server(tmp_path: Path, gate_dir: Path) -> Iterator[ServerProcess]:
         proc.stop()
 
 
-def run_client(server: ServerProcess, scenario: str, thread: str) -> dict[str, Any]:
-    """One scenario of ``agui_client.mjs`` against ``server``: what the client holds, as JSON."""
+def run_client(server: ServerProcess, scenario: str, thread: str, given: Any = None) -> dict[str, Any]:
+    """One scenario of ``agui_client.mjs`` against ``server`` (``given``: JSON for its stdin): what the client holds, as JSON."""
     node = shutil.which("node")
     if node is None:
         pytest.fail("node is not installed: these tests run the official @ag-ui/client under node")
     if not (NODE_DIR / "node_modules" / "@ag-ui" / "client" / "package.json").is_file():
         pytest.fail(f"@ag-ui/client is not installed in {NODE_DIR}: run scripts/test (npm ci there)")
     command = [node, str(SCRIPT), server.url, scenario, thread]
-    done = subprocess.run(command, cwd=NODE_DIR, capture_output=True, text=True, timeout=120, check=False)
+    stdin = "" if given is None else json.dumps(given)
+    done = subprocess.run(command, cwd=NODE_DIR, input=stdin, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, f"node failed ({done.returncode}):\n{done.stderr}\nserver log:\n{server.log.read_text()}"
     reply: dict[str, Any] = json.loads(done.stdout)
     return reply
@@ -95,6 +97,17 @@ def test_a_front_end_tool_round_trip_with_the_official_client(server: ServerProc
     ]
     with httpx.Client(base_url=server.url, timeout=30) as http:
         assert http.get("/runs/th-node-tool").json()["status"] == "finished"
+
+
+def test_a_pending_front_end_call_survives_a_server_kill(server: ServerProcess) -> None:
+    server.start()
+    held = run_client(server, "ask", "th-node-kill")
+    assert held["first"]["finished"][-1]["pendingToolCallIds"] == ["t-color"]
+    server.kill()  # the call waits in the store, not in the process
+    server.start()
+    reply = run_client(server, "answer", "th-node-kill", held)  # another client process, another server process
+    assert [f["outcome"] for f in reply["second"]["finished"]] == ["success"]
+    assert [(m["role"], m.get("content")) for m in reply["messages"]][-2:] == [("tool", "teal"), ("assistant", "painted teal")]
 
 
 def test_unknown_fields_from_the_official_client_are_warned_not_fatal(server: ServerProcess) -> None:

@@ -4,6 +4,9 @@
 //   node agui_client.mjs BASE_URL rebuild THREAD   a fresh client reconnects without an id,
 //                                                  rebuilds the thread and answers its interrupt
 //   node agui_client.mjs BASE_URL tool THREAD      a front-end tool round trip
+//   node agui_client.mjs BASE_URL ask THREAD       its first half: the run ends with the pending call
+//   node agui_client.mjs BASE_URL answer THREAD    its second half, in another process, the
+//                                                  messages the first half held on stdin
 //   node agui_client.mjs BASE_URL unknown THREAD   an input with fields AG-UI does not declare
 //
 // Prints one JSON object (what the client holds) on stdout; the Python test checks it.
@@ -64,28 +67,45 @@ async function rebuild() {
   return { rebuilt, reconnect: first.seen, answered: second.seen, messages: agent.messages, pendingInterrupts: agent.pendingInterrupts };
 }
 
-async function tool() {
-  const tools = [
-    {
-      name: "pick_color",
-      description: "Ask the user for a color",
-      parameters: { type: "object", properties: { shade: { type: "string" } }, required: ["shade"] },
-    },
-  ];
+const TOOLS = [
+  {
+    name: "pick_color",
+    description: "Ask the user for a color",
+    parameters: { type: "object", properties: { shade: { type: "string" } }, required: ["shade"] },
+  },
+];
+
+async function ask() {
   const agent = new HttpAgent({ url: `${base}/agents/painter/agui`, threadId: thread });
   agent.addMessage({ id: "u-1", role: "user", content: "paint it" });
   const first = recorder();
-  await agent.runAgent({ tools }, first.subscriber);
+  await agent.runAgent({ tools: TOOLS }, first.subscriber);
   const asked = first.seen.finished.at(-1)?.pendingToolCallIds ?? [];
   const calls = agent.messages.flatMap((message) => message.toolCalls ?? []).filter((call) => asked.includes(call.id));
-  for (const call of calls) {
+  return { first: first.seen, calls, messages: agent.messages };
+}
+
+async function answer(held) {
+  const agent = new HttpAgent({ url: `${base}/agents/painter/agui`, threadId: thread, initialMessages: held.messages });
+  for (const call of held.calls) {
     // the application runs its tool and adds the result as a tool message
     const args = JSON.parse(call.function.arguments);
     agent.addMessage({ id: `result-${call.id}`, role: "tool", toolCallId: call.id, content: args.shade === "warm" ? "teal" : "grey" });
   }
   const second = recorder();
-  await agent.runAgent({ tools }, second.subscriber);
-  return { first: first.seen, calls, second: second.seen, messages: agent.messages };
+  await agent.runAgent({ tools: TOOLS }, second.subscriber);
+  return { second: second.seen, messages: agent.messages };
+}
+
+async function tool() {
+  const first = await ask();
+  return { ...first, ...(await answer(first)) };
+}
+
+async function stdin() {
+  const chunks = [];
+  for await (const chunk of process.stdin) chunks.push(chunk);
+  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
 }
 
 async function unknown() {
@@ -96,7 +116,7 @@ async function unknown() {
   return { run: run.seen, messages: agent.messages };
 }
 
-const scenarios = { rebuild, tool, unknown };
+const scenarios = { rebuild, tool, ask, answer: async () => answer(await stdin()), unknown };
 try {
   const result = await scenarios[scenario]();
   process.stdout.write(JSON.stringify(result) + "\n");
