@@ -225,7 +225,7 @@ def test_a_client_tool_cannot_take_the_name_of_a_server_tool(client: TestClient,
     assert head["status"] == "finished"
 
 
-# -- 4: state, context, forwardedProps, unknown fields ----------------------------------------------
+# -- 4: state, context, forwardedProps (unknown fields: test_agui_input.py) ----------------------------------------------
 
 
 def test_client_state_is_merged_into_the_agent_state_with_the_turn(client: TestClient, store: SQLiteStore) -> None:
@@ -255,17 +255,6 @@ def test_client_state_is_merged_into_the_agent_state_with_the_turn(client: TestC
     bad["state"] = [1]
     assert "state must be a JSON object" in error_of(client.post("/agents/keeper/agui", json=bad), 400)
     assert store.head("th-s") == head
-
-
-def test_unknown_fields_are_stripped_with_a_warning_not_refused(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
-    body = agui_body("th-u", "r1", [UserMessage(id="u", content="hi")], futureField={"x": 1})
-    body["messages"][0]["mood"] = "cheerful"
-    with caplog.at_level(logging.WARNING, logger="tether.serve.agui_input"):
-        events = post(client, "chat", body)
-    check_lifecycle(events)
-    assert events[-1]["result"]["answer"] == "hello there"
-    (warning,) = [r for r in caplog.records if "unknown fields" in r.getMessage()]
-    assert "futureField" in warning.getMessage() and "messages.0.mood" in warning.getMessage()
 
 
 # -- 5: interrupt ids ----------------------------------------------------------------------------
