@@ -163,7 +163,7 @@ def test_a_client_tool_call_ends_the_run_and_its_tool_message_continues_it_after
     with make_client(store) as client:  # another server process: the pending call is in the store
         call = AssistantMessage(id=first[1]["messageId"], content="calling pick_color", tool_calls=[])
         answer = ToolMessage(id="tm-1", tool_call_id="t-color", content="teal")
-        body = agui_body("th-p", "r2", [prompt, call, answer], tools=[])  # a resume goes on with the stored tools
+        body = agui_body("th-p", "r2", [prompt, call, answer], tools=[], state={"palette": "autumn"})  # a resume keeps the stored tools
         second = post(client, "painter", body, whole=True)
         check_lifecycle(second)
         messages, _ = snapshots(second)
@@ -175,6 +175,7 @@ def test_a_client_tool_call_ends_the_run_and_its_tool_message_continues_it_after
         assert client.get("/runs/th-p").json()["turns"] == 1
     stored = store.head("th-p")
     assert stored is not None and stored["state"]["tether.serve"]["clientTools"][0]["name"] == "pick_color"
+    assert stored["state"]["palette"] == "autumn"  # the answering input's state, merged by the resume
 
 
 def test_a_tool_message_that_answers_nothing_pending_is_refused(client: TestClient, store: SQLiteStore) -> None:
