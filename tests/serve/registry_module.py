@@ -125,6 +125,27 @@ def flaky() -> Agent:
     return Agent(model=ScriptedModel(script, stateful=True), tools=[effect])
 
 
+def _painted(messages: Any) -> str:
+    """The painter's answer: the text of the last tool result (the client's)."""
+    for message in reversed(messages):
+        for block in message["content"]:
+            if "toolResult" in block:
+                return "painted " + "".join(part.get("text", "") for part in block["toolResult"]["content"])
+    return "nothing to paint"
+
+
+def painter() -> Agent:
+    """Calls ``pick_color``, a tool the client offers and runs (none of the server's), then
+    answers with its result."""
+    return Agent(model=ScriptedModel([_call("pick_color", "t-color", shade="warm"), _painted], stateful=True))
+
+
+def helper() -> Agent:
+    """A first turn that finishes (``hi there``), a second that asks for approval, then answers."""
+    script = ["hi there", _call("approve", "t-helper", what="release"), "released"]
+    return Agent(model=ScriptedModel(script, stateful=True), tools=[approve])
+
+
 def chat() -> Agent:
     return Agent(model=ScriptedModel(["hello there", "again"], stateful=True))
 
@@ -157,6 +178,8 @@ AGENTS = {
     "typist": typist,
     "pipeline": pipeline,
     "deployer": deployer,
+    "painter": painter,
+    "helper": helper,
 }
 FLEET = {"fleet": fleet}
 """The fleet test's registry (``registry_module:FLEET``)."""

@@ -245,7 +245,7 @@ def test_openapi_document_lists_every_endpoint(client: TestClient) -> None:
     assert documented == served
     name, key = document["paths"]["/agents/{name}/runs"]["post"]["parameters"]
     assert key["name"] == "Idempotency-Key" and key["in"] == "header"
-    assert name["schema"]["enum"] == ["asker", "chat", "deployer", "flaky", "payer", "pipeline", "typist", "worker"]
+    assert name["schema"]["enum"] == ["asker", "chat", "deployer", "flaky", "helper", "painter", "payer", "pipeline", "typist", "worker"]
 
 
 def test_a_run_stopped_by_a_shutdown_is_resumed_by_the_next_server(store: SQLiteStore, gate_dir: Path) -> None:

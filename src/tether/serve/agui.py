@@ -4,8 +4,9 @@
 speak. This module is a pure translation from the one event source of a served run
 (:func:`~tether.serve.stream.run_events`, :class:`~tether.serve.events.ServeEvent`) to the
 event models of the official ``ag-ui-protocol`` package (``ag_ui.core``), plus the mapping of a
-``RunAgentInput`` to what the server does (a prompt, or the answers to pending interrupts). The
-HTTP endpoint is :mod:`tether.serve.agui_routes`.
+``RunAgentInput`` to what the server does (:mod:`tether.serve.agui_input`). The HTTP endpoint is
+:mod:`tether.serve.agui_routes`; what a connection starts from (``MESSAGES_SNAPSHOT``) is
+:mod:`tether.serve.agui_thread`.
 
 The mapping:
 
@@ -15,12 +16,16 @@ The mapping:
   ``TOOL_CALL_START/ARGS/END`` for each tool use; a committed tool-results message becomes one
   ``TOOL_CALL_RESULT`` per result; live ``text_delta`` events stream as ``TEXT_MESSAGE_CONTENT``
   of the message they will be committed as (see *Live text* below);
-- ``state`` (the agent state changed) becomes ``STATE_SNAPSHOT`` the first time in a
-  connection, then ``STATE_DELTA`` (a JSON Patch of the top-level keys that changed);
+- a connection opens with ``MESSAGES_SNAPSHOT`` and ``STATE_SNAPSHOT`` of the thread up to
+  where it streams from (:mod:`tether.serve.agui_thread`); ``state`` (the agent state changed)
+  becomes ``STATE_DELTA`` (a JSON Patch of the top-level keys that changed), or
+  ``STATE_SNAPSHOT`` when the connection sent no state yet;
 - ``in_doubt`` becomes a ``CUSTOM`` event named ``tether.in_doubt``;
-- ``result`` ends the AG-UI run: ``RUN_FINISHED`` with outcome ``success`` (finished), outcome
-  ``interrupt`` with the pending interrupts (interrupted), outcome ``cancelled`` (a client
-  cancelled the turn), or ``RUN_ERROR`` (failed). A turn
+- ``result`` ends the AG-UI run: ``RUN_FINISHED`` with outcome ``success`` (finished; with
+  ``pendingToolCallIds`` when the run waits only for client-tool calls,
+  :mod:`tether.serve.clientturn`), outcome ``interrupt`` with the pending interrupts
+  (interrupted; ids :func:`interrupt_ref`), outcome ``cancelled`` (a client cancelled the
+  turn), or ``RUN_ERROR`` (failed). A turn
   ``stopped`` by a server shutdown does not end it: the next server resumes the turn.
 
 Every connection is a well-formed AG-UI stream on its own: it begins with ``RUN_STARTED``, every
@@ -56,7 +61,8 @@ from ag_ui.core import (
     BaseEvent,
     CustomEvent,
     Interrupt,
-    RunAgentInput,
+    Message,
+    MessagesSnapshotEvent,
     RunErrorEvent,
     RunFinishedCancelledOutcome,
     RunFinishedEvent,
@@ -74,11 +80,10 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 from ag_ui.encoder import EventEncoder
-from pydantic import ValidationError
 
 from ..durable.indoubt import IN_DOUBT
-from ..errors import RequestError
 from ..loop.core import tool_uses_of
+from .clientturn import CLIENT_TOOL
 from .events import Cursor, ServeEvent, text_of
 
 CANCELLED: dict[str, Any] = {"cancelled": True}
@@ -125,8 +130,23 @@ def cursor_id(cursor: Cursor) -> str:
     return str(cursor.step) if cursor.index is None else f"{cursor.step}.{cursor.index}"
 
 
-def agui_interrupt(item: Mapping[str, Any]) -> Interrupt:
-    """A pending Tether interrupt (``{id, name, reason, tool_use_id}``) as an AG-UI ``Interrupt``.
+def interrupt_ref(thread_id: str, step: int, ident: str) -> str:
+    """The AG-UI id of Tether interrupt ``ident`` of thread ``thread_id``, pending since step
+    ``step``: ``THREAD/STEP/ID``. Tether's id is derived from the tool call and the interrupt's
+    name, so it can repeat across threads (and a thread's turns, with a model that reuses call
+    ids); the thread and the step make the AG-UI id name one question of one AG-UI run.
+
+    Args:
+        thread_id: The thread (the durable run's id).
+        step: The step the run came to rest at, waiting for the answer.
+        ident: The interrupt's Tether id.
+    """
+    return f"{thread_id}/{step}/{ident}"
+
+
+def agui_interrupt(item: Mapping[str, Any], ident: str | None = None) -> Interrupt:
+    """A pending Tether interrupt (``{id, name, reason, tool_use_id}``) as an AG-UI ``Interrupt``
+    (with the AG-UI id ``ident``, :func:`interrupt_ref`; default: Tether's id).
 
     As in the official AWS Strands integration, ``reason`` is the interrupt's name and the
     Tether reason (any JSON) travels in ``metadata.reason``; a string reason is also the
@@ -135,11 +155,12 @@ def agui_interrupt(item: Mapping[str, Any]) -> Interrupt:
 
     Args:
         item: The interrupt as :func:`~tether.serve.events.interrupts_of` lists it.
+        ident: Its AG-UI id.
     """
     reason = item.get("reason")
     name = str(item.get("name"))
     return Interrupt(
-        id=str(item["id"]),
+        id=ident or str(item["id"]),
         reason=name,
         message=reason if isinstance(reason, str) else None,
         tool_call_id=item.get("tool_use_id"),
@@ -210,22 +231,29 @@ class AguiTranslator:
         after: Where this connection starts: the run's events after this cursor follow.
         state: The agent state when the connection starts (sent as ``STATE_SNAPSHOT`` first),
             or None to send the state only once it changes.
+        messages: The thread's messages up to ``after`` (sent as ``MESSAGES_SNAPSHOT`` first,
+            :mod:`tether.serve.agui_thread`), or None to send none.
     """
 
-    def __init__(self, thread_id: str, run_id: str, after: Cursor, state: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, thread_id: str, run_id: str, after: Cursor, state: dict[str, Any] | None = None, messages: list[Message] | None = None
+    ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
         self.after = after
         self.state = state
+        self.messages = messages
         self.next_seq: int | None = None
         self.live: _Live | None = None
         self.done = False
 
     def start(self) -> list[Frame]:
         """The frames that open the connection: ``RUN_STARTED`` (with the cursor as its id),
-        then the state snapshot, if one was given."""
+        then the messages and the state snapshots, if they were given."""
         started = RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION)
         frames = [Frame(started, cursor_id(self.after))]
+        if self.messages is not None:
+            frames.append(Frame(MessagesSnapshotEvent(messages=self.messages)))
         if self.state is not None:
             frames.append(Frame(StateSnapshotEvent(snapshot=self.state)))
         return frames
@@ -249,7 +277,7 @@ class AguiTranslator:
         elif kind == "in_doubt":
             events = [CustomEvent(name="tether.in_doubt", value=data)]
         elif kind == "result":
-            events = self._result(data)
+            events = self._result(data, int(str(event.get("id", "0")).partition(".")[0]))
         elif kind == "end":
             return [Frame(event) for event in self._end(data)]
         else:
@@ -340,7 +368,7 @@ class AguiTranslator:
         patch = state_patch(previous, state)
         return [StateDeltaEvent.model_validate({"delta": patch})] if patch else []
 
-    def _result(self, data: Mapping[str, Any]) -> list[BaseEvent]:
+    def _result(self, data: Mapping[str, Any], step: int) -> list[BaseEvent]:
         status = data.get("status")
         if status == "stopped":
             return []  # a server shut down: the next one resumes the turn, which goes on
@@ -349,14 +377,20 @@ class AguiTranslator:
         if status == "failed":
             message = str(data.get("stop_reason") or f"run {self.thread_id!r} failed")
             return [*events, RunErrorEvent(message=message, code="tether.failed")]
-        interrupts = [agui_interrupt(item) for item in data.get("interrupts") or []]
+        pending = data.get("interrupts") or []
+        # client-tool calls alone: the run succeeded, leaving the calls to the client (a tool
+        # message answers each); beside questions for a human, they are interrupts as well
+        calls = [item["tool_use_id"] for item in pending if item["name"] == CLIENT_TOOL]
+        if len(calls) == len(pending):
+            pending = []
+        interrupts = [agui_interrupt(item, interrupt_ref(self.thread_id, step, item["id"])) for item in pending]
         outcome: RunFinishedInterruptOutcome | RunFinishedCancelledOutcome | RunFinishedSuccessOutcome
         if status == "interrupted" and interrupts:
             outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
         elif data.get("stop_reason") == CANCEL_REASON:
             outcome = RunFinishedCancelledOutcome()  # POST /runs/{id}/cancel
         else:
-            outcome = RunFinishedSuccessOutcome()
+            outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=calls or None)
         result = {"status": status, "answer": data.get("answer"), "stopReason": data.get("stop_reason")}
         return [*events, RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, outcome=outcome, result=result)]
 
@@ -398,76 +432,6 @@ def encode(frames: Iterable[Frame]) -> bytes:
     return "".join(out).encode()
 
 
-# -- the input -------------------------------------------------------------------------------
-
-
-def parse_input(body: Mapping[str, Any]) -> RunAgentInput:
-    """``body`` as a ``RunAgentInput``, or a RequestError naming the first field that is wrong.
-
-    Args:
-        body: The request's JSON object.
-    """
-    try:
-        return RunAgentInput.model_validate(body)
-    except ValidationError as exc:
-        errors = exc.errors()
-        first = errors[0]
-        where = ".".join(str(part) for part in first["loc"]) or "the body"
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise RequestError(f"not a RunAgentInput: {where}: {first['msg']}{more}") from None
-
-
-def prompt_of(given: RunAgentInput) -> str | list[dict[str, Any]]:
-    """The prompt of ``given``: its last user message, as text or as text content blocks
-    (RequestError when there is none, it is empty, or it holds other content than text).
-
-    Args:
-        given: The client's input.
-    """
-    for index in range(len(given.messages) - 1, -1, -1):
-        message = given.messages[index]
-        if message.role != "user":
-            continue
-        content = message.content
-        if isinstance(content, str):
-            if not content.strip():
-                raise RequestError(f"messages[{index}] (the last user message) is empty: it is the prompt")
-            return content
-        blocks: list[dict[str, Any]] = []
-        for part_index, part in enumerate(content or []):
-            if part.type != "text":
-                raise RequestError(f"messages[{index}].content[{part_index}] is {part.type!r} content; this endpoint takes text")
-            blocks.append({"text": part.text})
-        if not any(block["text"].strip() for block in blocks):
-            raise RequestError(f"messages[{index}] (the last user message) has no text: it is the prompt")
-        return blocks
-    raise RequestError("messages has no user message: the last user message is the prompt (or send resume to answer interrupts)")
-
-
-def responses_of(given: RunAgentInput, pending: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The ``resume`` entries of ``given`` as interrupt answers (``{interruptId, response}``):
-    a ``resolved`` entry answers with its payload, a ``cancelled`` one with :data:`CANCELLED`,
-    but not an in-doubt question, which takes ``"rerun"`` or the result to record (a
-    RequestError: cancelling it would record the marker as the call's result).
-
-    Args:
-        given: The client's input.
-        pending: The run's pending interrupts by id (as :func:`~tether.serve.events.interrupts_of` lists them).
-    """
-    answers: list[dict[str, Any]] = []
-    for index, entry in enumerate(given.resume or []):
-        if entry.status == "resolved":
-            answers.append({"interruptId": entry.interrupt_id, "response": entry.payload})
-            continue
-        if (pending.get(entry.interrupt_id) or {}).get("name") == IN_DOUBT:
-            raise RequestError(
-                f"resume[{index}]: in-doubt call {entry.interrupt_id!r} cannot be cancelled; "
-                "resolve it with payload 'rerun' or the result to record"
-            )
-        answers.append({"interruptId": entry.interrupt_id, "response": dict(CANCELLED)})
-    return answers
-
-
 __all__ = [
     "CANCELLED",
     "CANCEL_REASON",
@@ -477,10 +441,8 @@ __all__ = [
     "agui_interrupt",
     "cursor_id",
     "encode",
+    "interrupt_ref",
     "message_id",
-    "parse_input",
-    "prompt_of",
-    "responses_of",
     "state_patch",
     "tool_result_text",
 ]

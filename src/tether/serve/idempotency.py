@@ -66,12 +66,14 @@ class RequestKey:
         explicit: The client asked for it (a header): a run that cannot keep keys (a graph's, a
             swarm's) refuses the request rather than run it unkept. AG-UI's ``runId`` is always
             there: on such a thread it is not kept, and the input runs.
+        note: More JSON fields its record keeps (AG-UI: the id the client gave its prompt).
     """
 
     key: str
     digest: str
     after: int = 0
     explicit: bool = True
+    note: Mapping[str, Any] | None = None
 
 
 class Duplicate(TetherError):
@@ -156,7 +158,7 @@ class KeyRecorder:
         requests = dict(marker.get("requests") or {})
         if self.request.key in requests:
             raise Duplicate(requests[self.request.key])
-        requests[self.request.key] = {"digest": self.request.digest, "after": self.request.after}
+        requests[self.request.key] = {**(self.request.note or {}), "digest": self.request.digest, "after": self.request.after}
         for old in list(requests)[: max(0, len(requests) - KEPT)]:
             del requests[old]
         state.set(SERVE_KEY, {**marker, "requests": requests})

@@ -190,8 +190,9 @@ def _agui_paths(agents: list[str]) -> dict[str, Any]:
     name = {"name": "name", "in": "path", "required": True, "schema": {"type": "string", "enum": agents}}
     stream = {
         "description": (
-            "AG-UI events (ag-ui-protocol), one JSON object per SSE data line, from RUN_STARTED to RUN_FINISHED "
-            "(outcome success or interrupt) or RUN_ERROR; the last event derived from a committed event carries its "
+            "AG-UI events (ag-ui-protocol), one JSON object per SSE data line, from RUN_STARTED (then MESSAGES_SNAPSHOT "
+            "and STATE_SNAPSHOT of the thread so far) to RUN_FINISHED (outcome success, with pendingToolCallIds of "
+            "front-end tools, or interrupt) or RUN_ERROR; the last event derived from a committed event carries its "
             "durable id (STEP.INDEX), RUN_STARTED the position the run starts after"
         ),
         "content": {"text/event-stream": {"schema": {"type": "string"}}},
@@ -200,7 +201,9 @@ def _agui_paths(agents: list[str]) -> dict[str, Any]:
         "type": "object",
         "description": (
             "AG-UI RunAgentInput: threadId is the durable run's id; without resume the last user message is the "
-            "prompt; resume answers every pending interrupt (status resolved: payload; cancelled: {cancelled: true})"
+            "prompt; resume answers every pending interrupt (status resolved: payload; cancelled: {cancelled: true}), "
+            "tool messages the pending front-end tool calls; tools are offered to the model (front-end tools), state "
+            "is merged into the agent state; unknown fields are ignored (warned in the log)"
         ),
         "required": ["threadId", "runId", "messages"],
         "properties": {
@@ -239,7 +242,10 @@ def _agui_paths(agents: list[str]) -> dict[str, Any]:
         },
         "/agents/{name}/agui/{thread_id}": {
             "get": {
-                "summary": "Reconnect to an AG-UI run: the events after Last-Event-ID (or ?after=), to the end of that run",
+                "summary": (
+                    "Reconnect to an AG-UI run: the events after Last-Event-ID (or ?after=), to the end of that run; "
+                    "without an id, the thread's latest AG-UI run"
+                ),
                 "parameters": [
                     name,
                     {**_RUN_ID, "name": "thread_id"},

@@ -43,6 +43,7 @@ from ..durable.indoubt import IN_DOUBT
 from ..durable.store import RunStore, with_liveness
 from ..errors import RequestError, RunLockedError, RunNotFoundError
 from ..multiagent.base import MultiAgentBase
+from .clientturn import ClientTurn, ClientTurnRecorder, install, stored_tools
 from .eventlog import EventLogs
 from .events import LIVE_KINDS, interrupts_of
 from .idempotency import Duplicate, KeyRecorder, RequestKey, await_record, has_marker, recorded, run_id_for, same_request
@@ -142,7 +143,7 @@ class RunManager:
             if run.run_id in self.refused and self.refused[run.run_id] == head.get("rev"):
                 continue  # its resume failed at this very revision: not again at every scan
             try:
-                await self._launch(run.run_id, name, None, resume=True)
+                await self._launch(run.run_id, name, None, resume=True, head=head)
             except RunLockedError:
                 continue  # another server took it first
             except Exception:
@@ -155,17 +156,19 @@ class RunManager:
 
     # -- what the API asks -----------------------------------------------------------------
 
-    async def start_run(self, name: str, prompt: Any, run_id: str, request: RequestKey | None = None) -> dict[str, Any] | None:
+    async def start_run(
+        self, name: str, prompt: Any, run_id: str, request: RequestKey | None = None, client: ClientTurn | None = None
+    ) -> dict[str, Any] | None:
         """Start a new run of agent ``name`` (or a new turn of run ``run_id``) on ``prompt``.
 
         With ``request`` (a client key, :mod:`tether.serve.idempotency`) the turn records the key;
         a repeat starts nothing and returns the first request's record (None: this request started
-        the turn)."""
+        the turn). ``client`` adds what the client brings to the turn (:mod:`tether.serve.clientturn`)."""
         if name not in self.registry:
             raise RequestError(f"unknown agent {name!r}; this server has {sorted(self.registry)}", status=404)
-        return await self._once(run_id, request, lambda: self._start(name, prompt, run_id, request))
+        return await self._once(run_id, request, lambda: self._start(name, prompt, run_id, request, client))
 
-    async def _start(self, name: str, prompt: Any, run_id: str, request: RequestKey | None) -> None:
+    async def _start(self, name: str, prompt: Any, run_id: str, request: RequestKey | None, client: ClientTurn | None = None) -> None:
         self._not_executing(run_id)
         head = await asyncio.to_thread(self.store.head, run_id)
         if head is not None:
@@ -179,15 +182,17 @@ class RunManager:
                     "(answer its interrupts at /runs/{id}/interrupts, retry a failed one at /runs/{id}/retry, or wait for it)",
                     status=409,
                 )
-        await self._launch(run_id, name, prompt, resume=False, request=request)
+        await self._launch(run_id, name, prompt, resume=False, request=request, head=head, client=client)
 
-    async def answer(self, run_id: str, responses: Any, request: RequestKey | None = None) -> dict[str, Any] | None:
+    async def answer(
+        self, run_id: str, responses: Any, request: RequestKey | None = None, client: ClientTurn | None = None
+    ) -> dict[str, Any] | None:
         """Resume interrupted run ``run_id`` with ``responses`` (checked here first: nothing is
         stored unless every pending interrupt gets a valid answer). With ``request``, as
         :meth:`start_run`: a repeat returns the first request's record."""
-        return await self._once(run_id, request, lambda: self._answer(run_id, responses, request))
+        return await self._once(run_id, request, lambda: self._answer(run_id, responses, request, client))
 
-    async def _answer(self, run_id: str, responses: Any, request: RequestKey | None) -> None:
+    async def _answer(self, run_id: str, responses: Any, request: RequestKey | None, client: ClientTurn | None = None) -> None:
         self._not_executing(run_id)
         head = await self._head(run_id)
         name = await asyncio.to_thread(entry_of, self.registry, head)
@@ -198,7 +203,7 @@ class RunManager:
         if status != "interrupted" or not pending:
             raise RequestError(f"run {run_id!r} is {status}: it waits for no answer", status=409)
         blocks = check_answers(run_id, responses, pending)
-        await self._launch(run_id, name, blocks, resume=True, request=request)
+        await self._launch(run_id, name, blocks, resume=True, request=request, head=head, client=client)
 
     async def _once(self, run_id: str, request: RequestKey | None, start: Callable[[], Awaitable[None]]) -> dict[str, Any] | None:
         """Carry out ``start`` once per client key (see :mod:`tether.serve.idempotency`): a
@@ -251,7 +256,7 @@ class RunManager:
             raise RequestError(f"run {run_id!r} is {summary.status}: only a failed, stopped or stalled run is retried ({hint})", status=409)
         self.refused.pop(run_id, None)
         try:
-            await self._launch(run_id, name, None, resume=True, request=request)
+            await self._launch(run_id, name, None, resume=True, request=request, head=head)
         except RunLockedError:
             raise RequestError(f"run {run_id!r} is executing in another server process", status=409) from None
         _log.info("retrying run %r (%s)", run_id, summary.status)
@@ -320,9 +325,22 @@ class RunManager:
             raise RequestError(f"no run {run_id!r}", status=404)
         return head
 
-    async def _launch(self, run_id: str, name: str, prompt: Any, *, resume: bool, request: RequestKey | None = None) -> None:
+    async def _launch(
+        self,
+        run_id: str,
+        name: str,
+        prompt: Any,
+        *,
+        resume: bool,
+        request: RequestKey | None = None,
+        head: dict[str, Any] | None = None,
+        client: ClientTurn | None = None,
+    ) -> None:
         """Run ``run_id`` in a task of its own; returns once its first step is committed (or raises
         what failed before that: the run's lease held elsewhere, a prompt it refuses).
+
+        An agent gets the client tools of ``client`` (a new turn's), else those its stored run
+        ``head`` recorded (a resume goes on with the tools it was interrupted with).
 
         No ``await`` comes between the check that the run does not execute here and its entry in
         :attr:`executions`: two requests racing for one run id start it once."""
@@ -333,6 +351,12 @@ class RunManager:
             runner.state.set(SERVE_KEY, {"agent": name})  # a new run records its entry (a stored run keeps its own)
         if isinstance(runner, Agent) and request is not None:
             runner.hooks.add(KeyRecorder(request))  # records the key with the turn's first write, or refuses a repeat
+        if isinstance(runner, Agent):
+            install(runner, client.tools if client is not None and client.tools is not None else stored_tools(head))
+            if client is not None:
+                runner.hooks.add(ClientTurnRecorder(client))
+        elif client is not None and (client.tools or client.state):
+            _log.warning("run %r: a %s takes no client tools or state; they are not used", run_id, type(runner).__name__)
         elif request is not None and request.explicit and (resume or run_id != run_id_for(request.key)):
             raise RequestError(
                 f"Idempotency-Key: entry {name!r} is a {type(runner).__name__}, whose runs keep no request keys; "
