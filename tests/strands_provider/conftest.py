@@ -3,10 +3,17 @@ Strands program is run in a real process."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
+
+from tether.durable import SQLiteStore
+from tether.durable.store import RunStore
 
 from ..durable.conftest import pg_conninfo, pg_server
 
@@ -29,4 +36,42 @@ def run_program(name: str, *args: str, env: dict[str, str], timeout: float = 120
     return done.stdout
 
 
-__all__ = ["PROGRAMS", "pg_conninfo", "pg_server", "program_env", "run_program"]
+def open_store(spec: str) -> RunStore:
+    if spec.startswith("postgresql://"):
+        from tether.durable.postgres import PostgresStore
+
+        return PostgresStore(spec)
+    return SQLiteStore(spec)
+
+
+def kill_at(point: str, argv: list[str], env: dict[str, str], ready: Path) -> None:
+    """Start ``programs/argv[0] argv[1:]``, wait until it reaches ``point``, SIGKILL it."""
+    proc = subprocess.Popen(
+        [sys.executable, str(PROGRAMS / argv[0]), *argv[1:]],
+        env={**env, "TRIP_PAUSE_AT": point, "TRIP_READY": str(ready)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        if proc.poll() is not None:
+            raise AssertionError(f"the program ended before {point}: {proc.stderr.read().decode()[-3000:] if proc.stderr else ''}")
+        assert time.monotonic() < deadline, f"the program never reached {point}"
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    if proc.stderr is not None:
+        proc.stderr.close()
+    assert proc.returncode == -signal.SIGKILL
+
+
+def answered(messages: list[Any]) -> set[str]:
+    """The tool calls whose results are in the stored conversation."""
+    return {block["toolResult"]["toolUseId"] for message in messages for block in message["content"] if "toolResult" in block}
+
+
+def log_of(path: Path) -> list[dict[str, str]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+__all__ = ["PROGRAMS", "answered", "kill_at", "log_of", "open_store", "pg_conninfo", "pg_server", "program_env", "run_program"]

@@ -5,63 +5,15 @@ with the same idempotency key. Both of Strands' executors, SQLite and PostgreSQL
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tether.durable import SQLiteStore
-from tether.durable.store import RunStore
-
-from .conftest import PROGRAMS, program_env, run_program
+from .conftest import answered, kill_at, log_of, open_store, program_env, run_program
 
 RUN_ID = "strands.trip-1.default"
 POINTS = ["model:0", "tool:lookup", "tool:weather", "model:1", "tool:book", "model:2"]
-
-
-def open_store(spec: str) -> RunStore:
-    if spec.startswith("postgresql://"):
-        from tether.durable.postgres import PostgresStore
-
-        return PostgresStore(spec)
-    return SQLiteStore(spec)
-
-
-def kill_at(point: str, store: str, executor: str, env: dict[str, str], ready: Path) -> None:
-    """Start the program, wait until it reaches ``point``, SIGKILL it."""
-    proc = subprocess.Popen(
-        [sys.executable, str(PROGRAMS / "trip.py"), store, executor],
-        env={**env, "TRIP_PAUSE_AT": point, "TRIP_READY": str(ready)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 60
-    while not ready.exists():
-        if proc.poll() is not None:
-            raise AssertionError(f"the program ended before {point}: {proc.stderr.read().decode()[-3000:] if proc.stderr else ''}")
-        assert time.monotonic() < deadline, f"the program never reached {point}"
-        time.sleep(0.02)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(30)
-    if proc.stderr is not None:
-        proc.stderr.close()
-    assert proc.returncode == -signal.SIGKILL
-
-
-def answered(messages: list[Any]) -> set[str]:
-    """The tool calls whose results are in the stored conversation."""
-    return {block["toolResult"]["toolUseId"] for message in messages for block in message["content"] if "toolResult" in block}
-
-
-def log_of(path: Path) -> list[dict[str, str]]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -87,7 +39,7 @@ def test_kill_anywhere_then_the_same_program_finishes_the_turn(store_spec: str, 
             store.close()
         log = tmp_path / f"effects-{index}.jsonl"
         env = program_env(TRIP_LOG=str(log), TETHER_HOME=str(tmp_path / "home"))
-        kill_at(point, spec, executor, env, tmp_path / f"ready-{index}")
+        kill_at(point, ["trip.py", spec, executor], env, tmp_path / f"ready-{index}")
         store = open_store(spec)
         stored = store.load(RUN_ID)
         recorded = set() if stored is None else set(stored.results) | answered(stored.messages)

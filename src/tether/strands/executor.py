@@ -37,11 +37,10 @@ from ..errors import ConfigurationError
 from ..tools.base import to_result
 
 if TYPE_CHECKING:
+    from strands import Agent
     from strands.telemetry.metrics import Trace
     from strands.tools.structured_output._structured_output_context import StructuredOutputContext
     from strands.types.tools import ToolContext, ToolResult, ToolUse
-
-    from strands import Agent
 
     from ._binding import AgentBinding
 

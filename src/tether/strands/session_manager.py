@@ -64,9 +64,8 @@ from ._store import open_store
 from .executor import TetherToolExecutor
 
 if TYPE_CHECKING:
-    from strands.middleware import InvokeModelContext
-
     from strands import Agent
+    from strands.middleware import InvokeModelContext
 
 Reconcile = Callable[[InDoubtCall], Any]
 """Decides an in-doubt call of a non-idempotent tool: ``tether.durable.RERUN`` or the result to record."""
