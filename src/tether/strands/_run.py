@@ -22,7 +22,6 @@ from contextlib import ExitStack
 from typing import Any, cast
 
 from .._json import json_copy
-from ..durable.head import DurableHead
 from ..durable.ids import RUN_ID_PATTERN
 from ..durable.session import DurableSession, run_state_of
 from ..durable.store import RunStore, StoredRun
@@ -72,17 +71,6 @@ def tool_uses(message: Any) -> list[dict[str, Any]]:
     return [dict(block["toolUse"]) for block in message.get("content", []) if "toolUse" in block]
 
 
-class _Session(DurableSession):
-    """A durable session whose head also carries the ``strands`` entry."""
-
-    strands: dict[str, Any]
-
-    def head(self) -> DurableHead:
-        head = super().head()
-        cast("dict[str, Any]", head)[STRANDS_KEY] = self.strands
-        return head
-
-
 class StrandsRun:
     """The durable run of one Strands agent (see the module docstring).
 
@@ -115,8 +103,8 @@ class StrandsRun:
             else:
                 strands = self._check(stored)
                 run = run_state_of(stored)
-            self.session = _Session(store, self.run_id, run, stored, lease)
-            self.session.strands = strands
+            self.session = DurableSession(store, self.run_id, run, stored, lease)
+            self.session.extra[STRANDS_KEY] = strands
         except BaseException:
             self._held.close()
             raise
@@ -124,7 +112,7 @@ class StrandsRun:
     @property
     def strands(self) -> dict[str, Any]:
         """The head's ``strands`` entry as it will be written next."""
-        return self.session.strands
+        return cast("dict[str, Any]", self.session.extra[STRANDS_KEY])
 
     @property
     def run(self) -> RunState:
