@@ -45,3 +45,19 @@ def test_checkpointing_with_the_session_manager_survives_a_kill(point: str, tmp_
     assert set(counts) == {"lookup", "weather", "book"}
     cut = point.removeprefix("tool:")
     assert all(count == (2 if tool == cut else 1) for tool, count in counts.items()), counts
+
+
+@pytest.mark.parametrize("mode", ["reconcile", "interrupt"])
+def test_an_in_doubt_non_idempotent_call_is_reconciled_not_rerun(mode: str, tmp_path: Path) -> None:
+    expected = run_program("charge.py", "unused", mode, "--plain", env=program_env(TRIP_LOG=str(tmp_path / "plain.jsonl")))
+    store = str(tmp_path / "runs.db")
+    log = tmp_path / "effects.jsonl"
+    env = program_env(TRIP_LOG=str(log))
+    kill_at("tool:charge", ["charge.py", store, mode], env, tmp_path / "ready")
+
+    assert run_program("charge.py", store, mode, env=env) == expected
+
+    assert Counter(entry["key"] for entry in log_of(log)) == {"strands.shop-1.default/tu-1": 1}  # never charged twice
+    steps = open_store(store).history("strands.shop-1.default")
+    actions = [m["action"] for step in steps if step.position == "resumed" for m in step.in_doubt]
+    assert actions == (["reconciled"] if mode == "reconcile" else ["interrupt", "answered"])
