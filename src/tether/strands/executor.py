@@ -11,9 +11,13 @@ or a custom one), which still decides how the calls run. For each batch of calls
   the same idempotency key; a tool named in the manager's ``non_idempotent`` goes to its
   ``reconcile`` callable, or without one stops the turn with a ``tether.in_doubt`` interrupt, as a
   native durable run does (:mod:`tether.durable.indoubt`); the step row of the resume lists them;
-- the other calls get a start marker (one write for the batch; a non-idempotent call gets its own,
-  right before it runs) and run through the wrapped executor, each result recorded as soon as it
-  arrives.
+- the other calls run through the wrapped executor, each result recorded as soon as it arrives.
+  Their start markers: an idempotent call is recorded as started in the write that stores the
+  model's response (one write fewer per cycle, as in native runs; a call the response asked for is
+  in doubt after a crash even if it never began, and runs again with the same key, which is what a
+  call that never started does); a non-idempotent call gets its own marker right before it runs
+  (``BeforeToolCallEvent``); a call given to this executor that has none yet gets one before the
+  batch runs.
 
 **Idempotency key.** Every call that runs has the key ``<run_id>/<toolUseId>``, the same in every
 process that runs it. A tool declared with ``@tool(context=True)`` reads it with
@@ -122,7 +126,7 @@ class TetherToolExecutor(ToolExecutor):
                 yield ToolResultEvent(cast("ToolResult", recorded))
                 continue
             keys[ident] = f"{run.run_id}/{ident}"
-            if ident in cursor.started:  # started in an earlier process, no result: in doubt
+            if ident in cursor.started and ident not in binding.premarked:  # started in an earlier process, no result: in doubt
                 run.session.timeline.in_doubt.add(ident)
                 marker: dict[str, Any] = {"toolUseId": ident, "name": use["name"], "action": RERUN}
                 markers.append(marker)
@@ -143,6 +147,9 @@ class TetherToolExecutor(ToolExecutor):
         fresh = [
             use["toolUseId"] for use in to_run if use["name"] not in self.manager.non_idempotent and use["toolUseId"] not in cursor.started
         ]
+        for use in to_run:
+            if use["toolUseId"] in binding.premarked:
+                run.session.timeline.tool_started(use["toolUseId"])
         if fresh:
             for ident in fresh:
                 cursor.started.append(ident)

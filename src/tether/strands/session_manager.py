@@ -149,7 +149,11 @@ class TetherSessionManager(SessionManager):
                 metrics["model_call_count"] += 1
             cursor.phase = "tools" if tool_uses(message) else "model"
             cursor.results = {}
-            cursor.started = []
+            # The idempotent calls are recorded as started with the response (one write fewer per
+            # cycle, as native runs do): one that never begins is in doubt after a crash and runs
+            # again with the same key, which is what a call that never started does anyway.
+            cursor.started = [use["toolUseId"] for use in tool_uses(message) if use["name"] not in self.non_idempotent]
+            binding.premarked = set(cursor.started)
         elif any("toolResult" in block for block in message.get("content", [])):
             position = "after_tools"
             cursor.cycle_index += 1
