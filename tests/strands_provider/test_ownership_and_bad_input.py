@@ -44,6 +44,13 @@ def strands_agent(session_id: str, store: Path) -> StrandsAgent:
     return StrandsAgent(model=ScriptModel(SCRIPT), callback_handler=None, session_manager=TetherSessionManager(session_id, store=store))
 
 
+def one_turn(session_id: str, store: Path) -> None:
+    """A Strands session with one finished turn, its manager closed."""
+    manager = TetherSessionManager(session_id, store=store)
+    StrandsAgent(model=ScriptModel(SCRIPT), callback_handler=None, session_manager=manager)("hi")
+    manager.close()
+
+
 def test_a_second_process_is_refused_while_the_first_runs(tmp_path: Path) -> None:
     store = tmp_path / "runs.db"
     ready = tmp_path / "ready"
@@ -68,9 +75,7 @@ def test_a_second_process_is_refused_while_the_first_runs(tmp_path: Path) -> Non
 
 def test_a_run_of_another_session_is_refused(tmp_path: Path) -> None:
     store_path = tmp_path / "runs.db"
-    manager = TetherSessionManager("alice", store=store_path)
-    StrandsAgent(model=ScriptModel(SCRIPT), callback_handler=None, session_manager=manager)("hi")
-    manager.close()
+    one_turn("alice", store_path)
     store = SQLiteStore(store_path)
     fork_run(store, "strands.alice.default", 1, new_run_id="strands.bob.default")  # another session's run under bob's id
     store.close()
@@ -97,9 +102,7 @@ def test_a_native_run_is_refused_by_the_session_manager(tmp_path: Path) -> None:
 
 def test_a_strands_run_is_refused_by_a_native_agent(tmp_path: Path) -> None:
     store_path = tmp_path / "runs.db"
-    manager = TetherSessionManager("s2", store=store_path)
-    StrandsAgent(model=ScriptModel(SCRIPT), callback_handler=None, session_manager=manager)("hi")
-    manager.close()
+    one_turn("s2", store_path)
     before = rows(store_path)
     store = SQLiteStore(store_path)
     with pytest.raises(ConfigurationError, match=r"strands\.s2\.default.*TetherSessionManager"):
@@ -110,9 +113,7 @@ def test_a_strands_run_is_refused_by_a_native_agent(tmp_path: Path) -> None:
 
 def test_a_corrupt_row_is_a_store_error_naming_the_run(tmp_path: Path) -> None:
     store_path = tmp_path / "runs.db"
-    manager = TetherSessionManager("s3", store=store_path)
-    StrandsAgent(model=ScriptModel(SCRIPT), callback_handler=None, session_manager=manager)("hi")
-    manager.close()
+    one_turn("s3", store_path)
     from tests.durable.conftest import corrupt_message
 
     store = SQLiteStore(store_path)
