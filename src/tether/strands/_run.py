@@ -46,7 +46,8 @@ class SessionMismatchError(StateError):
 
 
 def strands_run_id(session_id: str, agent_id: str) -> str:
-    """The run id of agent ``agent_id`` in Strands session ``session_id``.
+    """The run id of agent ``agent_id`` in Strands session ``session_id`` (``multiagent-<id>`` for a
+    graph or swarm: see :meth:`tether.strands.session_manager.TetherSessionManager.initialize_multi_agent`).
 
     ``strands.<session_id>.<agent_id>`` when both are plain (letters, digits, ``_ : -``) and the id
     fits; otherwise ``strands.<digest>`` of the exact pair, so two different pairs never share a run.
@@ -80,8 +81,9 @@ class StrandsRun:
         agent_id: The agent's id in the session.
     """
 
-    def __init__(self, store: RunStore, session_id: str, agent_id: str) -> None:
+    def __init__(self, store: RunStore, session_id: str, agent_id: str, *, kind: str = "agent") -> None:
         self.store = store
+        self.kind = kind
         self.session_id = session_id
         self.agent_id = agent_id
         self.run_id = strands_run_id(session_id, agent_id)
@@ -99,7 +101,8 @@ class StrandsRun:
             self.stored = stored
             if stored is None:
                 run = RunState(run_id=self.run_id)
-                strands: dict[str, Any] = {"format": FORMAT, "session_id": session_id, "agent_id": agent_id, "turn": None, "agent": None}
+                strands: dict[str, Any] = {"format": FORMAT, "kind": kind, "session_id": session_id, "agent_id": agent_id}
+                strands.update({"turn": None, "agent": None} if kind == "agent" else {"multi_agent": None})
             else:
                 strands = self._check(stored)
                 run = run_state_of(stored)
@@ -129,13 +132,18 @@ class StrandsRun:
         if not isinstance(entry, dict) or entry.get("format") != FORMAT:
             version = entry.get("format") if isinstance(entry, dict) else entry
             raise StoreError(f"run {self.run_id!r}: head.strands.format is {version!r:.40}, this Tether reads format {FORMAT}")
+        if entry.get("kind", "agent") != self.kind:
+            raise SessionMismatchError(
+                f"run {self.run_id!r} is a Strands {entry.get('kind', 'agent')!r:.40} run, not a {self.kind!r} one (head.strands.kind); "
+                "nothing was changed"
+            )
         for field, expected in (("session_id", self.session_id), ("agent_id", self.agent_id)):
             if entry.get(field) != expected:
                 raise SessionMismatchError(
                     f"run {self.run_id!r} belongs to Strands {field.removesuffix('_id')} {entry.get(field)!r:.60}, "
                     f"not {expected!r:.60} (head.strands.{field}); nothing was changed"
                 )
-        for field in ("turn", "agent"):
+        for field in ("turn", "agent", "multi_agent"):
             if entry.get(field) is not None and not isinstance(entry[field], dict):
                 raise StoreError(f"run {self.run_id!r}: head.strands.{field} must be an object, got {type(entry[field]).__name__}")
         return cast("dict[str, Any]", copy.deepcopy(entry))
