@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from strands import Agent
 from strands.hooks import BeforeModelCallEvent
 
 from tether.durable import SQLiteStore
+from tether.errors import PromptError
 from tether.strands.session_manager import TetherSessionManager
 
 from .conftest import PROGRAMS, SRC
@@ -38,6 +40,7 @@ class Flaky(ScriptModel):
 
 def test_metrics_accumulate_and_hooks_tell_a_resume(tmp_path: Path) -> None:
     store = tmp_path / "runs.db"
+    Flaky.died = False
     manager = TetherSessionManager("m-1", store=store)
     agent = Agent(model=Flaky(SCRIPT), callback_handler=None, session_manager=manager)
     assert str(agent("first")).strip() == "one"
@@ -75,3 +78,26 @@ def test_metrics_accumulate_and_hooks_tell_a_resume(tmp_path: Path) -> None:
     assert listed.returncode == 0, listed.stderr
     assert "finished" in listed.stdout and "three" in listed.stdout
     assert SQLiteStore(store).load("strands.m-1.default") is not None
+
+
+def test_another_prompt_while_a_turn_is_cut_off_is_refused(tmp_path: Path) -> None:
+    store = tmp_path / "runs.db"
+    Flaky.died = False
+    manager = TetherSessionManager("m-2", store=store)
+    agent = Agent(model=Flaky(SCRIPT), callback_handler=None, session_manager=manager)
+    agent("first")
+    try:
+        agent("second")
+    except KeyboardInterrupt:
+        pass
+    manager.close()
+    before = SQLiteStore(store).load("strands.m-2.default")
+    manager = TetherSessionManager("m-2", store=store)
+    agent = Agent(model=ScriptModel(SCRIPT), callback_handler=None, session_manager=manager)
+    with pytest.raises(PromptError, match=r"strands\.m-2\.default.*cut off.*'second'"):
+        agent("something else")
+    after = SQLiteStore(store).load("strands.m-2.default")
+    assert before is not None and after is not None
+    assert (after.head, after.messages) == (before.head, before.messages)
+    assert str(agent("second")).strip() == "two"  # the same call still finishes it
+    manager.close()
