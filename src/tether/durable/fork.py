@@ -18,7 +18,7 @@ from ..errors import PromptError, ShapeError, StoreError
 from ..loop.core import tool_uses_of
 from ..types import Message
 from .history import Step, Timeline
-from .session import DurableSession, run_state_of
+from .session import EXTRA_HEAD_KEYS, DurableSession, run_state_of
 from .store import RunStore, StoredRun, validate_run_id
 
 Edit = Callable[[list[Message]], list[Message]] | dict[str, Any]
@@ -58,6 +58,7 @@ def fork_run(store: RunStore, run_id: str, at: int | Step, *, new_run_id: str | 
             raise StoreError(f"run {new_id!r} already exists; pick another new_run_id (or omit it to get {run_id}.fork-N)")
         run = run_state_of(StoredRun(new_id, head, messages, results))
         session = DurableSession(store, new_id, run, lease=lease)
+        session.extra = {key: head[key] for key in EXTRA_HEAD_KEYS if key in head}
         session.timeline = Timeline(head, run.metrics)
         status = str(head.get("status") or "running")
         session.sync("forked", status="paused" if status == "running" else status, forked_from={"run_id": run_id, "step": number})

@@ -165,6 +165,11 @@ async def _attach(
     stored = store.load(run_id)
     if stored is None:
         return None
+    if stored.head.get("strands") is not None:  # written by tether.strands' session manager for a real Strands agent
+        raise ConfigurationError(
+            f"run {run_id!r} is a Strands agent's run (written by tether.strands.TetherSessionManager); open it with that "
+            "Strands agent's session manager, not a tether.Agent"
+        )
     run = run_state_of(stored)
     verdict = _verdict(check, stored.head.get("manifest"), run, run_id)  # refused before anything is adopted or written
     adopt(run)

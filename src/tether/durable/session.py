@@ -29,6 +29,9 @@ from .store import SCHEMA_VERSION, Lease, PreparedWrite, RunStore, StoredRun
 
 _log = logging.getLogger(__name__)
 
+EXTRA_HEAD_KEYS = ("strands",)
+"""Head keys an edge of Tether owns, kept as they are by every session (a resume, a fork)."""
+
 _NOT_TRIED: Any = object()
 """A write not offered to the store's ``send_commit`` yet (see :meth:`DurableSession._commit_blocking`)."""
 
@@ -70,6 +73,9 @@ class DurableSession:
         self.incarnation = new_incarnation() if stored is None else incarnation_of(stored.head)
         manifest = None if stored is None else stored.head.get("manifest")
         self.manifest: dict[str, Any] | None = manifest if isinstance(manifest, dict) else None  # the run's manifest (tether.manifest)
+        # Head entries of the run's edge, carried verbatim (``strands``: the Strands provider's, see
+        # tether.strands._run): read from the stored head, written back with every head.
+        self.extra: dict[str, Any] = {} if stored is None else {k: stored.head[k] for k in EXTRA_HEAD_KEYS if k in stored.head}
         self.effects = ToolTransactions(store, run_id)  # tool calls' transactions, committed with their results' writes
         # Whether the store may commit a write at once without blocking (a local SQLite commit):
         # a store whose every commit is a round trip (PostgreSQL) is not asked.
@@ -404,6 +410,8 @@ class DurableSession:
             head["incarnation"] = self.incarnation
         if self.manifest is not None:  # stored once as a blob when large (tether.durable.packing)
             head["manifest"] = self.manifest
+        if self.extra:
+            as_row(head).update(self.extra)
         return head
 
 

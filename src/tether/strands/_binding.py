@@ -1,0 +1,45 @@
+"""What a :class:`~tether.strands.session_manager.TetherSessionManager` tracks about one agent in this process."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..types import Message
+from ._run import StrandsRun
+
+if TYPE_CHECKING:
+    from strands import Agent
+
+
+@dataclass
+class AgentBinding:
+    """One initialized agent's run and what the manager tracks about it in this process."""
+
+    agent: Agent
+    run: StrandsRun
+    recovering: bool = False
+    """The stored turn was cut off: the next invocation finishes it (see the module docstring)."""
+    held: Message | None = None
+    """The model's last response of a cut-off turn, kept out of ``agent.messages`` until the turn resumes."""
+    held_interrupts: dict[str, Any] | None = None
+    """Strands' interrupt state of a cut-off turn that stopped for interrupts, re-activated when it resumes."""
+    replay: Message | None = None
+    """A final answer to hand back instead of the next model call (the resumed turn's)."""
+    replayed: Message | None = None
+    premarked: set[str] = field(default_factory=set)
+    """Calls this process recorded as started with the model's response (not in doubt here)."""
+    turn_new: bool = False
+    resumed: bool = False
+    written: dict[str, Any] = field(default_factory=dict)
+    usage_base: dict[str, int] = field(default_factory=dict)
+
+    def messages(self) -> list[Message]:
+        """The live conversation as stored: the agent's, plus a response held aside."""
+        live: list[Any] = list(self.agent.messages)
+        if self.held is not None:
+            live.append(self.held)
+        return live
+
+
+__all__ = ["AgentBinding"]

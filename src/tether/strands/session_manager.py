@@ -1,0 +1,436 @@
+"""`TetherSessionManager`: Tether as the durability provider of real strands-agents agents.
+
+One line makes a Strands program durable::
+
+    from strands import Agent
+    from tether.strands.session_manager import TetherSessionManager
+
+    agent = Agent(model=..., tools=[...], session_manager=TetherSessionManager("user-42"))
+    agent("Book the usual trip")
+
+Each agent of the session is an ordinary Tether run (``strands.<session_id>.<agent_id>``, see
+:mod:`tether.strands._run`) in a :class:`~tether.durable.store.RunStore`: every message, state
+change, tool start and tool result is written through the native durable write path, fenced by
+the run's lease, so ``tether runs/show/view/fork/resume/rm/export`` read it.
+
+**Crash recovery.** The manager records the prompt of the open turn. When the same program is
+started again after a crash (kill -9 anywhere) and makes the same call (``agent("same prompt")``),
+the cut-off turn is finished instead of a new one started: the stored conversation is restored
+without the model's last response, which is handed back in place of a new model call (a
+response with tool calls is put back into the history, so Strands runs that cycle's tools through
+the agent's tool executor; a final answer is replayed through an ``InvokeModelStage`` middleware).
+The tool executor (:class:`~tether.strands.executor.TetherToolExecutor`, installed around the
+agent's own) returns the recorded results and runs only the missing calls; a call that started but
+has no recorded result is *in doubt* (see the executor). A pending Strands interrupt is asked
+again (the turn's interrupted tools run again and raise it), so the same program answers it as it
+did the first time. With ``checkpointing=True`` the restarted turn pauses at the checkpoints the
+uninterrupted one paused at from the cut-off point on.
+
+**Telling a resume from a new invocation.** ``invocation_state["tether"]`` (set by the manager in
+``BeforeInvocationEvent``, so seen by every later hook, by tools through ``tool_context`` and by the
+model) is ``{"run_id", "resumed", "idempotency_keys"}``; ``resumed`` is True for the invocation
+that finishes a cut-off turn. :meth:`TetherSessionManager.resumed` tells the same from outside.
+
+**Metrics** (token usage, model calls, tool calls, cycles) accumulate in the run's head across
+invocations, resumes and processes: :meth:`TetherSessionManager.metrics`.
+
+**One owner at a time.** The manager holds each run's lease from the agent's initialization until
+:meth:`close` (or the end of the process): a second process opening the same session gets
+:class:`~tether.errors.RunLockedError` naming the run and ``tether unlock``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import AsyncGenerator, Callable, Iterable
+from typing import TYPE_CHECKING, Any, cast
+
+from strands.agent.state import AgentState
+from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent, BeforeToolCallEvent, HookRegistry
+from strands.middleware import InvokeModelStage, ModelStopReason
+from strands.session.session_manager import SessionManager
+from strands.types.exceptions import SessionException
+from strands.types.session import SessionAgent
+
+from .._json import json_copy
+from ..durable.indoubt import InDoubtCall
+from ..durable.store import RunStore
+from ..errors import PromptError
+from ..types import InterruptState
+from ._binding import AgentBinding
+from ._run import FINAL_STOPS, StrandsRun, prompt_key, tool_uses
+from ._store import open_store
+from .executor import TetherToolExecutor
+
+if TYPE_CHECKING:
+    from strands import Agent
+    from strands.middleware import InvokeModelContext
+    from strands.multiagent.base import MultiAgentBase
+
+Reconcile = Callable[[InDoubtCall], Any]
+"""Decides an in-doubt call of a non-idempotent tool: ``tether.durable.RERUN`` or the result to record."""
+
+_MULTI_STATUS = {"completed": "finished", "failed": "failed", "interrupted": "interrupted", "pending": "finished"}
+"""Tether's run status for a graph's or swarm's Strands status."""
+_ZERO_USAGE = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+
+
+class TetherSessionManager(SessionManager):
+    """Strands' ``SessionManager`` storing each agent of session ``session_id`` as a Tether run.
+
+    Args:
+        session_id: The Strands session id (``agent("...")`` with the same id continues it).
+        store: Where the runs live: None for Tether's default store (``$TETHER_HOME/runs.db``, else
+            the user's data directory: the store ``tether runs`` reads without ``--store``); a path
+            or ``sqlite:///`` URL of a SQLite file; a ``postgresql://`` URL; or a ``RunStore``.
+        non_idempotent: Names of tools that must not run twice blindly: an in-doubt call of one
+            goes to ``reconcile``, or without it stops the turn with a ``tether.in_doubt`` interrupt
+            (answer ``"rerun"`` or the result to record). Every other tool is idempotent: an
+            in-doubt call runs again with the same idempotency key
+            (:func:`tether.strands.executor.idempotency_key`).
+        reconcile: Decides an in-doubt call of a non-idempotent tool (see ``non_idempotent``).
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        store: RunStore | str | os.PathLike[str] | None = None,
+        non_idempotent: Iterable[str] = (),
+        reconcile: Reconcile | None = None,
+    ) -> None:
+        if not isinstance(session_id, str) or not session_id:
+            raise SessionException(f"session_id must be a non-empty string, got {session_id!r}")
+        self.session_id = session_id
+        self.store, self._owns_store = open_store(store)
+        self.non_idempotent = frozenset(non_idempotent)
+        self.reconcile = reconcile
+        self._agents: dict[str, AgentBinding] = {}
+        self._multi: dict[str, tuple[MultiAgentBase, StrandsRun]] = {}
+
+    # -- Strands' SessionManager interface -------------------------------------------------
+
+    def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
+        """Strands' persistence hooks, plus the turn bookkeeping and the tool-start markers."""
+        super().register_hooks(registry, **kwargs)
+        registry.add_callback(BeforeInvocationEvent, self._before_invocation)
+        registry.add_callback(AfterInvocationEvent, self._after_invocation)
+        registry.add_callback(BeforeToolCallEvent, self._before_tool_call)
+
+    def initialize(self, agent: Agent, **kwargs: Any) -> None:
+        """Bind ``agent`` to its run: take the lease, restore a stored run, install the executor."""
+        if agent.agent_id in self._agents:
+            raise SessionException("The `agent_id` of an agent must be unique in a session.")
+        run = StrandsRun(self.store, self.session_id, agent.agent_id)
+        binding = AgentBinding(agent, run)
+        try:
+            if run.stored is None:
+                self._record_fields(binding)
+                run.session.timeline.status = "finished"
+                run.write(binding.messages())
+            else:
+                self._restore(binding)
+            agent.tool_executor = TetherToolExecutor(agent.tool_executor, self)
+            agent.add_middleware(InvokeModelStage, self._replay)
+        except BaseException:
+            run.close()
+            raise
+        self._agents[agent.agent_id] = binding
+
+    def append_message(self, message: Any, agent: Agent, **kwargs: Any) -> None:
+        """Store ``message`` (just appended to the agent) with the step it ends."""
+        binding = self._binding(agent)
+        run = binding.run
+        cursor = run.run.cursor
+        metrics = run.run.metrics
+        position: str | None
+        if message["role"] == "assistant":
+            position = "after_model"
+            if message is binding.replayed:
+                binding.replayed = None
+            else:
+                metrics["model_call_count"] += 1
+            cursor.phase = "tools" if tool_uses(message) else "model"
+            cursor.results = {}
+            # The idempotent calls are recorded as started with the response (one write fewer per
+            # cycle, as native runs do): one that never begins is in doubt after a crash and runs
+            # again with the same key, which is what a call that never started does anyway.
+            cursor.started = [use["toolUseId"] for use in tool_uses(message) if use["name"] not in self.non_idempotent]
+            binding.premarked = set(cursor.started)
+        elif any("toolResult" in block for block in message.get("content", [])):
+            position = "after_tools"
+            cursor.cycle_index += 1
+            cursor.results = {}
+            cursor.started = []
+            cursor.phase = "model"
+            metrics["cycle_count"] += 1
+        else:
+            position = "turn_start" if binding.turn_new else None
+            binding.turn_new = False
+            cursor.phase = "model"
+        self._record_fields(binding)
+        run.write(binding.messages(), position)
+
+    def redact_latest_message(self, redact_message: Any, agent: Agent, **kwargs: Any) -> None:
+        """Strands redacts the message in the agent's history: store the history as it is now
+        (a rewritten message starts a new live segment; stored rows are never rewritten)."""
+        binding = self._binding(agent)
+        binding.run.session.persisted = []  # the redacted message differs from its stored row
+        binding.run.write(binding.messages())
+
+    def sync_agent(self, agent: Agent, **kwargs: Any) -> None:
+        """Store the agent's state, conversation-manager state, interrupt and model state if they changed."""
+        binding = self._agents.get(agent.agent_id)
+        if binding is None or binding.agent is not agent:
+            return
+        before = binding.written
+        self._record_fields(binding)
+        session = binding.run.session
+        messages = binding.messages()
+        unchanged_messages = len(messages) == len(session.persisted) and all(
+            a is b for a, b in zip(messages, session.persisted, strict=True)
+        )
+        if binding.written == before and unchanged_messages:
+            return
+        binding.run.write(messages)
+
+    def initialize_multi_agent(self, source: MultiAgentBase, **kwargs: Any) -> None:
+        """Bind a graph or swarm to its run (``strands.<session_id>.multiagent-<id>``): a stored
+        state is handed to Strands' ``deserialize_state`` (which resumes an execution cut off
+        mid-way from its next nodes), else the new run is written."""
+        key = f"multiagent-{source.id}"
+        if key in self._multi:
+            raise SessionException(f"multi-agent {source.id!r} is already initialized in session {self.session_id!r}")
+        run = StrandsRun(self.store, self.session_id, key, kind="multi_agent")
+        try:
+            state = run.strands.get("multi_agent")
+            if run.stored is not None and isinstance(state, dict):
+                source.deserialize_state(copy.deepcopy(state))
+            else:
+                self._write_multi(source, run)
+        except BaseException:
+            run.close()
+            raise
+        self._multi[key] = (source, run)
+
+    def sync_multi_agent(self, source: MultiAgentBase, **kwargs: Any) -> None:
+        """Store the graph's or swarm's state (Strands' ``serialize_state``) after each node and invocation."""
+        bound = self._multi.get(f"multiagent-{source.id}")
+        if bound is not None and bound[0] is source:
+            self._write_multi(source, bound[1])
+
+    def _write_multi(self, source: MultiAgentBase, run: StrandsRun) -> None:
+        state = cast("dict[str, Any]", json_copy(source.serialize_state()))
+        run.strands["multi_agent"] = state
+        status = str(state.get("status") or "")
+        run.session.timeline.status = _MULTI_STATUS.get(status, "running")
+        run.write([])
+
+    # -- the public extras ---------------------------------------------------------------------
+
+    def run_id(self, agent: Agent) -> str:
+        """The Tether run id of ``agent`` in this session (``tether show RUN_ID``)."""
+        return self._binding(agent).run.run_id
+
+    def resumed(self, agent: Agent) -> bool:
+        """True while (and after) ``agent``'s current invocation finishes a turn cut off by a crash."""
+        return self._binding(agent).resumed
+
+    def metrics(self, agent: Agent) -> dict[str, Any]:
+        """The run's metrics, accumulated over every invocation, resume and process (a copy)."""
+        return cast("dict[str, Any]", json_copy(self._binding(agent).run.run.metrics))
+
+    def close(self) -> None:
+        """Release every run's lease (and close the store if the manager opened it)."""
+        for binding in self._agents.values():
+            binding.run.close()
+        for _, run in self._multi.values():
+            run.close()
+        self._agents.clear()
+        self._multi.clear()
+        if self._owns_store:
+            self.store.close()
+            self._owns_store = False
+
+    def __enter__(self) -> TetherSessionManager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def binding(self, agent: Any) -> AgentBinding | None:
+        """The binding of ``agent`` if this manager initialized it (the executor asks)."""
+        binding = self._agents.get(getattr(agent, "agent_id", None) or "")
+        return binding if binding is not None and binding.agent is agent else None
+
+    def _binding(self, agent: Agent) -> AgentBinding:
+        binding = self.binding(agent)
+        if binding is None:
+            raise SessionException(f"agent {agent.agent_id!r} was not initialized by this session manager ({self.session_id!r})")
+        return binding
+
+    def _record_fields(self, binding: AgentBinding) -> None:
+        """Copy the agent's state, conversation-manager, interrupt and model state into the run."""
+        agent = binding.agent
+        session_agent = SessionAgent.from_agent(agent)
+        internal = session_agent._internal_state
+        interrupt_state = internal.get("interrupt_state") or {}
+        if binding.held_interrupts is not None:
+            interrupt_state = binding.held_interrupts  # the cut-off turn's, until it resumes
+        fields = {
+            "state": session_agent.state,
+            "conversation_manager_state": session_agent.conversation_manager_state,
+            "interrupt_state": interrupt_state,
+            "model_state": internal.get("model_state") or {},
+        }
+        if fields != binding.written:
+            binding.written = cast("dict[str, Any]", json_copy(fields))
+        run = binding.run.run
+        run.state = binding.written["state"]
+        run.model_state = binding.written["model_state"]
+        table = interrupt_state.get("interrupts") or {}
+        view: dict[str, Any] = {  # Tether's view: the interrupts and whether the run waits for answers
+            "interrupts": {ident: {key: item.get(key) for key in ("id", "name", "reason", "response")} for ident, item in table.items()},
+            "activated": bool(interrupt_state.get("activated")),
+        }
+        run.interrupt_state = cast("InterruptState", view)
+        binding.run.strands["agent"] = binding.written
+        usage: dict[str, Any] = dict(agent.event_loop_metrics.accumulated_usage)
+        run.metrics["usage"] = {
+            "input_tokens": binding.usage_base.get("input_tokens", 0) + int(usage.get("inputTokens", 0)),
+            "output_tokens": binding.usage_base.get("output_tokens", 0) + int(usage.get("outputTokens", 0)),
+            "total_tokens": binding.usage_base.get("total_tokens", 0) + int(usage.get("totalTokens", 0)),
+        }
+
+    def _restore(self, binding: AgentBinding) -> None:
+        """Make the agent what its stored run says (Strands' own restore calls, in its order)."""
+        agent, run = binding.agent, binding.run
+        fields = run.strands.get("agent") or {}
+        messages: list[Any] = list(run.run.messages)
+        turn = run.strands.get("turn") or {}
+        interrupt_state = copy.deepcopy(fields.get("interrupt_state") or {})
+        if turn.get("open"):
+            binding.recovering = True
+            if messages and messages[-1]["role"] == "assistant":
+                binding.held = messages.pop()
+            if interrupt_state.get("activated"):
+                binding.held_interrupts = interrupt_state
+                interrupt_state = {**interrupt_state, "activated": False, "pending_tool_execution": None}
+        stored_usage: dict[str, Any] = dict(run.run.metrics.get("usage") or {})
+        binding.usage_base = {key: int(value) for key, value in stored_usage.items()}
+        internal: dict[str, Any] = {"model_state": copy.deepcopy(fields.get("model_state") or {})}
+        if interrupt_state:
+            internal["interrupt_state"] = interrupt_state
+        state = copy.deepcopy(fields.get("state") or {})
+        SessionAgent(agent.agent_id, state, {}, internal).initialize_internal_state(agent)
+        agent.state = AgentState(state)
+        prepend = agent.conversation_manager.restore_from_session(copy.deepcopy(fields.get("conversation_manager_state") or {})) or []
+        if prepend and prompt_key(messages[: len(prepend)]) == prompt_key(prepend):
+            prepend = []
+        if not agent.model.stateful:
+            agent.messages = [*prepend, *messages]
+        binding.written = cast("dict[str, Any]", json_copy(fields)) if fields else {}
+
+    def _before_invocation(self, event: BeforeInvocationEvent) -> None:
+        binding = self.binding(event.agent)
+        if binding is None:
+            return
+        run = binding.run
+        new = list(event.messages or [])
+        tether = {"run_id": run.run_id, "resumed": False, "idempotency_keys": {}}
+        event.invocation_state["tether"] = tether
+        binding.resumed = False
+        turn = run.strands.get("turn")
+        if binding.recovering:
+            assert turn is not None  # a turn is open when recovering
+            if new and prompt_key(new) != turn.get("prompt"):
+                raise PromptError(
+                    f"run {run.run_id!r} (Strands session {self.session_id!r}, agent {binding.agent.agent_id!r}) has a turn cut off "
+                    f"by a crash, started with another prompt ({_brief(turn.get('prompt'))}); make that call again to finish it "
+                    f"(or delete the run with `tether rm {run.run_id}`)"
+                )
+            binding.recovering = False
+            event.messages = []
+            tether["resumed"] = binding.resumed = True
+            self._resume(binding)
+            return
+        if new or turn is None or not turn.get("open"):
+            run.strands["turn"] = {"open": True, "prompt": prompt_key(new)}
+            binding.turn_new = True
+            if not new:
+                binding.turn_new = False
+                run.run.cursor.phase = "model"
+                run.write(binding.messages(), "turn_start")
+
+    def _resume(self, binding: AgentBinding) -> None:
+        """Put the cut-off turn's held response and interrupts back (see the module docstring)."""
+        agent = binding.agent
+        if binding.held_interrupts is not None:
+            state = copy.deepcopy(binding.held_interrupts)
+            for item in (state.get("interrupts") or {}).values():
+                item["response"] = None  # asked again: the program answers as it did
+            (state.get("context") or {}).pop("responses", None)
+            binding.held_interrupts = None
+            SessionAgent(agent.agent_id, agent.state.get(), {}, {"interrupt_state": state}).initialize_internal_state(agent)
+        held: Any = binding.held
+        binding.held = None
+        if held is None:
+            return
+        if tool_uses(held):
+            agent.messages.append(held)  # the stored response: Strands runs its tools next
+        else:
+            binding.replay = held
+
+    async def _replay(self, context: InvokeModelContext, next_fn: Any) -> AsyncGenerator[Any, None]:
+        """``InvokeModelStage`` middleware: a resumed turn's recorded final answer instead of a new call."""
+        binding = self.binding(context.agent)
+        if binding is None or binding.replay is None:
+            async for event in next_fn(context):
+                yield event
+            return
+        message, binding.replay = binding.replay, None
+        binding.replayed = message
+        yield ModelStopReason("end_turn", message, dict(_ZERO_USAGE), {"latencyMs": 0})  # type: ignore[arg-type]
+
+    def _after_invocation(self, event: AfterInvocationEvent) -> None:
+        binding = self.binding(event.agent)
+        if binding is None:
+            return
+        run = binding.run
+        turn = run.strands.get("turn") or {}
+        result = event.result
+        reason = None if result is None else str(result.stop_reason)
+        if reason is None:
+            status = "failed"
+        elif reason in FINAL_STOPS:
+            status = "finished"
+            turn["open"] = False
+            run.run.cursor.phase = "idle"
+        else:
+            status = {"interrupt": "interrupted", "checkpoint": "paused"}.get(reason, "failed")
+        self._record_fields(binding)
+        run.write(binding.messages(), "turn_end", status=status, stop_reason=reason)
+
+    def _before_tool_call(self, event: BeforeToolCallEvent) -> None:
+        """The start marker of a non-idempotent call, written right before it runs (idempotent
+        calls are marked in one write before the batch: see the executor)."""
+        binding = self.binding(event.agent)
+        if binding is None or event.tool_use["name"] not in self.non_idempotent:
+            return
+        cursor = binding.run.run.cursor
+        ident = event.tool_use["toolUseId"]
+        if ident not in cursor.started:
+            cursor.started.append(ident)
+            binding.run.session.timeline.tool_started(ident)
+            binding.run.write(binding.messages())
+
+
+def _brief(prompt: Any) -> str:
+    text = repr(prompt)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+__all__ = ["AgentBinding", "Reconcile", "TetherSessionManager"]

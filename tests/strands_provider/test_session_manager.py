@@ -1,0 +1,103 @@
+"""The session manager in one process: metrics accumulate across invocations, resumes and managers;
+hooks tell the invocation that finishes a cut-off turn from a new one; the run is an ordinary Tether
+run that the CLI reads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from strands import Agent
+from strands.hooks import BeforeModelCallEvent
+
+from tether.durable import SQLiteStore
+from tether.errors import PromptError
+from tether.strands.session_manager import TetherSessionManager
+
+from .conftest import PROGRAMS, SRC
+
+sys.path.insert(0, str(PROGRAMS))
+from _common import ScriptModel
+
+SCRIPT: list[dict[str, Any]] = [{"text": "one"}, {"text": "two"}, {"text": "three"}]
+
+
+class Flaky(ScriptModel):
+    """Dies (a BaseException, as a process being stopped) on its first call of the second turn."""
+
+    died = False
+
+    async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        if sum(1 for m in messages if m["role"] == "assistant") == 1 and not Flaky.died:
+            Flaky.died = True
+            raise KeyboardInterrupt
+        async for event in super().stream(messages, *args, **kwargs):
+            yield event
+
+
+def test_metrics_accumulate_and_hooks_tell_a_resume(tmp_path: Path) -> None:
+    store = tmp_path / "runs.db"
+    Flaky.died = False
+    manager = TetherSessionManager("m-1", store=store)
+    agent = Agent(model=Flaky(SCRIPT), callback_handler=None, session_manager=manager)
+    assert str(agent("first")).strip() == "one"
+    try:
+        agent("second")
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the model did not die")
+    assert manager.metrics(agent)["model_call_count"] == 1
+    manager.close()
+
+    seen: list[bool] = []
+    manager = TetherSessionManager("m-1", store=store)
+    agent = Agent(model=ScriptModel(SCRIPT), callback_handler=None, session_manager=manager)
+    agent.hooks.add_callback(BeforeModelCallEvent, lambda event: seen.append(event.invocation_state["tether"]["resumed"]))
+    assert str(agent("second")).strip() == "two"  # the cut-off turn, finished
+    assert manager.resumed(agent)
+    assert str(agent("third")).strip() == "three"  # a new turn
+    assert not manager.resumed(agent)
+    assert seen == [True, False]
+    metrics = manager.metrics(agent)
+    assert metrics["model_call_count"] == 3
+    assert metrics["usage"]["total_tokens"] == 45  # 15 a call, the first process's included
+    assert [m["content"][0]["text"] for m in agent.messages] == ["first", "one", "second", "two", "third", "three"]
+    manager.close()
+
+    listed = subprocess.run(
+        [sys.executable, "-m", "tether", "show", "strands.m-1.default", "--store", str(store)],
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert "finished" in listed.stdout and "three" in listed.stdout
+    assert SQLiteStore(store).load("strands.m-1.default") is not None
+
+
+def test_another_prompt_while_a_turn_is_cut_off_is_refused(tmp_path: Path) -> None:
+    store = tmp_path / "runs.db"
+    Flaky.died = False
+    manager = TetherSessionManager("m-2", store=store)
+    agent = Agent(model=Flaky(SCRIPT), callback_handler=None, session_manager=manager)
+    agent("first")
+    try:
+        agent("second")
+    except KeyboardInterrupt:
+        pass
+    manager.close()
+    before = SQLiteStore(store).load("strands.m-2.default")
+    manager = TetherSessionManager("m-2", store=store)
+    agent = Agent(model=ScriptModel(SCRIPT), callback_handler=None, session_manager=manager)
+    with pytest.raises(PromptError, match=r"strands\.m-2\.default.*cut off.*'second'"):
+        agent("something else")
+    after = SQLiteStore(store).load("strands.m-2.default")
+    assert before is not None and after is not None
+    assert (after.head, after.messages) == (before.head, before.messages)
+    assert str(agent("second")).strip() == "two"  # the same call still finishes it
+    manager.close()
