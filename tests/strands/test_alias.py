@@ -80,8 +80,9 @@ def test_import_statements_bind_strands_objects() -> None:
 
 
 def test_top_level_names_are_strands_names() -> None:
-    for name in ("Agent", "tool", "ToolContext", "Snapshot", "AgentBase", "agent", "models"):
+    for name in ("tool", "ToolContext", "Snapshot", "AgentBase", "agent", "models"):
         assert getattr(tether.strands, name) is getattr(strands, name), name
+    assert issubclass(tether.strands.Agent, strands.Agent)  # Strands' Agent, durable when given a session
     assert set(strands.__all__) <= set(tether.strands.__all__)
     assert {"Agent", "tool", "ToolContext"} <= set(dir(tether.strands))
     with pytest.raises(AttributeError, match="no_such_name"):

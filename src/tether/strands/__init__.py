@@ -21,15 +21,23 @@ from ._alias import install, own_modules, require_strands
 _strands = require_strands()
 install(__name__, __path__)
 
-_OWN_NAMES: dict[str, str] = {"TetherSessionManager": "session_manager", "TetherToolExecutor": "executor"}
+_OWN_NAMES: dict[str, str] = {
+    "Agent": "_facade",
+    "TetherSessionManager": "session_manager",
+    "TetherToolExecutor": "executor",
+    "idempotency_key": "executor",
+    "import_file_session": "session_import",
+}
 """Tether's public names here -> the module of this package that defines them (imported lazily)."""
 
-__all__ = [*getattr(_strands, "__all__", ()), *(name for name, module in _OWN_NAMES.items() if module in own_modules(__path__))]
+__all__ = list(
+    dict.fromkeys([*getattr(_strands, "__all__", ()), *(name for name, module in _OWN_NAMES.items() if module in own_modules(__path__))])
+)
 
 
 def __getattr__(name: str) -> Any:
     """Tether's own names from their modules, every other name from Strands' top level
-    (``Agent`` is Strands' ``Agent``)."""
+    (``Agent`` is Strands' ``Agent`` made durable when given a session: :mod:`._facade`)."""
     if name in _OWN_NAMES:
         return getattr(importlib.import_module(f"{__name__}.{_OWN_NAMES[name]}"), name)
     try:
