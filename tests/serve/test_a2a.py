@@ -9,6 +9,7 @@ run: the tests read the run over the JSON API or the store to check what A2A sai
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -31,7 +32,12 @@ from a2a.types import (
 )
 from a2a.utils.errors import A2AError
 from google.protobuf import json_format
+from starlette.testclient import TestClient
 
+from tether.durable import SQLiteStore
+from tether.serve import MAX_BODY, create_app
+
+from . import registry_module
 from .conftest import ServerProcess
 
 
@@ -301,3 +307,41 @@ async def test_subscribe_after_a_server_kill_goes_on_where_the_task_it_sends_end
     finally:
         first.stop()
         second.stop()
+
+
+def test_bad_requests_are_protocol_errors_with_nothing_stored_and_no_traceback(
+    store: SQLiteStore, gate_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = create_app(registry_module.AGENTS, store)
+    headers = {"A2A-Version": "1.0"}
+
+    def send(message: dict[str, Any]) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": {"message": message}}
+
+    refused = {
+        "params of the wrong shape": (send({"parts": 5}), -32602),
+        "a file part": (send({"messageId": "f", "role": "ROLE_USER", "parts": [{"url": "file:///etc/passwd"}]}), -32005),
+        "no parts": (send({"messageId": "e", "role": "ROLE_USER", "parts": []}), -32602),
+        "no message id": (send({"role": "ROLE_USER", "parts": [{"text": "hi"}]}), -32602),
+        "a context id that is no run id": (
+            send({"messageId": "c", "role": "ROLE_USER", "parts": [{"text": "hi"}], "contextId": "../x"}),
+            -32602,
+        ),
+        "an answer to no task": (send({"messageId": "t", "role": "ROLE_USER", "parts": [{"text": "hi"}], "taskId": "none"}), -32001),
+        "a task id that is no run id": ({"jsonrpc": "2.0", "id": 7, "method": "GetTask", "params": {"id": "a/b"}}, -32602),
+        "an unknown method": ({"jsonrpc": "2.0", "id": 7, "method": "Nope", "params": {}}, -32601),
+    }
+    with caplog.at_level(logging.DEBUG), TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        for what, (body, code) in refused.items():
+            response = client.post("/agents/chat/a2a", json=body, headers=headers)
+            assert response.status_code == 200, what
+            assert response.json()["error"]["code"] == code, (what, response.json())
+        surrogate = b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "\\ud800"}}'
+        response = client.post("/agents/chat/a2a", content=surrogate, headers={**headers, "content-type": "application/json"})
+        assert response.status_code == 400 and "lone surrogate" in response.json()["error"]["message"]
+        response = client.post("/agents/nobody/a2a", json=send({"messageId": "n", "parts": [{"text": "hi"}]}), headers=headers)
+        assert response.status_code == 404
+        response = client.post("/agents/chat/a2a", content=b"x" * (MAX_BODY + 1), headers={**headers, "content-type": "application/json"})
+        assert response.status_code == 413
+    assert [record.getMessage() for record in caplog.records if record.exc_info] == []
+    assert store.list_runs() == []

@@ -41,7 +41,7 @@ from typing import Any
 
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers.request_handler import RequestHandler
-from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+from a2a.server.request_handlers.response_helpers import agent_card_to_dict, build_error_response
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.types import (
     AgentCard,
@@ -313,7 +313,11 @@ class A2AEndpoint:
     async def rpc(self, request: Request) -> Response:
         """One JSON-RPC request, its body read under the server's limits first (413, 415, 400)."""
         dispatcher = self.dispatchers[self._agent(request)]
-        raw = json.dumps(await read_json(request, self.max_body)).encode()
+        body = await read_json(request, self.max_body)
+        refused = _unparsable(dispatcher, body)
+        if refused is not None:
+            return refused
+        raw = json.dumps(body).encode()
         sent = False
 
         async def receive() -> Any:
@@ -330,6 +334,23 @@ class A2AEndpoint:
         if name not in self.runs.registry:
             raise RequestError(f"unknown agent {name!r}; this server has {sorted(self.runs.registry)}", status=404)
         return name
+
+
+def _unparsable(dispatcher: JsonRpcDispatcher, body: dict[str, Any]) -> Response | None:
+    """The JSON-RPC ``Invalid params`` answer to a request whose params are not its method's
+    message (None: they are, or the dispatcher refuses the request for another reason). The
+    dispatcher would answer the same, but it logs a client's mistake with a traceback."""
+    model = dispatcher.METHOD_TO_MODEL.get(str(body.get("method")))
+    params = body.get("params", {})
+    if model is None or body.get("jsonrpc") != "2.0":
+        return None
+    try:
+        json_format.ParseDict(params, model(), ignore_unknown_fields=True)
+    except (json_format.ParseError, TypeError, ValueError, AttributeError) as exc:
+        ident = body.get("id")
+        ident = ident if isinstance(ident, str | int) and not isinstance(ident, bool) else None
+        return JSONResponse(build_error_response(ident, InvalidParamsError(message=f"params: {str(exc)[:300]}")))
+    return None
 
 
 def _a2a_error(exc: RequestError) -> A2AError:
