@@ -345,3 +345,29 @@ def test_bad_requests_are_protocol_errors_with_nothing_stored_and_no_traceback(
         assert response.status_code == 413
     assert [record.getMessage() for record in caplog.records if record.exc_info] == []
     assert store.list_runs() == []
+
+
+def test_a_failed_run_is_a_failed_task_and_a_retry_over_http_completes_it(store: SQLiteStore, gate_dir: Path) -> None:
+    (gate_dir / "fail-once").write_text("")  # the flaky agent's model fails once, after its side effect
+    app = create_app(registry_module.AGENTS, store)
+    headers = {"A2A-Version": "1.0"}
+    message = {"messageId": "f-1", "role": "ROLE_USER", "parts": [{"text": "go"}]}
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        sent = client.post(
+            "/agents/flaky/a2a", json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}, headers=headers
+        )
+        task = sent.json()["result"]["task"]
+        assert task["status"]["state"] == "TASK_STATE_FAILED"
+        assert client.get(f"/runs/{task['id']}").json()["status"] == "failed"
+        assert client.post(f"/runs/{task['id']}/retry").status_code == 202
+        deadline = time.monotonic() + 60
+        while client.get(f"/runs/{task['id']}").json()["status"] != "finished":
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        got = client.post(
+            "/agents/flaky/a2a", json={"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task["id"]}}, headers=headers
+        )
+        done = got.json()["result"]
+        assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert [part["text"] for artifact in done["artifacts"] for part in artifact["parts"]] == ["recovered"]
+    assert len((gate_dir / "effects.log").read_text().splitlines()) == 1  # the retry did not redo the recorded side effect
