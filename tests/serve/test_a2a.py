@@ -39,6 +39,7 @@ from tether.serve import MAX_BODY, create_app
 
 from . import registry_module
 from .conftest import ServerProcess
+from .test_takeover import url_of
 
 
 def _text(text: str, message_id: str, *, task_id: str = "", context_id: str = "") -> SendMessageRequest:
@@ -246,8 +247,11 @@ def done_steps(server: ServerProcess, run_id: str) -> int:
     return int(httpx.get(f"{server.url}/runs/{run_id}").json()["steps"])
 
 
-async def test_subscribe_after_a_server_kill_goes_on_where_the_task_it_sends_ends(tmp_path: Path, gate_dir: Path) -> None:
-    store = tmp_path / "runs.db"
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_subscribe_after_a_server_kill_goes_on_where_the_task_it_sends_ends(
+    tmp_path: Path, gate_dir: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
+    store = tmp_path / "runs.db" if kind == "sqlite" else url_of(request.getfixturevalue("pg_conninfo"))
     first, second = ServerProcess(tmp_path, gate_dir, store), ServerProcess(tmp_path, gate_dir, store)
     try:
         first.start()
