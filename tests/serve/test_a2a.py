@@ -24,6 +24,7 @@ from a2a.types import (
     Message,
     Part,
     Role,
+    SendMessageConfiguration,
     SendMessageRequest,
     StreamResponse,
     SubscribeToTaskRequest,
@@ -127,6 +128,13 @@ async def test_the_card_then_send_and_get_a_task_that_is_a_durable_run(server: S
         assert turn.task.id == task.id and turn.task.status.state == TaskState.TASK_STATE_COMPLETED
         assert _answers(turn.task) == ["hello there", "again"]
         assert [m.parts[0].text for m in turn.task.history] == ["hi", "hello there", "more", "again"]
+
+        quick = _text("hello", "m-4")
+        quick.configuration.CopyFrom(SendMessageConfiguration(return_immediately=True))
+        (started,) = await _collect(client.send_message(quick))  # at once: the task works (its run is in the server's hands)
+        assert started.task.status.state == TaskState.TASK_STATE_WORKING and started.task.id != task.id
+        await _until(lambda: httpx.get(f"{server.url}/runs/{started.task.id}").json()["status"] == "finished")
+        assert _answers(await client.get_task(GetTaskRequest(id=started.task.id))) == ["hello there"]
 
         with pytest.raises(A2AError, match="no task"):
             await client.get_task(GetTaskRequest(id="nope"))

@@ -111,7 +111,7 @@ class TetherRequestHandler(RequestHandler):
             fold = await self._fold(run_id, after)
             fold.restart()
             if params.configuration.return_immediately:
-                return fold.task()
+                return fold.task(history_length=_history_length(params))
             async for event in self._events(run_id, after):
                 fold.feed(event)
                 if fold.resting:
