@@ -1,4 +1,5 @@
-"""The A2A v1.0 endpoint, driven by the official ``a2a-sdk`` client against a real ``tether serve``.
+"""The A2A v1.0 endpoint, driven by the official ``a2a-sdk`` client against a real ``tether serve``
+(and once by the official JavaScript SDK, ``@a2a-js/sdk`` under node: ``node/a2a_client.mjs``).
 
 Every test starts the server as a subprocess (uvicorn on loopback, the shared registry module)
 and talks to it only through ``a2a-sdk``'s client: the card it resolves, ``SendMessage``,
@@ -9,7 +10,10 @@ run: the tests read the run over the JSON API or the store to check what A2A sai
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import shutil
+import subprocess
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -41,6 +45,8 @@ from tether.serve import MAX_BODY, create_app
 from . import registry_module
 from .conftest import ServerProcess
 from .test_takeover import url_of
+
+NODE_DIR = Path(__file__).resolve().parent / "node"
 
 
 def _text(text: str, message_id: str, *, task_id: str = "", context_id: str = "") -> SendMessageRequest:
@@ -383,3 +389,27 @@ def test_a_failed_run_is_a_failed_task_and_a_retry_over_http_completes_it(store:
         assert done["status"]["state"] == "TASK_STATE_COMPLETED"
         assert [part["text"] for artifact in done["artifacts"] for part in artifact["parts"]] == ["recovered"]
     assert len((gate_dir / "effects.log").read_text().splitlines()) == 1  # the retry did not redo the recorded side effect
+
+
+def test_the_official_javascript_client_sends_streams_gets_and_answers_input(server: ServerProcess) -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not installed: this test runs the official @a2a-js/sdk client under node")
+    if not (NODE_DIR / "node_modules" / "@a2a-js" / "sdk" / "package.json").is_file():
+        pytest.fail(f"@a2a-js/sdk is not installed in {NODE_DIR}: run scripts/test (npm ci --no-audit --no-fund there)")
+    server.start()
+    script = str(NODE_DIR / "a2a_client.mjs")
+    done = subprocess.run([node, script], input=json.dumps({"url": server.url}), capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, f"node failed ({done.returncode}):\n{done.stderr}"
+    seen = json.loads(done.stdout)
+    assert seen["sent"]["state"] == "TASK_STATE_COMPLETED" and seen["sent"]["answers"] == ["hello there"]
+    assert seen["sent"]["id"] == seen["sent"]["context"]
+    completed = ["statusUpdate", "TASK_STATE_COMPLETED"]
+    assert seen["streamed"] == [["task", "TASK_STATE_WORKING"], ["statusUpdate", "TASK_STATE_WORKING"], ["artifactUpdate"], completed]
+    assert seen["got"] == {"state": "TASK_STATE_COMPLETED", "answers": ["hello there", "again"], "history": 4}
+    assert seen["asked"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    ((interrupt,),) = [item["interrupts"] for item in seen["asked"]["interrupts"]]
+    assert interrupt["name"] == "approve" and interrupt["reason"] == {"what": "deploy"}
+    assert seen["answered"] == {"state": "TASK_STATE_COMPLETED", "answers": ["deployed"]}
+    run = httpx.get(f"{server.url}/runs/{seen['sent']['id']}").json()
+    assert (run["status"], run["turns"]) == ("finished", 2)  # the streamed message was the run's next turn
