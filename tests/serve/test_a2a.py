@@ -413,3 +413,28 @@ def test_the_official_javascript_client_sends_streams_gets_and_answers_input(ser
     assert seen["answered"] == {"state": "TASK_STATE_COMPLETED", "answers": ["deployed"]}
     run = httpx.get(f"{server.url}/runs/{seen['sent']['id']}").json()
     assert (run["status"], run["turns"]) == ("finished", 2)  # the streamed message was the run's next turn
+
+
+async def test_one_message_sent_8_times_at_once_to_two_servers_on_postgresql_runs_once(
+    tmp_path: Path, gate_dir: Path, pg_conninfo: str
+) -> None:
+    store = url_of(pg_conninfo)
+    servers = [ServerProcess(tmp_path, gate_dir, store), ServerProcess(tmp_path, gate_dir, store)]
+    (gate_dir / "release").write_text("")  # the worker's tool does not block
+    clients: list[Any] = []
+    try:
+        for server in servers:
+            server.start()
+            clients.append(await _client(server, "worker", streaming=False))
+        sends = [_collect(clients[i % 2].send_message(_text("report", "dup-1"))) for i in range(8)]
+        tasks = [response.task for (response,) in await asyncio.gather(*sends)]
+        assert len({task.id for task in tasks}) == 1
+        assert {task.status.state for task in tasks} == {TaskState.TASK_STATE_COMPLETED}
+        assert all(_answers(task) == ["all done"] for task in tasks)
+        assert len((gate_dir / "calls.log").read_text().splitlines()) == 1  # one turn, one side effect
+        assert httpx.get(f"{servers[0].url}/runs/{tasks[0].id}").json()["turns"] == 1
+    finally:
+        for client in clients:
+            await client.close()
+        for server in servers:
+            server.stop()
