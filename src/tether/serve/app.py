@@ -14,6 +14,8 @@ Endpoints (see :mod:`tether.serve.openapi` for the document served at ``/openapi
 - ``GET /``: the chat page; ``GET /runs/{id}/view``: the run's inspector page (:mod:`tether.serve.page`).
 - ``POST /agents/{name}/agui``, ``GET /agents/{name}/agui/{thread_id}``: the AG-UI protocol
   (:mod:`tether.serve.agui_routes`).
+- ``GET /agents/{name}/a2a/.well-known/agent-card.json``, ``POST /agents/{name}/a2a``: the A2A
+  v1.0 protocol, a task being a run (:mod:`tether.serve.a2a_routes`).
 
 Errors are ``{"error": {"status", "message"}}`` with a 4xx status naming the problem; a refused
 request changes nothing stored. More routes (a page) plug in through
@@ -40,6 +42,7 @@ from starlette.routing import BaseRoute, Route
 from ..durable.history import summary_of
 from ..durable.store import RunStore, with_liveness
 from ..errors import RequestError, TetherError
+from .a2a_routes import A2AEndpoint
 from .agui_routes import AguiEndpoint
 from .bodies import read_json
 from .bodies import run_id_of as _run_id
@@ -113,6 +116,7 @@ def create_app(
         *page_routes(store),
         *health_routes(store),
         *AguiEndpoint(manager, max_body=max_body, poll_interval=poll_interval, keepalive=keepalive).routes(),
+        *A2AEndpoint(manager, max_body=max_body, poll_interval=poll_interval).routes(),
         *extra_routes,
     ]
     middleware = []

@@ -158,6 +158,7 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
                 }
             },
             **_agui_paths(agents),
+            **_a2a_paths(agents),
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
@@ -254,6 +255,43 @@ def _agui_paths(agents: list[str]) -> dict[str, Any]:
                     {"name": "runId", "in": "query", "schema": {"type": "string"}, "description": "the AG-UI run id to report"},
                 ],
                 "responses": {"200": stream, "400": _ERROR, "404": _ERROR, "409": _ERROR},
+            }
+        },
+    }
+
+
+def _a2a_paths(agents: list[str]) -> dict[str, Any]:
+    """The A2A endpoint's paths (:mod:`tether.serve.a2a_routes`): the card and the JSON-RPC binding."""
+    name = {"name": "name", "in": "path", "required": True, "schema": {"type": "string", "enum": agents}}
+    rpc = {
+        "type": "object",
+        "description": "A2A 1.0 JSON-RPC 2.0 request: SendMessage, SendStreamingMessage, GetTask, CancelTask or SubscribeToTask",
+        "required": ["jsonrpc", "method"],
+        "properties": {
+            "jsonrpc": {"const": "2.0"},
+            "id": {"type": ["string", "integer", "null"]},
+            "method": {"type": "string"},
+            "params": {},
+        },
+    }
+    answered = {
+        "description": "a JSON-RPC response (errors too: A2A error codes), or for the streaming methods an SSE stream of them",
+        "content": {"application/json": {"schema": {"type": "object"}}, "text/event-stream": {"schema": {"type": "string"}}},
+    }
+    return {
+        "/agents/{name}/a2a/.well-known/agent-card.json": {
+            "get": {
+                "summary": "The agent's A2A card: its JSON-RPC interface at /agents/{name}/a2a",
+                "parameters": [name],
+                "responses": {"200": {"description": "the A2A AgentCard", **_json({"type": "object"})}, "404": _ERROR},
+            }
+        },
+        "/agents/{name}/a2a": {
+            "post": {
+                "summary": "A2A 1.0 over JSON-RPC: a task is a durable run (task id = context id = run id)",
+                "parameters": [name, {"name": "A2A-Version", "in": "header", "schema": {"type": "string", "const": "1.0"}}],
+                "requestBody": {"required": True, **_json(rpc)},
+                "responses": {"200": answered, "400": _ERROR, "404": _ERROR, "413": _ERROR, "415": _ERROR},
             }
         },
     }
