@@ -40,6 +40,7 @@ from .result import AgentResult
 from .snapshot import Snapshot, resolve_fields
 from .telemetry import global_tracer, resolve_tracer
 from .tools.base import Tool
+from .tools.compensation import checked_triggers, compensation_name
 from .tools.executors import ConcurrentToolExecutor, ToolExecutor
 from .tools.registry import ToolRegistry
 from .tools.source import ToolSource
@@ -47,6 +48,7 @@ from .turn import abandon_interrupts
 from .types import Message, SystemContentBlock, ToolSpec
 
 if TYPE_CHECKING:
+    from .durable.compensation import CompensationReport
     from .durable.history import Step
     from .durable.indoubt import InDoubtCall
     from .durable.runner import DurableBinding
@@ -99,6 +101,7 @@ class Agent:
         trace_content: bool | None = None,
         budget: Budget | None = None,
         prices: Mapping[str, ModelPrice] | None = None,
+        compensate_on: Iterable[str] = (),
     ) -> None:
         """Configure an agent; nothing runs and no provider SDK is imported until the first call.
 
@@ -151,6 +154,10 @@ class Agent:
                 (see :class:`~tether.Budget` and the Budgets guide).
             prices: Model prices (model id or id prefix → :class:`~tether.ModelPrice`) that win
                 over the built-in table, for ``Budget.max_cost_usd``.
+            compensate_on: When a durable run's turn is compensated at once (its performed
+                effects undone by their tools' ``compensate``, newest first, each at most once):
+                any of ``"failed"``, ``"cancelled"``, ``"budget"`` (default: never; call
+                :meth:`compensate`). See :mod:`tether.durable.compensation`.
 
         Raises:
             ConfigurationError: An invalid value, naming it: an unknown model string (the
@@ -196,6 +203,7 @@ class Agent:
         self._children: set[Agent] = set()  # runners of this agent's agent-tool calls now running
         self.budget = agent_config.checked_budget(budget)
         self.prices = checked_prices(prices)
+        self.compensate_on = checked_triggers(compensate_on)
         if self._model is not None:
             agent_config.invocation_budget(self.budget, self._model, self.prices, [])  # an unpriced max_cost_usd fails now
         self.migrations = Migrations()
@@ -293,11 +301,13 @@ class Agent:
         """
         reconciles = self.reconcile is not None
         tools = []
+        compensations: dict[str, str] = {}
         for name in self.tool_registry.names:
             item = self.tool_registry.get(name)
             if item is not None:
                 transactional = bool(getattr(item, "transactional", False))  # the outbox's flag (issue 32 C)
                 tools.append((item.spec, effect_of(bool(item.idempotent), reconciles, transactional)))
+                compensations.update({name: undo} if (undo := compensation_name(item.compensate)) else {})
         base = self._binding.base if self._binding is not None else self.run_state
         return build_manifest(
             tools=tools,
@@ -305,6 +315,7 @@ class Agent:
             model=getattr(self._model, "model_id", None),
             conversation_manager=self.conversation_manager.state_name(),
             output_model=None if output_model is None else self._output_spec(output_model),
+            compensations=compensations,
         )
 
     def host(self) -> Host:
@@ -421,6 +432,14 @@ class Agent:
         from .durable.replay import replay_run
 
         return self._sync(replay_run(self, self._store(), run_id, at, model=model, edit=edit, new_run_id=new_run_id))
+
+    def compensate(self, run_id: str) -> CompensationReport:
+        """Undo durable run ``run_id``'s performed effects: its tools' ``compensate``, newest
+        call first, each at most once, each a recorded step (a compensation cut short goes on
+        where it stopped). See :mod:`tether.durable.compensation`."""
+        from .durable.compensation import compensate_run
+
+        return self._sync(compensate_run(self._store(), run_id, self.tool_registry.get))
 
     def _store(self) -> RunStore:
         """The agent's store, created on first use (``$TETHER_HOME/runs.db``) when none was given."""
@@ -585,6 +604,7 @@ class Agent:
                     adopt=self._adopt,
                     parent_run_id=parent_run_id,
                     check=check,
+                    compensate_on=self.compensate_on,
                 )
             async with contextlib.aclosing(cast("AsyncGenerator[AgentEvent, None]", stream)):
                 async for event in stream:

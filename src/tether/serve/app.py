@@ -55,7 +55,19 @@ from .stream import run_events
 
 MAX_BODY = 1 << 20
 """The default cap on a request body: 1 MiB."""
-STATUSES = ("running", "stalled", "stopped", "paused", "interrupted", "finished", "failed", "corrupt")
+STATUSES = (
+    "running",
+    "stalled",
+    "stopped",
+    "paused",
+    "interrupted",
+    "finished",
+    "failed",
+    "compensating",
+    "compensated",
+    "compensation_failed",
+    "corrupt",
+)
 
 
 def create_app(
