@@ -4,7 +4,12 @@ performed effects are undone newest first, once each, each undo a recorded step;
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +20,10 @@ from tether.durable import SQLiteStore
 from tether.durable.compensation import performed_calls
 from tether.models import tool_call
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-import compensation as example  # noqa: E402
+from .compensation_worker import load_example
+
+example = load_example()
+ROOT = Path(__file__).resolve().parents[2]
 
 RUN = example.RUN_ID
 REVERSED = [f"{RUN}/charge/undo", f"{RUN}/hotel/undo", f"{RUN}/flight/undo"]
@@ -152,3 +159,81 @@ def example_script() -> list[Any]:
         tool_call("book_hotel", {"city": "Lisbon", "nights": 3}, tool_use_id="hotel"),
         tool_call("charge_card", {"amount": 740.0}, tool_use_id="charge"),
     ]
+
+
+def worker(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The booking example's worker in a fresh process (see tests/durable/compensation_worker.py)."""
+    command = [sys.executable, "-m", "tests.durable.compensation_worker", str(tmp_path / "runs.db"), str(tmp_path), *args]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+
+def failed_booking(tmp_path: Path) -> None:
+    """A failed booking run, not compensated, in ``tmp_path``."""
+    agent, store = booking(tmp_path, compensate_on=())
+    with pytest.raises(RuntimeError):
+        agent("book", run_id=RUN)
+    agent.close()
+    store.close()
+
+
+def test_a_kill_at_every_save_point_of_the_unwinding_resumes_it_undoing_each_once(tmp_path: Path) -> None:
+    """Compensation in a child killed (SIGKILL) before and after each of its store writes; a
+    second child finishes it. Every effect is undone exactly once (the provider dedupes by undo
+    key); an undo runs a second time only when the kill fell before its outcome was stored (it
+    was in doubt), with the same key; the history holds one ``undo`` step per call."""
+    counting = tmp_path / "count"
+    counting.mkdir()
+    failed_booking(counting)
+    clean = worker(counting, "compensate")
+    assert clean.returncode == 0, clean.stderr
+    writes = json.loads(clean.stdout)["commits"]
+    assert writes == 8  # unwind, 3 x (start marker, undo step), unwound
+    rerun = 0  # points where an undo in doubt really ran a second time (with the same key)
+    for point in range(1, writes + 1):
+        for when in ("before", "after"):
+            folder = tmp_path / f"{point}-{when}"
+            folder.mkdir()
+            failed_booking(folder)
+            killed = worker(folder, "compensate", str(point), when)
+            assert killed.returncode == -signal.SIGKILL, f"{point} {when}: {killed.stderr}"
+            resumed = worker(folder, "compensate")
+            assert resumed.returncode == 0, f"{point} {when}: {resumed.stderr}"
+            assert json.loads(resumed.stdout)["status"] == "compensated"
+            log = provider(folder)
+            assert sorted(log["undone"]) == sorted(REVERSED), f"{point} {when}"
+            assert list(dict.fromkeys(log["attempts"])) == REVERSED, f"{point} {when}: undone out of order"
+            repeats = [key for key, count in Counter(log["attempts"]).items() if count > 1]
+            assert all(count <= 2 for count in Counter(log["attempts"]).values()), f"{point} {when}: {log['attempts']}"
+            assert len(repeats) <= 1 and (not repeats or when == "before"), f"{point} {when}: {log['attempts']}"
+            store = SQLiteStore(folder / "runs.db")
+            steps = store.history(RUN)
+            store.close()
+            assert [s.position for s in steps].count("unwind") == 1
+            assert [s.position for s in steps].count("unwound") == 1
+            undos = [(s.undo or {}) for s in steps if s.position == "undo"]
+            assert [u.get("toolUseId") for u in undos] == ["charge", "hotel", "flight"], f"{point} {when}"
+            redone = [key for key, u in zip(REVERSED, undos, strict=True) if u.get("redo")]  # in doubt when resumed
+            assert len(redone) <= 1 and set(repeats) <= set(redone), f"{point} {when}: {redone} {repeats}"
+            rerun += bool(repeats)
+    assert rerun == 3  # the kill before each undo's outcome was stored
+
+
+def test_an_in_doubt_call_is_undone_with_its_key(tmp_path: Path) -> None:
+    """The process dies after the card was charged and before the charge was recorded: the
+    charge is in doubt; compensation attempts its undo (``Undo.result`` None) with the call's key."""
+    crashed = worker(tmp_path, "book")
+    assert crashed.returncode == 1, crashed.stderr
+    assert f"{RUN}/charge" in provider(tmp_path)["effects"]
+    agent, store = booking(tmp_path, compensate_on=())
+    report = agent.compensate(RUN)
+    assert [(u.tool_use_id, u.in_doubt, u.outcome) for u in report.undos] == [
+        ("charge", True, "undone"),
+        ("hotel", False, "undone"),
+        ("flight", False, "undone"),
+    ]
+    first = next(step for step in store.history(RUN) if step.position == "undo")
+    assert first.undo is not None and (first.undo["toolUseId"], first.undo["in_doubt"]) == ("charge", True)
+    log = provider(tmp_path)
+    assert log["attempts"] == REVERSED
+    assert log["undone"][f"{RUN}/charge/undo"] == {"call": f"{RUN}/charge", "what": "charged 740.0"}

@@ -1,0 +1,32 @@
+"""Tools with compensations for ``tether compensate`` tests (``--tools tests.cli.compensation_tools:TOOLS``).
+Each writes ``did KEY`` / ``undid KEY`` lines to the file ``$COMPENSATION_LOG``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tether import ToolContext, Undo, tool
+
+
+def _log(line: str) -> None:
+    with Path(os.environ["COMPENSATION_LOG"]).open("a", encoding="utf-8") as out:
+        out.write(line + "\n")
+
+
+def _cancel(undo: Undo) -> None:
+    _log(f"undid {undo.undo_key}")
+
+
+@tool(compensate=_cancel)
+def book(city: str, context: ToolContext) -> str:
+    """Book a room.
+
+    Args:
+        city: Where.
+    """
+    _log(f"did {context.idempotency_key}")
+    return f"booked {city}"
+
+
+TOOLS = [book]

@@ -1,0 +1,63 @@
+"""The booking example (examples/compensation.py) in a child process, for the crash tests of
+compensation.
+
+Usage: ``python -m tests.durable.compensation_worker DB FOLDER compensate [KILL_AT WHEN]`` compensates
+run ``trip-7`` of the SQLite store DB (its provider in FOLDER) through a
+:class:`~tether.testing.faults.FaultStore` that SIGKILLs the process at commit KILL_AT
+(``before``/``after`` it); it prints the number of commits and the report's status as JSON.
+``... book`` runs the booking, and the process dies (``os._exit``) right after the card is
+charged, before the charge's result is recorded: the charge is left in doubt.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from tether.durable import SQLiteStore
+from tether.testing.faults import FaultStore
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "compensation.py"
+
+
+def load_example() -> ModuleType:
+    """examples/compensation.py as a module (examples/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("tether_example_compensation", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv: list[str]) -> int:
+    database, folder, mode = Path(argv[0]), Path(argv[1]), argv[2]
+    example = load_example()
+    if mode == "book":
+        book = example.Provider.book
+
+        def book_then_die(self: Any, key: str, what: str) -> str:
+            done: str = book(self, key, what)
+            if what.startswith("charged"):
+                os._exit(1)  # the charge happened; its result is never recorded
+            return done
+
+        example.Provider.book = book_then_die
+        agent = example.build_agent(folder, SQLiteStore(database), compensate_on=())
+        agent("book", run_id=example.RUN_ID)
+        return 2  # not reached
+    kill_at = int(argv[3]) if len(argv) > 3 else None
+    store = FaultStore(SQLiteStore(database), kill_at, argv[4] if len(argv) > 4 else "after")
+    agent = example.build_agent(folder, store, compensate_on=())
+    report = agent.compensate(example.RUN_ID)
+    print(json.dumps({"commits": store.commits, "status": report.status}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
