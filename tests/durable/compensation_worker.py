@@ -11,12 +11,12 @@ charged, before the charge's result is recorded: the charge is left in doubt.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
+import runpy
 import sys
 from pathlib import Path
-from types import ModuleType
+from types import SimpleNamespace
 from typing import Any
 
 from tether.durable import SQLiteStore
@@ -25,21 +25,17 @@ from tether.testing.faults import FaultStore
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "compensation.py"
 
 
-def load_example() -> ModuleType:
-    """examples/compensation.py as a module (examples/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("tether_example_compensation", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+def load_example() -> Any:
+    """examples/compensation.py's names (examples/ is not a package); its ``main`` is not run."""
+    return SimpleNamespace(**runpy.run_path(str(EXAMPLE), run_name="tether_example_compensation"))
 
 
 def main(argv: list[str]) -> int:
     database, folder, mode = Path(argv[0]), Path(argv[1]), argv[2]
     example = load_example()
     if mode == "book":
-        book = example.Provider.book
+        provider = example.Provider
+        book = provider.book
 
         def book_then_die(self: Any, key: str, what: str) -> str:
             done: str = book(self, key, what)
@@ -47,7 +43,7 @@ def main(argv: list[str]) -> int:
                 os._exit(1)  # the charge happened; its result is never recorded
             return done
 
-        example.Provider.book = book_then_die
+        provider.book = book_then_die
         agent = example.build_agent(folder, SQLiteStore(database), compensate_on=())
         agent("book", run_id=example.RUN_ID)
         return 2  # not reached

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tether import Agent, Budget, CompensationError
-from tether.durable import SQLiteStore
+from tether.durable import RunStore, SQLiteStore
 from tether.durable.compensation import performed_calls
 from tether.models import tool_call
 
@@ -60,6 +60,21 @@ def test_a_failed_run_is_undone_in_reverse_once_each(tmp_path: Path) -> None:
     undos = [step.undo for step in store.history(RUN) if step.position == "undo"]
     assert [(u or {}).get("toolUseId") for u in undos] == ["charge", "hotel", "flight"]
     assert all((u or {}).get("outcome") == "undone" for u in undos)
+
+
+def test_every_store_records_the_unwinding(tmp_path: Path, store: RunStore) -> None:
+    """Memory, SQLite and PostgreSQL: the unwinding's steps, statuses and report (on PostgreSQL the
+    failing model call follows a write committing behind: it is stored before the failure is)."""
+    agent = example.build_agent(tmp_path, store)
+    with pytest.raises(RuntimeError):
+        agent("book", run_id=RUN)
+    assert provider(tmp_path)["attempts"] == REVERSED
+    assert [s.position for s in store.history(RUN)][-6:] == ["turn_end", "unwind", "undo", "undo", "undo", "unwound"]
+    assert [s.status for s in store.history(RUN)][-6:] == ["failed", *["compensating"] * 4, "compensated"]
+    assert [r.status for r in store.list_runs()] == ["compensated"]
+    assert agent.compensate(RUN).status == "compensated"
+    assert provider(tmp_path)["attempts"] == REVERSED
+    agent.close()
 
 
 def test_compensation_is_off_by_default_and_on_request_runs_once(tmp_path: Path) -> None:

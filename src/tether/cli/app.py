@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TypeVar
 
+from ..durable.history import LISTED_STATUSES
 from . import compensate, contract, crashtest, retry, serve
 
 _N = TypeVar("_N", int, float)
@@ -75,19 +76,7 @@ STORE_HELP = (
     "or a postgresql:// URL (default: $TETHER_HOME/runs.db, else runs.db in your user data directory)"
 )
 
-STATUSES = (
-    "running",
-    "stalled",
-    "stopped",
-    "paused",
-    "interrupted",
-    "finished",
-    "failed",
-    "compensating",
-    "compensated",
-    "compensation_failed",
-    "corrupt",
-)
+STATUSES = LISTED_STATUSES
 """The statuses ``tether runs --status`` accepts (those ``list_runs()`` reports)."""
 
 STATUS_HELP = """\

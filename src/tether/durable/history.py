@@ -41,6 +41,21 @@ STATUSES = ("running", "finished", "interrupted", "stopped", "paused", "failed",
 plain resume, ``paused`` stopped at a checkpoint; ``compensating`` is unwinding its effects (a
 ``tether compensate`` finishes it), ``compensated`` undid them all, ``compensation_failed``
 undid them but a compensation raised (the ``unwound`` step names it)."""
+LISTED_STATUSES = (
+    "running",
+    "stalled",
+    "stopped",
+    "paused",
+    "interrupted",
+    "finished",
+    "failed",
+    "compensating",
+    "compensated",
+    "compensation_failed",
+    "corrupt",
+)
+"""The statuses ``list_runs()`` reports (those of :data:`STATUSES`, ``stalled``: no live owner, and
+``corrupt``), in the order ``tether runs --status`` and ``GET /runs?status=`` list them."""
 CORRUPT = "corrupt"
 """The status ``list_runs`` reports for a run whose head cannot be read (``RunSummary.problem`` says why)."""
 

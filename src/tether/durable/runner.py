@@ -11,6 +11,7 @@ agent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import logging
@@ -146,6 +147,9 @@ async def durable_stream(
                 yield event
         except BaseException as exc:
             session.dirty = True  # the in-memory run may be ahead of the store: reload next time
+            if isinstance(exc, Exception) and "failed" in compensate_on:
+                with contextlib.suppress(Exception):  # a write committing behind is stored first (a failure: broken)
+                    await session.settle()
             if _record_stop(session, exc) == "failed" and "failed" in compensate_on:
                 try:
                     await unwind(session, host.tools.get, "failed")

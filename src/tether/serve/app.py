@@ -37,7 +37,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from ..durable.history import summary_of
+from ..durable.history import LISTED_STATUSES, summary_of
 from ..durable.store import RunStore, with_liveness
 from ..errors import RequestError, TetherError
 from .agui_routes import AguiEndpoint
@@ -55,19 +55,7 @@ from .stream import run_events
 
 MAX_BODY = 1 << 20
 """The default cap on a request body: 1 MiB."""
-STATUSES = (
-    "running",
-    "stalled",
-    "stopped",
-    "paused",
-    "interrupted",
-    "finished",
-    "failed",
-    "compensating",
-    "compensated",
-    "compensation_failed",
-    "corrupt",
-)
+STATUSES = LISTED_STATUSES
 
 
 def create_app(
