@@ -48,13 +48,15 @@ from .turn import abandon_interrupts
 from .types import Message, SystemContentBlock, ToolSpec
 
 if TYPE_CHECKING:
-    from .durable.compensation import CompensationReport
     from .durable.history import Step
     from .durable.indoubt import InDoubtCall
     from .durable.runner import DurableBinding
     from .durable.store import RunStore
 
 _T = TypeVar("_T")
+
+if TYPE_CHECKING:
+    from .durable.compensation import CompensationReport
 
 _ABANDONED_STREAM_GRACE = 20
 """Event-loop iterations a new invocation waits for an abandoned stream to be finalized."""
@@ -433,14 +435,6 @@ class Agent:
 
         return self._sync(replay_run(self, self._store(), run_id, at, model=model, edit=edit, new_run_id=new_run_id))
 
-    def compensate(self, run_id: str) -> CompensationReport:
-        """Undo durable run ``run_id``'s performed effects: its tools' ``compensate``, newest
-        call first, each at most once, each a recorded step (a compensation cut short goes on
-        where it stopped). See :mod:`tether.durable.compensation`."""
-        from .durable.compensation import compensate_run
-
-        return self._sync(compensate_run(self._store(), run_id, self.tool_registry.get))
-
     def _store(self) -> RunStore:
         """The agent's store, created on first use (``$TETHER_HOME/runs.db``) when none was given."""
         if self.store is None:
@@ -650,6 +644,14 @@ class Agent:
             yield
         finally:
             self._children.discard(child)
+
+    def compensate(self, run_id: str) -> CompensationReport:
+        """Undo durable run ``run_id``'s performed effects: its tools' ``compensate``, newest
+        call first, each at most once, each a recorded step (a compensation cut short goes on
+        where it stopped). See :mod:`tether.durable.compensation`."""
+        from .durable.compensation import compensate_run
+
+        return self._sync(compensate_run(self._store(), run_id, self.tool_registry.get))
 
     def cancel(self) -> None:
         """Ask the running invocation to stop at the next step (thread-safe).
