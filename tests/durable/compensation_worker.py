@@ -1,8 +1,8 @@
 """The booking example (examples/compensation.py) in a child process, for the crash tests of
 compensation.
 
-Usage: ``python -m tests.durable.compensation_worker DB FOLDER compensate [KILL_AT WHEN]`` compensates
-run ``trip-7`` of the SQLite store DB (its provider in FOLDER) through a
+Usage: ``python -m tests.durable.compensation_worker STORE FOLDER compensate [KILL_AT WHEN]`` compensates
+run ``trip-7`` of STORE (a SQLite file or a ``postgresql://`` URL; its provider in FOLDER) through a
 :class:`~tether.testing.faults.FaultStore` that SIGKILLs the process at commit KILL_AT
 (``before``/``after`` it); it prints the number of commits and the report's status as JSON.
 ``... book`` runs the booking, and the process dies (``os._exit``) right after the card is
@@ -19,8 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from tether.durable import SQLiteStore
-from tether.testing.faults import FaultStore
+from tether.testing.faults import FaultStore, open_store
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "compensation.py"
 
@@ -31,7 +30,7 @@ def load_example() -> Any:
 
 
 def main(argv: list[str]) -> int:
-    database, folder, mode = Path(argv[0]), Path(argv[1]), argv[2]
+    spec, folder, mode = argv[0], Path(argv[1]), argv[2]
     example = load_example()
     if mode == "book":
         provider = example.Provider
@@ -44,11 +43,11 @@ def main(argv: list[str]) -> int:
             return done
 
         provider.book = book_then_die
-        agent = example.build_agent(folder, SQLiteStore(database), compensate_on=())
+        agent = example.build_agent(folder, open_store(spec), compensate_on=())
         agent("book", run_id=example.RUN_ID)
         return 2  # not reached
     kill_at = int(argv[3]) if len(argv) > 3 else None
-    store = FaultStore(SQLiteStore(database), kill_at, argv[4] if len(argv) > 4 else "after")
+    store = FaultStore(open_store(spec), kill_at, argv[4] if len(argv) > 4 else "after")
     agent = example.build_agent(folder, store, compensate_on=())
     report = agent.compensate(example.RUN_ID)
     print(json.dumps({"commits": store.commits, "status": report.status}))

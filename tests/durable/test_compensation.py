@@ -19,6 +19,7 @@ from tether import Agent, Budget, CompensationError
 from tether.durable import RunStore, SQLiteStore
 from tether.durable.compensation import performed_calls
 from tether.models import tool_call
+from tether.testing.faults import open_store
 
 from .compensation_worker import load_example
 
@@ -176,31 +177,48 @@ def example_script() -> list[Any]:
     ]
 
 
-def worker(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The booking example's worker in a fresh process (see tests/durable/compensation_worker.py)."""
-    command = [sys.executable, "-m", "tests.durable.compensation_worker", str(tmp_path / "runs.db"), str(tmp_path), *args]
+def worker(tmp_path: Path, *args: str, spec: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The booking example's worker in a fresh process (see tests/durable/compensation_worker.py),
+    on the store ``spec`` (default: ``tmp_path/runs.db``)."""
+    spec = spec or str(tmp_path / "runs.db")
+    command = [sys.executable, "-m", "tests.durable.compensation_worker", spec, str(tmp_path), *args]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 
-def failed_booking(tmp_path: Path) -> None:
-    """A failed booking run, not compensated, in ``tmp_path``."""
-    agent, store = booking(tmp_path, compensate_on=())
+def failed_booking(tmp_path: Path, spec: str) -> None:
+    """A failed booking run, not compensated, in store ``spec`` (one of another point deleted first)."""
+    store = open_store(spec)
+    if store.head(RUN) is not None:
+        store.delete_run(RUN)
+    agent = example.build_agent(tmp_path, store, compensate_on=())
     with pytest.raises(RuntimeError):
         agent("book", run_id=RUN)
     agent.close()
     store.close()
 
 
-def test_a_kill_at_every_save_point_of_the_unwinding_resumes_it_undoing_each_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_kill_at_every_save_point_of_the_unwinding_resumes_it_undoing_each_once(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
     """Compensation in a child killed (SIGKILL) before and after each of its store writes; a
     second child finishes it. Every effect is undone exactly once (the provider dedupes by undo
     key); an undo runs a second time only when the kill fell before its outcome was stored (it
-    was in doubt), with the same key; the history holds one ``undo`` step per call."""
+    was in doubt), with the same key; the history holds one ``undo`` step per call. On SQLite
+    each point has its own file; on PostgreSQL the points share a database, one after another."""
+    pg = ""
+    if kind == "postgres":
+        fields = dict(part.split("=", 1) for part in request.getfixturevalue("pg_conninfo").split())
+        pg = f"postgresql://{fields['user']}@/{fields['dbname']}?host={fields['host']}&port={fields['port']}"
+
+    def spec_of(folder: Path) -> str:
+        return pg or str(folder / "runs.db")
+
     counting = tmp_path / "count"
     counting.mkdir()
-    failed_booking(counting)
-    clean = worker(counting, "compensate")
+    failed_booking(counting, spec_of(counting))
+    clean = worker(counting, "compensate", spec=spec_of(counting))
     assert clean.returncode == 0, clean.stderr
     writes = json.loads(clean.stdout)["commits"]
     assert writes == 8  # unwind, 3 x (start marker, undo step), unwound
@@ -209,10 +227,10 @@ def test_a_kill_at_every_save_point_of_the_unwinding_resumes_it_undoing_each_onc
         for when in ("before", "after"):
             folder = tmp_path / f"{point}-{when}"
             folder.mkdir()
-            failed_booking(folder)
-            killed = worker(folder, "compensate", str(point), when)
+            failed_booking(folder, spec_of(folder))
+            killed = worker(folder, "compensate", str(point), when, spec=spec_of(folder))
             assert killed.returncode == -signal.SIGKILL, f"{point} {when}: {killed.stderr}"
-            resumed = worker(folder, "compensate")
+            resumed = worker(folder, "compensate", spec=spec_of(folder))
             assert resumed.returncode == 0, f"{point} {when}: {resumed.stderr}"
             assert json.loads(resumed.stdout)["status"] == "compensated"
             log = provider(folder)
@@ -221,7 +239,7 @@ def test_a_kill_at_every_save_point_of_the_unwinding_resumes_it_undoing_each_onc
             repeats = [key for key, count in Counter(log["attempts"]).items() if count > 1]
             assert all(count <= 2 for count in Counter(log["attempts"]).values()), f"{point} {when}: {log['attempts']}"
             assert len(repeats) <= 1 and (not repeats or when == "before"), f"{point} {when}: {log['attempts']}"
-            store = SQLiteStore(folder / "runs.db")
+            store = open_store(spec_of(folder))
             steps = store.history(RUN)
             store.close()
             assert [s.position for s in steps].count("unwind") == 1
