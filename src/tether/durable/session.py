@@ -70,9 +70,9 @@ class DurableSession:
         self.incarnation = new_incarnation() if stored is None else incarnation_of(stored.head)
         manifest = None if stored is None else stored.head.get("manifest")
         self.manifest: dict[str, Any] | None = manifest if isinstance(manifest, dict) else None  # the run's manifest (tether.manifest)
+        self.effects = ToolTransactions(store, run_id)  # tool calls' transactions, committed with their results' writes
         record = None if stored is None else stored.head.get("compensation")
         self.compensation: dict[str, Any] | None = record if isinstance(record, dict) else None  # its unwinding (compensation.py)
-        self.effects = ToolTransactions(store, run_id)  # tool calls' transactions, committed with their results' writes
         # Whether the store may commit a write at once without blocking (a local SQLite commit):
         # a store whose every commit is a round trip (PostgreSQL) is not asked.
         self._inline = bool(getattr(store, "inline_commits", True))
@@ -402,12 +402,12 @@ class DurableSession:
             "system_prompt": run.system_prompt,
             **self.timeline.head_fields(),
         }
+        if self.compensation is not None:
+            head["compensation"] = self.compensation
         if self.incarnation is not None:  # None: a run stored before incarnations (legacy)
             head["incarnation"] = self.incarnation
         if self.manifest is not None:  # stored once as a blob when large (tether.durable.packing)
             head["manifest"] = self.manifest
-        if self.compensation is not None:
-            head["compensation"] = self.compensation
         return head
 
 
