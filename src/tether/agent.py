@@ -648,10 +648,22 @@ class Agent:
     def compensate(self, run_id: str) -> CompensationReport:
         """Undo durable run ``run_id``'s performed effects: its tools' ``compensate``, newest
         call first, each at most once, each a recorded step (a compensation cut short goes on
-        where it stopped). See :mod:`tether.durable.compensation`."""
+        where it stopped). See :mod:`tether.durable.compensation`.
+
+        Args:
+            run_id: The durable run, in the agent's store.
+        """
+        return self._sync(self.compensate_async(run_id))
+
+    async def compensate_async(self, run_id: str) -> CompensationReport:
+        """Async :meth:`compensate`.
+
+        Args:
+            run_id: The durable run, in the agent's store.
+        """
         from .durable.compensation import compensate_run
 
-        return self._sync(compensate_run(self._store(), run_id, self.tool_registry.get))
+        return await compensate_run(self._store(), run_id, self.tool_registry.get)
 
     def cancel(self) -> None:
         """Ask the running invocation to stop at the next step (thread-safe).

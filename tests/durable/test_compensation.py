@@ -4,6 +4,7 @@ performed effects are undone newest first, once each, each undo a recorded step;
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -84,7 +85,7 @@ def test_compensation_is_off_by_default_and_on_request_runs_once(tmp_path: Path)
         agent("book", run_id=RUN)
     assert provider(tmp_path)["attempts"] == []
     assert status(store) == "failed"
-    report = agent.compensate(RUN)
+    report = asyncio.run(agent.compensate_async(RUN))
     assert (report.status, report.trigger) == ("compensated", "requested")
     assert [u.tool_use_id for u in report.undos] == ["charge", "hotel", "flight"]
     again = agent.compensate(RUN)  # already compensated: the stored report, nothing undone again
