@@ -129,10 +129,14 @@ async def unwind(session: DurableSession, lookup: Lookup, trigger: str) -> Compe
     _check_trigger(trigger)
     await session.settle()
     record = session.compensation
+    calls = {} if record is not None and record.get("done") else _performed(session)  # inputs and results, from the messages
     if record is None:
-        plan = performed_calls(_all_messages(session), session.run.cursor.results, session.run.cursor.started, session.run.cursor.phase)
-        plan = [entry for entry in plan if _compensation_of(lookup, entry["name"]) is not None]
-        record = {"trigger": trigger, "plan": plan, "undos": {}, "done": False}
+        plan = [
+            {"toolUseId": call["toolUseId"], "name": call["name"], "in_doubt": call["result"] is None}
+            for call in calls.values()
+            if _compensation_of(lookup, call["name"]) is not None
+        ]
+        record = {"trigger": trigger, "plan": plan, "undos": {}, "done": False}  # small: no inputs nor results
         session.compensation = record
         summary = {"trigger": trigger, "plan": [{"toolUseId": e["toolUseId"], "name": e["name"]} for e in plan]}
         _log.info("run %r: compensating (%s): %d call(s) to undo", session.run_id, trigger, len(plan))
@@ -141,7 +145,7 @@ async def unwind(session: DurableSession, lookup: Lookup, trigger: str) -> Compe
         _check_record(session.run_id, record)
     if not record["done"]:
         for entry in record["plan"]:
-            await _undo_one(session, lookup, record, entry)
+            await _undo_one(session, lookup, record, entry, calls.get(entry["toolUseId"]))
         report = report_of(session.run_id, record)
         record["done"] = True
         totals = {"undone": sum(u.outcome == "undone" for u in report.undos), "failed": len(report.failed)}
@@ -167,7 +171,7 @@ def report_of(run_id: str, record: dict[str, Any]) -> CompensationReport:
                 tool=entry["name"],
                 outcome=outcome,
                 error=state.get("error"),
-                in_doubt=entry.get("result") is None,
+                in_doubt=bool(entry.get("in_doubt")),
                 attempts=int(state.get("attempts", 0)),
             )
         )
@@ -213,9 +217,12 @@ def performed_calls(
     return plan
 
 
-async def _undo_one(session: DurableSession, lookup: Lookup, record: dict[str, Any], entry: dict[str, Any]) -> None:
+async def _undo_one(
+    session: DurableSession, lookup: Lookup, record: dict[str, Any], entry: dict[str, Any], call: dict[str, Any] | None
+) -> None:
     """Run one planned undo unless its outcome is recorded: mark it started (a write), run the
-    compensation, record the outcome (an ``undo`` step)."""
+    compensation, record the outcome (an ``undo`` step). ``call`` is the planned call's input and
+    result as the run's messages hold them (they do not change once the unwinding began)."""
     ident = entry["toolUseId"]
     state = record["undos"].get(ident)
     if state is not None and state.get("outcome") in OUTCOMES:
@@ -225,17 +232,20 @@ async def _undo_one(session: DurableSession, lookup: Lookup, record: dict[str, A
     record["undos"][ident] = {"attempts": attempts}
     await session.sync_async()  # the start marker: a crash from here on leaves this undo in doubt
     call_key = f"{session.run_id}/{ident}"
-    given = entry.get("input")
+    given = None if call is None else call.get("input")
     undo = Undo(
         run_id=session.run_id,
         tool_use_id=ident,
         tool=entry["name"],
         input=given if isinstance(given, dict) else {},
-        result=entry.get("result"),
+        result=None if call is None else call.get("result"),
         idempotency_key=call_key,
         undo_key=call_key + UNDO_SUFFIX,
     )
-    error = await _call(_compensation_of(lookup, entry["name"]), undo)
+    if call is None:  # the run's messages were changed behind the store's back: nothing to undo it from
+        error: str | None = f"call {ident!r} is no longer in the run's stored messages"
+    else:
+        error = await _call(_compensation_of(lookup, entry["name"]), undo)
     outcome = {"attempts": attempts, "outcome": "undone" if error is None else "failed"}
     if error is not None:
         outcome["error"] = error
@@ -266,6 +276,12 @@ async def _call(compensate: Callable[[Undo], Any] | None, undo: Undo) -> str | N
 def _compensation_of(lookup: Lookup, name: str) -> Callable[[Undo], Any] | None:
     tool = lookup(name)
     return None if tool is None else getattr(tool, "compensate", None)
+
+
+def _performed(session: DurableSession) -> dict[str, dict[str, Any]]:
+    """The run's performed calls by ``toolUseId``, newest first (see :func:`performed_calls`)."""
+    cursor = session.run.cursor
+    return {call["toolUseId"]: call for call in performed_calls(_all_messages(session), cursor.results, cursor.started, cursor.phase)}
 
 
 def _all_messages(session: DurableSession) -> list[Message]:
