@@ -1,5 +1,6 @@
 """Tools with compensations for ``tether compensate`` tests (``--tools tests.cli.compensation_tools:TOOLS``).
-Each writes ``did KEY`` / ``undid KEY`` lines to the file ``$COMPENSATION_LOG``."""
+Each writes ``did KEY`` / ``undid KEY`` lines to the file ``$COMPENSATION_LOG``; with
+``$COMPENSATION_STOP`` set, the compensation is stopped (KeyboardInterrupt) before it undoes anything."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ def _log(line: str) -> None:
 
 
 def _cancel(undo: Undo) -> None:
+    if os.environ.get("COMPENSATION_STOP"):
+        raise KeyboardInterrupt  # the process is stopped while the undo runs: it is left in doubt
     _log(f"undid {undo.undo_key}")
 
 

@@ -50,6 +50,30 @@ def test_compensate_undoes_a_failed_run_and_show_prints_it(
     assert "trip" in listed
 
 
+def test_an_unwinding_cut_short_is_shown_and_finished_with_the_same_key(
+    tmp_path: Path, home: Path, cli: Callable[..., Outcome], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "effects.log"
+    monkeypatch.setenv("COMPENSATION_LOG", str(log))
+    agent = Agent(
+        model=ScriptedModel([tool_call("book", {"city": "Oslo"}, tool_use_id="b1"), RuntimeError("down")]),
+        tools=TOOLS,
+        store=default_store(),
+    )
+    with pytest.raises(RuntimeError):
+        agent("book a room", run_id="cut")
+    monkeypatch.setenv("COMPENSATION_STOP", "1")
+    with pytest.raises(KeyboardInterrupt):
+        agent.compensate("cut")
+    agent.close()
+    shown = cli("show", "cut").out
+    assert "compensating" in shown and "its unwinding was cut short" in shown and "compensate cut" in shown
+    monkeypatch.delenv("COMPENSATION_STOP")
+    assert cli("compensate", "cut", *FLAGS).code == 0
+    assert log.read_text().splitlines() == ["did cut/b1", "undid cut/b1/undo"]
+    assert "undo book (b1) undone (undo re-run, same key)" in cli("show", "cut").out
+
+
 def test_compensate_an_unknown_run_is_an_error(home: Path, cli: Callable[..., Outcome]) -> None:
     default_store().close()  # the store exists; the run does not
     outcome = cli("compensate", "nope", *FLAGS)

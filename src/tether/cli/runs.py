@@ -320,6 +320,9 @@ def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
     command = continue_command(run, head, path)
     if command is not None:
         out.print(f"{_waits_for(run, head)} `{command}`", markup=False, soft_wrap=True)
+    if run.status == "compensating" and not store.owner_alive(args.run_id):
+        command = shown([*program(), "compensate", run.run_id, *path.flags()])
+        out.print(f"its unwinding was cut short; finish it (with the run's --tools) with `{command}`", markup=False, soft_wrap=True)
     if run.parent_run_id is not None:
         command = shown([*program(), "show", run.parent_run_id, *path.flags()])
         out.print(f"nested in: {printable(run.parent_run_id)} (`{command}`)", markup=False, soft_wrap=True)
