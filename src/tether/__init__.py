@@ -26,6 +26,7 @@ from .errors import (
     CheckpointError,
     CheckpointException,
     CheckpointResumeError,
+    CompensationError,
     ConfigurationError,
     ContextWindowExhaustedError,
     ContextWindowOverflowError,
@@ -77,6 +78,7 @@ from .tools import (
     Tool,
     ToolContext,
     ToolExecutor,
+    Undo,
     tool,
 )
 from .types import (
@@ -105,6 +107,7 @@ __all__ = [
     "CheckpointError",
     "CheckpointException",
     "CheckpointResumeError",
+    "CompensationError",
     "ConcurrentToolExecutor",
     "ConfigurationError",
     "ContextWindowExhaustedError",
@@ -156,6 +159,7 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "ToolExecutor",
+    "Undo",
     "ToolResultEvent",
     "ToolStartEvent",
     "tool",

@@ -41,6 +41,7 @@ from .models.registry import from_string
 from .result import AgentResult
 from .telemetry import global_tracer, resolve_tracer
 from .tools.base import Tool
+from .tools.compensation import checked_triggers, compensation_name
 from .tools.executors import ConcurrentToolExecutor, ToolExecutor
 from .tools.registry import ToolRegistry
 from .tools.source import ToolSource
@@ -53,6 +54,9 @@ if TYPE_CHECKING:
     from .durable.store import RunStore
 
 _T = TypeVar("_T")
+
+if TYPE_CHECKING:
+    from .durable.compensation import CompensationReport
 
 _ABANDONED_STREAM_GRACE = 20
 """Event-loop iterations a new invocation waits for an abandoned stream to be finalized."""
@@ -99,6 +103,7 @@ class Agent(DurableRuns, AgentSnapshots):
         trace_content: bool | None = None,
         budget: Budget | None = None,
         prices: Mapping[str, ModelPrice] | None = None,
+        compensate_on: Iterable[str] = (),
     ) -> None:
         """Configure an agent; nothing runs and no provider SDK is imported until the first call.
 
@@ -151,6 +156,10 @@ class Agent(DurableRuns, AgentSnapshots):
                 (see :class:`~tether.Budget` and the Budgets guide).
             prices: Model prices (model id or id prefix → :class:`~tether.ModelPrice`) that win
                 over the built-in table, for ``Budget.max_cost_usd``.
+            compensate_on: When a durable run's turn is compensated at once (its performed
+                effects undone by their tools' ``compensate``, newest first, each at most once):
+                any of ``"failed"``, ``"cancelled"``, ``"budget"`` (default: never; call
+                :meth:`compensate`). See :mod:`tether.durable.compensation`.
 
         Raises:
             ConfigurationError: An invalid value, naming it: an unknown model string (the
@@ -196,6 +205,7 @@ class Agent(DurableRuns, AgentSnapshots):
         self._children: set[Agent] = set()  # runners of this agent's agent-tool calls now running
         self.budget = agent_config.checked_budget(budget)
         self.prices = checked_prices(prices)
+        self.compensate_on = checked_triggers(compensate_on)
         if self._model is not None:
             agent_config.invocation_budget(self.budget, self._model, self.prices, [])  # an unpriced max_cost_usd fails now
         self.migrations = Migrations()
@@ -293,11 +303,13 @@ class Agent(DurableRuns, AgentSnapshots):
         """
         reconciles = self.reconcile is not None
         tools = []
+        compensations: dict[str, str] = {}
         for name in self.tool_registry.names:
             item = self.tool_registry.get(name)
             if item is not None:
                 transactional = bool(getattr(item, "transactional", False))  # the outbox's flag (issue 32 C)
                 tools.append((item.spec, effect_of(bool(item.idempotent), reconciles, transactional)))
+                compensations.update({name: undo} if (undo := compensation_name(item.compensate)) else {})
         base = self._binding.base if self._binding is not None else self.run_state
         return build_manifest(
             tools=tools,
@@ -305,6 +317,7 @@ class Agent(DurableRuns, AgentSnapshots):
             model=getattr(self._model, "model_id", None),
             conversation_manager=self.conversation_manager.state_name(),
             output_model=None if output_model is None else self._output_spec(output_model),
+            compensations=compensations,
         )
 
     def host(self) -> Host:
@@ -489,6 +502,7 @@ class Agent(DurableRuns, AgentSnapshots):
                     adopt=self._adopt,
                     parent_run_id=parent_run_id,
                     check=check,
+                    compensate_on=self.compensate_on,
                 )
             async with contextlib.aclosing(cast("AsyncGenerator[AgentEvent, None]", stream)):
                 async for event in stream:
@@ -534,6 +548,26 @@ class Agent(DurableRuns, AgentSnapshots):
             yield
         finally:
             self._children.discard(child)
+
+    def compensate(self, run_id: str) -> CompensationReport:
+        """Undo durable run ``run_id``'s performed effects: its tools' ``compensate``, newest
+        call first, each at most once, each a recorded step (a compensation cut short goes on
+        where it stopped). See :mod:`tether.durable.compensation`.
+
+        Args:
+            run_id: The durable run, in the agent's store.
+        """
+        return self._sync(self.compensate_async(run_id))
+
+    async def compensate_async(self, run_id: str) -> CompensationReport:
+        """Async :meth:`compensate`.
+
+        Args:
+            run_id: The durable run, in the agent's store.
+        """
+        from .durable.compensation import compensate_run
+
+        return await compensate_run(self._store(), run_id, self.tool_registry.get)
 
     def cancel(self) -> None:
         """Ask the running invocation to stop at the next step (thread-safe).

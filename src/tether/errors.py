@@ -238,6 +238,11 @@ class RunEndedError(TetherError):
     never stop for interrupts again; read its result instead."""
 
 
+class CompensationError(TetherError):
+    """A durable run cannot be compensated as asked (an unknown trigger, a damaged compensation
+    record), or a compensated run was asked to go on: its effects were undone, so it is over."""
+
+
 class RequestError(TetherError, ValueError):
     """A request to ``tether serve`` that cannot be carried out (malformed JSON, an unknown agent
     or run, an invalid interrupt answer, a body over the limit): answered with ``status`` and a

@@ -282,3 +282,28 @@ def test_a_graph_run_shows_its_nodes_edges_and_executions_linked_to_their_runs(t
         assert "has no conversation" in page.text("#conversation") and "graph_node" not in page.text("#conversation")
         others = [url for url in page.requests if url.split("#")[0] != page.url]
         assert others == [] and page.errors == [], page.errors
+
+
+def test_a_compensated_run_shows_its_unwinding(tmp_path: Path) -> None:
+    from tests.durable.compensation_worker import load_example
+
+    example = load_example()
+    store = SQLiteStore(tmp_path / "c.db")
+    agent = example.build_agent(tmp_path, store, failing_refund=True)
+    with pytest.raises(RuntimeError):
+        agent("book", run_id=example.RUN_ID)
+    agent.close()
+    path = tmp_path / "c.html"
+    path.write_text(render_html(store, example.RUN_ID), encoding="utf-8")
+    steps = {s.position: s.step for s in store.history(example.RUN_ID)}
+    undos = [s.step for s in store.history(example.RUN_ID) if s.position == "undo"]
+    store.close()
+    with chromium() as context:
+        page = Page(context, path)
+        unwind = f".row[data-step='{steps['unwind']}']"
+        assert page.page.get_attribute(unwind, "title") == "process boundary: compensating (failed)"
+        assert "undo charge_card failed: RuntimeError: the card network refused" in page.text(f".row[data-step='{undos[0]}']")
+        assert "undo book_flight undone" in page.text(f".row[data-step='{undos[2]}']")
+        assert "compensation_failed" in page.text(f".row[data-step='{steps['unwound']}']")
+        page.shot("c-compensated")
+        assert page.errors == []

@@ -111,7 +111,7 @@ def _fail(message: str, code: int) -> int:
 
 
 def _handlers() -> dict[str, Callable[..., int]]:
-    from . import contract, crashtest, delete, retry, run, runs, serve, unlock, view
+    from . import compensate, contract, crashtest, delete, retry, run, runs, serve, unlock, view
 
     return {
         "run": run.cmd_run,
@@ -129,6 +129,7 @@ def _handlers() -> dict[str, Callable[..., int]]:
         "contract": contract.cmd_contract,
         "serve": serve.cmd_serve,
         "retry": retry.cmd_retry,
+        "compensate": compensate.cmd_compensate,
     }
 
 

@@ -12,7 +12,8 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TypeVar
 
-from . import contract, crashtest, retry, serve
+from ..durable.history import LISTED_STATUSES
+from . import compensate, contract, crashtest, retry, serve
 
 _N = TypeVar("_N", int, float)
 
@@ -75,7 +76,7 @@ STORE_HELP = (
     "or a postgresql:// URL (default: $TETHER_HOME/runs.db, else runs.db in your user data directory)"
 )
 
-STATUSES = ("running", "stalled", "stopped", "paused", "interrupted", "finished", "failed", "corrupt")
+STATUSES = LISTED_STATUSES
 """The statuses ``tether runs --status`` accepts (those ``list_runs()`` reports)."""
 
 STATUS_HELP = """\
@@ -87,6 +88,9 @@ statuses:
   interrupted  waits for answers to its interrupts: `tether resume RUN --answer ID=VALUE`
   finished     its turn is done: `tether run 'Next message' --run-id RUN` adds a turn
   failed       its turn raised an error: `tether resume RUN` tries it again
+  compensating unwinding its effects was cut short: `tether compensate RUN` finishes it
+  compensated  its performed effects were undone (`tether compensate RUN`); it is over
+  compensation_failed  undone, but a compensation raised: `tether show RUN` names it
   corrupt      its stored head cannot be read
   `tether runs` prints the exact command (flags included) for each run that waits for you.
 """
@@ -200,6 +204,7 @@ def build_parser() -> Parser:
     contract.add_parser(command)
     serve.add_parser(command)
     retry.add_parser(command)
+    compensate.add_parser(command)
     return parser
 
 

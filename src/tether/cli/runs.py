@@ -320,6 +320,9 @@ def cmd_show(args: argparse.Namespace, path: StoreSpec) -> int:
     command = continue_command(run, head, path)
     if command is not None:
         out.print(f"{_waits_for(run, head)} `{command}`", markup=False, soft_wrap=True)
+    if run.status == "compensating" and not store.owner_alive(args.run_id):
+        command = shown([*program(), "compensate", run.run_id, *path.flags()])
+        out.print(f"its unwinding was cut short; finish it (with the run's --tools) with `{command}`", markup=False, soft_wrap=True)
     if run.parent_run_id is not None:
         command = shown([*program(), "show", run.parent_run_id, *path.flags()])
         out.print(f"nested in: {printable(run.parent_run_id)} (`{command}`)", markup=False, soft_wrap=True)
@@ -466,6 +469,9 @@ _STYLES = {
     "interrupted": "magenta",  # waits for answers to its interrupts
     "stopped": "yellow",  # Ctrl-C: resumable as it is
     "failed": "red",
+    "compensating": "yellow",
+    "compensated": "blue",
+    "compensation_failed": "bold red",
     "stalled": "bold black on yellow",  # no live owner: an operator should resume it
     "corrupt": "bold white on red",  # its head cannot be read
 }
@@ -507,6 +513,26 @@ def _verdict_cell(verdict: dict[str, Any]) -> str:
     return text
 
 
+def _undo_cell(step: Step) -> str:
+    """A compensation step's cell: the plan (``unwind``) or one undo's outcome (``undo``)."""
+    from rich.markup import escape
+
+    undo: dict[str, Any] = step.undo or {}
+    if step.position == "unwind":
+        plan = ", ".join(f"{item.get('name')} ({item.get('toolUseId')})" for item in undo.get("plan") or [] if isinstance(item, dict))
+        return f"[yellow]unwinding[/] ({escape(printable(str(undo.get('trigger'))))}): " + escape(printable(plan or "nothing to undo"))
+    if step.position == "undo":
+        call = escape(printable(f"{undo.get('name')} ({undo.get('toolUseId')})"))
+        if undo.get("outcome") == "undone":
+            mark = "[green]undone[/]"
+        else:
+            mark = "[red]undo failed[/]: " + escape(printable(str(undo.get("error"))))
+        doubt = " [yellow](call was in doubt)[/]" if undo.get("in_doubt") else ""
+        again = " [yellow](undo re-run, same key)[/]" if undo.get("redo") else ""
+        return f"undo {call} {mark}{doubt}{again}"
+    return ""
+
+
 def _details(step: Step) -> str:
     """One timeline cell: the model call, the tool calls, in-doubt markers, the stop."""
     from rich.markup import escape
@@ -531,7 +557,9 @@ def _details(step: Step) -> str:
         parts.append(_verdict_cell(step.verdict))
     if step.forked_from:
         parts.append(escape(f"forked from {step.forked_from.get('run_id')} step {step.forked_from.get('step')}"))
-    if step.position == "turn_end":
+    if step.undo:
+        parts.append(_undo_cell(step))
+    if step.position in ("turn_end", "unwound"):
         reason = f" ({escape(printable(step.stop_reason))})" if step.stop_reason else ""
         parts.append(f"{_status(step.status)}{reason}")
     return "; ".join(parts) or "-"

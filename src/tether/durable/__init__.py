@@ -7,6 +7,7 @@ in any process. See :mod:`tether.durable.store` for the store protocol.
 
 from __future__ import annotations
 
+from .compensation import CompensationReport, UndoOutcome, compensate_run
 from .crypto import AESGCMCipher, RowCipher
 from .fork import fork_run
 from .history import RunSummary, Step, StepTail
@@ -20,6 +21,7 @@ from .store import RunSize, RunStore, StoredRun, validate_run_id
 __all__ = [
     "RERUN",
     "AESGCMCipher",
+    "CompensationReport",
     "InDoubtCall",
     "MemoryStore",
     "PostgresStore",
@@ -32,6 +34,8 @@ __all__ = [
     "Step",
     "StepTail",
     "StoredRun",
+    "UndoOutcome",
+    "compensate_run",
     "fork_run",
     "validate_run_id",
 ]

@@ -68,6 +68,9 @@ class DurableDriver(LocalDriver):
                         yield waited
                     held.clear()
                 yield event
+            # The loop stopped before the tools the last response asked for ran (a budget that
+            # refused the round): they did not start, and the turn's last write must say so.
+            self.on_tools_ended()
         finally:
             await session.settle()
         for event in held:

@@ -23,7 +23,8 @@ class HeadFields(TypedDict):
         ``parent_incarnation`` that run's incarnation then (absent when the parent has none: see
         :mod:`tether.durable.incarnation`). ``incarnation`` is not the timeline's but the session's
         (the run's own, absent in a legacy head); it is declared here, with the other identity fields,
-    and so is ``manifest``, the session's record of the run's manifest (:mod:`tether.manifest`).
+    and so is ``manifest``, the session's record of the run's manifest (:mod:`tether.manifest`),
+    and ``compensation``, the record of the run's unwinding (:mod:`tether.durable.compensation`).
     """
 
     status: str
@@ -35,6 +36,7 @@ class HeadFields(TypedDict):
     parent_incarnation: NotRequired[str]
     incarnation: NotRequired[str]
     manifest: NotRequired[dict[str, Any]]
+    compensation: NotRequired[dict[str, Any]]
 
 
 class DurableHead(HeadFields):

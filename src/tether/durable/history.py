@@ -31,12 +31,31 @@ from ..types import InterruptState, Message, MetricsData, ToolResult
 from .head import HeadFields
 from .ids import child_run_id
 
-STEP_POSITIONS = ("turn_start", "after_model", "after_tools", "turn_end", "resumed", "forked", "verdict")
-"""Where a step can be recorded, in cycle order (not the checkpoint positions of the loop)."""
-STATUSES = ("running", "finished", "interrupted", "stopped", "paused", "failed")
+STEP_POSITIONS = ("turn_start", "after_model", "after_tools", "turn_end", "resumed", "forked", "verdict", "unwind", "undo", "unwound")
+"""Where a step can be recorded, in cycle order (not the checkpoint positions of the loop); the
+last three are a compensation's (:mod:`tether.durable.compensation`): its start, one undo's
+outcome, its end."""
+STATUSES = ("running", "finished", "interrupted", "stopped", "paused", "failed", "compensating", "compensated", "compensation_failed")
 """The statuses a head (and a step) records: ``interrupted`` waits for answers to its interrupts
 (human in the loop), ``stopped`` was cancelled (Ctrl-C, task cancellation) and goes on with a
-plain resume, ``paused`` stopped at a checkpoint."""
+plain resume, ``paused`` stopped at a checkpoint; ``compensating`` is unwinding its effects (a
+``tether compensate`` finishes it), ``compensated`` undid them all, ``compensation_failed``
+undid them but a compensation raised (the ``unwound`` step names it)."""
+LISTED_STATUSES = (
+    "running",
+    "stalled",
+    "stopped",
+    "paused",
+    "interrupted",
+    "finished",
+    "failed",
+    "compensating",
+    "compensated",
+    "compensation_failed",
+    "corrupt",
+)
+"""The statuses ``list_runs()`` reports (those of :data:`STATUSES`, ``stalled``: no live owner, and
+``corrupt``), in the order ``tether runs --status`` and ``GET /runs?status=`` list them."""
 CORRUPT = "corrupt"
 """The status ``list_runs`` reports for a run whose head cannot be read (``RunSummary.problem`` says why)."""
 
@@ -65,6 +84,9 @@ class Step:
         head: The head as it was at this step (it rebuilds the run there).
         verdict: The compatibility verdict a ``verdict`` step recorded
             (:meth:`tether.manifest.Verdict.to_dict`), else None.
+        undo: What a compensation step did: an ``unwind`` step the calls it will undo
+            (``{"trigger", "plan"}``), an ``undo`` step one undo's outcome (``{"toolUseId",
+            "name", "outcome", "error", "in_doubt"}``), an ``unwound`` step the totals; else None.
     """
 
     step: int
@@ -82,6 +104,7 @@ class Step:
     forked_from: dict[str, Any] | None = None
     head: dict[str, Any] = field(default_factory=dict, repr=False)
     verdict: dict[str, Any] | None = None
+    undo: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The step as JSON data (the head copy included)."""
@@ -100,6 +123,7 @@ class Step:
             "results": self.results,
             "forked_from": self.forked_from,
             "verdict": self.verdict,
+            "undo": self.undo,
             "head": self.head,
         }
 
@@ -137,7 +161,8 @@ class RunSummary:
         run_id: The run.
         status: ``running``, ``stalled``, ``paused``, ``interrupted`` (waits for answers to
             its interrupts), ``stopped`` (cancelled by Ctrl-C or task cancellation; a plain
-            resume goes on), ``finished``, ``failed`` or ``corrupt``.
+            resume goes on), ``finished``, ``failed``, ``compensating``, ``compensated``,
+            ``compensation_failed`` or ``corrupt``.
         turns: How many invocations (turns) the run has had.
         cycles: Model-call cycles over the whole run.
         total_tokens: Tokens over the whole run.
@@ -249,6 +274,7 @@ class Timeline:
             "results": sorted(cursor.results),
             "forked_from": info.get("forked_from"),
             "verdict": info.get("verdict"),
+            "undo": info.get("undo"),
             "head": head,
         }
         figures = model_figures(run.metrics)

@@ -32,6 +32,7 @@ from ..manifest import ResumeCheck, Verdict, pending_calls
 from ..manifest.verdict import migrate_pending
 from ..tools.base import to_result
 from ..turn import is_waiting, stored_result
+from .compensation import check_not_compensated, unwind
 from .driver import DurableDriver
 from .history import turn_status
 from .incarnation import incarnation_of
@@ -84,6 +85,7 @@ async def durable_stream(
     adopt: Callable[[RunState], None],
     parent_run_id: str | None = None,
     check: ResumeCheck | None = None,
+    compensate_on: tuple[str, ...] = (),
 ) -> AsyncGenerator[AgentEvent, None]:
     """One turn (or the resumption of one) of the durable run ``run_id``.
 
@@ -99,6 +101,10 @@ async def durable_stream(
         adopt: Makes the loaded run the agent's run state.
         parent_run_id: The run this one is nested in (a multi-agent child run), recorded in a
             new run's head and listed by ``store.list_runs()``; an existing run keeps its own.
+        check: The resume contract's check of the run's manifest against the agent.
+        compensate_on: When a turn that ends this way is compensated at once (its performed
+            effects undone, :mod:`tether.durable.compensation`): ``failed`` (it raised),
+            ``cancelled`` (``agent.cancel()``), ``budget`` (stopped on its budget).
     """
     validate_run_id(run_id)
     if parent_run_id is not None and validate_run_id(parent_run_id) == run_id:
@@ -111,6 +117,7 @@ async def durable_stream(
             session = _new_run(binding, store, run_id, adopt, lease)
             session.nest_in(parent_run_id)
             session.manifest = None if check is None else check.manifest
+        check_not_compensated(session)
         run = session.run
         finished = run.cursor.phase == "idle"
         if prompt.kind == "continue" and (finished or is_waiting(run)):
@@ -134,10 +141,20 @@ async def durable_stream(
                 if event["type"] == "result":
                     reason = event["result"].stop_reason
                     await session.sync_async("turn_end", status=turn_status(reason, session.run), stop_reason=reason)
+                    trigger = {"cancelled": "cancelled", "budget_exhausted": "budget"}.get(str(reason))
+                    if trigger in compensate_on:
+                        await unwind(session, host.tools.get, str(trigger))
                 yield event
         except BaseException as exc:
             session.dirty = True  # the in-memory run may be ahead of the store: reload next time
-            _record_stop(session, exc)
+            if isinstance(exc, Exception) and "failed" in compensate_on:
+                with contextlib.suppress(Exception):  # a write committing behind is stored first (a failure: broken)
+                    await session.settle()
+            if _record_stop(session, exc) == "failed" and "failed" in compensate_on:
+                try:
+                    await unwind(session, host.tools.get, "failed")
+                except Exception as problem:
+                    exc.add_note(f"(compensating run {run_id!r} failed too: {type(problem).__name__}: {problem})")
             raise
 
 
@@ -215,22 +232,26 @@ async def _record_verdict(session: DurableSession, verdict: Verdict, check: Resu
     await session.sync_async("verdict", status=session.timeline.status, verdict=verdict.to_dict())
 
 
-def _record_stop(session: DurableSession, exc: BaseException) -> None:
+def _record_stop(session: DurableSession, exc: BaseException) -> str | None:
     """Best effort: a turn that raised (``failed``) or was cancelled by Ctrl-C / task
     cancellation (``stopped``, distinct from ``interrupted``: waiting for answers) records that status, so ``tether runs`` shows it. Other
     ``BaseException``s stand for the process dying and write nothing; so does a session whose
-    last write failed, or a turn that failed before its loop began (nothing changed)."""
+    last write failed, or a turn that failed before its loop began (nothing changed). Returns
+    the status recorded, or None."""
     if session.broken or not session.turn_active or isinstance(exc, LeaseLostError):
-        return  # a fenced writer writes nothing more: the run belongs to its new owner
+        return None  # a fenced writer writes nothing more: the run belongs to its new owner
     if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
         status, reason = "stopped", "cancelled (Ctrl-C or task cancellation)"
     elif isinstance(exc, Exception):
         status = "interrupted" if turn_status("", session.run) == "interrupted" else "failed"
         reason = f"{type(exc).__name__}: {exc}"[:200]
     else:
-        return
-    with contextlib.suppress(Exception):
+        return None
+    try:
         session.sync("turn_end", status=status, stop_reason=reason)
+    except Exception:
+        return None
+    return status
 
 
 def _copy_base(run: RunState) -> RunState:

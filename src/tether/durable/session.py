@@ -77,6 +77,8 @@ class DurableSession:
         # tether.strands._run): read from the stored head, written back with every head.
         self.extra: dict[str, Any] = {} if stored is None else {k: stored.head[k] for k in EXTRA_HEAD_KEYS if k in stored.head}
         self.effects = ToolTransactions(store, run_id)  # tool calls' transactions, committed with their results' writes
+        record = None if stored is None else stored.head.get("compensation")
+        self.compensation: dict[str, Any] | None = record if isinstance(record, dict) else None  # its unwinding (compensation.py)
         # Whether the store may commit a write at once without blocking (a local SQLite commit):
         # a store whose every commit is a round trip (PostgreSQL) is not asked.
         self._inline = bool(getattr(store, "inline_commits", True))
@@ -406,6 +408,8 @@ class DurableSession:
             "system_prompt": run.system_prompt,
             **self.timeline.head_fields(),
         }
+        if self.compensation is not None:
+            head["compensation"] = self.compensation
         if self.incarnation is not None:  # None: a run stored before incarnations (legacy)
             head["incarnation"] = self.incarnation
         if self.manifest is not None:  # stored once as a blob when large (tether.durable.packing)

@@ -213,12 +213,14 @@ def boundary_of(before: Step | None, step: Step) -> str | None:
     A ``resumed`` step is a resume that found in-doubt tool calls; a step after an interrupted, stopped,
     paused or failed one that is not a new turn is a resume; a ``forked`` step starts a fork.
     A crash followed by a resume shows as a ``resumed`` step only when calls were in doubt: a
-    step row does not record which process wrote it.
+    step row does not record which process wrote it. An ``unwind`` step begins a compensation.
     """
     if step.position == "forked":
         return "forked"
     if step.position == "resumed":
         return "resumed (in-doubt tool calls)"
+    if step.position == "unwind":
+        return f"compensating ({(step.undo or {}).get('trigger')})"  # the run's effects are undone from here, newest first
     if step.position == "verdict" and step.verdict:
         return f"resumed: {step.verdict.get('verdict')} (the agent's definition was checked against the run's manifest)"
     if before is not None and before.status in RESUMED_FROM and step.position != "turn_start":

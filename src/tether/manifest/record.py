@@ -18,6 +18,10 @@ Effect contracts, strongest first (:data:`EFFECTS`):
 - ``at_most_once``: not idempotent and nothing reconciles it: a call in doubt is asked about
   (a ``tether.in_doubt`` interrupt), never re-run blindly.
 
+A tool that declares a compensation (``@tool(compensate=...)``, see
+:mod:`tether.tools.compensation`) has it named in its entry (``compensate``: ``module:qualname``),
+so the digest covers it; an entry without one has no such key (older manifests read the same).
+
 The manifest is data only: comparing two of them never imports or calls anything they name.
 """
 
@@ -76,17 +80,21 @@ def weakened(old: str, new: str) -> bool:
     return rank.get(new, len(EFFECTS)) > rank.get(old, len(EFFECTS))
 
 
-def tool_entry(spec: Mapping[str, Any], effect: str) -> dict[str, Any]:
-    """A tool's manifest entry from its spec: its schema digest, parameters and contract."""
+def tool_entry(spec: Mapping[str, Any], effect: str, compensate: str | None = None) -> dict[str, Any]:
+    """A tool's manifest entry from its spec: its schema digest, parameters and contract
+    (its effect and, if it has one, the name of its compensation)."""
     schema = (spec.get("inputSchema") or {}).get("json") or {}
     properties = schema.get("properties") if isinstance(schema, dict) else None
     required = schema.get("required") if isinstance(schema, dict) else None
-    return {
+    entry = {
         "schema": digest_of(schema),
         "parameters": sorted(str(name) for name in (properties or {})),
         "required": sorted(str(name) for name in (required or [])),
         "effect": effect,
     }
+    if compensate is not None:
+        entry["compensate"] = compensate
+    return entry
 
 
 def build_manifest(
@@ -96,6 +104,7 @@ def build_manifest(
     model: str | None,
     conversation_manager: str | None,
     output_model: Mapping[str, Any] | None = None,
+    compensations: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The manifest of an agent's definition (JSON), its ``digest`` covering everything else.
 
@@ -105,7 +114,9 @@ def build_manifest(
         model: The model id (None: no model).
         conversation_manager: The conversation manager's name.
         output_model: The structured-output tool's spec of the call, if any.
+        compensations: Tool name -> the name of its compensation, for the tools that have one.
     """
+    named = compensations or {}
     manifest: dict[str, Any] = {
         "version": MANIFEST_VERSION,
         "tether": __version__,
@@ -113,7 +124,7 @@ def build_manifest(
         "system_prompt": None if system_prompt is None else digest_of(system_prompt),
         "conversation_manager": conversation_manager,
         "output_model": None if output_model is None else {"name": output_model.get("name"), **tool_entry(output_model, "idempotent")},
-        "tools": {str(spec["name"]): tool_entry(spec, effect) for spec, effect in tools},
+        "tools": {str(spec["name"]): tool_entry(spec, effect, named.get(str(spec["name"]))) for spec, effect in tools},
     }
     manifest["digest"] = digest_of(manifest)
     return manifest
@@ -151,6 +162,8 @@ def check_entry(entry: Any, path: list[Any]) -> None:
         raise ShapeError(path, f"must be an object, got {type(entry).__name__}")
     if type(entry.get("schema")) is not str:
         raise ShapeError([*path, "schema"], "must be a schema digest (a string)")
+    if entry.get("compensate") is not None and type(entry["compensate"]) is not str:
+        raise ShapeError([*path, "compensate"], "must be a compensation's name (a string) or absent")
     if type(entry.get("effect")) is not str:
         raise ShapeError([*path, "effect"], f"must be one of {', '.join(EFFECTS)}")
     for key in ("parameters", "required"):

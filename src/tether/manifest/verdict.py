@@ -47,6 +47,7 @@ class Difference:
         code: What changed: ``tool_added``, ``tool_removed``, ``tool_renamed``, ``required_added``,
             ``required_removed``, ``optional_added``, ``optional_removed``, ``schema_changed``,
             ``input_migrated``, ``input_invalid``, ``effect_weakened``, ``effect_changed``,
+            ``compensation_changed``,
             ``prompt_changed``, ``model_changed``, ``conversation_manager_changed``,
             ``output_model_changed``, ``tether_changed``, ``no_manifest`` or ``manifest_unreadable``.
         subject: The tool (or field) it concerns, if any.
@@ -306,6 +307,9 @@ def _tool_changes(old: dict[str, Any], new: dict[str, Any], name: str) -> list[t
     if old["effect"] != new["effect"]:
         code = "effect_weakened" if weakened(old["effect"], new["effect"]) else "effect_changed"
         changes.append((code, f"the effect contract of tool {name!r} changed: {old['effect']} -> {new['effect']}"))
+    if old.get("compensate") != new.get("compensate"):
+        detail = f"the compensation of tool {name!r} changed: {old.get('compensate')} -> {new.get('compensate')}"
+        changes.append(("compensation_changed", detail))
     return changes
 
 

@@ -39,7 +39,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from ..durable.history import summary_of
+from ..durable.history import LISTED_STATUSES, summary_of
 from ..durable.store import RunStore, with_liveness
 from ..errors import RequestError, TetherError
 from .a2a_routes import A2AEndpoint
@@ -58,7 +58,7 @@ from .stream import run_events
 
 MAX_BODY = 1 << 20
 """The default cap on a request body: 1 MiB."""
-STATUSES = ("running", "stalled", "stopped", "paused", "interrupted", "finished", "failed", "corrupt")
+STATUSES = LISTED_STATUSES
 
 
 def create_app(

@@ -47,7 +47,7 @@ COMMITTED_KINDS = ("status", "message", "tool_call_start", "tool_call_end", "in_
 """The kinds of committed events, in the order a step yields them."""
 LIVE_KINDS = ("text_delta", "reasoning_delta")
 """The kinds of live events (no durable id)."""
-RESTING = ("finished", "failed", "interrupted", "stopped", "paused")
+RESTING = ("finished", "failed", "interrupted", "stopped", "paused", "compensated", "compensation_failed")
 """Statuses where a run waits for nobody but a client: the event stream of a run at rest ends."""
 
 

@@ -17,6 +17,7 @@ import pydantic
 from .._json import json_roundtrip_copy
 from ..errors import ShapeError, ToolError
 from ..types import ToolResult, ToolResultContent, ToolSpec, ToolUse
+from .compensation import Compensate
 from .context import ToolContext
 
 
@@ -70,6 +71,7 @@ class Tool(ABC):
     caller's stream while it runs (``ToolContext.emit``). ``nests_runs = True`` marks a tool whose
     call in a durable run is a nested run of its own (an agent tool): the run's timeline names it,
     and calls of it running at once share what is left of the run's budget (``context.budget``).
+    ``compensate`` undoes a performed call when its durable run is compensated.
     """
 
     name: ClassVar[str] = ""
@@ -81,6 +83,9 @@ class Tool(ABC):
     run_in_thread: bool = True
     streams_events: bool = False
     nests_runs: bool = False
+    compensate: Compensate | None = None
+    """How a performed call is undone when its durable run is compensated (see
+    :mod:`tether.tools.compensation`); set it on the instance (or as a ``staticmethod``)."""
 
     _spec: ToolSpec | None = None
 

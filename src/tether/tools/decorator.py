@@ -13,6 +13,7 @@ import pydantic
 from ..errors import ToolError
 from ..types import ToolSpec
 from .base import Tool
+from .compensation import Compensate, checked_compensation
 from .context import ToolContext
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,6 +58,7 @@ class FunctionTool(Tool):
         idempotent: bool = True,
         transactional: bool = False,
         run_in_thread: bool = True,
+        compensate: Compensate | None = None,
     ) -> None:
         self.func = func
         self._name = name or func.__name__
@@ -67,6 +69,7 @@ class FunctionTool(Tool):
         self.idempotent = idempotent
         self.transactional = transactional
         self.run_in_thread = run_in_thread
+        self.compensate = checked_compensation(compensate, self._name)
         self._is_async = inspect.iscoroutinefunction(func)
         self._context_param: str | None = None
         try:
@@ -147,6 +150,7 @@ def tool(
     idempotent: bool = True,
     transactional: bool = False,
     run_in_thread: bool = True,
+    compensate: Compensate | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -159,6 +163,7 @@ def tool(
     idempotent: bool = True,
     transactional: bool = False,
     run_in_thread: bool = True,
+    compensate: Compensate | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a tool from a function: ``@tool`` or ``@tool(name=..., idempotent=False)``.
 
@@ -179,6 +184,10 @@ def tool(
             commit with its recorded result, so an in-doubt call runs again (no reconcile)
             whatever ``idempotent`` says.
         run_in_thread: Run a sync function in a worker thread (False: on the event loop).
+        compensate: How a performed call is undone when its durable run is compensated: a
+            callable taking an :class:`~tether.tools.compensation.Undo` (the call's input,
+            recorded result and idempotency key), sync or async. Part of the tool's contract
+            (its manifest entry names it). See :mod:`tether.tools.compensation`.
 
     Returns:
         The tool, or a decorator making one.
@@ -186,7 +195,13 @@ def tool(
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
         return FunctionTool(
-            f, name=name, description=description, idempotent=idempotent, transactional=transactional, run_in_thread=run_in_thread
+            f,
+            name=name,
+            description=description,
+            idempotent=idempotent,
+            transactional=transactional,
+            run_in_thread=run_in_thread,
+            compensate=compensate,
         )
 
     if func is not None:

@@ -24,6 +24,7 @@ _STEP_DEFAULTS: dict[str, Any] = {
     "results": [],
     "forked_from": None,
     "verdict": None,
+    "undo": None,
 }
 """Step fields a packed step row leaves out when they hold these values (read back as these)."""
 

@@ -61,7 +61,7 @@ def check_head(head: Any, root: str = "head") -> dict[str, Any]:
     if "metrics" not in head:
         raise ShapeError([root, "metrics"], "is missing")
     head["metrics"] = check_metrics(head["metrics"], f"{root}.metrics")
-    for key in ("model_state", "state", "conversation_manager_state", "interrupt_state", "manifest"):
+    for key in ("model_state", "state", "conversation_manager_state", "interrupt_state", "manifest", "compensation"):
         if head.get(key) is not None and type(head[key]) is not dict:
             raise ShapeError([root, key], f"must be an object, got {type(head[key]).__name__}")
     check_manager_state(head.get("conversation_manager_state") or {}, [root, "conversation_manager_state"])
@@ -147,6 +147,7 @@ def check_step(row: Any, number: int) -> Step:
         forked_from=_optional(row, "forked_from", dict, "an object"),
         head=check_head(row["head"], "step.head"),
         verdict=_optional(row, "verdict", dict, "an object"),
+        undo=_optional(row, "undo", dict, "an object"),
     )
 
 

@@ -156,6 +156,13 @@
     }
     (s.in_doubt || []).forEach(function (m) { what.push(el("span", { class: "badge doubt", text: "in doubt: " + m.name + " → " + m.action })); });
     if (s.forked_from) what.push(el("span", { class: "badge info", text: "forked from " + s.forked_from.run_id + " @" + s.forked_from.step }));
+    if (s.position === "undo" && s.undo) {
+      // a compensation step: one call undone (or its compensation failed)
+      what.push(el("span", { class: "tool-name", text: "undo " + s.undo.name + " " }));
+      what.push(el("span", { class: "badge " + (s.undo.outcome === "undone" ? "ok" : "error"), text: s.undo.outcome === "undone" ? "undone" : "failed: " + s.undo.error }));
+      if (s.undo.redo) what.push(el("span", { class: "badge doubt", text: "undo in doubt, re-run" }));
+    }
+    if (s.position === "unwound") what.push(el("span", { class: "badge info", text: s.status }));
     if (s.position === "turn_start") what.push(el("span", { class: "label", text: "prompt" }));
     if (s.position === "turn_end") {
       what.push(statusBadge(s.status));

@@ -1,0 +1,345 @@
+"""Compensation: undo a durable run's performed effects, newest first, each at most once.
+
+A tool declares how to undo a call of itself (``@tool(compensate=...)``, see
+:mod:`tether.tools.compensation`). Compensating a run (an application's
+``agent.compensate(run_id)``, ``tether compensate RUN``, or automatically when a turn fails, is
+cancelled or runs out of budget and the agent's ``compensate_on`` names that) *unwinds* it:
+
+1. an ``unwind`` step (status ``compensating``) records the plan: every *performed* call of the
+   run whose tool has a compensation, newest first. A performed call is one with a recorded
+   success result, or one *in doubt* (started, result never recorded: it may have had its
+   effect, so its undo is attempted too, with ``Undo.result`` None and the same key scheme);
+   a call with an error result had no effect and is left alone;
+2. for each planned call: a write marks its undo *started* (the head's ``compensation`` record),
+   then the compensation runs with the undo key ``run_id/toolUseId/undo``, then an ``undo`` step
+   records its outcome (``undone``, or ``failed`` with the error: the unwinding goes on);
+3. an ``unwound`` step ends it: status ``compensated``, or ``compensation_failed`` when a
+   compensation raised (its ``stop_reason`` names each failed undo).
+
+The record lives in the run's head, so a process killed anywhere in the unwinding leaves a run
+that a later compensation (any process) goes on with: undos with a recorded outcome are never
+run again; an undo marked started without an outcome is *in doubt* and runs again with the same
+undo key (the compensation must be idempotent by that key, as tools are by theirs). Every write
+is fenced by the run's lease, like a turn's. A compensated run is over: a resume or a new turn
+raises :class:`~tether.errors.CompensationError`; compensating it again returns the stored report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import CompensationError, RunNotFoundError, StoreError
+from ..loop.core import tool_uses_of
+from ..tools.base import Tool
+from ..tools.compensation import TRIGGERS, UNDO_SUFFIX, Undo
+from ..types import Message, ToolResult
+from .session import DurableSession, run_state_of
+from .store import RunStore, validate_run_id
+
+OUTCOMES = ("undone", "failed")
+"""An undo's recorded outcome."""
+
+_log = logging.getLogger(__name__)
+
+Lookup = Callable[[str], Tool | None]
+"""Finds the tool of a name (the agent's registry): its ``compensate`` is called."""
+
+
+@dataclass(frozen=True)
+class UndoOutcome:
+    """One planned undo, as the run's compensation record holds it.
+
+    Attributes:
+        tool_use_id: The undone call.
+        tool: Its tool's name.
+        outcome: ``undone``, ``failed``, or ``pending`` (not done yet: the unwinding was cut short).
+        error: What the compensation raised (``failed``), else None.
+        in_doubt: The call itself was in doubt (no recorded result) when it was undone.
+        attempts: How many times the compensation was started (2: a crash caught the first
+            attempt in doubt and it ran again with the same undo key).
+    """
+
+    tool_use_id: str
+    tool: str
+    outcome: str
+    error: str | None = None
+    in_doubt: bool = False
+    attempts: int = 0
+
+
+@dataclass(frozen=True)
+class CompensationReport:
+    """What compensating a run did (or had done, when asked again).
+
+    Attributes:
+        run_id: The run.
+        status: ``compensated`` or ``compensation_failed``.
+        trigger: Why it was compensated: one of :data:`TRIGGERS`.
+        undos: The planned undos, in the order they ran (newest call first).
+    """
+
+    run_id: str
+    status: str
+    trigger: str
+    undos: tuple[UndoOutcome, ...]
+
+    @property
+    def failed(self) -> list[UndoOutcome]:
+        """The undos whose compensation raised."""
+        return [undo for undo in self.undos if undo.outcome == "failed"]
+
+
+async def compensate_run(store: RunStore, run_id: str, lookup: Lookup, *, trigger: str = "requested") -> CompensationReport:
+    """Compensate stored run ``run_id`` (see the module docstring), taking its lease first.
+
+    Args:
+        store: Where the run lives.
+        run_id: The run.
+        lookup: The tools by name (their compensations run).
+        trigger: Why: one of :data:`TRIGGERS`.
+
+    Raises:
+        RunNotFoundError: No such run.
+        RunLockedError: A live owner holds the run (it is running now).
+        CompensationError: An unknown trigger, or a damaged compensation record.
+    """
+    validate_run_id(run_id)
+    _check_trigger(trigger)
+    with store.lease(run_id) as lease:
+        stored = store.load(run_id)
+        if stored is None:
+            raise RunNotFoundError(f"no run {run_id!r} in the store; nothing to compensate")
+        session = DurableSession(store, run_id, run_state_of(stored), stored, lease)
+        return await unwind(session, lookup, trigger)
+
+
+async def unwind(session: DurableSession, lookup: Lookup, trigger: str) -> CompensationReport:
+    """Unwind the run of ``session`` (its lease held), or go on with an unwinding cut short.
+
+    Args:
+        session: The run, bound to its store with its lease.
+        lookup: The tools by name.
+        trigger: Why (recorded when the unwinding starts; one going on keeps its own).
+    """
+    _check_trigger(trigger)
+    await session.settle()
+    record = session.compensation
+    calls = {} if record is not None and record.get("done") else _performed(session)  # inputs and results, from the messages
+    if record is None:
+        plan = [
+            {"toolUseId": call["toolUseId"], "name": call["name"], "in_doubt": call["result"] is None}
+            for call in calls.values()
+            if _compensation_of(lookup, call["name"]) is not None
+        ]
+        record = {"trigger": trigger, "plan": plan, "undos": {}, "done": False}  # small: no inputs nor results
+        session.compensation = record
+        summary = {"trigger": trigger, "plan": [{"toolUseId": e["toolUseId"], "name": e["name"]} for e in plan]}
+        _log.info("run %r: compensating (%s): %d call(s) to undo", session.run_id, trigger, len(plan))
+        await session.sync_async("unwind", status="compensating", undo=summary)
+    else:
+        _check_record(session.run_id, record)
+    if not record["done"]:
+        for entry in record["plan"]:
+            await _undo_one(session, lookup, record, entry, calls.get(entry["toolUseId"]))
+        report = report_of(session.run_id, record)
+        record["done"] = True
+        totals = {"undone": sum(u.outcome == "undone" for u in report.undos), "failed": len(report.failed)}
+        status = "compensation_failed" if report.failed else "compensated"
+        await session.sync_async("unwound", status=status, stop_reason=_stop_reason(report), undo=totals)
+    return report_of(session.run_id, record)
+
+
+def report_of(run_id: str, record: dict[str, Any]) -> CompensationReport:
+    """The report of a compensation record (as a head holds it).
+
+    Args:
+        run_id: The run.
+        record: Its ``compensation`` record.
+    """
+    undos = []
+    for entry in record["plan"]:
+        state = record["undos"].get(entry["toolUseId"]) or {}
+        outcome = state.get("outcome") or "pending"
+        undos.append(
+            UndoOutcome(
+                tool_use_id=entry["toolUseId"],
+                tool=entry["name"],
+                outcome=outcome,
+                error=state.get("error"),
+                in_doubt=bool(entry.get("in_doubt")),
+                attempts=int(state.get("attempts", 0)),
+            )
+        )
+    failed = any(undo.outcome == "failed" for undo in undos)
+    status = "compensation_failed" if failed else "compensated" if record.get("done") else "compensating"
+    return CompensationReport(run_id, status, str(record["trigger"]), tuple(undos))
+
+
+def performed_calls(
+    messages: Iterable[Message], open_results: dict[str, ToolResult], started: list[str], phase: str
+) -> list[dict[str, Any]]:
+    """The run's performed calls, newest first: ``{"toolUseId", "name", "input", "result"}``
+    (``result`` None: the call is in doubt). A call whose result is an error had no effect and is
+    left out, and so is a call of the open cycle that never started. A tool call seen twice (a
+    conversation manager rewrote the history into a new segment) counts once.
+
+    Args:
+        messages: Every message of the run, oldest first.
+        open_results: The results recorded in the open cycle (the cursor's).
+        started: The calls of the open cycle that started (the cursor's).
+        phase: The cursor's phase (``tools``: the open cycle's started calls may be in doubt).
+    """
+    uses: dict[str, dict[str, Any]] = {}
+    results: dict[str, ToolResult] = {}
+    for message in messages:
+        for use in tool_uses_of(message):
+            uses.setdefault(use["toolUseId"], {"toolUseId": use["toolUseId"], "name": use["name"], "input": use.get("input")})
+        for block in message.get("content") or []:
+            if "toolResult" in block:
+                results.setdefault(block["toolResult"]["toolUseId"], block["toolResult"])
+    for ident, recorded in open_results.items():
+        results.setdefault(ident, recorded)
+    in_doubt = set(started) if phase == "tools" else set()
+    plan = []
+    for ident, entry in uses.items():
+        result: ToolResult | None = results.get(ident)
+        if result is None and ident not in in_doubt:
+            continue  # never ran (or its cycle was abandoned without a result)
+        if result is not None and result.get("status") == "error":
+            continue
+        plan.append({**entry, "result": result})
+    plan.reverse()
+    return plan
+
+
+async def _undo_one(
+    session: DurableSession, lookup: Lookup, record: dict[str, Any], entry: dict[str, Any], call: dict[str, Any] | None
+) -> None:
+    """Run one planned undo unless its outcome is recorded: mark it started (a write), run the
+    compensation, record the outcome (an ``undo`` step). ``call`` is the planned call's input and
+    result as the run's messages hold them (they do not change once the unwinding began)."""
+    ident = entry["toolUseId"]
+    state = record["undos"].get(ident)
+    if state is not None and state.get("outcome") in OUTCOMES:
+        return  # done before: never again
+    redo = state is not None  # started, no outcome recorded: in doubt, run again with the same key
+    attempts = 1 if state is None else int(state.get("attempts", 1)) + 1
+    record["undos"][ident] = {"attempts": attempts}
+    await session.sync_async()  # the start marker: a crash from here on leaves this undo in doubt
+    call_key = f"{session.run_id}/{ident}"
+    given = None if call is None else call.get("input")
+    undo = Undo(
+        run_id=session.run_id,
+        tool_use_id=ident,
+        tool=entry["name"],
+        input=given if isinstance(given, dict) else {},
+        result=None if call is None else call.get("result"),
+        idempotency_key=call_key,
+        undo_key=call_key + UNDO_SUFFIX,
+    )
+    if call is None:  # the run's messages were changed behind the store's back: nothing to undo it from
+        error: str | None = f"call {ident!r} is no longer in the run's stored messages"
+    else:
+        error = await _call(_compensation_of(lookup, entry["name"]), undo)
+    outcome = {"attempts": attempts, "outcome": "undone" if error is None else "failed"}
+    if error is not None:
+        outcome["error"] = error
+        _log.warning("run %r: the compensation of %s (%s) failed: %s", session.run_id, entry["name"], ident, error)
+    record["undos"][ident] = outcome
+    info = {"toolUseId": ident, "name": entry["name"], "outcome": outcome["outcome"], "error": error, "in_doubt": undo.in_doubt}
+    if redo:
+        info["redo"] = True  # this undo was in doubt (started, no outcome): it ran again with the same key
+    await session.sync_async("undo", status="compensating", undo=info)
+
+
+async def _call(compensate: Callable[[Undo], Any] | None, undo: Undo) -> str | None:
+    """Run ``compensate`` (a sync one in a worker thread); the error it raised, as text, or None."""
+    if compensate is None:
+        return f"tool {undo.tool!r} has no compensation now (it had one when the unwinding began)"
+    try:
+        if inspect.iscoroutinefunction(compensate):
+            await compensate(undo)
+        else:
+            value = await asyncio.to_thread(compensate, undo)
+            if inspect.isawaitable(value):
+                await value
+    except Exception as exc:  # a compensation's failure is recorded; the unwinding goes on
+        return f"{type(exc).__name__}: {exc}"[:300]
+    return None
+
+
+def _compensation_of(lookup: Lookup, name: str) -> Callable[[Undo], Any] | None:
+    tool = lookup(name)
+    return None if tool is None else getattr(tool, "compensate", None)
+
+
+def _performed(session: DurableSession) -> dict[str, dict[str, Any]]:
+    """The run's performed calls by ``toolUseId``, newest first (see :func:`performed_calls`)."""
+    cursor = session.run.cursor
+    return {call["toolUseId"]: call for call in performed_calls(_all_messages(session), cursor.results, cursor.started, cursor.phase)}
+
+
+def _all_messages(session: DurableSession) -> list[Message]:
+    """Every message the run ever stored (dropped and rewritten segments too), so a call a
+    conversation manager removed from the live conversation is still undone."""
+    live = session.run.messages
+    if session.start_seq == 0 or session.next_seq == 0:
+        return list(live)
+    return [*session.store.messages(session.run_id, 0, session.start_seq), *live]
+
+
+def _stop_reason(report: CompensationReport) -> str:
+    """The ``unwound`` step's stop reason: the totals, and each failed undo by name."""
+    text = f"compensated ({report.trigger}): {sum(u.outcome == 'undone' for u in report.undos)} undone"
+    if report.failed:
+        text += "; failed: " + ", ".join(f"{u.tool} ({u.tool_use_id}): {u.error}" for u in report.failed)
+    return text[:1000]
+
+
+def _check_trigger(trigger: str) -> None:
+    if trigger not in TRIGGERS:
+        raise CompensationError(f"trigger {trigger!r} is not one of {', '.join(TRIGGERS)}")
+
+
+def _check_record(run_id: str, record: Any) -> None:
+    """A stored compensation record is data: its shape is checked before it is followed."""
+    ok = (
+        isinstance(record, dict)
+        and isinstance(record.get("trigger"), str)
+        and isinstance(record.get("done"), bool)
+        and isinstance(record.get("undos"), dict)
+        and isinstance(record.get("plan"), list)
+        and all(isinstance(e, dict) and isinstance(e.get("toolUseId"), str) and isinstance(e.get("name"), str) for e in record["plan"])
+        and all(isinstance(v, dict) for v in record["undos"].values())
+    )
+    if not ok:
+        raise StoreError(f"run {run_id!r}: head.compensation: not a compensation record; the store is damaged")
+
+
+def check_not_compensated(session: DurableSession) -> None:
+    """Refuse to go on with a run that was compensated (or is being): its effects are undone.
+
+    Args:
+        session: The run about to go on.
+    """
+    if session.compensation is not None:
+        state = "was compensated" if session.compensation.get("done") else "is being compensated (finish it: `tether compensate RUN`)"
+        raise CompensationError(f"run {session.run_id!r} {state}: its effects were undone, so it cannot go on; start a new run")
+
+
+__all__ = [
+    "OUTCOMES",
+    "TRIGGERS",
+    "CompensationReport",
+    "UndoOutcome",
+    "check_not_compensated",
+    "compensate_run",
+    "performed_calls",
+    "report_of",
+    "unwind",
+]
