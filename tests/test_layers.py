@@ -100,6 +100,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "tether.types",
             "tether.errors",
+            "tether._unicode",
             "tether._json",
             "tether._messages",
             "tether._version",

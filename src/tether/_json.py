@@ -39,6 +39,8 @@ from typing import Any
 from pydantic_core import from_json as _from_json
 from pydantic_core import to_json as _to_json
 
+from ._unicode import SURROGATE as _SURROGATE
+from ._unicode import find_lone_surrogate, storable
 from .errors import ShapeError, json_path
 
 BYTES_KEY = "$b64"
@@ -67,8 +69,6 @@ _compact_c_encoder: Any = (
 _ascii_encoder = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 _decode = json.JSONDecoder().decode
 _INFINITY_TAIL = re.compile(b"\xf0[\x7f\xff]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-"""A lone surrogate: a code point a ``str`` can hold and no UTF-8 text can."""
 """The last two bytes of the little-endian IEEE-754 images of +inf and -inf."""
 
 
@@ -199,22 +199,8 @@ def may_hold_infinity(blob: bytes) -> bool:
 
 def dumps(value: Any) -> str:
     """Serialize JSON data, encoding any bytes as envelopes (text a UTF-8 store can keep: see
-    :func:`storable`)."""
+    :func:`tether._unicode.storable`)."""
     return storable(_encoder.encode(value))
-
-
-def storable(text: str) -> str:
-    """``text`` (JSON) with every lone surrogate written as its ``\\uXXXX`` escape.
-
-    A model or a tool can hand back a ``str`` holding a lone surrogate (a stream split inside a
-    surrogate pair, a JSON ``"\\ud800"``): JSON reads it, but no UTF-8 text holds it, and a store
-    writing it would fail. Outside JSON strings no surrogate can stand, so escaping them keeps
-    the JSON valid and it reads back to the same value. The common case, an all-ASCII text, is
-    one C-speed check.
-    """
-    if text.isascii() or _SURROGATE.search(text) is None:
-        return text
-    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def dumps_compact(value: Any) -> str:
@@ -434,30 +420,6 @@ def _find(value: Any, path: list[Any], active: set[int]) -> tuple[list[Any], str
     return path, type(value).__name__
 
 
-def find_lone_surrogate(value: Any, path: list[Any]) -> list[Any] | None:
-    """The path of the first string (or key) of ``value`` that holds a lone surrogate, or None.
-
-    ``"\\ud800"`` is valid JSON text and a valid Python ``str``, but no UTF-8 text can hold it:
-    a store (SQLite, PostgreSQL) fails with a raw ``UnicodeEncodeError`` writing it, so input is
-    checked for it before anything is stored.
-    """
-    if isinstance(value, str):
-        return path if _SURROGATE.search(value) else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(key, str) and _SURROGATE.search(key):
-                return [*path, key]
-            found = find_lone_surrogate(item, [*path, key])
-            if found is not None:
-                return found
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            found = find_lone_surrogate(item, [*path, index])
-            if found is not None:
-                return found
-    return None
-
-
 # -- deep copies as JSON -------------------------------------------------------------------
 #
 # Three copies, by what they accept; each returns a fresh pure-JSON value sharing nothing with
@@ -552,10 +514,7 @@ def _not_json(path: list[Any], kind: str, advice: str = "") -> ShapeError:
 
 def _advised(value: Any, what: str) -> ShapeError:
     """The error for ``value`` that is not pure JSON, naming its first bad path (see describe_non_json)."""
-    try:
-        surrogate = find_lone_surrogate(value, [what])
-    except RecursionError:  # circular or too deep: find_non_json names it
-        surrogate = None
+    surrogate = find_lone_surrogate(value, [what])  # None when circular or too deep: find_non_json names it
     if surrogate is not None:
         return _not_json(surrogate, "lone surrogate", advice=f"; {_ADVICE}")
     found = find_non_json(value, [what])

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ._json import find_lone_surrogate
 from ._messages import check_block, validate_messages
+from ._unicode import find_lone_surrogate
 from .errors import CheckpointResumeError, PromptError, PromptShapeError, ShapeError, json_path
 from .types import CONTROL_BLOCK_KINDS, Message
 

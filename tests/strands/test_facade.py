@@ -41,31 +41,14 @@ def test_a_session_id_makes_its_turns_a_durable_run(tmp_path: Path) -> None:
     store.close()
 
 
-def test_a_strands_file_session_goes_on_durable_from_where_strands_left_it(tmp_path: Path) -> None:
-    plain = strands.Agent(
-        model=FakeModel([text("written by strands")]),
-        callback_handler=None,
-        session_manager=FileSessionManager(session_id="u1", storage_dir=str(tmp_path)),
-    )
-    plain("hello")
-    durable = tether.strands.Agent(
-        model=FakeModel([text("continued by tether")]),
-        callback_handler=None,
-        session_manager=FileSessionManager(session_id="u1", storage_dir=str(tmp_path)),
-    )
-    assert isinstance(durable._session_manager, TetherSessionManager)
-    durable("and now?")
-    assert _texts(durable.messages) == ["hello", "written by strands", "and now?", "continued by tether"]
-    store = SQLiteStore(tmp_path / ".tether" / "runs.sqlite")
-    loaded = store.load("strands.u1.default")
-    assert loaded is not None and _texts(loaded.messages) == _texts(durable.messages)
-    store.close()
-    durable._session_manager.close()
-    reopened = tether.strands.Agent(  # imported once: the run, not the files, is the truth now
-        model=FakeModel([]), callback_handler=None, session_manager=FileSessionManager(session_id="u1", storage_dir=str(tmp_path))
-    )
-    assert _texts(reopened.messages) == _texts(durable.messages)
-    reopened._session_manager.close()
+def test_a_session_manager_given_is_used_as_given(tmp_path: Path) -> None:
+    """Strands' own FileSessionManager stays Strands' (a program behaves the same through tether.strands)."""
+    files = FileSessionManager(session_id="u1", storage_dir=str(tmp_path))
+    agent = tether.strands.Agent(model=FakeModel([text("kept by strands")]), callback_handler=None, session_manager=files)
+    assert agent._session_manager is files
+    agent("hello")
+    assert (tmp_path / "session_u1" / "agents" / "agent_default").is_dir()
+    assert not (tmp_path / ".tether").exists()
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ from tether.strands.session_manager import TetherSessionManager
 from .conftest import PROGRAMS, program_env, run_program
 
 sys.path.insert(0, str(PROGRAMS))
-from _common import ScriptModel
+from _program_kit import ScriptModel
 
 SCRIPT = [{"text": "hello"}]
 

@@ -20,7 +20,7 @@ from tether.strands.session_manager import TetherSessionManager
 from .conftest import PROGRAMS
 
 sys.path.insert(0, str(PROGRAMS))
-from _common import ScriptModel
+from _program_kit import ScriptModel
 
 SCRIPT: list[dict[str, Any]] = [{"text": "one"}, {"text": "two"}]
 

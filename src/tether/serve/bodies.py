@@ -11,7 +11,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from .._json import find_lone_surrogate
+from .._unicode import find_lone_surrogate
 from ..durable.store import validate_run_id
 from ..errors import RequestError, StoreError, json_path
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
-from _common import ScriptModel, effect, manager_or_none, show
+from _program_kit import ScriptModel, effect, manager_or_none, show
 from strands import Agent, ToolContext, tool
 
 

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from _common import PLAIN, ScriptModel, effect, show
+from _program_kit import PLAIN, ScriptModel, effect, show
 from strands import Agent, ToolContext, tool
 
 from tether.durable import RERUN, InDoubtCall

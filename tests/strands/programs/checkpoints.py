@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from _common import ScriptModel, manager_or_none, show
+from _program_kit import ScriptModel, manager_or_none, show
 from strands import Agent
 from strands.tools.executors import ConcurrentToolExecutor, SequentialToolExecutor
 from trip import SCRIPT, book, lookup, weather

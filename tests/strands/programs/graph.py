@@ -1,7 +1,7 @@
 """A Strands Graph with the provider (``GraphBuilder.set_session_manager``): research -> check -> write.
 
 Usage: ``graph.py STORE [--plain]``. Each node's model logs its call to ``$TRIP_LOG`` and pauses at
-``model:<node>`` (see ``_common``). Killed inside a node and started again, the graph resumes from
+``model:<node>`` (see ``_program_kit``). Killed inside a node and started again, the graph resumes from
 that node: the nodes completed before the kill do not run again.
 """
 
@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from _common import ScriptModel, manager_or_none, pause
+from _program_kit import ScriptModel, manager_or_none, pause
 from strands import Agent
 from strands.multiagent import GraphBuilder
 

@@ -1,7 +1,7 @@
 """A multi-tool Strands program for the crash tests: two tools at once, then one, then an answer.
 
 Usage: ``trip.py STORE EXECUTOR [--plain]`` (EXECUTOR: ``concurrent`` or ``sequential``; ``--plain``
-runs without the session manager). See ``_common`` for the pause points and the side-effect log.
+runs without the session manager). See ``_program_kit`` for the pause points and the side-effect log.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from _common import ScriptModel, effect, manager_or_none, show
+from _program_kit import ScriptModel, effect, manager_or_none, show
 from strands import Agent, ToolContext, tool
 from strands.tools.executors import ConcurrentToolExecutor, SequentialToolExecutor
 
