@@ -229,6 +229,7 @@ def test_openapi_document_lists_every_endpoint(client: TestClient) -> None:
         "/",
         "/healthz",
         "/readyz",
+        "/metrics",
         "/agents",
         "/agents/{name}/runs",
         "/runs",

@@ -58,3 +58,23 @@ def test_a_line_is_logfmt_or_json_with_its_fields() -> None:
     assert text.endswith('error="ValueError: \\"bad\\""')
     line = json.loads(LogFormatter(json_lines=True).format(record))
     assert line["event"] == "run.failed" and line["run_id"] == "r 1" and line["msg"] == "run 'r 1' failed" and line["level"] == "info"
+
+
+def test_metrics_count_runs_steps_and_failures(store: SQLiteStore, gate_dir: Path) -> None:
+    (gate_dir / "fail-once").write_text("")
+    with TestClient(create_app(registry_module.AGENTS, store, scan_interval=60, token="t"), base_url=BASE) as client:
+        assert client.get("/metrics").status_code == 401  # like the API, not a probe
+        auth = {"Authorization": "Bearer t"}
+        assert client.post("/agents/chat/runs", json={"prompt": "hi", "run_id": "m1"}, headers=auth).status_code == 202
+        assert client.post("/agents/flaky/runs", json={"prompt": "go", "run_id": "m2"}, headers=auth).status_code == 202
+        deadline = time.monotonic() + 20
+        while {r.run_id: r.status for r in store.list_runs()} != {"m1": "finished", "m2": "failed"}:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        response = client.get("/metrics", headers=auth)
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain; version=0.0.4")
+    values = dict(line.rsplit(" ", 1) for line in response.text.splitlines() if not line.startswith("#"))
+    assert values['tether_runs{status="finished"}'] == "1" and values['tether_runs{status="failed"}'] == "1"
+    assert values["tether_runs_failed_total"] == "1" and values["tether_takeovers_total"] == "0"
+    steps = int(values["tether_steps_total"])
+    assert steps >= 3 and values['tether_step_seconds_bucket{le="+Inf"}'] == str(steps) == values["tether_step_seconds_count"]

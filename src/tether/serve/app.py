@@ -52,6 +52,7 @@ from .health import PROBE_PATHS, health_routes
 from .idempotency import HEADER, RequestKey, digest, key_from, run_id_for
 from .limits import BODY_TIMEOUT, BodyTimeout
 from .logs import AccessLog, log, note_run
+from .metrics import metrics_routes
 from .openapi import openapi_document
 from .page import PAGE_PATH, page_routes
 from .registry import Registry, check_registry, entry_of
@@ -124,6 +125,7 @@ def create_app(
         Route("/agents", api.agents, methods=["GET"]),
         *page_routes(store),
         *health_routes(store),
+        *metrics_routes(store, manager.metrics, manager.executing),
         *AguiEndpoint(manager, max_body=max_body, poll_interval=poll_interval, keepalive=keepalive).routes(),
         *extra_routes,
     ]

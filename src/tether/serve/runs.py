@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,7 @@ from .eventlog import EventLogs
 from .events import LIVE_KINDS, interrupts_of
 from .idempotency import Duplicate, KeyRecorder, RequestKey, await_record, has_marker, recorded, run_id_for, same_request
 from .logs import log as _log
+from .metrics import Metrics
 from .registry import SERVE_KEY, Registry, Runnable, build, entry_of
 
 RESUMABLE = ("stalled", "stopped")
@@ -99,6 +101,8 @@ class RunManager:
         self.refused: dict[str, Any] = {}  # run id -> the head revision a resume failed at (not retried until it changes)
         self._scanner: asyncio.Task[None] | None = None
         self._closing = False
+        self.metrics = Metrics()
+        """This process's figures (``GET /metrics``, :mod:`tether.serve.metrics`)."""
         self.drain = Drain(grace)
         """The server's shutdown (:mod:`tether.serve.drain`): new work refused, runs handed over."""
 
@@ -196,6 +200,7 @@ class RunManager:
                 old or "an unknown server",
                 extra={"event": "run.taken_over", "run_id": run.run_id, "agent": name, "old_owner": old or "unknown"},
             )
+            self.metrics.count("takeovers")
             taken.append(run.run_id)
         return taken
 
@@ -399,6 +404,7 @@ class RunManager:
         run_id = execution.run_id
         offsets = dict.fromkeys(LIVE_KINDS, 0)  # characters of each live kind since the last other event
         outcome: Any = None
+        last = time.monotonic()
         try:
             async for event in events():
                 if event.get("type") == "result":
@@ -414,16 +420,22 @@ class RunManager:
                 else:
                     offsets = dict.fromkeys(LIVE_KINDS, 0)
                     self._notify(run_id, "changed")
+                    if kind == "message":  # a committed step: a model reply, or a cycle's tool results
+                        now = time.monotonic()
+                        self.metrics.step(now - last)
+                        last = now
         except asyncio.CancelledError as exc:
             reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else "cancelled"
             extra = {"event": "run.handed_over" if self.drain.draining else "run.stopped", "run_id": run_id, "agent": execution.name}
             _log.info("run %r %s", run_id, reason, extra=extra)
+            self.metrics.count("handovers" if self.drain.draining else "stopped")
             raise
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             if not execution.started.done():
                 execution.started.set_exception(exc)  # the request that started it answers with it
             else:
+                self.metrics.count("runs_failed")
                 _log.warning("run %r failed: %s", run_id, error, extra={"event": "run.failed", "run_id": run_id, "error": error[:500]})
         else:
             status = _status_of(outcome)
