@@ -53,14 +53,16 @@ def add_parser(command: Any) -> None:
 def cmd_serve(args: argparse.Namespace, path: StoreSpec) -> int:
     """Check the flags, load the registry, open the store and serve until Ctrl-C."""
     try:
-        import starlette  # noqa: F401  (the serve extra, checked before anything of tether.serve is imported)
         import uvicorn
 
+        from ..serve import create_app, load_registry
+        from ..serve.drain import install
+        from ..serve.limits import protocol_with_header_timeout
+        from ..serve.logs import configure
         from ..serve.security import is_loopback
-    except ModuleNotFoundError as exc:
-        missing = (exc.name or "starlette").split(".")[0]
-        raise ConfigurationError(f"{missing} is not installed: pip install 'tether[serve]' (the serve extra)") from None
-
+    except ModuleNotFoundError as exc:  # the serve extra is not installed
+        missing = (exc.name or "").split(".")[0] or "a module"
+        raise ConfigurationError(f"needs {missing}, which is not installed: pip install 'tether[serve]'") from None
     token = args.token or os.environ.get(TOKEN_VAR) or None
     if not is_loopback(args.host) and token is None:
         raise ConfigurationError(
@@ -74,13 +76,6 @@ def cmd_serve(args: argparse.Namespace, path: StoreSpec) -> int:
     for flag in ("grace", "header_timeout", "body_timeout"):
         if not getattr(args, flag) >= 0:
             raise ConfigurationError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: must be a number of seconds (0 or more)")
-    try:
-        from ..serve import create_app, load_registry
-        from ..serve.drain import install
-        from ..serve.limits import protocol_with_header_timeout
-        from ..serve.logs import configure
-    except ModuleNotFoundError as exc:
-        raise ConfigurationError(f"{exc.name} is not installed: pip install 'tether[serve]' (the serve extra)") from None
     sys.path.insert(0, os.getcwd())
     registry = load_registry(args.registry)
     allowed = list(args.allowed_host) or default_hosts(args.host)
