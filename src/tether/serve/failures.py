@@ -83,7 +83,7 @@ async def error_response(request: Request, exc: Exception) -> Response:
     else:
         log.error("%s %s failed", request.method, request.url.path, exc_info=exc, extra={"event": "server.error"})
         message = f"{type(exc).__name__}: {exc}"
-    headers = {"Retry-After": str(RETRY_AFTER)} if status == 503 else None
+    headers = {"Retry-After": str(RETRY_AFTER)} if status == 503 else {"Connection": "close"} if status == 408 else None
     return JSONResponse(error_body(status, message), status_code=status, headers=headers)
 
 
