@@ -323,7 +323,8 @@ def test_a_call_in_doubt_after_a_shutdown_is_an_interrupt_answered_through_agui(
             time.sleep(0.02)
         (gate_dir / "release").write_text("")
 
-    with TestClient(create_app(AGENTS, store, scan_interval=0.2, poll_interval=0.1), base_url=BASE) as client:
+    app = create_app(AGENTS, store, scan_interval=0.2, poll_interval=0.1, grace=0.2)  # the tool outlasts the grace period
+    with TestClient(app, base_url=BASE) as client:
         seen = post(client, "payer", agui_input("th-pay", "r1", "charge 5"), until=lambda e: e["type"] == "TOOL_CALL_END")
         deadline = time.monotonic() + 20
         while not (gate_dir / "entered-charge").exists():

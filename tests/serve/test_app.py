@@ -261,7 +261,8 @@ def test_a_run_stopped_by_a_shutdown_is_resumed_by_the_next_server(store: SQLite
             time.sleep(0.02)
         (gate_dir / "release").write_text("")
 
-    with TestClient(create_app(registry_module.AGENTS, store, scan_interval=0.2), base_url=BASE) as client:
+    app = create_app(registry_module.AGENTS, store, scan_interval=0.2, grace=0.2)  # the tool outlasts the grace period
+    with TestClient(app, base_url=BASE) as client:
         assert client.post("/agents/worker/runs", json={"prompt": "go", "run_id": "s1"}).status_code == 202
         deadline = time.monotonic() + 20
         while not (gate_dir / "entered-slow").exists():
@@ -269,6 +270,9 @@ def test_a_run_stopped_by_a_shutdown_is_resumed_by_the_next_server(store: SQLite
             time.sleep(0.02)
         threading.Thread(target=release_once_stopped, daemon=True).start()
     assert seen == ["stopped"]  # the shutdown cancelled the run at its last step
+    stopped = store.history("s1")[-1]
+    assert stopped.status == "stopped"
+    assert stopped.stop_reason is not None and stopped.stop_reason.startswith("handed over") and "cancel" not in stopped.stop_reason
     calls: list[str] = []
 
     def broken() -> Any:

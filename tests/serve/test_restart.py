@@ -87,12 +87,14 @@ def test_killed_inside_a_tool_the_restarted_server_finishes_the_runs_and_streams
 
 
 def test_sigterm_closes_the_streams_and_the_next_server_resumes_the_stopped_run(server: ServerProcess) -> None:
+    """A tool that outlasts the grace period: the run is handed over at its last stored step (the
+    call in doubt for the next server, as after a crash)."""
     import signal
     import threading
 
     from tether.durable import SQLiteStore
 
-    server.start()
+    server.start("--grace", "0.5")
     url = server.url
     assert httpx.post(f"{url}/agents/worker/runs", json={"prompt": "go", "run_id": "t1"}).status_code == 202
     wait_for(server.gate / "entered-slow")
@@ -122,6 +124,8 @@ def test_sigterm_closes_the_streams_and_the_next_server_resumes_the_stopped_run(
         store.close()
     (server.gate / "release").write_text("")  # the blocked tool thread lets the old process exit
     assert server.process.wait(30) in (0, -signal.SIGTERM)  # uvicorn ends by re-raising the signal it handled
+    log = server.log.read_text()
+    assert "ERROR" not in log and "Traceback" not in log and "event=run.handed_over run_id=t1" in log
     server.start()
     run = wait_status(url, "t1", "finished")
     assert run["answer"] == "all done"

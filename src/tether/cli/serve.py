@@ -18,8 +18,6 @@ from ..errors import ConfigurationError
 from .stores import StoreSpec
 
 TOKEN_VAR = "TETHER_SERVE_TOKEN"
-GRACE = 3
-"""Seconds a shutting-down server waits for open connections (event streams) before closing them."""
 
 
 def add_parser(command: Any) -> None:
@@ -35,6 +33,21 @@ def add_parser(command: Any) -> None:
     )
     sub.add_argument("--scan-interval", type=float, default=5.0, metavar="S", help="seconds between scans for stalled runs (default 5)")
     sub.add_argument("--max-body", type=int, default=1 << 20, metavar="BYTES", help="the largest request body (default 1 MiB)")
+    sub.add_argument(
+        "--grace",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGTERM, how long the runs executing here may take to finish their step (a tool call) before they are handed over "
+        "(default 30)",
+    )
+    sub.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines as logfmt (text, default) or JSON lines")
+    sub.add_argument(
+        "--header-timeout", type=float, default=10.0, metavar="S", help="seconds a client has to send a request's headers (default 10)"
+    )
+    sub.add_argument(
+        "--body-timeout", type=float, default=30.0, metavar="S", help="seconds a request body may pause between two pieces (default 30)"
+    )
 
 
 def cmd_serve(args: argparse.Namespace, path: StoreSpec) -> int:
@@ -43,6 +56,9 @@ def cmd_serve(args: argparse.Namespace, path: StoreSpec) -> int:
         import uvicorn
 
         from ..serve import create_app, load_registry
+        from ..serve.drain import install
+        from ..serve.limits import protocol_with_header_timeout
+        from ..serve.logs import configure
         from ..serve.security import is_loopback
     except ModuleNotFoundError as exc:  # the serve extra is not installed
         missing = (exc.name or "").split(".")[0] or "a module"
@@ -57,6 +73,9 @@ def cmd_serve(args: argparse.Namespace, path: StoreSpec) -> int:
         raise ConfigurationError(f"--scan-interval {args.scan_interval}: must be a positive number of seconds")
     if args.max_body < 1:
         raise ConfigurationError(f"--max-body {args.max_body}: must be a positive number of bytes")
+    for flag in ("grace", "header_timeout", "body_timeout"):
+        if not getattr(args, flag) >= 0:
+            raise ConfigurationError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: must be a number of seconds (0 or more)")
     sys.path.insert(0, os.getcwd())
     registry = load_registry(args.registry)
     allowed = list(args.allowed_host) or default_hosts(args.host)
@@ -69,13 +88,27 @@ def cmd_serve(args: argparse.Namespace, path: StoreSpec) -> int:
         max_body=args.max_body,
         allowed_hosts=allowed,
         scan_interval=args.scan_interval,
+        grace=args.grace,
+        body_timeout=args.body_timeout,
     )
+    configure(json_lines=args.log_format == "json")
     print(
         f"serving {', '.join(sorted(registry))} on http://{args.host}:{args.port} (store {path}; Ctrl-C stops)", file=sys.stderr, flush=True
     )
-    # Event streams stay open until their run rests: give them GRACE seconds to close at shutdown,
-    # then the runs still executing are cancelled at their last step (status stopped) for the next server.
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=GRACE)
+    # On SIGTERM the app drains (tether.serve.drain): its runs finish their step within --grace
+    # seconds and are handed over, and the streams close once their run is; uvicorn waits for them.
+    config = uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        access_log=False,  # tether.serve logs every request itself (tether.serve.logs)
+        timeout_graceful_shutdown=int(args.grace) + 5,
+        http=protocol_with_header_timeout(args.header_timeout),
+    )
+    server = uvicorn.Server(config)
+    install(server, app.state.runs)
+    server.run()
     return 0
 
 

@@ -241,7 +241,9 @@ def _record_stop(session: DurableSession, exc: BaseException) -> str | None:
     if session.broken or not session.turn_active or isinstance(exc, LeaseLostError):
         return None  # a fenced writer writes nothing more: the run belongs to its new owner
     if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
-        status, reason = "stopped", "cancelled (Ctrl-C or task cancellation)"
+        # a cancellation that says why (a server handing its run over at shutdown) records that reason
+        said = exc.args[0] if isinstance(exc, asyncio.CancelledError) and exc.args and isinstance(exc.args[0], str) else None
+        status, reason = "stopped", said or "cancelled (Ctrl-C or task cancellation)"
     elif isinstance(exc, Exception):
         status = "interrupted" if turn_status("", session.run) == "interrupted" else "failed"
         reason = f"{type(exc).__name__}: {exc}"[:200]

@@ -26,6 +26,7 @@ request changes nothing stored. More routes (a page) plug in through
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import secrets
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -41,14 +42,20 @@ from starlette.routing import BaseRoute, Route
 
 from ..durable.history import LISTED_STATUSES, summary_of
 from ..durable.store import RunStore, with_liveness
-from ..errors import RequestError, TetherError
+from ..errors import RequestError
 from .a2a_routes import A2AEndpoint
 from .agui_routes import AguiEndpoint
 from .bodies import read_json
 from .bodies import run_id_of as _run_id
+from .drain import GRACE
 from .events import Cursor, interrupts_of, last_answer
+from .failures import error_body, status_of
+from .failures import handlers as failure_handlers
 from .health import PROBE_PATHS, health_routes
 from .idempotency import HEADER, RequestKey, digest, key_from, run_id_for
+from .limits import BODY_TIMEOUT, BodyTimeout
+from .logs import AccessLog, log, note_run
+from .metrics import metrics_routes
 from .openapi import openapi_document
 from .page import PAGE_PATH, page_routes
 from .registry import Registry, check_registry, entry_of
@@ -73,6 +80,8 @@ def create_app(
     poll_interval: float = 1.0,
     keepalive: float = 15.0,
     extra_routes: Sequence[BaseRoute] = (),
+    grace: float = GRACE,
+    body_timeout: float = BODY_TIMEOUT,
 ) -> Starlette:
     """The ASGI app serving ``registry``'s agents on ``store``.
 
@@ -88,9 +97,13 @@ def create_app(
             another process.
         keepalive: Seconds of silence after which an event stream sends an SSE comment.
         extra_routes: More routes (a page, your own) over ``app.state.runs``.
+        grace: Seconds a shutdown waits for the runs executing here to finish their step before
+            they are handed over (:mod:`tether.serve.drain`).
+        body_timeout: Seconds a request body may pause between two pieces (then 408;
+            :mod:`tether.serve.limits`; 0: no bound).
     """
     checked = check_registry(registry)
-    manager = RunManager(checked, store, scan_interval=scan_interval)
+    manager = RunManager(checked, store, scan_interval=scan_interval, grace=grace)
     api = _Api(manager, max_body, poll_interval, keepalive)
 
     @contextlib.asynccontextmanager
@@ -115,11 +128,12 @@ def create_app(
         Route("/agents", api.agents, methods=["GET"]),
         *page_routes(store),
         *health_routes(store),
+        *metrics_routes(store, manager.metrics, manager.executing),
         *AguiEndpoint(manager, max_body=max_body, poll_interval=poll_interval, keepalive=keepalive).routes(),
         *A2AEndpoint(manager, max_body=max_body, poll_interval=poll_interval).routes(),
         *extra_routes,
     ]
-    middleware = []
+    middleware = [Middleware(AccessLog), Middleware(BodyTimeout, timeout=body_timeout)]
     origins = [] if not cors else [cors] if isinstance(cors, str) else list(cors)
     if origins:
         middleware.append(
@@ -133,7 +147,7 @@ def create_app(
     middleware.append(
         Middleware(Gate, token=token, allowed_hosts=allowed_hosts, public_paths=(PAGE_PATH,), origins=origins, probe_paths=PROBE_PATHS)
     )
-    handlers: Mapping[Any, Callable[..., Any]] = {TetherError: _error, 404: _not_found, 405: _not_allowed}
+    handlers: Mapping[Any, Callable[..., Any]] = {**failure_handlers(), 404: _not_found, 405: _not_allowed}
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=handlers)
     app.state.runs = manager
     return app
@@ -160,6 +174,7 @@ class _Api:
         run_id = body.get("run_id")
         run_id = _run_id(run_id) if run_id is not None else run_id_for(key) if key is not None else new_run_id()
         keyed = None if key is None else RequestKey(key, digest({"agent": name, "run_id": run_id, "prompt": prompt}))
+        note_run(request.scope, run_id)
         first = await self.runs.start_run(name, prompt, run_id, keyed)
         return _started(run_id, repeat=first is not None)
 
@@ -197,12 +212,16 @@ class _Api:
             raise RequestError(f"no run {run_id!r}", status=404)
         head = stored.head
         (summary,) = await _thread(with_liveness, [summary_of(run_id, head)], self.store.owner_alive)
+        stop_reason = summary.stop_reason
+        if summary.status == "stopped" and summary.steps:  # said by its last step (handed over, cancelled)
+            last = await _thread(functools.partial(self.store.history, run_id, after=summary.steps - 1))
+            stop_reason = last[-1].stop_reason if last else stop_reason
         return JSONResponse(
             {
                 "run_id": run_id,
                 "agent": await _thread(entry_of, self.runs.registry, head),
                 "status": "running" if self.runs.executing(run_id) else summary.status,
-                "stop_reason": summary.stop_reason,
+                "stop_reason": stop_reason,
                 "answer": last_answer(stored.messages),
                 "interrupts": interrupts_of(head),
                 "turns": summary.turns,
@@ -276,8 +295,14 @@ async def sse(events: AsyncIterator[Any]) -> AsyncIterator[bytes]:
             lines.append(f"event: {event['type']}")
             lines.append("data: " + json.dumps(event.get("data", {}), ensure_ascii=False, separators=(",", ":")))
             yield ("\n".join(lines) + "\n\n").encode()
-    except RequestError as exc:
-        yield f"event: error\ndata: {json.dumps({'status': exc.status, 'message': str(exc)})}\n\n".encode()
+    except Exception as exc:  # the response has started: an error event, then the stream closes (the client reconnects)
+        status = status_of(exc)
+        if status == 500:
+            raise
+        if status == 503:
+            log.warning("an event stream closed: the store is unreachable (%s)", exc, extra={"event": "store.unreachable"})
+        message = str(exc) if status < 500 else f"the store is unreachable; reconnect with your last event id ({type(exc).__name__})"
+        yield f"event: error\ndata: {json.dumps(error_body(status, message)['error'])}\n\n".encode()
 
 
 def _started(run_id: str, *, repeat: bool = False) -> Response:
@@ -311,26 +336,6 @@ async def _thread(function: Callable[..., Any], *args: Any) -> Any:
     import asyncio
 
     return await asyncio.to_thread(function, *args)
-
-
-def _status_of(exc: TetherError) -> int:
-    from ..errors import IncompatibleResumeError, InterruptError, PromptError, RunLockedError, RunNotFoundError
-
-    if isinstance(exc, RequestError):
-        return exc.status
-    if isinstance(exc, RunNotFoundError):
-        return 404
-    if isinstance(exc, PromptError | InterruptError):
-        return 400  # a prompt or an answer the run refuses (checked before anything is stored)
-    if isinstance(exc, RunLockedError | IncompatibleResumeError):
-        return 409  # the run is another process's, or this server's code cannot resume it (refused: nothing written)
-    return 500
-
-
-async def _error(request: Request, exc: Exception) -> Response:
-    status = _status_of(exc) if isinstance(exc, TetherError) else 500
-    message = str(exc) if status < 500 else f"{type(exc).__name__}: {exc}"
-    return JSONResponse({"error": {"status": status, "message": message}}, status_code=status)
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:

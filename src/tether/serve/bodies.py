@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from .._unicode import find_lone_surrogate
 from ..durable.store import validate_run_id
@@ -33,11 +33,14 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
         raise RequestError(f"the request body is {int(declared)} bytes, over the limit of {limit}", status=413)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise RequestError(f"the request body is over the limit of {limit} bytes", status=413)
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise RequestError(f"the request body is over the limit of {limit} bytes", status=413)
+            chunks.append(chunk)
+    except ClientDisconnect:  # the client went away mid-body: nothing to do, nothing stored
+        raise RequestError("the client disconnected before its request body was read", status=400) from None
     raw = b"".join(chunks)
     if not raw.strip():
         raise RequestError("the request body is empty: send a JSON object")

@@ -56,6 +56,14 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
                     },
                 }
             },
+            "/metrics": {
+                "get": {
+                    "summary": "Runs by status, steps, step latency, takeovers, handovers (Prometheus text format)",
+                    "responses": {
+                        "200": {"description": "text/plain; version=0.0.4", "content": {"text/plain": {"schema": {"type": "string"}}}}
+                    },
+                }
+            },
             "/agents": {
                 "get": {
                     "summary": "The names of the agents served",

@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,12 +44,13 @@ from ..durable.store import RunStore, with_liveness
 from ..errors import RequestError, RunLockedError, RunNotFoundError
 from ..multiagent.base import MultiAgentBase
 from .clientturn import ClientTurn, ClientTurnRecorder, install, stored_tools
+from .drain import Drain, HandOver, handover_reason, previous_server
 from .eventlog import EventLogs
 from .events import LIVE_KINDS, interrupts_of
 from .idempotency import Duplicate, KeyRecorder, RequestKey, await_record, has_marker, recorded, run_id_for, same_request
+from .logs import log as _log
+from .metrics import Metrics
 from .registry import SERVE_KEY, Registry, Runnable, build, entry_of
-
-_log = logging.getLogger(__name__)
 
 RESUMABLE = ("stalled", "stopped")
 """The statuses of runs a server takes over by itself: their owner died, or a server stopped them
@@ -89,7 +90,7 @@ class RunManager:
         scan_interval: Seconds between two scans for stalled runs to take over.
     """
 
-    def __init__(self, registry: Registry, store: RunStore, *, scan_interval: float = 5.0) -> None:
+    def __init__(self, registry: Registry, store: RunStore, *, scan_interval: float = 5.0, grace: float = 30.0) -> None:
         self.registry = registry
         self.store = store
         self.scan_interval = scan_interval
@@ -101,30 +102,66 @@ class RunManager:
         self.refused: dict[str, Any] = {}  # run id -> the head revision a resume failed at (not retried until it changes)
         self._scanner: asyncio.Task[None] | None = None
         self._closing = False
+        self.metrics = Metrics()
+        """This process's figures (``GET /metrics``, :mod:`tether.serve.metrics`)."""
+        self.drain = Drain(grace)
+        """The server's shutdown (:mod:`tether.serve.drain`): new work refused, runs handed over."""
 
     # -- life of the server ----------------------------------------------------------------
 
     async def start(self) -> None:
         """Begin scanning: at once (stalled runs of a previous process), then periodically."""
+        self._closing = False
+        self.drain = Drain(self.drain.grace)  # an app started again (its lifespan) serves again
         self._scanner = asyncio.create_task(self._scan_forever(), name="tether-serve-scan")
 
-    async def stop(self) -> None:
-        """Stop scanning and cancel the runs executing here (each records ``stopped`` at its last
-        step; the next server on the store resumes it)."""
+    def begin_drain(self) -> None:
+        """Start the shutdown (a SIGTERM): refuse new work, stop scanning, let the runs executing
+        here finish their step (a tool call under way returns) and hand them over
+        (:mod:`tether.serve.drain`); the streams of runs not executing here close at once."""
         self._closing = True
-        tasks = [t for t in [self._scanner, *(e.task for e in self.executions.values())] if t is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
+        if self._scanner is not None:
+            self._scanner.cancel()
+        if self.drain.begin():
+            asyncio.get_running_loop().call_later(self.drain.grace, self._hand_over_late)
+            _log.info("draining: %d runs executing; grace %.0f s", len(self.executions), self.drain.grace, extra={"event": "drain.started"})
+            for run_id in list(self.listeners):
+                self._notify(run_id, "changed")  # wakes their streams, which close unless their run executes here
+
+    async def stop(self) -> None:
+        """Drain (:meth:`begin_drain`), wait up to the grace period for the runs executing here to
+        hand over at their next step, then cancel the rest (each records ``stopped``, *handed
+        over*, at its last stored step; the next server on the store resumes it)."""
+        self.begin_drain()
+        tasks = [e.task for e in self.executions.values() if e.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=self.drain.remaining())
+        late = self._hand_over_late()
+        for task in [*late, *([self._scanner] if self._scanner is not None else [])]:
             with contextlib.suppress(BaseException):
                 await task
+        _log.info("drained", extra={"event": "drain.finished"})
+
+    def _hand_over_late(self) -> list[asyncio.Task[None]]:
+        """Cancel the runs still executing once the grace period is over (handed over where they
+        are: a call under way is in doubt for the next server)."""
+        late = [e.task for e in self.executions.values() if e.task is not None and not e.task.done()]
+        for task in late:
+            task.cancel(handover_reason(late=True, grace=self.drain.grace))
+        return late
 
     async def _scan_forever(self) -> None:
         while True:
             try:
                 await self.scan()
-            except Exception:
-                _log.exception("scanning the store for stalled runs failed; trying again in %.1f s", self.scan_interval)
+            except Exception as exc:
+                _log.warning(
+                    "scanning the store for stalled runs failed (%s: %s); trying again in %.1f s",
+                    type(exc).__name__,
+                    exc,
+                    self.scan_interval,
+                    extra={"event": "scan.failed"},
+                )
             await asyncio.sleep(self.scan_interval)
 
     async def scan(self) -> list[str]:
@@ -143,14 +180,28 @@ class RunManager:
             if run.run_id in self.refused and self.refused[run.run_id] == head.get("rev"):
                 continue  # its resume failed at this very revision: not again at every scan
             try:
-                await self._launch(run.run_id, name, None, resume=True, head=head)
+                await self._launch(run.run_id, name, None, resume=True, head=head, why="taken over")
             except RunLockedError:
                 continue  # another server took it first
-            except Exception:
-                _log.exception("resuming run %r failed; it is tried again once it changes", run.run_id)
+            except Exception as exc:
+                _log.warning(
+                    "resuming run %r failed (%s: %s); it is tried again once it changes",
+                    run.run_id,
+                    type(exc).__name__,
+                    exc,
+                    extra={"event": "run.takeover_failed", "run_id": run.run_id, "error": f"{type(exc).__name__}: {exc}"},
+                )
                 self.refused[run.run_id] = head.get("rev")
                 continue
-            _log.info("took over run %r (%s)", run.run_id, run.status)
+            old = previous_server(head)
+            _log.info(
+                "took over run %r (%s, from %s)",
+                run.run_id,
+                run.status,
+                old or "an unknown server",
+                extra={"event": "run.taken_over", "run_id": run.run_id, "agent": name, "old_owner": old or "unknown"},
+            )
+            self.metrics.count("takeovers")
             taken.append(run.run_id)
         return taken
 
@@ -182,7 +233,7 @@ class RunManager:
                     "(answer its interrupts at /runs/{id}/interrupts, retry a failed one at /runs/{id}/retry, or wait for it)",
                     status=409,
                 )
-        await self._launch(run_id, name, prompt, resume=False, request=request, head=head, client=client)
+        await self._launch(run_id, name, prompt, resume=False, request=request, head=head, client=client, why="started")
 
     async def answer(
         self, run_id: str, responses: Any, request: RequestKey | None = None, client: ClientTurn | None = None
@@ -203,7 +254,7 @@ class RunManager:
         if status != "interrupted" or not pending:
             raise RequestError(f"run {run_id!r} is {status}: it waits for no answer", status=409)
         blocks = check_answers(run_id, responses, pending)
-        await self._launch(run_id, name, blocks, resume=True, request=request, head=head, client=client)
+        await self._launch(run_id, name, blocks, resume=True, request=request, head=head, client=client, why="answered")
 
     async def _once(self, run_id: str, request: RequestKey | None, start: Callable[[], Awaitable[None]]) -> dict[str, Any] | None:
         """Carry out ``start`` once per client key (see :mod:`tether.serve.idempotency`): a
@@ -256,10 +307,9 @@ class RunManager:
             raise RequestError(f"run {run_id!r} is {summary.status}: only a failed, stopped or stalled run is retried ({hint})", status=409)
         self.refused.pop(run_id, None)
         try:
-            await self._launch(run_id, name, None, resume=True, request=request, head=head)
+            await self._launch(run_id, name, None, resume=True, request=request, head=head, why="retried")
         except RunLockedError:
             raise RequestError(f"run {run_id!r} is executing in another server process", status=409) from None
-        _log.info("retrying run %r (%s)", run_id, summary.status)
 
     def cancel(self, run_id: str) -> None:
         """Ask a run executing here to stop at its next step (its turn ends, stop reason ``cancelled``)."""
@@ -335,6 +385,7 @@ class RunManager:
         request: RequestKey | None = None,
         head: dict[str, Any] | None = None,
         client: ClientTurn | None = None,
+        why: str = "started",
     ) -> None:
         """Run ``run_id`` in a task of its own; returns once its first step is committed (or raises
         what failed before that: the run's lease held elsewhere, a prompt it refuses).
@@ -345,6 +396,7 @@ class RunManager:
         No ``await`` comes between the check that the run does not execute here and its entry in
         :attr:`executions`: two requests racing for one run id start it once."""
         self._not_executing(run_id)
+        self.drain.refuse_new_work()
         runner = build(self.registry, name)
         runner.store = self.store
         if isinstance(runner, Agent) and not resume:
@@ -362,16 +414,24 @@ class RunManager:
                 f"Idempotency-Key: entry {name!r} is a {type(runner).__name__}, whose runs keep no request keys; "
                 "a key names only a new run of it (without run_id)"
             )
+        if isinstance(runner, Agent):
+            runner.hooks.add(HandOver(self.drain))  # at its next model call once the server drains
         execution = Execution(run_id, name, runner)
         self.executions[run_id] = execution
         execution.task = asyncio.create_task(self._drive(execution, _events(runner, prompt, run_id, resume)), name=f"tether-run-{run_id}")
         await asyncio.shield(execution.started)
+        if why != "taken over":  # the scan logs its own line, with the old owner
+            _log.info("run %r %s", run_id, why, extra={"event": f"run.{why.replace(' ', '_')}", "run_id": run_id, "agent": name})
 
     async def _drive(self, execution: Execution, events: Callable[[], AsyncIterator[dict[str, Any]]]) -> None:
         run_id = execution.run_id
         offsets = dict.fromkeys(LIVE_KINDS, 0)  # characters of each live kind since the last other event
+        outcome: Any = None
+        last = time.monotonic()
         try:
             async for event in events():
+                if event.get("type") == "result":
+                    outcome = event.get("result")
                 if not execution.started.done():
                     execution.started.set_result(None)
                 kind = event.get("type")
@@ -383,19 +443,44 @@ class RunManager:
                 else:
                     offsets = dict.fromkeys(LIVE_KINDS, 0)
                     self._notify(run_id, "changed")
-        except asyncio.CancelledError:
+                    if kind == "message":  # a committed step: a model reply, or a cycle's tool results
+                        now = time.monotonic()
+                        self.metrics.step(now - last)
+                        last = now
+        except asyncio.CancelledError as exc:
+            reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else "cancelled"
+            extra = {"event": "run.handed_over" if self.drain.draining else "run.stopped", "run_id": run_id, "agent": execution.name}
+            _log.info("run %r %s", run_id, reason, extra=extra)
+            self.metrics.count("handovers" if self.drain.draining else "stopped")
             raise
         except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
             if not execution.started.done():
-                execution.started.set_exception(exc)
+                execution.started.set_exception(exc)  # the request that started it answers with it
             else:
-                _log.warning("run %r ended with an error: %s: %s", run_id, type(exc).__name__, exc)
+                self.metrics.count("runs_failed")
+                _log.warning("run %r failed: %s", run_id, error, extra={"event": "run.failed", "run_id": run_id, "error": error[:500]})
+        else:
+            status = _status_of(outcome)
+            extra = {"event": "run.finished", "run_id": run_id, "agent": execution.name, "status": status}
+            _log.info("run %r %s", run_id, status, extra=extra)
         finally:
             if not execution.started.done():
                 execution.started.set_result(None)
             if self.executions.get(run_id) is execution:
                 del self.executions[run_id]
             self._notify(run_id, "ended")
+
+
+def _status_of(result: Any) -> str:
+    """The status a turn's result leaves its run in (for the log line)."""
+    stop = getattr(result, "stop_reason", None)
+    if stop == "interrupt":
+        return "interrupted"
+    status = getattr(result, "status", None)
+    if isinstance(status, str):
+        return status.lower()
+    return "finished"
 
 
 def _events(runner: Runnable, prompt: Any, run_id: str, resume: bool) -> Callable[[], AsyncIterator[dict[str, Any]]]:

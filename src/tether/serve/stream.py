@@ -6,7 +6,9 @@ derived from the run's stored steps by the run's shared, incremental
 :class:`~tether.serve.eventlog.EventLog`, then waits: for a notice from the task
 executing the run in this process (a new step, a live text delta, the end), or, for a run
 executed by another server process on the same store, for the next poll of the store. It ends
-when the run is at rest (finished, failed, interrupted, stopped or paused) with no owner.
+when the run is at rest (finished, failed, interrupted, stopped or paused) with no owner, or, with
+no ``end`` event, when the server shuts down and the run does not execute here (any more: it was
+handed over, :mod:`tether.serve.drain`).
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ async def run_events(
             if fresh:
                 idle = 0.0
             seen = log.generation
+            if manager.drain.draining and not manager.executing(run_id) and queue.empty():
+                return  # the server shuts down: the client reconnects (no ``end``: the run goes on elsewhere)
             if log.status in RESTING and not manager.executing(run_id) and queue.empty() and not pending:
                 if not await asyncio.to_thread(manager.store.owner_alive, run_id):
                     yield {"type": "end", "data": {"status": log.status}}

@@ -340,7 +340,7 @@
     var view = RENDER[type];
     if (view) view(data, id);
     follow();
-    return type === "end" || type === "error";
+    return type === "end" || (type === "error" && data.status !== 503);
   }
 
   function log(id, type) {
@@ -432,6 +432,7 @@
     result: function (data) {
       setStatus(data.status);
       if (data.status === "failed") add(el("div", { class: "note error", text: "the run failed: " + (data.stop_reason || "") }));
+      else if (/^handed over/.test(data.stop_reason || "")) add(el("div", { class: "note", text: data.stop_reason })); // a server shut down: the next one goes on
       else if (data.stop_reason && data.stop_reason !== "end_turn" && data.status !== "interrupted") add(el("div", { class: "note", text: "stopped: " + data.stop_reason }));
     },
     end: function (data) {
@@ -439,7 +440,7 @@
       if (data.status === "deleted") notice("the run was deleted");
       else setStatus(data.status);
     },
-    error: function (data) { fatal(data.message || "the stream failed"); },
+    error: function (data) { if (data.status !== 503) fatal(data.message || "the stream failed"); }, // 503: the store is away, reconnect
     text_delta: function (data) {
       var text = liveBubble().querySelector(".text");
       text.textContent += data.text || "";
