@@ -23,7 +23,7 @@ from tether.serve import create_app
 
 from . import registry_module
 from .conftest import ServerProcess, read_sse
-from .test_agui import agui_input
+from .test_agui import agui_input, post
 from .test_app import BASE
 from .test_health import Outage
 from .test_restart import wait_for
@@ -179,6 +179,28 @@ def test_a_store_outage_during_a_stream_is_an_error_event_and_new_work_a_503(
         while client.get("/runs/o1").json()["status"] != "finished":
             assert time.monotonic() < deadline
             time.sleep(0.05)
+    no_fault_logged(caplog)
+
+
+def test_a_store_outage_during_an_agui_stream_is_a_run_error_event_not_a_traceback(
+    store: SQLiteStore, gate_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The AG-UI stream of a run whose store goes away ends with RUN_ERROR (``http.503``): the
+    response had started, so no status can be sent, and nothing is logged as a server fault."""
+    caplog.set_level(logging.INFO)
+    outage = Outage(store)
+    app = create_app(registry_module.AGENTS, outage, scan_interval=60, poll_interval=0.05)  # type: ignore[arg-type]
+    with TestClient(app, base_url=BASE, raise_server_exceptions=False) as client, released(gate_dir):
+
+        def cut(event: dict[str, Any]) -> bool:
+            if event["type"] == "TOOL_CALL_START":
+                outage.down = True  # the database goes away while the stream is open
+            return False
+
+        events = post(client, "worker", agui_input("ag-out", "r1", "go"), until=cut)
+        assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "http.503", events[-1]
+        assert "reconnect" in events[-1]["message"]
+        outage.down = False
     no_fault_logged(caplog)
 
 
