@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -14,10 +15,26 @@ from tether.types import Message
 pytest_plugins = ["tests._exit_plugin"]
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--soak", action="store_true", default=False, help="run the tests marked soak at their full size")
+
+
+@pytest.fixture
+def soak(request: pytest.FixtureRequest) -> bool:
+    """True for a soak run (``--soak`` or ``TETHER_SOAK=1``): a test marked ``soak`` then runs
+    its full size; otherwise (CI) its small size, which checks the same promise."""
+    return bool(request.config.getoption("--soak")) or os.environ.get("TETHER_SOAK") == "1"
+
+
 @pytest.fixture(autouse=True)
 def _hermetic_tether_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Default stores (``Agent(run_id=...)`` without a store, ``tether`` without --store) go to a temporary TETHER_HOME."""
+    """Default stores (``Agent(run_id=...)`` without a store, ``tether`` without --store) go to a temporary TETHER_HOME,
+    and no terminal size is set."""
     monkeypatch.setenv("TETHER_HOME", str(tmp_path_factory.mktemp("tether-home")))
+    # No terminal size: pytest-xdist's workers export COLUMNS=80 and LINES=24 (so may a shell),
+    # which would make the CLI fit its tables to 80 columns instead of printing whole rows.
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
 
 
 def user(text: str) -> Message:

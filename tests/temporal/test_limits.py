@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from temporalio.client import Client
 
 from tether.temporal import BlobStore, TetherClient
@@ -49,11 +50,13 @@ async def test_the_run_continues_as_new_when_temporal_suggests_it(client: Client
     assert stats["events"] > 300
 
 
-async def test_a_2000_cycle_run_completes_across_continue_as_new(client: Client, blobs: BlobStore, task_queue: str) -> None:
-    # On the session's dev server: 4,000 real activities (one per model call, one per tool
-    # call). The server suggests continue-as-new past 300 history events and the workflow
-    # also continues as new every 250 cycles, so the run spans many executions.
-    cycles = 2000
+@pytest.mark.soak
+async def test_a_long_run_completes_across_continue_as_new(client: Client, blobs: BlobStore, task_queue: str, soak: bool) -> None:
+    # On the session's dev server: two real activities a cycle (a model call, a tool call);
+    # 2,000 cycles (4,000 activities) with --soak, 500 in CI. The server suggests continue-as-new
+    # past 300 history events and the workflow also continues as new every 250 cycles, so the
+    # run spans several executions either way.
+    cycles = 2000 if soak else 500
     tc = TetherClient(client, blobs, task_queue, options={"cycles_per_execution": 250})
     async with running_worker(client, task_queue, blobs):
         handle = await tc.start("long", "Tick.", run_id="long-1", config={"cycles": cycles})

@@ -14,7 +14,7 @@ import pytest
 from tether.durable import SQLiteStore
 from tether.errors import CrashTestError, TetherError
 from tether.testing import CrashReport, crashtest
-from tether.testing.crash import Point, _child_paths, _finish, _in_doubt, _judge, _Plan, _run, _spawn, _starts, select_points
+from tether.testing.crash import Point, _Child, _child_paths, _finish, _in_doubt, _judge, _Plan, _run, _spawn, _starts, select_points
 
 ADVICE = "it is not idempotent; make it idempotent on `ctx.idempotency_key`, or declare it `@tool(idempotent=False)`"
 
@@ -155,6 +155,19 @@ def test_late_duplicate_rerun_answer_is_a_refusal_not_a_failure(tmp_path: Path) 
     assert winner is b and reason == ""
     reruns = [s for s in _starts(tmp_path / "a.log") + _starts(tmp_path / "b.log") if s.id in doubt]
     assert sorted(s.id for s in reruns) == sorted(doubt)  # each in-doubt call ran again once after the crash
+
+
+def test_a_race_on_a_run_finished_at_its_crash_point_has_no_winner_to_find() -> None:
+    """Tools running at once may store their results in fewer writes than the reference run: a
+    racing point can then be the run's last write. Both racers find it finished (nothing
+    written): that is a pass only when the run was finished before the race, and one racer
+    that wrote is then a failure."""
+    idle = [_Child(0, {"stop_reason": "end_turn", "writes": 0}, "") for _ in range(2)]
+    wrote = _Child(0, {"stop_reason": "end_turn", "writes": 1}, "")
+    assert _judge(idle, finished=True) == (idle[0], "")
+    assert _judge(idle)[0] is None and "must be exactly 1" in _judge(idle)[1]
+    assert _judge([wrote, idle[0]], finished=True)[0] is None
+    assert _judge([wrote, idle[0]]) == (wrote, "")
 
 
 def _line(proc: subprocess.Popen[str]) -> str:

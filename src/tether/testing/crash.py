@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from .._diff import describe, first_difference
+from ..durable.history import summary_of
 from ..durable.store import RunStore
 from ..errors import TetherError
 from ._procs import _by_id, _Child, _child_paths, _export, _finish, _hide_password, _Plan, _ready, _run, _spawn, _Start, _starts
@@ -418,21 +419,23 @@ def _fail(
         report.failures.append(failure)
 
 
-def _judge(racers: list[_Child]) -> tuple[_Child | None, str]:
+def _judge(racers: list[_Child], finished: bool = False) -> tuple[_Child | None, str]:
     """The racer that proceeded, or None and why the race failed.
 
     Exactly one racer may have run the run on; the other must have been refused: locked out
     (exit 3), finding the run already finished (exit 0, nothing written), or answering an
     in-doubt interrupt that the winner had answered first (exit 3, ``late``: the run is not
     leased between a resume that stops at the interrupt and the answer, so a second resumer can
-    take it in between; the late answer is refused and nothing runs twice).
+    take it in between; the late answer is refused and nothing runs twice). A run ``finished``
+    at its crash point (tools running at once stored their results in fewer writes than the
+    reference: the point was its last) leaves nothing to proceed with: every racer is refused.
     """
     proceeded = [r for r in racers if r.returncode == 0 and r.outcome.get("writes", 0) > 0]
     refused = [r for r in racers if r.returncode == 3 or (r.returncode == 0 and r.outcome.get("writes", 0) == 0)]
-    if len(proceeded) == 1 and len(refused) == len(racers) - 1:
-        return proceeded[0], ""
+    if len(proceeded) == (0 if finished else 1) and len(refused) == len(racers) - len(proceeded):
+        return (proceeded or refused)[0], ""
     detail = "; ".join(f"exit {r.returncode} {r.outcome} {r.stderr[-500:]}" for r in racers)
-    return None, f"{len(proceeded)} of {len(racers)} racing resumers proceeded (must be exactly 1): {detail}"
+    return None, f"{len(proceeded)} of {len(racers)} racing resumers proceeded (must be exactly {0 if finished else 1}): {detail}"
 
 
 def _race(plan: _Plan, report: CrashReport, point: Point) -> None:
@@ -454,7 +457,8 @@ def _race(plan: _Plan, report: CrashReport, point: Point) -> None:
         if killed.returncode != -signal.SIGKILL:
             _fail(plan, report, lock, point, f"the run exited {killed.returncode} before the crash point", store, run_id, race=True)
             return
-        doubt = _in_doubt(store, run_id)
+        doubt, head = _in_doubt(store, run_id), store.head(run_id)
+        finished = head is not None and summary_of(run_id, head).status == "finished"
         procs = [
             _spawn(plan, {**base, "action": "resume", "log": str(log), "answer_in_doubt": True, "gate": str(gate)}) for log in logs[1:]
         ]
@@ -463,7 +467,7 @@ def _race(plan: _Plan, report: CrashReport, point: Point) -> None:
                 break
         gate.touch()
         racers = [_finish(proc, plan.timeout) for proc in procs]
-        winner, reason = _judge(racers)
+        winner, reason = _judge(racers, finished)
         if winner is None:
             _fail(plan, report, lock, point, reason, store, run_id, True)
             return
