@@ -93,7 +93,11 @@ def loose_state() -> Agent:
 
 
 def unlocked_booking() -> Agent:
-    """Broken for consume-once: the SQLite run lock is switched off, so every answering process proceeds."""
+    """Broken for consume-once: the SQLite run lock is switched off, so every answering process
+    gets into the run; each waits in ``book`` (at most 10 s) until another one is inside too, so
+    the answer's effect happens at least twice whatever the timing (a working lock lets only one in)."""
+    import os
+    import time
     from collections.abc import Iterator
     from contextlib import contextmanager
 
@@ -104,7 +108,21 @@ def unlocked_booking() -> Agent:
         yield
 
     sqlite_module.file_lease = no_lock  # type: ignore[assignment]
-    return booking()
+
+    @tool(name="book")
+    def book_together(n: int, ctx: ToolContext) -> str:
+        """Ask for approval, then book; an answering process waits for a second one to arrive."""
+        answer = ctx.interrupt("approve", reason={"flight": n})
+        if os.environ.get("TETHER_CRASHTEST_RACER"):
+            (scratch() / f"arrived-{os.getpid()}").touch()
+            deadline = time.monotonic() + 10
+            while len(list(scratch().glob("arrived-*"))) < 2 and time.monotonic() < deadline:
+                time.sleep(0.005)
+        effects(ctx.idempotency_key)
+        return f"booked flight {n}: {answer}"
+
+    model = ScriptedModel(_script(("lookup",), ("book",), ("record",)), stateful=True)
+    return Agent(model=model, tools=[lookup, book_together, record])
 
 
 def rewriting() -> Agent:

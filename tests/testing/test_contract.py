@@ -72,6 +72,7 @@ def test_a_run_lock_that_lets_everyone_in_breaks_consume_once(tmp_path: Path) ->
     report = resume_contract(f"{AGENTS}:unlocked_booking", "book it", answers=APPROVE, properties=[CONSUME], k=4, workdir=tmp_path)
     detail = _violated(report, CONSUME)
     assert "4 processes answered one interrupt" in detail
+    assert "proceeded (must be 1)" in detail or "a tool started" in detail
 
 
 def test_a_store_that_forgets_what_it_stored_breaks_prefix_continuation(tmp_path: Path) -> None:
