@@ -14,7 +14,8 @@ import pytest
 from tether.durable import SQLiteStore
 from tether.errors import CrashTestError, TetherError
 from tether.testing import CrashReport, crashtest
-from tether.testing.crash import Point, _Child, _child_paths, _finish, _in_doubt, _judge, _Plan, _run, _spawn, _starts, select_points
+from tether.testing._procs import _Child, _child_paths, _finish, _Plan, _run, _spawn, _starts
+from tether.testing.crash import Point, _in_doubt, _judge, select_points
 
 ADVICE = "it is not idempotent; make it idempotent on `ctx.idempotency_key`, or declare it `@tool(idempotent=False)`"
 

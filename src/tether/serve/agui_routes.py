@@ -38,9 +38,8 @@ from .agui_input import client_turn_of, parse_input, prompt_of, responses_of, to
 from .agui_thread import AGUI_KEYS, read_thread
 from .bodies import read_json, run_id_of
 from .events import Cursor, ServeEvent, interrupts_of
-from .failures import status_of
+from .failures import stream_error
 from .idempotency import RequestKey, digest
-from .logs import log
 from .registry import entry_of
 from .runs import RunManager
 from .stream import run_events
@@ -163,12 +162,7 @@ async def agui_sse(translator: AguiTranslator, source: AsyncIterator[ServeEvent 
             if translator.done:
                 return
     except Exception as exc:  # the response has started: a RUN_ERROR, then the stream closes (the client reconnects)
-        status = status_of(exc)
-        if status == 500:
-            raise
-        if status == 503:
-            log.warning("an AG-UI stream closed: the store is unreachable (%s)", exc, extra={"event": "store.unreachable"})
-        message = str(exc) if status < 500 else f"the store is unreachable; reconnect with your last event id ({type(exc).__name__})"
+        status, message = stream_error(exc, "an AG-UI stream")
         yield encode([Frame(RunErrorEvent(message=message, code=f"http.{status}"))])
     finally:
         if isinstance(source, AsyncGenerator):

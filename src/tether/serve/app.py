@@ -49,12 +49,12 @@ from .bodies import read_json
 from .bodies import run_id_of as _run_id
 from .drain import GRACE
 from .events import Cursor, interrupts_of, last_answer
-from .failures import error_body, status_of
+from .failures import error_body, stream_error
 from .failures import handlers as failure_handlers
 from .health import PROBE_PATHS, health_routes
 from .idempotency import HEADER, RequestKey, digest, key_from, run_id_for
 from .limits import BODY_TIMEOUT, BodyTimeout
-from .logs import AccessLog, log, note_run
+from .logs import AccessLog, note_run
 from .metrics import metrics_routes
 from .openapi import openapi_document
 from .page import PAGE_PATH, page_routes
@@ -296,12 +296,7 @@ async def sse(events: AsyncIterator[Any]) -> AsyncIterator[bytes]:
             lines.append("data: " + json.dumps(event.get("data", {}), ensure_ascii=False, separators=(",", ":")))
             yield ("\n".join(lines) + "\n\n").encode()
     except Exception as exc:  # the response has started: an error event, then the stream closes (the client reconnects)
-        status = status_of(exc)
-        if status == 500:
-            raise
-        if status == 503:
-            log.warning("an event stream closed: the store is unreachable (%s)", exc, extra={"event": "store.unreachable"})
-        message = str(exc) if status < 500 else f"the store is unreachable; reconnect with your last event id ({type(exc).__name__})"
+        status, message = stream_error(exc, "an event stream")
         yield f"event: error\ndata: {json.dumps(error_body(status, message)['error'])}\n\n".encode()
 
 

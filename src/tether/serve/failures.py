@@ -87,6 +87,23 @@ async def error_response(request: Request, exc: Exception) -> Response:
     return JSONResponse(error_body(status, message), status_code=status, headers=headers)
 
 
+def stream_error(exc: Exception, what: str) -> tuple[int, str]:
+    """The status and message of an error inside a stream whose response has started (it can
+    only end with an error event, and the client reconnects); re-raises a server fault (500).
+
+    Args:
+        exc: The error.
+        what: The stream, for the log line of an outage (``"an event stream"``).
+    """
+    status = status_of(exc)
+    if status == 500:
+        raise exc
+    if status == 503:
+        log.warning("%s closed: the store is unreachable (%s)", what, exc, extra={"event": "store.unreachable"})
+        return status, f"the store is unreachable; reconnect with your last event id ({type(exc).__name__})"
+    return status, str(exc)
+
+
 def handlers() -> dict[Any, Callable[..., Any]]:
     """The app's exception handlers: Tether errors and the drivers' outage errors."""
     table: dict[Any, Callable[..., Any]] = {TetherError: error_response}
@@ -94,4 +111,4 @@ def handlers() -> dict[Any, Callable[..., Any]]:
     return table
 
 
-__all__ = ["RETRY_AFTER", "error_body", "error_response", "handlers", "is_outage", "status_of"]
+__all__ = ["RETRY_AFTER", "error_body", "error_response", "handlers", "is_outage", "status_of", "stream_error"]

@@ -12,13 +12,16 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
+import uuid
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..durable.store import StoredRun
+from ..errors import TetherError
 
 
 @dataclass
@@ -53,6 +56,27 @@ class _Plan:
 
     def run_id_for(self, slug: str) -> str:
         return f"crashtest-{self.token}-{slug}" if self.postgres else "crashtest"
+
+
+def new_plan(
+    what: str,
+    factory: str,
+    prompt: str,
+    store: str,
+    workdir: str | os.PathLike[str] | None,
+    timeout: float,
+    answers: Mapping[str, Any] | None,
+) -> _Plan:
+    """The plan of a check named ``what`` (``"crashtest"``, ``"resume_contract"``): its store
+    checked, its working directory made (a new temporary one when ``workdir`` is None)."""
+    if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
+        raise TetherError(f"{what} store={store!r} must be 'sqlite' or a postgresql:// URL")
+    root = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix=f"tether-{what.replace('_', '-')}-"))
+    root.mkdir(parents=True, exist_ok=True)
+    own, token = workdir is None, uuid.uuid4().hex[:8]
+    return _Plan(
+        factory, prompt, store, root.resolve(), timeout, token, *_child_paths(), own_workdir=own, answers=dict(answers or {}) or None
+    )
 
 
 def _child_paths() -> tuple[list[str], dict[str, str]]:

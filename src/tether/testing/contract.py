@@ -29,9 +29,7 @@ import hashlib
 import json
 import shutil
 import signal
-import tempfile
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict
@@ -40,7 +38,7 @@ from typing import Any
 
 from .._diff import describe, first_difference
 from ..errors import TetherError
-from ._procs import _child_paths, _finish, _hide_password, _Plan, _ready, _run, _spawn, _starts
+from ._procs import _finish, _hide_password, _Plan, _ready, _run, _spawn, _starts, new_plan
 from .contract_pg import PgCopies
 from .contract_report import (
     CONSUME,
@@ -105,22 +103,8 @@ def resume_contract(
         raise TetherError(f"resume_contract properties={unknown or wanted!r}: choose from {', '.join(PROPERTIES)}")
     if isinstance(k, bool) or not isinstance(k, int) or k < 2:
         raise TetherError(f"resume_contract k={k!r} must be an int >= 2 (processes answering at once)")
-    if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
-        raise TetherError(f"resume_contract store={store!r} must be 'sqlite' or a postgresql:// URL")
     started = time.perf_counter()
-    root = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="tether-contract-"))
-    root.mkdir(parents=True, exist_ok=True)
-    plan = _Plan(
-        factory,
-        prompt,
-        store,
-        root.resolve(),
-        timeout,
-        uuid.uuid4().hex[:8],
-        *_child_paths(),
-        own_workdir=workdir is None,
-        answers=dict(answers) if answers else None,
-    )
+    plan = new_plan("resume_contract", factory, prompt, store, workdir, timeout, answers)
     report = ContractReport(factory=factory, store=_hide_password(store), workdir=str(plan.workdir))
     checks = _Checks(plan, report)
     try:

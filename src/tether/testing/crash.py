@@ -36,10 +36,8 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -51,7 +49,7 @@ from .._diff import describe, first_difference
 from ..durable.history import summary_of
 from ..durable.store import RunStore
 from ..errors import TetherError
-from ._procs import _by_id, _Child, _child_paths, _export, _finish, _hide_password, _Plan, _ready, _run, _spawn, _Start, _starts
+from ._procs import _by_id, _Child, _export, _finish, _hide_password, _Plan, _ready, _run, _spawn, _Start, _starts, new_plan
 from .faults import WHEN, open_store
 from .report import CrashFailure, CrashReport
 
@@ -121,22 +119,8 @@ def crashtest(
             (it raised, hung, or stopped for an interrupt other than an in-doubt one).
     """
     started = time.perf_counter()
-    if store != "sqlite" and not store.startswith(("postgresql://", "postgres://")):
-        raise TetherError(f"crashtest store={store!r} must be 'sqlite' or a postgresql:// URL")
     select_points(1, points)  # a bad points= fails before any run
-    root = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="tether-crashtest-"))
-    root.mkdir(parents=True, exist_ok=True)
-    plan = _Plan(
-        factory,
-        prompt,
-        store,
-        root.resolve(),
-        timeout,
-        uuid.uuid4().hex[:8],
-        *_child_paths(),
-        own_workdir=workdir is None,
-        answers=dict(answers) if answers else None,
-    )
+    plan = new_plan("crashtest", factory, prompt, store, workdir, timeout, answers)
     report = CrashReport(factory=factory, store=_hide_password(store), workdir=str(plan.workdir))
     try:
         _points_and_races(plan, report, points, jobs, races, progress, started)
