@@ -55,7 +55,9 @@ def test_a_second_process_is_refused_while_the_first_runs(tmp_path: Path) -> Non
     store = tmp_path / "runs.db"
     ready = tmp_path / "ready"
     env = program_env(TRIP_LOG=str(tmp_path / "log"), TRIP_PAUSE_AT="tool:lookup", TRIP_READY=str(ready))
-    first = subprocess.Popen([sys.executable, str(PROGRAMS / "trip.py"), str(store), "concurrent"], env=env, stdout=subprocess.DEVNULL)
+    # the sequential executor: while the first program waits inside `lookup`, it writes nothing
+    # (with the concurrent one its `weather` call would store its result meanwhile)
+    first = subprocess.Popen([sys.executable, str(PROGRAMS / "trip.py"), str(store), "sequential"], env=env, stdout=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while not ready.exists():
@@ -70,7 +72,7 @@ def test_a_second_process_is_refused_while_the_first_runs(tmp_path: Path) -> Non
         first.kill()
         first.wait(30)
     # once the first owner is gone, the same session opens (and finishes the cut-off turn)
-    assert '"stop_reason": "end_turn"' in run_program("trip.py", str(store), "concurrent", env=program_env(TRIP_LOG=str(tmp_path / "log")))
+    assert '"stop_reason": "end_turn"' in run_program("trip.py", str(store), "sequential", env=program_env(TRIP_LOG=str(tmp_path / "log")))
 
 
 def test_a_run_of_another_session_is_refused(tmp_path: Path) -> None:

@@ -88,6 +88,8 @@ class RunManager:
         registry: Agent names to zero-argument factories.
         store: The run store (shared with other server processes when it is PostgreSQL).
         scan_interval: Seconds between two scans for stalled runs to take over.
+        grace: Seconds a graceful stop (SIGTERM) lets running steps finish before the runs are
+            handed over where they are (see :mod:`tether.serve.drain`).
     """
 
     def __init__(self, registry: Registry, store: RunStore, *, scan_interval: float = 5.0, grace: float = 30.0) -> None:
