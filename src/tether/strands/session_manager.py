@@ -193,7 +193,11 @@ class TetherSessionManager(SessionManager):
         )
         if binding.written == before and unchanged_messages:
             return
-        binding.run.write(messages)
+        try:
+            binding.run.write(messages)
+        except BaseException:
+            binding.written = before  # not stored: the next sync writes the change again
+            raise
 
     def initialize_multi_agent(self, source: MultiAgentBase, **kwargs: Any) -> None:
         """Bind a graph or swarm to its run (``strands.<session_id>.multiagent-<id>``): a stored
