@@ -266,7 +266,7 @@ def main(levels: list[int], cycles: int = 5, stores: tuple[str, ...] = ("sqlite"
 
 def report(results: dict[str, Any], levels: list[int], cycles: int, described: str) -> str:
     lines = [
-        f"{len(os.sched_getaffinity(0))} CPUs (nproc), {cycles} tool cycles per run, {described}",
+        f"{len(os.sched_getaffinity(0))} CPUs (nproc), load average {serve._load()} at the end, {cycles} tool cycles per run, {described}",
         "",
         "| server | concurrent runs | runs/s | first event p50 ms | p99 ms | reconnect p99 ms | server CPU ms/run | committed events |",
         "|---|---|---|---|---|---|---|---|",
