@@ -93,6 +93,7 @@ def pacer() -> Agent:
 
 
 AGENTS = {"ticker": ticker, "pacer": pacer}
+LAST_PID = 0  # the pid of the server process :func:`server` started last (bench/serve_langgraph.py reads its CPU)
 
 
 def free_port() -> int:
@@ -114,6 +115,8 @@ def server(store: str, cycles: int, pace: float, src: Path, folder: Path) -> Ite
     command = [sys.executable, "-m", "tether", "--store", store, "serve", "serve:AGENTS", "--port", str(port)]
     with open(log, "wb") as out:
         process = subprocess.Popen(command, cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT)
+    global LAST_PID
+    LAST_PID = process.pid
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
