@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -45,10 +46,22 @@ ROOT = HERE.parent
 PEER_PINS = ("langgraph-api==0.16.7", "langgraph-runtime-inmem==0.36.7")
 GRAPH = HERE / "peers" / "langgraph_server_graph.py"
 
-sys.path.insert(0, str(HERE))
-import serve  # noqa: E402  (bench/serve.py: the Tether server and agents)
 
-del sys.path[0]
+def _bench_serve() -> Any:
+    """``bench/serve.py`` (the Tether server and agents), loaded from its file under a private
+    module name: never as ``serve``, which would shadow the test package ``tests/serve``."""
+    name = "tether_bench_serve"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, HERE / "serve.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+serve = _bench_serve()
 
 
 def cache_dir() -> Path:
