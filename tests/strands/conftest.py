@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tether.durable import SQLiteStore
 from tether.durable.store import RunStore
 
@@ -34,6 +36,15 @@ def run_program(name: str, *args: str, env: dict[str, str], timeout: float = 120
     done = subprocess.run([sys.executable, str(PROGRAMS / name), *args], env=env, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, f"{name} {args} failed ({done.returncode}):\n{done.stderr[-4000:]}"
     return done.stdout
+
+
+@pytest.fixture
+def pg_url(pg_conninfo: str) -> str:
+    """The test's PostgreSQL database as the ``postgresql://`` URL a program's ``store=`` takes (the
+    libpq ``key=value`` string the durable tests use is not one: given as ``store=``, it is a
+    SQLite file of that name)."""
+    fields = dict(item.split("=", 1) for item in pg_conninfo.split())
+    return f"postgresql://{fields['user']}@/{fields['dbname']}?host={fields['host']}&port={fields['port']}"
 
 
 def open_store(spec: str) -> RunStore:
@@ -74,4 +85,4 @@ def log_of(path: Path) -> list[dict[str, str]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-__all__ = ["PROGRAMS", "answered", "kill_at", "log_of", "open_store", "pg_conninfo", "pg_server", "program_env", "run_program"]
+__all__ = ["PROGRAMS", "answered", "kill_at", "log_of", "open_store", "pg_conninfo", "pg_server", "pg_url", "program_env", "run_program"]

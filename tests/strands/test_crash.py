@@ -19,7 +19,7 @@ POINTS = ["model:0", "tool:lookup", "tool:weather", "model:1", "tool:book", "mod
 @pytest.fixture(params=["sqlite", "postgres"])
 def store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "postgres":
-        return str(request.getfixturevalue("pg_conninfo"))
+        return str(request.getfixturevalue("pg_url"))
     return str(tmp_path / "runs.db")
 
 

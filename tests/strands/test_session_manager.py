@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 from strands import Agent
 from strands.hooks import BeforeModelCallEvent
 
@@ -101,3 +102,56 @@ def test_another_prompt_while_a_turn_is_cut_off_is_refused(tmp_path: Path) -> No
     assert (after.head, after.messages) == (before.head, before.messages)
     assert str(agent("second")).strip() == "two"  # the same call still finishes it
     manager.close()
+
+
+class Person(BaseModel):
+    name: str
+
+
+class Answers(ScriptModel):
+    """The script, and a structured output for Strands' ``Agent.structured_output``."""
+
+    async def structured_output(self, output_model: Any, prompt: Any, system_prompt: Any = None, **kwargs: Any) -> Any:
+        yield {"output": output_model(name=f"Ada ({len(prompt)} messages)")}
+
+
+def test_structured_output_reads_the_conversation_and_opens_no_turn(tmp_path: Path) -> None:
+    """``agent.structured_output(...)`` only reads the conversation: the run stays finished, and the
+    next process continues the session. (It opened a turn that never closed and marked the run
+    failed, so the next process took the last answer for a cut-off turn's, held it out of the
+    conversation and refused a new prompt.)"""
+    store = tmp_path / "runs.db"
+    with TetherSessionManager("so-1", store=store) as manager:
+        agent = Agent(model=Answers(SCRIPT), callback_handler=None, session_manager=manager)
+        agent("Who?")
+        with pytest.warns(DeprecationWarning):
+            assert agent.structured_output(Person, "Name only").name == "Ada (3 messages)"
+    runs = SQLiteStore(store)
+    assert [run.status for run in runs.list_runs()] == ["finished"]
+    runs.close()
+    with TetherSessionManager("so-1", store=store) as manager:
+        agent = Agent(model=Answers(SCRIPT), callback_handler=None, session_manager=manager)
+        assert [m["content"] for m in agent.messages] == [[{"text": "Who?"}], [{"text": "one"}]]
+        assert str(agent("And?")).strip() == "two"
+        assert not manager.resumed(agent)
+
+
+def test_a_conversation_set_again_before_the_cut_off_call_keeps_its_prompt(tmp_path: Path) -> None:
+    """A program (``load_snapshot``) or Strands itself (the summarizing conversation manager's
+    agent) sets ``agent.messages`` to the conversation before the cut-off turn, then makes the cut-off
+    call: the turn is finished on the stored conversation, prompt included. (The prompt was dropped:
+    the turn resumed on the conversation set, without it.)"""
+    store = tmp_path / "runs.db"
+    Flaky.died = False
+    with TetherSessionManager("m-3", store=store) as manager:
+        agent = Agent(model=Flaky(SCRIPT), callback_handler=None, session_manager=manager)
+        agent("first")
+        before = [dict(message) for message in agent.messages]
+        with pytest.raises(KeyboardInterrupt):
+            agent("second")
+    with TetherSessionManager("m-3", store=store) as manager:
+        agent = Agent(model=ScriptModel(SCRIPT), callback_handler=None, session_manager=manager)
+        agent.messages = [dict(message) for message in before]
+        assert str(agent("second")).strip() == "two"
+        assert manager.resumed(agent)
+        assert [m["content"][0]["text"] for m in agent.messages] == ["first", "one", "second", "two"]

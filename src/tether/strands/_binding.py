@@ -24,12 +24,16 @@ class AgentBinding:
     """The model's last response of a cut-off turn, kept out of ``agent.messages`` until the turn resumes."""
     held_interrupts: dict[str, Any] | None = None
     """Strands' interrupt state of a cut-off turn that stopped for interrupts, re-activated when it resumes."""
+    restored: list[Any] | None = None
+    """The conversation a cut-off turn was restored with (the agent's list), until the turn resumes."""
     replay: Message | None = None
     """A final answer to hand back instead of the next model call (the resumed turn's)."""
     replayed: Message | None = None
     premarked: set[str] = field(default_factory=set)
     """Calls this process recorded as started with the model's response (not in doubt here)."""
     turn_new: bool = False
+    reading: bool = False
+    """The current invocation is ``Agent.structured_output()``'s (its hooks fire without messages): no turn."""
     resumed: bool = False
     written: dict[str, Any] = field(default_factory=dict)
     usage_base: dict[str, int] = field(default_factory=dict)

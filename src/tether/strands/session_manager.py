@@ -336,11 +336,15 @@ class TetherSessionManager(SessionManager):
             prepend = []
         if not agent.model.stateful:
             agent.messages = [*prepend, *messages]
+            binding.restored = agent.messages if binding.recovering else None
         binding.written = cast("dict[str, Any]", json_copy(fields)) if fields else {}
 
     def _before_invocation(self, event: BeforeInvocationEvent) -> None:
         binding = self.binding(event.agent)
         if binding is None:
+            return
+        binding.reading = event.messages is None
+        if binding.reading:  # Agent.structured_output(): it reads the conversation, adds nothing: no turn
             return
         run = binding.run
         new = list(event.messages or [])
@@ -357,6 +361,14 @@ class TetherSessionManager(SessionManager):
                     f"(or delete the run with `tether rm {run.run_id}`)"
                 )
             binding.recovering = False
+            restored = binding.restored
+            if restored is not None and binding.agent.messages is not restored:
+                # the conversation was set again since the restore (``load_snapshot``, Strands'
+                # summarizing manager): the stored turn continues it if it is the same, prompt included
+                again = [*binding.agent.messages, *new]
+                if _plain(again) == _plain(restored[: len(again)]):
+                    binding.agent.messages = restored
+            binding.restored = None
             event.messages = []
             tether["resumed"] = binding.resumed = True
             self._resume(binding)
@@ -401,7 +413,7 @@ class TetherSessionManager(SessionManager):
 
     def _after_invocation(self, event: AfterInvocationEvent) -> None:
         binding = self.binding(event.agent)
-        if binding is None:
+        if binding is None or binding.reading:
             return
         run = binding.run
         turn = run.strands.get("turn") or {}
@@ -430,6 +442,11 @@ class TetherSessionManager(SessionManager):
             cursor.started.append(ident)
             binding.run.session.timeline.tool_started(ident)
             binding.run.write(binding.messages())
+
+
+def _plain(messages: list[Any]) -> list[Any]:
+    """``messages`` as compared across a restore: without what Strands adds on append."""
+    return [{"role": message.get("role"), "content": message.get("content")} for message in messages]
 
 
 def _brief(prompt: Any) -> str:
