@@ -1,5 +1,6 @@
 """The hostile-input sweep of :mod:`tests.serve.test_hostile` over the A2A endpoint and the
-agent card: malformed Host headers and foreign Origins are refused before A2A sees them, a lone
+agent card (and the Host check over the endpoints that sweep left out: metrics, the OpenAPI
+document, AG-UI): malformed Host headers and foreign Origins are refused before A2A sees them, a lone
 surrogate in a message's text is a 400; every answer is JSON, nothing is stored, nothing logs a
 traceback or an error."""
 
@@ -44,7 +45,8 @@ def test_hostile_requests_to_a2a_are_refused_in_json_and_change_nothing(
             response = client.post("/agents/chat/a2a", content=body, headers=A2A)
             refused(response)
             assert "surrogate" in response.json()["error"]["message"]
-        for method, path in [("POST", "/agents/chat/a2a"), ("GET", "/agents/chat/a2a/.well-known/agent-card.json")]:
+        left_out = [("GET", "/metrics"), ("GET", "/openapi.json"), ("POST", "/agents/chat/agui"), ("GET", "/agents/chat/agui/f1")]
+        for method, path in [("POST", "/agents/chat/a2a"), ("GET", "/agents/chat/a2a/.well-known/agent-card.json"), *left_out]:
             for host in BAD_HOSTS:
                 response = client.request(method, path, content=send(b'"hi"', "h-2"), headers={**A2A, "host": host})
                 assert response.status_code == 421, (host, response.text)
