@@ -278,7 +278,7 @@
     state.controller = null;
     if (ended && !state.handedOver) { setConn("closed", "stream closed: the run is " + (state.status || "at rest")); return; }
     dropLive();
-    var delay = DELAYS[Math.min(state.attempt, DELAYS.length - 1)] * (0.8 + 0.4 * Math.random());
+    var delay = DELAYS[Math.min(state.handedOver ? DELAYS.length - 1 : state.attempt, DELAYS.length - 1)] * (0.8 + 0.4 * Math.random());
     state.attempt += 1;
     if (state.handedOver) setConn("reconnecting", "handed over: waiting for the next server to go on with the run…");
     else setConn("reconnecting", "connection lost; reconnecting (attempt " + state.attempt + ")…");
