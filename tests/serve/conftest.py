@@ -110,6 +110,15 @@ def read_sse(response: httpx.Response, *, until: Any = None) -> list[dict[str, A
 
 
 @pytest.fixture
+def artifacts(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """Where this test's screenshots go: ``$TETHER_TEST_ARTIFACTS/<test>`` or tmp_path."""
+    root = os.environ.get("TETHER_TEST_ARTIFACTS")
+    folder = Path(root) / request.node.name if root else tmp_path / "artifacts"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
 def store(tmp_path: Path, gate_dir: Path) -> Iterator[SQLiteStore]:
     """The served tests' SQLite store (the gate directory of their tools made first)."""
     store = SQLiteStore(tmp_path / "runs.db")

@@ -8,17 +8,20 @@ from __future__ import annotations
 import json
 import signal
 import threading
+from pathlib import Path
 from typing import Any
 
 import httpx
 from starlette.testclient import TestClient
 
+from tests.inspector.browser import chromium
 from tether.durable import SQLiteStore
 from tether.serve import create_app
 
 from . import registry_module
 from .conftest import ServerProcess, read_sse
 from .test_app import BASE
+from .test_page import committed_ids, shot, watch
 from .test_restart import wait_for, wait_status
 
 
@@ -71,6 +74,57 @@ def test_sigterm_inside_a_tool_lets_it_finish_and_hands_the_run_over(server: Ser
     assert "cancel" not in json.dumps(events).lower()  # the page renders these: it never says cancelled
     taken = next(x for x in log_lines(server) if x.get("event") == "run.taken_over")
     assert taken["run_id"] == "h1" and taken["old_owner"].endswith(f":{first_pid}")
+
+
+RECORD = """() => {
+  window.__seen = [];
+  const note = () => window.__seen.push(document.body.innerText);
+  new MutationObserver(note).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
+  note();
+}"""
+"""Record every text the page shows, as it changes (a status shown for a moment included)."""
+
+
+def test_the_page_follows_a_hand_over_and_never_says_cancelled(server: ServerProcess, artifacts: Path) -> None:
+    server.start("--grace", "60", "--log-format", "json")
+    with chromium() as context:
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        problems = watch(page)
+        page.goto(server.url + "/")
+        page.evaluate(RECORD)
+        page.evaluate("window.__sameDocument = true")
+        page.select_option("#agent", "worker")
+        page.fill("#prompt", "go")
+        page.click("#send")
+        page.locator('.tool[data-tool-use-id="t-slow"] .input').wait_for()
+        wait_for(server.gate / "entered-slow")
+        run_id = page.locator("#run-id").text_content()
+        assert run_id and page.locator('#conn[data-state="live"]').count() == 1
+
+        assert server.process is not None
+        server.process.send_signal(signal.SIGTERM)  # inside the tool: the server waits for it
+        wait_for_line(server, lambda line: line.get("event") == "drain.started")
+        (server.gate / "release").write_text("")
+        assert server.process.wait(60) in (0, -signal.SIGTERM)
+        page.locator("#run-status", has_text="handed over").wait_for()  # the status says so, not "stopped"
+        page.locator('#conn[data-state="reconnecting"]').wait_for()  # no end: the page waits for the next server
+        assert page.locator("#retry").is_hidden()  # nothing for the user to do: the next server goes on
+        assert page.locator('.tool[data-tool-use-id="t-slow"] .result').all_text_contents() == ["slow done"]
+        shot(page, artifacts, "1-handed-over")
+
+        server.start()  # the same port and store: it takes the run over, the page reconnects with its last id
+        page.locator('#conn[data-state="closed"]').wait_for()
+        assert page.locator("#run-status").text_content() == "finished"
+        shot(page, artifacts, "2-finished")
+        assert page.evaluate("window.__sameDocument") is True  # no reload
+        assert page.locator(".msg.assistant:not(.live) .text").all_text_contents()[-1] == "all done"
+        assert page.eval_on_selector_all("#log-list li", "items => items.map(item => item.dataset.id)") == committed_ids(server.url, run_id)
+        seen = page.evaluate("window.__seen")
+    assert any("handed over" in text for text in seen)
+    assert [text for text in seen if "cancel" in text.lower()] == []  # never, not even for a moment
+    assert (server.gate / "calls.log").read_text().split() == ["slow", f"{run_id}/t-slow"]  # the tool ran once
+    assert problems == []
 
 
 def wait_for_line(server: ServerProcess, wanted: Any, *, present: bool = True) -> None:

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from starlette.testclient import TestClient
 
 from tests.inspector.browser import chromium
@@ -35,15 +33,6 @@ from .test_restart import wait_for
 
 BASE = "http://127.0.0.1:8000"
 TOKEN = "s3cret-token"
-
-
-@pytest.fixture
-def artifacts(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
-    """Where this test's screenshots go: ``$TETHER_TEST_ARTIFACTS/<test>`` or tmp_path."""
-    root = os.environ.get("TETHER_TEST_ARTIFACTS")
-    folder = Path(root) / request.node.name if root else tmp_path / "artifacts"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 def shot(page: Any, folder: Path, name: str) -> None:

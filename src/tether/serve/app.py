@@ -49,7 +49,7 @@ from .bodies import read_json
 from .bodies import run_id_of as _run_id
 from .drain import GRACE
 from .events import Cursor, interrupts_of, last_answer
-from .failures import error_body, stream_error
+from .failures import error_body, run_error, stream_error
 from .failures import handlers as failure_handlers
 from .health import PROBE_PATHS, health_routes
 from .idempotency import HEADER, RequestKey, digest, key_from, run_id_for
@@ -190,20 +190,31 @@ class _Api:
         if wanted:
             runs = [run for run in runs if run.status in wanted]
         page = runs[offset : offset + limit]
-        items = [
-            {
-                "run_id": run.run_id,
-                "status": "running" if self.runs.executing(run.run_id) else run.status,
-                "turns": run.turns,
-                "steps": run.steps,
-                "stop_reason": run.stop_reason,
-                "created_at": run.created_at,
-                "updated_at": run.updated_at,
-            }
-            for run in page
-        ]
+        items = []
+        for run in page:
+            stop_reason = await self._stop_reason(run.run_id, run.status, run.steps, run.stop_reason)
+            items.append(
+                {
+                    "run_id": run.run_id,
+                    "status": "running" if self.runs.executing(run.run_id) else run.status,
+                    "turns": run.turns,
+                    "steps": run.steps,
+                    "stop_reason": stop_reason,
+                    "error": run_error(run.status, stop_reason),
+                    "created_at": run.created_at,
+                    "updated_at": run.updated_at,
+                }
+            )
         more = offset + limit < len(runs)
         return JSONResponse({"runs": items, "total": len(runs), "next_offset": offset + limit if more else None})
+
+    async def _stop_reason(self, run_id: str, status: str, steps: int, stop_reason: str | None) -> str | None:
+        """How the run's last turn stopped: a failed or stopped turn says why in its last step
+        (the error; handed over, cancelled), which the run's head does not keep."""
+        if status not in ("failed", "stopped") or not steps:
+            return stop_reason
+        last = await _thread(functools.partial(self.store.history, run_id, after=steps - 1))
+        return last[-1].stop_reason if last else stop_reason
 
     async def get(self, request: Request) -> Response:
         run_id = _run_id(request.path_params["run_id"])
@@ -212,16 +223,14 @@ class _Api:
             raise RequestError(f"no run {run_id!r}", status=404)
         head = stored.head
         (summary,) = await _thread(with_liveness, [summary_of(run_id, head)], self.store.owner_alive)
-        stop_reason = summary.stop_reason
-        if summary.status == "stopped" and summary.steps:  # said by its last step (handed over, cancelled)
-            last = await _thread(functools.partial(self.store.history, run_id, after=summary.steps - 1))
-            stop_reason = last[-1].stop_reason if last else stop_reason
+        stop_reason = await self._stop_reason(run_id, summary.status, summary.steps, summary.stop_reason)
         return JSONResponse(
             {
                 "run_id": run_id,
                 "agent": await _thread(entry_of, self.runs.registry, head),
                 "status": "running" if self.runs.executing(run_id) else summary.status,
                 "stop_reason": stop_reason,
+                "error": run_error(summary.status, stop_reason),
                 "answer": last_answer(stored.messages),
                 "interrupts": interrupts_of(head),
                 "turns": summary.turns,

@@ -82,7 +82,14 @@ class EventLog:
             self.generation = generation()
 
     def read(self) -> list[ServeEvent]:
-        """The committed events of the steps committed since the last call (blocking I/O)."""
+        """The committed events of the steps committed since the last call (blocking I/O): the
+        steps and their messages in one read transaction where the store has them
+        (``snapshot``: PostgreSQL, where each is a round trip or more)."""
+        snapshot = getattr(self.store, "snapshot", None)
+        with contextlib.nullcontext() if snapshot is None else snapshot(self.run_id):
+            return self._read()
+
+    def _read(self) -> list[ServeEvent]:
         steps = self.store.history(self.run_id, after=self.tail)
         if not steps:
             return []

@@ -104,6 +104,23 @@ def stream_error(exc: Exception, what: str) -> tuple[int, str]:
     return status, str(exc)
 
 
+def run_error(status: str, stop_reason: str | None) -> dict[str, str] | None:
+    """The error of a ``failed`` run, as ``GET /runs/{id}`` shows it: ``{"type", "message"}``
+    from the stop reason its failed turn recorded (``"ModelDown: the model is down"``; the
+    durable layer keeps its first 200 characters); None for a run that did not fail.
+
+    Args:
+        status: The run's status.
+        stop_reason: The stop reason of its last turn.
+    """
+    if status != "failed" or not stop_reason:
+        return None
+    kind, sep, message = stop_reason.partition(": ")
+    if not sep or not kind.replace(".", "").replace("_", "").isalnum():
+        return {"type": "Error", "message": stop_reason}
+    return {"type": kind, "message": message}
+
+
 def handlers() -> dict[Any, Callable[..., Any]]:
     """The app's exception handlers: Tether errors and the drivers' outage errors."""
     table: dict[Any, Callable[..., Any]] = {TetherError: error_response}
@@ -111,4 +128,4 @@ def handlers() -> dict[Any, Callable[..., Any]]:
     return table
 
 
-__all__ = ["RETRY_AFTER", "error_body", "error_response", "handlers", "is_outage", "status_of", "stream_error"]
+__all__ = ["RETRY_AFTER", "error_body", "error_response", "handlers", "is_outage", "run_error", "status_of", "stream_error"]

@@ -186,6 +186,17 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
                         "status": {"type": "string"},
                         "answer": {"type": ["string", "null"]},
                         "interrupts": {"type": "array"},
+                        "stop_reason": {
+                            "type": ["string", "null"],
+                            "description": "how the last turn stopped: end_turn, interrupt, the error of a failed turn, handed over...",
+                        },
+                        "error": {
+                            "type": ["object", "null"],
+                            "description": "a failed run's error (its exception's type and message, cut at 200 characters); null otherwise",
+                            "properties": {"type": {"type": "string"}, "message": {"type": "string"}},
+                        },
+                        "turns": {"type": "integer"},
+                        "steps": {"type": "integer"},
                     },
                 },
             },

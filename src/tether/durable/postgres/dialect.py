@@ -160,6 +160,8 @@ HELD = (
     "SELECT classid::bigint, objid::bigint, pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted"
     " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
 )
+HELD_BY = HELD + " AND classid::bigint = %s AND objid::bigint = %s LIMIT 1"
+"""Whether one advisory key is held (its ``lock_ids``): one row at most, not every lease's."""
 
 
 _SAVE_TYPES = (

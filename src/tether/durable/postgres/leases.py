@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import RunLockedError, StoreError
 from ..history import RunSummary
 from ..store import Lease, validate_run_id
-from .dialect import BUMP, HELD, SYNC_EPOCH, advisory_key, lock_ids
+from .dialect import BUMP, HELD, HELD_BY, SYNC_EPOCH, advisory_key, lock_ids
 from .lanes import Lanes, Owned
 
 if TYPE_CHECKING:
@@ -147,5 +147,8 @@ class Leases(Lanes):
         return epoch
 
     def owner_alive(self, run_id: str) -> bool:
-        """True when a live database session holds the run's lease."""
-        return lock_ids(advisory_key(validate_run_id(run_id))) in self._held(run_id)
+        """True when a live database session holds the run's lease (the server reads that one
+        lock, not every lease held: a stream asks this of its run as it ends)."""
+        high, low = lock_ids(advisory_key(validate_run_id(run_id)))
+        with self._connection(run_id) as conn:
+            return conn.execute(HELD_BY, (high, low)).fetchone() is not None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections import OrderedDict
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,6 +30,40 @@ from .pipeline import Pipeline, PQGen, Sent, Unprepared, save_point, wait
 
 if TYPE_CHECKING:
     import psycopg
+
+
+class BlobCache:
+    """The blob rows a store read last (at most ``entries`` rows of at most ``largest`` bytes
+    each), by run and id; shared by the store's threads."""
+
+    def __init__(self, entries: int = 512, largest: int = 256 * 1024) -> None:
+        self.entries = entries
+        self.largest = largest
+        self._rows: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, run_id: str, ids: Collection[str]) -> tuple[list[tuple[Any, Any]], list[str]]:
+        """The rows held of ``ids``, and the ids not held."""
+        found: list[tuple[Any, Any]] = []
+        missing: list[str] = []
+        with self._lock:
+            for ident in ids:
+                body = self._rows.get((run_id, ident))
+                if body is None:
+                    missing.append(ident)
+                else:
+                    self._rows.move_to_end((run_id, ident))
+                    found.append((ident, body))
+        return found, missing
+
+    def put(self, run_id: str, rows: Iterable[tuple[Any, Any]]) -> None:
+        with self._lock:
+            for ident, body in rows:
+                if isinstance(ident, str) and body is not None and len(body) <= self.largest:
+                    self._rows[(run_id, ident)] = body
+                    self._rows.move_to_end((run_id, ident))
+            while len(self._rows) > self.entries:
+                self._rows.popitem(last=False)
 
 
 class PostgresStore(Leases, RowStore["psycopg.Connection[Any]", str]):
@@ -79,6 +114,8 @@ class PostgresStore(Leases, RowStore["psycopg.Connection[Any]", str]):
                 "install it with pip install 'tether[postgres]', whose psycopg[binary] bundles one"
             )
         super().__init__(cipher=cipher, redact_state_keys=redact_state_keys, max_row_bytes=max_row_bytes)
+        self._blobs = BlobCache()
+        self._snapshot = threading.local()
         self._start_lanes(conninfo, connect_kwargs, pool_size)
         first = self._lanes[0]
         try:
@@ -121,11 +158,42 @@ class PostgresStore(Leases, RowStore["psycopg.Connection[Any]", str]):
     # -- the dialect of RowStore --------------------------------------------------------------
 
     @contextmanager
+    def snapshot(self, run_id: str | None = None) -> Iterator[None]:
+        """Make the reads of this thread inside the block one read transaction on one lane (one
+        snapshot, one lane taken, one ``BEGIN`` and ``COMMIT``), e.g. a run's new steps and the
+        messages they added (:mod:`tether.serve.eventlog`); nested, the outer one holds."""
+        if getattr(self._snapshot, "conn", None) is not None:
+            yield
+            return
+        with self._reading(run_id) as conn:
+            self._snapshot.conn, self._snapshot.known = conn, set()
+            try:
+                yield
+            finally:
+                self._snapshot.conn, self._snapshot.known = None, set()
+
+    @contextmanager
     def _reading(self, run_id: str | None) -> Iterator[psycopg.Connection[Any]]:
-        """A read-only transaction on one snapshot (``REPEATABLE READ``)."""
-        with self._connection(run_id) as conn, conn.transaction():
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            yield conn
+        """A read-only transaction on one snapshot (``REPEATABLE READ``), begun by one statement
+        (psycopg's ``transaction()`` sends ``BEGIN`` and then ``SET TRANSACTION``: a round trip
+        more for every read) on the lane's autocommit connection; inside :meth:`snapshot`, that
+        one's."""
+        held = getattr(self._snapshot, "conn", None)
+        if held is not None:
+            yield held
+            return
+        with self._connection(run_id) as conn:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            try:
+                yield conn
+            except BaseException:
+                if not conn.broken and not conn.closed:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except self._psycopg.Error:
+                        conn.close()  # a new connection serves the next request
+                raise
+            conn.execute("COMMIT")
 
     @contextmanager
     def _writing(self, run_id: str, *, lease: Lease | None = None, wait: bool = True) -> Iterator[psycopg.Connection[Any]]:
@@ -263,15 +331,28 @@ class PostgresStore(Leases, RowStore["psycopg.Connection[Any]", str]):
 
     def _head_row(self, conn: psycopg.Connection[Any], run_id: str) -> HeadRow[str] | None:
         row = conn.execute("SELECT head, rev, inc, delta FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone()
+        if row is not None and conn is getattr(self._snapshot, "conn", None):
+            self._snapshot.known.add(run_id)  # it exists in this snapshot: no need to ask again
         return None if row is None else HeadRow(merge_head_delta(run_id, row[0], row[3]), row[1], row[2], run_id)
 
     def _locate(self, conn: psycopg.Connection[Any], run_id: str) -> str | None:
+        if conn is getattr(self._snapshot, "conn", None) and run_id in self._snapshot.known:
+            return run_id
         return None if conn.execute("SELECT 1 FROM tether_runs WHERE run_id = %s", (run_id,)).fetchone() is None else run_id
 
     def _blob_reader(self, conn: psycopg.Connection[Any], run_id: str, key: str) -> BlobFetch:
+        """Blob rows by id, the recently read ones from memory: a blob is stored under the digest
+        of its value (never rewritten, and checked against it when decoded), and every read of
+        a run's steps or head asks for the same few (its tool specs, its system prompt)."""
+
         def fetch(ids: Collection[str]) -> list[tuple[Any, Any]]:
-            query = "SELECT id, body FROM tether_blobs WHERE run_id = %s AND id = ANY(%s)"
-            return [(ident, body) for ident, body in conn.execute(query, (run_id, list(ids))).fetchall()]
+            found, missing = self._blobs.get(run_id, ids)
+            if missing:
+                query = "SELECT id, body FROM tether_blobs WHERE run_id = %s AND id = ANY(%s)"
+                rows = [(ident, body) for ident, body in conn.execute(query, (run_id, missing)).fetchall()]
+                self._blobs.put(run_id, rows)
+                found += rows
+            return found
 
         return fetch
 

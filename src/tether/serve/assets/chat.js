@@ -10,12 +10,14 @@
   var TOKEN_KEY = "tether-serve-token";
   var DELAYS = [250, 500, 1000, 2000]; // reconnect backoff, ms (the last one repeats, with jitter)
   var RETRYABLE = ["failed", "stopped"]; // a run at rest that POST /runs/{id}/retry takes on again
+  var HANDED_OVER = "handed over"; // the status shown for a run a server stopped at shutdown: the next server goes on with it
 
   var state = {
     token: null,
     run: null, // the run shown
     lastId: null, // the last committed event id rendered ("STEP.INDEX")
     status: null, // the run's last status
+    handedOver: false, // its server shut down and handed it over: the page waits for the next server
     controller: null, // aborts the open stream
     timer: null, // the pending reconnect
     attempt: 0,
@@ -203,6 +205,7 @@
     $("log-count").textContent = "0";
     state.lastId = null;
     state.status = null;
+    state.handedOver = false;
     state.tools = new Map();
     state.pending = new Map();
     state.live = null;
@@ -273,11 +276,12 @@
     }
     if (controller.signal.aborted || state.controller !== controller) return; // replaced or stopped
     state.controller = null;
-    if (ended) { setConn("closed", "stream closed: the run is " + (state.status || "at rest")); return; }
+    if (ended && !state.handedOver) { setConn("closed", "stream closed: the run is " + (state.status || "at rest")); return; }
     dropLive();
-    var delay = DELAYS[Math.min(state.attempt, DELAYS.length - 1)] * (0.8 + 0.4 * Math.random());
+    var delay = DELAYS[Math.min(state.handedOver ? DELAYS.length - 1 : state.attempt, DELAYS.length - 1)] * (0.8 + 0.4 * Math.random());
     state.attempt += 1;
-    setConn("reconnecting", "connection lost; reconnecting (attempt " + state.attempt + ")…");
+    if (state.handedOver) setConn("reconnecting", "handed over: waiting for the next server to go on with the run…");
+    else setConn("reconnecting", "connection lost; reconnecting (attempt " + state.attempt + ")…");
     state.timer = setTimeout(function () { state.timer = null; connect(); }, delay);
   }
 
@@ -395,6 +399,8 @@
 
   var RENDER = {
     status: function (data) {
+      if (data.status === "stopped") return; // the result (or end) that follows says why: handed over, or stopped
+      state.handedOver = false; // running again (taken over), or at rest otherwise
       setStatus(data.status);
       if (data.status !== "interrupted") settle(true);
     },
@@ -430,7 +436,8 @@
       add(el("div", { class: "note in-doubt", text: "in doubt: " + (data.name || "a tool") + " started before its server stopped and its result was not recorded; it " + what }));
     },
     result: function (data) {
-      setStatus(data.status);
+      state.handedOver = data.status === "stopped" && /^handed over/.test(data.stop_reason || "");
+      setStatus(state.handedOver ? HANDED_OVER : data.status);
       if (data.status === "failed") add(el("div", { class: "note error", text: "the run failed: " + (data.stop_reason || "") }));
       else if (/^handed over/.test(data.stop_reason || "")) add(el("div", { class: "note", text: data.stop_reason })); // a server shut down: the next one goes on
       else if (data.stop_reason && data.stop_reason !== "end_turn" && data.status !== "interrupted") add(el("div", { class: "note", text: "stopped: " + data.stop_reason }));
@@ -438,6 +445,7 @@
     end: function (data) {
       dropLive();
       if (data.status === "deleted") notice("the run was deleted");
+      else if (state.handedOver && data.status === "stopped") return; // not taken over yet: the page asks again
       else setStatus(data.status);
     },
     error: function (data) { if (data.status !== 503) fatal(data.message || "the stream failed"); }, // 503: the store is away, reconnect
