@@ -180,3 +180,52 @@ async def test_a_repeat_that_takes_the_lease_after_the_first_finds_its_key_and_w
     assert caught.value.record == {"digest": request.digest, "after": 0}
     assert store.head("race-1") == before  # refused under the lease, before anything was written
     assert await manager.start_run("chat", "hi", "race-1", request) == {"digest": request.digest, "after": 0}
+
+
+async def test_an_answer_that_loses_the_race_to_another_process_is_a_conflict_not_a_client_mistake(store: SQLiteStore) -> None:
+    """Two processes check one interrupted run, both see it waiting; the first's answer finishes
+    it; the second's launch then finds nothing interrupted. That is a 409 (the run moved on), not
+    the 400 a prompt the client got wrong would be. Found by ``resume_contract(runtime="serve")``."""
+    from tether.errors import RequestError
+    from tether.serve import RunManager
+    from tether.serve.events import interrupts_of
+
+    manager = RunManager(registry_module.AGENTS, store)
+    await manager._start("asker", "deploy?", "race-answer", None)
+    while manager.executing("race-answer"):
+        await asyncio.sleep(0.01)
+    checked = store.head("race-answer")  # what the losing process checked
+    assert checked is not None
+    (question,) = interrupts_of(checked)
+    blocks = [{"interruptResponse": {"interruptId": question["id"], "response": "yes"}}]
+    await manager._launch("race-answer", "asker", blocks, resume=True, head=checked)  # the winner
+    while manager.executing("race-answer"):
+        await asyncio.sleep(0.01)
+    finished = store.head("race-answer")
+    with pytest.raises(RequestError) as caught:
+        await manager._launch("race-answer", "asker", blocks, resume=True, head=checked)  # the loser, after its check
+    assert caught.value.status == 409 and "changed while this request was handled" in str(caught.value)
+    assert store.head("race-answer") == finished  # nothing written
+
+
+async def test_a_keyed_copy_that_loses_the_race_for_a_new_run_gets_the_first_requests_run(store: SQLiteStore) -> None:
+    """A keyed copy that checked before the first copy created the run, then launched after the
+    first turn began, is answered with the first request's run (it was a 400 "unfinished turn")."""
+    from tether.errors import RequestError
+    from tether.serve import RunManager
+    from tether.serve.idempotency import digest
+
+    manager, other = RunManager(registry_module.AGENTS, store), RunManager(registry_module.AGENTS, store)
+    request = RequestKey("k-new", digest({"agent": "asker", "run_id": "race-new", "prompt": "deploy?"}))
+    await manager._start("asker", "deploy?", "race-new", request)  # the first copy: the run waits for its answer
+    while manager.executing("race-new"):
+        await asyncio.sleep(0.01)
+    before = store.head("race-new")
+    with pytest.raises(RequestError) as caught:  # the second copy's launch, as if it had checked before the run existed
+        await other._launch("race-new", "asker", "deploy?", resume=False, request=request, head=None)
+    assert caught.value.status == 409 and store.head("race-new") == before  # a conflict, nothing written
+    # ... which the key's path turns into the first request's run:
+    assert await other._once("race-new", request, lambda: other._launch("race-new", "asker", "deploy?", resume=False, request=request)) == {
+        "digest": request.digest,
+        "after": 0,
+    }

@@ -54,12 +54,12 @@ def test_a_failed_run_is_retried_from_its_last_step_without_running_its_tool_aga
     assert [e["data"]["toolUseId"] for e in seen if e["type"] == "tool_call_end"] == ["t-flaky"]
 
 
-def test_only_a_failed_stopped_or_stalled_run_is_retried(client: TestClient, store: SQLiteStore) -> None:
+def test_only_a_failed_stopped_stalled_or_paused_run_is_retried(client: TestClient, store: SQLiteStore) -> None:
     assert error_of(client.post("/runs/nope/retry"), 404) == "no run 'nope'"
     assert client.post("/agents/chat/runs", json={"prompt": "hi", "run_id": "c1"}).status_code == 202
     wait_status(client, "c1", "finished")
     before = store.head("c1")
-    assert "c1' is finished: only a failed, stopped or stalled run is retried" in error_of(client.post("/runs/c1/retry"), 409)
+    assert "c1' is finished: only a failed, stopped, stalled or paused run is retried" in error_of(client.post("/runs/c1/retry"), 409)
     assert client.post("/agents/asker/runs", json={"prompt": "deploy?", "run_id": "a1"}).status_code == 202
     wait_status(client, "a1", "interrupted")
     assert "answer its interrupts" in error_of(client.post("/runs/a1/retry"), 409)
@@ -100,3 +100,27 @@ def test_the_page_shows_a_failed_run_and_its_retry_button_finishes_it(server: Se
         assert page.eval_on_selector_all("#log-list li", "items => items.map(item => item.dataset.id)") == committed_ids(server.url, run_id)
         assert effects(gate_dir) == [f"{run_id}/t-flaky"]  # the recorded tool call was not made again
         assert problems == []
+
+
+def test_a_paused_run_goes_on_with_retry(store: SQLiteStore) -> None:
+    """A served agent with checkpointing pauses at each checkpoint (status ``paused``); nothing but
+    ``POST /runs/{id}/retry`` goes on with it (it was refused: a served paused run was a dead end).
+    Found by ``resume_contract(runtime="serve")`` on ``examples/checkpoints_interrupts.py``."""
+    from tether import Agent, tool
+    from tether.models.scripted import ScriptedModel
+
+    @tool
+    def look() -> str:
+        """Look."""
+        return "seen"
+
+    def pausing() -> Agent:
+        call = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "look", "input": {}}}]}
+        return Agent(model=ScriptedModel([call, "done"], stateful=True), tools=[look], checkpointing=["after_model"])
+
+    app = create_app({"pausing": pausing}, store, scan_interval=0.05, poll_interval=0.1)
+    with TestClient(app, base_url=BASE) as client:
+        assert client.post("/agents/pausing/runs", json={"prompt": "go", "run_id": "p1"}).status_code == 202
+        wait_status(client, "p1", "paused")
+        assert client.post("/runs/p1/retry").status_code == 202
+        assert wait_status(client, "p1", "finished")["answer"] == "done"

@@ -31,6 +31,13 @@ def add_parser(command: Any) -> None:
     sub.add_argument("--recoveries", type=int, default=3, metavar="N", help="crashed stores recovered from two copies (default 3)")
     sub.add_argument("--workdir", metavar="DIR", help="where stores, logs and exports go (default: a temp dir, removed when all hold)")
     sub.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds each child process may take (default 60)")
+    sub.add_argument(
+        "--runtime",
+        choices=("local", "serve", "temporal"),
+        default="local",
+        help="where the runs run: local child processes (default), two `tether serve` processes driven over HTTP, or Temporal",
+    )
+    sub.add_argument("--temporal", metavar="HOST:PORT", help="the Temporal server (with --runtime temporal)")
     sub.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -45,6 +52,8 @@ def cmd_contract(args: argparse.Namespace, path: StoreSpec) -> int:
         "forks": args.forks or "all",
         "recoveries": args.recoveries,
         "timeout": args.timeout,
+        "runtime": args.runtime,
+        "temporal": args.temporal,
     }
     if args.answers:
         try:

@@ -41,7 +41,7 @@ from ..agent import Agent
 from ..durable.history import summary_of
 from ..durable.indoubt import IN_DOUBT
 from ..durable.store import RunStore, with_liveness
-from ..errors import RequestError, RunLockedError, RunNotFoundError
+from ..errors import InterruptError, PromptError, RequestError, RunLockedError, RunNotFoundError
 from ..multiagent.base import MultiAgentBase
 from .clientturn import ClientTurn, ClientTurnRecorder, install, stored_tools
 from .drain import Drain, HandOver, handover_reason, previous_server
@@ -57,7 +57,7 @@ RESUMABLE = ("stalled", "stopped")
 at shutdown. A ``failed`` run is never resumed by the scan: its turn raised (a model or provider
 error, a bug in a tool), and running it again at every scan would repeat the failure in a loop;
 a client retries it (:meth:`RunManager.retry`, ``POST /runs/{id}/retry``)."""
-RETRYABLE = ("failed", "stopped", "stalled")
+RETRYABLE = ("failed", "stopped", "stalled", "paused")
 """The statuses of runs a client may retry: the turn goes on from its last stored step, exactly as
 a resume does (no recorded model or tool call is made again)."""
 
@@ -306,7 +306,7 @@ class RunManager:
         (summary,) = await asyncio.to_thread(with_liveness, [summary_of(run_id, head)], self.store.owner_alive)
         if summary.status not in RETRYABLE:
             hint = "answer its interrupts at /runs/{id}/interrupts" if summary.status == "interrupted" else "nothing to retry"
-            raise RequestError(f"run {run_id!r} is {summary.status}: only a failed, stopped or stalled run is retried ({hint})", status=409)
+            raise RequestError(f"run {run_id!r} is {summary.status}: only a failed, stopped, stalled or paused run is retried ({hint})", status=409)
         self.refused.pop(run_id, None)
         try:
             await self._launch(run_id, name, None, resume=True, request=request, head=head, why="retried")
@@ -421,9 +421,24 @@ class RunManager:
         execution = Execution(run_id, name, runner)
         self.executions[run_id] = execution
         execution.task = asyncio.create_task(self._drive(execution, _events(runner, prompt, run_id, resume)), name=f"tether-run-{run_id}")
-        await asyncio.shield(execution.started)
+        try:
+            await asyncio.shield(execution.started)
+        except (PromptError, InterruptError) as exc:
+            await self._moved_on(run_id, head, exc)
+            raise
         if why != "taken over":  # the scan logs its own line, with the old owner
             _log.info("run %r %s", run_id, why, extra={"event": f"run.{why.replace(' ', '_')}", "run_id": run_id, "agent": name})
+
+    async def _moved_on(self, run_id: str, head: dict[str, Any] | None, refusal: Exception) -> None:
+        """A run that refused this request's prompt or answers because another request (here or in
+        another server process) moved it on after this one checked it: a conflict (409), like a
+        request refused by that check, not the client's mistake (400). A run still as checked:
+        nothing (the refusal stands)."""
+        now = await asyncio.to_thread(self.store.head, run_id)
+        if now is not None and (head is None or now.get("rev") != head.get("rev")):
+            raise RequestError(
+                f"run {run_id!r} changed while this request was handled (another request moved it on first): {refusal}", status=409
+            ) from None
 
     async def _drive(self, execution: Execution, events: Callable[[], AsyncIterator[dict[str, Any]]]) -> None:
         run_id = execution.run_id

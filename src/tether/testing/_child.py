@@ -31,6 +31,7 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..agent import Agent
@@ -73,7 +74,7 @@ def _append(path: str, line: str) -> None:
         os.close(fd)
 
 
-def count_starts(agent: Agent, log: str) -> None:
+def count_starts(agent: Agent, log: str, hold: Callable[[str], Awaitable[None] | None] | None = None) -> None:
     """Record every start of a tool body of ``agent`` in ``log`` (one JSON line, before the body runs).
 
     Each tool the agent registers gets its instance's ``invoke`` wrapped once: the tools given
@@ -81,7 +82,10 @@ def count_starts(agent: Agent, log: str) -> None:
     ``BeforeToolCall`` hook). A hook of the agent that runs a registered tool twice for one call
     is counted twice, as it should be. A body that stops to ask a person (an interrupt) gets a
     second line marked ``interrupted``: it did not run to its end and runs again once answered,
-    so that start is not counted.
+    so that start is not counted. ``hold`` (if given) is called with ``"before"`` after the line is
+    written and before the body runs, and with ``"after"`` once the body returned, before its
+    result goes back to the loop (awaited when it returns an awaitable): the served contract
+    stops a server at either place to kill it there.
     """
 
     def wrap(tool: Tool | None) -> None:
@@ -92,11 +96,18 @@ def count_starts(agent: Agent, log: str) -> None:
         async def counted(tool_use: ToolUse, context: ToolContext) -> ToolResult:
             line = {"key": context.idempotency_key, "id": tool_use["toolUseId"], "name": tool_use["name"], "pid": os.getpid()}
             _append(log, json.dumps(line))
+            held = hold("before") if hold is not None else None
+            if held is not None:
+                await held
             try:
-                return await invoke(tool_use, context)
+                result = await invoke(tool_use, context)
             except InterruptSignal:  # the body stopped to ask a person: it runs again once answered
                 _append(log, json.dumps({**line, "interrupted": True}))
                 raise
+            held = hold("after") if hold is not None else None
+            if held is not None:
+                await held
+            return result
 
         setattr(tool, "invoke", counted)  # noqa: B010 - an instance attribute shadows the method
         setattr(tool, "_crashtest_counted", True)  # noqa: B010
@@ -234,7 +245,7 @@ def main(config: dict[str, Any]) -> int:
         os.environ["TETHER_CRASHTEST_RACER"] = "1"
     while gate and not os.path.exists(gate):
         time.sleep(0.002)
-    run_id, in_doubt, answered, asked = config["run_id"], 0, list[str](), list[str]()
+    run_id, in_doubt, answered, asked, paused = config["run_id"], 0, list[str](), list[str](), 0
     if config["action"] == "probe":
         print(json.dumps(_probe(agent, run_id)), flush=True)
         return 0
@@ -248,7 +259,13 @@ def main(config: dict[str, Any]) -> int:
                 raise
             print(json.dumps(late), flush=True)  # another process's answer was taken first: refused, nothing ran
             return 3
-        while result.stop_reason == "interrupt" and result.interrupts:
+        while result.stop_reason in ("interrupt", "checkpoint"):
+            if result.stop_reason == "checkpoint":  # a pause at a cycle boundary (checkpointing=...): go on
+                paused += 1
+                result = agent.resume(run_id)
+                continue
+            if not result.interrupts:
+                break
             responses = _responses(result.interrupts, config)
             if responses is None:
                 break
@@ -281,6 +298,7 @@ def main(config: dict[str, Any]) -> int:
         "answered": answered,
         "asked": asked,
         "run_id": run_id,
+        "paused": paused,
     }
     print(json.dumps({**outcome, "writes": store.commits, **kinds}), flush=True)
     return 0

@@ -58,6 +58,7 @@ from .crash import DEFAULT_TIMEOUT, Point, crashtest, select_points
 from .faults import open_store
 
 RUN = "contract"
+RUNTIMES = ("local", "serve", "temporal")
 
 
 def resume_contract(
@@ -73,6 +74,8 @@ def resume_contract(
     properties: Iterable[str] = PROPERTIES,
     workdir: str | Path | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    runtime: str = "local",
+    temporal: str | None = None,
 ) -> ContractReport:
     """Check the resume contract on the agent built by ``factory``.
 
@@ -93,6 +96,14 @@ def resume_contract(
         workdir: Where stores, logs and exports go (default: a temporary directory, removed
             when nothing was violated).
         timeout: Seconds each child process may take.
+        runtime: ``"local"`` (the runs in child processes of the check) or ``"serve"``: the
+            agent served by two ``tether serve`` processes on the store, driven over HTTP, a
+            server killed inside each tool call and ``k`` racers sending one keyed request and
+            one answer (:mod:`tether.testing.contract_served`); needs ``tether[serve]``. Or
+            ``"temporal"``: the run as a Temporal workflow on the server ``temporal`` names, ``k``
+            updates and ``k`` signals delivering one answer at once
+            (:mod:`tether.testing.contract_temporal`); needs ``tether[temporal]``.
+        temporal: ``HOST:PORT`` of the Temporal server (``runtime="temporal"`` only).
 
     Raises:
         TetherError: A bad argument, or the uninterrupted reference run does not end.
@@ -103,11 +114,25 @@ def resume_contract(
         raise TetherError(f"resume_contract properties={unknown or wanted!r}: choose from {', '.join(PROPERTIES)}")
     if isinstance(k, bool) or not isinstance(k, int) or k < 2:
         raise TetherError(f"resume_contract k={k!r} must be an int >= 2 (processes answering at once)")
+    if runtime not in RUNTIMES:
+        raise TetherError(f"resume_contract runtime={runtime!r}: choose from {', '.join(RUNTIMES)}")
+    if (runtime == "temporal") != (temporal is not None):
+        raise TetherError("resume_contract: temporal='HOST:PORT' goes with runtime='temporal' (and only with it)")
     started = time.perf_counter()
     plan = new_plan("resume_contract", factory, prompt, store, workdir, timeout, answers)
-    report = ContractReport(factory=factory, store=_hide_password(store), workdir=str(plan.workdir))
+    report = ContractReport(factory=factory, store=_hide_password(store), workdir=str(plan.workdir), runtime=runtime)
     checks = _Checks(plan, report)
     try:
+        if runtime == "serve":
+            from .contract_served import ServedChecks
+
+            ServedChecks(plan, report, checks.add).check(wanted, k, points)
+            return _finished(report, plan, wanted)
+        if runtime == "temporal":
+            from .contract_temporal import TemporalChecks
+
+            TemporalChecks(plan, report, checks.add, str(temporal)).check(wanted, k)
+            return _finished(report, plan, wanted)
         reference = checks.reference()
         phases: tuple[tuple[tuple[str, ...], Callable[[], None]], ...] = (
             ((PREFIX, EFFECT), lambda: checks.crashes(points)),
@@ -123,6 +148,11 @@ def resume_contract(
                 report.timings["/".join(names)] = time.perf_counter() - mark
     finally:
         report.timings["total"] = time.perf_counter() - started
+    return _finished(report, plan, wanted)
+
+
+def _finished(report: ContractReport, plan: _Plan, wanted: list[str]) -> ContractReport:
+    """The report's results in the paper's order; the temporary workdir removed when all held."""
     report.results = sorted((r for r in report.results if r.name in wanted), key=lambda r: PROPERTIES.index(r.name))
     if plan.own_workdir and report.ok:
         shutil.rmtree(plan.workdir, ignore_errors=True)

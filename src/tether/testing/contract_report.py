@@ -52,6 +52,8 @@ class ContractReport:
         workdir: Where stores, logs and exports are; ``""`` when the contract made a temporary
             directory and removed it because nothing was violated.
         timings: Seconds per phase and ``total``.
+        runtime: Where the runs ran: ``"local"`` (child processes of the check), ``"serve"``
+            (``tether serve`` processes driven over HTTP) or ``"temporal"``.
     """
 
     factory: str
@@ -59,11 +61,17 @@ class ContractReport:
     results: list[PropertyResult] = field(default_factory=list)
     workdir: str = ""
     timings: dict[str, float] = field(default_factory=dict)
+    runtime: str = "local"
 
     @property
     def ok(self) -> bool:
         """True when no property is violated (holding or not applicable)."""
         return all(result.verdict != VIOLATED for result in self.results)
+
+    @property
+    def where(self) -> str:
+        """The store, and the runtime when it is not local (``"sqlite, served"``)."""
+        return self.store if self.runtime == "local" else f"{self.store}, {'served' if self.runtime == 'serve' else self.runtime}"
 
     def result(self, name: str) -> PropertyResult:
         """The verdict on property ``name``; KeyError when it was not checked."""
@@ -76,7 +84,7 @@ class ContractReport:
         """Raise :class:`~tether.errors.ContractViolationError` naming each violation (for a test); self when ok."""
         violated = [r for r in self.results if r.verdict == VIOLATED]
         if violated:
-            lines = [f"resume contract of {self.factory} on {self.store}: {len(violated)} of {len(self.results)} properties violated"]
+            lines = [f"resume contract of {self.factory} on {self.where}: {len(violated)} of {len(self.results)} properties violated"]
             lines += [f"- {r.name}: {r.detail}" + (f" (files: {', '.join(r.files)})" if r.files else "") for r in violated]
             raise ContractViolationError("\n".join(lines))
         return self
@@ -84,7 +92,7 @@ class ContractReport:
     def summary(self) -> str:
         """One line per property: its verdict, the cases checked and the detail."""
         width = max(len(name) for name in PROPERTIES)
-        lines = [f"resume contract {self.factory} on {self.store} ({self.timings.get('total', 0.0):.1f} s)"]
+        lines = [f"resume contract {self.factory} on {self.where} ({self.timings.get('total', 0.0):.1f} s)"]
         lines += [f"  {r.name:<{width}}  {r.verdict:<14}  {r.cases:>4} cases  {r.detail}" for r in self.results]
         return "\n".join(lines)
 

@@ -410,12 +410,18 @@ def _judge(racers: list[_Child], finished: bool = False) -> tuple[_Child | None,
     (exit 3), finding the run already finished (exit 0, nothing written), or answering an
     in-doubt interrupt that the winner had answered first (exit 3, ``late``: the run is not
     leased between a resume that stops at the interrupt and the answer, so a second resumer can
-    take it in between; the late answer is refused and nothing runs twice). A run ``finished``
+    take it in between; the late answer is refused and nothing runs twice). A run that pauses at
+    checkpoints is not leased between its segments either: racers that went on from a pause may
+    each have run a segment. A run ``finished``
     at its crash point (tools running at once stored their results in fewer writes than the
     reference: the point was its last) leaves nothing to proceed with: every racer is refused.
     """
     proceeded = [r for r in racers if r.returncode == 0 and r.outcome.get("writes", 0) > 0]
     refused = [r for r in racers if r.returncode == 3 or (r.returncode == 0 and r.outcome.get("writes", 0) == 0)]
+    if any(r.outcome.get("paused") for r in racers) and proceeded and len(refused) + len(proceeded) == len(racers):
+        # The run pauses at checkpoints: each pause ends a resume's lease, so the racers may take
+        # the run's segments in turns (each tool still starts once: checked on the tool's side).
+        return proceeded[0], ""
     if len(proceeded) == (0 if finished else 1) and len(refused) == len(racers) - len(proceeded):
         return (proceeded or refused)[0], ""
     detail = "; ".join(f"exit {r.returncode} {r.outcome} {r.stderr[-500:]}" for r in racers)

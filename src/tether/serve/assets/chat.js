@@ -9,7 +9,7 @@
 
   var TOKEN_KEY = "tether-serve-token";
   var DELAYS = [250, 500, 1000, 2000]; // reconnect backoff, ms (the last one repeats, with jitter)
-  var RETRYABLE = ["failed", "stopped"]; // a run at rest that POST /runs/{id}/retry takes on again
+  var RETRYABLE = ["failed", "stopped", "paused"]; // a run at rest that POST /runs/{id}/retry takes on again
   var HANDED_OVER = "handed over"; // the status shown for a run a server stopped at shutdown: the next server goes on with it
 
   var state = {

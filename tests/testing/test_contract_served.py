@@ -1,0 +1,65 @@
+"""The resume contract on served runs (``runtime="serve"``): two real ``tether serve`` processes on
+one store, a server SIGKILLed inside each tool call, ``k`` processes racing one keyed request and
+one interrupt answer. A sound agent holds on SQLite and PostgreSQL; a tool that is not idempotent is
+caught with its counterexample."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tether.errors import TetherError
+from tether.testing import resume_contract
+from tether.testing.contract_report import CONSUME, EFFECT, FORK, HOLDS, NOT_APPLICABLE, PREFIX, RECOVERY, VALIDITY, VIOLATED
+
+AGENTS = "tests.testing.contract_agents"
+
+
+@pytest.fixture(autouse=True)
+def clean_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The check runs from an empty directory, which it must leave empty (the agents' effects go to its scratch)."""
+    here = tmp_path / "cwd"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
+    yield
+    assert list(here.iterdir()) == []
+
+
+APPROVE = {"approve": "yes"}
+
+
+def test_a_sound_agent_holds_when_served(tmp_path: Path) -> None:
+    report = resume_contract(f"{AGENTS}:booking", "book it", answers=APPROVE, points=2, k=4, workdir=tmp_path, runtime="serve")
+    assert [report.result(name).verdict for name in (PREFIX, EFFECT, CONSUME)] == [HOLDS] * 3, report.summary()
+    assert "2 server kills inside a tool call (before and after its body)" in report.result(PREFIX).detail
+    consume = report.result(CONSUME).detail
+    assert "4 copies of one keyed request on two servers: one run, one turn" in consume
+    assert "4 processes answering one interrupt on two servers: 1 accepted, 3 refused" in consume
+    for name in (FORK, VALIDITY, RECOVERY):
+        assert report.result(name).verdict == NOT_APPLICABLE and "runtime='local'" in report.result(name).detail
+    assert "sqlite, served" in report.summary()
+
+
+def test_a_served_tool_that_is_not_idempotent_breaks_effect_exactly_once(tmp_path: Path) -> None:
+    report = resume_contract(f"{AGENTS}:charging", "charge", properties=[EFFECT], workdir=tmp_path, runtime="serve")
+    result = report.result(EFFECT)
+    assert result.verdict == VIOLATED, report.summary()
+    first = "server killed inside tool call 1 of 2 (after its body): tool call c0-charge, re-run in doubt with the same key"
+    assert result.detail.startswith(first)
+    assert "not idempotent" in result.detail and all(Path(f).exists() for f in result.files)
+
+
+def test_eight_processes_racing_one_request_and_one_answer_on_postgresql(pg_url: str, tmp_path: Path) -> None:
+    report = resume_contract(
+        f"{AGENTS}:booking", "book it", store=pg_url, answers=APPROVE, properties=[CONSUME], k=8, workdir=tmp_path, runtime="serve"
+    )
+    assert report.result(CONSUME).verdict == HOLDS, report.summary()
+    assert "8 processes answering one interrupt on two servers: 1 accepted, 7 refused" in report.result(CONSUME).detail
+
+
+def test_an_unknown_runtime_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(TetherError, match="runtime='lambda': choose from local, serve, temporal"):
+        resume_contract(f"{AGENTS}:booking", "book it", workdir=tmp_path, runtime="lambda")
