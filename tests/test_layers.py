@@ -154,6 +154,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tether.agent_runs",
             "tether.agent_snapshots",
             "tether.agent_tool",
+            "tether.runnable",
             "tether.durable",
             "tether.multiagent",
             "tether.mcp",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import copy
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from .._sync import run_sync
@@ -51,6 +51,8 @@ class MultiAgentBase(ABC, Generic[R]):
     (or loaded) last.
     """
 
+    kind: ClassVar[str]
+    """The shape on the wire (:class:`~tether.runnable.Runnable`): ``"graph"``, ``"swarm"``."""
     label: ClassVar[str]
     """What the pattern is called in messages (``graph``, ``swarm``)."""
     state_key: ClassVar[str]
@@ -85,6 +87,10 @@ class MultiAgentBase(ABC, Generic[R]):
         """Execute ``run`` to its end (or its next interrupt), yielding its events and finally
         ``result``; ``recorder``: the durable run's (None in memory); ``answers``: interrupt
         responses; ``forward``: also yield the agents' own events (``node_event``)."""
+
+    @abstractmethod
+    def child(self, step: str, where: str | None = None) -> object:
+        """The nested part ``step`` (a node, a member): see :class:`~tether.runnable.Runnable`."""
 
     @abstractmethod
     def _result(self, run: GraphRunState, run_id: str | None) -> R:
@@ -142,6 +148,20 @@ class MultiAgentBase(ABC, Generic[R]):
         async with contextlib.aclosing(stream) as events:
             async for event in events:
                 yield event
+
+    def resume_stream(self, prompt: Any, /, *, run_id: str) -> AsyncIterator[RunEvent]:
+        """The events of continuing durable run ``run_id`` (``prompt``: ``interruptResponse``
+        blocks answering its interrupts, or None), as :meth:`resume_async` runs it."""
+        return self.stream_async(prompt, run_id=run_id)
+
+    def owns_state(self, state: Mapping[str, Any]) -> bool:
+        """Whether a stored run's agent state is a run of this pattern (the spec it keeps is this one's)."""
+        stored = state.get(self.state_key)
+        return isinstance(stored, dict) and stored.get("spec") == self.spec.to_dict()
+
+    def cancel(self) -> None:
+        """Refused (StateError): a multi-agent run stops at its nodes' ends, not on request."""
+        raise StateError(f"a {self.label} run cannot be cancelled; only agent runs can")
 
     async def _last(self, events: AsyncGenerator[RunEvent, None]) -> R:
         """The ``result`` of a run's events (drained to the end)."""

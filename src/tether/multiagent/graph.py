@@ -237,6 +237,7 @@ class Graph(MultiAgentBase[GraphResult]):
     run started (or loaded) last.
     """
 
+    kind = "graph"
     label = "graph"
     state_key = STATE_KEY
     snapshot_type = SNAPSHOT_TYPE
@@ -476,6 +477,10 @@ class Graph(MultiAgentBase[GraphResult]):
         if kind is None:
             raise ConfigurationError(f"the graph has no node {node_id!r} (nodes: {', '.join(self._node_ids)})")
         return kind.executor(store)  # type: ignore[no-any-return]
+
+    def child(self, step: str, where: str | None = None) -> object:
+        """What node ``step`` runs (:meth:`node_executor`): an agent, a graph or a callable."""
+        return self.node_executor(step)
 
     def _with_store(self, store: RunStore) -> Graph:
         """This graph (the same nodes, agent configurations as added) keeping runs in ``store``."""

@@ -85,6 +85,7 @@ class Swarm(MultiAgentBase[SwarmResult]):
     ``stream_async``, ``resume``, ``take_snapshot`` / ``load_snapshot``: see
     :class:`~tether.multiagent.base.MultiAgentBase`)."""
 
+    kind = "swarm"
     label = "swarm"
     state_key = SWARM_KEY
     snapshot_type = SWARM_KEY
@@ -188,6 +189,10 @@ class Swarm(MultiAgentBase[SwarmResult]):
             if entry.get("result") is not None:
                 decode_result(entry["result"], f"swarm {where}: member {name!r}")
         return GraphRunState(copy.deepcopy(data), list(order))
+
+    def child(self, step: str, where: str | None = None) -> object:
+        """A fresh agent for member ``step`` (:meth:`member_agent`)."""
+        return self.member_agent(step)
 
     def member_agent(self, name: str, store: RunStore | None = None) -> Agent:
         """A fresh agent for one turn of member ``name``: its configuration, the handoff tool and

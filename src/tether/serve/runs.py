@@ -41,8 +41,7 @@ from ..agent import Agent
 from ..durable.history import summary_of
 from ..durable.indoubt import IN_DOUBT
 from ..durable.store import RunStore, with_liveness
-from ..errors import RequestError, RunLockedError, RunNotFoundError
-from ..multiagent.base import MultiAgentBase
+from ..errors import RequestError, RunLockedError, RunNotFoundError, StateError
 from .clientturn import ClientTurn, ClientTurnRecorder, install, stored_tools
 from .drain import Drain, HandOver, handover_reason, previous_server
 from .eventlog import EventLogs
@@ -318,10 +317,10 @@ class RunManager:
         execution = self.executions.get(run_id)
         if execution is None:
             raise RequestError(f"run {run_id!r} is not executing in this server process", status=409)
-        runner = execution.runner
-        if not isinstance(runner, Agent):
-            raise RequestError(f"run {run_id!r} is a {type(runner).__name__} run; only agent runs can be cancelled", status=409)
-        runner.cancel()
+        try:
+            execution.runner.cancel()
+        except StateError as exc:  # a graph or swarm run
+            raise RequestError(f"run {run_id!r}: {exc}", status=409) from None
 
     async def delete(self, run_id: str) -> list[str]:
         """Delete run ``run_id`` with its nested runs (refused while it executes)."""
@@ -401,14 +400,17 @@ class RunManager:
         self.drain.refuse_new_work()
         runner = build(self.registry, name)
         runner.store = self.store
-        if isinstance(runner, Agent) and not resume:
-            runner.state.set(SERVE_KEY, {"agent": name})  # a new run records its entry (a stored run keeps its own)
-        if isinstance(runner, Agent) and request is not None:
-            runner.hooks.add(KeyRecorder(request))  # records the key with the turn's first write, or refuses a repeat
-        if isinstance(runner, Agent):
-            install(runner, client.tools if client is not None and client.tools is not None else stored_tools(head))
+        # An agent's hooks, client tools and agent state are capabilities of the Agent class
+        # (a graph or swarm has none); the run itself is driven through the Runnable protocol.
+        agent = runner if isinstance(runner, Agent) else None
+        if agent is not None and not resume:
+            agent.state.set(SERVE_KEY, {"agent": name})  # a new run records its entry (a stored run keeps its own)
+        if agent is not None and request is not None:
+            agent.hooks.add(KeyRecorder(request))  # records the key with the turn's first write, or refuses a repeat
+        if agent is not None:
+            install(agent, client.tools if client is not None and client.tools is not None else stored_tools(head))
             if client is not None:
-                runner.hooks.add(ClientTurnRecorder(client))
+                agent.hooks.add(ClientTurnRecorder(client))
         elif client is not None and (client.tools or client.state):
             _log.warning("run %r: a %s takes no client tools or state; they are not used", run_id, type(runner).__name__)
         elif request is not None and request.explicit and (resume or run_id != run_id_for(request.key)):
@@ -416,8 +418,8 @@ class RunManager:
                 f"Idempotency-Key: entry {name!r} is a {type(runner).__name__}, whose runs keep no request keys; "
                 "a key names only a new run of it (without run_id)"
             )
-        if isinstance(runner, Agent):
-            runner.hooks.add(HandOver(self.drain))  # at its next model call once the server drains
+        if agent is not None:
+            agent.hooks.add(HandOver(self.drain))  # at its next model call once the server drains
         execution = Execution(run_id, name, runner)
         self.executions[run_id] = execution
         execution.task = asyncio.create_task(self._drive(execution, _events(runner, prompt, run_id, resume)), name=f"tether-run-{run_id}")
@@ -487,11 +489,8 @@ def _status_of(result: Any) -> str:
 
 def _events(runner: Runnable, prompt: Any, run_id: str, resume: bool) -> Callable[[], AsyncIterator[dict[str, Any]]]:
     """The event stream that drives ``runner``'s run (deltas included)."""
-    if isinstance(runner, Agent):
-        if resume:
-            return lambda: runner.nested_events(prompt, run_id=run_id, resume=True)  # type: ignore[return-value]
-        return lambda: runner.stream_async(prompt, run_id=run_id)  # type: ignore[return-value]
-    assert isinstance(runner, MultiAgentBase)
+    if resume:
+        return lambda: runner.resume_stream(prompt, run_id=run_id)
     return lambda: runner.stream_async(prompt, run_id=run_id)
 
 
