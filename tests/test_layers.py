@@ -121,6 +121,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "tether.budget",
             "tether.loop.journal",
             "tether.loop.stream",
+            "tether.answers",
             "tether.interrupts",
             "tether.metrics",
             "tether.snapshot",
