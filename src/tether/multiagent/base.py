@@ -19,6 +19,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from .._sync import run_sync
+from ..answers import answer_list
 from ..durable.store import RunStore
 from ..errors import PromptError, SnapshotError, StateError, TetherError
 from ..events import final_result
@@ -28,6 +29,9 @@ from .results import GraphResult
 from .state import GraphRunState
 
 R = TypeVar("R", bound=GraphResult)
+
+ANSWER_AT = "responses[{i}].interruptResponse"
+"""How a refusal names answer ``i`` of a multi-agent run (:mod:`tether.answers`)."""
 
 RunEvent = dict[str, Any]
 """An event of a multi-agent run: ``node_start``, ``node_event``, ``node_result`` (and a swarm's
@@ -114,7 +118,7 @@ class MultiAgentBase(ABC, Generic[R]):
                 is resumed (``task`` must then be None).
             parent_run_id: With ``run_id``: the run this run is nested in.
         """
-        answers = _answers(task)
+        answers = answer_list(task)
         resume = answers is not None and run_id is not None
         return await self._last(self._stream(None if answers is not None else task, run_id, parent_run_id, resume, answers, forward=False))
 
@@ -133,7 +137,7 @@ class MultiAgentBase(ABC, Generic[R]):
 
     async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> R:
         """Async :meth:`resume`."""
-        answers = None if responses is None else _answers(responses)
+        answers = None if responses is None else answer_list(responses)
         if responses is not None and answers is None:
             raise PromptError(f"{self.label}.resume: responses must be a list of interruptResponse blocks")
         return await self._last(self._stream(None, run_id, None, True, answers, forward=False))
@@ -142,7 +146,7 @@ class MultiAgentBase(ABC, Generic[R]):
         self, task: Any = None, *, run_id: str | None = None, parent_run_id: str | None = None
     ) -> AsyncIterator[RunEvent]:
         """Run, yielding :data:`RunEvent` dicts; the parameters are :meth:`invoke_async`'s."""
-        answers = _answers(task)
+        answers = answer_list(task)
         resume = answers is not None and run_id is not None
         stream = self._stream(None if answers is not None else task, run_id, parent_run_id, resume, answers, forward=True)
         async with contextlib.aclosing(stream) as events:
@@ -258,13 +262,6 @@ class MultiAgentBase(ABC, Generic[R]):
         self._current = self._restore(snapshot.get("state"), snapshot.get(self.order_key), "snapshot")
 
 
-def _answers(task: Any) -> list[dict[str, Any]] | None:
-    """``task`` if it is a non-empty list of ``interruptResponse`` blocks (answers), else None."""
-    if isinstance(task, list) and task and all(isinstance(b, dict) and isinstance(b.get("interruptResponse"), dict) for b in task):
-        return copy.deepcopy(task)
-    return None
-
-
 def check_task(task: Any) -> Any:
     """``task`` if it is a string or a list of content blocks (a copy); PromptError otherwise."""
     if isinstance(task, str):
@@ -274,4 +271,4 @@ def check_task(task: Any) -> Any:
     raise PromptError(f"a graph task must be a string or a list of content blocks, got {type(task).__name__}")
 
 
-__all__ = ["MultiAgentBase", "RunEvent", "check_task"]
+__all__ = ["ANSWER_AT", "MultiAgentBase", "RunEvent", "check_task"]
