@@ -85,7 +85,7 @@ def test_an_interrupt_is_answered_over_http_and_a_bad_answer_changes_nothing(cli
     assert [e["type"] for e in seen][-3:] == ["interrupt", "result", "end"]
     steps = len(store.history("ask-1"))
     url = "/runs/ask-1/interrupts"
-    assert "no pending interrupt 'nope'" in error_of(client.post(url, json={"responses": {"nope": "yes"}}), 400)
+    assert "unknown interrupt id 'nope'" in error_of(client.post(url, json={"responses": {"nope": "yes"}}), 400)
     assert "has no response" in error_of(client.post(url, json={"responses": [{"interruptId": question["id"]}]}), 400)
     assert "answer every pending interrupt" in error_of(client.post(url, json={"responses": []}), 400)
     assert "responses is missing" in error_of(client.post(url, json={}), 400)
