@@ -401,17 +401,14 @@ class RunManager:
         self.drain.refuse_new_work()
         runner = build(self.registry, name)
         runner.store = self.store
-        # An agent's hooks, client tools and agent state are capabilities of the Agent class
-        # (a graph or swarm has none); the run itself is driven through the Runnable protocol.
-        agent = runner if isinstance(runner, Agent) else None
-        if agent is not None and not resume:
-            agent.state.set(SERVE_KEY, {"agent": name})  # a new run records its entry (a stored run keeps its own)
-        if agent is not None and request is not None:
-            agent.hooks.add(KeyRecorder(request))  # records the key with the turn's first write, or refuses a repeat
-        if agent is not None:
-            install(agent, client.tools if client is not None and client.tools is not None else stored_tools(head))
+        if isinstance(runner, Agent) and not resume:
+            runner.state.set(SERVE_KEY, {"agent": name})  # a new run records its entry (a stored run keeps its own)
+        if isinstance(runner, Agent) and request is not None:
+            runner.hooks.add(KeyRecorder(request))  # records the key with the turn's first write, or refuses a repeat
+        if isinstance(runner, Agent):
+            install(runner, client.tools if client is not None and client.tools is not None else stored_tools(head))
             if client is not None:
-                agent.hooks.add(ClientTurnRecorder(client))
+                runner.hooks.add(ClientTurnRecorder(client))
         elif client is not None and (client.tools or client.state):
             _log.warning("run %r: a %s takes no client tools or state; they are not used", run_id, type(runner).__name__)
         elif request is not None and request.explicit and (resume or run_id != run_id_for(request.key)):
@@ -419,8 +416,8 @@ class RunManager:
                 f"Idempotency-Key: entry {name!r} is a {type(runner).__name__}, whose runs keep no request keys; "
                 "a key names only a new run of it (without run_id)"
             )
-        if agent is not None:
-            agent.hooks.add(HandOver(self.drain))  # at its next model call once the server drains
+        if isinstance(runner, Agent):
+            runner.hooks.add(HandOver(self.drain))  # at its next model call once the server drains
         execution = Execution(run_id, name, runner)
         self.executions[run_id] = execution
         execution.task = asyncio.create_task(self._drive(execution, _events(runner, prompt, run_id, resume)), name=f"tether-run-{run_id}")
