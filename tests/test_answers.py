@@ -95,7 +95,7 @@ def test_an_interrupt_answered_earlier_or_twice_is_refused() -> None:
 
 def test_every_pending_interrupt_answered_only_where_asked() -> None:
     check_answers(answers_from({"a": 1}), PENDING)  # an agent's turn stops again for the others
-    with pytest.raises(InterruptError, match=r"no answer to \['b'\]: answer every pending interrupt"):
+    with pytest.raises(InterruptError, match=r"the run waits for answers to \['b'\]; answer every pending interrupt"):
         check_answers(answers_from({"a": 1}), PENDING, every=True)
     with pytest.raises(RequestError, match="answer every pending interrupt"):
         served_check("r1", {"a": 1}, PENDING)  # the server's rule

@@ -137,7 +137,7 @@ def check_answers(
         seen.add(ident)
     missing = [ident for ident in pending if ident not in seen]
     if every and missing:
-        raise InterruptError(f"no answer to {missing}: answer every pending interrupt")
+        raise InterruptError(f"answers are missing: the run waits for answers to {missing}; answer every pending interrupt")
 
 
 def route_answers(
