@@ -22,6 +22,7 @@ from .agent_runs import DurableRuns
 from .agent_snapshots import AgentSnapshots
 from .agent_state import AgentState
 from .agent_tool import AgentTool
+from .answers import allow_names
 from .budget import Budget, ModelPrice
 from .budget.prices import checked_prices
 from .conversation import ConversationManager, SlidingWindowConversationManager
@@ -463,9 +464,7 @@ class Agent(DurableRuns, AgentSnapshots):
         try:
             normalized = normalize_prompt(prompt)
             await self.tool_registry.start_sources()
-            if allow is not None and isinstance(allow, str):
-                raise ConfigurationError(f"allow must be a list of difference names, got the string {allow!r}")
-            check = ResumeCheck(self.manifest(output_model), self.migrations, frozenset(allow or ()))
+            check = ResumeCheck(self.manifest(output_model), self.migrations, frozenset(allow_names(allow)))
             options = InvocationOptions(
                 checkpointing=self.checkpointing,
                 output_model=output_model,

@@ -7,11 +7,12 @@ invocation's event stream); a run's turns are the agent's own invocations with a
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Iterable
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from ._sync import run_sync
 from .budget import Budget
+from .errors import ConfigurationError
 from .events import AgentEvent, final_result
 from .models.base import Model
 from .result import AgentResult
@@ -24,7 +25,11 @@ if TYPE_CHECKING:
 
 
 class DurableRuns:
-    """``resume``, ``fork`` and ``replay`` of an agent's durable runs, in its store."""
+    """``resume``, ``fork`` and ``replay`` of an agent's durable runs, in its store; and the
+    agent's side of :class:`~tether.runnable.Runnable` (what the server and Temporal call)."""
+
+    kind: ClassVar[str] = "agent"
+    """The shape on the wire (:class:`~tether.runnable.Runnable`)."""
 
     store: RunStore | None
 
@@ -100,6 +105,29 @@ class DurableRuns:
         from .durable.replay import replay_run
 
         return run_sync(replay_run(cast("Agent", self), self._store(), run_id, at, model=model, edit=edit, new_run_id=new_run_id))
+
+    def resume_stream(self, prompt: Any, /, *, run_id: str) -> AsyncGenerator[AgentEvent, None]:
+        """The events (deltas included) of continuing durable run ``run_id``, as :meth:`resume_async`
+        does (``prompt``: ``interruptResponse`` blocks answering its interrupts, or None)."""
+        return self._events(prompt, forward_deltas=True, run_id=run_id, resume=True)
+
+    def owns_state(self, state: Mapping[str, Any]) -> bool:
+        """False: an agent's run keeps no description of the agent (the server records the
+        registry name it was started under instead)."""
+        return False
+
+    def child(self, step: str, where: str | None = None) -> object:
+        """The agent of this agent's agent tool ``step`` (a fresh one, as a call of the tool runs).
+
+        Raises:
+            ConfigurationError: The agent has no agent tool ``step``.
+        """
+        from .agent_tool import AgentTool
+
+        tool = cast("Agent", self).tool_registry.get(step)
+        if not isinstance(tool, AgentTool):
+            raise ConfigurationError(f"agent {where or cast('Agent', self).name!r} has no agent tool named {step!r}")
+        return tool.runner()
 
     def _store(self) -> RunStore:
         """The agent's store, created on first use (``$TETHER_HOME/runs.db``) when none was given."""

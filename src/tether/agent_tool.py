@@ -53,6 +53,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .answers import answer_block
 from .budget import Budget, Spend, spend_of
 from .durable.adoption import adopt_child
 from .durable.ids import child_run_id
@@ -292,7 +293,7 @@ class AgentTool(Tool):
             child = Interrupt.from_dict(record)
             name = asked_name(self._tool_name, child.id, child.name, asked)
             answer = context.interrupt(name, child.reason)
-            answers.append({"interruptResponse": {"interruptId": child.id, "response": answer}})
+            answers.append(answer_block(child.id, answer))
         return answers
 
     async def _drive(

@@ -171,8 +171,9 @@ class CheckpointResumeError(CheckpointError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class InterruptError(TetherError, ValueError):
-    """An interrupt response is invalid for the run's interrupt state."""
+class InterruptError(PromptError):
+    """An interrupt response is invalid for the run's interrupt state (a prompt error: answers
+    are a prompt, and every entry point refuses them with this class, :mod:`tether.answers`)."""
 
 
 class IncompatibleResumeError(TetherError):

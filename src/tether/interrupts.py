@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._json import json_roundtrip_copy
-from .errors import InterruptError, ShapeError
+from .answers import answers_from, check_answers, json_value
+from .errors import InterruptError
 from .types import InterruptRecord, InterruptState, JSONValue
 
 
@@ -126,7 +126,7 @@ class InterruptRaiser:
         if known is not None and "response" in known:
             return known["response"]
         # The reason is persisted with the run, so it must be JSON; say so where it is raised.
-        reason = _json_value(reason, f"interrupt {name!r} reason")
+        reason = json_value(reason, f"interrupt {name!r} reason")
         raise InterruptSignal(Interrupt(ident, name, reason, self._source, self._tool_use_id))
 
 
@@ -146,46 +146,20 @@ def is_interrupted(interrupt_state: InterruptState) -> bool:
 def apply_responses(interrupt_state: InterruptState, responses: list[dict[str, Any]]) -> None:
     """Record ``interruptResponse`` answers.
 
-    Everything is checked before anything is recorded, so a bad list changes nothing: unknown
-    ids, an id answered twice (in this list or earlier), a missing or non-JSON response and
-    responses when nothing is interrupted are ``InterruptError``s. Answering only some of the
-    pending interrupts is allowed; the run then stops again for the others.
+    Everything is checked before anything is recorded (:mod:`tether.answers`), so a bad list
+    changes nothing: unknown ids, an id answered twice (in this list or earlier), a missing or
+    non-JSON response, an in-doubt question answered with neither ``"rerun"``, a string nor an
+    object, and responses when nothing is interrupted are ``InterruptError``s. Answering only
+    some of the pending interrupts is allowed; the run then stops again for the others.
     """
     table = interrupt_state.get("interrupts") or {}
     if not interrupt_state.get("activated") or not table:
         raise InterruptError("interrupt responses were given but nothing is interrupted; send a normal prompt instead")
-    seen: set[str] = set()
-    values: list[tuple[str, Any]] = []
-    for i, item in enumerate(responses):
-        where = f"prompt[{i}].interruptResponse"
-        if not isinstance(item, dict):
-            raise InterruptError(f"{where} must be an object {{interruptId, response}}, got {type(item).__name__}")
-        ident = item.get("interruptId")
-        if not isinstance(ident, str):
-            raise InterruptError(f"{where}.interruptId must be a string, got {ident!r}")
-        if "response" not in item:
-            raise InterruptError(f"{where}.response is missing (interrupt {ident})")
-        extra = set(item) - {"interruptId", "response"}
-        if extra:
-            raise InterruptError(f"{where}.{sorted(extra)[0]} is not an interruptResponse key (use interruptId and response)")
-        known = table.get(ident)
-        if known is None:
-            pending = ", ".join(i.id for i in pending_interrupts(interrupt_state)) or "none"
-            raise InterruptError(f"{where}.interruptId: unknown interrupt id {ident!r}; pending interrupts: {pending}")
-        if ident in seen or "response" in known:
-            raise InterruptError(f"{where}.interruptId: interrupt {ident!r} ({known['name']}) is already answered")
-        seen.add(ident)
-        values.append((ident, _json_value(item["response"], f"{where}.response")))
-    for ident, value in values:
-        table[ident]["response"] = value
-
-
-def _json_value(value: Any, what: str) -> Any:
-    """A JSON copy of an interrupt reason or response (persisted with the run), or an ``InterruptError``."""
-    try:
-        return json_roundtrip_copy(value, what)
-    except ShapeError as exc:
-        raise InterruptError(str(exc)) from None
+    where = "prompt[{i}].interruptResponse"
+    answers = answers_from(responses, where)
+    check_answers(answers, table, where=where)
+    for answer in answers:
+        table[answer["interruptId"]]["response"] = answer["response"]
 
 
 __all__ = [

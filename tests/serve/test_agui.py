@@ -284,7 +284,7 @@ def test_an_interrupt_finishes_the_run_and_is_answered_through_agui(client: Test
     assert question["id"] == f"th-ask/{steps}/{tether_id}"  # the thread and the step: unique per AG-UI run and thread
     url = "/agents/asker/agui"
     wrong = client.post(url, json=agui_input("th-ask", "r2", None, [ResumeEntry(interrupt_id="nope", status="resolved", payload="yes")]))
-    assert "no pending interrupt 'nope'" in error_of(wrong, 400)
+    assert "unknown interrupt id 'nope'" in error_of(wrong, 400)
     twice = [ResumeEntry(interrupt_id=question["id"], status="resolved", payload=p) for p in ("yes", "no")]
     assert "answered twice" in error_of(client.post(url, json=agui_input("th-ask", "r2", None, twice)), 400)
     assert "a new prompt needs a finished turn" in error_of(client.post(url, json=agui_input("th-ask", "r2", "hello?")), 409)

@@ -269,7 +269,7 @@ def test_interrupt_ids_do_not_repeat_across_threads(client: TestClient) -> None:
         ids.append(question["id"])
     assert ids[0] != ids[1]
     assert client.get("/runs/th-i1").json()["interrupts"][0]["id"] == client.get("/runs/th-i2").json()["interrupts"][0]["id"]  # Tether's
-    assert "no pending interrupt" in error_of(
+    assert "unknown interrupt id" in error_of(
         client.post("/agents/asker/agui", json=agui_body("th-i1", "r2", [], resume=[ResumeEntry(interrupt_id=ids[1], status="resolved")])),
         400,
     )

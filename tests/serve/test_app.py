@@ -16,6 +16,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from tether.durable import SQLiteStore
+from tether.multiagent import GraphBuilder
 from tether.serve import RunManager, create_app
 
 from . import registry_module
@@ -85,7 +86,7 @@ def test_an_interrupt_is_answered_over_http_and_a_bad_answer_changes_nothing(cli
     assert [e["type"] for e in seen][-3:] == ["interrupt", "result", "end"]
     steps = len(store.history("ask-1"))
     url = "/runs/ask-1/interrupts"
-    assert "no pending interrupt 'nope'" in error_of(client.post(url, json={"responses": {"nope": "yes"}}), 400)
+    assert "unknown interrupt id 'nope'" in error_of(client.post(url, json={"responses": {"nope": "yes"}}), 400)
     assert "has no response" in error_of(client.post(url, json={"responses": [{"interruptId": question["id"]}]}), 400)
     assert "answer every pending interrupt" in error_of(client.post(url, json={"responses": []}), 400)
     assert "responses is missing" in error_of(client.post(url, json={}), 400)
@@ -127,6 +128,25 @@ def test_cancel_stops_a_running_run(client: TestClient, gate_dir: Path) -> None:
     run = wait_status(client, "w1", "finished")
     assert run["stop_reason"] == "cancelled"
     assert "not executing" in error_of(client.post("/runs/w1/cancel"), 409)
+
+
+def test_a_running_graph_run_is_not_cancelled(store: SQLiteStore, gate_dir: Path) -> None:
+    """Cancel goes through the Runnable protocol: a graph refuses it (409), and its run goes on."""
+
+    def slow_graph() -> Any:
+        builder = GraphBuilder()
+        builder.add_node(registry_module.worker(), "work")
+        return builder.build()
+
+    with TestClient(create_app({"slow-graph": slow_graph}, store, scan_interval=0.2, poll_interval=0.1), base_url=BASE) as client:
+        assert client.post("/agents/slow-graph/runs", json={"prompt": "go", "run_id": "g-slow"}).status_code == 202
+        deadline = time.monotonic() + 20
+        while not (gate_dir / "entered-slow").exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert "run 'g-slow': a graph run cannot be cancelled" in error_of(client.post("/runs/g-slow/cancel"), 409)
+        (gate_dir / "release").write_text("")
+        assert wait_status(client, "g-slow", "finished")["agent"] == "slow-graph"
 
 
 @pytest.mark.parametrize(

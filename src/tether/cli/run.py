@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from ..answers import answer_block
 from ..durable.history import summary_of
 from ..durable.store import RunStore
 from ..errors import ConfigurationError, ReplyCutOffError, RunNotFoundError, TetherError
@@ -241,7 +242,7 @@ def _answer(item: str) -> dict[str, Any]:
         value = json.loads(raw)
     except ValueError:
         value = raw  # plain text
-    return {"interruptResponse": {"interruptId": ident, "response": value}}
+    return answer_block(ident, value)
 
 
 def read_prompt(prompt: str) -> str:

@@ -11,12 +11,10 @@ An idempotent tool is simply run again (same idempotency key), and so is a tool 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
+from ..answers import IN_DOUBT, RERUN  # defined with the answer rules (tether.answers); named here too
 from ..types import ToolUse
-
-RERUN: Final = "rerun"
-IN_DOUBT: Final = "tether.in_doubt"
 
 
 @dataclass(frozen=True)
@@ -43,3 +41,6 @@ class InDoubtCall:
             "idempotency_key": self.idempotency_key,
             "question": "this call started but its result was not recorded; answer 'rerun' or the result to record",
         }
+
+
+__all__ = ["IN_DOUBT", "RERUN", "InDoubtCall"]

@@ -21,7 +21,8 @@ from typing import Any
 
 from .._json import json_copy
 from .._prompt import Prompt
-from ..errors import ConfigurationError, InterruptError, LeaseLostError, PromptError, RunNotFoundError
+from ..answers import answers_from, check_answers
+from ..errors import ConfigurationError, LeaseLostError, PromptError, RunNotFoundError
 from ..events import AgentEvent
 from ..interrupts import Interrupt, interrupt_id
 from ..invocation import InvocationOptions, invoke_stream
@@ -334,16 +335,18 @@ def _answer_in_doubt(session: DurableSession, responses: list[dict[str, Any]]) -
     """Apply answers to ``tether.in_doubt`` interrupts; returns the prompt for the rest."""
     run = session.run
     table = run.interrupt_state.get("interrupts") or {}
+    # Every answer is checked before any is applied (tether.answers): a bad one changes nothing.
+    if not run.interrupt_state.get("activated") or not table:
+        return Prompt("interrupt_responses", responses=responses)  # the turn refuses them: nothing is interrupted
+    where = "prompt[{i}].interruptResponse"
+    check_answers(answers_from(responses, where), table, where=where)
     core = LoopCore(run, CoreConfig())
     others: list[dict[str, Any]] = []
-    for i, item in enumerate(responses):
-        ident = item.get("interruptId") if isinstance(item, dict) else None
-        entry = table.get(ident) if isinstance(ident, str) else None
-        if entry is None or entry.get("name") != IN_DOUBT:
+    for item in responses:
+        entry = table[item["interruptId"]]
+        if entry.get("name") != IN_DOUBT:
             others.append(item)
             continue
-        if "response" not in item:
-            raise InterruptError(f"prompt[{i}].interruptResponse.response is missing (interrupt {entry['id']})")
         tool_use_id = entry["tool_use_id"]
         assert tool_use_id is not None  # an in-doubt interrupt is raised for one tool call
         answer = item["response"]

@@ -15,10 +15,11 @@ from __future__ import annotations
 import contextlib
 import copy
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from .._sync import run_sync
+from ..answers import answer_list
 from ..durable.store import RunStore
 from ..errors import PromptError, SnapshotError, StateError, TetherError
 from ..events import final_result
@@ -28,6 +29,9 @@ from .results import GraphResult
 from .state import GraphRunState
 
 R = TypeVar("R", bound=GraphResult)
+
+ANSWER_AT = "responses[{i}].interruptResponse"
+"""How a refusal names answer ``i`` of a multi-agent run (:mod:`tether.answers`)."""
 
 RunEvent = dict[str, Any]
 """An event of a multi-agent run: ``node_start``, ``node_event``, ``node_result`` (and a swarm's
@@ -51,6 +55,8 @@ class MultiAgentBase(ABC, Generic[R]):
     (or loaded) last.
     """
 
+    kind: ClassVar[str]
+    """The shape on the wire (:class:`~tether.runnable.Runnable`): ``"graph"``, ``"swarm"``."""
     label: ClassVar[str]
     """What the pattern is called in messages (``graph``, ``swarm``)."""
     state_key: ClassVar[str]
@@ -87,6 +93,10 @@ class MultiAgentBase(ABC, Generic[R]):
         responses; ``forward``: also yield the agents' own events (``node_event``)."""
 
     @abstractmethod
+    def child(self, step: str, where: str | None = None) -> object:
+        """The nested part ``step`` (a node, a member): see :class:`~tether.runnable.Runnable`."""
+
+    @abstractmethod
     def _result(self, run: GraphRunState, run_id: str | None) -> R:
         """The result of ``run``'s state."""
 
@@ -108,7 +118,7 @@ class MultiAgentBase(ABC, Generic[R]):
                 is resumed (``task`` must then be None).
             parent_run_id: With ``run_id``: the run this run is nested in.
         """
-        answers = _answers(task)
+        answers = answer_list(task)
         resume = answers is not None and run_id is not None
         return await self._last(self._stream(None if answers is not None else task, run_id, parent_run_id, resume, answers, forward=False))
 
@@ -127,7 +137,7 @@ class MultiAgentBase(ABC, Generic[R]):
 
     async def resume_async(self, run_id: str, responses: list[dict[str, Any]] | None = None) -> R:
         """Async :meth:`resume`."""
-        answers = None if responses is None else _answers(responses)
+        answers = None if responses is None else answer_list(responses)
         if responses is not None and answers is None:
             raise PromptError(f"{self.label}.resume: responses must be a list of interruptResponse blocks")
         return await self._last(self._stream(None, run_id, None, True, answers, forward=False))
@@ -136,12 +146,26 @@ class MultiAgentBase(ABC, Generic[R]):
         self, task: Any = None, *, run_id: str | None = None, parent_run_id: str | None = None
     ) -> AsyncIterator[RunEvent]:
         """Run, yielding :data:`RunEvent` dicts; the parameters are :meth:`invoke_async`'s."""
-        answers = _answers(task)
+        answers = answer_list(task)
         resume = answers is not None and run_id is not None
         stream = self._stream(None if answers is not None else task, run_id, parent_run_id, resume, answers, forward=True)
         async with contextlib.aclosing(stream) as events:
             async for event in events:
                 yield event
+
+    def resume_stream(self, prompt: Any, /, *, run_id: str) -> AsyncIterator[RunEvent]:
+        """The events of continuing durable run ``run_id`` (``prompt``: ``interruptResponse``
+        blocks answering its interrupts, or None), as :meth:`resume_async` runs it."""
+        return self.stream_async(prompt, run_id=run_id)
+
+    def owns_state(self, state: Mapping[str, Any]) -> bool:
+        """Whether a stored run's agent state is a run of this pattern (the spec it keeps is this one's)."""
+        stored = state.get(self.state_key)
+        return isinstance(stored, dict) and stored.get("spec") == self.spec.to_dict()
+
+    def cancel(self) -> None:
+        """Refused (StateError): a multi-agent run stops at its nodes' ends, not on request."""
+        raise StateError(f"a {self.label} run cannot be cancelled; only agent runs can")
 
     async def _last(self, events: AsyncGenerator[RunEvent, None]) -> R:
         """The ``result`` of a run's events (drained to the end)."""
@@ -238,13 +262,6 @@ class MultiAgentBase(ABC, Generic[R]):
         self._current = self._restore(snapshot.get("state"), snapshot.get(self.order_key), "snapshot")
 
 
-def _answers(task: Any) -> list[dict[str, Any]] | None:
-    """``task`` if it is a non-empty list of ``interruptResponse`` blocks (answers), else None."""
-    if isinstance(task, list) and task and all(isinstance(b, dict) and isinstance(b.get("interruptResponse"), dict) for b in task):
-        return copy.deepcopy(task)
-    return None
-
-
 def check_task(task: Any) -> Any:
     """``task`` if it is a string or a list of content blocks (a copy); PromptError otherwise."""
     if isinstance(task, str):
@@ -254,4 +271,4 @@ def check_task(task: Any) -> Any:
     raise PromptError(f"a graph task must be a string or a list of content blocks, got {type(task).__name__}")
 
 
-__all__ = ["MultiAgentBase", "RunEvent", "check_task"]
+__all__ = ["ANSWER_AT", "MultiAgentBase", "RunEvent", "check_task"]

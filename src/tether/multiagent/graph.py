@@ -34,11 +34,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agent import Agent
+from ..answers import answers_from, as_blocks, route_answers
 from ..budget import Budget, spend_of
 from ..durable.store import RunStore
-from ..errors import ConfigurationError, PromptError
+from ..errors import ConfigurationError
 from . import executions, schedule
-from .base import MultiAgentBase, RunEvent, check_task
+from .base import ANSWER_AT, MultiAgentBase, RunEvent, check_task
 from .durable_graph import GraphRecorder
 from .nodes import AgentNode, AgentTemplate, CallableNode, NestedGraphNode, NodeKind, NodeOutput, NodeRun
 from .results import GraphResult
@@ -237,6 +238,7 @@ class Graph(MultiAgentBase[GraphResult]):
     run started (or loaded) last.
     """
 
+    kind = "graph"
     label = "graph"
     state_key = STATE_KEY
     snapshot_type = SNAPSHOT_TYPE
@@ -377,19 +379,15 @@ class Graph(MultiAgentBase[GraphResult]):
         yield {"type": "result", "result": self._result(run, None if recorder is None else recorder.run_id)}
 
     def _route(self, run: GraphRunState, answers: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-        """The interrupt responses of each interrupted node; PromptError for one no node waits on."""
-        owner: dict[str, str] = {}
-        for node_id, entry in run.data["nodes"].items():
-            if entry["status"] == "interrupted":
-                owner.update({i.id: node_id for i in self._kinds[node_id].interrupts(run.node_result(node_id).result)})
-        routed: dict[str, list[dict[str, Any]]] = {}
-        for block in answers:
-            ident = block["interruptResponse"].get("interruptId")
-            if ident not in owner:
-                waiting = ", ".join(sorted(owner)) or "none"
-                raise PromptError(f"no interrupted node of this graph waits on interrupt {ident!r} (waiting: {waiting})")
-            routed.setdefault(owner[ident], []).append(block)
-        return routed
+        """The interrupt responses of each interrupted node, every node's share checked before
+        any node resumes (:func:`~tether.answers.route_answers`; InterruptError otherwise)."""
+        waiting = {
+            node_id: [i.to_dict() for i in self._kinds[node_id].interrupts(run.node_result(node_id).result)]
+            for node_id, entry in run.data["nodes"].items()
+            if entry["status"] == "interrupted"
+        }
+        routed = route_answers(answers_from(answers, ANSWER_AT), waiting, "node of this graph", ANSWER_AT)
+        return {node_id: as_blocks(share) for node_id, share in routed.items()}
 
     def _complete(self, run: GraphRunState, node_id: str, value: NodeOutput, recorder: GraphRecorder | None, starts: list[str]) -> None:
         """Record a completed execution and start what it makes ready (:mod:`.schedule`); the
@@ -476,6 +474,10 @@ class Graph(MultiAgentBase[GraphResult]):
         if kind is None:
             raise ConfigurationError(f"the graph has no node {node_id!r} (nodes: {', '.join(self._node_ids)})")
         return kind.executor(store)  # type: ignore[no-any-return]
+
+    def child(self, step: str, where: str | None = None) -> object:
+        """What node ``step`` runs (:meth:`node_executor`): an agent, a graph or a callable."""
+        return self.node_executor(step)
 
     def _with_store(self, store: RunStore) -> Graph:
         """This graph (the same nodes, agent configurations as added) keeping runs in ``store``."""

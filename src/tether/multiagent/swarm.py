@@ -18,6 +18,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
 from ..agent import Agent
+from ..answers import answers_from, route_answers
 from ..budget import Budget, spend_of
 from ..durable.adoption import adopt_child
 from ..durable.store import RunStore
@@ -26,7 +27,7 @@ from ..result import AgentResult
 from ..tools.context import ToolContext
 from ..tools.decorator import tool
 from . import executions
-from .base import MultiAgentBase
+from .base import ANSWER_AT, MultiAgentBase
 from .durable_graph import GraphRecorder
 from .nodes import AgentTemplate
 from .results import SwarmResult
@@ -85,6 +86,7 @@ class Swarm(MultiAgentBase[SwarmResult]):
     ``stream_async``, ``resume``, ``take_snapshot`` / ``load_snapshot``: see
     :class:`~tether.multiagent.base.MultiAgentBase`)."""
 
+    kind = "swarm"
     label = "swarm"
     state_key = SWARM_KEY
     snapshot_type = SWARM_KEY
@@ -189,6 +191,10 @@ class Swarm(MultiAgentBase[SwarmResult]):
                 decode_result(entry["result"], f"swarm {where}: member {name!r}")
         return GraphRunState(copy.deepcopy(data), list(order))
 
+    def child(self, step: str, where: str | None = None) -> object:
+        """A fresh agent for member ``step`` (:meth:`member_agent`)."""
+        return self.member_agent(step)
+
     def member_agent(self, name: str, store: RunStore | None = None) -> Agent:
         """A fresh agent for one turn of member ``name``: its configuration, the handoff tool and
         the names it may hand off to (keeping runs in ``store``).
@@ -284,18 +290,16 @@ class Swarm(MultiAgentBase[SwarmResult]):
         yield {"type": "result", "result": self._result(run, None if recorder is None else recorder.run_id)}
 
     def _check_answers(self, run: GraphRunState, answers: list[dict[str, Any]], *, durable: bool) -> None:
-        """Refuse answers to interrupts no member of this run waits on (before anything changes)."""
+        """Refuse answers the member waiting on interrupts cannot take (before anything changes:
+        :func:`~tether.answers.route_answers`)."""
         data = run.data
         running = data["running"]
-        waiting: list[str] = []
+        waiting: dict[str, list[Any]] = {}
         if data["status"] == "interrupted" and running is not None:
             result = run.node_result(running["member"]).result
             if isinstance(result, AgentResult):
-                waiting = [interrupt.id for interrupt in result.interrupts]
-        for block in answers:
-            ident = block["interruptResponse"].get("interruptId")
-            if ident not in waiting:
-                raise PromptError(f"no member of this swarm waits on interrupt {ident!r} (waiting: {', '.join(waiting) or 'none'})")
+                waiting[running["member"]] = [interrupt.to_dict() for interrupt in result.interrupts]
+        route_answers(answers_from(answers, ANSWER_AT), waiting, "member of this swarm", ANSWER_AT)
         if not durable and running is not None and running.get("paused") is None:
             raise PromptError(
                 f"member {running['member']!r} stopped on interrupts in a durable swarm run: "

@@ -16,13 +16,11 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
-from ..agent import Agent
 from ..errors import ConfigurationError
-from ..multiagent.base import MultiAgentBase
+from ..runnable import Runnable, kind_of
 
-Runnable: TypeAlias = "Agent | MultiAgentBase[Any]"
 Registry: TypeAlias = Mapping[str, Callable[[], Any]]
 
 SERVE_KEY = "tether.serve"
@@ -72,9 +70,9 @@ def load_registry(spec: str) -> dict[str, Callable[[], Any]]:
 def build(registry: Registry, name: str) -> Runnable:
     """A fresh runnable of entry ``name``; ConfigurationError when the factory returns something else."""
     made = registry[name]()
-    if not isinstance(made, Agent | MultiAgentBase):
+    if kind_of(made) is None:
         raise ConfigurationError(f"agent factory {name!r} returned a {type(made).__name__}, not an Agent, a Graph or a Swarm")
-    return made
+    return cast(Runnable, made)
 
 
 def entry_of(registry: Registry, head: Mapping[str, Any]) -> str | None:
@@ -88,10 +86,8 @@ def entry_of(registry: Registry, head: Mapping[str, Any]) -> str | None:
         return name if name in registry else None
     for name in registry:
         made = registry[name]()
-        if isinstance(made, MultiAgentBase):
-            stored = state.get(made.state_key)
-            if isinstance(stored, dict) and stored.get("spec") == made.spec.to_dict():
-                return name
+        if kind_of(made) is not None and made.owns_state(state):
+            return name
     return None
 
 

@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agent import Agent
+from ..answers import answers_from, as_blocks
+from ..answers import check_answers as check
 from ..durable.history import summary_of
-from ..durable.indoubt import IN_DOUBT
 from ..durable.store import RunStore, with_liveness
-from ..errors import InterruptError, PromptError, RequestError, RunLockedError, RunNotFoundError
-from ..multiagent.base import MultiAgentBase
+from ..errors import InterruptError, PromptError, RequestError, RunLockedError, RunNotFoundError, StateError
 from .clientturn import ClientTurn, ClientTurnRecorder, install, stored_tools
 from .drain import Drain, HandOver, handover_reason, previous_server
 from .eventlog import EventLogs
@@ -306,7 +306,9 @@ class RunManager:
         (summary,) = await asyncio.to_thread(with_liveness, [summary_of(run_id, head)], self.store.owner_alive)
         if summary.status not in RETRYABLE:
             hint = "answer its interrupts at /runs/{id}/interrupts" if summary.status == "interrupted" else "nothing to retry"
-            raise RequestError(f"run {run_id!r} is {summary.status}: only a failed, stopped, stalled or paused run is retried ({hint})", status=409)
+            raise RequestError(
+                f"run {run_id!r} is {summary.status}: only a failed, stopped, stalled or paused run is retried ({hint})", status=409
+            )
         self.refused.pop(run_id, None)
         try:
             await self._launch(run_id, name, None, resume=True, request=request, head=head, why="retried")
@@ -318,10 +320,10 @@ class RunManager:
         execution = self.executions.get(run_id)
         if execution is None:
             raise RequestError(f"run {run_id!r} is not executing in this server process", status=409)
-        runner = execution.runner
-        if not isinstance(runner, Agent):
-            raise RequestError(f"run {run_id!r} is a {type(runner).__name__} run; only agent runs can be cancelled", status=409)
-        runner.cancel()
+        try:
+            execution.runner.cancel()
+        except StateError as exc:  # a graph or swarm run
+            raise RequestError(f"run {run_id!r}: {exc}", status=409) from None
 
     async def delete(self, run_id: str) -> list[str]:
         """Delete run ``run_id`` with its nested runs (refused while it executes)."""
@@ -502,48 +504,25 @@ def _status_of(result: Any) -> str:
 
 def _events(runner: Runnable, prompt: Any, run_id: str, resume: bool) -> Callable[[], AsyncIterator[dict[str, Any]]]:
     """The event stream that drives ``runner``'s run (deltas included)."""
-    if isinstance(runner, Agent):
-        if resume:
-            return lambda: runner.nested_events(prompt, run_id=run_id, resume=True)  # type: ignore[return-value]
-        return lambda: runner.stream_async(prompt, run_id=run_id)  # type: ignore[return-value]
-    assert isinstance(runner, MultiAgentBase)
+    if resume:
+        return lambda: runner.resume_stream(prompt, run_id=run_id)
     return lambda: runner.stream_async(prompt, run_id=run_id)
 
 
 def check_answers(run_id: str, responses: Any, pending: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """``responses`` as ``interruptResponse`` blocks, each checked against ``pending``.
+    """``responses`` as ``interruptResponse`` blocks, each checked against ``pending``
+    (:mod:`tether.answers`; a RequestError naming the run otherwise).
 
     ``responses`` is a list of ``{"interruptId", "response"}`` (or of ``interruptResponse``
     blocks), or an object ``{interrupt id: response}``. Every pending interrupt must be answered
     once; an in-doubt question (``tether.in_doubt``) takes ``"rerun"`` or the result to record.
     """
-    if isinstance(responses, dict):
-        items = [{"interruptId": key, "response": value} for key, value in responses.items()]
-    elif isinstance(responses, list):
-        items = [item.get("interruptResponse", item) if isinstance(item, dict) else item for item in responses]
-    else:
-        raise RequestError(f"responses must be a list of {{interruptId, response}} or an object of answers, got {type(responses).__name__}")
-    blocks: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for i, item in enumerate(items):
-        if not isinstance(item, dict) or not isinstance(item.get("interruptId"), str):
-            raise RequestError(f"responses[{i}] must be an object with a string interruptId and a response")
-        ident = item["interruptId"]
-        if ident not in pending:
-            raise RequestError(f"responses[{i}]: run {run_id!r} has no pending interrupt {ident!r}; pending: {sorted(pending)}")
-        if ident in seen:
-            raise RequestError(f"responses[{i}]: interrupt {ident!r} is answered twice")
-        if "response" not in item:
-            raise RequestError(f"responses[{i}]: the answer to interrupt {ident!r} has no response")
-        answer = item["response"]
-        if pending[ident]["name"] == IN_DOUBT and not (answer == "rerun" or isinstance(answer, dict | str)):
-            raise RequestError(f"responses[{i}]: in-doubt call {ident!r} takes 'rerun' or the result to record (a string or an object)")
-        seen.add(ident)
-        blocks.append({"interruptResponse": {"interruptId": ident, "response": answer}})
-    missing = sorted(set(pending) - seen)
-    if missing:
-        raise RequestError(f"run {run_id!r} waits for answers to {missing}; answer every pending interrupt")
-    return blocks
+    try:
+        answers = answers_from(responses, what="responses")
+        check(answers, pending, every=True)
+    except InterruptError as exc:
+        raise RequestError(f"run {run_id!r}: {exc}") from None
+    return as_blocks(answers)
 
 
 __all__ = ["RESUMABLE", "RETRYABLE", "Execution", "Notice", "RunManager", "check_answers"]

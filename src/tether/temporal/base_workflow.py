@@ -35,6 +35,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from ..answers import allow_names
     from ..durable.ids import child_run_id
     from ..errors import InterruptError, PromptError, TetherError
     from .activity_io import ChildOutcome
@@ -106,8 +107,9 @@ class RunWorkflow(Generic[SnapshotT]):
     def _validate_answers(self, responses: Answers, allow: list[str] | None = None) -> None:
         self._inbox.refuse_unless_waiting(self._status == "interrupted", self._label(), self._status)
         try:
-            if allow is not None and (not isinstance(allow, list) or not all(isinstance(name, str) for name in allow)):
+            if allow is not None and not isinstance(allow, list):
                 raise InterruptError(f"allow must be a list of difference names, got {allow!r:.80}")
+            allow_names(allow, InterruptError)
             self._check_answers(responses)
         except TetherError as exc:
             raise to_failure(exc) from None

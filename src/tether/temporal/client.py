@@ -19,6 +19,7 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureEr
 from temporalio.service import RPCError
 
 from .._prompt import normalize_prompt
+from ..answers import allow_names, bodies_of
 from ..checkpoint import Checkpoint
 from ..errors import ConfigurationError, PromptError, RunEndedError, RunNotFoundError
 from ..interrupts import Interrupt
@@ -114,7 +115,7 @@ class TetherClient:
     def _compact_responses(self, responses: Answers) -> Answers:
         """Interrupt answers with large responses offloaded (the workflow keeps them as references)."""
         out: Answers = []
-        for item in _bodies(responses):
+        for item in bodies_of(responses):
             if isinstance(item, dict) and "response" in item:
                 field = f"the response to interrupt {item.get('interruptId')}"
                 item = {**item, "response": self.payloads.offload(item["response"], field)}
@@ -194,7 +195,7 @@ class TetherClient:
         if ids is not None:
             params["trace"] = ids
         if allow is not None:
-            params["allow"] = _allow_list(allow)
+            params["allow"] = allow_names(allow)
         handle: RunHandle = await self.client.start_workflow(
             WORKFLOW_NAME, params, id=run_id, task_queue=self.task_queue, result_type=dict, **start_options
         )
@@ -373,7 +374,7 @@ class TetherClient:
         """
         handle = self.client.get_workflow_handle(run_id)
         compact = self._compact_responses(responses)
-        args: list[Any] = [compact] if allow is None else [compact, _allow_list(allow)]
+        args: list[Any] = [compact] if allow is None else [compact, allow_names(allow)]
         try:
             outcome: RunStatus = await handle.execute_update("answer_interrupts", args=args, result_type=dict)
         except WorkflowUpdateFailedError as exc:
@@ -394,7 +395,7 @@ class TetherClient:
         """
         handle = self.client.get_workflow_handle(run_id)
         compact = self._compact_responses(responses)
-        await handle.signal("answer_interrupts_signal", args=[compact] if allow is None else [compact, _allow_list(allow)])
+        await handle.signal("answer_interrupts_signal", args=[compact] if allow is None else [compact, allow_names(allow)])
 
     async def snapshot(self, run_id: str, app_data: dict[str, Any] | None = None) -> Snapshot:
         """The current snapshot of run ``run_id`` (a query; works on running and finished runs)."""
@@ -523,15 +524,3 @@ def _kind(kind: str) -> RunKind:
         return KINDS[kind]
     except KeyError:
         raise ConfigurationError(f"unknown run kind {kind!r}; use one of {', '.join(KINDS)}") from None
-
-
-def _allow_list(allow: Any) -> list[str]:
-    """``allow`` as the workflow takes it: a list of difference names (a string is refused: it
-    would allow each of its letters)."""
-    if isinstance(allow, str) or not all(isinstance(name, str) for name in allow):
-        raise ConfigurationError(f"allow must be a list of difference names, got {allow!r:.80}")
-    return list(allow)
-
-
-def _bodies(responses: Answers) -> Answers:
-    return [item["interruptResponse"] if isinstance(item, dict) and "interruptResponse" in item else item for item in responses]

@@ -38,8 +38,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from ..errors import InterruptError
-    from ..interrupts import apply_responses
+    from ..answers import answers_from, route_answers
     from ..multiagent import schedule
     from ..multiagent.schedule import GraphSpec
     from ..multiagent.state import SNAPSHOT_TYPE, SNAPSHOT_VERSION, GraphRunState
@@ -279,20 +278,9 @@ class GraphWorkflow(MultiAgentWorkflow[GraphSpec]):
         self._route(responses)
 
     def _route(self, responses: Answers) -> dict[str, Answers]:
-        """The answers of each interrupted node; InterruptError for one no node waits on."""
-        pending = self._pending_by_node()
-        owners = {item["id"]: node_id for node_id, items in pending.items() for item in items}
-        routed: dict[str, Answers] = {}
-        for response in responses:
-            ident = response.get("interruptId") if isinstance(response, dict) else None
-            if ident not in owners:
-                waiting = ", ".join(sorted(owners)) or "none"
-                raise InterruptError(f"unknown interrupt id {ident!r}: no interrupted node of this graph waits on it (waiting: {waiting})")
-            routed.setdefault(owners[ident], []).append(response)
-        for node_id, answers in routed.items():
-            trial: Any = {"interrupts": {item["id"]: dict(item) for item in pending[node_id]}, "activated": True}
-            apply_responses(trial, answers)
-        return routed
+        """The answers of each interrupted node, every node's share checked
+        (:func:`~tether.answers.route_answers`); InterruptError for one no node waits on."""
+        return route_answers(answers_from(responses), self._pending_by_node(), "node of this graph")
 
     def _pending_by_node(self) -> dict[str, list[CompactRecord]]:
         data = self._data or {}

@@ -15,10 +15,11 @@ workflow needs no registration of its own and always runs the child its parent h
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._json import json_roundtrip_copy
 from ..errors import ConfigurationError, ShapeError
+from ..runnable import Runnable, kind_of
 from .shapes import Config
 
 if TYPE_CHECKING:
@@ -92,30 +93,22 @@ class AgentRegistry:
 
     def build(self, name: str, config: Config | None = None) -> Agent:
         """A fresh agent for ``name`` (a registered agent, or a nested name) built from ``config``."""
-        from ..agent import Agent
-
-        agent = self._resolve(name, config)
-        if not isinstance(agent, Agent):
-            raise ConfigurationError(f"{name!r} names {_a(type(agent).__name__)}, not an agent")
-        return agent
+        return cast("Agent", self._resolve_kind(name, config, "agent"))
 
     def build_graph(self, name: str, config: Config | None = None) -> Graph:
         """The graph ``name`` (registered, or a nested graph node) built from ``config``."""
-        from ..multiagent.graph import Graph
-
-        graph = self._resolve(name, config)
-        if not isinstance(graph, Graph):
-            raise ConfigurationError(f"{name!r} names {_a(type(graph).__name__)}, not a graph")
-        return graph
+        return cast("Graph", self._resolve_kind(name, config, "graph"))
 
     def build_swarm(self, name: str, config: Config | None = None) -> Swarm:
         """The swarm ``name`` built from ``config``."""
-        from ..multiagent.swarm import Swarm
+        return cast("Swarm", self._resolve_kind(name, config, "swarm"))
 
-        swarm = self._resolve(name, config)
-        if not isinstance(swarm, Swarm):
-            raise ConfigurationError(f"{name!r} names {_a(type(swarm).__name__)}, not a swarm")
-        return swarm
+    def _resolve_kind(self, name: str, config: Config | None, kind: str) -> Runnable:
+        """:meth:`_resolve`, refused unless it names a runnable of ``kind`` (:class:`~tether.runnable.Runnable`)."""
+        built = self._resolve(name, config)
+        if kind_of(built) != kind:
+            raise ConfigurationError(f"{name!r} names {_a(type(built).__name__)}, not {_a(kind)}")
+        return cast("Runnable", built)
 
     def _resolve(self, name: str, config: Config | None) -> Any:
         if not isinstance(name, str) or not name:
@@ -131,9 +124,8 @@ class AgentRegistry:
         except ShapeError as exc:
             raise ConfigurationError(str(exc)) from None
         built = factory(config)
-        expected = _kind_type(kind)
-        if not isinstance(built, expected):
-            raise ConfigurationError(f"the factory of {kind} {head!r} returned {type(built).__name__}, not {_a(expected.__name__)}")
+        if kind_of(built) != kind:
+            raise ConfigurationError(f"the factory of {kind} {head!r} returned {type(built).__name__}, not {_a(kind.capitalize())}")
         path = head
         for step in steps:
             built = _step(built, step, path)
@@ -149,32 +141,12 @@ def _a(noun: str) -> str:
     return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"
 
 
-def _kind_type(kind: str) -> type:
-    from ..agent import Agent
-    from ..multiagent.graph import Graph
-    from ..multiagent.swarm import Swarm
-
-    return {"agent": Agent, "graph": Graph, "swarm": Swarm}[kind]
-
-
 def _step(parent: Any, step: str, path: str) -> Any:
     """The child ``step`` of ``parent`` (named ``path``): an agent tool's agent, a graph node's
-    agent or graph, a swarm member's agent."""
-    from ..agent import Agent
-    from ..agent_tool import AgentTool
-    from ..multiagent.graph import Graph
-    from ..multiagent.swarm import Swarm
-
-    if isinstance(parent, Agent):
-        tool = parent.tool_registry.get(step)
-        if not isinstance(tool, AgentTool):
-            raise ConfigurationError(f"agent {path!r} has no agent tool named {step!r}")
-        return tool.runner()
-    if isinstance(parent, Graph):
-        return parent.node_executor(step)
-    if isinstance(parent, Swarm):
-        return parent.member_agent(step)
-    raise ConfigurationError(f"{path!r} is a {type(parent).__name__}: it has no nested {step!r}")
+    agent or graph, a swarm member's agent (:meth:`~tether.runnable.Runnable.child`)."""
+    if kind_of(parent) is None:
+        raise ConfigurationError(f"{path!r} is a {type(parent).__name__}: it has no nested {step!r}")
+    return parent.child(step, path)
 
 
 __all__ = ["SEPARATOR", "AgentFactory", "AgentRegistry", "GraphFactory", "SwarmFactory"]

@@ -28,7 +28,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from ..interrupts import apply_responses
+    from ..answers import answers_from, route_answers
     from ..multiagent.swarm import SWARM_KEY
     from ..multiagent.swarm_turns import SwarmSpec, begin, check_state, member_failed, new_state, record_turn, start_turn
     from .activity_io import SwarmPromptInput, Turn, TurnInput
@@ -121,8 +121,7 @@ class SwarmWorkflow(MultiAgentWorkflow[SwarmSpec]):
 
     def _check_answers(self, responses: Answers) -> None:
         """Refuse answers to interrupts the waiting member does not wait on (InterruptError)."""
-        trial: Any = {"interrupts": {item["id"]: dict(item) for item in self._pending_interrupts()}, "activated": True}
-        apply_responses(trial, responses)
+        route_answers(answers_from(responses), {"member": self._pending_interrupts()}, "member of this swarm")
 
     def _pending_interrupts(self) -> list[CompactRecord]:
         """The interrupted member's pending interrupts (compact)."""

@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..agent import Agent
+from ..answers import answer_block
 from ..durable.indoubt import IN_DOUBT
 from ..errors import InterruptError, RunLockedError, TetherError
 from ..hooks import BeforeToolCall
@@ -158,7 +159,7 @@ def _responses(interrupts: list[Interrupt], config: dict[str, Any]) -> list[dict
             response = own[interrupt.name]
         else:
             return None
-        out.append({"interruptResponse": {"interruptId": interrupt.id, "response": response}})
+        out.append(answer_block(interrupt.id, response))
     return out
 
 
