@@ -183,3 +183,18 @@ AGENTS = {
 }
 FLEET = {"fleet": fleet}
 """The fleet test's registry (``registry_module:FLEET``)."""
+
+
+def booker() -> Agent:
+    """The travel booking of ``examples/compensation.py`` (flight, hotel, card; the fourth step
+    fails), not compensating by itself; its provider file is in the gate folder."""
+    import runpy
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "compensation.py"
+    example = runpy.run_path(str(path), run_name="tether_example_compensation")
+    agent: Agent = example["build_agent"](_dir(), None, compensate_on=())
+    return agent
+
+
+BOOKING = {"booker": booker, "worker": worker}
+"""The compensation test's registry (``registry_module:BOOKING``)."""

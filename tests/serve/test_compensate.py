@@ -1,0 +1,111 @@
+"""``POST /runs/{id}/compensate`` on a real server (uvicorn in a subprocess): the failed booking's
+three effects are undone newest first, once each; the stream shows the unwinding; a repeat with
+the same ``Idempotency-Key`` undoes nothing and answers the stored report; a run that is running,
+compensated already, unknown or of no agent gets a JSON 4xx and nothing is stored."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tether.durable import SQLiteStore
+
+from .conftest import ServerProcess, read_sse
+
+RUN = "trip-1"
+REVERSED = [f"{RUN}/charge/undo", f"{RUN}/hotel/undo", f"{RUN}/flight/undo"]
+
+
+def provider(gate: Path) -> dict[str, Any]:
+    path = gate / "provider.json"
+    return json.loads(path.read_text()) if path.exists() else {"effects": {}, "undone": {}, "attempts": []}
+
+
+def wait_status(url: str, run_id: str, wanted: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 30
+    while True:
+        run: dict[str, Any] = httpx.get(f"{url}/runs/{run_id}").json()
+        if run["status"] == wanted:
+            return run
+        assert time.monotonic() < deadline, f"run {run_id} stayed {run['status']}"
+        time.sleep(0.05)
+
+
+def error_of(response: httpx.Response, status: int) -> str:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    message: str = response.json()["error"]["message"]
+    return message
+
+
+def test_a_served_run_is_compensated_once_by_key_and_its_stream_shows_it(tmp_path: Path, gate_dir: Path) -> None:
+    server = ServerProcess(tmp_path, gate_dir, tmp_path / "runs.db", registry="registry_module:BOOKING")
+    server.start()
+    try:
+        url = server.url
+        assert httpx.post(f"{url}/agents/booker/runs", json={"prompt": "book", "run_id": RUN}).status_code == 202
+        wait_status(url, RUN, "failed")
+        assert sorted(provider(gate_dir)["effects"]) == sorted(key.removesuffix("/undo") for key in REVERSED)
+
+        first = httpx.post(f"{url}/runs/{RUN}/compensate", headers={"Idempotency-Key": "undo-1"}, timeout=30)
+        assert first.status_code == 200, first.text
+        report = first.json()
+        assert (report["run_id"], report["status"], report["trigger"]) == (RUN, "compensated", "requested")
+        assert [(u["toolUseId"], u["outcome"]) for u in report["undos"]] == [(i, "undone") for i in ("charge", "hotel", "flight")]
+        assert report["events"] == f"/runs/{RUN}/events"
+        assert provider(gate_dir)["attempts"] == REVERSED
+
+        again = httpx.post(f"{url}/runs/{RUN}/compensate", headers={"Idempotency-Key": "undo-1"}, timeout=30)
+        assert again.status_code == 200 and again.headers["idempotent-replayed"] == "true"
+        assert again.json() == report
+        assert "compensated already" in error_of(httpx.post(f"{url}/runs/{RUN}/compensate", headers={"Idempotency-Key": "undo-2"}), 409)
+        assert "compensated already" in error_of(httpx.post(f"{url}/runs/{RUN}/compensate"), 409)
+        assert provider(gate_dir)["attempts"] == REVERSED  # nothing undone twice
+        assert httpx.get(f"{url}/runs/{RUN}").json()["status"] == "compensated"
+
+        with httpx.stream("GET", f"{url}/runs/{RUN}/events", timeout=30) as response:
+            seen = read_sse(response)
+        steps = [e["data"] for e in seen if e["type"] == "compensation"]
+        assert [(s["position"], s.get("toolUseId")) for s in steps] == [
+            ("unwind", None),
+            ("undo", "charge"),
+            ("undo", "hotel"),
+            ("undo", "flight"),
+            ("unwound", None),
+        ]
+        assert [p["toolUseId"] for p in steps[0]["plan"]] == ["charge", "hotel", "flight"]
+        statuses = [e["data"]["status"] for e in seen if e["type"] == "status"]
+        assert statuses[-2:] == ["compensating", "compensated"]
+        assert seen[-1]["type"] == "end"
+
+        store = SQLiteStore(tmp_path / "runs.db")
+        try:
+            assert [s.position for s in store.history(RUN)].count("unwind") == 1
+            before = store.head(RUN)
+        finally:
+            store.close()
+
+        assert error_of(httpx.post(f"{url}/runs/nope/compensate"), 404) == "no run 'nope'"
+        assert "run_id" in error_of(httpx.post(f"{url}/runs/bad%20id/compensate"), 400)
+        assert "Idempotency-Key" in error_of(httpx.post(f"{url}/runs/{RUN}/compensate", headers={"Idempotency-Key": "x" * 300}), 400)
+
+        assert httpx.post(f"{url}/agents/worker/runs", json={"prompt": "go", "run_id": "w1"}).status_code == 202
+        deadline = time.monotonic() + 30
+        while not (gate_dir / "entered-slow").exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert "running" in error_of(httpx.post(f"{url}/runs/w1/compensate", headers={"Idempotency-Key": "undo-w"}, timeout=60), 409)
+        (gate_dir / "release").write_text("")
+        wait_status(url, "w1", "finished")
+        store = SQLiteStore(tmp_path / "runs.db")
+        try:
+            assert store.head(RUN) == before  # the refused requests stored nothing
+            assert "compensation" not in (store.head("w1") or {})
+        finally:
+            store.close()
+    finally:
+        server.stop()
