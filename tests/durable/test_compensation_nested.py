@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 
 from tether.durable import RunStore, SQLiteStore
 from tether.durable.ids import child_run_id
+from tether.errors import StoreError
 from tether.testing.faults import open_store
 
 from .compensation_worker import build_nested, load_example
@@ -121,3 +123,21 @@ def test_a_kill_at_every_save_point_of_a_nested_unwinding_undoes_each_once(tmp_p
                 assert [(s.undo or {}).get("toolUseId") for s in steps if s.position == "undo"] == undos, f"{point} {when} {run_id}"
             store.close()
     assert rerun == 3  # the kill before each of the three effects' outcome was stored
+
+
+def test_a_stored_record_naming_another_run_is_refused_and_nothing_changes(tmp_path: Path) -> None:
+    """The record is data: a plan entry whose nested run is not its call's child run (a damaged or
+    edited store naming some other run to undo) is a StoreError before anything runs or is written."""
+    store = SQLiteStore(tmp_path / "runs.db")
+    failed_nested(tmp_path, store)
+    plan = [{"toolUseId": "booker", "name": "booker", "in_doubt": False, "run_id": "someone-else"}]
+    with sqlite3.connect(tmp_path / "runs.db") as db:
+        (text,) = db.execute("SELECT head FROM runs WHERE run_id = ?", (RUN,)).fetchone()
+        head = {**json.loads(text), "compensation": {"trigger": "requested", "plan": plan, "undos": {}, "done": False}}
+        db.execute("UPDATE runs SET head = ? WHERE run_id = ?", (json.dumps(head), RUN))
+    db.close()
+    before = store.head(RUN)
+    with pytest.raises(StoreError, match=r"trip-7.*head.compensation: not a compensation record"):
+        build_nested(tmp_path, store).compensate(RUN)
+    assert store.head(RUN) == before
+    assert provider(tmp_path)["attempts"] == []
