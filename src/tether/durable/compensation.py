@@ -286,7 +286,7 @@ async def _undo_one(
     elif call is None:  # the run's messages were changed behind the store's back: nothing to undo it from
         error = f"call {ident!r} is no longer in the run's stored messages"
     else:
-        error = await _call(_compensation_of(lookup, entry["name"]), undo)
+        error = await run_undo(_compensation_of(lookup, entry["name"]), undo)
     outcome = {"attempts": attempts, "outcome": "undone" if error is None else "failed"}
     if error is not None:
         outcome["error"] = error
@@ -300,8 +300,14 @@ async def _undo_one(
     await session.sync_async("undo", status="compensating", undo=info)
 
 
-async def _call(compensate: Callable[[Undo], Any] | None, undo: Undo) -> str | None:
-    """Run ``compensate`` (a sync one in a worker thread); the error it raised, as text, or None."""
+async def run_undo(compensate: Callable[[Undo], Any] | None, undo: Undo) -> str | None:
+    """Run ``compensate`` (a sync one in a worker thread) for ``undo``; the error it raised, as
+    text, or None (a compensation's failure is an outcome, never raised: the unwinding goes on).
+
+    Args:
+        compensate: The tool's compensation (None: it has none now: that is the error).
+        undo: The call to undo.
+    """
     if compensate is None:
         return f"tool {undo.tool!r} has no compensation now (it had one when the unwinding began)"
     try:
@@ -435,5 +441,6 @@ __all__ = [
     "compensate_run",
     "performed_calls",
     "report_of",
+    "run_undo",
     "unwind",
 ]
