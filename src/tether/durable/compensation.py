@@ -124,6 +124,7 @@ async def compensate_run(
     *,
     trigger: str = "requested",
     prepare: Callable[[DurableSession], None] | None = None,
+    planner: Callable[[DurableSession], list[dict[str, Any]]] | None = None,
 ) -> CompensationReport:
     """Compensate stored run ``run_id`` (see the module docstring), taking its lease first.
 
@@ -135,6 +136,8 @@ async def compensate_run(
         prepare: Called with the run under its lease, loaded, before anything is written: it
             may refuse (raise) or change the run's state, stored by the unwinding's first write
             (the server records a request's key so).
+        planner: The plan of a run that holds no conversation (a graph's or a swarm's: its
+            nested runs, newest first); default: the run's performed calls (see :func:`unwind`).
 
     Raises:
         RunNotFoundError: No such run.
@@ -150,23 +153,25 @@ async def compensate_run(
         session = DurableSession(store, run_id, run_state_of(stored), stored, lease)
         if prepare is not None:
             prepare(session)
-        return await unwind(session, lookup, trigger)
+        return await unwind(session, lookup, trigger, None if planner is None else planner(session))
 
 
-async def unwind(session: DurableSession, lookup: Lookup, trigger: str) -> CompensationReport:
+async def unwind(session: DurableSession, lookup: Lookup, trigger: str, plan: list[dict[str, Any]] | None = None) -> CompensationReport:
     """Unwind the run of ``session`` (its lease held), or go on with an unwinding cut short.
 
     Args:
         session: The run, bound to its store with its lease.
         lookup: The tools by name.
         trigger: Why (recorded when the unwinding starts; one going on keeps its own).
+        plan: The plan when the unwinding starts (``{"toolUseId", "name", "in_doubt", "run_id"?}``
+            entries, newest first); default: the run's performed calls and nested runs.
     """
     _check_trigger(trigger)
     await session.settle()
     record = session.compensation
     calls = {} if record is not None and record.get("done") else _performed(session, lookup)  # inputs and results, from the messages
     if record is None:
-        plan = _plan(session, lookup, calls.values())
+        plan = _plan(session, lookup, calls.values()) if plan is None else plan
         record = {"trigger": trigger, "plan": plan, "undos": {}, "done": False}  # small: no inputs nor results
         session.compensation = record
         summary = {"trigger": trigger, "plan": [_named(e) for e in plan]}
