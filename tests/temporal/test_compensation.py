@@ -72,3 +72,23 @@ async def test_a_cancelled_run_unwinds_and_a_raising_compensation_is_recorded(
     assert [record["undos"][i]["outcome"] for i in ("charge", "hotel")] == ["undone", "undone"]
     undos = [line.split()[1] for line in log.read_text().splitlines() if line.startswith("undo-start")]
     assert undos == [f"{run}/{ident}/undo" for ident in ("charge", "hotel", "flight")]
+
+
+async def test_an_ended_run_is_compensated_on_request_once(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
+    log = tmp_path / "side.log"
+    run = "trip-t3"
+    tc = TetherClient(client, blobs, task_queue)
+    async with running_worker(client, task_queue, blobs):
+        handle = await tc.start("booking", "Book.", run_id=run, config={"log": str(log), "compensate_on": []})
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+        assert await handle.query("tether.compensation") is None  # it did not unwind by itself
+        record = await tc.compensate(run)
+        again = await tc.compensate(run)  # the same record: the compensation workflow's id is taken
+        history = await client.get_workflow_handle(f"{run}.compensate").fetch_history()
+    assert record == again
+    assert record["trigger"] == "requested" and record["status"] == "compensated"
+    assert [entry["toolUseId"] for entry in record["plan"]] == ["charge", "hotel", "flight"]
+    undos = [line.split()[1] for line in log.read_text().splitlines() if line.startswith("undo-start")]
+    assert undos == [f"{run}/{ident}/undo" for ident in ("charge", "hotel", "flight")]  # each once
+    assert scheduled_activities(history) == ["tether.compensation_plan", "tether.undo", "tether.undo", "tether.undo"]
