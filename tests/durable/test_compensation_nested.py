@@ -39,8 +39,8 @@ def failed_nested(folder: Path, store: RunStore) -> None:
         agent("book", run_id=RUN)
 
 
-def test_compensating_a_parent_unwinds_its_nested_run_in_reverse_once_each(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "runs.db")
+def test_compensating_a_parent_unwinds_its_nested_run_in_reverse_once_each(tmp_path: Path, store: RunStore) -> None:
+    """Memory, SQLite and PostgreSQL."""
     agent = build_nested(tmp_path, store, compensate_on=("failed",))
     with pytest.raises(RuntimeError, match="ticketing"):
         agent("book", run_id=RUN)

@@ -516,7 +516,7 @@ def booking_agent(config: dict[str, Any]) -> Agent:
     """Books a flight and a hotel and charges the card (each with a compensation that logs
     ``undo <undo key>``), then its model fails for good (``ModelAuthError``); or, with
     ``config["script"] == "wait"``, asks for approval after them (a cancel catches it waiting).
-    ``compensate_on`` from the config (default: failed). The hotel's undo blocks
+    ``compensate_on`` from the config (default: failed); ``max_tool_calls``: a budget. The hotel's undo blocks
     ``config["sleep"]`` s on its first attempt (writing ``started_marker``): a worker kill catches it."""
 
     def undo(item: Any) -> None:
@@ -562,4 +562,5 @@ def booking_agent(config: dict[str, Any]) -> Agent:
         tools=[book_flight, book_hotel, charge_card, approve],
         compensate_on=tuple(config.get("compensate_on", ("failed",))),
         conversation_manager=NullConversationManager(),
+        budget=Budget(max_tool_calls=int(config["max_tool_calls"])) if config.get("max_tool_calls") else None,
     )

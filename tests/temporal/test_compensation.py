@@ -92,3 +92,17 @@ async def test_an_ended_run_is_compensated_on_request_once(client: Client, blobs
     undos = [line.split()[1] for line in log.read_text().splitlines() if line.startswith("undo-start")]
     assert undos == [f"{run}/{ident}/undo" for ident in ("charge", "hotel", "flight")]  # each once
     assert scheduled_activities(history) == ["tether.compensation_plan", "tether.undo", "tether.undo", "tether.undo"]
+
+
+async def test_a_budget_stop_unwinds(client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path) -> None:
+    log = tmp_path / "side.log"
+    tc = TetherClient(client, blobs, task_queue)
+    config = {"log": str(log), "script": "wait", "compensate_on": ["budget"], "max_tool_calls": 3}
+    async with running_worker(client, task_queue, blobs):
+        handle = await tc.start("booking", "Book.", run_id="trip-t4", config=config)
+        raw = await handle.result()
+    assert raw["stop_reason"] == "budget_exhausted"  # the fourth call (the approval) was refused
+    record = raw["compensation"]
+    assert (record["trigger"], record["status"]) == ("budget", "compensated")
+    undos = [line.split()[1] for line in log.read_text().splitlines() if line.startswith("undo-start")]
+    assert undos == [f"trip-t4/{ident}/undo" for ident in ("charge", "hotel", "flight")]
