@@ -196,5 +196,5 @@ def booker() -> Agent:
     return agent
 
 
-BOOKING = {"booker": booker, "worker": worker}
+BOOKING = {"booker": booker, "worker": worker, "pipeline": pipeline}
 """The compensation test's registry (``registry_module:BOOKING``)."""

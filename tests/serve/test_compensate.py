@@ -93,6 +93,18 @@ def test_a_served_run_is_compensated_once_by_key_and_its_stream_shows_it(tmp_pat
         assert "run_id" in error_of(httpx.post(f"{url}/runs/bad%20id/compensate"), 400)
         assert "Idempotency-Key" in error_of(httpx.post(f"{url}/runs/{RUN}/compensate", headers={"Idempotency-Key": "x" * 300}), 400)
 
+        # a graph run: its nodes' nested runs unwind (a key is refused: graph runs keep none)
+        assert httpx.post(f"{url}/agents/pipeline/runs", json={"prompt": "write", "run_id": "g1"}).status_code == 202
+        wait_status(url, "g1", "finished")
+        assert "keep no request keys" in error_of(httpx.post(f"{url}/runs/g1/compensate", headers={"Idempotency-Key": "k"}), 400)
+        graph = httpx.post(f"{url}/runs/g1/compensate", timeout=30)
+        assert graph.status_code == 200, graph.text
+        assert [(u["toolUseId"], u["run_id"], u["outcome"]) for u in graph.json()["undos"]] == [
+            ("editor:1", "g1.editor:1", "undone"),
+            ("writer:1", "g1.writer:1", "undone"),
+        ]
+        assert httpx.get(f"{url}/runs/g1").json()["status"] == "compensated"
+
         assert httpx.post(f"{url}/agents/worker/runs", json={"prompt": "go", "run_id": "w1"}).status_code == 202
         deadline = time.monotonic() + 30
         while not (gate_dir / "entered-slow").exists():

@@ -8,9 +8,9 @@ of the server leaves a run that a new request, on any server, goes on with). The
 report, ``200 {run_id, status, trigger, undos, events}``.
 
 Refused, with nothing stored: a run that executes (here, or in another process: its lease is
-held) or waits for nothing to be undone because it is over (``compensated`` or
-``compensation_failed``): 409; a run of no agent of this server, or of a graph or a swarm: 409;
-no such run: 404.
+held) or is over (``compensated`` or ``compensation_failed``): 409; a run of no entry of this
+server: 409; no such run: 404. A graph's or a swarm's run unwinds its nodes' nested runs
+(:mod:`tether.multiagent.compensation`); it keeps no request keys, so a key on it is a 400.
 
 Idempotent by ``Idempotency-Key`` like every request that starts work
 (:mod:`tether.serve.idempotency`): the key is recorded in the run, in the same write as the
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Coroutine
 from typing import Any
 
 from starlette.requests import Request
@@ -92,12 +93,19 @@ class CompensateEndpoint:
         (summary,) = await asyncio.to_thread(with_liveness, [summary_of(run_id, head)], self.store.owner_alive)
         _check_status(run_id, summary.status)
         runner = build(self.runs.registry, name)
-        if not isinstance(runner, Agent):
-            raise RequestError(f"run {run_id!r} is a {type(runner).__name__} run; only agent runs are compensated", status=409)
-        prepare = functools.partial(_record_key, keyed)
-        task = asyncio.create_task(
-            compensate_run(self.store, run_id, runner.tool_registry.get, prepare=prepare), name=f"tether-undo-{run_id}"
-        )
+        unwinding: Coroutine[Any, Any, CompensationReport]
+        if isinstance(runner, Agent):
+            prepare = functools.partial(_record_key, keyed)
+            unwinding = compensate_run(self.store, run_id, runner.tool_registry.get, prepare=prepare)
+        elif keyed is not None:
+            raise RequestError(
+                f"Idempotency-Key: entry {name!r} is a {type(runner).__name__}, whose runs keep no request keys; "
+                "compensate it without one (a repeat returns the stored report)"
+            )
+        else:
+            runner.store = self.store
+            unwinding = runner.compensate_async(run_id)  # its nodes' nested runs unwind
+        task = asyncio.create_task(unwinding, name=f"tether-undo-{run_id}")
         return await asyncio.shield(task)
 
     async def _busy(self, run_id: str) -> bool:
