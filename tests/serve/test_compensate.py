@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tether.durable import SQLiteStore
 
@@ -119,5 +121,40 @@ def test_a_served_run_is_compensated_once_by_key_and_its_stream_shows_it(tmp_pat
             assert "compensation" not in (store.head("w1") or {})
         finally:
             store.close()
+    finally:
+        server.stop()
+
+
+def test_a_server_killed_mid_unwinding_leaves_it_to_the_repeated_request(tmp_path: Path, gate_dir: Path) -> None:
+    """The first request's server dies inside the hotel's undo; the client sends the request again
+    (same key) to a new server on the store: the unwinding goes on there, each effect undone once."""
+    (gate_dir / "hang-undo").write_text("")
+    server = ServerProcess(tmp_path, gate_dir, tmp_path / "runs.db", registry="registry_module:BOOKING")
+    server.start()
+    try:
+        assert httpx.post(f"{server.url}/agents/booker/runs", json={"prompt": "book", "run_id": RUN}).status_code == 202
+        wait_status(server.url, RUN, "failed")
+        with pytest.raises(httpx.HTTPError):  # the server dies while the request waits
+            with ThreadPoolExecutor(1) as pool:
+                pending = pool.submit(httpx.post, f"{server.url}/runs/{RUN}/compensate", headers={"Idempotency-Key": "u"}, timeout=60)
+                deadline = time.monotonic() + 30
+                while not (gate_dir / "entered-undo").exists():
+                    assert time.monotonic() < deadline
+                    time.sleep(0.02)
+                server.kill()
+                pending.result()
+        assert provider(gate_dir)["attempts"] == REVERSED[:1]  # the charge was refunded; the hotel's undo is in doubt
+        server.start()
+        assert httpx.get(f"{server.url}/runs/{RUN}").json()["status"] == "compensating"
+        again = httpx.post(f"{server.url}/runs/{RUN}/compensate", headers={"Idempotency-Key": "u"}, timeout=30)
+        assert again.status_code == 200 and again.headers["idempotent-replayed"] == "true", again.text
+        report = again.json()
+        assert report["status"] == "compensated"
+        assert [(u["toolUseId"], u["outcome"], u["attempts"]) for u in report["undos"]] == [
+            ("charge", "undone", 1),
+            ("hotel", "undone", 2),  # in doubt: run again, with the same undo key
+            ("flight", "undone", 1),
+        ]
+        assert provider(gate_dir)["attempts"] == REVERSED  # each effect undone once
     finally:
         server.stop()

@@ -15,7 +15,9 @@ server: 409; no such run: 404. A graph's or a swarm's run unwinds its nodes' nes
 Idempotent by ``Idempotency-Key`` like every request that starts work
 (:mod:`tether.serve.idempotency`): the key is recorded in the run, in the same write as the
 unwinding's first step; a repeat (any server, after a restart) unwinds nothing and answers the
-stored report (``Idempotent-Replayed: true``), after waiting for a first request still under way.
+stored report (``Idempotent-Replayed: true``), after waiting for a first request still under way;
+a repeat of a request whose unwinding was cut short (its server died) goes on with it, undoing
+nothing twice, and answers the finished report.
 """
 
 from __future__ import annotations
@@ -67,6 +69,11 @@ class CompensateEndpoint:
         if head is None:
             raise RequestError(f"no run {run_id!r}", status=404)
         if keyed is not None and (record := recorded(head, keyed.key)) is not None:
+            same_request(run_id, keyed, record)
+            stored = head.get("compensation")
+            if isinstance(stored, dict) and not stored.get("done") and not await self._busy(run_id):
+                # the first request's unwinding was cut short (its server died): this copy goes on with it
+                return _answer(await self._unwind(run_id, head, None), replayed=True)
             return self._replayed(run_id, keyed, record, head)
         try:
             report = await self._unwind(run_id, head, keyed)
