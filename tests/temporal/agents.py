@@ -564,3 +564,31 @@ def booking_agent(config: dict[str, Any]) -> Agent:
         conversation_manager=NullConversationManager(),
         budget=Budget(max_tool_calls=int(config["max_tool_calls"])) if config.get("max_tool_calls") else None,
     )
+
+
+@registry.register("trip")
+def trip_agent(config: dict[str, Any]) -> Agent:
+    """Asks its agent tool ``booker`` (the flight and the hotel, with compensations) and then
+    charges the card itself; then its model fails for good. Compensates on failure."""
+    booking = booking_agent(config)
+    tools = booking.tool_registry
+    booker = Agent(
+        model=LoggingModel(
+            [
+                tool_call("book_flight", {"to": "Lisbon"}, tool_use_id="flight"),
+                tool_call("book_hotel", {"city": "Lisbon"}, tool_use_id="hotel"),
+                "booked",
+            ],
+            config,
+            label="booker",
+        ),
+        tools=[tools.get("book_flight"), tools.get("book_hotel")],
+        name="booker",
+        description="Books flights and hotels.",
+    )
+    script: list[Any] = [
+        tool_call("booker", {"input": "Lisbon"}, tool_use_id="booker"),
+        tool_call("charge_card", {"amount": 740}, tool_use_id="charge"),
+        ModelAuthError("ticketing down"),
+    ]
+    return Agent(model=LoggingModel(script, config, label="parent"), tools=[booker, tools.get("charge_card")], compensate_on=("failed",))

@@ -106,3 +106,23 @@ async def test_a_budget_stop_unwinds(client: Client, blobs: BlobStore, task_queu
     assert (record["trigger"], record["status"]) == ("budget", "compensated")
     undos = [line.split()[1] for line in log.read_text().splitlines() if line.startswith("undo-start")]
     assert undos == [f"trip-t4/{ident}/undo" for ident in ("charge", "hotel", "flight")]
+
+
+async def test_a_parent_unwinds_its_agent_tools_child_workflow_in_its_turn(
+    client: Client, blobs: BlobStore, task_queue: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "side.log"
+    run = "trip-t5"
+    child = f"{run}.booker"
+    tc = TetherClient(client, blobs, task_queue)
+    async with running_worker(client, task_queue, blobs):
+        handle = await tc.start("trip", "Book.", run_id=run, config={"log": str(log)})
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+        record = await handle.query("tether.compensation")
+        nested = await client.get_workflow_handle(f"{child}.compensate").result()
+    assert [(e["toolUseId"], e.get("run_id")) for e in record["plan"]] == [("charge", None), ("booker", child)]
+    assert record["status"] == "compensated" and record["undos"]["booker"]["run_id"] == child
+    assert nested["status"] == "compensated" and [e["toolUseId"] for e in nested["plan"]] == ["hotel", "flight"]
+    undos = [line.split()[1] for line in log.read_text().splitlines() if line.startswith("undo-start")]
+    assert undos == [f"{run}/charge/undo", f"{child}/hotel/undo", f"{child}/flight/undo"]  # the whole tree, newest first
