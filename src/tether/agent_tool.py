@@ -50,7 +50,7 @@ next model call is refused too when the budget was the parent's).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .answers import answer_block
@@ -144,6 +144,10 @@ class AgentTool(Tool):
     @property
     def tool_name(self) -> str:
         return self._tool_name
+
+    def nested_tools(self) -> Callable[[str], Tool | None]:
+        """The child's tools: compensating a parent run unwinds a call's child run with them."""
+        return self.agent.tool_registry.get
 
     @property
     def spec(self) -> ToolSpec:

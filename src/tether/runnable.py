@@ -16,7 +16,9 @@ differs). A Strands agent made durable by the provider joins by supplying the sa
 - :meth:`Runnable.child` is a nested part by name (an agent tool's agent, a graph node, a swarm
   member), as a Temporal child workflow builds it;
 - :meth:`Runnable.cancel` stops a running run at its next step (a
-  :class:`~tether.errors.StateError` where the shape cannot be cancelled).
+  :class:`~tether.errors.StateError` where the shape cannot be cancelled);
+- :meth:`Runnable.compensate_async` undoes a stored run's performed effects, newest first, each
+  at most once (a graph's or swarm's through its nodes' nested runs).
 
 Answering a runnable's interrupts is the same for every shape: :mod:`tether.answers`.
 """
@@ -27,6 +29,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from .durable.compensation import CompensationReport
     from .durable.store import RunStore
 
 KINDS: Final = ("agent", "graph", "swarm")
@@ -63,6 +66,10 @@ class Runnable(Protocol):
 
     def cancel(self) -> None:
         """Ask a running run to stop at its next step."""
+        ...
+
+    async def compensate_async(self, run_id: str) -> CompensationReport:
+        """Undo the performed effects of stored run ``run_id`` (see :mod:`tether.durable.compensation`)."""
         ...
 
 

@@ -78,3 +78,17 @@ def test_compensate_an_unknown_run_is_an_error(home: Path, cli: Callable[..., Ou
     default_store().close()  # the store exists; the run does not
     outcome = cli("compensate", "nope", *FLAGS)
     assert outcome.code == 1 and "no run 'nope'" in outcome.err
+
+
+def test_show_names_the_nested_run_an_undo_unwound(tmp_path: Path, home: Path, cli: Callable[..., Outcome]) -> None:
+    from tests.durable.compensation_worker import build_nested
+
+    agent = build_nested(tmp_path, default_store(), compensate_on=("failed",))
+    with pytest.raises(RuntimeError, match="ticketing"):
+        agent("book", run_id="trip-7")
+    agent.close()
+    shown = cli("show", "trip-7").out
+    assert "unwinding (failed): charge_card (charge), booker (booker)" in shown
+    assert "undo booker (booker) undone (nested run trip-7.booker unwound)" in shown
+    child = cli("show", "trip-7.booker").out
+    assert "undo book_hotel (hotel) undone" in child and "undo book_flight (flight) undone" in child

@@ -200,3 +200,30 @@ def test_a_checkpoint_without_a_manifest_still_checks_its_pending_calls() -> Non
     with pytest.raises(IncompatibleResumeError, match="tool_removed:send"):
         build("removed", [], checkpointing=["after_model"])([{"checkpointResume": {"checkpoint": data}}])
     assert str(build("same", [], checkpointing=["after_model"])([{"checkpointResume": {"checkpoint": data}}])) == "done"
+
+
+def recall(undo: Any) -> None:
+    """A compensation of ``send`` (named in the manifest; never called here)."""
+
+
+def unsend(undo: Any) -> None:
+    """Another compensation of ``send``."""
+
+
+def test_a_tools_compensation_is_part_of_its_contract_digest_and_verdict() -> None:
+    versions = {}
+    for label, compensate in (("none", None), ("recall", recall), ("unsend", unsend)):
+        agent = build("same", [])
+        send = agent.tool_registry.get("send")
+        assert send is not None
+        send.compensate = compensate
+        versions[label] = agent.manifest()
+    assert "compensate" not in versions["none"]["tools"]["send"]
+    assert versions["recall"]["tools"]["send"]["compensate"] == f"{__name__}:recall"
+    digests = {label: manifest["digest"] for label, manifest in versions.items()}
+    assert len(set(digests.values())) == 3  # adding, then changing, the compensation changes the digest
+    for old, new in (("none", "recall"), ("recall", "unsend"), ("recall", "none")):
+        verdict = judge(versions[old], versions[new], PENDING)  # type: ignore[arg-type]
+        assert [d.name for d in verdict.differences] == ["compensation_changed:send"], (old, new)
+        assert verdict.verdict == "compatible" and not verdict.blocking  # the calls' own contract is unchanged
+    assert judge(versions["recall"], copy.deepcopy(versions["recall"]), PENDING).verdict == "same"  # type: ignore[arg-type]

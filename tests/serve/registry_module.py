@@ -183,3 +183,31 @@ AGENTS = {
 }
 FLEET = {"fleet": fleet}
 """The fleet test's registry (``registry_module:FLEET``)."""
+
+
+def booker() -> Agent:
+    """The travel booking of ``examples/compensation.py`` (flight, hotel, card; the fourth step
+    fails), not compensating by itself; its provider file is in the gate folder."""
+    import runpy
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "compensation.py"
+    example = runpy.run_path(str(path), run_name="tether_example_compensation")
+    agent: Agent = example["build_agent"](_dir(), None, compensate_on=())
+    hotel = agent.tool_registry.get("book_hotel")
+    assert hotel is not None and hotel.compensate is not None
+    cancel = hotel.compensate
+
+    def cancel_or_hang(undo: Any) -> None:
+        """With ``hang-undo`` in the gate folder, the hotel's first undo never ends (``entered-undo``)."""
+        if (_dir() / "hang-undo").exists() and not (_dir() / "entered-undo").exists():
+            (_dir() / "entered-undo").write_text(undo.undo_key)
+            while True:
+                time.sleep(0.05)
+        cancel(undo)
+
+    hotel.compensate = cancel_or_hang
+    return agent
+
+
+BOOKING = {"booker": booker, "worker": worker, "pipeline": pipeline}
+"""The compensation test's registry (``registry_module:BOOKING``)."""

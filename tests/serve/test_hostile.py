@@ -58,6 +58,7 @@ ENDPOINTS = [
     ("POST", "/runs/{run}/interrupts"),
     ("POST", "/runs/{run}/cancel"),
     ("POST", "/runs/{run}/retry"),
+    ("POST", "/runs/{run}/compensate"),
     ("GET", "/agents/asker/agui/{run}"),
 ]
 BAD_IDS = ["%ED%A0%80", "%F0%28", "%2E%2E", "a%00b", "x" * 200, "%20", "a%0Ab"]

@@ -509,3 +509,86 @@ class NotesManager(NullConversationManager):
     def apply_management(self, run: RunState) -> None:
         if self.size:
             run.conversation_manager_state["notes"] = "n" * self.size
+
+
+@registry.register("booking")
+def booking_agent(config: dict[str, Any]) -> Agent:
+    """Books a flight and a hotel and charges the card (each with a compensation that logs
+    ``undo <undo key>``), then its model fails for good (``ModelAuthError``); or, with
+    ``config["script"] == "wait"``, asks for approval after them (a cancel catches it waiting).
+    ``compensate_on`` from the config (default: failed); ``max_tool_calls``: a budget. The hotel's undo blocks
+    ``config["sleep"]`` s on its first attempt (writing ``started_marker``): a worker kill catches it."""
+
+    def undo(item: Any) -> None:
+        log(config, f"undo-start {item.undo_key} {item.output}")
+        if item.tool == config.get("refuse"):
+            raise RuntimeError("the airline refuses to cancel")
+        if item.tool == "book_hotel":
+            time.sleep(_sleep_once({**config, "once": True}))
+        log(config, f"undo-end {item.undo_key}")
+
+    @tool(compensate=undo)
+    def book_flight(to: str, context: ToolContext) -> str:
+        """Book a flight."""
+        log(config, f"book {context.idempotency_key}")
+        return f"flight to {to}"
+
+    @tool(compensate=undo)
+    def book_hotel(city: str, context: ToolContext) -> str:
+        """Book a hotel."""
+        log(config, f"book {context.idempotency_key}")
+        return f"hotel in {city}"
+
+    @tool(compensate=undo)
+    def charge_card(amount: int, context: ToolContext) -> str:
+        """Charge the card."""
+        log(config, f"book {context.idempotency_key}")
+        return f"charged {amount}"
+
+    @tool
+    def approve(what: str, context: ToolContext) -> str:
+        """Ask a human."""
+        return str(context.interrupt("approve", {"what": what}))
+
+    script: list[Any] = [
+        tool_call("book_flight", {"to": "Lisbon"}, tool_use_id="flight"),
+        tool_call("book_hotel", {"city": "Lisbon"}, tool_use_id="hotel"),
+        tool_call("charge_card", {"amount": 740}, tool_use_id="charge"),
+        tool_call("approve", {"what": "trip"}, tool_use_id="ask") if config.get("script") == "wait" else ModelAuthError("ticketing down"),
+        "done",
+    ]
+    return Agent(
+        model=LoggingModel(script, config),
+        tools=[book_flight, book_hotel, charge_card, approve],
+        compensate_on=tuple(config.get("compensate_on", ("failed",))),
+        conversation_manager=NullConversationManager(),
+        budget=Budget(max_tool_calls=int(config["max_tool_calls"])) if config.get("max_tool_calls") else None,
+    )
+
+
+@registry.register("trip")
+def trip_agent(config: dict[str, Any]) -> Agent:
+    """Asks its agent tool ``booker`` (the flight and the hotel, with compensations) and then
+    charges the card itself; then its model fails for good. Compensates on failure."""
+    booking = booking_agent(config)
+    tools = booking.tool_registry
+    booker = Agent(
+        model=LoggingModel(
+            [
+                tool_call("book_flight", {"to": "Lisbon"}, tool_use_id="flight"),
+                tool_call("book_hotel", {"city": "Lisbon"}, tool_use_id="hotel"),
+                "booked",
+            ],
+            config,
+            label="booker",
+        ),
+        tools=[tools.get("book_flight"), tools.get("book_hotel")],
+        name="booker",
+        description="Books flights and hotels.",
+    )
+    script: list[Any] = [
+        tool_call("booker", {"input": "Lisbon"}, tool_use_id="booker"),
+        tool_call("charge_card", {"amount": 740}, tool_use_id="charge"),
+        ModelAuthError("ticketing down"),
+    ]
+    return Agent(model=LoggingModel(script, config, label="parent"), tools=[booker, tools.get("charge_card")], compensate_on=("failed",))

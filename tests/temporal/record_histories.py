@@ -109,6 +109,12 @@ async def agent_tool(tc: TetherClient, tmp: Path) -> list[str]:
     return ["agent_tool", "agent_tool.tooluse_1_0"]  # the child workflow (recorded since the child-workflows patch)
 
 
+async def compensated(tc: TetherClient, tmp: Path) -> str:
+    with contextlib.suppress(Exception):  # the run fails (its model), after it undid its three bookings
+        await tc.execute("booking", "Book.", run_id="compensated", config={"compensate_on": ["failed"]})
+    return "compensated"
+
+
 SCENARIOS: dict[str, Scenario] = {
     "two_tools": executed("agent", "two_tools", "Compute things.", "two_tools"),
     "hooked": executed("agent", "hooked", "Add.", "hooked"),
@@ -133,6 +139,7 @@ SCENARIOS: dict[str, Scenario] = {
     "in_doubt_rerun": in_doubt("in_doubt_rerun", "rerun", signal=True),
     "throttled": executed("agent", "throttled", "Go.", "throttled", config={"retry_after": 0.1}),
     "agent_tool": agent_tool,
+    "compensated": compensated,
 }
 
 GRAPH_SCENARIOS: dict[str, Scenario] = {

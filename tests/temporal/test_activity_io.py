@@ -53,7 +53,7 @@ def _scheduled_inputs() -> list[tuple[str, str, Payload]]:
 
 def test_every_activity_takes_plain_json_at_run_time(tmp_path: Path) -> None:
     definitions = _definitions(tmp_path)
-    assert len(definitions) == 19
+    assert len(definitions) == 21
     for name, definition in definitions.items():
         assert definition.arg_types == [dict[str, Any]], name
     import tether.temporal.activity_io as io

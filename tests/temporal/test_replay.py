@@ -29,6 +29,13 @@ def test_the_corpus_covers_the_scenarios_of_both_releases() -> None:
     assert len(list(HISTORIES.glob("r2-agent_tool.*.json"))) == 2  # the parent's and its child workflow's
 
 
+async def test_a_compensated_run_replays_with_its_undo_activities() -> None:
+    (history,) = load_histories("r2-compensated.*.json")
+    assert scheduled_activities(history)[-4:] == ["tether.compensation_plan", "tether.undo", "tether.undo", "tether.undo"]
+    assert any(event.HasField("workflow_execution_failed_event_attributes") for event in history.events)  # after the undos
+    await replay([history], AgentWorkflow)
+
+
 async def test_an_agent_tool_run_recorded_before_child_workflows_replays_in_its_tool_activity() -> None:
     # r1: the child ran inside the parent's tool activity. The current code starts a child
     # workflow instead; workflow.patched keeps the old branch for this history.

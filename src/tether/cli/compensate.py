@@ -13,7 +13,6 @@ import argparse
 import json
 from typing import Any
 
-from ..durable.compensation import CompensationReport
 from ..errors import RunNotFoundError
 from .config import build_agent, user_config
 from .exits import EXIT_ERROR
@@ -42,7 +41,7 @@ def cmd_compensate(args: argparse.Namespace, path: StoreSpec) -> int:
     check_tools(store, args.run_id, agent)
     report = agent.compensate(args.run_id)
     if args.json:
-        print(json.dumps(report_json(report)))
+        print(json.dumps(report.to_dict()))
     else:
         out = console()
         out.print(f"run {printable(report.run_id)}: {report.status} ({report.trigger})", markup=False)
@@ -52,24 +51,4 @@ def cmd_compensate(args: argparse.Namespace, path: StoreSpec) -> int:
     return EXIT_ERROR if report.failed else 0
 
 
-def report_json(report: CompensationReport) -> dict[str, Any]:
-    """The report as JSON: the run, its status, the trigger and each undo."""
-    return {
-        "run_id": report.run_id,
-        "status": report.status,
-        "trigger": report.trigger,
-        "undos": [
-            {
-                "toolUseId": u.tool_use_id,
-                "tool": u.tool,
-                "outcome": u.outcome,
-                "error": u.error,
-                "in_doubt": u.in_doubt,
-                "attempts": u.attempts,
-            }
-            for u in report.undos
-        ],
-    }
-
-
-__all__ = ["add_parser", "cmd_compensate", "report_json"]
+__all__ = ["add_parser", "cmd_compensate"]

@@ -529,7 +529,8 @@ def _undo_cell(step: Step) -> str:
             mark = "[red]undo failed[/]: " + escape(printable(str(undo.get("error"))))
         doubt = " [yellow](call was in doubt)[/]" if undo.get("in_doubt") else ""
         again = " [yellow](undo re-run, same key)[/]" if undo.get("redo") else ""
-        return f"undo {call} {mark}{doubt}{again}"
+        nested = f" (nested run {escape(printable(str(undo['run_id'])))} unwound)" if undo.get("run_id") else ""
+        return f"undo {call} {mark}{nested}{doubt}{again}"
     return ""
 
 

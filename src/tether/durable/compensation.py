@@ -16,6 +16,15 @@ cancelled or runs out of budget and the agent's ``compensate_on`` names that) *u
 3. an ``unwound`` step ends it: status ``compensated``, or ``compensation_failed`` when a
    compensation raised (its ``stop_reason`` names each failed undo).
 
+Nested runs unwind with their parent: a call of a tool that nests runs (an agent used as a tool)
+whose nested run exists (``child_run_id(run_id, toolUseId)``, of this incarnation of the run) is
+planned whatever its result (a child that failed may have had effects before it failed), and
+undoing it compensates the nested run in its turn, with the tool's :meth:`~tether.tools.base.Tool.nested_tools`,
+recursively: the whole tree unwinds newest first, a nested run's effects at the place of the call
+that made them. The nested run records its own unwinding (its own steps, status and record, under
+its own lease), so a kill inside it resumes it there and undoes nothing twice; the parent's
+``undo`` step records the nested run's outcome (``failed`` when one of its undos failed).
+
 The record lives in the run's head, so a process killed anywhere in the unwinding leaves a run
 that a later compensation (any process) goes on with: undos with a recorded outcome are never
 run again; an undo marked started without an outcome is *in doubt* and runs again with the same
@@ -38,6 +47,8 @@ from ..loop.core import tool_uses_of
 from ..tools.base import Tool
 from ..tools.compensation import TRIGGERS, UNDO_SUFFIX, Undo
 from ..types import Message, ToolResult
+from .ids import child_run_id
+from .incarnation import belongs
 from .session import DurableSession, run_state_of
 from .store import RunStore, validate_run_id
 
@@ -62,6 +73,8 @@ class UndoOutcome:
         in_doubt: The call itself was in doubt (no recorded result) when it was undone.
         attempts: How many times the compensation was started (2: a crash caught the first
             attempt in doubt and it ran again with the same undo key).
+        run_id: The nested run the call made (an agent tool's child), unwound as this undo;
+            None for a call undone by its tool's own compensation.
     """
 
     tool_use_id: str
@@ -70,6 +83,7 @@ class UndoOutcome:
     error: str | None = None
     in_doubt: bool = False
     attempts: int = 0
+    run_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,8 +107,25 @@ class CompensationReport:
         """The undos whose compensation raised."""
         return [undo for undo in self.undos if undo.outcome == "failed"]
 
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON: the run, its status, the trigger and each undo (``tether
+        compensate --json``, ``POST /runs/{id}/compensate``)."""
+        undos = []
+        for u in self.undos:
+            undo = {"toolUseId": u.tool_use_id, "tool": u.tool, "outcome": u.outcome, "error": u.error, "in_doubt": u.in_doubt}
+            undos.append({**undo, "attempts": u.attempts, **({"run_id": u.run_id} if u.run_id else {})})
+        return {"run_id": self.run_id, "status": self.status, "trigger": self.trigger, "undos": undos}
 
-async def compensate_run(store: RunStore, run_id: str, lookup: Lookup, *, trigger: str = "requested") -> CompensationReport:
+
+async def compensate_run(
+    store: RunStore,
+    run_id: str,
+    lookup: Lookup,
+    *,
+    trigger: str = "requested",
+    prepare: Callable[[DurableSession], None] | None = None,
+    planner: Callable[[DurableSession], list[dict[str, Any]]] | None = None,
+) -> CompensationReport:
     """Compensate stored run ``run_id`` (see the module docstring), taking its lease first.
 
     Args:
@@ -102,6 +133,11 @@ async def compensate_run(store: RunStore, run_id: str, lookup: Lookup, *, trigge
         run_id: The run.
         lookup: The tools by name (their compensations run).
         trigger: Why: one of :data:`TRIGGERS`.
+        prepare: Called with the run under its lease, loaded, before anything is written: it
+            may refuse (raise) or change the run's state, stored by the unwinding's first write
+            (the server records a request's key so).
+        planner: The plan of a run that holds no conversation (a graph's or a swarm's: its
+            nested runs, newest first); default: the run's performed calls (see :func:`unwind`).
 
     Raises:
         RunNotFoundError: No such run.
@@ -115,30 +151,30 @@ async def compensate_run(store: RunStore, run_id: str, lookup: Lookup, *, trigge
         if stored is None:
             raise RunNotFoundError(f"no run {run_id!r} in the store; nothing to compensate")
         session = DurableSession(store, run_id, run_state_of(stored), stored, lease)
-        return await unwind(session, lookup, trigger)
+        if prepare is not None:
+            prepare(session)
+        return await unwind(session, lookup, trigger, None if planner is None else planner(session))
 
 
-async def unwind(session: DurableSession, lookup: Lookup, trigger: str) -> CompensationReport:
+async def unwind(session: DurableSession, lookup: Lookup, trigger: str, plan: list[dict[str, Any]] | None = None) -> CompensationReport:
     """Unwind the run of ``session`` (its lease held), or go on with an unwinding cut short.
 
     Args:
         session: The run, bound to its store with its lease.
         lookup: The tools by name.
         trigger: Why (recorded when the unwinding starts; one going on keeps its own).
+        plan: The plan when the unwinding starts (``{"toolUseId", "name", "in_doubt", "run_id"?}``
+            entries, newest first); default: the run's performed calls and nested runs.
     """
     _check_trigger(trigger)
     await session.settle()
     record = session.compensation
-    calls = {} if record is not None and record.get("done") else _performed(session)  # inputs and results, from the messages
+    calls = {} if record is not None and record.get("done") else _performed(session, lookup)  # inputs and results, from the messages
     if record is None:
-        plan = [
-            {"toolUseId": call["toolUseId"], "name": call["name"], "in_doubt": call["result"] is None}
-            for call in calls.values()
-            if _compensation_of(lookup, call["name"]) is not None
-        ]
+        plan = _plan(session, lookup, calls.values()) if plan is None else plan
         record = {"trigger": trigger, "plan": plan, "undos": {}, "done": False}  # small: no inputs nor results
         session.compensation = record
-        summary = {"trigger": trigger, "plan": [{"toolUseId": e["toolUseId"], "name": e["name"]} for e in plan]}
+        summary = {"trigger": trigger, "plan": [_named(e) for e in plan]}
         _log.info("run %r: compensating (%s): %d call(s) to undo", session.run_id, trigger, len(plan))
         await session.sync_async("unwind", status="compensating", undo=summary)
     else:
@@ -173,6 +209,7 @@ def report_of(run_id: str, record: dict[str, Any]) -> CompensationReport:
                 error=state.get("error"),
                 in_doubt=bool(entry.get("in_doubt")),
                 attempts=int(state.get("attempts", 0)),
+                run_id=entry.get("run_id"),
             )
         )
     failed = any(undo.outcome == "failed" for undo in undos)
@@ -181,11 +218,16 @@ def report_of(run_id: str, record: dict[str, Any]) -> CompensationReport:
 
 
 def performed_calls(
-    messages: Iterable[Message], open_results: dict[str, ToolResult], started: list[str], phase: str
+    messages: Iterable[Message],
+    open_results: dict[str, ToolResult],
+    started: list[str],
+    phase: str,
+    nesting: Callable[[str], bool] = lambda name: False,
 ) -> list[dict[str, Any]]:
     """The run's performed calls, newest first: ``{"toolUseId", "name", "input", "result"}``
     (``result`` None: the call is in doubt). A call whose result is an error had no effect and is
-    left out, and so is a call of the open cycle that never started. A tool call seen twice (a
+    left out (unless its tool nests runs: its nested run may have had effects before it failed),
+    and so is a call of the open cycle that never started. A tool call seen twice (a
     conversation manager rewrote the history into a new segment) counts once.
 
     Args:
@@ -193,6 +235,7 @@ def performed_calls(
         open_results: The results recorded in the open cycle (the cursor's).
         started: The calls of the open cycle that started (the cursor's).
         phase: The cursor's phase (``tools``: the open cycle's started calls may be in doubt).
+        nesting: Whether the tool of a name nests runs (its error results are kept).
     """
     uses: dict[str, dict[str, Any]] = {}
     results: dict[str, ToolResult] = {}
@@ -210,7 +253,7 @@ def performed_calls(
         result: ToolResult | None = results.get(ident)
         if result is None and ident not in in_doubt:
             continue  # never ran (or its cycle was abandoned without a result)
-        if result is not None and result.get("status") == "error":
+        if result is not None and result.get("status") == "error" and not nesting(entry["name"]):
             continue
         plan.append({**entry, "result": result})
     plan.reverse()
@@ -242,23 +285,34 @@ async def _undo_one(
         idempotency_key=call_key,
         undo_key=call_key + UNDO_SUFFIX,
     )
-    if call is None:  # the run's messages were changed behind the store's back: nothing to undo it from
-        error: str | None = f"call {ident!r} is no longer in the run's stored messages"
+    nested = entry.get("run_id")
+    if isinstance(nested, str):  # the call's nested run: unwound in its turn (its own record: never twice)
+        error: str | None = await _unwind_nested(session.store, nested, lookup(entry["name"]), str(record["trigger"]))
+    elif call is None:  # the run's messages were changed behind the store's back: nothing to undo it from
+        error = f"call {ident!r} is no longer in the run's stored messages"
     else:
-        error = await _call(_compensation_of(lookup, entry["name"]), undo)
+        error = await run_undo(_compensation_of(lookup, entry["name"]), undo)
     outcome = {"attempts": attempts, "outcome": "undone" if error is None else "failed"}
     if error is not None:
         outcome["error"] = error
         _log.warning("run %r: the compensation of %s (%s) failed: %s", session.run_id, entry["name"], ident, error)
     record["undos"][ident] = outcome
     info = {"toolUseId": ident, "name": entry["name"], "outcome": outcome["outcome"], "error": error, "in_doubt": undo.in_doubt}
+    if isinstance(nested, str):
+        info["run_id"] = nested
     if redo:
         info["redo"] = True  # this undo was in doubt (started, no outcome): it ran again with the same key
     await session.sync_async("undo", status="compensating", undo=info)
 
 
-async def _call(compensate: Callable[[Undo], Any] | None, undo: Undo) -> str | None:
-    """Run ``compensate`` (a sync one in a worker thread); the error it raised, as text, or None."""
+async def run_undo(compensate: Callable[[Undo], Any] | None, undo: Undo) -> str | None:
+    """Run ``compensate`` (a sync one in a worker thread) for ``undo``; the error it raised, as
+    text, or None (a compensation's failure is an outcome, never raised: the unwinding goes on).
+
+    Args:
+        compensate: The tool's compensation (None: it has none now: that is the error).
+        undo: The call to undo.
+    """
     if compensate is None:
         return f"tool {undo.tool!r} has no compensation now (it had one when the unwinding began)"
     try:
@@ -273,15 +327,65 @@ async def _call(compensate: Callable[[Undo], Any] | None, undo: Undo) -> str | N
     return None
 
 
+async def _unwind_nested(store: RunStore, run_id: str, tool: Tool | None, trigger: str) -> str | None:
+    """Compensate nested run ``run_id`` with the tools ``tool`` (the call's) names for it; what
+    failed in it, as text, or None. A nested run that is gone (deleted meanwhile) or whose record
+    is damaged fails this undo; one held by a live owner raises (the unwinding waits for it)."""
+    tools = None if tool is None else tool.nested_tools()
+    if tools is None:
+        return f"nested run {run_id!r}: its call's tool is gone, or names no tools for it now"
+    try:
+        report = await compensate_run(store, run_id, tools, trigger=trigger)
+    except (RunNotFoundError, CompensationError, StoreError) as exc:
+        return f"nested run {run_id!r}: {type(exc).__name__}: {exc}"[:300]
+    if not report.failed:
+        return None
+    return f"nested run {run_id!r}: " + "; ".join(f"{u.tool} ({u.tool_use_id}): {u.error}" for u in report.failed)[:300]
+
+
+def _plan(session: DurableSession, lookup: Lookup, calls: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The unwinding's plan, newest first: each performed call whose tool has a compensation, and
+    each call of a tool nesting runs whose nested run exists (of this incarnation: ``run_id``)."""
+    plan: list[dict[str, Any]] = []
+    parent = session.store.head(session.run_id)
+    for call in calls:
+        entry = {"toolUseId": call["toolUseId"], "name": call["name"], "in_doubt": call["result"] is None}
+        tool = lookup(call["name"])
+        if tool is not None and tool.nests_runs:
+            child = child_run_id(session.run_id, call["toolUseId"])
+            head = session.store.head(child)
+            if head is not None and belongs(head, parent):
+                plan.append({**entry, "run_id": child})
+                continue
+        failed = call["result"] is not None and call["result"].get("status") == "error"
+        if not failed and _compensation_of(lookup, call["name"]) is not None:
+            plan.append(entry)
+    return plan
+
+
+def _named(entry: dict[str, Any]) -> dict[str, Any]:
+    """A plan entry as the ``unwind`` step shows it (the call, and its nested run if any)."""
+    shown = {"toolUseId": entry["toolUseId"], "name": entry["name"]}
+    if "run_id" in entry:
+        shown["run_id"] = entry["run_id"]
+    return shown
+
+
 def _compensation_of(lookup: Lookup, name: str) -> Callable[[Undo], Any] | None:
     tool = lookup(name)
     return None if tool is None else getattr(tool, "compensate", None)
 
 
-def _performed(session: DurableSession) -> dict[str, dict[str, Any]]:
+def _nests(lookup: Lookup, name: str) -> bool:
+    tool = lookup(name)
+    return tool is not None and tool.nests_runs
+
+
+def _performed(session: DurableSession, lookup: Lookup) -> dict[str, dict[str, Any]]:
     """The run's performed calls by ``toolUseId``, newest first (see :func:`performed_calls`)."""
     cursor = session.run.cursor
-    return {call["toolUseId"]: call for call in performed_calls(_all_messages(session), cursor.results, cursor.started, cursor.phase)}
+    calls = performed_calls(_all_messages(session), cursor.results, cursor.started, cursor.phase, lambda name: _nests(lookup, name))
+    return {call["toolUseId"]: call for call in calls}
 
 
 def _all_messages(session: DurableSession) -> list[Message]:
@@ -315,6 +419,7 @@ def _check_record(run_id: str, record: Any) -> None:
         and isinstance(record.get("undos"), dict)
         and isinstance(record.get("plan"), list)
         and all(isinstance(e, dict) and isinstance(e.get("toolUseId"), str) and isinstance(e.get("name"), str) for e in record["plan"])
+        and all(e.get("run_id", child_run_id(run_id, e["toolUseId"])) == child_run_id(run_id, e["toolUseId"]) for e in record["plan"])
         and all(isinstance(v, dict) for v in record["undos"].values())
     )
     if not ok:
@@ -341,5 +446,6 @@ __all__ = [
     "compensate_run",
     "performed_calls",
     "report_of",
+    "run_undo",
     "unwind",
 ]

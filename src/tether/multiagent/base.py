@@ -20,9 +20,11 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from .._sync import run_sync
 from ..answers import answer_list
+from ..durable.compensation import CompensationReport
 from ..durable.store import RunStore
 from ..errors import PromptError, SnapshotError, StateError, TetherError
 from ..events import final_result
+from .compensation import compensate_multiagent
 from .durable_graph import GraphRecorder, open_run
 from .nodes import AgentTemplate
 from .results import GraphResult
@@ -141,6 +143,16 @@ class MultiAgentBase(ABC, Generic[R]):
         if responses is not None and answers is None:
             raise PromptError(f"{self.label}.resume: responses must be a list of interruptResponse blocks")
         return await self._last(self._stream(None, run_id, None, True, answers, forward=False))
+
+    def compensate(self, run_id: str) -> CompensationReport:
+        """Undo durable run ``run_id``'s effects: each node's (member's) nested run unwinds with
+        its agent's compensations, the latest first, each undo at most once and recorded (see
+        :mod:`tether.multiagent.compensation`)."""
+        return run_sync(self.compensate_async(run_id))
+
+    async def compensate_async(self, run_id: str) -> CompensationReport:
+        """Async :meth:`compensate`."""
+        return await compensate_multiagent(self._store(), run_id, self._templates, self.state_key)
 
     async def stream_async(
         self, task: Any = None, *, run_id: str | None = None, parent_run_id: str | None = None

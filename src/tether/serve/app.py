@@ -10,6 +10,7 @@ Endpoints (see :mod:`tether.serve.openapi` for the document served at ``/openapi
 - ``GET /runs/{id}/events``: Server-Sent Events; ``Last-Event-ID`` or ``?after=`` resumes.
 - ``POST /runs/{id}/interrupts`` ``{responses}``; ``POST /runs/{id}/cancel``; ``DELETE /runs/{id}``.
 - ``POST /runs/{id}/retry``: a failed (or stopped, stalled) run goes on from its last stored step.
+- ``POST /runs/{id}/compensate``: undo the run's performed effects (:mod:`tether.serve.compensate_routes`).
 - ``GET /healthz``, ``GET /readyz``: the process is up; it reaches its store (:mod:`tether.serve.health`).
 - ``GET /``: the chat page; ``GET /runs/{id}/view``: the run's inspector page (:mod:`tether.serve.page`).
 - ``POST /agents/{name}/agui``, ``GET /agents/{name}/agui/{thread_id}``: the AG-UI protocol
@@ -47,6 +48,7 @@ from .a2a_routes import A2AEndpoint
 from .agui_routes import AguiEndpoint
 from .bodies import read_json
 from .bodies import run_id_of as _run_id
+from .compensate_routes import CompensateEndpoint
 from .drain import GRACE
 from .events import Cursor, interrupts_of, last_answer
 from .failures import error_body, run_error, stream_error
@@ -123,6 +125,7 @@ def create_app(
         Route("/runs/{run_id}/interrupts", api.interrupts, methods=["POST"]),
         Route("/runs/{run_id}/cancel", api.cancel, methods=["POST"]),
         Route("/runs/{run_id}/retry", api.retry, methods=["POST"]),
+        *CompensateEndpoint(manager).routes(),
         Route("/openapi.json", api.openapi, methods=["GET"]),
         # the pages: the chat page, the agents it lists, a run's inspector page (tether.serve.page)
         Route("/agents", api.agents, methods=["GET"]),

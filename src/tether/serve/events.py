@@ -43,8 +43,11 @@ from ..interrupts import pending_interrupts
 from ..loop.core import tool_uses_of
 from ..types import InterruptState, Message
 
-COMMITTED_KINDS = ("status", "message", "tool_call_start", "tool_call_end", "in_doubt", "state", "interrupt", "result")
+COMMITTED_KINDS = ("status", "message", "tool_call_start", "tool_call_end", "in_doubt", "state", "interrupt", "result", "compensation")
 """The kinds of committed events, in the order a step yields them."""
+UNWINDING = ("unwind", "undo", "unwound")
+"""The positions of a compensation's steps (:mod:`tether.durable.compensation`): each is a
+``compensation`` event (the plan, one undo's outcome, the totals)."""
 LIVE_KINDS = ("text_delta", "reasoning_delta")
 """The kinds of live events (no durable id)."""
 RESTING = ("finished", "failed", "interrupted", "stopped", "paused", "compensated", "compensation_failed")
@@ -197,6 +200,8 @@ class StepEvents:
         # the answer records the same question again on its way on: not a stop
         if step.position == "turn_end" or (step.position == "resumed" and step.status == "interrupted" and asked):
             found.append(("result", {"status": step.status, "stop_reason": step.stop_reason, "answer": self.answer, "interrupts": pending}))
+        if step.position in UNWINDING:  # a compensation's step: its plan, one undo, its end
+            found.append(("compensation", {"position": step.position, "status": step.status, **(step.undo or {})}))
         return [{"type": kind, "id": f"{step.step}.{k}", "data": data} for k, (kind, data) in enumerate(found)]
 
 

@@ -165,6 +165,23 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
                     "responses": {"202": accepted, "404": _ERROR, "409": _ERROR},
                 }
             },
+            "/runs/{run_id}/compensate": {
+                "post": {
+                    "summary": (
+                        "Undo the run's performed effects with its tools' compensations, newest first, each at most once, "
+                        "nested runs with it; each undo is a step of the run (its stream shows them)"
+                    ),
+                    "parameters": [_RUN_ID, _KEY],
+                    "responses": {
+                        "200": {"description": "the unwinding's report", **_json({"$ref": "#/components/schemas/Compensation"})},
+                        "404": _ERROR,
+                        "409": {
+                            **_ERROR,
+                            "description": "running, compensated already, or no agent run of this server",
+                        },
+                    },
+                }
+            },
             **_agui_paths(agents),
             **_a2a_paths(agents),
         },
@@ -178,6 +195,16 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
                     },
                 },
                 "Started": {"type": "object", "properties": {"run_id": {"type": "string"}, "events": {"type": "string"}}},
+                "Compensation": {
+                    "type": "object",
+                    "properties": {
+                        "run_id": {"type": "string"},
+                        "status": {"type": "string", "enum": ["compensating", "compensated", "compensation_failed"]},
+                        "trigger": {"type": "string"},
+                        "undos": {"type": "array", "items": {"type": "object"}},
+                        "events": {"type": "string"},
+                    },
+                },
                 "Run": {
                     "type": "object",
                     "properties": {

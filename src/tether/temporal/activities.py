@@ -53,6 +53,7 @@ from .activity_io import (
 )
 from .activity_runtime import NOT_RETRYABLE, Pulse, fatal_errors, fresh_run, heartbeating, threaded_host
 from .claimcheck import expand_tool_use
+from .compensation_activities import CompensationActivities
 from .errors import in_doubt_failure, throttled_failure, to_failure
 from .payloads import check_compact, expand_interrupt, expand_state, restore
 from .resume_activities import ResumeActivities
@@ -77,7 +78,7 @@ def state_changes(before: CompactState, after: CompactState) -> StateChanges | N
     return {"set": changed, "deleted": deleted}
 
 
-class TetherActivities(ResumeActivities):
+class TetherActivities(ResumeActivities, CompensationActivities):
     """The agent activities a worker registers; they share one registry and one payload policy.
 
     Args:
@@ -98,6 +99,8 @@ class TetherActivities(ResumeActivities):
         "child_prompt",
         "child_answer",
         "check_resume",
+        "compensation_plan",
+        "undo",
     )
 
     # -- describe -------------------------------------------------------------------------
@@ -133,6 +136,7 @@ class TetherActivities(ResumeActivities):
                 "invocation_hooks": hooks.has(BeforeInvocation) or hooks.has(AfterInvocation) or hooks.has(MessageAdded),
                 **({"sources": len(tools.sources)} if tools.sources else {}),
                 **({"budget": budget} if (budget := budget_settings(agent, params.get("budget"))) is not None else {}),
+                **({"compensate_on": list(agent.compensate_on)} if agent.compensate_on else {}),
             },
         }
 

@@ -315,7 +315,24 @@ class Turn(TypedDict):
     handoff: JSONValue
 
 
+class UnwindInput(AgentCall):
+    """``tether.compensation_plan``: where the run's whole conversation is (its reference, the
+    messages not persisted yet, the open cycle's cursor: ``results``, ``started``, ``phase``)."""
+
+    conv: str | None
+    pending: list[CompactMessage]
+    cursor: dict[str, Any]
+
+
+class UndoInput(UnwindInput):
+    """``tether.undo``: the planned call to undo (``{"toolUseId", "name", "in_doubt"}``)."""
+
+    entry: dict[str, Any]
+
+
 INPUTS = (
+    "UnwindInput",
+    "UndoInput",
     "AgentRef",
     "AgentCall",
     "CallModelInput",
@@ -377,4 +394,6 @@ __all__ = [
     "ToolOutcome",
     "Turn",
     "TurnInput",
+    "UndoInput",
+    "UnwindInput",
 ]

@@ -29,6 +29,7 @@ from ..snapshot import Snapshot
 from ..telemetry import resolve_tracer
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT
+from .compensation_client import compensate_ended
 from .errors import from_failure
 from .payloads import DEFAULT_MAX_VALUE_BYTES, expand_interrupt
 from .policy import PayloadPolicy
@@ -313,6 +314,12 @@ class TetherClient:
                 member's error class when one of them failed).
         """
         return _kind(kind).result(self.payloads, await self._raw_result(run_id), run_id)
+
+    async def compensate(self, run_id: str) -> dict[str, Any]:
+        """Undo ended agent run ``run_id``'s performed effects with its tools' compensations, one
+        activity per undo, newest first, once however often asked (:mod:`tether.temporal.compensation_client`);
+        the unwinding's record ``{"trigger", "plan", "undos", "status"}``."""
+        return await compensate_ended(self.client, self.task_queue, run_id, dict(self.options))
 
     async def final_snapshot(self, run_id: str, app_data: dict[str, Any] | None = None) -> Snapshot:
         """The snapshot of a finished invocation (needs no worker)."""

@@ -135,6 +135,9 @@ class AgentSettings(TypedDict, total=False):
     tool specs, and ``idempotent``, the names of the idempotent ones."""
     budget: BudgetSettings
     """The agent's budget, priced (absent: none; see :mod:`tether.budget`)."""
+    compensate_on: list[str]
+    """The agent's ``compensate_on``: when the run unwinds its effects (absent: never; see
+    :mod:`tether.temporal.unwinding`)."""
 
 
 class BudgetSettings(TypedDict):
@@ -190,6 +193,7 @@ class AgentRunResult(TypedDict):
     invocation: MetricsData
     run: CarriedState
     interrupts: NotRequired[list[CompactRecord]]
+    compensation: NotRequired[dict[str, Any]]
 
 
 class WirePrompt(TypedDict):

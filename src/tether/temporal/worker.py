@@ -18,6 +18,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from .activities import TetherActivities
 from .blobs import BlobStore
 from .claimcheck import DEFAULT_INLINE_LIMIT
+from .compensation_workflow import CompensationWorkflow
 from .graph_activities import GraphActivities
 from .graph_workflow import GraphWorkflow
 from .payloads import DEFAULT_MAX_VALUE_BYTES
@@ -27,7 +28,7 @@ from .swarm_activities import SwarmActivities
 from .swarm_workflow import SwarmWorkflow
 from .workflow import AgentWorkflow
 
-WORKFLOWS: list[type] = [AgentWorkflow, SwarmWorkflow, GraphWorkflow]
+WORKFLOWS: list[type] = [AgentWorkflow, SwarmWorkflow, GraphWorkflow, CompensationWorkflow]
 """The workflow classes a Tether worker serves."""
 
 

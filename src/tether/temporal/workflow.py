@@ -27,7 +27,7 @@ from typing import Any, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import is_cancelled_exception
+from temporalio.exceptions import FailureError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from .._prompt import Prompt, PromptKind
@@ -58,6 +58,7 @@ with workflow.unsafe.imports_passed_through():
         WorkflowOptions,
     )
     from .tool_rounds import ToolRounds
+    from .unwinding import Unwinding
 
 TAIL = 4
 PATCH_LOCAL_BOOKENDS = "tether.local-bookends"
@@ -83,13 +84,14 @@ DEFAULT_OPTIONS: WorkflowOptions = {
 
 
 @workflow.defn(name=WORKFLOW_NAME)
-class AgentWorkflow(ToolRounds):
+class AgentWorkflow(ToolRounds, Unwinding):
     """One invocation of a registered agent, durable across workers, restarts and time.
 
     The interrupt handlers and the queries are :class:`~tether.temporal.base_workflow.RunWorkflow`'s
     (``_params`` holds a WorkflowParams payload); its rounds of tool calls are
     :class:`~tether.temporal.tool_rounds.ToolRounds`' (agent tools' calls
-    :class:`~tether.temporal.agent_tool_calls.AgentToolCalls`').
+    :class:`~tether.temporal.agent_tool_calls.AgentToolCalls`'); its unwinding (compensation)
+    :class:`~tether.temporal.unwinding.Unwinding`'s.
     """
 
     def __init__(self) -> None:
@@ -156,9 +158,13 @@ class AgentWorkflow(ToolRounds):
                 await self._messages_hook(added)
             return await self._drive()
         except TetherError as exc:
+            if self._run is not None and self._compensates("failed"):
+                await self._unwind("failed")
             raise to_failure(exc) from None
         except BaseException as exc:
             if not is_cancelled_exception(exc):
+                if isinstance(exc, FailureError) and self._run is not None and self._compensates("failed"):
+                    await self._unwind("failed")  # the run fails after its effects are undone
                 raise
             # Like Agent.cancel(): tool calls without results get an error result, the
             # conversation stays valid, and the invocation ends with stop reason "cancelled".
@@ -167,6 +173,8 @@ class AgentWorkflow(ToolRounds):
             self._unpersisted += len(added)
             self._trim_tail()
             self._inbox.release()  # update handlers still waiting for their answers return
+            if self._compensates("cancelled"):
+                await self._unwind("cancelled")
             return await self._finish(Stop("cancelled"))
 
     def _load(self, carried: CarriedState) -> None:
@@ -438,6 +446,12 @@ class AgentWorkflow(ToolRounds):
             carried["manifest"] = self._manifest
         return carried
 
+    def _conversation(self) -> dict[str, Any]:
+        run, _ = self._state()
+        cursor = run.cursor
+        where = {"results": cursor.results, "started": cursor.started, "phase": cursor.phase}
+        return {"conv": self._conv, "pending": self._pending(), "cursor": where}
+
     def _base(self) -> io.AgentCall:
         params = self._params
         base: io.AgentCall = {"agent": params["agent"], "config": params.get("config") or {}, "run_id": params.get("run_id")}
@@ -494,6 +508,8 @@ class AgentWorkflow(ToolRounds):
 
     async def _finish(self, effect: Stop) -> AgentRunResult:
         run, _ = self._state()
+        if effect.reason == "budget_exhausted" and self._compensates("budget"):
+            await self._unwind("budget")
         message = last_assistant(run.messages)
         idle = settle_idle(run)
         params: io.FinishInput = {
@@ -522,6 +538,8 @@ class AgentWorkflow(ToolRounds):
             "invocation": diff_metrics(totals, self._before),
             "run": self._carry(started=False),
         }
+        if self._compensation is not None:
+            out["compensation"] = self._compensation
         if effect.reason == "interrupt":  # a nested child's: its parent asks them
             out["interrupts"] = [dict(i.to_dict()) for i in pending_interrupts(run.interrupt_state)]
         return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from abc import ABC
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import pydantic
@@ -71,7 +72,9 @@ class Tool(ABC):
     caller's stream while it runs (``ToolContext.emit``). ``nests_runs = True`` marks a tool whose
     call in a durable run is a nested run of its own (an agent tool): the run's timeline names it,
     and calls of it running at once share what is left of the run's budget (``context.budget``).
-    ``compensate`` undoes a performed call when its durable run is compensated.
+    ``compensate`` undoes a performed call when its durable run is compensated; a tool that nests
+    runs names the tools of its nested run (:meth:`nested_tools`), whose compensations undo the
+    nested run's effects when its parent is compensated.
     """
 
     name: ClassVar[str] = ""
@@ -88,6 +91,11 @@ class Tool(ABC):
     :mod:`tether.tools.compensation`); set it on the instance (or as a ``staticmethod``)."""
 
     _spec: ToolSpec | None = None
+
+    def nested_tools(self) -> Callable[[str], Tool | None] | None:
+        """For a tool that nests runs (``nests_runs``): its nested runs' tools by name, so
+        compensating the parent unwinds a nested run with their compensations; None: none."""
+        return None
 
     @property
     def tool_name(self) -> str:
