@@ -26,4 +26,10 @@ class MCPError(ToolError):
         self.stderr_tail = stderr_tail
 
 
-__all__ = ["MCPError"]
+class RetryRefused(Exception):
+    """The server answered the retry of a multi-round-trip call (answers plus the echoed
+    ``requestState``) with a JSON-RPC error; turned into a
+    :class:`~tether.errors.HandleRejectedError` naming the run and the call."""
+
+
+__all__ = ["MCPError", "RetryRefused"]

@@ -13,7 +13,8 @@ from ..tools.base import error_result
 from ..tools.context import ToolContext
 from ..types import ToolResult, ToolSpec, ToolUse
 from .connection import Connection
-from .errors import MCPError
+from .errors import MCPError, RetryRefused
+from .input_required import call_with_rounds
 from .limits import DEFAULT_MAX_RESULT_BYTES, ResponseRead, ResponseReads, result_size
 from .loop_thread import LoopThread
 from .results import hinted_idempotent, to_tool_result, to_tool_spec
@@ -23,6 +24,9 @@ IDEMPOTENCY_META_KEY = "tether/idempotency_key"
 """The key under which every ``tools/call`` request's ``_meta`` carries the call's idempotency
 key (``run_id/toolUseId``, the same on every re-run of an in-doubt call), so a server can
 deduplicate."""
+
+Retry = tuple[dict[str, Any], str | None]
+"""The input responses (keyed as the server asked) and the echoed request state of a retry."""
 
 DEFAULT_STARTUP_TIMEOUT = 30.0
 DEFAULT_LIST_TIMEOUT = 30.0
@@ -41,6 +45,7 @@ class MCPOptions(TypedDict, total=False):
     list_timeout: float | None
     call_timeout: float | None
     max_result_bytes: int | None
+    protocol: str
 
 
 class _Core:
@@ -113,6 +118,9 @@ class MCPSource:
         max_result_bytes (int | None): The largest tool result passed on (None: no limit; default 10 MiB); a larger one is an
             error result naming the tool and the cap (see :mod:`tether.mcp.limits` for what each
             transport reads of it first).
+        protocol (str): ``"legacy"`` (the default): the ``initialize`` handshake (revisions up to 2025-11-25);
+            ``"auto"``: probe ``server/discover`` and speak the 2026-07-28 revision with a server that has it (so a
+            tool may answer with questions, see :mod:`tether.mcp.input_required`), else the handshake.
     """
 
     def __init__(self, *, name: str, **options: Unpack[MCPOptions]) -> None:
@@ -122,6 +130,7 @@ class MCPSource:
         list_timeout = options.get("list_timeout", DEFAULT_LIST_TIMEOUT)
         call_timeout = options.get("call_timeout", DEFAULT_CALL_TIMEOUT)
         max_result_bytes = options.get("max_result_bytes", DEFAULT_MAX_RESULT_BYTES)
+        protocol = options.get("protocol", "legacy")
         if not isinstance(name, str) or not name:
             raise ConfigurationError(f"name= of an MCP server must be a non-empty string, got {name!r}")
         for option, value in (("include", include), ("exclude", exclude)):
@@ -138,7 +147,10 @@ class MCPSource:
         cap = max_result_bytes
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0):
             raise ConfigurationError(f"max_result_bytes= of MCP server {name!r} must be a positive int or None, got {max_result_bytes!r}")
+        if protocol not in ("auto", "legacy"):
+            raise ConfigurationError(f"protocol= of MCP server {name!r} must be 'auto' or 'legacy', got {protocol!r}")
         self._name = name
+        self.protocol = protocol
         self.prefix = prefix
         self.include = None if include is None else frozenset(include)
         self.exclude = frozenset(exclude or ())
@@ -164,7 +176,7 @@ class MCPSource:
     def _negotiator(self) -> Callable[[Any], Awaitable[Any]] | None:
         """How a new session negotiates the protocol (None: the ``initialize`` handshake, which
         every MCP server answers). Like :meth:`_opener`, it must not hold the source."""
-        return None
+        return None if self.protocol == "legacy" else _negotiate_auto
 
     def _stderr_tail(self) -> str:
         """The end of the server's stderr ("" when there is none)."""
@@ -273,10 +285,21 @@ class MCPSource:
 
     async def call_tool(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
         """Call the tool on the server (reconnecting first if the server died); a failure or a
-        timeout is an error result naming the server, with its stderr tail."""
-        return await self._core.thread.run(self._call(tool_use, context.idempotency_key))
+        timeout is an error result naming the server, with its stderr tail. A call the server
+        answers with questions stops the run on interrupts and is retried with the answers
+        (:mod:`tether.mcp.input_required`)."""
+        return await call_with_rounds(self, tool_use, context)
 
-    async def _call(self, tool_use: ToolUse, key: str) -> ToolResult:
+    async def send(self, tool_use: ToolUse, key: str, retry: Retry | None = None) -> ToolResult | Any:
+        """One ``tools/call`` on the source's thread: the ``toolResult``, or the server's
+        ``InputRequiredResult``. ``retry`` is ``(input responses, request state)`` of a retry.
+
+        Raises:
+            RetryRefused: The server answered a retry with a JSON-RPC error.
+        """
+        return await self._core.thread.run(self._call(tool_use, key, retry))
+
+    async def _call(self, tool_use: ToolUse, key: str, retry: Retry | None = None) -> ToolResult | Any:
         tool_use_id = tool_use["toolUseId"]
         name = self.server_tool_name(tool_use["name"])
         arguments = tool_use.get("input")
@@ -288,7 +311,14 @@ class MCPSource:
         reads.pop(key)  # an earlier attempt's, not this one's
         try:
             async with asyncio.timeout(self.call_timeout):
-                result = await session.call_tool(name, arguments if isinstance(arguments, dict) else {}, meta={IDEMPOTENCY_META_KEY: key})
+                result = await session.call_tool(
+                    name,
+                    arguments if isinstance(arguments, dict) else {},
+                    meta={IDEMPOTENCY_META_KEY: key},
+                    input_responses=None if retry is None else retry[0],
+                    request_state=None if retry is None else retry[1],
+                    allow_input_required=True,
+                )
         except TimeoutError:
             reads.pop(key)
             await self._core.disconnect()  # a server that does not answer is restarted on next use
@@ -301,8 +331,12 @@ class MCPSource:
                 return cut
             if not isinstance(exc, ProtocolError) or (self._core.connection is not None and not self._core.connection.alive):
                 await self._core.disconnect()  # the connection broke (e.g. the server crashed)
+            elif retry is not None:
+                raise RetryRefused(_describe(exc)) from None
             return error_result(tool_use_id, f"Error: {self._error(f'tool {name!r} failed: {_describe(exc)}')}")
         reads.pop(key)
+        if type(result).__name__ == "InputRequiredResult":
+            return result
         if self.max_result_bytes is not None and (size := result_size(result)) > self.max_result_bytes:
             return self._too_large(tool_use_id, name, f"{size:,} bytes")
         return self._tool_result(tool_use_id, result)
@@ -351,6 +385,14 @@ class MCPSource:
         await asyncio.to_thread(core.thread.stop)
         core.lock = None  # bound to the stopped loop; the next start makes another
         core.drop_stderr()
+
+
+async def _negotiate_auto(session: Any) -> None:
+    """The SDK's own ``mode="auto"`` policy: ``server/discover`` at the newest revision, the
+    ``initialize`` handshake with a server that does not speak it."""
+    from mcp.client._probe import negotiate_auto
+
+    await negotiate_auto(session)
 
 
 async def _non_object_schemas(session: Any) -> list[str]:

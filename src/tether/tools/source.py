@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import ToolError
+from ..errors import HandleRejectedError, ToolError
 from ..types import ToolResult, ToolSpec, ToolUse
 from .base import Tool, error_result
 from .context import ToolContext
@@ -78,6 +78,8 @@ class SourceTool(Tool):
         tool_use_id = tool_use["toolUseId"]
         try:
             result = await self.source.call_tool(tool_use, context)
+        except HandleRejectedError:
+            raise  # the run's stored handle was refused: the turn stops, the run keeps the handle
         except Exception as exc:  # the source's failure is the model's information, not a crash
             return error_result(tool_use_id, f"Error: tool source {self.source.source_name!r} failed: {type(exc).__name__}: {exc}")
         if not isinstance(result, dict) or result.get("toolUseId") != tool_use_id or result.get("status") not in ("success", "error"):
