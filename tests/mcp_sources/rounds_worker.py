@@ -1,7 +1,8 @@
 """A durable run calling an MCP tool that asks for input (``servers/asker.py``) or runs as a task
 (``servers/tasker.py``), in a child process (so a test can SIGKILL it).
 
-Usage: ``python -m tests.mcp_sources.rounds_worker DB RUN_ID SERVER LOG TOOL ARGS_JSON start|resume [ANSWERS_JSON]``.
+Usage: ``python -m tests.mcp_sources.rounds_worker DB RUN_ID SERVER LOG TOOL ARGS_JSON start|resume [ANSWERS_JSON]``
+(SERVER: a stdio server's script, or the URL of an HTTP server).
 ``start`` runs the prompt; ``resume`` resumes the run, with ``ANSWERS_JSON`` (a list of
 ``{interruptId, response}``) when given. Prints ``stopped <stop_reason> <json of the pending
 interrupts>`` and then, unless the environment sets ``ROUNDS_EXIT``, waits to be killed.
@@ -17,7 +18,7 @@ import time
 
 from tether import Agent, ScriptedModel
 from tether.durable import SQLiteStore
-from tether.mcp import MCPServerStdio
+from tether.mcp import MCPServerHTTP, MCPServerStdio
 from tether.models import tool_call
 
 
@@ -25,7 +26,11 @@ def main(argv: list[str]) -> int:
     db, run_id, server, log, tool, args, action = argv[:7]
     answers = json.loads(argv[7]) if argv[7:] else None
     extra = ["--key", os.environ["ASKER_KEY"]] if os.environ.get("ASKER_KEY") else []
-    source = MCPServerStdio(sys.executable, [server, "--log", log, *extra], protocol="auto", startup_timeout=30, call_timeout=60)
+    source: MCPServerStdio | MCPServerHTTP
+    if server.startswith("http://"):
+        source = MCPServerHTTP(server, protocol="auto", startup_timeout=30, call_timeout=60)
+    else:
+        source = MCPServerStdio(sys.executable, [server, "--log", log, *extra], protocol="auto", startup_timeout=30, call_timeout=60)
     script = [tool_call(tool, json.loads(args), tool_use_id="t1"), "finished"]
     agent = Agent(model=ScriptedModel(script, stateful=True), tools=[source], store=SQLiteStore(db))
     print("ready", flush=True)

@@ -58,7 +58,11 @@ class Connection:
 
             async with contextlib.AsyncExitStack() as stack:
                 streams = await stack.enter_async_context(self._open_transport())
-                session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+                from .tasks import TASKS_EXTENSION, task_claim
+
+                session = await stack.enter_async_context(
+                    ClientSession(streams[0], streams[1], extensions={TASKS_EXTENSION: {}}, result_claims={TASKS_EXTENSION: [task_claim()]})
+                )
                 await (self._negotiate(session) if self._negotiate is not None else session.initialize())
                 self.session = session
                 if not ready.done():

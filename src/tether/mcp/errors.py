@@ -32,4 +32,12 @@ class RetryRefused(Exception):
     :class:`~tether.errors.HandleRejectedError` naming the run and the call."""
 
 
-__all__ = ["MCPError", "RetryRefused"]
+class TaskRefused(Exception):
+    """The server answered ``tasks/get`` or ``tasks/cancel`` with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+__all__ = ["MCPError", "RetryRefused", "TaskRefused"]

@@ -37,7 +37,9 @@ from ..interrupts import Interrupt, interrupt_id
 from ..tools.base import error_result
 from ..tools.context import ToolContext
 from ..types import ToolResult, ToolUse
+from .calls import STATE_KEY, calls_of, drop_later, field_of, keep
 from .errors import RetryRefused
+from .tasks import await_task, is_task
 
 
 class Sender(Protocol):
@@ -50,9 +52,10 @@ class Sender(Protocol):
 
     async def send(self, tool_use: ToolUse, key: str, retry: tuple[dict[str, Any], str | None] | None = None) -> Any: ...
 
+    async def task_request(self, method: str, task_id: str) -> dict[str, Any]: ...
 
-STATE_KEY = "tether.mcp"
-"""The agent-state key under which MCP calls keep their pending rounds and tasks."""
+    def _tool_result(self, tool_use_id: str, result: Any) -> ToolResult: ...
+
 
 MAX_ROUNDS = 10
 """Rounds of one call (as the SDK's own driver); more is an error result."""
@@ -67,11 +70,16 @@ async def call_with_rounds(source: Sender, tool_use: ToolUse, context: ToolConte
     tool_use_id = tool_use["toolUseId"]
     entry = calls_of(context).get(tool_use_id)
     retry = None
+    if isinstance(entry, dict) and "task" in entry:  # a task the call started: wait for it, never call again
+        done = await await_task(source, context, entry)
+        if done is not None:
+            return done
+        entry = None  # the task was lost and the answer was "rerun": the call is made again
     if entry is not None:
         _check(entry, context)
         answers = _answers(entry, context)
         if isinstance(answers, str):
-            _drop_later(context)
+            drop_later(context)
             return error_result(tool_use_id, answers)
         retry = (answers, entry["requestState"])
     rounds = 0 if entry is None else int(entry["round"])
@@ -82,11 +90,19 @@ async def call_with_rounds(source: Sender, tool_use: ToolUse, context: ToolConte
             raise _refused(context, entry, str(exc)) from None
         if isinstance(outcome, dict):
             if entry is not None:
-                _drop_later(context)
+                drop_later(context)
             return cast("ToolResult", outcome)
+        if is_task(outcome):  # long-running work: its task id is stored before anything waits on it
+            task = {"server": source.source_name, "tool": source.server_tool_name(tool_use["name"]), "task": outcome.task}
+            keep(context, json_copy(task))
+            await context.save()
+            done = await await_task(source, context, calls_of(context)[tool_use_id])
+            if done is None:
+                raise AssertionError("unreachable: a task just created is not in doubt")  # pragma: no cover
+            return done
         rounds += 1
         if rounds > MAX_ROUNDS:
-            _drop_later(context)
+            drop_later(context)
             return error_result(tool_use_id, f"Error: MCP server {source.source_name!r} asked for input more than {MAX_ROUNDS} times")
         requests = {key: _json(request) for key, request in (outcome.input_requests or {}).items()}
         entry = {
@@ -100,41 +116,9 @@ async def call_with_rounds(source: Sender, tool_use: ToolUse, context: ToolConte
             await asyncio.sleep(_STATE_ONLY_DELAYS[min(rounds, len(_STATE_ONLY_DELAYS)) - 1])
             retry = ({}, outcome.request_state)
             continue
-        _book(context)[tool_use_id] = entry
+        keep(context, entry)
         answers = _answers(entry, context)  # raises the first question's interrupt
         raise AssertionError(f"unreachable: new questions were answered already: {answers}")  # pragma: no cover
-
-
-def calls_of(context: ToolContext) -> dict[str, Any]:
-    """The pending MCP calls of the run (``state["tether.mcp"]["calls"]``; {} when none)."""
-    book = context.agent.run_state.state.get(STATE_KEY)
-    calls = book.get("calls") if isinstance(book, dict) else None
-    return calls if isinstance(calls, dict) else {}
-
-
-def _book(context: ToolContext) -> dict[str, Any]:
-    book = context.agent.run_state.state.setdefault(STATE_KEY, {"calls": {}})
-    calls: dict[str, Any] = book.setdefault("calls", {})
-    return calls
-
-
-def _drop_later(context: ToolContext) -> None:
-    """Remove the call's entry when its result is recorded (in the same step)."""
-    tool_use_id = context.tool_use["toolUseId"]
-
-    def drop() -> None:
-        state = context.agent.run_state.state
-        calls = calls_of(context)
-        calls.pop(tool_use_id, None)
-        if not calls:
-            state.pop(STATE_KEY, None)
-
-    context.on_recorded(drop)
-
-
-def field_of(tool_use_id: str, name: str) -> str:
-    """Where a field of a call's entry lives in the run (for errors)."""
-    return f'state["{STATE_KEY}"]["calls"]["{tool_use_id}"]["{name}"]'
 
 
 def _check(entry: Any, context: ToolContext) -> None:
@@ -143,8 +127,6 @@ def _check(entry: Any, context: ToolContext) -> None:
     problem: tuple[str, str] | None = None
     if not isinstance(entry, dict):
         problem = ("", f"must be an object, got {type(entry).__name__}")
-    elif "task" in entry:
-        return
     elif not isinstance(entry.get("round"), int) or isinstance(entry.get("round"), bool) or entry["round"] < 1:
         problem = ("round", f"must be a positive integer, got {entry.get('round')!r}")
     elif entry.get("requestState") is not None and not isinstance(entry.get("requestState"), str):
@@ -154,7 +136,7 @@ def _check(entry: Any, context: ToolContext) -> None:
     ):
         problem = ("requests", "must map each question's key to the server's request ({method, params})")
     if problem is not None:
-        field = field_of(tool_use_id, problem[0]) if problem[0] else f'state["{STATE_KEY}"]["calls"]["{tool_use_id}"]'
+        field = field_of(tool_use_id, *problem[:1] if problem[0] else ())
         raise HandleRejectedError(
             f"run {context.run_id!r}, tool call {tool_use_id!r}: the stored MCP round {field} {problem[1]}; nothing was sent",
             run_id=context.run_id,
@@ -239,4 +221,4 @@ def _json(request: Any) -> dict[str, Any]:
     return data
 
 
-__all__ = ["MAX_ROUNDS", "STATE_KEY", "call_with_rounds", "calls_of", "field_of"]
+__all__ = ["MAX_ROUNDS", "STATE_KEY", "Sender", "call_with_rounds"]

@@ -13,12 +13,13 @@ from ..tools.base import error_result
 from ..tools.context import ToolContext
 from ..types import ToolResult, ToolSpec, ToolUse
 from .connection import Connection
-from .errors import MCPError, RetryRefused
+from .errors import MCPError, RetryRefused, TaskRefused
 from .input_required import call_with_rounds
 from .limits import DEFAULT_MAX_RESULT_BYTES, ResponseRead, ResponseReads, result_size
 from .loop_thread import LoopThread
 from .results import hinted_idempotent, to_tool_result, to_tool_spec
 from .stderr import StderrTail
+from .tasks import task_of
 
 IDEMPOTENCY_META_KEY = "tether/idempotency_key"
 """The key under which every ``tools/call`` request's ``_meta`` carries the call's idempotency
@@ -299,6 +300,47 @@ class MCPSource:
         """
         return await self._core.thread.run(self._call(tool_use, key, retry))
 
+    async def task_request(self, method: str, task_id: str) -> dict[str, Any]:
+        """``tasks/get`` or ``tasks/cancel`` of task ``task_id`` on the source's thread: the
+        server's result as JSON.
+
+        Raises:
+            TaskRefused: The server answered with a JSON-RPC error (its code and message).
+            MCPError: The server could not be reached, or did not answer within ``call_timeout``.
+        """
+        return await self._core.thread.run(self._task_request(method, task_id))
+
+    async def _task_request(self, method: str, task_id: str) -> dict[str, Any]:
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError as ProtocolError
+        from pydantic import TypeAdapter
+
+        session = await self._ensure()
+        request: Any
+        if method == "tasks/get":
+            request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
+        else:
+            request = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id))
+        try:
+            async with asyncio.timeout(self.call_timeout):
+                data: dict[str, Any] = await session.send_request(request, TypeAdapter(dict[str, Any]))
+                return data
+        except TimeoutError:
+            await self._core.disconnect()
+            raise self._error(f"{method} of task {task_id!r} did not answer within call_timeout={self.call_timeout}s") from None
+        except ProtocolError as exc:
+            if self._core.connection is not None and not self._core.connection.alive:
+                await self._core.disconnect()
+                raise self._error(f"{method} of task {task_id!r} failed: {_describe(exc)}") from None
+            raise TaskRefused(exc.code, str(exc)) from None
+        except Exception as exc:
+            await self._core.disconnect()
+            raise self._error(f"{method} of task {task_id!r} failed: {_describe(exc)}") from None
+
+    def keeps_handle(self, state: dict[str, Any], tool_use_id: str) -> bool:
+        """Whether call ``tool_use_id`` keeps an MCP task in the run (``tether.mcp.tasks``)."""
+        return task_of(state, tool_use_id) is not None
+
     async def _call(self, tool_use: ToolUse, key: str, retry: Retry | None = None) -> ToolResult | Any:
         tool_use_id = tool_use["toolUseId"]
         name = self.server_tool_name(tool_use["name"])
@@ -318,6 +360,7 @@ class MCPSource:
                     input_responses=None if retry is None else retry[0],
                     request_state=None if retry is None else retry[1],
                     allow_input_required=True,
+                    allow_claimed=True,
                 )
         except TimeoutError:
             reads.pop(key)
@@ -335,8 +378,8 @@ class MCPSource:
                 raise RetryRefused(_describe(exc)) from None
             return error_result(tool_use_id, f"Error: {self._error(f'tool {name!r} failed: {_describe(exc)}')}")
         reads.pop(key)
-        if type(result).__name__ == "InputRequiredResult":
-            return result
+        if type(result).__name__ in ("InputRequiredResult", "TaskCreated"):
+            return result  # questions (tether.mcp.input_required) or a task (tether.mcp.tasks)
         if self.max_result_bytes is not None and (size := result_size(result)) > self.max_result_bytes:
             return self._too_large(tool_use_id, name, f"{size:,} bytes")
         return self._tool_result(tool_use_id, result)

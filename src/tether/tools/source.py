@@ -86,6 +86,11 @@ class SourceTool(Tool):
             return error_result(tool_use_id, f"Error: tool source {self.source.source_name!r} returned a malformed toolResult")
         return result
 
+    def keeps_handle(self, state: dict[str, Any], tool_use_id: str) -> bool:
+        """Asked of the source (``keeps_handle(state, tool_use_id)``, when it has one)."""
+        ask = getattr(self.source, "keeps_handle", None)
+        return bool(ask(state, tool_use_id)) if callable(ask) else False
+
     def run(self, input: dict[str, Any], context: ToolContext) -> Any:
         raise ToolError("a source tool runs through its source; call invoke()")
 
