@@ -202,3 +202,39 @@ def test_a_malformed_stored_round_names_the_field_and_sends_nothing(tmp_path: Pa
         agent.close()
     assert caught.value.field == 'state["tether.mcp"]["calls"]["t1"]["requestState"]' and caught.value.tool_use_id == "t1"
     assert len(log.entries()) == 1  # the first call only
+
+
+def test_a_retry_cut_by_kill_9_is_in_doubt_and_rerun_sends_it_again_once(tmp_path: Path) -> None:
+    db, log, gate = tmp_path / "runs.db", CallLog(tmp_path / "asker.jsonl"), tmp_path / "gate"
+    args = [str(db), "r5", str(ASKER), str(log.path), "book", json.dumps({"city": "Kyiv", "gate": str(gate)})]
+    first = Worker(*args, "start")
+    try:
+        pending = first.outcome()[2]
+    finally:
+        first.kill9()
+    _stop_servers(log)
+    answers = [{"interruptId": pending[0]["id"], "response": "7F"}, {"interruptId": pending[1]["id"], "response": {"ok": True}}]
+    second = Worker(*args, "resume", json.dumps(answers))
+    try:
+        deadline = time.monotonic() + 60
+        while len([e for e in log.entries() if "call" in e]) < 2:  # polling the server's log: the retry is in flight
+            assert time.monotonic() < deadline, "the retry never reached the server"
+            time.sleep(0.02)
+    finally:
+        second.kill9()
+    _stop_servers(log)  # the retry dies with its server: nothing was booked
+    third = Worker(*args, "resume", exit_after=True)
+    kind, reason, asked = third.outcome()
+    third.proc.communicate(timeout=60)
+    assert (kind, reason) == ("stopped", "interrupt") and [item["name"] for item in asked] == ["tether.in_doubt"]
+    assert "retry with the answers was sent" in asked[0]["reason"]["question"]
+    assert len([e for e in log.entries() if "call" in e]) == 2  # asked, not re-sent blindly
+    gate.touch()
+    fourth = Worker(*args, "resume", json.dumps([{"interruptId": asked[0]["id"], "response": "rerun"}]), exit_after=True)
+    assert fourth.outcome()[:2] == ("stopped", "end_turn")
+    fourth.proc.communicate(timeout=60)
+    calls = [e for e in log.entries() if "call" in e]
+    effects = [e for e in log.entries() if e.get("effect") == "booked"]
+    assert len(calls) == 3 and calls[2]["state"] == calls[1]["state"] and calls[2]["answers"] == calls[1]["answers"]
+    assert [c["meta"][IDEMPOTENCY_META_KEY] for c in calls] == ["r5/t1"] * 3
+    assert len(effects) == 1 and effects[0]["seat"] == "7F"

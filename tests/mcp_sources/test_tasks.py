@@ -145,3 +145,26 @@ def test_a_stored_task_id_the_server_refuses_is_a_clear_error_and_nothing_is_los
     assert after.messages == before.messages and after.results == before.results  # nothing lost
     assert after.head["state"] == before.head["state"]  # the task id is kept
     assert len([e for e in log.entries() if "call" in e]) == 1  # and the tool was not called again
+
+
+def test_a_lost_task_goes_to_the_agents_reconcile(tmp_path: Path, tasker: tuple[str, CallLog]) -> None:
+    url, log = tasker
+    asked: list[Any] = []
+
+    def reconcile(call: Any) -> Any:
+        asked.append(call)
+        return "the film was rendered by hand"
+
+    # The run already keeps a task for call t1 (as a killed process leaves it); the server does not know it.
+    book = {"tether.mcp": {"calls": {"t1": {"server": "tasker", "tool": "render", "task": {"taskId": "expired-1"}}}}}
+    script: list[Any] = [tool_call("render", {"name": "x", "gate": str(tmp_path / "never")}, tool_use_id="t1"), "done"]
+    agent = Agent(model=ScriptedModel(script), tools=[MCPServerHTTP(url, protocol="auto")], state=book, reconcile=reconcile)
+    try:
+        result = agent("go")
+    finally:
+        agent.close()
+    assert result.stop_reason == "end_turn" and [call.tool_use["toolUseId"] for call in asked] == ["t1"]
+    tool_results = [block["toolResult"] for message in agent.messages for block in message["content"] if "toolResult" in block]
+    assert tool_results[0]["content"] == [{"text": "the film was rendered by hand"}]
+    assert [e.get("taskId") for e in log.entries()] == ["expired-1"] and not [e for e in log.entries() if "call" in e]
+    assert "tether.mcp" not in agent.state.get()

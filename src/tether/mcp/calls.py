@@ -8,10 +8,14 @@ removed in the step that records the call's result.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
+from ..durable.indoubt import IN_DOUBT, RERUN, InDoubtCall
+from ..tools.base import to_result
 from ..tools.context import ToolContext
+from ..types import ToolResult
 
 STATE_KEY = "tether.mcp"
 """The agent-state key of the book."""
@@ -48,9 +52,28 @@ def drop_later(context: ToolContext) -> None:
     context.on_recorded(drop)
 
 
+async def decide_in_doubt(context: ToolContext, details: dict[str, Any], question: str) -> ToolResult | None:
+    """A call whose outcome the server cannot tell (a lost task, a retry cut by a crash) is in
+    doubt, with the choices of any in-doubt call: the agent's ``reconcile`` decides when it has
+    one, else the run stops with the call's ``tether.in_doubt`` interrupt. Returns the result to
+    record, or None for ``"rerun"`` (the caller makes the request again, same idempotency key)."""
+    call = InDoubtCall(context.run_id or "", context.tool_use, context.idempotency_key)
+    reconcile = getattr(context.agent, "reconcile", None)
+    if callable(reconcile):
+        answer = reconcile(call)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    else:
+        answer = context.interrupt(IN_DOUBT, {**call.to_reason(), **details, "question": question})
+    if answer == RERUN:
+        return None
+    drop_later(context)
+    return to_result(context.tool_use["toolUseId"], answer)
+
+
 def field_of(tool_use_id: str, *names: str) -> str:
     """Where a field of a call's entry lives in the run (for errors)."""
     return f'state["{STATE_KEY}"]["calls"]["{tool_use_id}"]' + "".join(f'["{name}"]' for name in names)
 
 
-__all__ = ["STATE_KEY", "calls_in", "calls_of", "drop_later", "field_of", "keep"]
+__all__ = ["STATE_KEY", "calls_in", "calls_of", "decide_in_doubt", "drop_later", "field_of", "keep"]

@@ -15,7 +15,10 @@ Each question is asked as the interrupt ``"<tool>/<key>"`` (``"<tool>/<key>#<rou
 second round on) whose reason is the question: ``{"server", "tool", "input": key, "method", ...}``
 plus the request's params (for an elicitation: ``message``, ``requestedSchema``, ``mode``). They
 are asked one at a time (an interrupt per question, the first unanswered one stops the run), and
-once all are answered the call is retried, once, with the answers and the stored state. An
+once all are answered the call is retried, once, with the answers and the stored state: the
+round is marked ``sent`` and the run saved before the retry goes out, so a process that dies
+before its result is recorded leaves the retry *in doubt* (the agent's ``reconcile``, or the
+call's ``tether.in_doubt`` interrupt: ``"rerun"`` sends it again, or the result to record). An
 elicitation is answered with an ``ElicitResult`` (``{"action": "accept", "content": {...}}``), or
 just the content object (accepted), or ``"decline"`` / ``"cancel"``, or a bare value when the
 form has one field; a sampling or roots question with its result object.
@@ -37,7 +40,7 @@ from ..interrupts import Interrupt, interrupt_id
 from ..tools.base import error_result
 from ..tools.context import ToolContext
 from ..types import ToolResult, ToolUse
-from .calls import STATE_KEY, calls_of, drop_later, field_of, keep
+from .calls import STATE_KEY, calls_of, decide_in_doubt, drop_later, field_of, keep
 from .errors import RetryRefused
 from .tasks import await_task, is_task
 
@@ -82,11 +85,23 @@ async def call_with_rounds(source: Sender, tool_use: ToolUse, context: ToolConte
             drop_later(context)
             return error_result(tool_use_id, answers)
         retry = (answers, entry["requestState"])
+        if entry.get("sent"):  # a retry with these answers was in flight when the process died
+            question = (
+                "this call's retry with the answers was sent but its result was not recorded; answer 'rerun' to send it "
+                "again (same answers, requestState and idempotency key) or the result to record"
+            )
+            decided = await decide_in_doubt(context, {"server": entry.get("server"), "round": entry.get("round")}, question)
+            if decided is not None:
+                return decided
+        entry["sent"] = True  # stored before the retry goes out: a crash from here on leaves it in doubt
+        await context.save()
     rounds = 0 if entry is None else int(entry["round"])
     while True:
         try:
             outcome = await source.send(tool_use, context.idempotency_key, retry)
         except RetryRefused as exc:
+            if entry is not None:
+                entry.pop("sent", None)  # refused: not performed (the failed turn's write stores that)
             raise _refused(context, entry, str(exc)) from None
         if isinstance(outcome, dict):
             if entry is not None:

@@ -14,8 +14,8 @@ sends ``tasks/cancel``.
 
 A task the server no longer knows (``tasks/get`` answered with -32602, the code the spec gives an
 unknown or expired task id) is *in doubt*: the run stops with the ``tether.in_doubt`` interrupt of
-the call, answered like any in-doubt call with ``"rerun"`` (the call is made again, with the same
-idempotency key) or the result to record. Any other error answering ``tasks/get``, a server that
+the call (or the agent's ``reconcile`` decides), answered like any in-doubt call with ``"rerun"``
+(the call is made again, with the same idempotency key) or the result to record. Any other error answering ``tasks/get``, a server that
 cannot be reached while polling, and a stored task id that is not a non-empty string stop the turn
 with a :class:`~tether.errors.HandleRejectedError` naming the run, the call and the field; the run
 keeps the task id, so a later resume polls again. Not supported: a task asking for input
@@ -33,12 +33,11 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
-from ..durable.indoubt import IN_DOUBT, RERUN, InDoubtCall
 from ..errors import HandleRejectedError
-from ..tools.base import error_result, to_result
+from ..tools.base import error_result
 from ..tools.context import ToolContext
 from ..types import ToolResult
-from .calls import calls_in, drop_later, field_of
+from .calls import calls_in, decide_in_doubt, drop_later, field_of
 from .errors import MCPError, TaskRefused
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
@@ -126,7 +125,13 @@ async def await_task(source: TaskSource, context: ToolContext, entry: dict[str, 
             status = await source.task_request("tasks/get", task_id)
         except TaskRefused as exc:
             if exc.code == UNKNOWN_TASK:
-                return _in_doubt(context, entry, task_id, str(exc))
+                question = (
+                    f"the MCP task {task_id} of this call is unknown to its server (expired or lost); answer 'rerun' to call the "
+                    "tool again (same idempotency key) or the result to record"
+                )
+                return await decide_in_doubt(
+                    context, {"mcp_task": task_id, "server": entry.get("server"), "detail": str(exc)[:200]}, question
+                )
             raise _rejected(
                 context, field_of(tool_use_id, "task", "taskId"), f"was refused by MCP server {source.source_name!r}: {exc}"
             ) from None
@@ -167,22 +172,6 @@ def _completed(source: TaskSource, tool_use_id: str, task_id: str, status: dict[
     except ValidationError:
         return error_result(tool_use_id, f"Error: MCP task {task_id!r} on server {source.source_name!r} completed without a tool result")
     return source._tool_result(tool_use_id, result)
-
-
-def _in_doubt(context: ToolContext, entry: dict[str, Any], task_id: str, detail: str) -> ToolResult | None:
-    """The lost task's call is in doubt: ask (the ``tether.in_doubt`` interrupt of the call)."""
-    tool_use_id = context.tool_use["toolUseId"]
-    call = InDoubtCall(context.run_id or "", context.tool_use, context.idempotency_key)
-    reason = {**call.to_reason(), "mcp_task": task_id, "server": entry.get("server"), "detail": detail[:200]}
-    reason["question"] = (
-        f"the MCP task {task_id} of this call is unknown to its server (expired or lost); answer 'rerun' to call the tool "
-        "again (same idempotency key) or the result to record"
-    )
-    answer = context.interrupt(IN_DOUBT, reason)
-    drop_later(context)
-    if answer == RERUN:
-        return None
-    return to_result(tool_use_id, answer)
 
 
 async def _cancel(source: TaskSource, task_id: str) -> None:

@@ -6,7 +6,7 @@ Run as ``python asker.py --log FILE [--key KEY]``. ``book(city)`` answers a firs
 ``requestState`` (HMAC-signed, naming the city and the round). A retry carrying both answers and
 that state books the flight: it appends ``{"effect": "booked", ...}`` to ``--log`` and answers
 ``booked <city> seat <seat>``. A retry whose state does not verify is refused with a JSON-RPC
-error (invalid params): tampered, or signed with another key (``--key``).
+error (invalid params). With ``gate`` in the arguments, a retry waits for that file first: tampered, or signed with another key (``--key``).
 Every ``tools/call`` is logged as ``{"call": ...}`` first.
 """
 
@@ -89,6 +89,9 @@ def main() -> None:
         state = unseal(params.request_state)
         if state is None or state.get("city") != city:
             raise MCPError(code=types.INVALID_PARAMS, message="requestState does not verify")
+        if args.get("gate"):  # a slow retry: it waits for the file (a test kills the client meanwhile)
+            while not os.path.exists(str(args["gate"])):
+                await anyio.sleep(0.01)
         seat = answers.get("seat", {}).get("content", {}).get("seat")
         confirmed = answers.get("confirm", {}).get("content", {}).get("ok")
         if answers.get("confirm", {}).get("action") != "accept" or not confirmed:
