@@ -41,7 +41,7 @@ from .calls import calls_in, decide_in_doubt, drop_later, field_of
 from .errors import MCPError, TaskRefused
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-"""The identifier of MCP's tasks extension (advertised by every Tether MCP client)."""
+"""The identifier of MCP's tasks extension (advertised by Tether's MCP clients with ``protocol="auto"``)."""
 
 UNKNOWN_TASK = -32602
 """The JSON-RPC code a server answers ``tasks/get`` of an unknown or expired task id with."""
