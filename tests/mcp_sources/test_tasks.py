@@ -168,3 +168,17 @@ def test_a_lost_task_goes_to_the_agents_reconcile(tmp_path: Path, tasker: tuple[
     assert tool_results[0]["content"] == [{"text": "the film was rendered by hand"}]
     assert [e.get("taskId") for e in log.entries()] == ["expired-1"] and not [e for e in log.entries() if "call" in e]
     assert "tether.mcp" not in agent.state.get()
+
+
+def test_a_task_result_over_max_result_bytes_is_dropped_with_an_error(tmp_path: Path, tasker: tuple[str, CallLog]) -> None:
+    url, _ = tasker
+    gate = tmp_path / "gate"
+    gate.touch()
+    script: list[Any] = [tool_call("render", {"name": "x" * 5000, "gate": str(gate)}, tool_use_id="t1"), "done"]
+    agent = Agent(model=ScriptedModel(script), tools=[MCPServerHTTP(url, protocol="auto", max_result_bytes=1000)])
+    try:
+        assert agent("go").stop_reason == "end_turn"
+    finally:
+        agent.close()
+    tool_results = [block["toolResult"] for message in agent.messages for block in message["content"] if "toolResult" in block]
+    assert tool_results[0]["status"] == "error" and "larger than max_result_bytes=1000" in tool_results[0]["content"][0]["text"]

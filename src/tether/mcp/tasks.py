@@ -39,6 +39,7 @@ from ..tools.context import ToolContext
 from ..types import ToolResult
 from .calls import calls_in, decide_in_doubt, drop_later, field_of
 from .errors import MCPError, TaskRefused
+from .limits import result_size
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 """The identifier of MCP's tasks extension (advertised by Tether's MCP clients with ``protocol="auto"``)."""
@@ -69,7 +70,7 @@ def task_claim() -> Any:
     from mcp.client.extension import ResultClaim
 
     async def resolve(result: Any, context: Any) -> Any:  # Tether polls itself; the SDK never resolves it
-        raise MCPError("?", "a task is polled by Tether, not resolved by the SDK client")
+        raise RuntimeError("an MCP task is polled by tether.mcp.tasks, not resolved by the SDK client")
 
     return ResultClaim(result_type="task", model=_task_model(), resolve=resolve)
 
@@ -171,6 +172,13 @@ def _completed(source: TaskSource, tool_use_id: str, task_id: str, status: dict[
         result = CallToolResult.model_validate(status.get("result"))
     except ValidationError:
         return error_result(tool_use_id, f"Error: MCP task {task_id!r} on server {source.source_name!r} completed without a tool result")
+    cap = getattr(source, "max_result_bytes", None)
+    if isinstance(cap, int) and (size := result_size(result)) > cap:
+        return error_result(
+            tool_use_id,
+            f"Error: MCP task {task_id!r} on server {source.source_name!r} returned a result larger than max_result_bytes={cap} "
+            f"({size:,} bytes); it was dropped",
+        )
     return source._tool_result(tool_use_id, result)
 
 
