@@ -195,6 +195,26 @@ class IncompatibleResumeError(TetherError):
         return [] if self.verdict is None else list(self.verdict.blocking)
 
 
+class HandleRejectedError(TetherError):
+    """A handle a tool call keeps in its run while it waits on another system (an MCP
+    ``requestState``, an MCP task id) is malformed, or that system refused it. The turn stops
+    with this error; the run keeps the handle, the answers and its messages, so a resume tries
+    again once the system accepts it (or the run is cancelled).
+
+    Attributes:
+        run_id: The run (None outside a durable run).
+        tool_use_id: The tool call that keeps the handle.
+        field: Where the handle lives in the run, e.g.
+            ``state["tether.mcp"]["calls"]["t1"]["requestState"]``.
+    """
+
+    def __init__(self, message: str, *, run_id: str | None, tool_use_id: str, field: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+        self.tool_use_id = tool_use_id
+        self.field = field
+
+
 class ResultError(TetherError, TypeError):
     """A dict given to ``AgentResult.from_dict`` is not a serialized result, or a field of one
     is malformed. Also a ``TypeError``, which Strands raises for it."""

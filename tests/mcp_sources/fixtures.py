@@ -85,10 +85,11 @@ def http_json_url(call_log: CallLog) -> Iterator[str]:
     yield from serve_http(call_log, "--json-response")
 
 
-def serve_http(call_log: CallLog, *options: str) -> Iterator[str]:
+def serve_http(call_log: CallLog, *options: str, script: Path = TOOLBOX) -> Iterator[str]:
+    """Serve ``script`` (a test MCP server taking ``--http PORT --log FILE``) on loopback."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(TOOLBOX), "--http", str(port), "--log", str(call_log.path), *options],
+        [sys.executable, str(script), "--http", str(port), "--log", str(call_log.path), *options],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -50,6 +50,11 @@ class DurableDriver(LocalDriver):
         # The results write of a cycle commits while the next model call is made when nobody
         # watches the run as it goes (no deltas forwarded: invoke, not stream; no message hooks).
         self._behind_ok = not options.forward_deltas and not self._has_message_hooks
+        self.save_now = self._save_now
+
+    async def _save_now(self) -> None:
+        """A tool call's ``context.save()``: store the run (with what the call keeps in its state)."""
+        await self.session.sync_async()
 
     async def run(self) -> AsyncIterator[LoopEvent]:
         """The loop's events, each only once what it reports is stored: while a write made

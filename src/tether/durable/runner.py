@@ -276,8 +276,9 @@ def _new_run(binding: DurableBinding, store: RunStore, run_id: str, adopt: Calla
 
 
 async def _settle_in_doubt(host: LoopHost, session: DurableSession, reconcile: Reconcile | None) -> None:
-    """Idempotent in-doubt calls are left to run again (same key); others are reconciled or
-    turned into ``tether.in_doubt`` interrupts."""
+    """Idempotent in-doubt calls are left to run again (same key), and so are calls that keep a
+    handle of their work in the run (``Tool.keeps_handle``: an MCP task, polled, not redone);
+    others are reconciled or turned into ``tether.in_doubt`` interrupts."""
     run = session.run
     cursor = run.cursor
     if cursor.phase != "tools" or not run.messages:
@@ -302,6 +303,9 @@ async def _settle_in_doubt(host: LoopHost, session: DurableSession, reconcile: R
         marker = {"toolUseId": tool_use_id, "name": use["name"], "action": RERUN}
         markers.append(marker)
         tool = host.tools.get(use["name"])
+        if tool is not None and tool.keeps_handle(run.state, tool_use_id):
+            marker["action"] = "poll"  # it waits for the work its handle names (an MCP task), never redoes it
+            continue
         if tool is None or tool.idempotent or tool.transactional:
             continue  # a transactional tool's effects rolled back with its unrecorded result: re-running it is safe
         call = InDoubtCall(session.run_id, use, f"{session.run_id}/{tool_use_id}")

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +88,9 @@ class LocalDriver:
 
     def on_tools_ended(self) -> None:
         """The cycle's tool calls are over (done, interrupted, cancelled or failed)."""
+
+    save_now: Callable[[], Awaitable[None]] | None = None
+    """Stores the run in the middle of a tool call (``ToolContext.save()``); None here."""
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -276,6 +279,8 @@ class LocalDriver:
         pending.pausable = bool(core.config.checkpoint_positions)  # this driver pauses at checkpoints
         pending.budget = self._nested_budget()  # what a nested run of this call may spend
         pending.effects = self.effects
+        pending.save = self.save_now
+        pending.cancelled = self.cancel_event.is_set
         if pending.selected is not None and pending.selected.streams_events:
             outcome = None
             async for item in self._streamed(pending):

@@ -156,6 +156,10 @@ class PendingCall:
     effects: EffectScope | None = None
     """The invocation's effect scope (``context.http``, ``context.transaction()``); None: the
     call gets a scope of its own, closed when it ends."""
+    save: Callable[[], Awaitable[None]] | None = None
+    """Stores the run now (``context.save()``; None: nothing to store, not a durable run)."""
+    cancelled: Callable[[], bool] | None = None
+    """Whether the invocation was asked to stop (``context.cancel_requested``)."""
 
     async def finish(
         self,
@@ -299,6 +303,8 @@ async def _finish(
                 _raiser=InterruptRaiser(run.interrupt_state, "tool", tool_use_id),
                 _emit=call.emit,
                 _effects=effects,
+                _save=call.save,
+                _cancelled=call.cancelled,
             )
             try:
                 async with guard() if guard is not None else contextlib.nullcontext():

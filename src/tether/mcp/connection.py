@@ -58,7 +58,14 @@ class Connection:
 
             async with contextlib.AsyncExitStack() as stack:
                 streams = await stack.enter_async_context(self._open_transport())
-                session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+                from .tasks import TASKS_EXTENSION, task_claim
+
+                # With a negotiator (protocol="auto": the 2026-07-28 revision) the client speaks the
+                # tasks extension (tether.mcp.tasks); the legacy handshake advertises nothing new.
+                extras: dict[str, Any] = {}
+                if self._negotiate is not None:
+                    extras = {"extensions": {TASKS_EXTENSION: {}}, "result_claims": {TASKS_EXTENSION: [task_claim()]}}
+                session = await stack.enter_async_context(ClientSession(streams[0], streams[1], **extras))
                 await (self._negotiate(session) if self._negotiate is not None else session.initialize())
                 self.session = session
                 if not ready.done():

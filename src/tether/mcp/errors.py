@@ -26,4 +26,18 @@ class MCPError(ToolError):
         self.stderr_tail = stderr_tail
 
 
-__all__ = ["MCPError"]
+class RetryRefused(Exception):
+    """The server answered the retry of a multi-round-trip call (answers plus the echoed
+    ``requestState``) with a JSON-RPC error; turned into a
+    :class:`~tether.errors.HandleRejectedError` naming the run and the call."""
+
+
+class TaskRefused(Exception):
+    """The server answered ``tasks/get`` or ``tasks/cancel`` with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+__all__ = ["MCPError", "RetryRefused", "TaskRefused"]

@@ -13,16 +13,21 @@ from ..tools.base import error_result
 from ..tools.context import ToolContext
 from ..types import ToolResult, ToolSpec, ToolUse
 from .connection import Connection
-from .errors import MCPError
+from .errors import MCPError, RetryRefused, TaskRefused
+from .input_required import call_with_rounds
 from .limits import DEFAULT_MAX_RESULT_BYTES, ResponseRead, ResponseReads, result_size
 from .loop_thread import LoopThread
 from .results import hinted_idempotent, to_tool_result, to_tool_spec
 from .stderr import StderrTail
+from .tasks import task_of
 
 IDEMPOTENCY_META_KEY = "tether/idempotency_key"
 """The key under which every ``tools/call`` request's ``_meta`` carries the call's idempotency
 key (``run_id/toolUseId``, the same on every re-run of an in-doubt call), so a server can
 deduplicate."""
+
+Retry = tuple[dict[str, Any], str | None]
+"""The input responses (keyed as the server asked) and the echoed request state of a retry."""
 
 DEFAULT_STARTUP_TIMEOUT = 30.0
 DEFAULT_LIST_TIMEOUT = 30.0
@@ -41,6 +46,7 @@ class MCPOptions(TypedDict, total=False):
     list_timeout: float | None
     call_timeout: float | None
     max_result_bytes: int | None
+    protocol: str
 
 
 class _Core:
@@ -113,6 +119,9 @@ class MCPSource:
         max_result_bytes (int | None): The largest tool result passed on (None: no limit; default 10 MiB); a larger one is an
             error result naming the tool and the cap (see :mod:`tether.mcp.limits` for what each
             transport reads of it first).
+        protocol (str): ``"legacy"`` (the default): the ``initialize`` handshake (revisions up to 2025-11-25);
+            ``"auto"``: probe ``server/discover`` and speak the 2026-07-28 revision with a server that has it (so a
+            tool may answer with questions, see :mod:`tether.mcp.input_required`), else the handshake.
     """
 
     def __init__(self, *, name: str, **options: Unpack[MCPOptions]) -> None:
@@ -122,6 +131,7 @@ class MCPSource:
         list_timeout = options.get("list_timeout", DEFAULT_LIST_TIMEOUT)
         call_timeout = options.get("call_timeout", DEFAULT_CALL_TIMEOUT)
         max_result_bytes = options.get("max_result_bytes", DEFAULT_MAX_RESULT_BYTES)
+        protocol = options.get("protocol", "legacy")
         if not isinstance(name, str) or not name:
             raise ConfigurationError(f"name= of an MCP server must be a non-empty string, got {name!r}")
         for option, value in (("include", include), ("exclude", exclude)):
@@ -138,7 +148,10 @@ class MCPSource:
         cap = max_result_bytes
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0):
             raise ConfigurationError(f"max_result_bytes= of MCP server {name!r} must be a positive int or None, got {max_result_bytes!r}")
+        if protocol not in ("auto", "legacy"):
+            raise ConfigurationError(f"protocol= of MCP server {name!r} must be 'auto' or 'legacy', got {protocol!r}")
         self._name = name
+        self.protocol = protocol
         self.prefix = prefix
         self.include = None if include is None else frozenset(include)
         self.exclude = frozenset(exclude or ())
@@ -164,7 +177,7 @@ class MCPSource:
     def _negotiator(self) -> Callable[[Any], Awaitable[Any]] | None:
         """How a new session negotiates the protocol (None: the ``initialize`` handshake, which
         every MCP server answers). Like :meth:`_opener`, it must not hold the source."""
-        return None
+        return None if self.protocol == "legacy" else _negotiate_auto
 
     def _stderr_tail(self) -> str:
         """The end of the server's stderr ("" when there is none)."""
@@ -273,10 +286,62 @@ class MCPSource:
 
     async def call_tool(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
         """Call the tool on the server (reconnecting first if the server died); a failure or a
-        timeout is an error result naming the server, with its stderr tail."""
-        return await self._core.thread.run(self._call(tool_use, context.idempotency_key))
+        timeout is an error result naming the server, with its stderr tail. A call the server
+        answers with questions stops the run on interrupts and is retried with the answers
+        (:mod:`tether.mcp.input_required`)."""
+        return await call_with_rounds(self, tool_use, context)
 
-    async def _call(self, tool_use: ToolUse, key: str) -> ToolResult:
+    async def send(self, tool_use: ToolUse, key: str, retry: Retry | None = None) -> ToolResult | Any:
+        """One ``tools/call`` on the source's thread: the ``toolResult``, or the server's
+        ``InputRequiredResult``. ``retry`` is ``(input responses, request state)`` of a retry.
+
+        Raises:
+            RetryRefused: The server answered a retry with a JSON-RPC error.
+        """
+        return await self._core.thread.run(self._call(tool_use, key, retry))
+
+    async def task_request(self, method: str, task_id: str) -> dict[str, Any]:
+        """``tasks/get`` or ``tasks/cancel`` of task ``task_id`` on the source's thread: the
+        server's result as JSON.
+
+        Raises:
+            TaskRefused: The server answered with a JSON-RPC error (its code and message).
+            MCPError: The server could not be reached, or did not answer within ``call_timeout``.
+        """
+        return await self._core.thread.run(self._task_request(method, task_id))
+
+    async def _task_request(self, method: str, task_id: str) -> dict[str, Any]:
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError as ProtocolError
+        from pydantic import TypeAdapter
+
+        session = await self._ensure()
+        request: Any
+        if method == "tasks/get":
+            request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
+        else:
+            request = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id))
+        try:
+            async with asyncio.timeout(self.call_timeout):
+                data: dict[str, Any] = await session.send_request(request, TypeAdapter(dict[str, Any]))
+                return data
+        except TimeoutError:
+            await self._core.disconnect()
+            raise self._error(f"{method} of task {task_id!r} did not answer within call_timeout={self.call_timeout}s") from None
+        except ProtocolError as exc:
+            if self._core.connection is not None and not self._core.connection.alive:
+                await self._core.disconnect()
+                raise self._error(f"{method} of task {task_id!r} failed: {_describe(exc)}") from None
+            raise TaskRefused(exc.code, str(exc)) from None
+        except Exception as exc:
+            await self._core.disconnect()
+            raise self._error(f"{method} of task {task_id!r} failed: {_describe(exc)}") from None
+
+    def keeps_handle(self, state: dict[str, Any], tool_use_id: str) -> bool:
+        """Whether call ``tool_use_id`` keeps an MCP task in the run (``tether.mcp.tasks``)."""
+        return task_of(state, tool_use_id) is not None
+
+    async def _call(self, tool_use: ToolUse, key: str, retry: Retry | None = None) -> ToolResult | Any:
         tool_use_id = tool_use["toolUseId"]
         name = self.server_tool_name(tool_use["name"])
         arguments = tool_use.get("input")
@@ -288,7 +353,15 @@ class MCPSource:
         reads.pop(key)  # an earlier attempt's, not this one's
         try:
             async with asyncio.timeout(self.call_timeout):
-                result = await session.call_tool(name, arguments if isinstance(arguments, dict) else {}, meta={IDEMPOTENCY_META_KEY: key})
+                result = await session.call_tool(
+                    name,
+                    arguments if isinstance(arguments, dict) else {},
+                    meta={IDEMPOTENCY_META_KEY: key},
+                    input_responses=None if retry is None else retry[0],
+                    request_state=None if retry is None else retry[1],
+                    allow_input_required=True,
+                    allow_claimed=True,
+                )
         except TimeoutError:
             reads.pop(key)
             await self._core.disconnect()  # a server that does not answer is restarted on next use
@@ -301,8 +374,12 @@ class MCPSource:
                 return cut
             if not isinstance(exc, ProtocolError) or (self._core.connection is not None and not self._core.connection.alive):
                 await self._core.disconnect()  # the connection broke (e.g. the server crashed)
+            elif retry is not None:
+                raise RetryRefused(_describe(exc)) from None
             return error_result(tool_use_id, f"Error: {self._error(f'tool {name!r} failed: {_describe(exc)}')}")
         reads.pop(key)
+        if type(result).__name__ in ("InputRequiredResult", "TaskCreated"):
+            return result  # questions (tether.mcp.input_required) or a task (tether.mcp.tasks)
         if self.max_result_bytes is not None and (size := result_size(result)) > self.max_result_bytes:
             return self._too_large(tool_use_id, name, f"{size:,} bytes")
         return self._tool_result(tool_use_id, result)
@@ -351,6 +428,14 @@ class MCPSource:
         await asyncio.to_thread(core.thread.stop)
         core.lock = None  # bound to the stopped loop; the next start makes another
         core.drop_stderr()
+
+
+async def _negotiate_auto(session: Any) -> None:
+    """The SDK's own ``mode="auto"`` policy: ``server/discover`` at the newest revision, the
+    ``initialize`` handshake with a server that does not speak it."""
+    from mcp.client._probe import negotiate_auto
+
+    await negotiate_auto(session)
 
 
 async def _non_object_schemas(session: Any) -> list[str]:

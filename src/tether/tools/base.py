@@ -101,6 +101,13 @@ class Tool(ABC):
     def tool_name(self) -> str:
         return self.name
 
+    def keeps_handle(self, state: dict[str, Any], tool_use_id: str) -> bool:
+        """Whether call ``tool_use_id`` left in the run's agent state ``state`` a handle of work
+        that outlives the process (an MCP task id, saved with ``ToolContext.save()``): a resumed
+        run re-runs such an in-doubt call, which waits for that work instead of starting it
+        again. False by default."""
+        return False
+
     @property
     def spec(self) -> ToolSpec:
         """The spec sent to models."""

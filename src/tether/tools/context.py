@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,8 @@ class ToolContext:
     _emit: Callable[[LoopEvent], None] | None = None
     _on_recorded: list[Callable[[], None]] = field(default_factory=list)
     _effects: EffectScope | None = None
+    _save: Callable[[], Awaitable[None]] | None = None
+    _cancelled: Callable[[], bool] | None = None
 
     @property
     def idempotency_key(self) -> str:
@@ -98,6 +100,20 @@ class ToolContext:
         if self._raiser is None:
             raise RuntimeError("this ToolContext cannot raise interrupts")
         return self._raiser(name, reason)
+
+    async def save(self) -> None:
+        """Store the run now, with what this call keeps in the run's state so far, in a durable
+        run (a no-op elsewhere): for a handle of work that outlives the process (an MCP task id),
+        so a resumed run finds it and waits for that work instead of starting it again (the tool
+        says so through :meth:`~tether.tools.base.Tool.keeps_handle`)."""
+        if self._save is not None:
+            await self._save()
+
+    @property
+    def cancel_requested(self) -> bool:
+        """Whether the invocation was asked to stop (``agent.cancel()``): a tool that waits on
+        another system may give up early (an MCP task is cancelled on its server)."""
+        return self._cancelled is not None and self._cancelled()
 
     def on_recorded(self, apply: Callable[[], None]) -> None:
         """Run ``apply`` when this call's result is recorded in the run, in the same step (and

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import ToolError
+from ..errors import HandleRejectedError, ToolError
 from ..types import ToolResult, ToolSpec, ToolUse
 from .base import Tool, error_result
 from .context import ToolContext
@@ -78,11 +78,18 @@ class SourceTool(Tool):
         tool_use_id = tool_use["toolUseId"]
         try:
             result = await self.source.call_tool(tool_use, context)
+        except HandleRejectedError:
+            raise  # the run's stored handle was refused: the turn stops, the run keeps the handle
         except Exception as exc:  # the source's failure is the model's information, not a crash
             return error_result(tool_use_id, f"Error: tool source {self.source.source_name!r} failed: {type(exc).__name__}: {exc}")
         if not isinstance(result, dict) or result.get("toolUseId") != tool_use_id or result.get("status") not in ("success", "error"):
             return error_result(tool_use_id, f"Error: tool source {self.source.source_name!r} returned a malformed toolResult")
         return result
+
+    def keeps_handle(self, state: dict[str, Any], tool_use_id: str) -> bool:
+        """Asked of the source (``keeps_handle(state, tool_use_id)``, when it has one)."""
+        ask = getattr(self.source, "keeps_handle", None)
+        return bool(ask(state, tool_use_id)) if callable(ask) else False
 
     def run(self, input: dict[str, Any], context: ToolContext) -> Any:
         raise ToolError("a source tool runs through its source; call invoke()")
