@@ -353,3 +353,16 @@ async def test_a_closed_source_starts_again_on_next_use(stdio_server: Callable[.
     assert call_log.tools() == ["add", "add"] and len(call_log.pids()) == 2
     assert result_block(agent, 6)["content"] == [{"text": "4"}]
     assert not any(alive(pid) for pid in call_log.pids())
+
+
+async def test_protocol_auto_on_an_mcp_older_than_2_3_names_the_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """strands-agents 1.62 pins mcp<2.2, so with the strands extra pip installs mcp 2.1, which has no
+    ``server/discover`` negotiation: protocol='auto' says what is missing instead of an ImportError."""
+    import sys
+
+    from tether.errors import ConfigurationError
+    from tether.mcp.source import _negotiate_auto
+
+    monkeypatch.setitem(sys.modules, "mcp.client._probe", None)  # as on mcp 2.1: the module does not exist
+    with pytest.raises(ConfigurationError, match=r"protocol='auto' \(MCP questions and tasks\) needs mcp>=2.3; this environment has mcp "):
+        await _negotiate_auto(None)

@@ -433,8 +433,15 @@ class MCPSource:
 async def _negotiate_auto(session: Any) -> None:
     """The SDK's own ``mode="auto"`` policy: ``server/discover`` at the newest revision, the
     ``initialize`` handshake with a server that does not speak it."""
-    from mcp.client._probe import negotiate_auto
+    try:
+        from mcp.client._probe import negotiate_auto
+    except ImportError:
+        from importlib.metadata import version
 
+        raise ConfigurationError(
+            f"protocol='auto' (MCP questions and tasks) needs mcp>=2.3; this environment has mcp {version('mcp')} "
+            "(strands-agents 1.62 pins mcp<2.2: with the strands extra, upgrade mcp yourself or keep protocol='legacy')"
+        ) from None
     await negotiate_auto(session)
 
 
