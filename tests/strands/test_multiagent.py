@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import kill_at, log_of, open_store, program_env, run_program
+from .conftest import answered, kill_at, log_of, open_store, program_env, run_program
 
 
 @pytest.mark.parametrize("cut", ["research", "check", "write"])
@@ -26,4 +26,59 @@ def test_a_graph_killed_inside_a_node_resumes_from_it(cut: str, tmp_path: Path) 
     calls = Counter(entry["key"] for entry in log_of(log))
     assert calls == {node: 2 if node == cut else 1 for node in ("research", "check", "write")}
     head = open_store(store).head("strands.graph-1.multiagent-default_graph")
+    assert head is not None and head["status"] == "finished" and head["strands"]["multi_agent"]["status"] == "completed"
+
+
+TEAM_POINTS = [
+    ("swarm", "tool:find_order"),
+    ("swarm", "model:triage:2"),  # the handoff recorded, the node not finished: handed off again
+    ("swarm", "tool:refund"),
+    ("swarm", "tool:notify"),
+    ("swarm", "model:billing:2"),
+    ("graph", "tool:search"),
+    ("graph", "model:write:1"),
+    ("graph", "tool:publish"),
+    ("graph", "model:write:2"),
+]
+TEAM_RUNS = {"swarm": ("ticket-1", "default_swarm"), "graph": ("report-1", "default_graph")}
+
+
+@pytest.fixture(scope="module")
+def team_expected(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Each team program's output without the provider (one run each for the module)."""
+    where = tmp_path_factory.mktemp("plain")
+    return {kind: run_program("team.py", kind, "unused", "--plain", env=program_env(TRIP_LOG=str(where / kind))) for kind in TEAM_RUNS}
+
+
+@pytest.mark.parametrize("kind,point", TEAM_POINTS)
+def test_killed_inside_a_node_its_recorded_tools_do_not_run_again(
+    kind: str, point: str, team_expected: dict[str, str], tmp_path: Path
+) -> None:
+    store = str(tmp_path / "runs.db")
+    log = tmp_path / "effects.jsonl"
+    env = program_env(TRIP_LOG=str(log))
+    kill_at(point, ["team.py", kind, store], env, tmp_path / "ready")
+    session, multi = TEAM_RUNS[kind]
+    stored = open_store(store)
+    recorded: set[str] = set()
+    for run in stored.list_runs():
+        if run.run_id.startswith(f"strands.{session}.multiagent-{multi}--"):
+            loaded = stored.load(run.run_id)
+            assert loaded is not None
+            recorded |= {f"{run.run_id}/{ident}" for ident in set(loaded.results) | answered(loaded.messages)}
+    stored.close()
+    before = Counter(entry["key"] for entry in log_of(log))
+    cut = log_of(log)[-1]["key"] if point.startswith("tool:") else None  # the call the kill cut off
+
+    assert run_program("team.py", kind, store, env=env) == team_expected[kind], point
+
+    after = Counter(entry["key"] for entry in log_of(log))
+    for key, count in after.items():
+        if key in recorded:
+            assert count == before[key], (point, key, "a recorded call ran again")
+        elif key == cut:
+            assert count == 2, (point, key)  # cut off inside the call: run once more, same key
+        else:
+            assert count == before[key] + 1 == 1, (point, key)
+    head = open_store(store).head(f"strands.{session}.multiagent-{multi}")
     assert head is not None and head["status"] == "finished" and head["strands"]["multi_agent"]["status"] == "completed"
