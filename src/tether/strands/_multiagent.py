@@ -27,7 +27,7 @@ swarm's state in memory, which the crash lost).
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from strands import Agent
 from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent, BeforeToolCallEvent, MessageAddedEvent
@@ -42,7 +42,7 @@ from .executor import TetherToolExecutor
 if TYPE_CHECKING:
     from strands.multiagent.base import MultiAgentBase
 
-    from .session_manager import TetherSessionManager
+    from ..durable.store import RunStore
 
 MULTI_STATUS = {"completed": "finished", "failed": "failed", "interrupted": "interrupted", "pending": "finished"}
 """Tether's run status for a graph's or swarm's Strands status."""
@@ -60,6 +60,26 @@ def node_key(source: MultiAgentBase, node_id: str) -> str:
     return f"{multi_key(source)}--{node_id}"
 
 
+class AgentWriter(Protocol):
+    """The agent write path of :class:`~tether.strands.session_manager.TetherSessionManager` that a
+    node's run goes through (the manager's own hooks, called for an agent it is not the session
+    manager of)."""
+
+    session_id: str
+    store: RunStore
+    non_idempotent: frozenset[str]
+    reconcile: Any
+
+    def binding(self, agent: Any) -> AgentBinding | None: ...
+    def append_message(self, message: Any, agent: Any, **kwargs: Any) -> None: ...
+    def _record_fields(self, binding: AgentBinding) -> None: ...
+    def _restore(self, binding: AgentBinding) -> None: ...
+    def _before_invocation(self, event: BeforeInvocationEvent) -> None: ...
+    def _after_invocation(self, event: AfterInvocationEvent) -> None: ...
+    def _before_tool_call(self, event: BeforeToolCallEvent) -> None: ...
+    def _replay(self, context: Any, next_fn: Any) -> Any: ...
+
+
 class NodeBinding(AgentBinding):
     """An agent node's run: bound to its node, restored lazily (a node's agent is reset before it runs)."""
 
@@ -73,7 +93,7 @@ class MultiAgentRuns:
     """The graphs and swarms of one :class:`~tether.strands.session_manager.TetherSessionManager`,
     and their agent nodes (see the module docstring)."""
 
-    def __init__(self, manager: TetherSessionManager) -> None:
+    def __init__(self, manager: AgentWriter) -> None:
         self.manager = manager
         self.sources: dict[str, tuple[MultiAgentBase, StrandsRun]] = {}
         self.nodes: dict[int, NodeBinding] = {}
@@ -222,4 +242,4 @@ class MultiAgentRuns:
                     handle(target, str(inputs.get("message", "")), dict(inputs.get("context") or {}))
 
 
-__all__ = ["MULTI_STATUS", "MultiAgentRuns", "NodeBinding", "multi_key", "node_key"]
+__all__ = ["MULTI_STATUS", "AgentWriter", "MultiAgentRuns", "NodeBinding", "multi_key", "node_key"]
