@@ -50,11 +50,15 @@ def team_expected(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {kind: run_program("team.py", kind, "unused", "--plain", env=program_env(TRIP_LOG=str(where / kind))) for kind in TEAM_RUNS}
 
 
-@pytest.mark.parametrize("kind,point", TEAM_POINTS)
+@pytest.mark.parametrize(
+    "kind,point,backend",
+    [(kind, point, "sqlite") for kind, point in TEAM_POINTS]
+    + [("swarm", "model:triage:2", "postgres"), ("graph", "tool:publish", "postgres")],
+)
 def test_killed_inside_a_node_its_recorded_tools_do_not_run_again(
-    kind: str, point: str, team_expected: dict[str, str], tmp_path: Path
+    kind: str, point: str, backend: str, team_expected: dict[str, str], tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    store = str(tmp_path / "runs.db")
+    store = str(request.getfixturevalue("pg_conninfo")) if backend == "postgres" else str(tmp_path / "runs.db")
     log = tmp_path / "effects.jsonl"
     env = program_env(TRIP_LOG=str(log))
     kill_at(point, ["team.py", kind, store], env, tmp_path / "ready")
@@ -80,5 +84,7 @@ def test_killed_inside_a_node_its_recorded_tools_do_not_run_again(
             assert count == 2, (point, key)  # cut off inside the call: run once more, same key
         else:
             assert count == before[key] + 1 == 1, (point, key)
-    head = open_store(store).head(f"strands.{session}.multiagent-{multi}")
+    stored = open_store(store)
+    head = stored.head(f"strands.{session}.multiagent-{multi}")
+    stored.close()
     assert head is not None and head["status"] == "finished" and head["strands"]["multi_agent"]["status"] == "completed"
