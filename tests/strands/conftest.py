@@ -36,7 +36,21 @@ def run_program(name: str, *args: str, env: dict[str, str], timeout: float = 120
     return done.stdout
 
 
+def pg_url(conninfo: str) -> str:
+    """The ``postgresql://`` URL of a libpq conninfo string (``host=... dbname=...``, what
+    ``pg_conninfo`` gives): the form ``--store`` and ``TetherSessionManager(store=...)`` read as
+    PostgreSQL (a conninfo string is a file name to them)."""
+    from urllib.parse import quote, urlencode
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    parts = {key: str(value) for key, value in conninfo_to_dict(conninfo).items()}
+    user, dbname = parts.pop("user", ""), parts.pop("dbname", "")
+    return f"postgresql://{quote(user)}@/{quote(dbname)}?{urlencode(parts)}"
+
+
 def open_store(spec: str) -> RunStore:
+    assert "=" not in spec or spec.startswith("postgresql://"), f"{spec!r} is a conninfo string: pass pg_url(...)"
     if spec.startswith("postgresql://"):
         from tether.durable.postgres import PostgresStore
 
@@ -74,4 +88,4 @@ def log_of(path: Path) -> list[dict[str, str]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-__all__ = ["PROGRAMS", "answered", "kill_at", "log_of", "open_store", "pg_conninfo", "pg_server", "program_env", "run_program"]
+__all__ = ["PROGRAMS", "answered", "kill_at", "log_of", "open_store", "pg_conninfo", "pg_server", "pg_url", "program_env", "run_program"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import answered, kill_at, log_of, open_store, program_env, run_program
+from .conftest import answered, kill_at, log_of, open_store, pg_url, program_env, run_program
 
 RUN_ID = "strands.trip-1.default"
 POINTS = ["model:0", "tool:lookup", "tool:weather", "model:1", "tool:book", "model:2"]
@@ -19,7 +19,7 @@ POINTS = ["model:0", "tool:lookup", "tool:weather", "model:1", "tool:book", "mod
 @pytest.fixture(params=["sqlite", "postgres"])
 def store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "postgres":
-        return str(request.getfixturevalue("pg_conninfo"))
+        return pg_url(request.getfixturevalue("pg_conninfo"))
     return str(tmp_path / "runs.db")
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import answered, kill_at, log_of, open_store, program_env, run_program
+from .conftest import answered, kill_at, log_of, open_store, pg_url, program_env, run_program
 
 
 @pytest.mark.parametrize("cut", ["research", "check", "write"])
@@ -58,7 +58,7 @@ def team_expected(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def test_killed_inside_a_node_its_recorded_tools_do_not_run_again(
     kind: str, point: str, backend: str, team_expected: dict[str, str], tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    store = str(request.getfixturevalue("pg_conninfo")) if backend == "postgres" else str(tmp_path / "runs.db")
+    store = pg_url(request.getfixturevalue("pg_conninfo")) if backend == "postgres" else str(tmp_path / "runs.db")
     log = tmp_path / "effects.jsonl"
     env = program_env(TRIP_LOG=str(log))
     kill_at(point, ["team.py", kind, store], env, tmp_path / "ready")
