@@ -1,6 +1,6 @@
 """Programs of Strands' own documentation (``programs/docs_examples.py``: a graph, a swarm handing off
 with context, agents as tools, structured output, hooks with ``AfterToolCallEvent``, the community
-tools calculator, current_time and think, interrupts, ``checkpointing=True``) run unchanged but for
+tools calculator, current_time, think, editor and file_read, interrupts, ``checkpointing=True``) run unchanged but for
 the one line, and print with the provider what they print without it; killed after the community
 tools ran and inside ``think``, the same program finishes without running the answered ones again."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .conftest import kill_at, open_store, program_env, run_program
 
-SECTIONS = ["graph", "swarm", "tools", "structured", "hooks", "community", "interrupts", "checkpoints"]
+SECTIONS = ["graph", "swarm", "tools", "structured", "hooks", "community", "files", "interrupts", "checkpoints"]
 
 
 def test_the_docs_programs_print_the_same_with_the_provider(tmp_path: Path) -> None:

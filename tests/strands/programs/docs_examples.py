@@ -10,8 +10,10 @@ model; ``manager(name)`` is the one line (a ``TetherSessionManager`` of its own 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
+import tempfile
 from typing import Any
 
 from _program_kit import ScriptModel, manager_or_none, pause, show
@@ -19,7 +21,7 @@ from pydantic import BaseModel
 from strands import Agent, tool
 from strands.hooks import AfterToolCallEvent, BeforeInvocationEvent, BeforeToolCallEvent, HookProvider, HookRegistry
 from strands.multiagent import GraphBuilder, Swarm
-from strands_tools import calculator, current_time, think
+from strands_tools import calculator, current_time, editor, file_read, think
 
 STORE = sys.argv[1]
 
@@ -193,6 +195,22 @@ def community_tools() -> None:
         print(re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00", "<now>", line))
 
 
+def file_tools() -> None:
+    """Community tools on files: ``editor`` creates a file (the docs' ``BYPASS_TOOL_CONSENT``), ``file_read`` reads it."""
+    os.environ["BYPASS_TOOL_CONSENT"] = "true"
+    with tempfile.TemporaryDirectory() as where:
+        path = os.path.join(where, "notes.md")
+        script = [
+            {"tools": [("f-1", "editor", {"command": "create", "path": path, "file_text": "# Moons\nPhobos\nDeimos\n"})]},
+            {"tools": [("f-2", "file_read", {"path": path, "mode": "lines", "start_line": 1, "end_line": 3})]},
+            {"text": "Noted two moons."},
+        ]
+        writer = Agent(model=Scripted(script), tools=[editor, file_read], callback_handler=None, session_manager=manager("files"))
+        result = writer("Note the moons of Mars")
+        for line in _shown(writer, result, "file_tools"):
+            print(line.replace(where, "<dir>"))
+
+
 def _shown(who: Agent, result: Any, label: str) -> list[str]:
     import contextlib
     import io
@@ -245,7 +263,8 @@ def checkpointing() -> None:
     show(stepper, result, "checkpointing")
 
 
-SECTIONS = {f.__name__: f for f in (graph, swarm, agents_as_tools, structured_output, hooks, community_tools, interrupts, checkpointing)}
+EXAMPLES = [graph, swarm, agents_as_tools, structured_output, hooks, community_tools, file_tools, interrupts, checkpointing]
+SECTIONS = {example.__name__: example for example in EXAMPLES}
 for name in [a for a in sys.argv[2:] if a != "--plain"] or SECTIONS:
     print(f"== {name}")
     SECTIONS[name]()
