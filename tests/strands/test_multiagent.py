@@ -5,12 +5,21 @@ kill not run again."""
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from strands import Agent, ToolContext, tool
+from strands.multiagent import GraphBuilder
 
-from .conftest import answered, kill_at, log_of, open_store, pg_url, program_env, run_program
+from tether.strands.executor import idempotency_key
+from tether.strands.session_manager import TetherSessionManager
+
+from .conftest import PROGRAMS, answered, kill_at, log_of, open_store, pg_url, program_env, run_program
+
+sys.path.insert(0, str(PROGRAMS))
+from _program_kit import ScriptModel
 
 
 @pytest.mark.parametrize("cut", ["research", "check", "write"])
@@ -88,3 +97,31 @@ def test_killed_inside_a_node_its_recorded_tools_do_not_run_again(
     head = stored.head(f"strands.{session}.multiagent-{multi}")
     stored.close()
     assert head is not None and head["status"] == "finished" and head["strands"]["multi_agent"]["status"] == "completed"
+
+
+@pytest.mark.parametrize("ids", [("tu-a", "tu-b"), ("tu-1", "tu-1")])
+def test_parallel_graph_nodes_each_get_their_own_idempotency_keys(ids: tuple[str, str], tmp_path: Path) -> None:
+    """Two entry nodes run at once and share the graph's ``invocation_state``: each tool still gets
+    the key of its own node's run (it was the other node's, or none)."""
+    seen: dict[str, str] = {}
+
+    @tool(context=True)
+    def work(item: str, tool_context: ToolContext) -> str:
+        """Work.
+
+        Args:
+            item: The node's name.
+        """
+        seen[item] = idempotency_key(tool_context)
+        return item
+
+    builder = GraphBuilder()
+    for name, ident in zip(("a", "b"), ids, strict=True):
+        script = [{"tools": [(ident, "work", {"item": name})]}, {"text": "done"}]
+        builder.add_node(Agent(name=name, model=ScriptModel(script), tools=[work], callback_handler=None), name)
+        builder.set_entry_point(name)
+    builder.set_max_node_executions(4)
+    with TetherSessionManager("par-1", store=tmp_path / "runs.db") as manager:
+        builder.set_session_manager(manager)
+        assert builder.build()("go").status.value == "completed"
+    assert seen == {name: f"strands.par-1.multiagent-default_graph--{name}/{ident}" for name, ident in zip(("a", "b"), ids, strict=True)}
