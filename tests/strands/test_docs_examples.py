@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .conftest import kill_at, open_store, program_env, run_program
+from .conftest import kill_at, log_of, open_store, program_env, run_program
 
 SECTIONS = ["graph", "swarm", "tools", "structured", "hooks", "community", "files", "interrupts", "checkpoints"]
 
@@ -49,3 +49,21 @@ def test_killed_inside_think_the_recorded_tools_do_not_run_again(tmp_path: Path)
         assert json.dumps(final[ident], sort_keys=True) == json.dumps(result, sort_keys=True), ident
     steps = open_store(store).history(run_id)
     assert [m["toolUseId"] for step in steps if step.position == "resumed" for m in step.in_doubt] == ["c-3"]
+
+
+def test_killed_inside_an_agent_tool_the_answered_agent_call_does_not_run_again(tmp_path: Path) -> None:
+    """Agents as tools: the orchestrator's run records each sub-agent call as one tool call; killed
+    inside the ``as_tool()`` editor, the research call (answered) is not made again, the editor's
+    (cut off) is, once."""
+    expected = run_program("docs_examples.py", "unused", "--plain", "agents_as_tools", env=program_env())
+    store = str(tmp_path / "runs.db")
+    log = tmp_path / "effects.jsonl"
+    env = program_env(TRIP_LOG=str(log))
+    kill_at("model:editor", ["docs_examples.py", store, "agents_as_tools"], env, tmp_path / "ready")
+    assert len(log_of(log)) == 1
+
+    assert run_program("docs_examples.py", store, "agents_as_tools", env=env) == expected
+
+    assert len(log_of(log)) == 1  # research_assistant ran once in all
+    steps = open_store(store).history("strands.docs-tools.default")
+    assert [m["toolUseId"] for step in steps if step.position == "resumed" for m in step.in_doubt] == ["t-2"]

@@ -35,13 +35,17 @@ def dump(label: str, value: Any) -> None:
 
 
 class Scripted(ScriptModel):
-    """The docs' model, scripted; a nested agent (another system prompt: ``think``'s cycles) gets one line."""
+    """The docs' model, scripted; a nested agent (another system prompt: ``think``'s cycles) gets one
+    line. A model with a ``label`` pauses at ``model:<label>`` (see ``_program_kit``)."""
 
-    def __init__(self, script: list[dict[str, Any]], system_prompt: str | None = None) -> None:
+    def __init__(self, script: list[dict[str, Any]], system_prompt: str | None = None, label: str | None = None) -> None:
         super().__init__(script)
         self.system_prompt = system_prompt
+        self.label = label
 
     async def stream(self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any) -> Any:
+        if self.label is not None:
+            pause(f"model:{self.label}")
         if self.system_prompt is not None and system_prompt != self.system_prompt:
             pause("model:think")
             messages, self_script, self.script = [], self.script, [{"text": "A deeper thought."}]
@@ -56,7 +60,7 @@ class Scripted(ScriptModel):
 
 
 def agent(name: str, script: list[dict[str, Any]], **kwargs: Any) -> Agent:
-    return Agent(name=name, model=Scripted(script), system_prompt=f"You are the {name}.", callback_handler=None, **kwargs)
+    return Agent(name=name, model=Scripted(script, label=name), system_prompt=f"You are the {name}.", callback_handler=None, **kwargs)
 
 
 def graph() -> None:
@@ -116,6 +120,9 @@ def agents_as_tools() -> None:
         Args:
             query: The question.
         """
+        if "TRIP_LOG" in os.environ:  # its side effect, for the crash test
+            with open(os.environ["TRIP_LOG"], "a") as log:
+                log.write(json.dumps({"key": query, "tool": "research_assistant"}) + "\n")
         specialist = Agent(model=Scripted([{"text": f"Facts about {query}."}]), system_prompt="You research.", callback_handler=None)
         return str(specialist(query)).strip()
 
