@@ -8,9 +8,11 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from strands import Agent, ToolContext, tool
+from strands.hooks import BeforeNodeCallEvent
 from strands.multiagent import GraphBuilder
 
 from tether.strands.executor import idempotency_key
@@ -125,3 +127,50 @@ def test_parallel_graph_nodes_each_get_their_own_idempotency_keys(ids: tuple[str
         builder.set_session_manager(manager)
         assert builder.build()("go").status.value == "completed"
     assert seen == {name: f"strands.par-1.multiagent-default_graph--{name}/{ident}" for name, ident in zip(("a", "b"), ids, strict=True)}
+
+
+class Dying(ScriptModel):
+    """Dies (a BaseException, as a process being stopped) on its first call."""
+
+    died = False
+
+    async def stream(self, *args: Any, **kwargs: Any) -> Any:
+        if not Dying.died:
+            Dying.died = True
+            raise KeyboardInterrupt
+        async for event in super().stream(*args, **kwargs):
+            yield event
+
+
+def test_a_resumed_graph_is_told_from_a_new_invocation_and_its_usage_accumulates(tmp_path: Path) -> None:
+    """Hooks (and the program) tell the invocation that resumes a cut-off graph from a new one
+    (``manager.resumed(graph)``); the resumed graph's usage counts the nodes run before the crash."""
+
+    def build() -> tuple[Any, TetherSessionManager, list[bool]]:
+        builder = GraphBuilder()
+        builder.add_node(Agent(name="a", model=ScriptModel([{"text": "A"}] * 3), callback_handler=None), "a")
+        builder.add_node(Agent(name="b", model=Dying([{"text": "B"}] * 3), callback_handler=None), "b")
+        builder.add_edge("a", "b")
+        builder.set_entry_point("a")
+        builder.set_max_node_executions(5)
+        manager = TetherSessionManager("resume-1", store=tmp_path / "runs.db")
+        graph = builder.set_session_manager(manager).build()
+        seen: list[bool] = []
+        graph.hooks.add_callback(BeforeNodeCallEvent, lambda event: seen.append(manager.resumed(event.source)))
+        return graph, manager, seen
+
+    Dying.died = False
+    graph, manager, seen = build()
+    with pytest.raises(KeyboardInterrupt):
+        graph("go")
+    assert seen == [False, False] and not manager.resumed(graph)
+    manager.close()
+
+    graph, manager, seen = build()
+    result = graph("go")
+    assert [node.node_id for node in result.execution_order] == ["a", "b"]
+    assert result.accumulated_usage["totalTokens"] == 30  # node a's 15 from the first process included
+    assert seen == [True] and manager.resumed(graph)  # only b ran: a had finished
+    graph("again")
+    assert seen == [True, False, False] and not manager.resumed(graph)
+    manager.close()

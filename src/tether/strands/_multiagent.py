@@ -30,7 +30,13 @@ import copy
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from strands import Agent
-from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent, BeforeToolCallEvent, MessageAddedEvent
+from strands.hooks import (
+    AfterInvocationEvent,
+    BeforeInvocationEvent,
+    BeforeMultiAgentInvocationEvent,
+    BeforeToolCallEvent,
+    MessageAddedEvent,
+)
 from strands.middleware import InvokeModelStage
 from strands.types.exceptions import SessionException
 
@@ -97,6 +103,8 @@ class MultiAgentRuns:
         self.manager = manager
         self.sources: dict[str, tuple[MultiAgentBase, StrandsRun]] = {}
         self.nodes: dict[int, NodeBinding] = {}
+        self.resuming: dict[str, bool] = {}
+        """Per graph or swarm: whether its current (or last) invocation resumes a cut-off execution."""
 
     def initialize(self, source: MultiAgentBase) -> None:
         """Bind ``source`` and its agent nodes to their runs; a stored state is handed to Strands'
@@ -123,6 +131,10 @@ class MultiAgentRuns:
             run.close()
             raise
         self.sources[key] = (source, run)
+        self.resuming[key] = False
+        hooks = getattr(source, "hooks", None)  # Graph's and Swarm's registry (the one the manager's hooks are in)
+        if hooks is not None:
+            hooks.add_callback(BeforeMultiAgentInvocationEvent, self._before_invocation_of_source)
 
     def sync(self, source: MultiAgentBase) -> None:
         """Store the graph's or swarm's state (Strands' ``serialize_state``) after each node and invocation."""
@@ -136,6 +148,16 @@ class MultiAgentRuns:
         run.session.timeline.status = MULTI_STATUS.get(str(state.get("status") or ""), "running")
         run.write([])
 
+    def resumed(self, source: Any) -> bool | None:
+        """Whether ``source``'s current (or last) invocation resumes an execution cut off by a crash;
+        None if ``source`` is not one of this manager's graphs or swarms."""
+        bound = self.sources.get(multi_key(source)) if hasattr(source, "serialize_state") else None
+        return self.resuming[multi_key(source)] if bound is not None and bound[0] is source else None
+
+    def _before_invocation_of_source(self, event: BeforeMultiAgentInvocationEvent) -> None:
+        # Strands' own flag: set by ``deserialize_state`` for an execution to resume, cleared once it has
+        self.resuming[multi_key(event.source)] = bool(getattr(event.source, "_resume_from_session", False))
+
     def binding(self, agent: Any) -> NodeBinding | None:
         """The binding of node agent ``agent``, if it is one of this manager's graphs' or swarms'."""
         binding = self.nodes.get(id(agent))
@@ -148,6 +170,7 @@ class MultiAgentRuns:
             run.close()
         self.nodes.clear()
         self.sources.clear()
+        self.resuming.clear()
 
     # -- agent nodes -------------------------------------------------------------------------------
 

@@ -212,9 +212,11 @@ class TetherSessionManager(SessionManager):
         """The Tether run id of ``agent`` in this session (``tether show RUN_ID``)."""
         return self._binding(agent).run.run_id
 
-    def resumed(self, agent: Agent) -> bool:
-        """True while (and after) ``agent``'s current invocation finishes a turn cut off by a crash."""
-        return self._binding(agent).resumed
+    def resumed(self, agent: Agent | MultiAgentBase) -> bool:
+        """True while (and after) ``agent``'s current invocation finishes a turn cut off by a crash
+        (for a graph or swarm: resumes an execution cut off by a crash)."""
+        multi = self._multi.resumed(agent)
+        return multi if multi is not None else self._binding(cast("Agent", agent)).resumed
 
     def metrics(self, agent: Agent) -> dict[str, Any]:
         """The run's metrics, accumulated over every invocation, resume and process (a copy)."""
