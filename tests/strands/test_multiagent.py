@@ -43,10 +43,12 @@ def test_a_graph_killed_inside_a_node_resumes_from_it(cut: str, tmp_path: Path) 
 TEAM_POINTS = [
     ("swarm", "tool:find_order"),
     ("swarm", "model:triage:2"),  # the handoff recorded, the node not finished: handed off again
+    ("swarm", "ended:triage"),  # the node's turn ended, the swarm's state not yet stored: its answer handed back
     ("swarm", "tool:refund"),
     ("swarm", "tool:notify"),
     ("swarm", "model:billing:2"),
     ("graph", "tool:search"),
+    ("graph", "ended:research"),
     ("graph", "model:write:1"),
     ("graph", "tool:publish"),
     ("graph", "model:write:2"),

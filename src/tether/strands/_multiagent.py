@@ -115,11 +115,12 @@ class MultiAgentRuns:
         run = StrandsRun(self.manager.store, self.manager.session_id, key, kind="multi_agent")
         bound: list[NodeBinding] = []
         try:
+            state = run.strands.get("multi_agent")
+            open_invocation = run.strands.get("invocation") if run.strands.get("invocation_open") else None
             for node_id, node in dict(getattr(source, "nodes", None) or {}).items():
                 agent = getattr(node, "executor", None)
                 if isinstance(agent, Agent):
-                    bound.append(self._bind_node(source, str(node_id), agent))
-            state = run.strands.get("multi_agent")
+                    bound.append(self._bind_node(source, str(node_id), agent, open_invocation))
             if run.stored is not None and isinstance(state, dict):
                 source.deserialize_state(copy.deepcopy(state))
             else:
@@ -145,6 +146,8 @@ class MultiAgentRuns:
     def write(self, source: MultiAgentBase, run: StrandsRun) -> None:
         state = cast("dict[str, Any]", json_copy(source.serialize_state()))
         run.strands["multi_agent"] = state
+        if state.get("status") in ("completed", "failed", "interrupted"):
+            run.strands["invocation_open"] = False
         run.session.timeline.status = MULTI_STATUS.get(str(state.get("status") or ""), "running")
         run.write([])
 
@@ -155,8 +158,17 @@ class MultiAgentRuns:
         return self.resuming[multi_key(source)] if bound is not None and bound[0] is source else None
 
     def _before_invocation_of_source(self, event: BeforeMultiAgentInvocationEvent) -> None:
-        # Strands' own flag: set by ``deserialize_state`` for an execution to resume, cleared once it has
-        self.resuming[multi_key(event.source)] = bool(getattr(event.source, "_resume_from_session", False))
+        """Note whether the invocation resumes (Strands' own flag, set by ``deserialize_state``); a new
+        one gets the next invocation number, stored before any node runs (each node turn records it)."""
+        key = multi_key(event.source)
+        self.resuming[key] = bool(getattr(event.source, "_resume_from_session", False))
+        run = self.sources[key][1]
+        if not self.resuming[key] and not run.strands.get("invocation_open"):
+            run.strands["invocation"] = int(run.strands.get("invocation") or 0) + 1
+        # still open: a crash cut it off before the orchestrator stored a node, so Strands starts it
+        # over; it is the same invocation, whose ended node turns are handed back
+        run.strands["invocation_open"] = True
+        run.write([])
 
     def binding(self, agent: Any) -> NodeBinding | None:
         """The binding of node agent ``agent``, if it is one of this manager's graphs' or swarms'."""
@@ -174,14 +186,18 @@ class MultiAgentRuns:
 
     # -- agent nodes -------------------------------------------------------------------------------
 
-    def _bind_node(self, source: MultiAgentBase, node_id: str, agent: Agent) -> NodeBinding:
+    def _bind_node(self, source: MultiAgentBase, node_id: str, agent: Agent, open_invocation: Any) -> NodeBinding:
+        """Bind node ``node_id``'s agent to its run. Its stored turn is finished when the node runs
+        again if it was cut off, or if it ended in the orchestrator's invocation that a crash left
+        open (the orchestrator's state is stored after the node's: a crash between the two writes)."""
         manager = self.manager
         run = StrandsRun(manager.store, manager.session_id, node_key(source, node_id))
         binding = NodeBinding(agent, run)
         binding.source, binding.node_id = source, node_id
         try:
             turn = run.strands.get("turn") or {}
-            binding.pending = run.stored is not None and bool(turn.get("open"))
+            ended_unrecorded = open_invocation is not None and turn.get("invocation") == open_invocation
+            binding.pending = run.stored is not None and (bool(turn.get("open")) or ended_unrecorded)
             usage: dict[str, Any] = dict(run.run.metrics.get("usage") or {})
             binding.usage_base = {key: int(value) for key, value in usage.items()}
             if run.stored is None:
@@ -207,17 +223,25 @@ class MultiAgentRuns:
         binding = self.binding(event.agent)
         if binding is None:
             return
-        restored = False
+        restored, prompt = False, None
         if binding.pending:
             binding.pending = False
             turn = binding.run.strands.get("turn") or {}
             if prompt_key(list(event.messages or [])) == turn.get("prompt"):
+                turn["open"] = True  # an ended turn the orchestrator did not record: its answer is handed back
                 self.manager._restore(binding)
-                restored = True
+                restored, prompt = True, turn.get("prompt")
         self.manager._before_invocation(event)
+        current = binding.run.strands.get("turn")
+        if isinstance(current, dict):
+            current["invocation"] = self._invocation_of(binding.source)  # stored with the turn's first write
         if restored:
-            self._usage_again(binding, turn.get("prompt"))
+            self._usage_again(binding, prompt)
             self._handoffs_again(binding)
+
+    def _invocation_of(self, source: MultiAgentBase) -> Any:
+        bound = self.sources.get(multi_key(source))
+        return None if bound is None else bound[1].strands.get("invocation")
 
     def _message_added(self, event: MessageAddedEvent) -> None:
         if self.binding(event.agent) is not None:

@@ -3,7 +3,8 @@ agents call tools, for the crash tests of nodes.
 
 Usage: ``team.py swarm|graph STORE [--plain]``. The swarm gets the provider with Strands' own one
 line (``Swarm(..., session_manager=...)``), the graph with ``GraphBuilder.set_session_manager``.
-Each node's model pauses at ``model:<node>:<n>`` (its n-th answer) and each tool at ``tool:<name>``
+Each node's model pauses at ``model:<node>:<n>`` (its n-th answer), each tool at ``tool:<name>``,
+and each node at ``ended:<node>`` once its turn ended (before the orchestrator stores that)
 (see ``_program_kit``); each tool logs its call, keyed by its idempotency key.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 
 from _program_kit import ScriptModel, effect, manager_or_none, pause
 from strands import Agent, ToolContext, tool
+from strands.hooks import AfterInvocationEvent
 from strands.multiagent import GraphBuilder, Swarm
 
 
@@ -47,7 +49,9 @@ def make_tool(name: str, answer: str) -> Any:
 
 def node(name: str, script: list[dict[str, Any]], tools: list[Any], description: str) -> Agent:
     model = NodeModel(name, script)
-    return Agent(name=name, description=description, model=model, tools=tools, system_prompt=f"You are {name}.", callback_handler=None)
+    made = Agent(name=name, description=description, model=model, tools=tools, system_prompt=f"You are {name}.", callback_handler=None)
+    made.hooks.add_callback(AfterInvocationEvent, lambda event: pause(f"ended:{name}"))  # the node's turn ended
+    return made
 
 
 def swarm(store: str) -> Any:
