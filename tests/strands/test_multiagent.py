@@ -144,14 +144,17 @@ class Dying(ScriptModel):
             yield event
 
 
-def test_a_resumed_graph_is_told_from_a_new_invocation_and_its_usage_accumulates(tmp_path: Path) -> None:
+@pytest.mark.parametrize("dies", ["a", "b"])
+def test_a_resumed_graph_is_told_from_a_new_invocation_and_its_usage_accumulates(dies: str, tmp_path: Path) -> None:
     """Hooks (and the program) tell the invocation that resumes a cut-off graph from a new one
-    (``manager.resumed(graph)``); the resumed graph's usage counts the nodes run before the crash."""
+    (``manager.resumed(graph)``), also when the crash came before the graph stored a node (Strands
+    then starts it over); the resumed graph's usage counts the nodes run before the crash."""
 
     def build() -> tuple[Any, TetherSessionManager, list[bool]]:
         builder = GraphBuilder()
-        builder.add_node(Agent(name="a", model=ScriptModel([{"text": "A"}] * 3), callback_handler=None), "a")
-        builder.add_node(Agent(name="b", model=Dying([{"text": "B"}] * 3), callback_handler=None), "b")
+        for name in ("a", "b"):
+            model = (Dying if name == dies else ScriptModel)([{"text": name.upper()}] * 3)
+            builder.add_node(Agent(name=name, model=model, callback_handler=None), name)
         builder.add_edge("a", "b")
         builder.set_entry_point("a")
         builder.set_max_node_executions(5)
@@ -165,14 +168,14 @@ def test_a_resumed_graph_is_told_from_a_new_invocation_and_its_usage_accumulates
     graph, manager, seen = build()
     with pytest.raises(KeyboardInterrupt):
         graph("go")
-    assert seen == [False, False] and not manager.resumed(graph)
+    assert seen == ["a", "b"].index(dies) * [False] + [False] and not manager.resumed(graph)
     manager.close()
 
     graph, manager, seen = build()
     result = graph("go")
     assert [node.node_id for node in result.execution_order] == ["a", "b"]
-    assert result.accumulated_usage["totalTokens"] == 30  # node a's 15 from the first process included
-    assert seen == [True] and manager.resumed(graph)  # only b ran: a had finished
+    assert result.accumulated_usage["totalTokens"] == 30  # with b cut off: node a's 15 from the first process
+    assert seen == ([True, True] if dies == "a" else [True]) and manager.resumed(graph)  # b cut off: only b ran again
     graph("again")
-    assert seen == [True, False, False] and not manager.resumed(graph)
+    assert seen[-2:] == [False, False] and not manager.resumed(graph)
     manager.close()

@@ -22,6 +22,11 @@ single agent's is: its recorded tool results are returned without running the to
 call runs again with the same idempotency key, a recorded model response is not asked again. A
 swarm node's recorded handoffs are applied to the swarm again (the handoff tool only changes the
 swarm's state in memory, which the crash lost).
+
+**Invocation numbers.** Each invocation of a graph or swarm gets a number, stored (open) before its
+first node runs and closed when it completes, fails or stops for interrupts; each node turn records
+it. A node turn that ended in the invocation a crash left open is handed back too when the node runs
+again with the same prompt: the crash came after the node's own write and before the orchestrator's.
 """
 
 from __future__ import annotations
@@ -92,7 +97,8 @@ class NodeBinding(AgentBinding):
     source: MultiAgentBase
     node_id: str
     pending: bool
-    """The stored node turn was cut off and this process has not invoked the node yet."""
+    """The stored node turn is to be finished (cut off, or ended in an invocation a crash left open)
+    and this process has not invoked the node yet."""
 
 
 class MultiAgentRuns:
@@ -158,15 +164,16 @@ class MultiAgentRuns:
         return self.resuming[multi_key(source)] if bound is not None and bound[0] is source else None
 
     def _before_invocation_of_source(self, event: BeforeMultiAgentInvocationEvent) -> None:
-        """Note whether the invocation resumes (Strands' own flag, set by ``deserialize_state``); a new
-        one gets the next invocation number, stored before any node runs (each node turn records it)."""
+        """Note whether the invocation resumes one a crash cut off; a new one gets the next invocation
+        number, stored before any node runs (each node turn records it)."""
         key = multi_key(event.source)
-        self.resuming[key] = bool(getattr(event.source, "_resume_from_session", False))
         run = self.sources[key][1]
-        if not self.resuming[key] and not run.strands.get("invocation_open"):
+        cut_off = bool(run.strands.get("invocation_open"))
+        # still open: a crash cut it off (if before the orchestrator stored a node, Strands starts it
+        # over); it is the same invocation, whose ended node turns are handed back
+        self.resuming[key] = cut_off or bool(getattr(event.source, "_resume_from_session", False))
+        if not cut_off:
             run.strands["invocation"] = int(run.strands.get("invocation") or 0) + 1
-        # still open: a crash cut it off before the orchestrator stored a node, so Strands starts it
-        # over; it is the same invocation, whose ended node turns are handed back
         run.strands["invocation_open"] = True
         run.write([])
 
