@@ -38,16 +38,27 @@ def run_program(name: str, *args: str, env: dict[str, str], timeout: float = 120
     return done.stdout
 
 
+def url_of(conninfo: str) -> str:
+    """The ``postgresql://`` URL of a libpq conninfo string (``host=... dbname=...``, what
+    ``pg_conninfo`` gives): the form ``--store`` and ``TetherSessionManager(store=...)`` read as
+    PostgreSQL (a conninfo string is a file name to them)."""
+    from urllib.parse import quote, urlencode
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    parts = {key: str(value) for key, value in conninfo_to_dict(conninfo).items()}
+    user, dbname = parts.pop("user", ""), parts.pop("dbname", "")
+    return f"postgresql://{quote(user)}@/{quote(dbname)}?{urlencode(parts)}"
+
+
 @pytest.fixture
 def pg_url(pg_conninfo: str) -> str:
-    """The test's PostgreSQL database as the ``postgresql://`` URL a program's ``store=`` takes (the
-    libpq ``key=value`` string the durable tests use is not one: given as ``store=``, it is a
-    SQLite file of that name)."""
-    fields = dict(item.split("=", 1) for item in pg_conninfo.split())
-    return f"postgresql://{fields['user']}@/{fields['dbname']}?host={fields['host']}&port={fields['port']}"
+    """The test's PostgreSQL database as the ``postgresql://`` URL a program's ``store=`` takes."""
+    return url_of(pg_conninfo)
 
 
 def open_store(spec: str) -> RunStore:
+    assert "=" not in spec or spec.startswith("postgresql://"), f"{spec!r} is a conninfo string: pass pg_url(...)"
     if spec.startswith("postgresql://"):
         from tether.durable.postgres import PostgresStore
 

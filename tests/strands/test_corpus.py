@@ -3,7 +3,8 @@ what it prints without it: the provider changes no behaviour.
 
 Each program of ``tests/compat/strands_programs`` (plain ``strands`` imports, a scripted model) is
 copied with one change, ``session_manager=provider()`` added to every ``Agent(...)`` (see
-``programs/provider.py``), and run twice in fresh interpreters: without the provider
+``programs/provider.py``), or for a graph, a swarm and agents as tools the one line where Strands'
+docs put it (``ONE_LINE``), and run twice in fresh interpreters: without the provider
 (``$CORPUS_PLAIN``) and with it, each agent a Tether run in a SQLite store. The outputs must be equal.
 """
 
@@ -25,17 +26,29 @@ CORPUS = Path(__file__).resolve().parents[1] / "compat" / "strands_programs"
 EXCLUDED = {
     "p16_file_session": "uses Strands' FileSessionManager (an agent has one session manager)",
     "p17_snapshot_session": "uses Strands' SnapshotSessionManager (an agent has one session manager)",
-    "p18_graph": "multi-agent: a graph's nodes share one agent id per session (Graph/Swarm persistence is not done)",
-    "p19_swarm": "multi-agent: Graph/Swarm persistence is not done",
-    "p20_agents_as_tools": "Strands itself refuses an agent tool with preserve_context=False and a session manager",
     "p21_mcp_stdio": "starts an MCP server process (covered by the compat corpus)",
 }
+ONE_LINE = {
+    "p18_graph": ("graph = builder.build()", "graph = builder.set_session_manager(provider()).build()"),
+    "p19_swarm": ("max_handoffs=5)", "max_handoffs=5, session_manager=provider())"),
+    "p20_agents_as_tools": ("orchestrator = Agent(", "orchestrator = Agent(session_manager=provider(), "),
+}
+"""Where the line goes when it is not every ``Agent(...)``, as Strands' docs place it: on the graph or
+swarm (Strands refuses a node agent with a session manager: the graph's or swarm's manager stores
+it), and on the orchestrator of agents as tools (an ``as_tool()`` sub-agent with the default
+``preserve_context=False`` is reset before each call and refuses a session manager of its own; the
+orchestrator's records each sub-agent call as one tool call)."""
 NAMES = sorted(p.stem for p in CORPUS.glob("p[0-9][0-9]_*.py") if p.stem not in EXCLUDED)
 _AGENT = re.compile(r"(?<![\w.])Agent\(")
 
 
-def with_provider(source: str) -> str:
-    """``source`` with ``session_manager=provider()`` as the first argument of every ``Agent(...)``."""
+def with_provider(source: str, name: str = "") -> str:
+    """``source`` with ``session_manager=provider()`` as the first argument of every ``Agent(...)``
+    (or where ``ONE_LINE`` puts it for program ``name``)."""
+    if name in ONE_LINE:
+        old, new = ONE_LINE[name]
+        assert source.count(old) == 1, (name, old)
+        return "from provider import provider\n" + source.replace(old, new)
     lines = source.splitlines(keepends=True)
     body = "".join(
         _AGENT.sub("Agent(session_manager=provider(), ", line) if '"""' not in line and not line.lstrip().startswith("#") else line
@@ -59,8 +72,8 @@ def test_the_provider_changes_no_behaviour(name: str, tmp_path: Path) -> None:
         shutil.copytree(CORPUS, where)
         shutil.copy(PROGRAMS / "provider.py", where / "provider.py")
         source = (CORPUS / f"{name}.py").read_text()
-        (where / f"{name}.py").write_text(with_provider(source))
-    assert "session_manager=provider()" in (durable_dir / f"{name}.py").read_text()
+        (where / f"{name}.py").write_text(with_provider(source, name))
+    assert re.search(r"session_manager[=(]provider\(\)", (durable_dir / f"{name}.py").read_text())
     store = tmp_path / "runs.db"
     expected = run(plain_dir / f"{name}.py", plain_dir, CORPUS_PLAIN="1")
     assert run(durable_dir / f"{name}.py", durable_dir, CORPUS_STORE=str(store)) == expected

@@ -21,8 +21,9 @@ or a custom one), which still decides how the calls run. For each batch of calls
 
 **Idempotency key.** Every call that runs has the key ``<run_id>/<toolUseId>``, the same in every
 process that runs it. A tool declared with ``@tool(context=True)`` reads it with
-:func:`idempotency_key`\\ ``(tool_context)`` (it lives in
-``tool_context.invocation_state["tether"]["idempotency_keys"][toolUseId]``).
+:func:`idempotency_key`\\ ``(tool_context)``, which takes the run from the calling agent (the
+graph's parallel nodes share one ``invocation_state``); it is also in
+``tool_context.invocation_state["tether"]["idempotency_keys"][toolUseId]``.
 """
 
 from __future__ import annotations
@@ -66,8 +67,13 @@ def idempotency_key(tool_context: ToolContext) -> str:
     Raises:
         ConfigurationError: The call was not run by an agent of a ``TetherSessionManager``.
     """
-    tether = tool_context.invocation_state.get("tether")
     ident = tool_context.tool_use["toolUseId"]
+    agent = getattr(tool_context, "agent", None)
+    executor = getattr(agent, "tool_executor", None)
+    binding = executor.manager.binding(agent) if isinstance(executor, TetherToolExecutor) else None
+    if binding is not None:  # the calling agent's own run: parallel graph nodes share one invocation_state
+        return f"{binding.run.run_id}/{ident}"
+    tether = tool_context.invocation_state.get("tether")
     key = tether.get("idempotency_keys", {}).get(ident) if isinstance(tether, dict) else None
     if not isinstance(key, str):
         raise ConfigurationError(

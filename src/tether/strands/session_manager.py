@@ -59,6 +59,7 @@ from ..durable.store import RunStore
 from ..errors import PromptError
 from ..types import InterruptState
 from ._binding import AgentBinding
+from ._multiagent import MultiAgentRuns
 from ._run import FINAL_STOPS, StrandsRun, prompt_key, tool_uses
 from ._store import open_store
 from .executor import TetherToolExecutor
@@ -71,8 +72,6 @@ if TYPE_CHECKING:
 Reconcile = Callable[[InDoubtCall], Any]
 """Decides an in-doubt call of a non-idempotent tool: ``tether.durable.RERUN`` or the result to record."""
 
-_MULTI_STATUS = {"completed": "finished", "failed": "failed", "interrupted": "interrupted", "pending": "finished"}
-"""Tether's run status for a graph's or swarm's Strands status."""
 _ZERO_USAGE = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
 
 
@@ -107,7 +106,7 @@ class TetherSessionManager(SessionManager):
         self.non_idempotent = frozenset(non_idempotent)
         self.reconcile = reconcile
         self._agents: dict[str, AgentBinding] = {}
-        self._multi: dict[str, tuple[MultiAgentBase, StrandsRun]] = {}
+        self._multi = MultiAgentRuns(self)
 
     # -- Strands' SessionManager interface -------------------------------------------------
 
@@ -200,36 +199,12 @@ class TetherSessionManager(SessionManager):
             raise
 
     def initialize_multi_agent(self, source: MultiAgentBase, **kwargs: Any) -> None:
-        """Bind a graph or swarm to its run (``strands.<session_id>.multiagent-<id>``): a stored
-        state is handed to Strands' ``deserialize_state`` (which resumes an execution cut off
-        mid-way from its next nodes), else the new run is written."""
-        key = f"multiagent-{source.id}"
-        if key in self._multi:
-            raise SessionException(f"multi-agent {source.id!r} is already initialized in session {self.session_id!r}")
-        run = StrandsRun(self.store, self.session_id, key, kind="multi_agent")
-        try:
-            state = run.strands.get("multi_agent")
-            if run.stored is not None and isinstance(state, dict):
-                source.deserialize_state(copy.deepcopy(state))
-            else:
-                self._write_multi(source, run)
-        except BaseException:
-            run.close()
-            raise
-        self._multi[key] = (source, run)
+        """Bind a graph or swarm and its agent nodes to their runs (see :mod:`tether.strands._multiagent`)."""
+        self._multi.initialize(source)
 
     def sync_multi_agent(self, source: MultiAgentBase, **kwargs: Any) -> None:
         """Store the graph's or swarm's state (Strands' ``serialize_state``) after each node and invocation."""
-        bound = self._multi.get(f"multiagent-{source.id}")
-        if bound is not None and bound[0] is source:
-            self._write_multi(source, bound[1])
-
-    def _write_multi(self, source: MultiAgentBase, run: StrandsRun) -> None:
-        state = cast("dict[str, Any]", json_copy(source.serialize_state()))
-        run.strands["multi_agent"] = state
-        status = str(state.get("status") or "")
-        run.session.timeline.status = _MULTI_STATUS.get(status, "running")
-        run.write([])
+        self._multi.sync(source)
 
     # -- the public extras ---------------------------------------------------------------------
 
@@ -237,9 +212,11 @@ class TetherSessionManager(SessionManager):
         """The Tether run id of ``agent`` in this session (``tether show RUN_ID``)."""
         return self._binding(agent).run.run_id
 
-    def resumed(self, agent: Agent) -> bool:
-        """True while (and after) ``agent``'s current invocation finishes a turn cut off by a crash."""
-        return self._binding(agent).resumed
+    def resumed(self, agent: Agent | MultiAgentBase) -> bool:
+        """True while (and after) ``agent``'s current invocation finishes a turn cut off by a crash
+        (for a graph or swarm: resumes an execution cut off by a crash)."""
+        multi = self._multi.resumed(agent)
+        return multi if multi is not None else self._binding(cast("Agent", agent)).resumed
 
     def metrics(self, agent: Agent) -> dict[str, Any]:
         """The run's metrics, accumulated over every invocation, resume and process (a copy)."""
@@ -249,10 +226,8 @@ class TetherSessionManager(SessionManager):
         """Release every run's lease (and close the store if the manager opened it)."""
         for binding in self._agents.values():
             binding.run.close()
-        for _, run in self._multi.values():
-            run.close()
+        self._multi.close()
         self._agents.clear()
-        self._multi.clear()
         if self._owns_store:
             self.store.close()
             self._owns_store = False
@@ -268,7 +243,7 @@ class TetherSessionManager(SessionManager):
     def binding(self, agent: Any) -> AgentBinding | None:
         """The binding of ``agent`` if this manager initialized it (the executor asks)."""
         binding = self._agents.get(getattr(agent, "agent_id", None) or "")
-        return binding if binding is not None and binding.agent is agent else None
+        return binding if binding is not None and binding.agent is agent else self._multi.binding(agent)
 
     def _binding(self, agent: Agent) -> AgentBinding:
         binding = self.binding(agent)
