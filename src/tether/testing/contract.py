@@ -32,7 +32,6 @@ import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +53,8 @@ from .contract_report import (
     ContractReport,
     PropertyResult,
 )
+from .contract_runs import _comparable, _load, _spread
 from .crash import DEFAULT_TIMEOUT, Point, crashtest, select_points
-from .faults import open_store
 
 RUN = "contract"
 RUNTIMES = ("local", "serve", "temporal")
@@ -429,37 +428,6 @@ class _Checks:
 def _about_effects(reason: str) -> bool:
     """Whether a crashtest failure is about how often a tool started (not about what the run holds)."""
     return any(words in reason for words in ("started", "never ran", "racing resumers proceeded", "when re-run in doubt"))
-
-
-def _spread(items: list[Any], n: int) -> list[Any]:
-    if n <= 0 or not items:
-        return []
-    if n >= len(items):
-        return list(items)
-    return list(dict.fromkeys(items[round(i * (len(items) - 1) / max(n - 1, 1))] for i in range(n)))
-
-
-def _load(spec: str, run_id: str) -> dict[str, Any]:
-    """The stored run as JSON data: its messages, state, status and every step (head included)."""
-    store = open_store(spec)
-    try:
-        run = store.load(run_id)
-        steps = [asdict(step) for step in store.history(run_id)] if run is not None else []
-    finally:
-        store.close()
-    return {
-        "messages": [] if run is None else run.messages,
-        "state": {} if run is None else run.head.get("state") or {},
-        "status": None if run is None else run.head.get("status"),
-        "steps": json.loads(json.dumps(steps, default=str)),
-    }
-
-
-def _comparable(export: Mapping[str, Any], run_id: str | None = None) -> Any:
-    """What two runs must agree on: messages, state, status, stop reason (the run id masked)."""
-    data = {key: export.get(key) for key in ("messages", "state", "status", "stop_reason")}
-    text = json.dumps(data, default=str, sort_keys=True)
-    return json.loads(text.replace(run_id, "<run>") if run_id else text)
 
 
 def _digest(directory: Path) -> dict[str, str]:

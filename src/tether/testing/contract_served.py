@@ -43,6 +43,7 @@ from ._http import request
 from ._procs import _Plan, _starts
 from ._served_registry import FACTORY, HOLD, LOG
 from .contract_report import CONSUME, EFFECT, FORK, HOLDS, NOT_APPLICABLE, PREFIX, RECOVERY, VALIDITY, VIOLATED, ContractReport
+from .contract_runs import _comparable, _load, _spread
 
 AGENT = "agent"
 LOCAL_ONLY = "a served run is stored and forked by the same code as a local one: check it with runtime='local' on this store"
@@ -191,8 +192,6 @@ class ServedChecks:
         return [str(r["id"]) for r in lines if not r.get("interrupted") and str(r["key"]).startswith(run_id + "/")]
 
     def export(self, run_id: str, run: Mapping[str, Any]) -> dict[str, Any]:
-        from .contract import _load
-
         data = _load(self.store, run_id)
         (data.get("state") or {}).pop("tether.serve", None)  # the server's own bookkeeping: request keys, entry name
         data["stop_reason"] = run.get("stop_reason")
@@ -202,8 +201,6 @@ class ServedChecks:
         return data
 
     def differs(self, export: Mapping[str, Any], run_id: str) -> str | None:
-        from .contract import _comparable
-
         diff = first_difference(_comparable(self.reference, self.reference["run_id"]), _comparable(export, run_id))
         return None if diff is None else describe(diff)
 
@@ -220,8 +217,6 @@ class ServedChecks:
     def crashes(self, first: _Server, second: _Server, points: int | str) -> None:
         """Kill a server inside each tool call (the ``n``-th it starts), before its body runs and
         after it (the effect done, its result not recorded); the other server finishes the run."""
-        from .contract import _load, _spread
-
         chosen = [(n, when) for n in range(1, self.calls + 1) for when in ("before", "after")]
         if points != "all":
             chosen = _spread(chosen, int(points))
