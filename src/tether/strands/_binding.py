@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..types import Message
 from ._run import StrandsRun
@@ -36,10 +36,8 @@ class AgentBinding:
 
     def messages(self) -> list[Message]:
         """The live conversation as stored: the agent's, plus a response held aside."""
-        live: list[Any] = list(self.agent.messages)
-        if self.held is not None:
-            live.append(self.held)
-        return live
+        live = cast("list[Message]", self.agent.messages)  # the agent's own list: no copy per write
+        return live if self.held is None else [*live, self.held]
 
 
 __all__ = ["AgentBinding"]

@@ -188,8 +188,11 @@ class TetherSessionManager(SessionManager):
         self._record_fields(binding)
         session = binding.run.session
         messages = binding.messages()
-        unchanged_messages = len(messages) == len(session.persisted) and all(
-            a is b for a, b in zip(messages, session.persisted, strict=True)
+        persisted = session.persisted
+        # The stored conversation's first and last messages, the same objects at the same length:
+        # nothing appended, dropped or rewritten (the session's own test for an append; O(1)).
+        unchanged_messages = len(messages) == len(persisted) and (
+            not messages or (messages[0] is persisted[0] and messages[-1] is persisted[-1])
         )
         if binding.written == before and unchanged_messages:
             return
