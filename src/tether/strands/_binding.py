@@ -27,6 +27,8 @@ class AgentBinding:
     replay: Message | None = None
     """A final answer to hand back instead of the next model call (the resumed turn's)."""
     replayed: Message | None = None
+    replaying: bool = False
+    """The replay middleware is on the agent (added at the first replay)."""
     premarked: set[str] = field(default_factory=set)
     """Calls this process recorded as started with the model's response (not in doubt here)."""
     turn_new: bool = False

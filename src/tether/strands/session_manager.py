@@ -132,7 +132,6 @@ class TetherSessionManager(SessionManager):
             else:
                 self._restore(binding)
             agent.tool_executor = TetherToolExecutor(agent.tool_executor, self)
-            agent.add_middleware(InvokeModelStage, self._replay)
         except BaseException:
             run.close()
             raise
@@ -282,16 +281,14 @@ class TetherSessionManager(SessionManager):
     def _record_fields(self, binding: AgentBinding) -> None:
         """Copy the agent's state, conversation-manager, interrupt and model state into the run."""
         agent = binding.agent
-        session_agent = SessionAgent.from_agent(agent)
-        internal = session_agent._internal_state
-        interrupt_state = internal.get("interrupt_state") or {}
-        if binding.held_interrupts is not None:
-            interrupt_state = binding.held_interrupts  # the cut-off turn's, until it resumes
+        # What Strands' SessionAgent.from_agent(agent) reads, without building a SessionAgent
+        # (its timestamps cost more than the rest, and this runs at every message).
+        interrupt_state = agent._interrupt_state.to_dict() if binding.held_interrupts is None else binding.held_interrupts
         fields = {
-            "state": session_agent.state,
-            "conversation_manager_state": session_agent.conversation_manager_state,
-            "interrupt_state": interrupt_state,
-            "model_state": internal.get("model_state") or {},
+            "state": agent.state.get(),
+            "conversation_manager_state": agent.conversation_manager.get_state(),
+            "interrupt_state": interrupt_state or {},
+            "model_state": agent._model_state or {},
         }
         if fields != binding.written:
             binding.written = cast("dict[str, Any]", json_copy(fields))
@@ -390,6 +387,9 @@ class TetherSessionManager(SessionManager):
             agent.messages.append(held)  # the stored response: Strands runs its tools next
         else:
             binding.replay = held
+            if not binding.replaying:  # added for the first replay only: no layer on every model call
+                binding.replaying = True
+                agent.add_middleware(InvokeModelStage, self._replay)
 
     async def _replay(self, context: InvokeModelContext, next_fn: Any) -> AsyncGenerator[Any, None]:
         """``InvokeModelStage`` middleware: a resumed turn's recorded final answer instead of a new call."""
