@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..types import Message
 from ._run import StrandsRun
@@ -29,6 +29,8 @@ class AgentBinding:
     replay: Message | None = None
     """A final answer to hand back instead of the next model call (the resumed turn's)."""
     replayed: Message | None = None
+    replaying: bool = False
+    """The replay middleware is on the agent (added at the first replay)."""
     premarked: set[str] = field(default_factory=set)
     """Calls this process recorded as started with the model's response (not in doubt here)."""
     turn_new: bool = False
@@ -40,10 +42,8 @@ class AgentBinding:
 
     def messages(self) -> list[Message]:
         """The live conversation as stored: the agent's, plus a response held aside."""
-        live: list[Any] = list(self.agent.messages)
-        if self.held is not None:
-            live.append(self.held)
-        return live
+        live = cast("list[Message]", self.agent.messages)  # the agent's own list: no copy per write
+        return live if self.held is None else [*live, self.held]
 
 
 __all__ = ["AgentBinding"]

@@ -154,13 +154,15 @@ class StrandsRun:
         self.run.messages = messages
         self.session.sync(position, status=status, **info)
 
-    def record_result(self, result: Any) -> None:
-        """Record one tool result of the open cycle (its own write, fenced)."""
+    def record_result(self, result: Any, *, write: bool = True) -> None:
+        """Record one tool result of the open cycle: its own write (fenced) with ``write``, else
+        kept for the next write (the one storing the message of the batch's results)."""
         tool_use_id = str(result["toolUseId"])
         self.run.cursor.results[tool_use_id] = cast(ToolResult, result)
         self.session.timeline.tool_finished(tool_use_id)
         self.run.metrics["tool_call_count"] += 1
-        self.session.sync()
+        if write:
+            self.session.sync()
 
     def close(self) -> None:
         """Release the run's lease (the next owner may take the run over)."""

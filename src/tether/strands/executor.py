@@ -11,13 +11,17 @@ or a custom one), which still decides how the calls run. For each batch of calls
   the same idempotency key; a tool named in the manager's ``non_idempotent`` goes to its
   ``reconcile`` callable, or without one stops the turn with a ``tether.in_doubt`` interrupt, as a
   native durable run does (:mod:`tether.durable.indoubt`); the step row of the resume lists them;
-- the other calls run through the wrapped executor, each result recorded as soon as it arrives.
-  Their start markers: an idempotent call is recorded as started in the write that stores the
-  model's response (one write fewer per cycle, as in native runs; a call the response asked for is
-  in doubt after a crash even if it never began, and runs again with the same key, which is what a
-  call that never started does); a non-idempotent call gets its own marker right before it runs
-  (``BeforeToolCallEvent``); a call given to this executor that has none yet gets one before the
-  batch runs.
+- the other calls run through the wrapped executor, each result recorded as soon as it arrives,
+  except the batch's last one of an idempotent tool: Strands appends the message of the batch's
+  results right after it, and that write stores it (a tool cycle is two fenced writes: the
+  model's response with the start markers, the results with their message). Killed in between,
+  that call is in doubt and runs again with the same key; a non-idempotent tool's result is
+  always written at once. Their start markers: an idempotent call is recorded as started in the
+  write that stores the model's response (one write fewer per cycle, as in native runs; a call
+  the response asked for is in doubt after a crash even if it never began, and runs again with
+  the same key, which is what a call that never started does); a non-idempotent call gets its
+  own marker right before it runs (``BeforeToolCallEvent``); a call given to this executor that
+  has none yet gets one before the batch runs.
 
 **Idempotency key.** Every call that runs has the key ``<run_id>/<toolUseId>``, the same in every
 process that runs it. A tool declared with ``@tool(context=True)`` reads it with
@@ -161,11 +165,16 @@ class TetherToolExecutor(ToolExecutor):
                 cursor.started.append(ident)
                 run.session.timeline.tool_started(ident)
             run.write(binding.messages())  # before any of them runs: a fenced owner starts none
+        waiting = {use["toolUseId"]: use["name"] for use in to_run}
         async for event in self.inner._execute(
             agent, to_run, tool_results, cycle_trace, cycle_span, invocation_state, structured_output_context
         ):
             if isinstance(event, ToolResultEvent):
-                run.record_result(event.tool_result)
+                result = event.tool_result
+                name = waiting.pop(result["toolUseId"], None)
+                # The batch's last result of an idempotent tool is stored with the message of the
+                # batch's results, which Strands appends next (one write per cycle fewer).
+                run.record_result(result, write=bool(waiting) or name is None or name in self.manager.non_idempotent)
             elif isinstance(event, ToolInterruptEvent):
                 if event.tool_use_id in cursor.started:  # stopped for a question: it runs again once answered, not in doubt
                     cursor.started.remove(event.tool_use_id)

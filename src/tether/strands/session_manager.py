@@ -131,7 +131,6 @@ class TetherSessionManager(SessionManager):
             else:
                 self._restore(binding)
             agent.tool_executor = TetherToolExecutor(agent.tool_executor, self)
-            agent.add_middleware(InvokeModelStage, self._replay)
         except BaseException:
             run.close()
             raise
@@ -187,8 +186,11 @@ class TetherSessionManager(SessionManager):
         self._record_fields(binding)
         session = binding.run.session
         messages = binding.messages()
-        unchanged_messages = len(messages) == len(session.persisted) and all(
-            a is b for a, b in zip(messages, session.persisted, strict=True)
+        persisted = session.persisted
+        # The stored conversation's first and last messages, the same objects at the same length:
+        # nothing appended, dropped or rewritten (the session's own test for an append; O(1)).
+        unchanged_messages = len(messages) == len(persisted) and (
+            not messages or (messages[0] is persisted[0] and messages[-1] is persisted[-1])
         )
         if binding.written == before and unchanged_messages:
             return
@@ -254,16 +256,14 @@ class TetherSessionManager(SessionManager):
     def _record_fields(self, binding: AgentBinding) -> None:
         """Copy the agent's state, conversation-manager, interrupt and model state into the run."""
         agent = binding.agent
-        session_agent = SessionAgent.from_agent(agent)
-        internal = session_agent._internal_state
-        interrupt_state = internal.get("interrupt_state") or {}
-        if binding.held_interrupts is not None:
-            interrupt_state = binding.held_interrupts  # the cut-off turn's, until it resumes
+        # What Strands' SessionAgent.from_agent(agent) reads, without building a SessionAgent
+        # (its timestamps cost more than the rest, and this runs at every message).
+        interrupt_state = agent._interrupt_state.to_dict() if binding.held_interrupts is None else binding.held_interrupts
         fields = {
-            "state": session_agent.state,
-            "conversation_manager_state": session_agent.conversation_manager_state,
-            "interrupt_state": interrupt_state,
-            "model_state": internal.get("model_state") or {},
+            "state": agent.state.get(),
+            "conversation_manager_state": agent.conversation_manager.get_state(),
+            "interrupt_state": interrupt_state or {},
+            "model_state": agent._model_state or {},
         }
         if fields != binding.written:
             binding.written = cast("dict[str, Any]", json_copy(fields))
@@ -374,6 +374,9 @@ class TetherSessionManager(SessionManager):
             agent.messages.append(held)  # the stored response: Strands runs its tools next
         else:
             binding.replay = held
+            if not binding.replaying:  # added for the first replay only: no layer on every model call
+                binding.replaying = True
+                agent.add_middleware(InvokeModelStage, self._replay)
 
     async def _replay(self, context: InvokeModelContext, next_fn: Any) -> AsyncGenerator[Any, None]:
         """``InvokeModelStage`` middleware: a resumed turn's recorded final answer instead of a new call."""
