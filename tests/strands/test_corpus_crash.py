@@ -40,7 +40,7 @@ for an interrupt or a checkpoint is finished by making its first call again), an
 - the resumed step of each run flags in doubt exactly the calls started and not recorded at the kill
   (a kill inside a tool call run by an executor always leaves one).
 
-At the 7 points of ``KNOWN_GAPS`` the restarted program fails instead (asserted, with the reason;
+At the 6 points of ``KNOWN_GAPS`` the restarted program fails instead (asserted, with the reason;
 fixing one fails this test, to move the point to the checked ones).
 """
 
@@ -110,8 +110,6 @@ KNOWN_GAPS = {
     ("p15_interrupt_hook", "model:2"): _ANSWERED,
     ("p23_agent_result", "model:3"): "result.metrics of the resumed turn are Strands' own, of this process: the tool whose "
     "results were recorded before the crash is not in tool_metrics (KeyError)",
-    ("p26_conversation", "model:4"): "the program appends a message to the conversation by hand before agent(); the "
-    "restored conversation has it already (the provider stored it with the cut-off turn), so it is there twice",
 }
 """Points where the restarted program does not finish (asserted: fixing one fails this test, to move it to the others)."""
 _LINE = re.compile(r"^([\w.\-]+): ")

@@ -155,3 +155,28 @@ def test_a_conversation_set_again_before_the_cut_off_call_keeps_its_prompt(tmp_p
         assert str(agent("second")).strip() == "two"
         assert manager.resumed(agent)
         assert [m["content"][0]["text"] for m in agent.messages] == ["first", "one", "second", "two"]
+
+
+def test_a_message_appended_by_hand_before_the_cut_off_call_is_restored_once(tmp_path: Path) -> None:
+    """The program appends a message to ``agent.messages`` itself, then calls ``agent()``; killed in
+    that call and started again, it appends the message again before the same call: the turn ends
+    with the message in the conversation once. (It was there twice: the restored conversation had
+    it already, stored with the cut-off turn.)"""
+    store = tmp_path / "runs.db"
+    Flaky.died = False
+    hand = {"role": "user", "content": [{"text": "appended by hand"}]}
+    with TetherSessionManager("m-4", store=store) as manager:
+        agent = Agent(model=Flaky(SCRIPT), callback_handler=None, session_manager=manager)
+        agent("first")
+        agent.messages.append(dict(hand))
+        with pytest.raises(KeyboardInterrupt):
+            agent()
+    with TetherSessionManager("m-4", store=store) as manager:
+        agent = Agent(model=ScriptModel(SCRIPT), callback_handler=None, session_manager=manager)
+        agent.messages.append(dict(hand))
+        assert str(agent()).strip() == "two"
+        assert manager.resumed(agent)
+        assert [m["content"][0]["text"] for m in agent.messages] == ["first", "one", "appended by hand", "two"]
+    with TetherSessionManager("m-4", store=store) as manager:  # and it is stored once
+        agent = Agent(model=ScriptModel(SCRIPT), callback_handler=None, session_manager=manager)
+        assert [m["content"][0]["text"] for m in agent.messages] == ["first", "one", "appended by hand", "two"]

@@ -337,6 +337,13 @@ class TetherSessionManager(SessionManager):
         if not agent.model.stateful:
             agent.messages = [*prepend, *messages]
             binding.restored = agent.messages if binding.recovering else None
+            start, count = (turn.get("added") or (0, 0)) if binding.recovering else (0, 0)
+            if count and 0 <= start and start + count <= len(messages):
+                # Messages the program appended to ``agent.messages`` by hand before the cut-off
+                # call: the restarted program appends them again before making that call, so the
+                # agent gets the conversation without them; the resumed call takes the stored one
+                # (with them, once) when what the program has is its prefix (``_before_invocation``).
+                agent.messages = [*prepend, *messages[:start], *messages[start + count :]]
         binding.written = cast("dict[str, Any]", json_copy(fields)) if fields else {}
 
     def _before_invocation(self, event: BeforeInvocationEvent) -> None:
@@ -375,6 +382,9 @@ class TetherSessionManager(SessionManager):
             return
         if new or turn is None or not turn.get("open"):
             run.strands["turn"] = {"open": True, "prompt": prompt_key(new)}
+            added = _added_by_hand(binding.messages(), run.session.persisted)
+            if added:  # the program appended them itself before this call: see _restore
+                run.strands["turn"]["added"] = [len(binding.messages()) - added, added]
             binding.turn_new = True
             if not new:
                 binding.turn_new = False
@@ -442,6 +452,18 @@ class TetherSessionManager(SessionManager):
             cursor.started.append(ident)
             binding.run.session.timeline.tool_started(ident)
             binding.run.write(binding.messages())
+
+
+def _added_by_hand(live: list[Any], persisted: list[Any]) -> int:
+    """How many messages at the end of ``live`` (the agent's conversation) came after the last
+    stored one: appended to ``agent.messages`` by the program itself, not through Strands."""
+    if not persisted:
+        return 0
+    last = persisted[-1]
+    for index in range(len(live) - 1, -1, -1):
+        if live[index] is last:
+            return len(live) - 1 - index
+    return 0
 
 
 def _plain(messages: list[Any]) -> list[Any]:
