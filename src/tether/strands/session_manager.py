@@ -23,7 +23,10 @@ The tool executor (:class:`~tether.strands.executor.TetherToolExecutor`, install
 agent's own) returns the recorded results and runs only the missing calls; a call that started but
 has no recorded result is *in doubt* (see the executor). A pending Strands interrupt is asked
 again (the turn's interrupted tools run again and raise it), so the same program answers it as it
-did the first time. With ``checkpointing=True`` the restarted turn pauses at the checkpoints the
+did the first time; a turn cut off after its interrupts were answered gets its recorded stops
+handed back, one per call, then continues from the record (:mod:`tether.strands._stops`). A
+message the program appended to ``agent.messages`` by hand before the cut-off call is restored
+once. With ``checkpointing=True`` the restarted turn pauses at the checkpoints the
 uninterrupted one paused at from the cut-off point on.
 
 **Telling a resume from a new invocation.** ``invocation_state["tether"]`` (set by the manager in
@@ -49,6 +52,7 @@ from typing import TYPE_CHECKING, Any, cast
 from strands.agent.state import AgentState
 from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent, BeforeToolCallEvent, HookRegistry
 from strands.middleware import InvokeModelStage, ModelStopReason
+from strands.middleware._agent_stream import AgentStreamStage
 from strands.session.session_manager import SessionManager
 from strands.types.exceptions import SessionException
 from strands.types.session import SessionAgent
@@ -60,6 +64,7 @@ from ..errors import PromptError
 from ..types import InterruptState
 from ._binding import AgentBinding
 from ._run import FINAL_STOPS, StrandsRun, prompt_key, tool_uses
+from ._stops import StopReplay, answered, hand_back, record_answer, record_stop
 from ._store import open_store
 from .executor import TetherToolExecutor
 
@@ -133,6 +138,7 @@ class TetherSessionManager(SessionManager):
                 self._restore(binding)
             agent.tool_executor = TetherToolExecutor(agent.tool_executor, self)
             agent.add_middleware(InvokeModelStage, self._replay)
+            agent.add_middleware(AgentStreamStage, StopReplay(self.binding))
         except BaseException:
             run.close()
             raise
@@ -182,8 +188,8 @@ class TetherSessionManager(SessionManager):
     def sync_agent(self, agent: Agent, **kwargs: Any) -> None:
         """Store the agent's state, conversation-manager state, interrupt and model state if they changed."""
         binding = self._agents.get(agent.agent_id)
-        if binding is None or binding.agent is not agent:
-            return
+        if binding is None or binding.agent is not agent or binding.replaying is not None:
+            return  # (while recorded stops are handed back, the run is ahead of the agent)
         before = binding.written
         self._record_fields(binding)
         session = binding.run.session
@@ -323,6 +329,8 @@ class TetherSessionManager(SessionManager):
             if interrupt_state.get("activated"):
                 binding.held_interrupts = interrupt_state
                 interrupt_state = {**interrupt_state, "activated": False, "pending_tool_execution": None}
+        binding.stops = [stop for stop in turn.get("stops") or [] if "answer" in stop] if binding.recovering else []
+        binding.crash_interrupts = interrupt_state
         stored_usage: dict[str, Any] = dict(run.run.metrics.get("usage") or {})
         binding.usage_base = {key: int(value) for key, value in stored_usage.items()}
         internal: dict[str, Any] = {"model_state": copy.deepcopy(fields.get("model_state") or {})}
@@ -378,7 +386,16 @@ class TetherSessionManager(SessionManager):
             binding.restored = None
             event.messages = []
             tether["resumed"] = binding.resumed = True
-            self._resume(binding)
+            if binding.stops:  # the turn stopped for interrupts and was answered before the crash: see _stops
+                binding.full = binding.agent.messages
+                hand_back(binding)
+            else:
+                self._resume(binding)
+            return
+        if binding.replaying is not None:  # the program answers a stop handed back (see _stops)
+            tether["resumed"] = binding.resumed = True
+            if answered(binding, self.session_id):
+                self._resume(binding)
             return
         if new or turn is None or not turn.get("open"):
             run.strands["turn"] = {"open": True, "prompt": prompt_key(new)}
@@ -390,6 +407,8 @@ class TetherSessionManager(SessionManager):
                 binding.turn_new = False
                 run.run.cursor.phase = "model"
                 run.write(binding.messages(), "turn_start")
+        else:
+            record_answer(run.strands["turn"], binding.agent)
 
     def _resume(self, binding: AgentBinding) -> None:
         """Put the cut-off turn's held response and interrupts back (see the module docstring)."""
@@ -423,12 +442,14 @@ class TetherSessionManager(SessionManager):
 
     def _after_invocation(self, event: AfterInvocationEvent) -> None:
         binding = self.binding(event.agent)
-        if binding is None or binding.reading:
-            return
+        if binding is None or binding.reading or binding.replaying is not None:
+            return  # (a stop handed back again: the run has it)
         run = binding.run
         turn = run.strands.get("turn") or {}
         result = event.result
         reason = None if result is None else str(result.stop_reason)
+        if reason == "interrupt" and result is not None and turn.get("open"):
+            record_stop(turn, binding, result)
         if reason is None:
             status = "failed"
         elif reason in FINAL_STOPS:
