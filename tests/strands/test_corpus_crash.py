@@ -40,7 +40,7 @@ for an interrupt or a checkpoint is finished by making its first call again), an
 - the resumed step of each run flags in doubt exactly the calls started and not recorded at the kill
   (a kill inside a tool call run by an executor always leaves one).
 
-At the 4 points of ``KNOWN_GAPS`` the restarted program fails instead (asserted, with the reason;
+At the 3 points of ``KNOWN_GAPS`` the restarted program fails instead (asserted, with the reason;
 fixing one fails this test, to move the point to the checked ones).
 """
 
@@ -102,8 +102,6 @@ KNOWN_GAPS = {
     ("p03_callback_handler", "model:2"): "as at tool:tu-1#1",
     ("p05_direct_tool_calls", "tool:word_count#2"): "harness: the program reads its model's in-process request log "
     "(model.requests[0]) after a call the restarted program does not make again (IndexError)",
-    ("p23_agent_result", "model:3"): "result.metrics of the resumed turn are Strands' own, of this process: the tool whose "
-    "results were recorded before the crash is not in tool_metrics (KeyError)",
 }
 """Points where the restarted program does not finish (asserted: fixing one fails this test, to move it to the others)."""
 _LINE = re.compile(r"^([\w.\-]+): ")

@@ -63,6 +63,7 @@ from ..durable.store import RunStore
 from ..errors import PromptError
 from ..types import InterruptState
 from ._binding import AgentBinding
+from ._metrics import restore, snapshot
 from ._run import FINAL_STOPS, StrandsRun, prompt_key, tool_uses
 from ._stops import StopReplay, answered, hand_back, record_answer, record_stop
 from ._store import open_store
@@ -176,6 +177,8 @@ class TetherSessionManager(SessionManager):
             binding.turn_new = False
             cursor.phase = "model"
         self._record_fields(binding)
+        if position in ("turn_start", "after_tools"):  # a cycle boundary: Strands' metrics, for a resumed turn
+            run.strands["metrics"] = snapshot(agent.event_loop_metrics)
         run.write(binding.messages(), position)
 
     def redact_latest_message(self, redact_message: Any, agent: Agent, **kwargs: Any) -> None:
@@ -333,6 +336,11 @@ class TetherSessionManager(SessionManager):
         binding.crash_interrupts = interrupt_state
         stored_usage: dict[str, Any] = dict(run.run.metrics.get("usage") or {})
         binding.usage_base = {key: int(value) for key, value in stored_usage.items()}
+        carried = run.strands.get("metrics")
+        if binding.recovering and isinstance(carried, dict):  # the cut-off turn's result.metrics go on (see _metrics)
+            added = restore(agent.event_loop_metrics, carried)
+            for key, name in (("input_tokens", "inputTokens"), ("output_tokens", "outputTokens"), ("total_tokens", "totalTokens")):
+                binding.usage_base[key] = binding.usage_base.get(key, 0) - added[name]  # counted once in the run's metrics
         internal: dict[str, Any] = {"model_state": copy.deepcopy(fields.get("model_state") or {})}
         if interrupt_state:
             internal["interrupt_state"] = interrupt_state
@@ -406,6 +414,7 @@ class TetherSessionManager(SessionManager):
             if not new:
                 binding.turn_new = False
                 run.run.cursor.phase = "model"
+                run.strands["metrics"] = snapshot(binding.agent.event_loop_metrics)
                 run.write(binding.messages(), "turn_start")
         else:
             record_answer(run.strands["turn"], binding.agent)
