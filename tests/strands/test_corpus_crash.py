@@ -32,8 +32,8 @@ for an interrupt or a checkpoint is finished by making its first call again), an
 - its output (what the killed process printed before that call, then the restarted one's) equals
   the program's output without the provider and without a crash, except ``PROCESS_LOCAL`` lines:
   what only the process that made a call observes (what the model was asked, streamed events and
-  callbacks, hook logs, Strands' in-process metrics, the checkpoints handed to a process), and the
-  default callback handler's raw streamed text;
+  callbacks, hook logs, the token usage of responses received before the crash, the checkpoints
+  handed to a process), and the default callback handler's raw streamed text;
 - no tool call whose result was recorded at the kill runs again (the side-effect log, keyed by the
   idempotency key ``run_id/toolUseId``), every call of the uninterrupted run happened, and each call
   cut off runs again with its key;
@@ -73,7 +73,10 @@ COMBINATIONS = [("concurrent", "sqlite"), ("sequential", "postgres"), ("sequenti
 FULL_MATRIX = ("p01_tools_docstring", "p13_checkpoints", "p15_interrupt_hook")
 _ASKED = "what the model was asked in this process: a response recorded before the crash is not asked for again"
 _EVENTS = "events of the calls made in this process: a recorded model response or tool result is not streamed again"
-_METRICS = "Strands' EventLoopMetrics count this process's calls (TetherSessionManager.metrics() has the run's, across processes)"
+_METRICS = (
+    "the tokens of a recorded model response reused after the crash were counted by the process that received it "
+    "(TetherSessionManager.metrics() has the run's, across processes); cycle and tool counts carry over, and are compared"
+)
 PROCESS_LOCAL = {
     "*.requests": _ASKED,
     "*.request_sizes": _ASKED,
@@ -87,8 +90,6 @@ PROCESS_LOCAL = {
     "log.*": "hook calls: the hooks of a recorded call ran in the process that recorded it",
     "*.usage": _METRICS,
     "accumulated_usage": _METRICS,
-    "cycle_count": _METRICS,
-    "tool_metrics*": _METRICS,
     "checkpoint.dict": "a restarted checkpointing turn pauses at the checkpoints from the cut-off point on",
     "pauses": "the checkpoints handed to this process, with the tool runs of this process",
     "tool_runs": "the tool runs of this process (a recorded call does not run again)",
