@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import kill_at, log_of, open_store, program_env, run_program
+from .conftest import answered, kill_at, log_of, open_store, program_env, run_program
 
 
 def test_killed_inside_the_answered_interrupt_tool(tmp_path: Path) -> None:
@@ -29,6 +29,26 @@ def test_killed_inside_the_answered_interrupt_tool(tmp_path: Path) -> None:
     assert Counter(entry["key"] for entry in log_of(log)) == {"strands.pay-1.default/tu-1": 2}  # cut off once, run once more
     steps = open_store(store).history("strands.pay-1.default")
     assert [m["toolUseId"] for step in steps if step.position == "resumed" for m in step.in_doubt] == ["tu-1"]
+
+
+def test_killed_after_the_answered_interrupt_tool_was_recorded(tmp_path: Path) -> None:
+    """Killed at the model call after the answered tool's result was recorded: the restarted
+    program's first call gets the recorded interrupt back (same id), its answer finishes the turn
+    from the record, and the tool does not run again. (The first call finished the turn instead:
+    ``result.interrupts`` was None for a program written to answer once.)"""
+    expected = run_program("approve.py", "unused", "--plain", env=program_env(TRIP_LOG=str(tmp_path / "plain.jsonl")))
+    store = str(tmp_path / "runs.db")
+    log = tmp_path / "effects.jsonl"
+    env = program_env(TRIP_LOG=str(log))
+    kill_at("model:1", ["approve.py", store], env, tmp_path / "ready")
+    stored = open_store(store).load("strands.pay-1.default")
+    assert stored is not None and stored.head["strands"]["turn"]["open"] and "tu-1" in answered(stored.messages)
+
+    assert run_program("approve.py", store, env=env) == expected
+
+    assert Counter(entry["key"] for entry in log_of(log)) == {"strands.pay-1.default/tu-1": 1}  # recorded: not run again
+    stored = open_store(store).load("strands.pay-1.default")
+    assert stored is not None and not stored.head["strands"]["turn"]["open"]
 
 
 @pytest.mark.parametrize("point", ["model:0", "tool:weather", "model:1", "tool:book", "model:2"])

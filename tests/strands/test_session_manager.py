@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from strands import Agent
+from strands import Agent, tool
 from strands.hooks import BeforeModelCallEvent
 
 from tether.durable import SQLiteStore
@@ -155,3 +155,78 @@ def test_a_conversation_set_again_before_the_cut_off_call_keeps_its_prompt(tmp_p
         assert str(agent("second")).strip() == "two"
         assert manager.resumed(agent)
         assert [m["content"][0]["text"] for m in agent.messages] == ["first", "one", "second", "two"]
+
+
+def test_a_message_appended_by_hand_before_the_cut_off_call_is_restored_once(tmp_path: Path) -> None:
+    """The program appends a message to ``agent.messages`` itself, then calls ``agent()``; killed in
+    that call and started again, it appends the message again before the same call: the turn ends
+    with the message in the conversation once. (It was there twice: the restored conversation had
+    it already, stored with the cut-off turn.)"""
+    store = tmp_path / "runs.db"
+    Flaky.died = False
+    hand = {"role": "user", "content": [{"text": "appended by hand"}]}
+    with TetherSessionManager("m-4", store=store) as manager:
+        agent = Agent(model=Flaky(SCRIPT), callback_handler=None, session_manager=manager)
+        agent("first")
+        agent.messages.append(dict(hand))
+        with pytest.raises(KeyboardInterrupt):
+            agent()
+    with TetherSessionManager("m-4", store=store) as manager:
+        agent = Agent(model=ScriptModel(SCRIPT), callback_handler=None, session_manager=manager)
+        agent.messages.append(dict(hand))
+        assert str(agent()).strip() == "two"
+        assert manager.resumed(agent)
+        assert [m["content"][0]["text"] for m in agent.messages] == ["first", "one", "appended by hand", "two"]
+    with TetherSessionManager("m-4", store=store) as manager:  # and it is stored once
+        agent = Agent(model=ScriptModel(SCRIPT), callback_handler=None, session_manager=manager)
+        assert [m["content"][0]["text"] for m in agent.messages] == ["first", "one", "appended by hand", "two"]
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look up a key.
+
+    Args:
+        key: The key.
+    """
+    return {"pi": "3.14159"}.get(key, "unknown")
+
+
+LOOKUPS: list[dict[str, Any]] = [
+    {"tools": [("tu-1", "lookup", {"key": "pi"})]},
+    {"tools": [("tu-2", "lookup", {"key": "e"})]},
+    {"text": "pi is 3.14159, e is unknown"},
+]
+
+
+class DiesAtTheAnswer(ScriptModel):
+    """Dies (as a process being stopped) at the turn's third model call, both tool results recorded."""
+
+    async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        if sum(1 for m in messages if m["role"] == "assistant") == 2:
+            raise KeyboardInterrupt
+        async for event in super().stream(messages, *args, **kwargs):
+            yield event
+
+
+def test_the_metrics_of_a_resumed_turn_count_the_calls_recorded_before_the_crash(tmp_path: Path) -> None:
+    """``result.metrics`` of a turn finished after a crash are the uninterrupted turn's (tool metrics,
+    cycle count, usage), not only the restarting process's calls. (The tool whose results were
+    recorded before the crash was missing from ``tool_metrics``: KeyError.)"""
+    plain = Agent(model=ScriptModel(LOOKUPS), tools=[lookup], callback_handler=None)("What are pi and e?").metrics
+    store = tmp_path / "runs.db"
+    with TetherSessionManager("m-5", store=store) as manager:
+        agent = Agent(model=DiesAtTheAnswer(LOOKUPS), tools=[lookup], callback_handler=None, session_manager=manager)
+        with pytest.raises(KeyboardInterrupt):
+            agent("What are pi and e?")
+    with TetherSessionManager("m-5", store=store) as manager:
+        agent = Agent(model=ScriptModel(LOOKUPS), tools=[lookup], callback_handler=None, session_manager=manager)
+        result = agent("What are pi and e?")
+        assert manager.resumed(agent)
+        metrics = result.metrics
+        counts = {name: (m.call_count, m.success_count, m.error_count) for name, m in metrics.tool_metrics.items()}
+        assert counts == {name: (m.call_count, m.success_count, m.error_count) for name, m in plain.tool_metrics.items()}
+        assert counts == {"lookup": (2, 2, 0)}
+        assert metrics.cycle_count == plain.cycle_count == 3
+        assert metrics.accumulated_usage == plain.accumulated_usage
+        assert manager.metrics(agent)["usage"]["total_tokens"] == 45  # the run's own: each call counted once

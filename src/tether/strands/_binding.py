@@ -29,7 +29,7 @@ class AgentBinding:
     replay: Message | None = None
     """A final answer to hand back instead of the next model call (the resumed turn's)."""
     replayed: Message | None = None
-    replaying: bool = False
+    replay_installed: bool = False
     """The replay middleware is on the agent (added at the first replay)."""
     premarked: set[str] = field(default_factory=set)
     """Calls this process recorded as started with the model's response (not in doubt here)."""
@@ -38,6 +38,16 @@ class AgentBinding:
     """The current invocation is ``Agent.structured_output()``'s (its hooks fire without messages): no turn."""
     resumed: bool = False
     written: dict[str, Any] = field(default_factory=dict)
+    stops: list[dict[str, Any]] = field(default_factory=list)
+    """The cut-off turn's interrupt stops that were answered, to hand back again (oldest first)."""
+    replaying: dict[str, Any] | None = None
+    """The recorded stop the current (or last) invocation handed back, until the program answers it."""
+    arm_stop: dict[str, Any] | None = None
+    """A recorded stop to hand back instead of running the current invocation."""
+    full: list[Any] | None = None
+    """The cut-off turn's whole restored conversation while recorded stops are handed back."""
+    crash_interrupts: dict[str, Any] = field(default_factory=dict)
+    """Strands' interrupt state as restored (at the crash), put back once the recorded stops are answered."""
     usage_base: dict[str, int] = field(default_factory=dict)
 
     def messages(self) -> list[Message]:

@@ -218,6 +218,7 @@ class MultiAgentRuns:
         if not isinstance(agent.tool_executor, TetherToolExecutor):
             agent.tool_executor = TetherToolExecutor(agent.tool_executor, manager)
         agent.add_middleware(InvokeModelStage, manager._replay)
+        binding.replay_installed = True  # the manager's restore must not add it a second time
         agent.hooks.add_callback(BeforeInvocationEvent, self._before_invocation)
         agent.hooks.add_callback(MessageAddedEvent, self._message_added)
         agent.hooks.add_callback(AfterInvocationEvent, manager._after_invocation)

@@ -44,6 +44,7 @@ from strands.types.events import ToolResultEvent, TypedEvent
 from ..durable.indoubt import IN_DOUBT, RERUN, InDoubtCall
 from ..errors import ConfigurationError
 from ..tools.base import to_result
+from ._metrics import count_recorded
 
 if TYPE_CHECKING:
     from strands import Agent
@@ -132,6 +133,7 @@ class TetherToolExecutor(ToolExecutor):
             recorded = cursor.results.get(ident)
             if recorded is not None:
                 replayed = True
+                count_recorded(agent, use, cast("ToolResult", recorded), cycle_trace)  # in result.metrics, as if it ran
                 tool_results.append(cast("ToolResult", recorded))
                 yield ToolResultEvent(cast("ToolResult", recorded))
                 continue

@@ -23,7 +23,10 @@ The tool executor (:class:`~tether.strands.executor.TetherToolExecutor`, install
 agent's own) returns the recorded results and runs only the missing calls; a call that started but
 has no recorded result is *in doubt* (see the executor). A pending Strands interrupt is asked
 again (the turn's interrupted tools run again and raise it), so the same program answers it as it
-did the first time. With ``checkpointing=True`` the restarted turn pauses at the checkpoints the
+did the first time; a turn cut off after its interrupts were answered gets its recorded stops
+handed back, one per call, then continues from the record (:mod:`tether.strands._stops`). A
+message the program appended to ``agent.messages`` by hand before the cut-off call is restored
+once. With ``checkpointing=True`` the restarted turn pauses at the checkpoints the
 uninterrupted one paused at from the cut-off point on.
 
 **Telling a resume from a new invocation.** ``invocation_state["tether"]`` (set by the manager in
@@ -49,6 +52,7 @@ from typing import TYPE_CHECKING, Any, cast
 from strands.agent.state import AgentState
 from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent, BeforeToolCallEvent, HookRegistry
 from strands.middleware import InvokeModelStage, ModelStopReason
+from strands.middleware._agent_stream import AgentStreamStage
 from strands.session.session_manager import SessionManager
 from strands.types.exceptions import SessionException
 from strands.types.session import SessionAgent
@@ -59,8 +63,10 @@ from ..durable.store import RunStore
 from ..errors import PromptError
 from ..types import InterruptState
 from ._binding import AgentBinding
+from ._metrics import restore, snapshot
 from ._multiagent import MultiAgentRuns
 from ._run import FINAL_STOPS, StrandsRun, prompt_key, tool_uses
+from ._stops import StopReplay, answered, hand_back, record_answer, record_stop
 from ._store import open_store
 from .executor import TetherToolExecutor
 
@@ -131,6 +137,7 @@ class TetherSessionManager(SessionManager):
             else:
                 self._restore(binding)
             agent.tool_executor = TetherToolExecutor(agent.tool_executor, self)
+            agent.add_middleware(AgentStreamStage, StopReplay(self.binding))  # once per invocation: hands back recorded stops
         except BaseException:
             run.close()
             raise
@@ -168,6 +175,8 @@ class TetherSessionManager(SessionManager):
             binding.turn_new = False
             cursor.phase = "model"
         self._record_fields(binding)
+        if position in ("turn_start", "after_tools"):  # a cycle boundary: Strands' metrics, for a resumed turn
+            run.strands["metrics"] = snapshot(agent.event_loop_metrics)
         run.write(binding.messages(), position)
 
     def redact_latest_message(self, redact_message: Any, agent: Agent, **kwargs: Any) -> None:
@@ -180,8 +189,8 @@ class TetherSessionManager(SessionManager):
     def sync_agent(self, agent: Agent, **kwargs: Any) -> None:
         """Store the agent's state, conversation-manager state, interrupt and model state if they changed."""
         binding = self._agents.get(agent.agent_id)
-        if binding is None or binding.agent is not agent:
-            return
+        if binding is None or binding.agent is not agent or binding.replaying is not None:
+            return  # (while recorded stops are handed back, the run is ahead of the agent)
         before = binding.written
         self._record_fields(binding)
         session = binding.run.session
@@ -298,8 +307,15 @@ class TetherSessionManager(SessionManager):
             if interrupt_state.get("activated"):
                 binding.held_interrupts = interrupt_state
                 interrupt_state = {**interrupt_state, "activated": False, "pending_tool_execution": None}
+        binding.stops = [stop for stop in turn.get("stops") or [] if "answer" in stop] if binding.recovering else []
+        binding.crash_interrupts = interrupt_state
         stored_usage: dict[str, Any] = dict(run.run.metrics.get("usage") or {})
         binding.usage_base = {key: int(value) for key, value in stored_usage.items()}
+        carried = run.strands.get("metrics")
+        if binding.recovering and isinstance(carried, dict):  # the cut-off turn's result.metrics go on (see _metrics)
+            added = restore(agent.event_loop_metrics, carried)
+            for key, name in (("input_tokens", "inputTokens"), ("output_tokens", "outputTokens"), ("total_tokens", "totalTokens")):
+                binding.usage_base[key] = binding.usage_base.get(key, 0) - added[name]  # counted once in the run's metrics
         internal: dict[str, Any] = {"model_state": copy.deepcopy(fields.get("model_state") or {})}
         if interrupt_state:
             internal["interrupt_state"] = interrupt_state
@@ -312,6 +328,13 @@ class TetherSessionManager(SessionManager):
         if not agent.model.stateful:
             agent.messages = [*prepend, *messages]
             binding.restored = agent.messages if binding.recovering else None
+            start, count = (turn.get("added") or (0, 0)) if binding.recovering else (0, 0)
+            if count and 0 <= start and start + count <= len(messages):
+                # Messages the program appended to ``agent.messages`` by hand before the cut-off
+                # call: the restarted program appends them again before making that call, so the
+                # agent gets the conversation without them; the resumed call takes the stored one
+                # (with them, once) when what the program has is its prefix (``_before_invocation``).
+                agent.messages = [*prepend, *messages[:start], *messages[start + count :]]
         binding.written = cast("dict[str, Any]", json_copy(fields)) if fields else {}
 
     def _before_invocation(self, event: BeforeInvocationEvent) -> None:
@@ -346,15 +369,30 @@ class TetherSessionManager(SessionManager):
             binding.restored = None
             event.messages = []
             tether["resumed"] = binding.resumed = True
-            self._resume(binding)
+            if binding.stops:  # the turn stopped for interrupts and was answered before the crash: see _stops
+                binding.full = binding.agent.messages
+                hand_back(binding)
+            else:
+                self._resume(binding)
+            return
+        if binding.replaying is not None:  # the program answers a stop handed back (see _stops)
+            tether["resumed"] = binding.resumed = True
+            if answered(binding, self.session_id):
+                self._resume(binding)
             return
         if new or turn is None or not turn.get("open"):
             run.strands["turn"] = {"open": True, "prompt": prompt_key(new)}
+            added = _added_by_hand(binding.messages(), run.session.persisted)
+            if added:  # the program appended them itself before this call: see _restore
+                run.strands["turn"]["added"] = [len(binding.messages()) - added, added]
             binding.turn_new = True
             if not new:
                 binding.turn_new = False
                 run.run.cursor.phase = "model"
+                run.strands["metrics"] = snapshot(binding.agent.event_loop_metrics)
                 run.write(binding.messages(), "turn_start")
+        else:
+            record_answer(run.strands["turn"], binding.agent)
 
     def _resume(self, binding: AgentBinding) -> None:
         """Put the cut-off turn's held response and interrupts back (see the module docstring)."""
@@ -374,8 +412,8 @@ class TetherSessionManager(SessionManager):
             agent.messages.append(held)  # the stored response: Strands runs its tools next
         else:
             binding.replay = held
-            if not binding.replaying:  # added for the first replay only: no layer on every model call
-                binding.replaying = True
+            if not binding.replay_installed:  # added for the first replay only: no layer on every model call
+                binding.replay_installed = True
                 agent.add_middleware(InvokeModelStage, self._replay)
 
     async def _replay(self, context: InvokeModelContext, next_fn: Any) -> AsyncGenerator[Any, None]:
@@ -391,12 +429,14 @@ class TetherSessionManager(SessionManager):
 
     def _after_invocation(self, event: AfterInvocationEvent) -> None:
         binding = self.binding(event.agent)
-        if binding is None or binding.reading:
-            return
+        if binding is None or binding.reading or binding.replaying is not None:
+            return  # (a stop handed back again: the run has it)
         run = binding.run
         turn = run.strands.get("turn") or {}
         result = event.result
         reason = None if result is None else str(result.stop_reason)
+        if reason == "interrupt" and result is not None and turn.get("open"):
+            record_stop(turn, binding, result)
         if reason is None:
             status = "failed"
         elif reason in FINAL_STOPS:
@@ -420,6 +460,18 @@ class TetherSessionManager(SessionManager):
             cursor.started.append(ident)
             binding.run.session.timeline.tool_started(ident)
             binding.run.write(binding.messages())
+
+
+def _added_by_hand(live: list[Any], persisted: list[Any]) -> int:
+    """How many messages at the end of ``live`` (the agent's conversation) came after the last
+    stored one: appended to ``agent.messages`` by the program itself, not through Strands."""
+    if not persisted:
+        return 0
+    last = persisted[-1]
+    for index in range(len(live) - 1, -1, -1):
+        if live[index] is last:
+            return len(live) - 1 - index
+    return 0
 
 
 def _plain(messages: list[Any]) -> list[Any]:
