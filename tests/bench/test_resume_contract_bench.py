@@ -1,0 +1,36 @@
+"""bench/resume_contract.py still runs: ``--quick`` on Tether (the kit) and on Strands with
+``FileSessionManager`` (the peer probe protocol, real strands-agents from this venv), so the
+scoreboard cannot rot. Every cell must be computed (no "failed"); Tether's must all hold."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "resume_contract.py"
+
+
+def test_quick_scoreboard_computes_every_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    spec = importlib.util.spec_from_file_location("bench_resume_contract", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "bench_resume_contract", module)
+    spec.loader.exec_module(module)
+    output = tmp_path / "results.md"
+    output.write_text("# results\n\nkept\n")
+    argv = ["--quick", "--columns", "tether-sqlite,strands-file", "--k", "2", "--output", str(output), "--workdir", str(tmp_path / "w")]
+    section, cells = module.main(argv)
+    assert set(cells) == {"tether-sqlite", "strands-file"}
+    for key, by_property in cells.items():
+        assert list(by_property) and set(by_property) == set(module.PROPERTIES), key
+        for name, cell in by_property.items():
+            assert cell.verdict in ("holds", "violated", "not applicable"), f"{key} {name}: {cell}"
+    assert all(cell.verdict == "holds" for cell in cells["tether-sqlite"].values()), cells["tether-sqlite"]
+    assert "2 processes answered at once" in cells["strands-file"]["consume-once"].detail
+    text = output.read_text()
+    assert text.startswith("# results\n\nkept\n") and "<!-- bench/resume_contract.py -->" in text
+    assert "| Strands FileSessionManager |" in section and "strands-agents" in section and "nproc" in section
