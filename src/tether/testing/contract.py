@@ -38,7 +38,7 @@ from typing import Any
 
 from .._diff import describe, first_difference
 from ..errors import TetherError
-from ._procs import _finish, _hide_password, _Plan, _ready, _run, _spawn, _starts, new_plan
+from ._procs import _finish, _hide_password, _Plan, _ready, _run, _spawn, _spread, _starts, new_plan
 from .contract_pg import PgCopies
 from .contract_report import (
     CONSUME,
@@ -101,8 +101,8 @@ def resume_contract(
             server killed inside each tool call and ``k`` racers sending one keyed request and
             one answer (:mod:`tether.testing.contract_served`); needs ``tether[serve]``. Or
             ``"temporal"``: the run as a Temporal workflow on the server ``temporal`` names, ``k``
-            updates and ``k`` signals delivering one answer at once
-            (:mod:`tether.testing.contract_temporal`); needs ``tether[temporal]``.
+            updates and ``k`` signals delivering one answer at once, a worker killed in each tool
+            call, the histories replayed (:mod:`tether.testing.contract_temporal`); needs ``tether[temporal]``.
         temporal: ``HOST:PORT`` of the Temporal server (``runtime="temporal"`` only).
 
     Raises:
@@ -131,7 +131,7 @@ def resume_contract(
         if runtime == "temporal":
             from .contract_temporal import TemporalChecks
 
-            TemporalChecks(plan, report, checks.add, str(temporal)).check(wanted, k)
+            TemporalChecks(plan, report, checks.add, str(temporal)).check(wanted, k, points)
             return _finished(report, plan, wanted)
         reference = checks.reference()
         phases: tuple[tuple[tuple[str, ...], Callable[[], None]], ...] = (
@@ -429,14 +429,6 @@ class _Checks:
 def _about_effects(reason: str) -> bool:
     """Whether a crashtest failure is about how often a tool started (not about what the run holds)."""
     return any(words in reason for words in ("started", "never ran", "racing resumers proceeded", "when re-run in doubt"))
-
-
-def _spread(items: list[Any], n: int) -> list[Any]:
-    if n <= 0 or not items:
-        return []
-    if n >= len(items):
-        return list(items)
-    return list(dict.fromkeys(items[round(i * (len(items) - 1) / max(n - 1, 1))] for i in range(n)))
 
 
 def _load(spec: str, run_id: str) -> dict[str, Any]:

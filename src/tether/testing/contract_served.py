@@ -40,7 +40,7 @@ from .._diff import describe, first_difference
 from ..durable.indoubt import IN_DOUBT
 from ..errors import TetherError
 from ._http import request
-from ._procs import _Plan, _starts
+from ._procs import _Plan, _spread, _starts
 from ._served_registry import FACTORY, HOLD, LOG
 from .contract_report import CONSUME, EFFECT, FORK, HOLDS, NOT_APPLICABLE, PREFIX, RECOVERY, VALIDITY, VIOLATED, ContractReport
 
@@ -220,7 +220,7 @@ class ServedChecks:
     def crashes(self, first: _Server, second: _Server, points: int | str) -> None:
         """Kill a server inside each tool call (the ``n``-th it starts), before its body runs and
         after it (the effect done, its result not recorded); the other server finishes the run."""
-        from .contract import _load, _spread
+        from .contract import _load
 
         chosen = [(n, when) for n in range(1, self.calls + 1) for when in ("before", "after")]
         if points != "all":
