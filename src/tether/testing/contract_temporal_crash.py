@@ -28,7 +28,7 @@ from typing import Any
 
 from .._diff import describe, first_difference
 from ..errors import TetherError
-from ._procs import _spread, _starts
+from ._procs import _ready, _spread, _starts
 from ._served_registry import FACTORY, HOLD, LOG
 from .contract_report import EFFECT, HOLDS, NOT_APPLICABLE, PREFIX, RECOVERY, VIOLATED
 
@@ -39,12 +39,19 @@ class TemporalCrashes:
     """Kill the worker inside each tool call, finish on another, replay the histories."""
 
     def __init__(self, checks: Any, tc: Any, client: Any, blobs: Any) -> None:
-        self.checks, self.plan, self.add = checks, checks.plan, checks.add
+        self.checks, self.plan = checks, checks.plan
+        self.wanted: list[str] = []
         self.tc, self.client, self.blobs = tc, client, blobs
         self.log = checks.log
         self.finished: list[str] = []  # the runs a worker was killed in, finished
 
+    def add(self, name: str, *verdict: Any) -> None:
+        """Record a verdict of a property the check was asked for."""
+        if name in self.wanted:
+            self.checks.add(name, *verdict)
+
     async def check(self, wanted: list[str], points: int | str) -> None:
+        self.wanted = wanted
         reference_id = f"{self.checks.queue}-crash-reference"
         async with self.checks.worker(self.client, self.checks.queue):
             await self.tc.start("agent", self.plan.prompt, run_id=reference_id, config={})
@@ -56,14 +63,13 @@ class TemporalCrashes:
         killed = 0
         for n, when in chosen:
             killed += await self.crash(n, when, reference, killed + 1)
-        if PREFIX in wanted or EFFECT in wanted:
-            if not killed:
-                for name in (PREFIX, EFFECT):
-                    self.add(name, NOT_APPLICABLE, 0, "the run calls no tool: no call for a worker to die in")
-            else:
-                summary = f"{killed} worker kills inside a tool call (before and after its body)"
-                self.add(PREFIX, HOLDS, killed, f"{summary}, each run finished by a new worker as the uninterrupted one")
-                self.add(EFFECT, HOLDS, killed, f"{summary}: each call started once, the cut-off one at most twice with its key")
+        if not killed:
+            for name in (PREFIX, EFFECT):
+                self.add(name, NOT_APPLICABLE, 0, "the run calls no tool: no call for a worker to die in")
+        else:
+            summary = f"{killed} worker kills inside a tool call (before and after its body)"
+            self.add(PREFIX, HOLDS, killed, f"{summary}, each run finished by a new worker as the uninterrupted one")
+            self.add(EFFECT, HOLDS, killed, f"{summary}: each call started once, the cut-off one at most twice with its key")
         if RECOVERY in wanted:
             await self.replays([reference_id, *self.finished])
 
@@ -90,8 +96,7 @@ class TemporalCrashes:
             )
         finally:
             output.close()
-        assert process.stdout is not None
-        if process.stdout.readline().strip() != "ready":
+        if not _ready(process, self.plan.timeout):
             self.kill(process)
             raise TetherError(f"resume contract (temporal): the worker did not start; see {output.name}")
         return process
