@@ -42,7 +42,7 @@ SCRATCH = "TETHER_CRASHTEST_SCRATCH"
 FORK_WHY = (
     "a Temporal run cannot be forked at a step: Temporal has no fork of a workflow at an event (a reset "
     "rewinds the one workflow, it makes no second run beside it) and TetherClient offers none; fork a stored "
-    "run with runtime='local' (promote_stored carries a local run, forks included, onto Temporal)"
+    "run with runtime='local' (a stored run, a fork included, moves onto Temporal with promote_stored)"
 )
 VALIDITY_WHY = (
     "a Temporal run's state is set in its activities by the same code as a local run's, which refuses a "
