@@ -66,10 +66,18 @@ def test_the_asking_example_keeps_the_contract_when_served(tmp_path: Path) -> No
     assert report.result(CONSUME).verdict == HOLDS and report.result("effect exactly-once").verdict == HOLDS
 
 
-def test_the_asking_example_keeps_consume_once_on_temporal(dev_server: DevServer, tmp_path: Path) -> None:  # noqa: F811
+def test_the_asking_example_keeps_the_contract_on_temporal(dev_server: DevServer, tmp_path: Path) -> None:  # noqa: F811
     answers = CASES["checkpoints_interrupts:new_agent"]
     report = resume_contract(
-        "checkpoints_interrupts:new_agent", "go", answers=answers, k=8, workdir=tmp_path, runtime="temporal", temporal=dev_server.address
+        "checkpoints_interrupts:new_agent",
+        "go",
+        answers=answers,
+        k=8,
+        points=3,
+        workdir=tmp_path,
+        runtime="temporal",
+        temporal=dev_server.address,
     )
     _sound(report, asks=True)
-    assert report.result(CONSUME).verdict == HOLDS
+    for name in (CONSUME, "prefix continuation", "effect exactly-once", "recovery determinism"):
+        assert report.result(name).verdict == HOLDS, report.summary()

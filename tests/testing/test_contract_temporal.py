@@ -1,19 +1,25 @@
-"""The resume contract on Temporal (``runtime="temporal"``): k updates and k signals delivering one
-interrupt answer at the same instant to a real Temporal dev server's workflow: one update taken,
-the others refused, each effect once; the store-bound properties are not applicable, with why."""
+"""The resume contract on Temporal (``runtime="temporal"``), on a real Temporal dev server: k updates
+and k signals delivering one interrupt answer at the same instant (one update taken, the others
+refused, each effect once); a worker process SIGKILLed inside tool calls, a new worker finishing
+the run as the uninterrupted one (each call once, the cut-off one at most twice); the histories
+replayed twice; fork determinism and checkpoint validity not applicable, with why."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.temporal.fixtures import dev_server  # noqa: F401  (the Temporal dev server)
+from tests.temporal.replays import load_histories, reordered
 from tests.temporal.server import DevServer
 from tether.errors import TetherError
+from tether.temporal.workflow import WORKFLOW_NAME, AgentWorkflow
 from tether.testing import PROPERTIES, resume_contract
-from tether.testing.contract_report import CONSUME, HOLDS, NOT_APPLICABLE
+from tether.testing.contract_report import CONSUME, EFFECT, FORK, HOLDS, NOT_APPLICABLE, PREFIX, RECOVERY, VALIDITY, VIOLATED
+from tether.testing.contract_temporal_crash import replay_twice
 
 AGENTS = "tests.testing.contract_agents"
 
@@ -32,14 +38,66 @@ def clean_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
 @pytest.mark.parametrize("k", [2, 8])
 def test_k_deliveries_of_one_answer_on_temporal_take_one(dev_server: DevServer, tmp_path: Path, k: int) -> None:  # noqa: F811
     report = resume_contract(
-        f"{AGENTS}:booking", "book it", answers={"approve": "yes"}, k=k, workdir=tmp_path, runtime="temporal", temporal=dev_server.address
+        f"{AGENTS}:booking",
+        "book it",
+        answers={"approve": "yes"},
+        k=k,
+        properties=[CONSUME],
+        workdir=tmp_path,
+        runtime="temporal",
+        temporal=dev_server.address,
     )
     consume = report.result(CONSUME)
     assert consume.verdict == HOLDS, report.summary()
     assert f"{k} updates and {k} signals delivering one answer at once: 1 update taken, {k - 1} refused, each effect once" in consume.detail
-    others = [report.result(name) for name in PROPERTIES if name != CONSUME]
-    assert all(r.verdict == NOT_APPLICABLE and "runtime='local'" in r.detail for r in others), report.summary()
     assert "sqlite, temporal" in report.summary()
+
+
+def test_all_six_hold_for_the_sound_agent_on_temporal(dev_server: DevServer, tmp_path: Path) -> None:  # noqa: F811
+    report = resume_contract(
+        f"{AGENTS}:booking",
+        "book it",
+        answers={"approve": "yes"},
+        k=2,
+        points=3,
+        workdir=tmp_path,
+        runtime="temporal",
+        temporal=dev_server.address,
+    )
+    for name in (CONSUME, PREFIX, EFFECT, RECOVERY):
+        assert report.result(name).verdict == HOLDS, report.summary()
+    # booking's calls: lookup, book (asks), book (answered), record; 3 of its 8 kill points spread over them
+    assert report.result(PREFIX).detail.startswith("3 worker kills inside a tool call (before and after its body)"), report.summary()
+    assert report.result(EFFECT).detail.endswith("each call started once, the cut-off one at most twice with its key")
+    assert "the histories of 4 runs (3 with a worker killed in a tool call) each replayed twice" in report.result(RECOVERY).detail
+    assert report.result(FORK).verdict == NOT_APPLICABLE and "cannot be forked" in report.result(FORK).detail
+    assert report.result(VALIDITY).verdict == NOT_APPLICABLE and "runtime='local'" in report.result(VALIDITY).detail
+    assert set(PROPERTIES) == {r.name for r in report.results}
+    # the kills were real: each killed run's cut-off call started twice, by two worker processes
+    starts = [json.loads(line) for line in (tmp_path / "temporal" / "starts.log").read_text().splitlines()]
+    killed = [s for s in starts if "-crash-" in s["key"] and "reference" not in s["key"] and not s.get("interrupted")]
+    by_key: dict[str, set[int]] = {}
+    for start in killed:
+        by_key.setdefault(start["key"], set()).add(start["pid"])
+    assert sum(1 for pids in by_key.values() if len(pids) == 2) == 3
+
+
+def test_a_charge_run_again_after_the_worker_died_is_caught(dev_server: DevServer, tmp_path: Path) -> None:  # noqa: F811
+    report = resume_contract(
+        f"{AGENTS}:charging",
+        "charge it",
+        properties=[EFFECT, PREFIX],  # every kill point: charge and lookup, before and after their bodies
+        workdir=tmp_path,
+        runtime="temporal",
+        temporal=dev_server.address,
+    )
+    effect = report.result(EFFECT)
+    assert effect.verdict == VIOLATED, report.summary()
+    assert "worker killed inside tool call 1 of 2 (after its body): tool call c0-charge, run again with the same key" in effect.detail
+    assert "changed the run at messages[2].content[0].toolResult.content[0].text ('charged 0, receipt #1' uninterrupted," in effect.detail
+    assert "'charged 0, receipt #2' after the kill): not idempotent (declare idempotent=False with a reconcile callback)" in effect.detail
+    assert any(path.endswith(".json") for path in effect.files)
+    assert report.result(PREFIX).verdict == HOLDS, report.summary()
 
 
 def test_temporal_and_its_runtime_go_together(tmp_path: Path) -> None:
@@ -47,3 +105,15 @@ def test_temporal_and_its_runtime_go_together(tmp_path: Path) -> None:
         resume_contract(f"{AGENTS}:booking", "book it", workdir=tmp_path, runtime="temporal")
     with pytest.raises(TetherError, match="temporal='HOST:PORT' goes with runtime='temporal'"):
         resume_contract(f"{AGENTS}:booking", "book it", workdir=tmp_path, temporal="127.0.0.1:7233")
+
+
+async def test_the_replay_check_catches_a_changed_workflow_and_a_changed_result() -> None:
+    # The contract replays histories its own runs just recorded (the sound agent's hold above);
+    # here, histories recorded by older code: a reordered workflow fails the replay, and the
+    # current code's result differs from the one recorded before model latencies were rounded.
+    (history,) = load_histories("r1-two_tools.*.json")
+    failure = await replay_twice(history, [reordered(AgentWorkflow, WORKFLOW_NAME)])
+    assert failure is not None and failure.startswith("replay 1 of its history failed") and "ondeterminism" in failure
+    failure = await replay_twice(history)
+    assert failure is not None and failure.startswith("replay 1 of its history returned [{")
+    assert '"model_latency_ms": 0.182,' in failure and '"model_latency_ms": 0.18242899932374712,' in failure

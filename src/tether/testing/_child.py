@@ -90,11 +90,17 @@ def count_starts(agent: Agent, log: str, hold: Callable[[str], Awaitable[None] |
     """
 
     def wrap(tool: Tool | None) -> None:
-        if tool is None or getattr(tool, "_crashtest_counted", False):
+        if tool is None:
+            return
+        # A tool object may outlive this agent (a module-level @tool, in a process that builds
+        # agents for several checks): its starts go to the log of the latest count_starts.
+        setattr(tool, "_crashtest_to", (log, hold))  # noqa: B010
+        if getattr(tool, "_crashtest_counted", False):
             return
         invoke = tool.invoke
 
         async def counted(tool_use: ToolUse, context: ToolContext) -> ToolResult:
+            log, hold = getattr(tool, "_crashtest_to")  # noqa: B009
             line = {"key": context.idempotency_key, "id": tool_use["toolUseId"], "name": tool_use["name"], "pid": os.getpid()}
             _append(log, json.dumps(line))
             held = hold("before") if hold is not None else None

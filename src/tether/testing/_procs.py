@@ -167,6 +167,15 @@ def _starts(log: Path) -> list[_Start]:
     return starts
 
 
+def _spread(items: list[Any], n: int) -> list[Any]:
+    """``n`` of ``items``, spread evenly from the first to the last (all of them when ``n`` covers them)."""
+    if n <= 0 or not items:
+        return []
+    if n >= len(items):
+        return list(items)
+    return list(dict.fromkeys(items[round(i * (len(items) - 1) / max(n - 1, 1))] for i in range(n)))
+
+
 def _by_id(starts: Iterable[_Start]) -> Counter[str]:
     return Counter(start.id for start in starts)
 

@@ -37,7 +37,7 @@ from typing import Any
 
 from .._diff import describe, first_difference
 from ..errors import TetherError
-from ._procs import _finish, _hide_password, _Plan, _ready, _run, _spawn, _starts, new_plan
+from ._procs import _finish, _hide_password, _Plan, _ready, _run, _spawn, _spread, _starts, new_plan
 from .contract_pg import PgCopies
 from .contract_report import (
     CONSUME,
@@ -53,7 +53,7 @@ from .contract_report import (
     ContractReport,
     PropertyResult,
 )
-from .contract_runs import _comparable, _load, _spread
+from .contract_runs import _comparable, _load
 from .crash import DEFAULT_TIMEOUT, Point, crashtest, select_points
 
 RUN = "contract"
@@ -100,8 +100,8 @@ def resume_contract(
             server killed inside each tool call and ``k`` racers sending one keyed request and
             one answer (:mod:`tether.testing.contract_served`); needs ``tether[serve]``. Or
             ``"temporal"``: the run as a Temporal workflow on the server ``temporal`` names, ``k``
-            updates and ``k`` signals delivering one answer at once
-            (:mod:`tether.testing.contract_temporal`); needs ``tether[temporal]``.
+            updates and ``k`` signals delivering one answer at once, a worker killed in each tool
+            call, the histories replayed (:mod:`tether.testing.contract_temporal`); needs ``tether[temporal]``.
         temporal: ``HOST:PORT`` of the Temporal server (``runtime="temporal"`` only).
 
     Raises:
@@ -130,7 +130,7 @@ def resume_contract(
         if runtime == "temporal":
             from .contract_temporal import TemporalChecks
 
-            TemporalChecks(plan, report, checks.add, str(temporal)).check(wanted, k)
+            TemporalChecks(plan, report, checks.add, str(temporal)).check(wanted, k, points)
             return _finished(report, plan, wanted)
         reference = checks.reference()
         phases: tuple[tuple[tuple[str, ...], Callable[[], None]], ...] = (

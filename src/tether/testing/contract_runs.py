@@ -1,6 +1,6 @@
-"""The stored run as the contract compares it: loaded as JSON data, masked for comparison, and
-spreading a number of cases over a list. Shared by the contract's local, served and Temporal
-checks (:mod:`tether.testing.contract`, :mod:`tether.testing.contract_served`). Not a public API."""
+"""The stored run as the contract compares it: loaded as JSON data, and masked for comparison.
+Shared by the contract's local and served checks (:mod:`tether.testing.contract`,
+:mod:`tether.testing.contract_served`). Not a public API."""
 
 from __future__ import annotations
 
@@ -10,14 +10,6 @@ from dataclasses import asdict
 from typing import Any
 
 from .faults import open_store
-
-
-def _spread(items: list[Any], n: int) -> list[Any]:
-    if n <= 0 or not items:
-        return []
-    if n >= len(items):
-        return list(items)
-    return list(dict.fromkeys(items[round(i * (len(items) - 1) / max(n - 1, 1))] for i in range(n)))
 
 
 def _load(spec: str, run_id: str) -> dict[str, Any]:

@@ -40,10 +40,10 @@ from .._diff import describe, first_difference
 from ..durable.indoubt import IN_DOUBT
 from ..errors import TetherError
 from ._http import request
-from ._procs import _Plan, _starts
+from ._procs import _Plan, _spread, _starts
 from ._served_registry import FACTORY, HOLD, LOG
 from .contract_report import CONSUME, EFFECT, FORK, HOLDS, NOT_APPLICABLE, PREFIX, RECOVERY, VALIDITY, VIOLATED, ContractReport
-from .contract_runs import _comparable, _load, _spread
+from .contract_runs import _comparable, _load
 
 AGENT = "agent"
 LOCAL_ONLY = "a served run is stored and forked by the same code as a local one: check it with runtime='local' on this store"

@@ -1,17 +1,20 @@
 """The resume contract on Temporal: ``resume_contract(..., runtime="temporal", temporal="HOST:PORT")``.
 
-The agent runs as a Tether workflow on the Temporal server given (a worker of this process serves
-it on a task queue of its own, its tool starts counted like a contract child's). Checked:
+The agent runs as a Tether workflow on the Temporal server given, on task queues of the check's
+own, its tool starts counted like a contract child's. Checked:
 
 - **consume-once**, the paper's concurrent case as Temporal delivers it: the run stops at its
   interrupt, then ``k`` clients, each on a connection of its own, deliver the one answer at the
   same instant by update: exactly one is taken, every other is refused with ``InterruptError``,
   each tool starts once, and the run ends as an uninterrupted run answered once does; then the
-  same with ``k`` signals (fire and forget): each effect still once, the same end.
+  same with ``k`` signals (fire and forget): each effect still once, the same end (a worker of
+  this process serves these runs).
+- **prefix continuation**, **effect exactly-once** and **recovery determinism**: a worker process
+  is SIGKILLed inside each tool call, a new worker finishes the run, and the finished histories
+  are replayed twice (:mod:`tether.testing.contract_temporal_crash`).
 
-The other five properties are about Tether's own store, which a Temporal run does not use (its
-history is Temporal's event history, replayed by Temporal); they are reported "not applicable"
-with that reason. Run the contract with ``runtime="local"`` for them.
+Fork determinism and checkpoint validity are reported "not applicable", with why
+(:data:`FORK_WHY`, :data:`VALIDITY_WHY`): run the contract with ``runtime="local"`` for them.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ import json
 import os
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import Any
 
 from .._diff import describe, first_difference
@@ -34,9 +39,15 @@ from .contract_report import CONSUME, EFFECT, FORK, HOLDS, NOT_APPLICABLE, PREFI
 
 AGENT = "agent"
 SCRATCH = "TETHER_CRASHTEST_SCRATCH"
-STORE_ONLY = (
-    "a Temporal run keeps no Tether store (its history is Temporal's event history, which Temporal "
-    "replays): check this property with runtime='local'"
+FORK_WHY = (
+    "a Temporal run cannot be forked at a step: Temporal has no fork of a workflow at an event (a reset "
+    "rewinds the one workflow, it makes no second run beside it) and TetherClient offers none; fork a stored "
+    "run with runtime='local' (a stored run, a fork included, moves onto Temporal with promote_stored)"
+)
+VALIDITY_WHY = (
+    "a Temporal run's state is set in its activities by the same code as a local run's, which refuses a "
+    "value at the moment it is set, before anything reaches the event history, and a Temporal run keeps "
+    "no Tether store to probe: check it with runtime='local'"
 )
 
 
@@ -50,40 +61,59 @@ class TemporalChecks:
         self.log = self.directory / "starts.log"
         self.queue = f"tether-contract-{plan.token}"
 
-    def check(self, wanted: list[str], k: int) -> None:
-        for name in (PREFIX, EFFECT, FORK, VALIDITY, RECOVERY):
+    def check(self, wanted: list[str], k: int, points: int | str = "all") -> None:
+        for name in (FORK, VALIDITY):
             if name in wanted:
-                self.add(name, NOT_APPLICABLE, 0, STORE_ONLY)
-        if CONSUME in wanted:
-            scratch = self.directory / "scratch"  # the agent's outside world (TETHER_CRASHTEST_SCRATCH, as for a child)
-            scratch.mkdir(exist_ok=True)
-            before = os.environ.get(SCRATCH)
-            os.environ[SCRATCH] = str(scratch)
-            try:
-                asyncio.run(self._consume_once(k))
-            finally:
-                if before is None:
-                    os.environ.pop(SCRATCH, None)
-                else:
-                    os.environ[SCRATCH] = before
+                self.add(name, NOT_APPLICABLE, 0, FORK_WHY if name == FORK else VALIDITY_WHY)
+        scratch = self.directory / "scratch"  # the agent's outside world (TETHER_CRASHTEST_SCRATCH, as for a child)
+        scratch.mkdir(exist_ok=True)
+        before = os.environ.get(SCRATCH)
+        os.environ[SCRATCH] = str(scratch)
+        try:
+            asyncio.run(self._check(wanted, k, points))
+        finally:
+            if before is None:
+                os.environ.pop(SCRATCH, None)
+            else:
+                os.environ[SCRATCH] = before
 
-    async def _consume_once(self, k: int) -> None:
+    async def _check(self, wanted: list[str], k: int, points: int | str) -> None:
         from temporalio.client import Client
 
-        from ..temporal import AgentRegistry, BlobStore, TetherClient, create_worker
+        from ..temporal import BlobStore, TetherClient
+        from .contract_temporal_crash import TemporalCrashes
+
+        blobs = BlobStore(self.directory / "blobs")
+        client = await Client.connect(self.address)
+        tc = TetherClient(client, blobs, self.queue, options={"heartbeat_s": 1.0})  # a dead worker's call is retried within ~1 s
+        if CONSUME in wanted:
+            await self._consume_once(client, tc, k)
+        if PREFIX in wanted or EFFECT in wanted or RECOVERY in wanted:
+            await TemporalCrashes(self, tc, client, blobs).check(wanted, points)
+
+    @asynccontextmanager
+    async def worker(self, client: Any, queue: str) -> AsyncIterator[None]:
+        """A worker of this process serving the agent on ``queue`` for the block."""
+        from ..temporal import AgentRegistry, BlobStore, create_worker
 
         registry = AgentRegistry()
         registry.register(AGENT, self._agent)
         blobs = BlobStore(self.directory / "blobs")
-        client = await Client.connect(self.address)
-        tc = TetherClient(client, blobs, self.queue)
-        async with create_worker(client, self.queue, registry, blobs):
+        async with create_worker(client, queue, registry, blobs, sticky_queue_schedule_to_start_timeout=timedelta(seconds=1)):
+            yield
+
+    async def _consume_once(self, client: Any, tc: Any, k: int) -> None:
+        from temporalio.client import Client
+
+        from ..temporal import TetherClient
+
+        async with self.worker(client, self.queue):
             reference = await self._reference(tc)
             if reference is None:
                 why = "the run asked nothing (no interrupt of its own); give an agent that asks and answers="
                 self.add(CONSUME, NOT_APPLICABLE, 0, why)
                 return
-            senders = [TetherClient(await Client.connect(self.address), blobs, self.queue) for _ in range(k)]
+            senders = [TetherClient(await Client.connect(self.address), tc.blobs, self.queue) for _ in range(k)]
             for by_signal in (False, True):
                 if not await self._race(tc, senders, reference, by_signal):
                     return
@@ -105,20 +135,32 @@ class TemporalChecks:
             out.append({"interruptResponse": {"interruptId": interrupt.id, "response": response}})
         return out
 
-    async def _finish(self, tc: Any, run_id: str) -> dict[str, Any]:
-        """The run's end: its result, answering any later interrupt; as JSON data to compare."""
-        while True:
-            status = await tc.status(run_id)
-            if status["status"] != "interrupted":
-                break
+    async def drive(self, tc: Any, run_id: str, until: Callable[[], bool] | None = None) -> None:
+        """Answer the run's interrupts until it is done (or ``until()``)."""
+        deadline = asyncio.get_running_loop().time() + self.plan.timeout
+        while until is None or not until():
+            if asyncio.get_running_loop().time() > deadline:
+                raise TetherError(f"resume contract (temporal): run {run_id!r} did not end in {self.plan.timeout:.0f} s")
             try:
-                interrupts = await tc.wait_for_interrupts(run_id)
-            except RunEndedError:  # an answer delivered by signal was taken after the status was read
-                break
-            responses = self._responses(interrupts)
-            if responses is None:
-                break
-            await tc.answer_interrupts(run_id, responses)
+                status = await tc.status(run_id)
+            except Exception:  # the workflow may not have run its first task yet
+                status = {"status": "starting"}
+            if status["status"] == "done":
+                return
+            if status["status"] == "interrupted":
+                responses = self._responses([Interrupt.from_dict(item) for item in status["interrupts"]])
+                if responses is None:
+                    return
+                try:
+                    await tc.answer_interrupts(run_id, responses)
+                except (InterruptError, RunEndedError):  # an answer delivered by signal was taken first
+                    pass
+                continue
+            await asyncio.sleep(0.05)
+
+    async def finish(self, tc: Any, run_id: str) -> dict[str, Any]:
+        """The run's end: its result, answering any later interrupt; as JSON data to compare."""
+        await self.drive(tc, run_id)
         result = await tc.result(run_id)
         snapshot = await tc.final_snapshot(run_id)
         data = {"stop_reason": result.stop_reason, "text": str(result), "messages": snapshot.to_dict()["data"].get("messages")}
@@ -135,7 +177,7 @@ class TemporalChecks:
         if responses is None:
             raise TetherError(f"resume contract (temporal): the run asks {[i.name for i in status]}; pass answers= for them")
         await tc.answer_interrupts(run_id, responses)
-        return await self._finish(tc, run_id)
+        return await self.finish(tc, run_id)
 
     async def _wait(self, tc: Any, run_id: str) -> list[Interrupt] | None:
         """The run's first interrupts (None: it ended without asking)."""
@@ -175,7 +217,7 @@ class TemporalChecks:
         await asyncio.sleep(0)
         gate.set()
         outcomes = Counter(await asyncio.gather(*tasks))
-        end = await self._finish(tc, run_id)
+        end = await self.finish(tc, run_id)
         k = len(senders)
         race = f"{k} {how} delivering one answer at once"
         starts = Counter(s.id for s in _starts(self.log) if s.key.startswith(run_id + "/"))
