@@ -32,14 +32,19 @@ APPROVE = {"approve": "yes"}
 
 
 def test_a_sound_agent_holds_when_served(tmp_path: Path) -> None:
-    report = resume_contract(f"{AGENTS}:booking", "book it", answers=APPROVE, points=2, k=4, workdir=tmp_path, runtime="serve")
+    report = resume_contract(
+        f"{AGENTS}:booking", "book it", answers=APPROVE, points=2, recoveries=1, k=4, workdir=tmp_path, runtime="serve"
+    )
     assert [report.result(name).verdict for name in (PREFIX, EFFECT, CONSUME)] == [HOLDS] * 3, report.summary()
     assert "2 server kills inside a tool call (before and after its body)" in report.result(PREFIX).detail
     consume = report.result(CONSUME).detail
     assert "4 copies of one keyed request on two servers: one run, one turn" in consume
     assert "4 processes answering one interrupt on two servers: 1 accepted, 3 refused" in consume
-    for name in (FORK, VALIDITY, RECOVERY):
-        assert report.result(name).verdict == NOT_APPLICABLE and "runtime='local'" in report.result(name).detail
+    assert report.result(FORK).verdict == NOT_APPLICABLE and "no fork endpoint" in report.result(FORK).detail
+    assert report.result(VALIDITY).verdict == HOLDS, report.summary()
+    assert "each a 4xx JSON refusal, nothing stored changed" in report.result(VALIDITY).detail
+    assert report.result(RECOVERY).verdict == HOLDS, report.summary()
+    assert "copied twice byte for byte and taken over by a fresh server: the same run" in report.result(RECOVERY).detail
     assert "sqlite, served" in report.summary()
 
 
@@ -63,3 +68,12 @@ def test_eight_processes_racing_one_request_and_one_answer_on_postgresql(pg_url:
 def test_an_unknown_runtime_is_refused(tmp_path: Path) -> None:
     with pytest.raises(TetherError, match="runtime='lambda': choose from local, serve, temporal"):
         resume_contract(f"{AGENTS}:booking", "book it", workdir=tmp_path, runtime="lambda")
+
+
+def test_served_copies_that_recover_differently_break_recovery_determinism(tmp_path: Path) -> None:
+    """``diverging`` claims an idempotent quote but prices it at random: two copies of the store
+    crashed inside the quote, each taken over by a fresh server, end with two prices."""
+    report = resume_contract(f"{AGENTS}:diverging", "quote", properties=[RECOVERY], recoveries=4, workdir=tmp_path, runtime="serve")
+    result = report.result(RECOVERY)
+    assert result.verdict == VIOLATED, report.summary()
+    assert "two copies recovered differently at messages" in result.detail and all(Path(f).exists() for f in result.files)

@@ -15,18 +15,18 @@ driven only over HTTP, with the faults a served run meets:
   the run asks a question, ``k`` processes answer its interrupt at the same instant without a key
   (one accepted, the others refused with 409, each effect once).
 
-Fork determinism, checkpoint validity and recovery determinism are properties of the stored run
-and the store, the same code for a served run as for a local one: they are reported "not
-applicable" here, with the pointer to ``runtime="local"`` on the same store.
+- **checkpoint validity** and **recovery determinism** over HTTP
+  (:mod:`tether.testing.contract_served_store`): values no store can keep sent as requests are
+  4xx JSON refusals that change nothing stored; copies of a store crashed inside a tool call,
+  each taken over by a fresh server, end the same (SQLite).
+
+Fork determinism is "not applicable": ``tether serve`` has no fork endpoint.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -41,53 +41,13 @@ from ..durable.indoubt import IN_DOUBT
 from ..errors import TetherError
 from ._http import request
 from ._procs import _Plan, _spread, _starts
-from ._served_registry import FACTORY, HOLD, LOG
+from ._served_server import _Server
 from .contract_report import CONSUME, EFFECT, FORK, HOLDS, NOT_APPLICABLE, PREFIX, RECOVERY, VALIDITY, VIOLATED, ContractReport
 from .contract_runs import _comparable, _load
+from .contract_served_store import Recoveries, validity
 
 AGENT = "agent"
-LOCAL_ONLY = "a served run is stored and forked by the same code as a local one: check it with runtime='local' on this store"
-
-
-class _Server:
-    """One ``tether serve`` process of the check, on loopback."""
-
-    def __init__(self, plan: _Plan, store: str, log: Path, name: str) -> None:
-        self.plan, self.store, self.starts_log = plan, store, log
-        self.output = plan.workdir / f"server-{name}.log"
-        self.process: subprocess.Popen[bytes] | None = None
-        self.url = ""
-
-    def start(self, hold: str | None = None) -> None:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = int(sock.getsockname()[1])
-        self.url = f"http://127.0.0.1:{port}"
-        scratch = self.plan.workdir / "served" / "scratch"  # the agent's outside world (TETHER_CRASHTEST_SCRATCH, as for a child)
-        scratch.mkdir(parents=True, exist_ok=True)
-        env = {**self.plan.env, FACTORY: self.plan.factory, LOG: str(self.starts_log), "TETHER_CRASHTEST_SCRATCH": str(scratch)}
-        env.pop(HOLD, None)
-        if hold is not None:
-            env[HOLD] = hold
-        command = [sys.executable, "-m", "tether", "--store", self.store, "serve", "tether.testing._served_registry:AGENTS"]
-        command += ["--port", str(port), "--scan-interval", "0.3"]
-        with open(self.output, "ab") as out:
-            self.process = subprocess.Popen(command, cwd=os.getcwd(), env=env, stdout=out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + self.plan.timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise TetherError(f"resume contract: the server exited ({self.process.returncode}): {self.output.read_text()[-2000:]}")
-            try:
-                if request(self.url + "/healthz", timeout=1)[0] == 200:
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise TetherError(f"resume contract: the server did not answer in {self.plan.timeout:.0f} s; see {self.output}")
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(10)
+NO_FORK = "tether serve has no fork endpoint: fork determinism is checked with runtime='local' on this store"
 
 
 class ServedChecks:
@@ -118,14 +78,15 @@ class ServedChecks:
             first.kill()
             second.kill()
 
-    def check(self, wanted: list[str], k: int, points: int | str) -> None:
-        for name in (FORK, VALIDITY, RECOVERY):
-            if name in wanted:
-                self.add(name, NOT_APPLICABLE, 0, LOCAL_ONLY)
+    def check(self, wanted: list[str], k: int, points: int | str, recoveries: int) -> None:
+        if FORK in wanted:
+            self.add(FORK, NOT_APPLICABLE, 0, NO_FORK)
         with self.servers() as (first, second):
             self.reference = self.served_reference(first)
-            if PREFIX in wanted or EFFECT in wanted:
-                self.crashes(first, second, points)
+            if VALIDITY in wanted:
+                validity(self, first)
+            if PREFIX in wanted or EFFECT in wanted or RECOVERY in wanted:
+                self.crashes(first, second, points, recoveries if RECOVERY in wanted else 0)
             if CONSUME in wanted:
                 self.request_once(first, second, k)
                 self.answer_once(first, second, k)
@@ -214,12 +175,16 @@ class ServedChecks:
         self.calls = len(self.begun(run_id))
         return {**self.export(run_id, run), "run_id": run_id, "asked": list(self.asked)}
 
-    def crashes(self, first: _Server, second: _Server, points: int | str) -> None:
+    def crashes(self, first: _Server, second: _Server, points: int | str, recoveries: int = 0) -> None:
         """Kill a server inside each tool call (the ``n``-th it starts), before its body runs and
-        after it (the effect done, its result not recorded); the other server finishes the run."""
+        after it (the effect done, its result not recorded); the other server finishes the run.
+        At ``recoveries`` of those points the store is first copied twice, and each copy recovered
+        by a fresh server (:class:`~tether.testing.contract_served_store.Recoveries`)."""
         chosen = [(n, when) for n in range(1, self.calls + 1) for when in ("before", "after")]
         if points != "all":
             chosen = _spread(chosen, int(points))
+        copied = set(_spread(chosen, recoveries)) if not self.plan.postgres else set()
+        recover = Recoveries(self)
         killed = 0
         for n, when in chosen:
             slug = f"crash-{n}-{when}"
@@ -231,6 +196,8 @@ class ServedChecks:
             try:
                 self.start(victim, slug)
                 self.drive([victim], run_id, until=held.exists)
+                if (n, when) in copied and held.exists():
+                    recover.copy(f"server killed inside tool call {n} ({when} its body)", run_id)
             finally:
                 victim.kill()
             if not held.exists():
@@ -258,6 +225,8 @@ class ServedChecks:
             if over:
                 ident, count = next(iter(over.items()))
                 self.add(EFFECT, VIOLATED, killed, f"{label}: tool call {ident} started {count} times", files)
+        if recoveries:
+            recover.check()
         if not killed:
             for name in (PREFIX, EFFECT):
                 self.add(name, NOT_APPLICABLE, 0, "the run calls no tool: no call for a server to die in")
