@@ -5,7 +5,6 @@ caught with its counterexample."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,16 +16,7 @@ from tether.testing.contract_report import CONSUME, EFFECT, FORK, HOLDS, NOT_APP
 AGENTS = "tests.testing.contract_agents"
 
 
-@pytest.fixture(autouse=True)
-def clean_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The check runs from an empty directory, which it must leave empty (the agents' effects go to its scratch)."""
-    here = tmp_path / "cwd"
-    here.mkdir()
-    monkeypatch.chdir(here)
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
-    yield
-    assert list(here.iterdir()) == []
-
+pytestmark = pytest.mark.usefixtures("clean_cwd")
 
 APPROVE = {"approve": "yes"}
 

@@ -7,7 +7,6 @@ replayed twice; fork determinism and checkpoint validity not applicable, with wh
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,15 +23,7 @@ from tether.testing.contract_temporal_crash import replay_twice
 AGENTS = "tests.testing.contract_agents"
 
 
-@pytest.fixture(autouse=True)
-def clean_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The check runs from an empty directory, which it must leave empty (the agents' effects go to its scratch)."""
-    here = tmp_path / "cwd"
-    here.mkdir()
-    monkeypatch.chdir(here)
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
-    yield
-    assert list(here.iterdir()) == []
+pytestmark = pytest.mark.usefixtures("clean_cwd")
 
 
 @pytest.mark.parametrize("k", [2, 8])

@@ -176,6 +176,15 @@ def _spread(items: list[Any], n: int) -> list[Any]:
     return list(dict.fromkeys(items[round(i * (len(items) - 1) / max(n - 1, 1))] for i in range(n)))
 
 
+def _begun(log: Path, run_id: str) -> list[str]:
+    """Every start of a tool body of ``run_id`` in ``log``, in order, as tool-use ids (a body that
+    stopped to ask counts too: it is where a hold counter of the served and Temporal checks stops)."""
+    if not log.exists():
+        return []
+    lines = (json.loads(line) for line in log.read_text().splitlines() if line.strip())
+    return [str(r["id"]) for r in lines if not r.get("interrupted") and str(r["key"]).startswith(run_id + "/")]
+
+
 def _by_id(starts: Iterable[_Start]) -> Counter[str]:
     return Counter(start.id for start in starts)
 

@@ -34,6 +34,8 @@ class _Server:
         scratch = self.plan.workdir / "served" / "scratch"  # the agent's outside world (TETHER_CRASHTEST_SCRATCH, as for a child)
         scratch.mkdir(parents=True, exist_ok=True)
         env = {**self.plan.env, FACTORY: self.plan.factory, LOG: str(self.starts_log), "TETHER_CRASHTEST_SCRATCH": str(scratch)}
+        # The factory imports as in the check's children, which put the parent's sys.path first.
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*self.plan.sys_path, *env.get("PYTHONPATH", "").split(os.pathsep)]))
         env.pop(HOLD, None)
         if hold is not None:
             env[HOLD] = hold

@@ -40,7 +40,7 @@ from .._diff import describe, first_difference
 from ..durable.indoubt import IN_DOUBT
 from ..errors import TetherError
 from ._http import request
-from ._procs import _Plan, _spread, _starts
+from ._procs import _begun, _Plan, _spread, _starts
 from ._served_server import _Server
 from .contract_report import CONSUME, EFFECT, FORK, HOLDS, NOT_APPLICABLE, PREFIX, RECOVERY, VALIDITY, VIOLATED, ContractReport
 from .contract_runs import _comparable, _load
@@ -147,10 +147,7 @@ class ServedChecks:
     def begun(self, run_id: str) -> list[str]:
         """Every start of a tool body in ``run_id``, in order (a body that stopped to ask counts too:
         it is where the server's hold counter stops)."""
-        if not self.log.exists():
-            return []
-        lines = (json.loads(line) for line in self.log.read_text().splitlines() if line.strip())
-        return [str(r["id"]) for r in lines if not r.get("interrupted") and str(r["key"]).startswith(run_id + "/")]
+        return _begun(self.log, run_id)
 
     def export(self, run_id: str, run: Mapping[str, Any]) -> dict[str, Any]:
         data = _load(self.store, run_id)

@@ -28,7 +28,7 @@ from typing import Any
 
 from .._diff import describe, first_difference
 from ..errors import TetherError
-from ._procs import _ready, _spread, _starts
+from ._procs import _begun, _ready, _spread, _starts
 from ._served_registry import FACTORY, HOLD, LOG
 from .contract_report import EFFECT, HOLDS, NOT_APPLICABLE, PREFIX, RECOVERY, VIOLATED
 
@@ -75,10 +75,7 @@ class TemporalCrashes:
 
     def begun(self, run_id: str) -> list[str]:
         """Every start of a tool body in ``run_id``, in order (one that stopped to ask counts too)."""
-        if not self.log.exists():
-            return []
-        lines = (json.loads(line) for line in self.log.read_text().splitlines() if line.strip())
-        return [str(r["id"]) for r in lines if not r.get("interrupted") and str(r["key"]).startswith(run_id + "/")]
+        return _begun(self.log, run_id)
 
     def spawn(self, queue: str, hold: str) -> subprocess.Popen[str]:
         env = {**self.plan.env, FACTORY: self.plan.factory, LOG: str(self.log), HOLD: hold}
