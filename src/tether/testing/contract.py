@@ -147,7 +147,7 @@ def resume_contract(
             ((FORK,), lambda: checks.forks(forks)),
             ((VALIDITY,), checks.validity),
             ((CONSUME,), lambda: checks.consume_once(reference, k)),
-            ((PREFIX, EFFECT, CONSUME), lambda: UndoChecks(checks, reference["compensable"]).check(wanted, points, k)),
+            ((PREFIX, EFFECT, CONSUME), lambda: UndoChecks(checks, reference["compensable"], _load).check(wanted, points, k)),
         )
         for names, phase in phases:
             if any(name in wanted for name in names):

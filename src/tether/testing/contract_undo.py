@@ -25,22 +25,31 @@ from __future__ import annotations
 import json
 import signal
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..durable.compensation import performed_calls
 from ..errors import TetherError
 from ..tools.compensation import UNDO_SUFFIX
-from ._procs import _Child, _finish, _ready, _run, _spawn
+from ._procs import _Child, _finish, _Plan, _ready, _run, _spawn
 from .contract_report import CONSUME, EFFECT, HOLDS, NOT_APPLICABLE, PREFIX, VIOLATED
 from .crash import select_points
 
-if TYPE_CHECKING:
-    from .contract import _Checks
-
 UNWINDING = ("unwind", "undo", "unwound")
 """The positions of an unwinding's steps."""
+
+
+class _Checks(Protocol):
+    """What the unwinding phase uses of the contract check it is part of (:class:`tether.testing.contract._Checks`)."""
+
+    plan: _Plan
+
+    def place(self, slug: str) -> tuple[str, str, Path]: ...
+
+    def config(self, spec: str, run_id: str, directory: Path, action: str, **extra: Any) -> dict[str, Any]: ...
+
+    def add(self, name: str, verdict: str, cases: int, detail: str, files: Iterable[Path | str] = ()) -> None: ...
 
 
 class _Undos:
@@ -56,8 +65,9 @@ class _Undos:
 class UndoChecks:
     """The unwinding phase of one contract check (local runtime), sharing its plan and report."""
 
-    def __init__(self, checks: _Checks, compensable: Iterable[str]) -> None:
+    def __init__(self, checks: _Checks, compensable: Iterable[str], load: Callable[[str, str], dict[str, Any]]) -> None:
         self.checks = checks
+        self.load = load  # the stored run as JSON data: its messages, status and steps
         self.compensable = set(compensable)
         self.status = ""
         self.failed: list[str] = []
@@ -97,11 +107,9 @@ class UndoChecks:
 
     def reference(self, wanted: list[str]) -> bool:
         """Compensate one finished run without faults; False when there is nothing to check further."""
-        from .contract import _load
-
         spec, run_id, directory = self.finished_run("unwind-reference")
         child = self.compensate(spec, run_id, directory, "undo")
-        stored = _load(spec, run_id)
+        stored = self.load(spec, run_id)
         calls = performed_calls(stored["messages"], {}, [], "done")
         self.calls = [str(c["toolUseId"]) for c in calls if c["name"] in self.compensable]
         undos = _Undos(directory / "undo.log")
@@ -132,17 +140,15 @@ class UndoChecks:
 
     def kills(self, wanted: list[str], points: int | str) -> None:
         """SIGKILL the compensating process at each chosen save point, compensate again in a fresh one, judge."""
-        from .contract import _load
-
         done, in_doubt, violated = 0, 0, set[str]()
         for point in select_points(self.writes, points):
             spec, run_id, directory = self.finished_run(f"unwind-{point.slug}")
             killed = self.compensate(spec, run_id, directory, "killed", kill_at=point.write, when=point.when)
             if killed.returncode != -signal.SIGKILL:
                 continue  # the unwinding ended before this point in this schedule
-            prefix = _load(spec, run_id)["steps"]
+            prefix = self.load(spec, run_id)["steps"]
             resumed = self.compensate(spec, run_id, directory, "resumed")
-            stored = _load(spec, run_id)
+            stored = self.load(spec, run_id)
             files = [_export(directory, stored), directory / "killed.log", directory / "resumed.log"]
             done += 1
             label = f"unwinding killed {point.label}"
@@ -228,8 +234,6 @@ class UndoChecks:
 
     def race(self, k: int) -> None:
         """``k`` processes ask to compensate one finished run at the same instant."""
-        from .contract import _load
-
         plan = self.checks.plan
         spec, run_id, directory = self.finished_run("unwind-race")
         gate = directory / "gate"
@@ -246,7 +250,7 @@ class UndoChecks:
                 if proc.poll() is None:
                     proc.kill()
                     proc.wait()
-        stored = _load(spec, run_id)
+        stored = self.load(spec, run_id)
         files = [_export(directory, stored), *(log for log in logs if log.exists())]
         unwound = [r for r in racers if r.returncode == 0 and r.outcome.get("writes", 0) > 0]
         refused = [r for r in racers if r.returncode == 3]
