@@ -11,12 +11,18 @@ compensate RUN``) finishes without undoing anything twice.
 The "travel provider" is a JSON file keyed by idempotency key, as a real one would deduplicate
 requests: a repeated booking or cancellation with the same key changes nothing.
 
+``contract_agent`` is the same trip run to its end, for the resume contract
+(``tether contract compensation:contract_agent "Book me three nights in Lisbon"``): the contract
+asks for its compensation, kills the unwinding at every save point and checks each undo happens
+once, newest first.
+
 Runs offline on the scripted model.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -60,14 +66,16 @@ class Provider:
 
 def build_agent(
     folder: Path,
-    store: RunStore,
+    store: RunStore | None,
     *,
     compensate_on: Iterable[str] = ("failed",),
     script: list[Any] | None = None,
     failing_refund: bool = False,
+    stateful: bool = False,
     **options: Any,
 ) -> Agent:
-    """The booking agent; its provider lives in ``folder``."""
+    """The booking agent; its provider lives in ``folder`` (``stateful``: the script's position
+    is kept in the run, so a run resumed in another process goes on where it was)."""
     provider = Provider(folder)
 
     def refund(undo: Undo) -> None:
@@ -111,12 +119,25 @@ def build_agent(
             RuntimeError("the ticketing service is down"),  # the fourth step fails
         ]
     return Agent(
-        model=ScriptedModel(script),
+        model=ScriptedModel(script, stateful=stateful),
         tools=[book_flight, book_hotel, charge_card],
         store=store,
         compensate_on=compensate_on,
         **options,
     )
+
+
+def contract_agent() -> Agent:
+    """The trip booked to its end (the contract gives it its store and asks for its compensation);
+    the provider lives in the contract's scratch directory of each run."""
+    script: list[Any] = [
+        tool_call("book_flight", {"to": "Lisbon"}, tool_use_id="flight"),
+        tool_call("book_hotel", {"city": "Lisbon", "nights": 3}, tool_use_id="hotel"),
+        tool_call("charge_card", {"amount": 740.0}, tool_use_id="charge"),
+        "Booked: the flight, three nights at the hotel, 740 euros charged.",
+    ]
+    folder = Path(os.environ.get("TETHER_CRASHTEST_SCRATCH", "."))
+    return build_agent(folder, None, compensate_on=(), script=script, stateful=True)
 
 
 def main() -> list[str]:

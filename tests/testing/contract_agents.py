@@ -1,7 +1,9 @@
 """Agent factories for the resume-contract tests (imported by the contract's child processes).
 
-One sound agent that asks a person (``booking``) and, for each property, an agent broken so
-that the contract must catch it. Effects go under ``$TETHER_CRASHTEST_SCRATCH`` as in
+One sound agent that asks a person (``booking``), one whose tools declare compensations
+(``reserving``) and, for each property, an agent broken so that the contract must catch it (two
+for the unwinding: a store that forgets recorded undos, a compensation not idempotent by its key).
+Effects go under ``$TETHER_CRASHTEST_SCRATCH`` as in
 :mod:`tests.testing.agents`; the "outside world" of ``ticketing`` is one counter file for the
 whole contract check (beside its phases' directories), which no run records.
 """
@@ -12,7 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tether import Agent, tool
+from tether import Agent, Undo, tool
 from tether.models import ScriptedModel
 from tether.tools.context import ToolContext
 
@@ -139,3 +141,69 @@ def rewriting() -> Agent:
 
     sqlite_module.SQLiteStore.load = load  # type: ignore[method-assign]
     return Agent(model=ScriptedModel(_script(("lookup",), ("record",)), stateful=True), tools=[lookup, record])
+
+
+def release(undo: Undo) -> str:
+    """Undo a reservation, once per undo key (a repeated request with the same key changes nothing)."""
+    done = scratch() / (undo.undo_key.replace("/", "_") + ".undone")
+    if not done.exists():
+        done.write_text(undo.idempotency_key)
+    return f"released {undo.input['n']}"
+
+
+def _reserve(n: int, ctx: ToolContext) -> str:
+    """Reserve a seat, once per idempotency key."""
+    effects(ctx.idempotency_key)
+    return f"reserved seat {n}"
+
+
+reserve = tool(compensate=release, name="reserve")(_reserve)
+
+
+def reserving() -> Agent:
+    """Sound, with compensations: two reservations and a lookup; its unwinding releases both, newest first."""
+    model = ScriptedModel(_script(("reserve",), ("lookup",), ("reserve",)), stateful=True)
+    return Agent(model=model, tools=[reserve, lookup])
+
+
+def forgetful_undo() -> Agent:
+    """Broken for the unwinding's effect exactly-once: a store that, loading a run being
+    compensated, forgets which undos it recorded as done, so a resumed unwinding undoes them again."""
+    import tether.durable.sqlite as sqlite_module
+
+    original = sqlite_module.SQLiteStore.load
+
+    def load(self: Any, run_id: str) -> Any:
+        loaded = original(self, run_id)
+        record = None if loaded is None else loaded.head.get("compensation")
+        if isinstance(record, dict) and not record.get("done"):
+            for state in record["undos"].values():
+                state.pop("outcome", None)
+        return loaded
+
+    sqlite_module.SQLiteStore.load = load  # type: ignore[method-assign]
+    return reserving()
+
+
+def refund_again(undo: Undo) -> str:
+    """Not idempotent by its undo key: every call refunds again, with a new refund number."""
+    return f"refund #{effects(undo.undo_key)} for seat {undo.input['n']}"
+
+
+def double_refund() -> Agent:
+    """Broken for the unwinding's effect exactly-once: an undo re-run in doubt refunds twice."""
+    paid = tool(compensate=refund_again, name="reserve")(_reserve)
+    model = ScriptedModel(_script(("reserve",), ("reserve",)), stateful=True)
+    return Agent(model=model, tools=[paid])
+
+
+def refuse_release(undo: Undo) -> None:
+    """A compensation that always fails (the unwinding records it and goes on)."""
+    raise RuntimeError(f"the seat {undo.input['n']} can no longer be released")
+
+
+def failing_release() -> Agent:
+    """Sound: the first reservation's compensation raises, so the run ends ``compensation_failed`` as designed."""
+    stuck = tool(compensate=refuse_release, name="reserve_stuck")(_reserve)
+    model = ScriptedModel(_script(("reserve_stuck",), ("reserve",)), stateful=True)
+    return Agent(model=model, tools=[stuck, reserve])

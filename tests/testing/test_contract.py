@@ -32,6 +32,7 @@ def test_every_property_holds_for_a_sound_agent_that_asks(tmp_path: Path) -> Non
     assert report.raise_for_violations() is report
     assert "4 processes answered one interrupt at once: 1 proceeded, 3 refused" in report.result(CONSUME).detail
     assert report.result(EFFECT).cases == 8 + 2  # crash points + racing resumes
+    assert report.result(EFFECT).detail.endswith("; unwinding: no tool declares a compensation (compensate=), nothing to undo")
 
 
 def test_consume_once_is_not_applicable_to_a_run_that_asks_nothing(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """The resume contract on the project's own examples: ``examples/crashtest_agent.py`` (a booking
 and a non-idempotent confirmation with ``reconcile``) and ``examples/checkpoints_interrupts.py`` (a
-refund that asks a person, with checkpointing), locally on SQLite and on PostgreSQL, served, and
+refund that asks a person, with checkpointing), and ``examples/compensation.py`` (a trip booking
+whose three tools declare compensations: its unwinding killed at every save point), locally on SQLite and on PostgreSQL, served, and
 (consume-once) on Temporal. Every property holds or is not applicable with its reason.
 
 The examples found two defects, both fixed: the contract's children stopped at a checkpoint pause
@@ -18,7 +19,7 @@ import pytest
 from tests.temporal.fixtures import dev_server  # noqa: F401  (the Temporal dev server)
 from tests.temporal.server import DevServer
 from tether.testing import PROPERTIES, ContractReport, resume_contract
-from tether.testing.contract_report import CONSUME, HOLDS, NOT_APPLICABLE
+from tether.testing.contract_report import CONSUME, EFFECT, HOLDS, NOT_APPLICABLE, PREFIX
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CASES = {"crashtest_agent:make_agent": None, "checkpoints_interrupts:new_agent": {"approve_refund": "yes"}}
@@ -33,7 +34,7 @@ def examples_importable(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     assert [p for p in sorted(EXAMPLES.rglob("*")) if "__pycache__" not in p.parts] == [
         p for p in before if "__pycache__" not in p.parts
     ]  # the agents' effects went to the check's scratch directories, not where it was started
-    for name in ("crashtest_agent", "checkpoints_interrupts"):
+    for name in ("crashtest_agent", "checkpoints_interrupts", "compensation"):
         sys.modules.pop(name, None)
 
 
@@ -49,6 +50,23 @@ def test_the_examples_keep_the_contract_on_sqlite(factory: str, tmp_path: Path) 
     answers = CASES[factory]
     report = resume_contract(factory, "go", answers=answers, points=4, forks=2, recoveries=1, k=4, workdir=tmp_path)
     _sound(report, asks=answers is not None)
+
+
+def test_the_compensation_example_keeps_the_contract_with_its_unwinding_on_sqlite(tmp_path: Path) -> None:
+    report = resume_contract(
+        "compensation:contract_agent", "Book me three nights in Lisbon", points=6, forks=1, recoveries=1, k=4, workdir=tmp_path
+    )
+    assert [r.verdict for r in report.results] == [HOLDS] * len(PROPERTIES), report.summary()  # consume-once: the compensation race
+    assert "unwinding: 6 kills, each undo once, newest call first" in report.result(EFFECT).detail
+    assert "unwinding: 4 processes compensated one run at once: 1 unwound it" in report.result(CONSUME).detail
+
+
+def test_the_compensation_example_keeps_its_unwinding_on_postgresql(pg_url: str, tmp_path: Path) -> None:
+    report = resume_contract(
+        "compensation:contract_agent", "go", store=pg_url, properties=[PREFIX, EFFECT, CONSUME], points=4, k=4, workdir=tmp_path
+    )
+    assert [r.verdict for r in report.results] == [HOLDS] * 3, report.summary()
+    assert "unwinding: 4 kills resumed in a fresh process, the recorded steps kept, ended compensated" in report.result(PREFIX).detail
 
 
 def test_the_asking_example_keeps_the_contract_on_postgresql(pg_url: str, tmp_path: Path) -> None:

@@ -18,14 +18,20 @@ first prints ``interrupted`` and waits for that file, so a test can order two ra
 The action is ``start`` (a new turn with the prompt), ``resume``, ``fork`` (fork the run at step
 ``at`` into ``fork_id`` and run the fork on), ``answer`` (deliver ``answers`` to the stored
 run's pending interrupts: the resume contract's consume-once check starts several at once) or
-``probe`` (the checkpoint-validity probes: values the run's state must refuse).
+``probe`` (the checkpoint-validity probes: values the run's state must refuse) or ``compensate``
+(``agent.compensate(run_id)``: undo the stored run's performed effects, or go on with an
+unwinding cut short). With ``undo_log`` every start of a tool's compensation is recorded there
+like a tool start (``key``: the undo key, ``call``: the undone call's key), and its end with
+what it returned (``returned``), counted on the compensation's side (:func:`count_undos`).
 Exit codes: 0 the run ended, 3 another owner held the run (``RunLockedError``) or had already
 answered the interrupts this process was answering (``late``), 2 error.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 import json
 import os
 import sys
@@ -41,6 +47,7 @@ from ..errors import InterruptError, RunLockedError, TetherError
 from ..hooks import BeforeToolCall
 from ..interrupts import Interrupt, InterruptSignal
 from ..tools.base import Tool
+from ..tools.compensation import Undo
 from ..tools.context import ToolContext
 from ..types import ToolResult, ToolUse
 from .faults import FaultStore, open_store
@@ -127,6 +134,53 @@ def count_starts(agent: Agent, log: str, hold: Callable[[str], Awaitable[None] |
             wrap(agent.tool_registry.get(event.tool_use["name"]))
 
     agent.hooks.add_callback(BeforeToolCall, late)
+
+
+def count_undos(agent: Agent, log: str) -> None:
+    """Record every start of a compensation of ``agent``'s tools in ``log`` (a JSON line before it
+    runs: ``key`` the undo key, ``call`` the undone call's key, ``name``) and its end (the same line
+    with ``returned``: what it returned, as text). Each wrapper keeps its compensation's name, so
+    the run's manifest does not change."""
+
+    def wrap(tool: Tool | None) -> None:
+        undo = None if tool is None else tool.compensate
+        if tool is None or undo is None or getattr(tool, "_contract_undo_counted", False):
+            return
+
+        def line(u: Undo, **more: Any) -> str:
+            return json.dumps({"key": u.undo_key, "call": u.idempotency_key, "name": u.tool, "pid": os.getpid(), **more})
+
+        if inspect.iscoroutinefunction(undo):
+
+            @functools.wraps(undo)
+            async def counted_async(u: Undo) -> Any:
+                _append(log, line(u))
+                value = await undo(u)
+                _append(log, line(u, returned=str(value)))
+                return value
+
+            tool.compensate = counted_async
+        else:
+
+            @functools.wraps(undo)
+            def counted(u: Undo) -> Any:
+                _append(log, line(u))
+                value = undo(u)
+                if inspect.isawaitable(value):
+                    return value  # awaited by the runtime; its end is not recorded
+                _append(log, line(u, returned=str(value)))
+                return value
+
+            tool.compensate = counted
+        setattr(tool, "_contract_undo_counted", True)  # noqa: B010
+
+    for name in agent.tool_registry.names:
+        wrap(agent.tool_registry.get(name))
+
+
+def _compensable(agent: Agent) -> list[str]:
+    """The names of the agent's tools that declare a compensation."""
+    return sorted(name for name in agent.tool_registry.names if getattr(agent.tool_registry.get(name), "compensate", None) is not None)
 
 
 def _tool_kinds(agent: Agent) -> dict[str, bool]:
@@ -246,6 +300,8 @@ def main(config: dict[str, Any]) -> int:
     store = FaultStore(inner, config.get("kill_at"), config.get("when", "after"))
     agent.store = store  # a RunStore proxy (the protocol is structural)
     count_starts(agent, config["log"])
+    if config.get("undo_log"):
+        count_undos(agent, config["undo_log"])
     print("ready", flush=True)
     gate = config.get("gate")
     if gate:
@@ -256,7 +312,15 @@ def main(config: dict[str, Any]) -> int:
     if config["action"] == "probe":
         print(json.dumps(_probe(agent, run_id)), flush=True)
         return 0
-    kinds = {"tools": _tool_kinds(agent), "reconcile": agent.reconcile is not None}
+    kinds = {"tools": _tool_kinds(agent), "reconcile": agent.reconcile is not None, "compensable": _compensable(agent)}
+    if config["action"] == "compensate":
+        try:
+            report = agent.compensate(run_id)
+        except RunLockedError as exc:
+            print(json.dumps({"locked": True, "error": str(exc), "writes": store.commits, **kinds}), flush=True)
+            return 3
+        print(json.dumps({**report.to_dict(), "writes": store.commits, **kinds}), flush=True)
+        return 0
     late = {"late": True, "writes": 0, **kinds}
     try:
         try:

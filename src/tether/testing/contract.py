@@ -18,9 +18,15 @@ every run in a fresh child process (``python -m tether.testing._child``) built f
 - **recovery determinism**: two byte-identical copies of a crashed store (SQLite files, or
   PostgreSQL databases made from the crashed one as a template) recover to the same run.
 
+When the agent's tools declare compensations, the run's unwinding is checked too
+(:mod:`tether.testing.contract_undo`): killed at every save point and compensated again, each
+undo once and newest call first (effect exactly-once), the recorded steps kept (prefix
+continuation), ``k`` processes compensating one run at once undo once (consume-once).
+
 Each property reports ``holds``, ``violated`` with the smallest counterexample (the crash point
 or step, what differed, the effect log, the two diverging exports) or ``not applicable`` with
-why (consume-once needs an agent whose run asks a question, and ``answers=`` to answer it).
+why (consume-once needs an agent whose run asks a question, and ``answers=`` to answer it, or
+whose tools declare compensations).
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ from .contract_report import (
     PropertyResult,
 )
 from .contract_runs import _comparable, _load
+from .contract_undo import UndoChecks
 from .crash import DEFAULT_TIMEOUT, Point, crashtest, select_points
 
 RUN = "contract"
@@ -139,6 +146,7 @@ def resume_contract(
             ((FORK,), lambda: checks.forks(forks)),
             ((VALIDITY,), checks.validity),
             ((CONSUME,), lambda: checks.consume_once(reference, k)),
+            ((PREFIX, EFFECT, CONSUME), lambda: UndoChecks(checks, reference["compensable"], _load).check(wanted, points, k)),
         )
         for names, phase in phases:
             if any(name in wanted for name in names):
@@ -200,8 +208,9 @@ class _Checks:
             if old.name == name:
                 if old.verdict == VIOLATED:
                     return
-                if verdict != VIOLATED:
-                    new = PropertyResult(name, old.verdict, old.cases + cases, f"{old.detail}; {detail}", old.files)
+                if verdict != VIOLATED:  # holds where any phase found it holding; else not applicable
+                    merged = HOLDS if HOLDS in (old.verdict, verdict) else NOT_APPLICABLE
+                    new = PropertyResult(name, merged, old.cases + cases, f"{old.detail}; {detail}", old.files)
                 self.report.results[i] = new
                 return
         self.report.results.append(new)
@@ -220,7 +229,8 @@ class _Checks:
         export = _load(spec, run_id)
         self.steps = len(export["steps"])
         self.ref = (spec, run_id, directory)
-        return {**export, "asked": child.outcome.get("asked") or [], "stop_reason": child.outcome["stop_reason"]}
+        asked, compensable = child.outcome.get("asked") or [], child.outcome.get("compensable") or []
+        return {**export, "asked": asked, "stop_reason": child.outcome["stop_reason"], "compensable": compensable}
 
     # -- prefix continuation and effect exactly-once: crashtest --------------------------
 
