@@ -9,10 +9,11 @@ from typing import Any
 from tether import Agent, tool
 from tether.conversation import NullConversationManager, SlidingWindowConversationManager
 from tether.durable import MemoryStore, Step, StepTail
+from tether.durable.commits import COMMIT_OBSERVER
 from tether.durable.packing import KEYFRAME_EVERY
 from tether.models import ScriptedModel
 from tether.models.scripted import tool_call
-from tether.serve.eventlog import EventLog, EventLogs
+from tether.serve.eventlog import HEAD_KEYS, EventLog, EventLogs
 from tether.serve.events import ServeEvent
 
 CYCLES = 120  # about 240 steps: far more than a keyframe window
@@ -127,3 +128,68 @@ def test_a_run_id_deleted_and_used_again_is_not_mixed_with_the_old_run() -> None
     logs = EventLogs(store)
     with logs.open("r") as fresh:
         assert fresh.read()[-1]["data"]["answer"] == "second answer" and not fresh.replaced
+
+
+class Handoff:
+    """The commit observer a server installs (tether.durable.commits): each committed write to the logs."""
+
+    head_keys = HEAD_KEYS
+
+    def __init__(self, logs: EventLogs, skip: int | None = None) -> None:
+        self.logs = logs
+        self.skip = skip  # a step never offered (as one committed before the log's first read)
+
+    def committed(self, run_id: str, step: Step | None, messages: dict[int, Any]) -> None:
+        if step is None or step.step != self.skip:
+            self.logs.offer(run_id, step, messages)
+
+
+def follow_in_memory(skip: int | None = None) -> tuple[list[ServeEvent], list[ServeEvent], int, int]:
+    """A run of 6 tool cycles over two turns (a trimmed conversation) followed by a log fed in
+    memory, refreshed inside every tool call, then once from the store; returns its events, a
+    replay's from the store, and the fed log's store reads and the store's history calls while
+    the run executed."""
+    store = CountingStore()
+    logs = EventLogs(store)
+    execution = object()
+
+    async def main() -> tuple[list[ServeEvent], int, int]:
+        with logs.open("m") as log:
+
+            @tool
+            async def follow(n: int) -> str:
+                """Refresh the log."""
+                await log.refresh(lambda: 0, execution)
+                return f"read {n}"
+
+            COMMIT_OBSERVER.set(Handoff(logs, skip))
+            await log.refresh(lambda: 0, execution)  # before the run exists
+            script: list[Any] = [tool_call("follow", {"n": i}) for i in range(3)] + ["done 0"]
+            script += [tool_call("follow", {"n": i}) for i in range(3, 6)] + ["done 1"]
+            agent = Agent(
+                model=ScriptedModel(script, stateful=True),
+                tools=[follow],
+                store=store,
+                conversation_manager=SlidingWindowConversationManager(window_size=4),
+            )
+            before = store.history_calls
+            await agent.invoke_async("go 0", run_id="m")
+            await agent.invoke_async("go 1", run_id="m")
+            await log.refresh(lambda: 0, execution)
+            reads, calls = log.store_reads, store.history_calls - before
+            await log.refresh(lambda: 0)  # the execution ended: the store read finds the steps taken from memory
+            return list(log.events), reads, calls
+
+    events, reads, calls = asyncio.run(main())
+    return events, EventLog(store, "m").read(), reads, calls
+
+
+def test_a_run_executing_here_hands_its_committed_steps_to_the_log_in_memory() -> None:
+    events, replayed, reads, calls = follow_in_memory()
+    assert events == replayed and [e["type"] for e in events].count("tool_call_end") == 6
+    assert reads == 1 and calls == 0  # the one read before the run existed; every step since from memory
+
+
+def test_a_step_missing_from_memory_is_read_from_the_store_with_what_follows() -> None:
+    events, replayed, reads, calls = follow_in_memory(skip=3)
+    assert events == replayed and reads == 2 and calls == 1

@@ -21,6 +21,7 @@ from ..loop.journal import StateJournal
 from ..loop.state import Cursor, RunState
 from ..types import InterruptState, Message, ToolResult
 from .codec import new_packer
+from .commits import COMMIT_OBSERVER, Staged
 from .head import DurableHead, as_row
 from .history import Timeline
 from .incarnation import incarnation_of, new_incarnation
@@ -85,6 +86,10 @@ class DurableSession:
         # How a write is sent from the event loop and awaited there, if the store can (PostgreSQL).
         self._sender = getattr(store, "send_commit", None)
         self._behind_sent = False  # the write committing behind was sent that way: the next goes right behind it
+        # Who is told of each committed write in memory (tether.durable.commits), and the writes
+        # encoded for it and not committed yet, by revision.
+        self.observer = COMMIT_OBSERVER.get()
+        self._staged: dict[int | None, Staged] = {}
         if stored is None:
             self.persisted: list[Message] = []
             self.start_seq = 0
@@ -271,6 +276,7 @@ class DurableSession:
         if sent is not None:
             try:
                 if await sent.done():
+                    self._told(prepared)
                     return
             except BaseException:
                 self.broken = True
@@ -287,11 +293,21 @@ class DurableSession:
                 if not wait:
                     return False  # a round trip: on the writer thread
                 if self.effects.commit(self.run_id, prepared, self.lease):
+                    self._told(prepared)
                     return True
-            return self.store.commit(self.run_id, prepared, lease=self.lease, wait=wait)
+            done = self.store.commit(self.run_id, prepared, lease=self.lease, wait=wait)
         except BaseException:
             self.broken = True
             raise
+        if done:
+            self._told(prepared)
+        return done
+
+    def _told(self, prepared: PreparedWrite) -> None:
+        """Tell the observer, if any, of a committed write (:mod:`tether.durable.commits`)."""
+        staged = self._staged.pop(prepared.rev, None)
+        if staged is not None and self.observer is not None:
+            staged.tell(self.observer, self.run_id)
 
     def _write_lock(self) -> asyncio.Lock:
         """The lock ordering this session's writes, for the running event loop (a session
@@ -327,7 +343,10 @@ class DurableSession:
         """The next write, encoded by the store (on the caller's thread: it reads live state)."""
         head, new, results, step = self._prepare(position, status, info)
         try:
-            return self.store.prepare(self.run_id, head, new, results, step, self.packer)
+            prepared = self.store.prepare(self.run_id, head, new, results, step, self.packer)
+            if self.observer is not None:
+                self._staged[prepared.rev] = Staged.of(head, new, step, self.observer.head_keys)
+            return prepared
         except RowTooLargeError as exc:
             self.broken = True
             self.effects.discard(self.rev)

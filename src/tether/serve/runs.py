@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -40,12 +41,14 @@ from typing import Any
 from ..agent import Agent
 from ..answers import answers_from, as_blocks
 from ..answers import check_answers as check
-from ..durable.history import summary_of
+from ..durable.commits import COMMIT_OBSERVER
+from ..durable.history import Step, summary_of
 from ..durable.store import RunStore, with_liveness
 from ..errors import InterruptError, PromptError, RequestError, RunLockedError, RunNotFoundError, StateError
+from ..types import Message
 from .clientturn import ClientTurn, ClientTurnRecorder, install, stored_tools
 from .drain import Drain, HandOver, handover_reason, previous_server
-from .eventlog import EventLogs
+from .eventlog import HEAD_KEYS, EventLogs
 from .events import LIVE_KINDS, interrupts_of
 from .idempotency import Duplicate, KeyRecorder, RequestKey, await_record, has_marker, recorded, run_id_for, same_request
 from .logs import log as _log
@@ -442,8 +445,15 @@ class RunManager:
                 f"run {run_id!r} changed while this request was handled (another request moved it on first): {refusal}", status=409
             ) from None
 
+    def _offered(self, run_id: str, step: Step | None, messages: dict[int, Message]) -> None:
+        """A write committed by a run executing here: to its streams' log in memory (on the loop)."""
+        if run_id in self.executions and self.logs.offer(run_id, step, messages) and step is not None:
+            self._notify(run_id, "changed")
+
     async def _drive(self, execution: Execution, events: Callable[[], AsyncIterator[dict[str, Any]]]) -> None:
         run_id = execution.run_id
+        if getattr(self.store, "redaction", None) is None:  # a redacted store returns less than the live rows
+            COMMIT_OBSERVER.set(_Handoff(self))  # this task's context: the run's sessions hand their commits over
         offsets = dict.fromkeys(LIVE_KINDS, 0)  # characters of each live kind since the last other event
         outcome: Any = None
         last = time.monotonic()
@@ -489,6 +499,24 @@ class RunManager:
             if self.executions.get(run_id) is execution:
                 del self.executions[run_id]
             self._notify(run_id, "ended")
+
+
+class _Handoff:
+    """The commit observer (:mod:`tether.durable.commits`) of the runs a manager executes: each
+    committed write goes to :meth:`RunManager._offered` on the manager's event loop."""
+
+    head_keys: tuple[str, ...] | None = HEAD_KEYS
+
+    def __init__(self, manager: RunManager) -> None:
+        self.manager = manager
+        self.loop = asyncio.get_running_loop()
+        self.thread = threading.get_ident()
+
+    def committed(self, run_id: str, step: Step | None, messages: dict[int, Message]) -> None:
+        if threading.get_ident() == self.thread:
+            self.manager._offered(run_id, step, messages)
+        else:  # committed on a writer thread: queued ahead of that thread's own return to the loop
+            self.loop.call_soon_threadsafe(self.manager._offered, run_id, step, messages)
 
 
 def _status_of(result: Any) -> str:

@@ -3,7 +3,9 @@
 :func:`run_events` is what every encoding reads (the SSE endpoint; an AG-UI endpoint would read
 it too). It yields the committed events after a cursor (:class:`~tether.serve.events.Cursor`),
 derived from the run's stored steps by the run's shared, incremental
-:class:`~tether.serve.eventlog.EventLog`, then waits: for a notice from the task
+:class:`~tether.serve.eventlog.EventLog` (for a run executing in this process, from the steps it
+hands over in memory once they are committed: the same events, without reading them back), then
+waits: for a notice from the task
 executing the run in this process (a new step, a live text delta, the end), or, for a run
 executed by another server process on the same store, for the next poll of the store. It ends
 when the run is at rest (finished, failed, interrupted, stopped or paused) with no owner, or, with
@@ -45,8 +47,9 @@ async def run_events(
     with manager.listen(run_id) as queue, manager.logs.open(run_id) as log:
         idle = 0.0
         position = 0  # the log's events this stream has passed on
+        quiet = False  # no notice came for poll_interval: the store is read even for a run executing here
         while True:
-            await log.refresh(lambda: manager.generation(run_id))
+            await log.refresh(lambda: manager.generation(run_id), manager.executions.get(run_id), poll=quiet)
             if log.replaced and position == len(log.events):
                 yield {"type": "end", "data": {"status": "deleted"}}
                 return
@@ -71,6 +74,7 @@ async def run_events(
                     return
             if not pending:
                 notice = await _next(queue, min(poll_interval, keepalive))
+                quiet = notice is None
                 if notice is None:
                     idle += min(poll_interval, keepalive)
                     if idle >= keepalive:
