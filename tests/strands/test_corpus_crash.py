@@ -40,7 +40,7 @@ for an interrupt or a checkpoint is finished by making its first call again), an
 - the resumed step of each run flags in doubt exactly the calls started and not recorded at the kill
   (a kill inside a tool call run by an executor always leaves one).
 
-At the 3 points of ``KNOWN_GAPS`` the restarted program fails instead (asserted, with the reason;
+At the point of ``KNOWN_GAPS`` the restarted program fails instead (asserted, with the reason;
 fixing one fails this test, to move the point to the checked ones).
 """
 
@@ -72,7 +72,10 @@ NAMES = sorted(p.stem for p in CORPUS.glob("p[0-9][0-9]_*.py") if p.stem not in 
 COMBINATIONS = [("concurrent", "sqlite"), ("sequential", "postgres"), ("sequential", "sqlite"), ("concurrent", "postgres")]
 FULL_MATRIX = ("p01_tools_docstring", "p13_checkpoints", "p15_interrupt_hook")
 _ASKED = "what the model was asked in this process: a response recorded before the crash is not asked for again"
-_EVENTS = "events of the calls made in this process: a recorded model response or tool result is not streamed again"
+_EVENTS = (
+    "events of the calls made in this process: a recorded model response is streamed again (its text and tool uses, "
+    "not the provider's own chunks or usage), a recorded tool result's own events are not"
+)
 _METRICS = (
     "the tokens of a recorded model response reused after the crash were counted by the process that received it "
     "(TetherSessionManager.metrics() has the run's, across processes); cycle and tool counts carry over, and are compared"
@@ -98,9 +101,6 @@ PROCESS_LOCAL = {
 }
 """Output lines (by label) that only the process making a call observes, and why."""
 KNOWN_GAPS = {
-    ("p03_callback_handler", "tool:tu-1#1"): "the program indexes its callback handler's tool-use events, and a recorded "
-    "response is not streamed again: the restarted process saw none (IndexError)",
-    ("p03_callback_handler", "model:2"): "as at tool:tu-1#1",
     ("p05_direct_tool_calls", "tool:word_count#2"): "harness: the program reads its model's in-process request log "
     "(model.requests[0]) after a call the restarted program does not make again (IndexError)",
 }

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 from strands import Agent, tool
-from strands.hooks import BeforeModelCallEvent
+from strands.hooks import BeforeModelCallEvent, MessageAddedEvent
 
 from tether.durable import SQLiteStore
 from tether.errors import PromptError
+from tether.strands._run import tool_uses
 from tether.strands.session_manager import TetherSessionManager
 
 from .conftest import PROGRAMS, SRC
@@ -230,3 +231,68 @@ def test_the_metrics_of_a_resumed_turn_count_the_calls_recorded_before_the_crash
         assert metrics.cycle_count == plain.cycle_count == 3
         assert metrics.accumulated_usage == plain.accumulated_usage
         assert manager.metrics(agent)["usage"]["total_tokens"] == 45  # the run's own: each call counted once
+
+
+class Collector:
+    """A callback handler keeping what a program reads from it: text, tool uses, messages."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.tools: dict[str, tuple[str, str]] = {}
+        self.messages: list[Any] = []
+
+    def __call__(self, **kwargs: Any) -> None:
+        self.text += kwargs.get("data", "")
+        if "current_tool_use" in kwargs:
+            use = kwargs["current_tool_use"]
+            self.tools[use["toolUseId"]] = (use["name"], use["input"])
+        if "message" in kwargs:
+            self.messages.append({"role": kwargs["message"]["role"], "content": kwargs["message"]["content"]})
+
+
+@tool(name="lookup")
+def dies_inside(key: str) -> str:
+    """Look up a key (dies, as a process being stopped, at the call for "e": the first's result recorded).
+
+    Args:
+        key: The key.
+    """
+    if key == "e":
+        raise KeyboardInterrupt
+    return {"pi": "3.14159"}.get(key, "unknown")
+
+
+def _dies_after_the_answer(agent: Agent) -> None:
+    def stop(event: MessageAddedEvent) -> None:  # after the manager stored it: the turn is still open
+        if event.message["role"] == "assistant" and not tool_uses(event.message):
+            raise KeyboardInterrupt
+
+    agent.hooks.add_callback(MessageAddedEvent, stop)
+
+
+@pytest.mark.parametrize("where", ["model", "tool", "answer"])
+def test_a_resumed_turn_streams_its_recorded_responses_to_the_callback_handler(tmp_path: Path, where: str) -> None:
+    """Killed during the turn's last model call, inside its second tool call, or after its answer
+    was stored: the restarted program's callback handler gets the text, tool uses and messages of
+    the uninterrupted turn. (A recorded response was not streamed again: the handler saw none of
+    the tool uses recorded before the crash, and no text of a recorded answer.)"""
+    plain = Collector()
+    Agent(model=ScriptModel(LOOKUPS), tools=[lookup], callback_handler=plain)("What are pi and e?")
+    assert set(plain.tools) == {"tu-1", "tu-2"} and plain.text == "pi is 3.14159, e is unknown"
+    store = tmp_path / "runs.db"
+    with TetherSessionManager("m-7", store=store) as manager:
+        model = DiesAtTheAnswer(LOOKUPS) if where == "model" else ScriptModel(LOOKUPS)
+        tools = [dies_inside] if where == "tool" else [lookup]
+        agent = Agent(model=model, tools=tools, callback_handler=None, session_manager=manager)
+        if where == "answer":
+            _dies_after_the_answer(agent)
+        with pytest.raises(KeyboardInterrupt):
+            agent("What are pi and e?")
+    with TetherSessionManager("m-7", store=store) as manager:
+        seen = Collector()
+        agent = Agent(model=ScriptModel(LOOKUPS), tools=[lookup], callback_handler=seen, session_manager=manager)
+        assert str(agent("What are pi and e?")).strip() == "pi is 3.14159, e is unknown"
+        assert manager.resumed(agent)
+    assert seen.tools == plain.tools
+    assert seen.text == plain.text
+    assert seen.messages == plain.messages

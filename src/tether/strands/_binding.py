@@ -29,6 +29,9 @@ class AgentBinding:
     replay: Message | None = None
     """A final answer to hand back instead of the next model call (the resumed turn's)."""
     replayed: Message | None = None
+    echo: list[Any] = field(default_factory=list)
+    """Recorded messages of the resumed turn that no model call gives back: their events are handed
+    to the callback handler at the start of the invocation (:mod:`tether.strands._echo`)."""
     replay_installed: bool = False
     """The replay middleware is on the agent (added at the first replay)."""
     premarked: set[str] = field(default_factory=set)

@@ -28,6 +28,7 @@ from strands.types.session import SessionAgent
 from .._json import json_copy
 from ..errors import PromptError
 from ._binding import AgentBinding
+from ._echo import turn_events
 
 if TYPE_CHECKING:
     from strands import Agent
@@ -105,7 +106,8 @@ def answered(binding: AgentBinding, session_id: str) -> bool:
 
 class StopReplay:
     """``AgentStreamStage`` middleware: a recorded interrupt stop instead of running the invocation
-    (when :func:`hand_back` armed one)."""
+    (when :func:`hand_back` armed one); else the events of the resumed turn's recorded messages
+    (``binding.echo``, :mod:`tether.strands._echo`) before the invocation's own."""
 
     def __init__(self, binding_of: Callable[[Any], AgentBinding | None]) -> None:
         self.binding_of = binding_of
@@ -113,6 +115,10 @@ class StopReplay:
     async def __call__(self, context: AgentStreamContext, next_fn: Any) -> AsyncGenerator[Any, None]:
         binding = self.binding_of(context.agent)
         if binding is None or binding.arm_stop is None:
+            if binding is not None and binding.echo:  # a resumed turn's recorded messages: their events first
+                echo, binding.echo = binding.echo, []
+                async for event in turn_events(echo):
+                    yield event
             async for event in next_fn(context):
                 yield event
             return

@@ -19,6 +19,8 @@ the cut-off turn is finished instead of a new one started: the stored conversati
 without the model's last response, which is handed back in place of a new model call (a
 response with tool calls is put back into the history, so Strands runs that cycle's tools through
 the agent's tool executor; a final answer is replayed through an ``InvokeModelStage`` middleware).
+The program's callback handler gets the recorded responses streamed as a model call streams them
+(:mod:`tether.strands._echo`).
 The tool executor (:class:`~tether.strands.executor.TetherToolExecutor`, installed around the
 agent's own) returns the recorded results and runs only the missing calls; a call that started but
 has no recorded result is *in doubt* (see the executor). A pending Strands interrupt is asked
@@ -63,6 +65,7 @@ from ..durable.store import RunStore
 from ..errors import PromptError
 from ..types import InterruptState
 from ._binding import AgentBinding
+from ._echo import response_events, turn_responses
 from ._metrics import restore, snapshot
 from ._multiagent import MultiAgentRuns
 from ._run import FINAL_STOPS, StrandsRun, prompt_key, tool_uses
@@ -406,10 +409,12 @@ class TetherSessionManager(SessionManager):
             SessionAgent(agent.agent_id, agent.state.get(), {}, {"interrupt_state": state}).initialize_internal_state(agent)
         held: Any = binding.held
         binding.held = None
+        binding.echo = turn_responses(agent.messages)  # streamed to the callback handler, as uninterrupted
         if held is None:
             return
         if tool_uses(held):
             agent.messages.append(held)  # the stored response: Strands runs its tools next
+            binding.echo.append(held)
         else:
             binding.replay = held
             if not binding.replay_installed:  # added for the first replay only: no layer on every model call
@@ -425,6 +430,8 @@ class TetherSessionManager(SessionManager):
             return
         message, binding.replay = binding.replay, None
         binding.replayed = message
+        async for event in response_events(message):  # the callback handler sees it streamed, as from the model
+            yield event
         yield ModelStopReason("end_turn", message, dict(_ZERO_USAGE), {"latencyMs": 0})  # type: ignore[arg-type]
 
     def _after_invocation(self, event: AfterInvocationEvent) -> None:
