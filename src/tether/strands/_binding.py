@@ -52,6 +52,9 @@ class AgentBinding:
     crash_interrupts: dict[str, Any] = field(default_factory=dict)
     """Strands' interrupt state as restored (at the crash), put back once the recorded stops are answered."""
     usage_base: dict[str, int] = field(default_factory=dict)
+    metrics_restored: bool = False
+    """A cut-off turn's metrics were restored (:mod:`tether.strands._metrics`): its usage up to the
+    turn's last cycle boundary is counted already."""
 
     def messages(self) -> list[Message]:
         """The live conversation as stored: the agent's, plus a response held aside."""

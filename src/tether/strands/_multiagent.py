@@ -262,6 +262,9 @@ class MultiAgentRuns:
         if binding.replay is not None:
             messages.append(binding.replay)
         start = max((i for i in range(len(messages)) if prompt_key(messages[i : i + 1]) == prompt), default=0)
+        if binding.metrics_restored:  # the restored metrics count the turn's usage up to its last tool results
+            boundaries = [i for i in range(start, len(messages)) if any("toolResult" in block for block in messages[i].get("content", []))]
+            start = boundaries[-1] + 1 if boundaries else start
         metrics = binding.agent.event_loop_metrics
         totals: list[Any] = [metrics.accumulated_usage, *(invocation.usage for invocation in metrics.agent_invocations[-1:])]
         for message in messages[start:]:

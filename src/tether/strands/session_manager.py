@@ -317,6 +317,7 @@ class TetherSessionManager(SessionManager):
         carried = run.strands.get("metrics")
         if binding.recovering and isinstance(carried, dict):  # the cut-off turn's result.metrics go on (see _metrics)
             added = restore(agent.event_loop_metrics, carried)
+            binding.metrics_restored = True  # usage up to the last cycle boundary: counted (see _multiagent's usage)
             for key, name in (("input_tokens", "inputTokens"), ("output_tokens", "outputTokens"), ("total_tokens", "totalTokens")):
                 binding.usage_base[key] = binding.usage_base.get(key, 0) - added[name]  # counted once in the run's metrics
         internal: dict[str, Any] = {"model_state": copy.deepcopy(fields.get("model_state") or {})}
