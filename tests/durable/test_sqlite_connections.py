@@ -7,7 +7,6 @@ thread opened one per call (settings and schema check each time) and ``close()``
 from __future__ import annotations
 
 import gc
-import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -19,18 +18,7 @@ import pytest
 from tether.durable import SQLiteStore
 from tether.durable.sqlite import _MAX_IDLE
 
-from .helpers import Plan, make_agent
-
-
-def open_files(path: Path) -> int:
-    """How many descriptors of this process are open on the database file."""
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            count += os.readlink(f"/proc/self/fd/{fd}") == str(path)
-        except OSError:  # the directory's own descriptor, closed since listed
-            pass
-    return count
+from .helpers import Plan, make_agent, open_files
 
 
 def is_open(conn: sqlite3.Connection) -> bool:
