@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from tether import Agent, tool
@@ -95,3 +97,14 @@ def user_row(text: str) -> Message:
 def calls_row(*ids: str) -> Message:
     """An assistant message calling ``work`` once per id."""
     return {"role": "assistant", "content": [{"toolUse": {"toolUseId": i, "name": "work", "input": {}}} for i in ids]}  # type: ignore[misc]
+
+
+def open_files(path: Path) -> int:
+    """How many descriptors of this process are open on the database file."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}") == str(path)
+        except OSError:  # the directory's own descriptor, closed since listed
+            pass
+    return count

@@ -205,9 +205,9 @@ def test_sqlite_store_files_are_private(tmp_path: Path) -> None:
 def test_a_full_database_is_a_store_error(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "runs.db")
     store.write("r", bare_head(1), [], {})
-    conn = store._connect()
-    pages = conn.execute("PRAGMA page_count").fetchone()[0]
-    conn.execute(f"PRAGMA max_page_count = {pages}")  # as a full disk: SQLITE_FULL on the next page
+    with store._connection() as conn:  # the store's one connection: the next write uses it
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")  # as a full disk: SQLITE_FULL on the next page
     big = [{"role": "user", "content": [{"text": "x" * 50_000}]}]
     with pytest.raises(StoreError, match=r"run 'r': .*runs.db failed \(OperationalError: database or disk is full\)"):
         store.write("r", {**bare_head(2), "next_seq": 1}, big, {})  # type: ignore[list-item]

@@ -167,13 +167,14 @@ def test_durability_full_syncs_every_commit_off_the_event_loop(tmp_path: Path) -
     from tether.durable.codec import prepare_write
 
     store = SQLiteStore(tmp_path / "runs.db", durability="full")
-    conn = store._connect()
-    assert conn.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
+    with store._connection() as conn:
+        assert conn.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
     head = {"schema_version": 3, "rev": 1, "start_seq": 0, "next_seq": 0, "cursor": {"phase": "idle", "cycle_index": 0}, "metrics": {}}
     prepared = prepare_write("r", head, [], {}, None, None, None, None)
     assert store.commit("r", prepared, wait=False) is False  # declined: a writer thread commits it
     assert store.commit("r", prepared, wait=True) is True and store.head("r") is not None
-    assert SQLiteStore(tmp_path / "n.db")._connect().execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
+    with SQLiteStore(tmp_path / "n.db")._connection() as conn:
+        assert conn.execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
     with pytest.raises(ConfigurationError, match="durability='fast' is not one of 'normal', 'full'"):
         SQLiteStore(tmp_path / "x.db", durability="fast")
 

@@ -82,6 +82,9 @@ _SYNCHRONOUS = {"normal": "NORMAL", "full": "FULL"}
 _INLINE_CHECKPOINT_EVERY = 200
 """One in this many non-blocking commits is declined, so the writer thread checkpoints the WAL."""
 
+_MAX_IDLE = 8
+"""The most idle connections of each kind a store keeps (more, opened while threads used it at once, are closed)."""
+
 
 class SQLiteStore(RowStore[sqlite3.Connection, int]):
     """Runs in a SQLite database file; safe to share between processes.
@@ -121,18 +124,20 @@ class SQLiteStore(RowStore[sqlite3.Connection, int]):
             raise ConfigurationError(f"SQLiteStore durability={durability!r} is not one of {', '.join(map(repr, _SYNCHRONOUS))}")
         if str(path) == ":memory:":  # sqlite3 would open a private database per connection and leases are files
             raise ConfigurationError(
-                "SQLiteStore(':memory:') is not supported: a SQLite run store is a file (one connection per thread, lock "
+                "SQLiteStore(':memory:') is not supported: a SQLite run store is a file (connections opened as needed, lock "
                 "files beside it); for runs kept in memory use tether.durable.MemoryStore()"
             )
         super().__init__(cipher=cipher, redact_state_keys=redact_state_keys, max_row_bytes=max_row_bytes)
         self.durability = durability
         self.path = Path(path)
         self._inline_commits = 0
-        self._local = threading.local()
+        self._pool_lock = threading.Lock()
+        self._idle: dict[bool, list[sqlite3.Connection]] = {False: [], True: []}  # by inline: connections no thread uses
+        self._busy: set[sqlite3.Connection] = set()  # connections a thread is using
         self._create_private()
         self.lock_dir = lock_dir_of(self.path)
         self._identity = file_identity(self.path)
-        self._connect()  # fail early on a bad file or a newer schema
+        self._idle[False].append(self._open())  # fail early on a bad file or a newer schema
 
     def _create_private(self) -> None:
         """Create a missing database file with mode 0600 (SQLite gives its -wal/-shm files the same).
@@ -148,10 +153,40 @@ class SQLiteStore(RowStore[sqlite3.Connection, int]):
         except OSError as exc:
             raise StoreError(f"cannot create the run store {self.path} ({exc.strerror or exc})") from None
 
-    def _connect(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None:
-            return conn
+    @contextmanager
+    def _connection(self, *, inline: bool = False) -> Iterator[sqlite3.Connection]:
+        """A connection for this thread alone until the context ends (``inline``: one for commits
+        that must not block: no busy wait, no checkpoints).
+
+        Connections are the store's, not a thread's: an idle one is handed to whichever thread
+        asks (``check_same_thread=False``; one thread at a time uses it) and opened only when
+        every one is busy, so a caller whose every call runs on a new thread (Strands' event
+        loop) opens none per call, and :meth:`close` reaches them all. A connection returned
+        inside a transaction (a failed ``COMMIT`` or ``ROLLBACK``) is closed, never reused.
+        """
+        with self._pool_lock:
+            idle = self._idle[inline]
+            conn = idle.pop() if idle else None
+            if conn is not None:
+                self._busy.add(conn)
+        if conn is None:
+            conn = self._open_inline() if inline else self._open()
+            with self._pool_lock:
+                self._busy.add(conn)
+        try:
+            yield conn
+        finally:
+            with self._pool_lock:
+                kept = conn in self._busy and not conn.in_transaction and len(self._idle[inline]) < _MAX_IDLE
+                self._busy.discard(conn)
+                if kept:
+                    self._idle[inline].append(conn)
+            if not kept:
+                conn.close()
+
+    def _open(self) -> sqlite3.Connection:
+        """A new connection, the file's settings applied and its schema created or upgraded."""
+        conn: sqlite3.Connection | None = None
         try:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # takes effect only in a new, empty file
@@ -168,18 +203,17 @@ class SQLiteStore(RowStore[sqlite3.Connection, int]):
                 f"{self.path} was written by a newer Tether (store schema {version}, this one knows "
                 f"{SCHEMA_VERSION}); upgrade Tether to open it"
             )
-        self._local.conn = conn
         return conn
 
-    def _inline(self) -> sqlite3.Connection:
-        """This thread's connection for commits that must not block: no busy wait, no checkpoints."""
-        conn: sqlite3.Connection | None = getattr(self._local, "inline", None)
-        if conn is None:
-            self._connect()  # the schema exists
-            conn = sqlite3.connect(self.path, timeout=0.0, isolation_level=None, check_same_thread=False)
+    def _open_inline(self) -> sqlite3.Connection:
+        """A new connection for commits that must not block (the schema exists: the store opened it)."""
+        conn = sqlite3.connect(self.path, timeout=0.0, isolation_level=None, check_same_thread=False)
+        try:
             conn.execute(f"PRAGMA synchronous={_SYNCHRONOUS[self.durability]}")
             conn.execute("PRAGMA wal_autocheckpoint=0")
-            self._local.inline = conn
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _init_schema(self, conn: sqlite3.Connection) -> int:
@@ -227,7 +261,8 @@ class SQLiteStore(RowStore[sqlite3.Connection, int]):
         """The connection (``inline``: the one for non-blocking commits); any driver error (a
         full disk, a damaged file) becomes a StoreError."""
         try:
-            yield self._inline() if inline else self._connect()
+            with self._connection(inline=inline) as conn:
+                yield conn
         except (sqlite3.Error, UnicodeDecodeError) as exc:  # a damaged text value is not UTF-8
             what = f"run {run_id!r}" if run_id is not None else "listing runs"
             raise StoreError(f"{what}: {self.path} failed ({type(exc).__name__}: {exc})") from None
@@ -431,11 +466,14 @@ class SQLiteStore(RowStore[sqlite3.Connection, int]):
         return is_held(self._lock_path(validate_run_id(run_id)))
 
     def close(self) -> None:
-        for name in ("conn", "inline"):
-            conn: sqlite3.Connection | None = getattr(self._local, name, None)
-            if conn is not None:
-                conn.close()
-                setattr(self._local, name, None)
+        """Close every connection of the store, on whichever thread opened it (one in use is
+        closed when its thread is done with it); the store opens new ones if used again."""
+        with self._pool_lock:
+            idle = self._idle[False] + self._idle[True]
+            self._idle = {False: [], True: []}
+            self._busy.clear()  # each is closed when returned
+        for conn in idle:
+            conn.close()
 
 
 def _number(row: Any) -> int:
