@@ -101,7 +101,7 @@ from strands.tools.executors import SequentialToolExecutor
 from strands.types.exceptions import SessionException
 
 from tether.durable import SQLiteStore
-from tether.errors import RunLockedError
+from tether.errors import PromptError, RunLockedError
 from tether.strands._run import strands_run_id
 from tether.strands.session_manager import TetherSessionManager
 
@@ -432,3 +432,57 @@ def test_sync_agent_retries_after_a_failed_write(tmp_path: Path, monkeypatch: py
         assert len(writes) == 1
     with TetherSessionManager("s-retry", store=db) as manager:
         assert _agent(manager, agent_id="test-agent").state.get("key") == "value"
+
+
+class _RedactingModel(ScriptModel):
+    """A guardrail's stream: redacts the user's input, then (``fail``) breaks off as a crash would."""
+
+    def __init__(self, fail: bool) -> None:
+        super().__init__([{"text": "blocked"}])
+        self.fail = fail
+
+    async def stream(self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any) -> Any:
+        yield {"redactContent": {"redactUserContentMessage": "[input redacted]"}}
+        if self.fail:
+            raise RuntimeError("model connection lost")
+        async for event in super().stream(messages, tool_specs, system_prompt, **kwargs):
+            yield event
+
+
+def _stored_text(db: Path, run_id: str) -> str:
+    import json
+
+    store = SQLiteStore(db)
+    try:
+        stored = store.load(run_id)
+        assert stored is not None
+        return json.dumps(stored.head) + json.dumps(stored.messages)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_redaction_leaves_no_copy_in_the_head(tmp_path: Path, fail: bool) -> None:
+    """A guardrail's redaction of the prompt removes it from the turn's recorded prompt too (the
+    head's ``strands.turn.prompt`` kept it); a turn cut off after the redaction is finished by a call
+    without a prompt, and the original call is refused with a PromptError saying why."""
+    db = tmp_path / "runs.db"
+    run_id = strands_run_id("s-guard", "a")
+    with TetherSessionManager("s-guard", store=db) as manager:
+        agent = Agent(model=_RedactingModel(fail), callback_handler=None, session_manager=manager, agent_id="a")
+        if fail:
+            with pytest.raises(RuntimeError):
+                agent("my card is 4111 1111")
+        else:
+            agent("my card is 4111 1111")
+        assert _texts(agent)[0] == "[input redacted]"
+    assert "4111 1111" not in _stored_text(db, run_id)  # (a random tracking_id may hold "4111", never a space)
+    if not fail:
+        return
+    with TetherSessionManager("s-guard", store=db) as manager:
+        agent = _agent(manager, [{"text": "done"}], agent_id="a")
+        with pytest.raises(PromptError, match="redacted"):
+            agent("my card is 4111 1111")
+        assert str(agent().message["content"][0]["text"]) == "done"
+        assert _texts(agent) == ["[input redacted]", "done"]
+    assert "4111 1111" not in _stored_text(db, run_id)  # (a random tracking_id may hold "4111", never a space)

@@ -37,6 +37,9 @@ class AgentBinding:
     premarked: set[str] = field(default_factory=set)
     """Calls this process recorded as started with the model's response (not in doubt here)."""
     turn_new: bool = False
+    prompt_latest: bool = False
+    """The turn's recorded prompt ends the conversation (no model response yet): a redaction of the
+    latest message redacts the prompt too."""
     reading: bool = False
     """The current invocation is ``Agent.structured_output()``'s (its hooks fire without messages): no turn."""
     resumed: bool = False

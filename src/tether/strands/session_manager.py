@@ -155,6 +155,7 @@ class TetherSessionManager(SessionManager):
         position: str | None
         if message["role"] == "assistant":
             position = "after_model"
+            binding.prompt_latest = False
             if message is binding.replayed:
                 binding.replayed = None
             else:
@@ -186,6 +187,13 @@ class TetherSessionManager(SessionManager):
         """Strands redacts the message in the agent's history: store the history as it is now
         (a rewritten message starts a new live segment; stored rows are never rewritten)."""
         binding = self._binding(agent)
+        turn = binding.run.strands.get("turn")
+        if binding.prompt_latest and isinstance(turn, dict) and turn.get("prompt"):
+            # The redacted message is the prompt's last one: the turn keeps the redacted prompt (no
+            # copy of what was removed stays in the head; a restart is told so: _before_invocation).
+            count = len(turn["prompt"])
+            turn["prompt"] = prompt_key(binding.agent.messages[-count:])
+            turn["redacted"] = True
         binding.run.session.persisted = []  # the redacted message differs from its stored row
         binding.run.write(binding.messages())
 
@@ -356,6 +364,13 @@ class TetherSessionManager(SessionManager):
         turn = run.strands.get("turn")
         if binding.recovering:
             assert turn is not None  # a turn is open when recovering
+            if new and prompt_key(new) != turn.get("prompt") and turn.get("redacted"):
+                raise PromptError(
+                    f"run {run.run_id!r} (Strands session {self.session_id!r}, agent {binding.agent.agent_id!r}) has a turn cut off "
+                    f"by a crash whose prompt was redacted (a guardrail), so the original call cannot be recognised: call the agent "
+                    f"without a prompt (agent()) to finish that turn from its redacted conversation "
+                    f"(or delete the run with `tether rm {run.run_id}`)"
+                )
             if new and prompt_key(new) != turn.get("prompt"):
                 raise PromptError(
                     f"run {run.run_id!r} (Strands session {self.session_id!r}, agent {binding.agent.agent_id!r}) has a turn cut off "
@@ -386,6 +401,7 @@ class TetherSessionManager(SessionManager):
             return
         if new or turn is None or not turn.get("open"):
             run.strands["turn"] = {"open": True, "prompt": prompt_key(new)}
+            binding.prompt_latest = bool(new)
             added = _added_by_hand(binding.messages(), run.session.persisted)
             if added:  # the program appended them itself before this call: see _restore
                 run.strands["turn"]["added"] = [len(binding.messages()) - added, added]
