@@ -59,6 +59,7 @@ ENDPOINTS = [
     ("POST", "/runs/{run}/cancel"),
     ("POST", "/runs/{run}/retry"),
     ("POST", "/runs/{run}/compensate"),
+    ("POST", "/runs/{run}/fork"),
     ("GET", "/agents/asker/agui/{run}"),
 ]
 BAD_IDS = ["%ED%A0%80", "%F0%28", "%2E%2E", "a%00b", "x" * 200, "%20", "a%0Ab"]
@@ -90,6 +91,7 @@ def test_hostile_requests_are_4xx_json_log_no_fault_and_change_nothing(
             ("/agents/chat/runs", b'{"prompt": "hi", ' + SURROGATE + b": 1}"),
             ("/runs/q1/interrupts", b'{"responses": {"' + pending["id"].encode() + b'": ' + SURROGATE + b"}}"),
             ("/runs/q1/interrupts", b'{"responses": {' + SURROGATE + b': "yes"}}'),
+            ("/runs/f1/fork", b'{"at": 1, "run_id": ' + SURROGATE + b"}"),
         ]:
             refused(client.post(path, content=body, headers=json_headers))
         agui = agui_input("f1", "r-hostile", "PLACEHOLDER")

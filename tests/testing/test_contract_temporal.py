@@ -2,12 +2,14 @@
 and k signals delivering one interrupt answer at the same instant (one update taken, the others
 refused, each effect once); a worker process SIGKILLed inside tool calls, a new worker finishing
 the run as the uninterrupted one (each call once, the cut-off one at most twice); the histories
-replayed twice; fork determinism and checkpoint validity not applicable, with why."""
+replayed twice; prompts no store can keep refused before any workflow exists (checkpoint validity);
+fork determinism not applicable, with why."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,7 +64,8 @@ def test_all_six_hold_for_the_sound_agent_on_temporal(dev_server: DevServer, tmp
     assert report.result(EFFECT).detail.endswith("each call started once, the cut-off one at most twice with its key")
     assert "the histories of 4 runs (3 with a worker killed in a tool call) each replayed twice" in report.result(RECOVERY).detail
     assert report.result(FORK).verdict == NOT_APPLICABLE and "cannot be forked" in report.result(FORK).detail
-    assert report.result(VALIDITY).verdict == NOT_APPLICABLE and "runtime='local'" in report.result(VALIDITY).detail
+    assert report.result(VALIDITY).verdict == HOLDS, report.summary()
+    assert "each refused by TetherClient.start with a TetherError, no workflow started" in report.result(VALIDITY).detail
     assert set(PROPERTIES) == {r.name for r in report.results}
     # the kills were real: each killed run's cut-off call started twice, by two worker processes
     starts = [json.loads(line) for line in (tmp_path / "temporal" / "starts.log").read_text().splitlines()]
@@ -89,6 +92,37 @@ def test_a_charge_run_again_after_the_worker_died_is_caught(dev_server: DevServe
     assert "'charged 0, receipt #2' after the kill): not idempotent (declare idempotent=False with a reconcile callback)" in effect.detail
     assert any(path.endswith(".json") for path in effect.files)
     assert report.result(PREFIX).verdict == HOLDS, report.summary()
+
+
+def test_prompts_no_store_can_keep_are_refused_before_any_workflow_exists(dev_server: DevServer, tmp_path: Path) -> None:  # noqa: F811
+    report = resume_contract(
+        f"{AGENTS}:booking", "book it", properties=[VALIDITY], workdir=tmp_path, runtime="temporal", temporal=dev_server.address
+    )
+    result = report.result(VALIDITY)
+    assert result.verdict == HOLDS, report.summary()
+    assert result.detail.startswith("4 prompts no store can keep (a lone surrogate in the prompt text, ")
+    assert "NaN in a content block, infinity in a content block)" in result.detail
+
+
+def test_a_client_that_lets_an_invalid_prompt_through_breaks_checkpoint_validity(
+    dev_server: DevServer,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tether.temporal.client import TetherClient
+
+    def unchecked(self: TetherClient, prompt: Any) -> tuple[dict[str, Any], None]:  # a client that checks nothing
+        content = [{"text": prompt}] if isinstance(prompt, str) else prompt
+        return {"kind": "messages", "messages": [{"role": "user", "content": content}], "responses": []}, None
+
+    monkeypatch.setattr(TetherClient, "_prompt", unchecked)
+    report = resume_contract(
+        f"{AGENTS}:booking", "book it", properties=[VALIDITY], workdir=tmp_path, runtime="temporal", temporal=dev_server.address
+    )
+    result = report.result(VALIDITY)
+    assert result.verdict == VIOLATED, report.summary()
+    assert result.detail.startswith("a lone surrogate in the prompt text: accepted by TetherClient.start: workflow 'contract-")
+    assert result.detail.endswith("-validity-0' started")
 
 
 def test_temporal_and_its_runtime_go_together(tmp_path: Path) -> None:

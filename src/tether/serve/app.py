@@ -11,6 +11,8 @@ Endpoints (see :mod:`tether.serve.openapi` for the document served at ``/openapi
 - ``POST /runs/{id}/interrupts`` ``{responses}``; ``POST /runs/{id}/cancel``; ``DELETE /runs/{id}``.
 - ``POST /runs/{id}/retry``: a failed (or stopped, stalled) run goes on from its last stored step.
 - ``POST /runs/{id}/compensate``: undo the run's performed effects (:mod:`tether.serve.compensate_routes`).
+- ``POST /runs/{id}/fork`` ``{at, run_id?}`` → ``201 {run_id, status}``: a new run from a past step,
+  at rest (:mod:`tether.serve.fork_routes`).
 - ``GET /healthz``, ``GET /readyz``: the process is up; it reaches its store (:mod:`tether.serve.health`).
 - ``GET /``: the chat page; ``GET /runs/{id}/view``: the run's inspector page (:mod:`tether.serve.page`).
 - ``POST /agents/{name}/agui``, ``GET /agents/{name}/agui/{thread_id}``: the AG-UI protocol
@@ -53,6 +55,7 @@ from .drain import GRACE
 from .events import Cursor, interrupts_of, last_answer
 from .failures import error_body, run_error, stream_error
 from .failures import handlers as failure_handlers
+from .fork_routes import ForkEndpoint
 from .health import PROBE_PATHS, health_routes
 from .idempotency import HEADER, RequestKey, digest, key_from, run_id_for
 from .limits import BODY_TIMEOUT, BodyTimeout
@@ -126,6 +129,7 @@ def create_app(
         Route("/runs/{run_id}/cancel", api.cancel, methods=["POST"]),
         Route("/runs/{run_id}/retry", api.retry, methods=["POST"]),
         *CompensateEndpoint(manager).routes(),
+        *ForkEndpoint(manager, max_body).routes(),
         Route("/openapi.json", api.openapi, methods=["GET"]),
         # the pages: the chat page, the agents it lists, a run's inspector page (tether.serve.page)
         Route("/agents", api.agents, methods=["GET"]),

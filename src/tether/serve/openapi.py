@@ -182,6 +182,31 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
                     },
                 }
             },
+            "/runs/{run_id}/fork": {
+                "post": {
+                    "summary": (
+                        "Fork the run at a past step into a new run, at rest (nothing executes): go on with it by "
+                        "POST /runs/{new}/retry (paused), /interrupts (interrupted) or a new turn"
+                    ),
+                    "parameters": [_RUN_ID],
+                    "requestBody": {
+                        "required": True,
+                        **_json(
+                            {
+                                "type": "object",
+                                "required": ["at"],
+                                "properties": {"at": {"type": "integer", "minimum": 1}, "run_id": {"type": "string"}},
+                            }
+                        ),
+                    },
+                    "responses": {
+                        "201": {"description": "the new run", **_json({"$ref": "#/components/schemas/Forked"})},
+                        "400": _ERROR,
+                        "404": _ERROR,
+                        "409": {**_ERROR, "description": "the new run id exists, the run is running, or no agent run of this server"},
+                    },
+                }
+            },
             **_agui_paths(agents),
             **_a2a_paths(agents),
         },
@@ -195,6 +220,15 @@ def openapi_document(agents: list[str]) -> dict[str, Any]:
                     },
                 },
                 "Started": {"type": "object", "properties": {"run_id": {"type": "string"}, "events": {"type": "string"}}},
+                "Forked": {
+                    "type": "object",
+                    "properties": {
+                        "run_id": {"type": "string"},
+                        "status": {"type": "string"},
+                        "forked_from": {"type": "object", "properties": {"run_id": {"type": "string"}, "step": {"type": "integer"}}},
+                        "events": {"type": "string"},
+                    },
+                },
                 "Compensation": {
                     "type": "object",
                     "properties": {

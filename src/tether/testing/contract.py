@@ -132,7 +132,7 @@ def resume_contract(
         if runtime == "serve":
             from .contract_served import ServedChecks
 
-            ServedChecks(plan, report, checks.add).check(wanted, k, points, recoveries)
+            ServedChecks(plan, report, checks.add).check(wanted, k, points, recoveries, forks)
             return _finished(report, plan, wanted)
         if runtime == "temporal":
             from .contract_temporal import TemporalChecks

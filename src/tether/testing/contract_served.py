@@ -20,7 +20,9 @@ driven only over HTTP, with the faults a served run meets:
   4xx JSON refusals that change nothing stored; copies of a store crashed inside a tool call,
   each taken over by a fresh server, end the same (SQLite).
 
-Fork determinism is "not applicable": ``tether serve`` has no fork endpoint.
+- **fork determinism**: chosen steps of the served reference run are forked twice with ``POST
+  /runs/{id}/fork``, one fork on each server; each goes on (retried, its questions answered) to its
+  end, and the two ends must match (messages, state, status, the fork ids masked).
 """
 
 from __future__ import annotations
@@ -47,7 +49,6 @@ from .contract_runs import _comparable, _load
 from .contract_served_store import Recoveries, validity
 
 AGENT = "agent"
-NO_FORK = "tether serve has no fork endpoint: fork determinism is checked with runtime='local' on this store"
 
 
 class ServedChecks:
@@ -78,11 +79,13 @@ class ServedChecks:
             first.kill()
             second.kill()
 
-    def check(self, wanted: list[str], k: int, points: int | str, recoveries: int) -> None:
-        if FORK in wanted:
-            self.add(FORK, NOT_APPLICABLE, 0, NO_FORK)
+    def check(self, wanted: list[str], k: int, points: int | str, recoveries: int, forks: int | str = "all") -> None:
+        if forks != "all" and (isinstance(forks, bool) or not isinstance(forks, int) or forks < 1):
+            raise TetherError(f"resume_contract forks={forks!r} must be 'all' or a positive int")
         with self.servers() as (first, second):
             self.reference = self.served_reference(first)
+            if FORK in wanted:
+                self.forks(first, second, forks)
             if VALIDITY in wanted:
                 validity(self, first)
             if PREFIX in wanted or EFFECT in wanted or RECOVERY in wanted:
@@ -171,6 +174,31 @@ class ServedChecks:
             raise TetherError(f"resume contract (served): the reference run did not finish: {run}")
         self.calls = len(self.begun(run_id))
         return {**self.export(run_id, run), "run_id": run_id, "asked": list(self.asked)}
+
+    def forks(self, first: _Server, second: _Server, forks: int | str) -> None:
+        """Fork each chosen step of the reference run twice over HTTP (fork ``a`` on one server,
+        ``b`` on the other), drive both forks to their ends, compare the ends."""
+        run_id = self.reference["run_id"]
+        steps = list(range(1, len(self.reference["steps"]) + 1))
+        if forks != "all":
+            steps = _spread(steps, int(forks))
+        for step in steps:
+            exports = []
+            for name, server in (("a", first), ("b", second)):
+                fork_id = f"{run_id}.fork-{step}-{name}"
+                status, body, _ = request(f"{server.url}/runs/{run_id}/fork", {"at": step, "run_id": fork_id}, timeout=30)
+                if status != 201:
+                    self.add(FORK, VIOLATED, len(steps), f"step {step}: POST /runs/{run_id}/fork answered {status}: {body}")
+                    return
+                exports.append(self.export(fork_id, self.drive([server], fork_id)))
+            ends = [_comparable(export, f"{run_id}.fork-{step}-{name}") for export, name in zip(exports, "ab", strict=True)]
+            diff = first_difference(ends[0], ends[1])
+            if diff is not None:
+                detail = f"step {step}: its two forks (served) differ at {describe(diff)}"
+                self.add(FORK, VIOLATED, len(steps), detail, [export["file"] for export in exports])
+                return
+        summary = f"{len(steps)} steps of the served run forked twice over POST /runs/{{id}}/fork"
+        self.add(FORK, HOLDS, len(steps) * 2, f"{summary}, one fork on each server: every pair ended the same")
 
     def crashes(self, first: _Server, second: _Server, points: int | str, recoveries: int = 0) -> None:
         """Kill a server inside each tool call (the ``n``-th it starts), before its body runs and

@@ -13,8 +13,12 @@ own, its tool starts counted like a contract child's. Checked:
   is SIGKILLed inside each tool call, a new worker finishes the run, and the finished histories
   are replayed twice (:mod:`tether.testing.contract_temporal_crash`).
 
-Fork determinism and checkpoint validity are reported "not applicable", with why
-(:data:`FORK_WHY`, :data:`VALIDITY_WHY`): run the contract with ``runtime="local"`` for them.
+- **checkpoint validity**: prompts no store can keep (:data:`INVALID_PROMPTS`: a lone surrogate,
+  NaN and infinity in a content block) given to ``TetherClient.start`` must be refused with a
+  ``TetherError`` before any workflow exists (the server is asked for each probe's workflow id).
+
+Fork determinism is reported "not applicable", with why (:data:`FORK_WHY`): run the contract with
+``runtime="local"`` for it.
 """
 
 from __future__ import annotations
@@ -44,11 +48,19 @@ FORK_WHY = (
     "rewinds the one workflow, it makes no second run beside it) and TetherClient offers none; fork a stored "
     "run with runtime='local' (a stored run, a fork included, moves onto Temporal with promote_stored)"
 )
-VALIDITY_WHY = (
-    "a Temporal run's state is set in its activities by the same code as a local run's, which refuses a "
-    "value at the moment it is set, before anything reaches the event history, and a Temporal run keeps "
-    "no Tether store to probe: check it with runtime='local'"
-)
+
+
+def _json_block(value: float) -> dict[str, Any]:
+    return {"toolResult": {"toolUseId": "probe", "status": "success", "content": [{"json": {"value": value}}]}}
+
+
+INVALID_PROMPTS: dict[str, Any] = {
+    "a lone surrogate in the prompt text": "book \ud800 it",
+    "a lone surrogate in a text block": [{"text": "book it \udfff"}],
+    "NaN in a content block": [{"text": "book it"}, _json_block(float("nan"))],
+    "infinity in a content block": [{"text": "book it"}, _json_block(float("inf"))],
+}
+"""The checkpoint-validity probes on Temporal: prompts no store (nor event history) can keep."""
 
 
 class TemporalChecks:
@@ -62,9 +74,8 @@ class TemporalChecks:
         self.queue = f"tether-contract-{plan.token}"
 
     def check(self, wanted: list[str], k: int, points: int | str = "all") -> None:
-        for name in (FORK, VALIDITY):
-            if name in wanted:
-                self.add(name, NOT_APPLICABLE, 0, FORK_WHY if name == FORK else VALIDITY_WHY)
+        if FORK in wanted:
+            self.add(FORK, NOT_APPLICABLE, 0, FORK_WHY)
         scratch = self.directory / "scratch"  # the agent's outside world (TETHER_CRASHTEST_SCRATCH, as for a child)
         scratch.mkdir(exist_ok=True)
         before = os.environ.get(SCRATCH)
@@ -86,10 +97,43 @@ class TemporalChecks:
         blobs = BlobStore(self.directory / "blobs")
         client = await Client.connect(self.address)
         tc = TetherClient(client, blobs, self.queue, options={"heartbeat_s": 1.0})  # a dead worker's call is retried within ~1 s
+        if VALIDITY in wanted:
+            await self._validity(client, tc)
         if CONSUME in wanted:
             await self._consume_once(client, tc, k)
         if PREFIX in wanted or EFFECT in wanted or RECOVERY in wanted:
             await TemporalCrashes(self, tc, client, blobs).check(wanted, points)
+
+    async def _validity(self, client: Any, tc: Any) -> None:
+        """Each invalid prompt refused by ``TetherClient.start`` with a TetherError, no workflow started."""
+        from temporalio.service import RPCError, RPCStatusCode
+
+        for i, (label, prompt) in enumerate(INVALID_PROMPTS.items()):
+            run_id = f"contract-{self.plan.token}-validity-{i}"
+            try:
+                await tc.start(AGENT, prompt, run_id=run_id)
+                refusal: str | None = None
+            except TetherError as exc:
+                refusal = f"{type(exc).__name__}: {exc}"
+            try:
+                await client.get_workflow_handle(run_id).describe()
+                started = True
+            except RPCError as exc:
+                if exc.status != RPCStatusCode.NOT_FOUND:
+                    raise
+                started = False
+            if started:
+                await client.get_workflow_handle(run_id).terminate(reason="resume contract: checkpoint validity probe")
+            if refusal is None or started:
+                told = "accepted by TetherClient.start:" if refusal is None else f"refused ({refusal}), yet"
+                state = "started" if started else "not found on the server, but no TetherError was raised"
+                detail = f"{label}: {told} workflow {run_id!r} {state}"
+                self.add(VALIDITY, VIOLATED, len(INVALID_PROMPTS), detail)
+                return
+        summary = f"{len(INVALID_PROMPTS)} prompts no store can keep ({', '.join(INVALID_PROMPTS)})"
+        self.add(
+            VALIDITY, HOLDS, len(INVALID_PROMPTS), f"{summary}: each refused by TetherClient.start with a TetherError, no workflow started"
+        )
 
     @asynccontextmanager
     async def worker(self, client: Any, queue: str) -> AsyncIterator[None]:
