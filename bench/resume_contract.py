@@ -89,13 +89,29 @@ class Column:
     title: str
     peer: str  # tether | langgraph | strands | pydantic-ai | openai-agents
     variant: str  # passed to the peer's child as config["variant"]
-    store: str  # sqlite | postgres | files
+    store: str  # sqlite | postgres | files | temporal
     api: str
 
 
 COLUMNS: tuple[Column, ...] = (
     Column("tether-sqlite", "Tether (SQLite)", "tether", "sqlite", "sqlite", "tether.testing.resume_contract, store='sqlite'"),
     Column("tether-pg", "Tether (PostgreSQL)", "tether", "postgres", "postgres", "tether.testing.resume_contract, a postgresql:// store"),
+    Column(
+        "tether-serve",
+        "Tether served (SQLite)",
+        "tether",
+        "serve",
+        "sqlite",
+        "tether.testing.resume_contract, runtime='serve': two `tether serve` processes on a SQLite store",
+    ),
+    Column(
+        "tether-temporal",
+        "Tether on Temporal",
+        "tether",
+        "temporal",
+        "temporal",
+        "tether.testing.resume_contract, runtime='temporal' on a `temporal server start-dev`",
+    ),
     Column(
         "langgraph-sqlite-sync",
         "LangGraph SqliteSaver sync",
@@ -160,8 +176,6 @@ COLUMNS: tuple[Column, ...] = (
 
 
 NOT_MEASURED: tuple[tuple[str, str], ...] = (
-    ("Tether served (`tether serve`)", "the kit's served mode (k concurrent requests with request keys) is not in this revision's kit"),
-    ("Tether on Temporal", "the kit's Temporal mode (k concurrent signal/update deliveries) is not in this revision's kit"),
     ("Pydantic AI + Temporal", "needs `pydantic-ai-slim[temporal]` and a Temporal dev server per case; no probe written yet"),
 )
 """Columns the issue names that this script does not measure, and why (printed under the table)."""
@@ -197,6 +211,7 @@ class Setting:
     quick: bool
     workdir: Path
     pg_url: str = ""
+    temporal: str = ""  # HOST:PORT of the dev server of the Temporal column
     envs: dict[str, Env] = field(default_factory=dict)
     versions: dict[str, dict[str, str]] = field(default_factory=dict)
     took: dict[str, float] = field(default_factory=dict)
@@ -556,20 +571,31 @@ def _first_diff(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> str:
 
 
 class TetherProbe:
-    """Tether's column: the kit's own checks, one property group per phase (so phases interleave)."""
+    """Tether's column: the kit's own checks, one property group per phase (so phases interleave).
+
+    Served and on Temporal, the kit checks recovery determinism on the crashes of prefix continuation
+    (store copies taken at those kills; each killed history replayed), so there the crash phase checks
+    the three together and the recovery phase has nothing left to do."""
 
     def __init__(self, setting: Setting, column: Column, stack: ExitStack) -> None:
         self.setting = setting
         self.column = column
         self.cells: dict[str, Cell] = {}
+        self.runtime = column.variant if column.variant in ("serve", "temporal") else "local"
 
     def _check(self, names: Sequence[str], **options: Any) -> None:
         from tether.testing import resume_contract
 
         if str(PEERS_DIR) not in sys.path:
             sys.path.insert(0, str(PEERS_DIR))  # the kit's children import the factory from the parent's path
+        paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if str(PEERS_DIR) not in paths:  # and its `tether serve` processes from $PYTHONPATH (and the cwd) only
+            os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [*paths, str(PEERS_DIR)]))
         store = self.setting.pg_url if self.column.store == "postgres" else "sqlite"
         quick = {"points": 4, "forks": 2, "recoveries": 1} if self.setting.quick else {"recoveries": 3}
+        where: dict[str, Any] = {"runtime": self.runtime}
+        if self.runtime == "temporal":
+            where["temporal"] = self.setting.temporal
         try:
             report = resume_contract(
                 "contract_tether:agent",
@@ -579,7 +605,7 @@ class TetherProbe:
                 k=self.setting.k,
                 properties=names,
                 workdir=self.setting.workdir / self.column.key / names[0].replace(" ", "-"),
-                **{**quick, **options},
+                **{**quick, **where, **options},
             )
         except Exception as exc:
             for name in names:
@@ -589,10 +615,12 @@ class TetherProbe:
             self.cells[result.name] = Cell(result.verdict, result.detail, result.cases)
 
     def crashes(self) -> None:
-        self._check(["prefix continuation", "effect exactly-once"])
+        together = [] if self.runtime == "local" else ["recovery determinism"]
+        self._check(["prefix continuation", "effect exactly-once", *together])
 
     def recoveries(self) -> None:
-        self._check(["recovery determinism"])
+        if "recovery determinism" not in self.cells:
+            self._check(["recovery determinism"])
 
     def forks(self) -> None:
         self._check(["fork determinism"])
@@ -646,6 +674,13 @@ def measure(setting: Setting, log: Callable[[str], None]) -> dict[str, dict[str,
                 del sys.path[0]
             server = throwaway_server(stack, durable=True)
             setting.pg_url = f"postgresql://postgres@/postgres?host={server.root}&port={server.port}"
+        if any(c.store == "temporal" for c in setting.columns):
+            sys.path.insert(0, str(HERE))
+            try:
+                from _temporal import throwaway_server as temporal_server
+            finally:
+                del sys.path[0]
+            setting.temporal = temporal_server(stack).address
         probes: list[Any] = [(TetherProbe if c.peer == "tether" else PeerProbe)(setting, c, stack) for c in setting.columns]
         for i, phase in enumerate(PHASES):
             shift = i % len(probes)

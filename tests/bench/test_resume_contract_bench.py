@@ -1,25 +1,35 @@
 """bench/resume_contract.py still runs: ``--quick`` on Tether (the kit) and on Strands with
-``FileSessionManager`` (the peer probe protocol, real strands-agents from this venv), so the
-scoreboard cannot rot. Every cell must be computed (no "failed"); Tether's must all hold."""
+``FileSessionManager`` (the peer probe protocol, real strands-agents from this venv), and on Tether
+served and on Temporal (two real ``tether serve`` processes; a real Temporal dev server), so the
+scoreboard cannot rot. Every cell must be computed (no "failed"); Tether's must all hold (or be not
+applicable where the kit says why)."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "resume_contract.py"
 
 
-def test_quick_scoreboard_computes_every_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _bench(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("PYTHONPATH", os.environ.get("PYTHONPATH", ""))  # the bench adds its peers directory
     spec = importlib.util.spec_from_file_location("bench_resume_contract", BENCH)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "bench_resume_contract", module)
     spec.loader.exec_module(module)
+    return module
+
+
+def test_quick_scoreboard_computes_every_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = _bench(monkeypatch)
     output = tmp_path / "results.md"
     output.write_text("# results\n\nkept\n")
     argv = ["--quick", "--columns", "tether-sqlite,strands-file", "--k", "2", "--output", str(output), "--workdir", str(tmp_path / "w")]
@@ -34,3 +44,16 @@ def test_quick_scoreboard_computes_every_cell(tmp_path: Path, monkeypatch: pytes
     text = output.read_text()
     assert text.startswith("# results\n\nkept\n") and "<!-- bench/resume_contract.py -->" in text
     assert "| Strands FileSessionManager |" in section and "strands-agents" in section and "nproc" in section
+
+
+def test_quick_scoreboard_served_and_on_temporal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = _bench(monkeypatch)
+    argv = ["--quick", "--columns", "tether-serve,tether-temporal", "--k", "2", "--no-write", "--workdir", str(tmp_path / "w")]
+    section, cells = module.main(argv)
+    not_applicable = {"tether-serve": {"fork determinism"}, "tether-temporal": {"fork determinism", "checkpoint validity"}}
+    for key, by_property in cells.items():
+        assert set(by_property) == set(module.PROPERTIES), key
+        for name, cell in by_property.items():
+            assert cell.verdict == ("not applicable" if name in not_applicable[key] else "holds"), f"{key} {name}: {cell}"
+    assert "| Tether served (SQLite) |" in section and "| Tether on Temporal |" in section
+    assert "Not measured here: Pydantic AI + Temporal" in section
