@@ -413,11 +413,21 @@ class _Checks:
                 if proc.poll() is None:
                     proc.kill()
                     proc.wait()
-        proceeded = [r for r in racers if r.returncode == 0 and r.outcome.get("writes", 0) > 0]
-        refused = [r for r in racers if r.returncode == 3]
+        # The racer whose answer was taken wrote; the others wrote nothing. The winner can still be
+        # locked out later (exit 3 after writing): a checkpoint pause ends its lease, and a late
+        # racer may hold the lease for the instant it takes to refuse. Then the run is finished by
+        # a fresh process, as its owner would go on with it.
+        proceeded = [r for r in racers if r.returncode in (0, 3) and r.outcome.get("writes", 0) > 0]
+        refused = [r for r in racers if r.returncode == 3 and not r.outcome.get("writes", 0)]
+        stop = proceeded[0].outcome.get("stop_reason") if proceeded else None
+        if len(proceeded) == 1 and proceeded[0].returncode == 3:
+            finish = directory / "finish.log"
+            finished = _run(self.plan, {**self.config(spec, run_id, directory, "resume"), "log": str(finish)})
+            logs.append(finish)
+            stop = finished.outcome.get("stop_reason")
         starts = Counter(s.key for log in logs for s in _starts(log))
         twice = sorted(key for key, n in starts.items() if n > 1)
-        export = {**_load(spec, run_id), "stop_reason": proceeded[0].outcome.get("stop_reason") if proceeded else None}
+        export = {**_load(spec, run_id), "stop_reason": stop}
         path = directory / "export.json"
         path.write_text(json.dumps(export, indent=1, ensure_ascii=False, default=str))
         files = [path, *(log for log in logs if log.exists())]
