@@ -103,11 +103,12 @@ class _Members:
     ``texts`` by key, and ``subs``, the member texts of its small object members. A member's
     value is parsed from its text only when asked for (a frozen copy: the live head changes)."""
 
-    __slots__ = ("_values", "subs", "texts")
+    __slots__ = ("_values", "figures", "subs", "texts")
 
-    def __init__(self, texts: dict[str, str], subs: dict[str, dict[str, str]]) -> None:
+    def __init__(self, texts: dict[str, str], subs: dict[str, dict[str, str]], figures: Any = None) -> None:
         self.texts = texts
         self.subs = subs
+        self.figures = figures  # what the step's writer noted of it (see HeadPacker.step_record)
         self._values: dict[str, Any] = {}
 
     def value(self, key: str) -> Any:
@@ -326,11 +327,19 @@ class HeadPacker:
         kind, value, _ = self.step_record(packed, number, created_at)
         return kind, value
 
-    def step_record(self, packed: PackedHead, number: int, created_at: Any) -> tuple[str, dict[str, Any], str]:
+    @property
+    def previous_step_figures(self) -> Any:
+        """What the writer of the last step this packer recorded noted of its head
+        (``figures`` of :meth:`step_record`; None before the first or when none was noted)."""
+        return None if self._step_head is None else self._step_head.figures
+
+    def step_record(self, packed: PackedHead, number: int, created_at: Any, figures: Any = None) -> tuple[str, dict[str, Any], str]:
         """:meth:`step_head` and the JSON text of its value (exactly :func:`dumps_compact` of
-        it: the head's text, or the patch's), which a step row is written with."""
+        it: the head's text, or the patch's), which a step row is written with. ``figures``: a
+        value the writer derives from ``packed`` now and wants back at the next step
+        (:attr:`previous_step_figures`) without parsing the remembered head."""
         previous = self._step_head
-        self._step_head = _Members(packed.members, packed.subs)
+        self._step_head = _Members(packed.members, packed.subs, figures)
         if previous is not None and self._since_keyframe + 1 < self.keyframe_every:
             made = member_patch(previous, packed, _predicted_members(previous.texts, number, created_at))
             if made is not None:

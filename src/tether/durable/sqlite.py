@@ -164,25 +164,35 @@ class SQLiteStore(RowStore[sqlite3.Connection, int]):
         loop) opens none per call, and :meth:`close` reaches them all. A connection returned
         inside a transaction (a failed ``COMMIT`` or ``ROLLBACK``) is closed, never reused.
         """
-        with self._pool_lock:
-            idle = self._idle[inline]
-            conn = idle.pop() if idle else None
-            if conn is not None:
-                self._busy.add(conn)
-        if conn is None:
-            conn = self._open_inline() if inline else self._open()
-            with self._pool_lock:
-                self._busy.add(conn)
+        conn = self._take(inline)
         try:
             yield conn
         finally:
-            with self._pool_lock:
-                kept = conn in self._busy and not conn.in_transaction and len(self._idle[inline]) < _MAX_IDLE
-                self._busy.discard(conn)
-                if kept:
-                    self._idle[inline].append(conn)
-            if not kept:
-                conn.close()
+            self._give(conn, inline)
+
+    def _take(self, inline: bool) -> sqlite3.Connection:
+        """An idle connection of the kind asked for, marked busy (a new one when none is idle)."""
+        with self._pool_lock:
+            idle = self._idle[inline]
+            if idle:
+                conn = idle.pop()
+                self._busy.add(conn)
+                return conn
+        conn = self._open_inline() if inline else self._open()
+        with self._pool_lock:
+            self._busy.add(conn)
+        return conn
+
+    def _give(self, conn: sqlite3.Connection, inline: bool) -> None:
+        """Return a connection taken with :meth:`_take` (closed instead when :meth:`close` ran
+        meanwhile, when it is left inside a transaction, or when enough are idle)."""
+        with self._pool_lock:
+            kept = conn in self._busy and not conn.in_transaction and len(self._idle[inline]) < _MAX_IDLE
+            self._busy.discard(conn)
+            if kept:
+                self._idle[inline].append(conn)
+        if not kept:
+            conn.close()
 
     def _open(self) -> sqlite3.Connection:
         """A new connection, the file's settings applied and its schema created or upgraded."""
@@ -256,22 +266,10 @@ class SQLiteStore(RowStore[sqlite3.Connection, int]):
     def where(self) -> str:
         return str(self.path)
 
-    @contextmanager
-    def _errors(self, run_id: str | None, *, inline: bool = False) -> Iterator[sqlite3.Connection]:
-        """The connection (``inline``: the one for non-blocking commits); any driver error (a
-        full disk, a damaged file) becomes a StoreError."""
-        try:
-            with self._connection(inline=inline) as conn:
-                yield conn
-        except (sqlite3.Error, UnicodeDecodeError) as exc:  # a damaged text value is not UTF-8
-            what = f"run {run_id!r}" if run_id is not None else "listing runs"
-            raise StoreError(f"{what}: {self.path} failed ({type(exc).__name__}: {exc})") from None
-
     def _reading(self, run_id: str | None) -> AbstractContextManager[sqlite3.Connection]:
-        return self._transaction(run_id, "BEGIN")
+        return _Transaction(self, run_id, "BEGIN", False)
 
-    @contextmanager
-    def _writing(self, run_id: str, *, lease: Lease | None = None, wait: bool = True) -> Iterator[sqlite3.Connection]:
+    def _writing(self, run_id: str, *, lease: Lease | None = None, wait: bool = True) -> AbstractContextManager[sqlite3.Connection]:
         """A write transaction (``BEGIN IMMEDIATE``).
 
         With ``wait=False`` (a commit from an event loop) it begins only if the commit cannot
@@ -280,33 +278,18 @@ class SQLiteStore(RowStore[sqlite3.Connection, int]):
         too, so that the caller's writer thread commits it and checkpoints the WAL off the loop.
         Declining raises :class:`~tether.durable.rowstore.WouldBlock` (nothing written).
         """
-        if not wait and self.durability == "full":
-            raise WouldBlock  # an fsync per commit: never on the caller's event loop
         if not wait:
+            if self.durability == "full":
+                raise WouldBlock  # an fsync per commit: never on the caller's event loop
             self._inline_commits += 1
             if self._inline_commits % _INLINE_CHECKPOINT_EVERY == 0:
                 raise WouldBlock
-        with self._transaction(run_id, "BEGIN IMMEDIATE", inline=not wait) as conn:
-            yield conn
+        return _Transaction(self, run_id, "BEGIN IMMEDIATE", not wait)
 
-    @contextmanager
-    def _transaction(self, run_id: str | None, begin: str, *, inline: bool = False) -> Iterator[sqlite3.Connection]:
-        """A transaction on this thread's connection (``inline``: the one for non-blocking commits),
+    def _transaction(self, run_id: str | None, begin: str, *, inline: bool = False) -> AbstractContextManager[sqlite3.Connection]:
+        """A transaction on a connection of the pool (``inline``: one for non-blocking commits),
         committed at the end and rolled back on an error; driver errors become StoreError."""
-        with self._errors(run_id, inline=inline) as conn:
-            try:
-                conn.execute(begin)
-            except sqlite3.OperationalError as exc:
-                if inline and "locked" in str(exc):
-                    raise WouldBlock from None  # another writer holds the database: wait on a thread, not on the loop
-                raise
-            try:
-                yield conn
-            except BaseException:
-                if conn.in_transaction:  # SQLite already rolled back after e.g. SQLITE_FULL
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        return _Transaction(self, run_id, begin, inline)
 
     def _head_row(self, conn: sqlite3.Connection, run_id: str) -> HeadRow[int] | None:
         row = conn.execute("SELECT head, rev, inc, num FROM runs WHERE run_id = ?", (run_id,)).fetchone()
@@ -474,6 +457,69 @@ class SQLiteStore(RowStore[sqlite3.Connection, int]):
             self._busy.clear()  # each is closed when returned
         for conn in idle:
             conn.close()
+
+
+class _Transaction:
+    """One transaction of a :class:`SQLiteStore` (a context manager giving its connection).
+
+    It takes a connection from the store's pool (:meth:`SQLiteStore._take`), begins with
+    ``begin``, commits when the context ends (rolls back on an error) and gives the connection
+    back; any driver error (a full disk, a damaged file, a damaged text value that is not UTF-8)
+    becomes a StoreError naming ``run_id`` (None: listing runs). With ``inline`` (a commit that
+    must not block), a database locked by another writer raises
+    :class:`~tether.durable.rowstore.WouldBlock` instead (nothing written).
+
+    One object, not five nested ``@contextmanager`` layers (commit, transaction, errors,
+    connection): every save point of every run goes through it, and the layers cost about 3 µs
+    of a save point's ~45 µs commit (measured on a warm cache; a cold one pays more per layer).
+    """
+
+    __slots__ = ("begin", "conn", "inline", "run_id", "store")
+
+    def __init__(self, store: SQLiteStore, run_id: str | None, begin: str, inline: bool) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.begin = begin
+        self.inline = inline
+        self.conn: sqlite3.Connection | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        store = self.store
+        try:
+            conn = self.conn = store._take(self.inline)
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            raise self._error(exc) from None
+        try:
+            conn.execute(self.begin)
+        except BaseException as exc:
+            self.conn = None
+            store._give(conn, self.inline)
+            if isinstance(exc, sqlite3.OperationalError) and self.inline and "locked" in str(exc):
+                raise WouldBlock from None  # another writer holds the database: wait on a thread, not on the loop
+            if isinstance(exc, sqlite3.Error | UnicodeDecodeError):
+                raise self._error(exc) from None
+            raise
+        return conn
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        conn = self.conn
+        assert conn is not None
+        self.conn = None
+        try:
+            if kind is None:
+                conn.execute("COMMIT")
+            elif conn.in_transaction:  # SQLite already rolled back after e.g. SQLITE_FULL
+                conn.execute("ROLLBACK")
+        except (sqlite3.Error, UnicodeDecodeError) as failed:
+            raise self._error(failed) from None
+        finally:
+            self.store._give(conn, self.inline)
+        if exc is not None and isinstance(exc, sqlite3.Error | UnicodeDecodeError):
+            raise self._error(exc) from None
+
+    def _error(self, exc: BaseException) -> StoreError:
+        what = f"run {self.run_id!r}" if self.run_id is not None else "listing runs"
+        return StoreError(f"{what}: {self.store.path} failed ({type(exc).__name__}: {exc})")
 
 
 def _number(row: Any) -> int:

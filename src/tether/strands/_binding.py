@@ -44,6 +44,9 @@ class AgentBinding:
     """The current invocation is ``Agent.structured_output()``'s (its hooks fire without messages): no turn."""
     resumed: bool = False
     written: dict[str, Any] = field(default_factory=dict)
+    state_seen: tuple[Any, int, Any] | None = None
+    """The agent's state object, its change count and its value when last read (see
+    :func:`tether.strands.session_manager._agent_state`)."""
     stops: list[dict[str, Any]] = field(default_factory=list)
     """The cut-off turn's interrupt stops that were answered, to hand back again (oldest first)."""
     replaying: dict[str, Any] | None = None

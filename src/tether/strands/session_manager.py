@@ -280,7 +280,7 @@ class TetherSessionManager(SessionManager):
         # (its timestamps cost more than the rest, and this runs at every message).
         interrupt_state = agent._interrupt_state.to_dict() if binding.held_interrupts is None else binding.held_interrupts
         fields = {
-            "state": agent.state.get(),
+            "state": _agent_state(binding),
             "conversation_manager_state": agent.conversation_manager.get_state(),
             "interrupt_state": interrupt_state or {},
             "model_state": agent._model_state or {},
@@ -484,6 +484,27 @@ class TetherSessionManager(SessionManager):
             cursor.started.append(ident)
             binding.run.session.timeline.tool_started(ident)
             binding.run.write(binding.messages())
+
+
+def _agent_state(binding: AgentBinding) -> Any:
+    """The agent's state (``agent.state.get()``), read again only when it may have changed.
+
+    ``agent.state.get()`` deep-copies the whole state, and the manager asks at every message
+    (twice: Strands syncs the agent after each message it stores). Strands' ``AgentState``
+    counts its changes (every ``set`` and ``delete``; ``get`` hands out copies, so nothing
+    else changes it): while the agent has the same state object at the same count, the copy
+    read last is still its value. That copy is the manager's own (never stored, never handed
+    out), so it cannot have changed either. A state without the counter is read every time.
+    """
+    state = binding.agent.state
+    counter = getattr(state, "_get_version", None)
+    version = counter() if callable(counter) else None
+    seen = binding.state_seen
+    if version is not None and seen is not None and seen[0] is state and seen[1] == version:
+        return seen[2]
+    value = state.get()
+    binding.state_seen = None if version is None else (state, version, value)
+    return value
 
 
 def _added_by_hand(live: list[Any], persisted: list[Any]) -> int:

@@ -21,7 +21,7 @@ from ..redaction import RedactionPolicy
 from ..store import EncodedWrite, PreparedWrite, check_row_sizes, head_revision, validate_run_id
 from .compress import zip_step, zip_text
 from .parse import MAX_ROW_DEPTH, where_of
-from .steps import compact_step
+from .steps import compact_step, head_figures
 
 
 def row_text(value: Any, run_id: str, where: str | RowPlace | None) -> str:
@@ -194,8 +194,9 @@ def _step_row(step: dict[str, Any], packed: PackedHead, cipher: RowCipher | None
     """The step row: compacted, its head whole or a delta against the previous step's (as
     ``packer`` decides), compressed when not sealed."""
     previous = packer.previous_step_head
-    kind, value, value_text = packer.step_record(packed, int(step["step"]), step.get("created_at"))
-    row = compact_step(step, previous if kind == "delta" else None)
+    before = packer.previous_step_figures
+    kind, value, value_text = packer.step_record(packed, int(step["step"]), step.get("created_at"), head_figures(step["head"]))
+    row = compact_step(step, previous if kind == "delta" else None, before)
     number = int(step["step"])
     if kind in row:  # not a step field: kept in its place, the row encoded whole
         row[kind] = value

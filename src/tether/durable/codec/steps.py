@@ -29,11 +29,14 @@ _STEP_DEFAULTS: dict[str, Any] = {
 """Step fields a packed step row leaves out when they hold these values (read back as these)."""
 
 
-def compact_step(step: dict[str, Any], previous: Mapping[str, Any] | None) -> dict[str, Any]:
+def compact_step(
+    step: dict[str, Any], previous: Mapping[str, Any] | None, previous_figures: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A step row without its head and without the fields that hold their default or follow
     from the head (``seq``, ``message_count``, ``status``) or, for a delta row, from the previous
     step's head ``previous`` (an ``after_model`` step's ``model`` figures); :func:`expanded`
-    restores them."""
+    restores them. ``previous_figures``: :func:`head_figures` of ``previous`` as the writer
+    took them from that head when it wrote it (None: read from ``previous``, which parses it)."""
     head = step["head"]
     row: dict[str, Any] = {}
     for key, value in step.items():
@@ -41,7 +44,11 @@ def compact_step(step: dict[str, Any], previous: Mapping[str, Any] | None) -> di
             if key == "head" or _STEP_DEFAULTS.get(key, _ABSENT) == value:
                 continue
             if key == "model":
-                if previous is not None and step.get("position") == "after_model" and _same_figures(value, model_change(previous, head)):
+                if (
+                    previous is not None
+                    and step.get("position") == "after_model"
+                    and _same_figures(value, model_change(previous, head, previous_figures))
+                ):
                     continue
             elif key == "seq":
                 if value == head.get("next_seq"):
@@ -65,14 +72,27 @@ def _same_figures(a: Any, b: Any) -> bool:
     return type(a) is dict and type(b) is dict and a == b and all(type(a[key]) is type(b[key]) for key in a)
 
 
-def model_change(previous: Any, head: Any) -> dict[str, Any] | None:
+def model_change(previous: Any, head: Any, before: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The model figures (latency, tokens) ``head``'s metrics add to ``previous``'s: what an
-    ``after_model`` step records when its session's previous step is the step before it."""
+    ``after_model`` step records when its session's previous step is the step before it
+    (``before``: :func:`head_figures` of ``previous``, when the caller has them)."""
     try:
-        before, after = model_figures(previous["metrics"]), model_figures(head["metrics"])
+        if before is None:
+            before = model_figures(previous["metrics"])
+        after = model_figures(head["metrics"])
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
     return {key: after[key] - before[key] for key in after if key != "model_call_count"}
+
+
+def head_figures(head: Any) -> dict[str, Any] | None:
+    """The model figures of a head's metrics (None when it has none that read), taken when the
+    head is written: the figures of its text, which JSON gives back exactly (the next step's
+    :func:`compact_step` compares with them instead of parsing the stored head again)."""
+    try:
+        return model_figures(head["metrics"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def _step_row(run_id: str, number: int, text: Any, cipher: RowCipher | None) -> dict[str, Any]:
