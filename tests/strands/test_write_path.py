@@ -122,3 +122,41 @@ def test_a_non_idempotent_result_is_stored_before_its_message(tmp_path: Path) ->
     assert str(agent("go")).strip() == "done"
     manager.close()
     assert seen[0].results["tu-0"]["content"] == [{"text": "T0"}]
+
+
+@tool(context=True)
+def count(text: str, tool_context: ToolContext) -> str:
+    """Count a call in the agent's state.
+
+    Args:
+        text: What to count.
+    """
+    state = tool_context.agent.state
+    state.set("calls", (state.get("calls") or 0) + 1)
+    return text
+
+
+def test_every_change_of_the_agent_state_is_stored_at_the_next_message(tmp_path: Path) -> None:
+    """The manager reads ``agent.state`` again only when Strands' change counter moved: each
+    tool's ``state.set`` is in the head written with that cycle's results, and a state object
+    replaced between invocations is read although its counter matches the old one's."""
+    from strands.agent.state import AgentState
+
+    store = SQLiteStore(tmp_path / "runs.db")
+    manager = TetherSessionManager("s-1", store=store)
+    turns: list[dict[str, Any]] = [{"tools": [(f"tu-{n}", "count", {"text": f"t{n}"})]} for n in range(3)]
+    model = ScriptModel([*turns, {"text": "done"}, {"text": "again"}])
+    agent = Agent(model=model, tools=[count], callback_handler=None, session_manager=manager)
+    seen: list[Any] = []
+    agent.hooks.add_callback(AfterToolsEvent, lambda event: seen.append(store.load("strands.s-1.default").head["state"]))
+    assert str(agent("go")).strip() == "done"
+    # each cycle's head (read when its tools are done) has the count of the cycles before it
+    assert [head.get("calls") for head in seen] == [None, 1, 2]
+    assert store.load("strands.s-1.default").head["state"] == {"calls": 3}
+    agent.state = AgentState({"calls": 0, "other": True})  # a new object: its counter is 0 again
+    for value in (7, 5, 3):  # three changes: the old object's counter was 3 as well
+        agent.state.set("calls", value)
+    assert str(agent("next")).strip() == "again"
+    assert store.load("strands.s-1.default").head["state"] == {"calls": 3, "other": True}
+    manager.close()
+    store.close()
