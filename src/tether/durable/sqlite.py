@@ -377,7 +377,10 @@ class SQLiteStore(RowStore[sqlite3.Connection, int]):
 
     def _append(self, conn: sqlite3.Connection, run_id: str, key: int, prepared: PreparedWrite) -> None:
         rows, base = prepared.rows, key * SPAN
-        if rows.messages:
+        if len(rows.messages) == 1:  # a save point's usual one message: execute is cheaper than executemany
+            seq, body = rows.messages[0]
+            conn.execute("INSERT INTO messages (k, body) VALUES (?, ?)", (base + seq, body))
+        elif rows.messages:
             conn.executemany("INSERT INTO messages (k, body) VALUES (?, ?)", [(base + seq, body) for seq, body in rows.messages])
         if rows.results:
             conn.executemany(

@@ -160,12 +160,13 @@ class TetherSessionManager(SessionManager):
                 binding.replayed = None
             else:
                 metrics["model_call_count"] += 1
-            cursor.phase = "tools" if tool_uses(message) else "model"
+            uses = tool_uses(message)
+            cursor.phase = "tools" if uses else "model"
             cursor.results = {}
             # The idempotent calls are recorded as started with the response (one write fewer per
             # cycle, as native runs do): one that never begins is in doubt after a crash and runs
             # again with the same key, which is what a call that never started does anyway.
-            cursor.started = [use["toolUseId"] for use in tool_uses(message) if use["name"] not in self.non_idempotent]
+            cursor.started = [use["toolUseId"] for use in uses if use["name"] not in self.non_idempotent]
             binding.premarked = set(cursor.started)
         elif any("toolResult" in block for block in message.get("content", [])):
             position = "after_tools"
