@@ -258,9 +258,8 @@ class MultiAgentRuns:
     def _usage_again(self, binding: NodeBinding, prompt: Any) -> None:
         """Count the restored turn's recorded model calls in the agent's usage, as the uninterrupted
         node's result counts them (the graph's or swarm's usage is the sum of its nodes')."""
-        messages: list[Any] = list(binding.agent.messages)
-        if binding.replay is not None:
-            messages.append(binding.replay)
+        # the reused response (the held one) counts itself (session_manager._resume / _replay)
+        messages: list[Any] = [message for message in binding.agent.messages if message is not binding.reused]
         start = max((i for i in range(len(messages)) if prompt_key(messages[i : i + 1]) == prompt), default=0)
         if binding.metrics_restored:  # the restored metrics count the turn's usage up to its last tool results
             boundaries = [i for i in range(start, len(messages)) if any("toolResult" in block for block in messages[i].get("content", []))]

@@ -66,7 +66,7 @@ from ..errors import PromptError
 from ..types import InterruptState
 from ._binding import AgentBinding
 from ._echo import response_events, turn_responses
-from ._metrics import restore, snapshot
+from ._metrics import recorded_usage, restore, snapshot
 from ._multiagent import MultiAgentRuns
 from ._run import FINAL_STOPS, StrandsRun, prompt_key, tool_uses
 from ._stops import StopReplay, answered, hand_back, record_answer, record_stop
@@ -80,8 +80,6 @@ if TYPE_CHECKING:
 
 Reconcile = Callable[[InDoubtCall], Any]
 """Decides an in-doubt call of a non-idempotent tool: ``tether.durable.RERUN`` or the result to record."""
-
-_ZERO_USAGE = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
 
 
 class TetherSessionManager(SessionManager):
@@ -429,9 +427,13 @@ class TetherSessionManager(SessionManager):
         binding.echo = turn_responses(agent.messages)  # streamed to the callback handler, as uninterrupted
         if held is None:
             return
+        binding.reused = held
         if tool_uses(held):
             agent.messages.append(held)  # the stored response: Strands runs its tools next
             binding.echo.append(held)
+            usage, metrics = recorded_usage(held)  # counted as when it was received (see _metrics)
+            agent.event_loop_metrics.update_usage(usage)
+            agent.event_loop_metrics.update_metrics(metrics)
         else:
             binding.replay = held
             if not binding.replay_installed:  # added for the first replay only: no layer on every model call
@@ -449,7 +451,8 @@ class TetherSessionManager(SessionManager):
         binding.replayed = message
         async for event in response_events(message):  # the callback handler sees it streamed, as from the model
             yield event
-        yield ModelStopReason("end_turn", message, dict(_ZERO_USAGE), {"latencyMs": 0})  # type: ignore[arg-type]
+        usage, metrics = recorded_usage(message)  # the message keeps its metadata; its tokens count once (see _metrics)
+        yield ModelStopReason("end_turn", message, usage, metrics)  # type: ignore[arg-type]
 
     def _after_invocation(self, event: AfterInvocationEvent) -> None:
         binding = self.binding(event.agent)
