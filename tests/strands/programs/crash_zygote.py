@@ -334,7 +334,7 @@ def _top_level_async(method: Any) -> Any:
     async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         if P.depth:
             return await method(self, *args, **kwargs)
-        index, skip = _begin(args[0] if args else kwargs.get("prompt"))
+        index, skip = _begin(args[0] if args else kwargs.get("prompt", kwargs.get("task")))  # (a graph's or swarm's: task)
         if skip:
             return _decode(P.journal[index])
         P.depth += 1
