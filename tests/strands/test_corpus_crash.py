@@ -11,13 +11,12 @@ call (``Model.stream``: structured-output calls, a summarizing conversation mana
 node of a graph or swarm and each sub-agent called as a tool included) and each tool call Strands
 runs (its ``ExecuteToolStage``: through the agent's executor, a node's and a swarm's handoff
 included, and direct ``agent.tool.X()`` calls) — 120 points (82 model calls, 38 tool calls) when
-this was written. Each point is killed once, in one of
-the four combinations of Strands' ``ConcurrentToolExecutor``/``SequentialToolExecutor`` and
-SQLite/PostgreSQL (``pg_url``), rotated over the points so that every combination is exercised on
-every program (a program with fewer than four points repeats points; a point only one executor's
-flow has is killed with that executor); the programs of ``FULL_MATRIX`` (parallel tools,
-checkpoints, hook interrupts) have every point killed in all four: 165 kills in all. The programs
-are run unchanged (``session_manager=provider()`` added, as in ``test_corpus.py``); the harness
+this was written. Each point is killed once, in one of the four combinations of Strands'
+``ConcurrentToolExecutor``/``SequentialToolExecutor`` and SQLite/PostgreSQL (``pg_url``), rotated
+over the points so that every combination is exercised on every program (a program with fewer than
+four points repeats points; a point only one executor's flow has is killed with that executor); the
+programs of ``FULL_MATRIX`` (parallel tools, checkpoints, hook interrupts) have every point killed
+in all four: 165 kills in all. The programs are run unchanged (``session_manager=provider()`` added, as in ``test_corpus.py``); the harness
 instruments them from outside (see ``crash_zygote.py``): the side-effect log is written by an
 ``ExecuteToolStage`` middleware it adds to each agent, the executor is chosen by patching
 ``Agent``'s default, and the scripted model answers the request it is sent (as a real model does;

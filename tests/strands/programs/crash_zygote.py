@@ -28,10 +28,10 @@ itself unchanged:
   ``stream_async``, ``structured_output(_async)``, direct tool call and ``graph(...)``/``swarm(...)``
   (``invoke_async``) of the program, not nested ones such as a node's or a sub-agent's): its start
   (stdout offset, whether it continues a turn: an ``interruptResponse`` or ``checkpointResume``
-  prompt) and its outcome. A restarted program (``restart_from``: the killed
-  one's journal) does not make again the calls of the turns that ended before the crash: each
-  returns its journaled outcome, as a workflow engine replays completed calls, with stdout
-  discarded until the first call of the cut-off turn, which is made again, as is every call after it.
+  prompt) and its outcome. A restarted program (``restart_from``: the killed one's journal) does
+  not make again the calls of the turns that ended before the crash: each returns its journaled
+  outcome, as a workflow engine replays completed calls, with stdout discarded until the first call
+  of the cut-off turn, which is made again, as is every call after it.
 """
 
 from __future__ import annotations
