@@ -20,13 +20,18 @@ itself unchanged:
 - **a model that answers by its request**: ``FakeModel`` (the corpus's scripted model) plays the
   turn the uninterrupted run played for the same request (``answers``, recorded with
   ``record_answers``), as a real model answers the conversation it is sent, not its call count;
+  its log of what it was asked (``model.requests``, which programs print) stands for the model
+  server's: each request is journaled, and a restarted program's model starts with the ones the
+  killed process made (a response recorded before the crash is not asked for again, so without
+  them ``model.requests[0]`` would not exist);
 - **the journal of top-level calls** (``journal``: each ``agent(...)``, ``invoke_async``,
-  ``stream_async``, ``structured_output(_async)`` and direct tool call of the program, not nested
-  ones): its start (stdout offset, whether it continues a turn: an ``interruptResponse`` or
-  ``checkpointResume`` prompt) and its outcome. A restarted program (``restart_from``: the killed
-  one's journal) does not make again the calls of the turns that ended before the crash: each
-  returns its journaled outcome, as a workflow engine replays completed calls, with stdout
-  discarded until the first call of the cut-off turn, which is made again, as is every call after it.
+  ``stream_async``, ``structured_output(_async)``, direct tool call and ``graph(...)``/``swarm(...)``
+  (``invoke_async``) of the program, not nested ones such as a node's or a sub-agent's): its start
+  (stdout offset, whether it continues a turn: an ``interruptResponse`` or ``checkpointResume``
+  prompt) and its outcome. A restarted program (``restart_from``: the killed one's journal) does
+  not make again the calls of the turns that ended before the crash: each returns its journaled
+  outcome, as a workflow engine replays completed calls, with stdout discarded until the first call
+  of the cut-off turn, which is made again, as is every call after it.
 """
 
 from __future__ import annotations
@@ -54,6 +59,9 @@ import strands.hooks
 from strands.agent.agent_result import AgentResult
 from strands.interrupt import Interrupt
 from strands.middleware import ExecuteToolStage
+from strands.multiagent.base import MultiAgentResult
+from strands.multiagent.graph import Graph
+from strands.multiagent.swarm import Swarm
 from strands.telemetry.metrics import EventLoopMetrics, ToolMetrics
 from strands.tools._caller import _ToolCaller
 from strands.tools.executors import SequentialToolExecutor
@@ -79,6 +87,8 @@ class _Process:
         self.answers: dict[str, list[int]] = {}
         self.journal: dict[int, dict[str, Any]] = {}
         self.restart = -1
+        self.requests: dict[int, list[Any]] = {}
+        """Per ``FakeModel`` (by ordinal): what it was asked in the killed process (a restart's)."""
 
 
 P = _Process()
@@ -129,6 +139,7 @@ def _init(self: Any, turns: Any, *args: Any, **kwargs: Any) -> None:
     _fake_init(self, turns, *args, **kwargs)
     self.script = list(turns)
     self.ordinal = P.models
+    self.requests = list(P.requests.get(self.ordinal, []))
     P.models += 1
 
 
@@ -143,7 +154,18 @@ def _stream(self: Any, messages: Any, tool_specs: Any = None, system_prompt: Any
         if seen >= len(turns):
             raise RuntimeError(f"FakeModel {self.ordinal}: a request the uninterrupted run never made ({fingerprint})")
         self.turns = [self.script[turns[seen]]]
-    return _fake_stream(self, messages, tool_specs, system_prompt, **kwargs)
+    return _journaled(self, _fake_stream(self, messages, tool_specs, system_prompt, **kwargs))
+
+
+async def _journaled(model: Any, events: Any) -> Any:
+    """``events`` (a ``FakeModel.stream``), the request it logs journaled (see ``_child``)."""
+    count = len(model.requests)
+    try:
+        async for event in events:
+            yield event
+    finally:
+        for request in model.requests[count:]:
+            _append(JOB.get("journal"), {"model": model.ordinal, "request": request})
 
 
 fake_model.FakeModel.__init__ = _init  # type: ignore[method-assign]
@@ -233,6 +255,8 @@ def _encode(value: Any) -> Any:
         }
     if isinstance(value, pydantic.BaseModel):
         return {"model": _type_name(value), "data": value.model_dump(mode="json")}
+    if isinstance(value, MultiAgentResult):
+        return {"unreplayable": _type_name(value)}
     return {"json": value}
 
 
@@ -244,6 +268,8 @@ def _decode(entry: dict[str, Any]) -> Any:
         return _lookup(outcome["model"]).model_validate(outcome["data"])
     if "json" in outcome:
         return outcome["json"]
+    if "unreplayable" in outcome:
+        raise NotImplementedError(f"the harness does not replay a completed {outcome['unreplayable']['name']} call")
     got = outcome["agent_result"]
     checkpoint = got["checkpoint"] and strands.experimental.checkpoint.Checkpoint.from_dict(got["checkpoint"])
     metrics = EventLoopMetrics()
@@ -308,7 +334,7 @@ def _top_level_async(method: Any) -> Any:
     async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         if P.depth:
             return await method(self, *args, **kwargs)
-        index, skip = _begin(args[0] if args else kwargs.get("prompt"))
+        index, skip = _begin(args[0] if args else kwargs.get("prompt", kwargs.get("task")))  # (a graph's or swarm's: task)
         if skip:
             return _decode(P.journal[index])
         P.depth += 1
@@ -364,6 +390,9 @@ def _tool_caller(self: Any, name: str) -> Any:
 
 
 _ToolCaller.__getattr__ = _tool_caller  # type: ignore[method-assign]
+for _multi in (Graph, Swarm):  # their nodes' agent calls are nested in them
+    _multi.__call__ = _top_level_sync(_multi.__call__, _prompt_arg)  # type: ignore[method-assign]
+    _multi.invoke_async = _top_level_async(_multi.invoke_async)  # type: ignore[method-assign]
 
 
 # -- the fork server ------------------------------------------------------------------------------------
@@ -391,7 +420,10 @@ def _child(job: dict[str, Any]) -> None:
         with open(job["restart_from"]) as journal:
             for line in journal:
                 entry = json.loads(line)
-                (P.journal if "offset" not in entry else starts)[entry["call"]] = entry
+                if "model" in entry:
+                    P.requests.setdefault(entry["model"], []).append(entry["request"])
+                else:
+                    (P.journal if "offset" not in entry else starts)[entry["call"]] = entry
         restart = min(set(starts) - set(P.journal), default=len(starts))
         while restart > 0 and starts.get(restart, {}).get("continues"):
             restart -= 1  # a turn's continuation: the turn's first call is made again
