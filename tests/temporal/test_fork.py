@@ -106,3 +106,33 @@ async def test_bad_forks_are_refused_naming_the_run_and_the_step(client: Client,
             await tc.fork("alien", 1)
         await client.get_workflow_handle("alien").terminate()
     assert not [w async for w in client.list_workflows("WorkflowId STARTS_WITH 'calc-bad.fork'")]
+
+
+async def test_a_fork_decides_every_patch_before_its_first_local_activity(client: Client, blobs: BlobStore, task_queue: str) -> None:
+    # A fork at the final answer runs a local activity (check_resume) and then finishes, which asks
+    # for a patch. A status query arriving meanwhile can close the workflow task after the local
+    # activity: the patch marker then lands in the next task and the fork's history no longer
+    # replays (its worker fails every later task with a nondeterminism error). So a fork decides
+    # every patch first; its history, polled by queries while it ran, replays.
+    from tether.testing.contract_temporal_crash import replay_twice
+
+    tc = TetherClient(client, blobs, task_queue)
+    async with running_worker(client, task_queue, blobs):
+        await tc.execute("two_tools", "Compute things.", run_id="calc-patch", config={})
+        last = (await tc.fork_steps("calc-patch"))[-1].step
+        for n in range(3):
+            handle = await tc.fork("calc-patch", last)
+            status = ""
+            while status != "done":
+                try:
+                    status = (await tc.status(handle.id))["status"]
+                except Exception:  # its first task has not run yet
+                    status = "starting"
+            await tc.result(handle.id)
+            history = await handle.fetch_history()
+            names = [
+                e.marker_recorded_event_attributes.marker_name for e in history.events if e.HasField("marker_recorded_event_attributes")
+            ]
+            first_local = names.index("core_local_activity")
+            assert "core_patch" not in names[first_local:], (n, names)
+            assert await replay_twice(history) is None

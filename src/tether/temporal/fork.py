@@ -60,8 +60,9 @@ class ForkStep:
         step: Its number in the workflow execution, from 1.
         position: ``turn_start``, ``after_model``, ``after_tools``, ``resumed`` or ``continued``.
         cycle_index: The loop cycle the run was in.
-        event_id: The history length when the workflow reached the step (the last event it had
-            seen; what Temporal's Reset would be given to rewind there).
+        event_id: The ``WorkflowTaskStarted`` event of the workflow task that reached the step
+            (what Temporal's Reset takes as ``workflow_task_finish_event_id`` to rewind the same
+            workflow there).
         carried: The run's state at the step (a fork starts from it).
     """
 
@@ -218,7 +219,7 @@ async def fork_run(
         raise ConfigurationError(f"fork: new_run_id must be a non-empty string, got {new_run_id!r}")
     elif await _exists(tc, new_run_id):
         raise ForkError(f"fork of run {run_id!r}: workflow {new_run_id!r} exists already; pick another new_run_id (or omit it)")
-    carried = steps[at - 1].carried
+    carried: CarriedState = {**steps[at - 1].carried, "forked_from": {"run_id": run_id, "step": at}}
     return await tc.start(
         params["agent"],
         None,
