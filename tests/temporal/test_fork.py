@@ -136,3 +136,20 @@ async def test_a_fork_decides_every_patch_before_its_first_local_activity(client
             first_local = names.index("core_local_activity")
             assert "core_patch" not in names[first_local:], (n, names)
             assert await replay_twice(history) is None
+
+
+async def test_a_run_continued_as_new_forks_from_the_steps_of_its_execution(client: Client, blobs: BlobStore, task_queue: str) -> None:
+    tc = TetherClient(client, blobs, task_queue, options={"cycles_per_execution": 3})
+    async with running_worker(client, task_queue, blobs):
+        original = await tc.execute("long", "Tick.", run_id="ticks", config={"cycles": 5})
+        executions = [w async for w in client.list_workflows("WorkflowId = 'ticks'")]
+        assert len(executions) == 2  # continued as new once, after 3 model calls
+        first = next(w.run_id for w in executions if w.status is not None and w.status.name == "CONTINUED_AS_NEW")
+        latest = await tc.fork_steps("ticks")
+        assert [s.position for s in latest] == ["continued", "after_model", "after_tools", "after_model"]
+        earlier = await tc.fork_steps("ticks", temporal_run_id=first)
+        assert [s.position for s in earlier][:3] == ["turn_start", "after_model", "after_tools"]
+        late = await tc.result((await tc.fork("ticks", 2, new_run_id="ticks-late")).id)
+        early = await tc.result((await tc.fork("ticks", 2, new_run_id="ticks-early", temporal_run_id=first)).id)
+    assert late.text == early.text == original.text == "finished"
+    assert late.state == early.state == original.state
