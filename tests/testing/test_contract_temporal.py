@@ -157,6 +157,8 @@ def test_temporal_and_its_runtime_go_together(tmp_path: Path) -> None:
         resume_contract(f"{AGENTS}:booking", "book it", workdir=tmp_path, runtime="temporal")
     with pytest.raises(TetherError, match="temporal='HOST:PORT' goes with runtime='temporal'"):
         resume_contract(f"{AGENTS}:booking", "book it", workdir=tmp_path, temporal="127.0.0.1:7233")
+    with pytest.raises(TetherError, match="forks=0 must be 'all' or a positive int"):  # refused before the server is asked
+        resume_contract(f"{AGENTS}:booking", "book it", forks=0, workdir=tmp_path, runtime="temporal", temporal="127.0.0.1:1")
 
 
 async def test_the_replay_check_catches_a_changed_workflow_and_a_changed_result() -> None:
