@@ -50,7 +50,7 @@ def test_quick_scoreboard_served_and_on_temporal(tmp_path: Path, monkeypatch: py
     module = _bench(monkeypatch)
     argv = ["--quick", "--columns", "tether-serve,tether-temporal", "--k", "2", "--no-write", "--workdir", str(tmp_path / "w")]
     section, cells = module.main(argv)
-    not_applicable: dict[str, set[str]] = {"tether-serve": set(), "tether-temporal": {"fork determinism"}}  # Temporal: no fork at a step
+    not_applicable: dict[str, set[str]] = {"tether-serve": set(), "tether-temporal": set()}  # Temporal forks with TetherClient.fork
     for key, by_property in cells.items():
         assert set(by_property) == set(module.PROPERTIES), key
         for name, cell in by_property.items():
