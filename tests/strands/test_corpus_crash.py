@@ -2,20 +2,22 @@
 of its tool calls, start it again: it prints what it prints uninterrupted, no tool whose result was
 recorded runs again, and the calls cut off are flagged in doubt and run again with the same key.
 
-**What is covered.** The 21 programs of ``tests/compat/strands_programs`` that ``test_corpus.py``
-runs with the provider (``NAMES``: all but the two with Strands' own session managers and the MCP
-one, see ``test_corpus.EXCLUDED``; the multi-agent programs p18-p20 are in one list,
+**What is covered.** The 22 programs of ``tests/compat/strands_programs`` that ``test_corpus.py``
+runs with the provider (``NAMES``: all but the two with Strands' own session managers, see
+``test_corpus.EXCLUDED``; the multi-agent programs p18-p20 are in one list,
 ``MULTI_AGENT``, left out until their persistence is done: remove one to cover it). For each
 program and each executor, every *point* of its uninterrupted durable run, found by an instrumented
 run (``programs/crash_zygote.py``): each model call (``Model.stream``: structured-output calls and
 a summarizing conversation manager's agent included) and each tool call Strands runs (its
-``ExecuteToolStage``: through the agent's executor, and direct ``agent.tool.X()`` calls) — 103
-points (69 model calls, 34 tool calls) when this was written. Each point is killed once, in one of
+``ExecuteToolStage``: through the agent's executor, and direct ``agent.tool.X()`` calls; an MCP
+tool's, over stdio to a server process the program starts, is killed when the server's answer
+reaches the client, as is the program's own ``MCPClient.call_tool_sync``) — 110
+points (71 model calls, 39 tool calls) when this was written. Each point is killed once, in one of
 the four combinations of Strands' ``ConcurrentToolExecutor``/``SequentialToolExecutor`` and
 SQLite/PostgreSQL (``pg_url``), rotated over the points so that every combination is exercised on
 every program (a program with fewer than four points repeats points; a point only one executor's
 flow has is killed with that executor); the programs of ``FULL_MATRIX`` (parallel tools,
-checkpoints, hook interrupts) have every point killed in all four: 147 kills in all. The programs
+checkpoints, hook interrupts) have every point killed in all four: 154 kills in all. The programs
 are run unchanged (``session_manager=provider()`` added, as in ``test_corpus.py``); the harness
 instruments them from outside (see ``crash_zygote.py``): the side-effect log is written by an
 ``ExecuteToolStage`` middleware it adds to each agent, the executor is chosen by patching
@@ -38,7 +40,10 @@ for an interrupt or a checkpoint is finished by making its first call again), an
   idempotency key ``run_id/toolUseId``), every call of the uninterrupted run happened, and each call
   cut off runs again with its key;
 - the resumed step of each run flags in doubt exactly the calls started and not recorded at the kill
-  (a kill inside a tool call run by an executor always leaves one).
+  (a kill inside a tool call run by an executor always leaves one);
+- a direct call the program makes itself (``agent.tool.X()``, ``MCPClient.call_tool_sync``) that
+  returned before the kill is not made again;
+- no process a program started (the MCP server) outlives the test.
 
 At the point of ``KNOWN_GAPS`` the restarted program fails instead (asserted, with the reason;
 fixing one fails this test, to move the point to the checked ones).
@@ -62,12 +67,12 @@ from typing import Any
 import pytest
 
 from .conftest import PROGRAMS, answered, open_store, program_env
-from .test_corpus import CORPUS, EXCLUDED, with_provider
+from .test_corpus import CORPUS, EXCLUDED, started_from, with_provider
 
 MULTI_AGENT = ("p18_graph", "p19_swarm", "p20_agents_as_tools")
 """Multi-agent programs: not covered until Graph/Swarm/agents-as-tools persistence is done (remove one to cover it)."""
 _ELSEWHERE = set(EXCLUDED) - {"p18_graph", "p19_swarm", "p20_agents_as_tools"}
-"""Excluded from the corpus test itself (other session managers, an MCP server process)."""
+"""Excluded from the corpus test itself (Strands' own session managers)."""
 NAMES = sorted(p.stem for p in CORPUS.glob("p[0-9][0-9]_*.py") if p.stem not in MULTI_AGENT and p.stem not in _ELSEWHERE)
 COMBINATIONS = [("concurrent", "sqlite"), ("sequential", "postgres"), ("sequential", "sqlite"), ("concurrent", "postgres")]
 FULL_MATRIX = ("p01_tools_docstring", "p13_checkpoints", "p15_interrupt_hook")
@@ -235,6 +240,7 @@ def test_kill_at_every_point_then_the_program_finishes(
     }
     points: dict[str, list[str]] = {}
     calls: dict[str, Counter[str]] = {}
+    direct: dict[str, Counter[str]] = {}
     for executor in ("concurrent", "sequential"):  # the instrumented runs: their points, calls, model answers
         found, effects, answers = (tmp_path / f"{what}-{executor}.jsonl" for what in ("points", "effects", "answers"))
         answers.touch()  # (none for a program without FakeModel)
@@ -252,6 +258,7 @@ def test_kill_at_every_point_then_the_program_finishes(
         points[executor] = lines(found)
         assert points[executor], f"{name} makes no model or tool call"
         calls[executor] = Counter(normal(entry["key"], "d") for entry in lines(effects))
+        direct[executor] = Counter(entry["key"] for entry in lines(effects) if entry.get("top"))
     pg = str(request.getfixturevalue("pg_url"))
     for index, (point, executor, kind) in enumerate(jobs_of(name, points)):
         where = f"{point} {executor} {kind}"
@@ -294,6 +301,9 @@ def test_kill_at_every_point_then_the_program_finishes(
                 key == f"{run_id}/{ident}" for run_id, (_, started) in at_kill.items() for ident in started
             ):
                 assert after[key] - before[key] <= calls[executor][normal(key, prefix)], (where, key, "ran more often than uninterrupted")
+        for key, count in Counter(entry["key"] for entry in lines(effects) if entry.get("top")).items():
+            # the program's direct calls (``agent.tool.X()``, ``MCPClient.call_tool_sync``): one that returned is not made again
+            assert count <= direct[executor][key] + (key == cut_inside), (where, key, "a direct call that returned ran again")
         in_doubt = {run_id: started - recorded for run_id, (recorded, started) in at_kill.items()}
         for run_id, (recorded, _) in at_kill.items():
             for ident in recorded:
@@ -307,3 +317,4 @@ def test_kill_at_every_point_then_the_program_finishes(
         assert {run_id: marked.get(run_id, set()) for run_id in in_doubt} == in_doubt, where
         if cut_inside is not None and not cut_inside.startswith("direct:"):
             assert any(in_doubt.values()), (where, "a call cut off inside a tool is not in doubt")
+    assert not started_from(corpus), "a process a killed or restarted program started outlived it"
