@@ -18,7 +18,8 @@ itself unchanged:
 - **the side-effect log** ``effects``: each tool call appends ``{"key", "tool", "top"}``, the key
   being the call's idempotency key (``run_id/toolUseId``; ``direct:<name>`` for a direct
   ``agent.tool.X()`` or ``call_tool_sync`` call, which no executor records; ``top`` for those the
-  program makes itself, not a tool);
+  program makes itself, not a tool); an ``MCPAgentTool`` call whose request does not carry that
+  key to its server (``_meta``, ``tether/idempotencyKey``; none for a ``direct:`` one) fails;
 - **the executor**: ``executor: "sequential"`` gives every ``Agent`` built without one Strands'
   ``SequentialToolExecutor`` (the default is its ``ConcurrentToolExecutor``);
 - **a model that answers by its request**: ``FakeModel`` (the corpus's scripted model) plays the
@@ -84,7 +85,7 @@ class _Process:
         self.answers: dict[str, list[int]] = {}
         self.journal: dict[int, dict[str, Any]] = {}
         self.restart = -1
-        self.mcp_points: dict[str, str] = {}
+        self.mcp_points: dict[str, tuple[str, str]] = {}
         self.direct = False
 
 
@@ -190,7 +191,7 @@ async def _tool_stage(context: Any, next_fn: Any) -> Any:
     P.tool_calls[name] = P.tool_calls.get(name, 0) + 1
     point = f"tool:{name}#{P.tool_calls[name]}"
     if isinstance(context.tool, MCPAgentTool):  # killed when the server's answer reaches the client
-        P.mcp_points[ident] = point
+        P.mcp_points[ident] = (point, key)
     _point(point, kill=not isinstance(context.tool, MCPAgentTool))
     async for event in next_fn(context):
         yield event
@@ -201,9 +202,13 @@ _call_tool_sync = MCPClient.call_tool_sync
 
 
 async def _mcp_call_tool_async(self: Any, tool_use_id: str, *args: Any, **kwargs: Any) -> Any:
-    """An MCP tool's call: the server runs it (its side effect), then the client process is killed
-    at the tool's point, before Strands receives the result."""
-    point = P.mcp_points.pop(tool_use_id, None)
+    """An MCP tool's call: the server runs it (its side effect) with the key of the side-effect log in
+    the request's ``_meta`` (none for a call no run records), then the client process is killed at
+    the tool's point, before Strands receives the result."""
+    point, key = P.mcp_points.pop(tool_use_id, (None, ""))
+    sent = (kwargs.get("meta") or {}).get("tether/idempotencyKey")
+    if point is not None and sent != (None if key.startswith("direct:") else key):
+        raise AssertionError(f"MCP call {tool_use_id}: the server was sent the key {sent!r}, the side-effect log has {key!r}")
     result = await _call_tool_async(self, tool_use_id, *args, **kwargs)
     if point is not None:
         _kill_at(point)
