@@ -2,21 +2,24 @@
 of its tool calls, start it again: it prints what it prints uninterrupted, no tool whose result was
 recorded runs again, and the calls cut off are flagged in doubt and run again with the same key.
 
-**What is covered.** The 24 programs of ``tests/compat/strands_programs`` that ``test_corpus.py``
-runs with the provider (``NAMES``: all but the two with Strands' own session managers and the MCP
-one, see ``test_corpus.EXCLUDED``; the graph, the swarm and the agents as tools with the provider
-where ``test_corpus.ONE_LINE`` puts it). For each program and each executor, every *point* of its
+**What is covered.** The 25 programs of ``tests/compat/strands_programs`` that ``test_corpus.py``
+runs with the provider (``NAMES``: all but the two with Strands' own session managers, see
+``test_corpus.EXCLUDED``; the graph, the swarm and the agents as tools with the provider where
+``test_corpus.ONE_LINE`` puts it). For each program and each executor, every *point* of its
 uninterrupted durable run, found by an instrumented run (``programs/crash_zygote.py``): each model
 call (``Model.stream``: structured-output calls, a summarizing conversation manager's agent, each
 node of a graph or swarm and each sub-agent called as a tool included) and each tool call Strands
 runs (its ``ExecuteToolStage``: through the agent's executor, a node's and a swarm's handoff
-included, and direct ``agent.tool.X()`` calls) — 120 points (82 model calls, 38 tool calls) when
-this was written. Each point is killed once, in one of the four combinations of Strands'
+included, and direct ``agent.tool.X()`` calls; an MCP tool's, over stdio to a server process the
+program starts, is killed when the server's answer reaches the client, as is the program's own
+``MCPClient.call_tool_sync``) — 127 points (84 model calls, 43 tool calls) when this was written.
+Each point is killed once, in one of the four combinations of Strands'
 ``ConcurrentToolExecutor``/``SequentialToolExecutor`` and SQLite/PostgreSQL (``pg_url``), rotated
 over the points so that every combination is exercised on every program (a program with fewer than
 four points repeats points; a point only one executor's flow has is killed with that executor); the
 programs of ``FULL_MATRIX`` (parallel tools, checkpoints, hook interrupts) have every point killed
-in all four: 165 kills in all. The programs are run unchanged (``session_manager=provider()`` added, as in ``test_corpus.py``); the harness
+in all four: 172 kills in all. The programs are run unchanged (``session_manager=provider()``
+added, as in ``test_corpus.py``); the harness
 instruments them from outside (see ``crash_zygote.py``): the side-effect log is written by an
 ``ExecuteToolStage`` middleware it adds to each agent, the executor is chosen by patching
 ``Agent``'s default, and the scripted model answers the request it is sent (as a real model does;
@@ -43,7 +46,10 @@ it. Then:
   cut off runs again with its key;
 - the resumed step of each run (each agent's, each agent node's of a graph or swarm) flags in doubt
   exactly the calls started and not recorded at the kill (a kill inside a tool call run by an
-  executor always leaves one).
+  executor always leaves one);
+- a direct call the program makes itself (``agent.tool.X()``, ``MCPClient.call_tool_sync``) that
+  returned before the kill is not made again;
+- no process a program started (the MCP server) outlives the test.
 
 At the point of ``KNOWN_GAPS`` the restarted program fails instead (asserted, with the reason;
 fixing one fails this test, to move the point to the checked ones).
@@ -67,11 +73,10 @@ from typing import Any
 import pytest
 
 from .conftest import PROGRAMS, answered, open_store, program_env
-from .test_corpus import CORPUS, EXCLUDED, with_provider
+from .test_corpus import CORPUS, EXCLUDED, started_from, with_provider
 
-_ELSEWHERE = set(EXCLUDED)
-"""Excluded from the corpus test itself (other session managers, an MCP server process)."""
-NAMES = sorted(p.stem for p in CORPUS.glob("p[0-9][0-9]_*.py") if p.stem not in _ELSEWHERE)
+NAMES = sorted(p.stem for p in CORPUS.glob("p[0-9][0-9]_*.py") if p.stem not in EXCLUDED)
+"""Every corpus program but those excluded from the corpus test itself (Strands' own session managers)."""
 COMBINATIONS = [("concurrent", "sqlite"), ("sequential", "postgres"), ("sequential", "sqlite"), ("concurrent", "postgres")]
 FULL_MATRIX = ("p01_tools_docstring", "p13_checkpoints", "p15_interrupt_hook")
 _ASKED = "what the model was asked in this process: a response recorded before the crash is not asked for again"
@@ -238,6 +243,7 @@ def test_kill_at_every_point_then_the_program_finishes(
     }
     points: dict[str, list[str]] = {}
     calls: dict[str, Counter[str]] = {}
+    direct: dict[str, Counter[str]] = {}
     for executor in ("concurrent", "sequential"):  # the instrumented runs: their points, calls, model answers
         found, effects, answers = (tmp_path / f"{what}-{executor}.jsonl" for what in ("points", "effects", "answers"))
         answers.touch()  # (none for a program without FakeModel)
@@ -255,6 +261,7 @@ def test_kill_at_every_point_then_the_program_finishes(
         points[executor] = lines(found)
         assert points[executor], f"{name} makes no model or tool call"
         calls[executor] = Counter(normal(entry["key"], "d") for entry in lines(effects))
+        direct[executor] = Counter(entry["key"] for entry in lines(effects) if entry.get("top"))
     pg = str(request.getfixturevalue("pg_url"))
     for index, (point, executor, kind) in enumerate(jobs_of(name, points)):
         where = f"{point} {executor} {kind}"
@@ -297,6 +304,9 @@ def test_kill_at_every_point_then_the_program_finishes(
                 key == f"{run_id}/{ident}" for run_id, (_, started) in at_kill.items() for ident in started
             ):
                 assert after[key] - before[key] <= calls[executor][normal(key, prefix)], (where, key, "ran more often than uninterrupted")
+        for key, count in Counter(entry["key"] for entry in lines(effects) if entry.get("top")).items():
+            # the program's direct calls (``agent.tool.X()``, ``MCPClient.call_tool_sync``): one that returned is not made again
+            assert count <= direct[executor][key] + (key == cut_inside), (where, key, "a direct call that returned ran again")
         in_doubt = {run_id: started - recorded for run_id, (recorded, started) in at_kill.items()}
         for run_id, (recorded, _) in at_kill.items():
             for ident in recorded:
@@ -310,3 +320,4 @@ def test_kill_at_every_point_then_the_program_finishes(
         assert {run_id: marked.get(run_id, set()) for run_id in in_doubt} == in_doubt, where
         if cut_inside is not None and not cut_inside.startswith("direct:"):
             assert any(in_doubt.values()), (where, "a call cut off inside a tool is not in doubt")
+    assert not started_from(corpus), "a process a killed or restarted program started outlived it"

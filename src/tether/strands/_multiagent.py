@@ -47,12 +47,13 @@ from strands.hooks import (
     BeforeToolCallEvent,
     MessageAddedEvent,
 )
-from strands.middleware import InvokeModelStage
+from strands.middleware import ExecuteToolStage, InvokeModelStage
 from strands.multiagent.graph import Graph, GraphState
 from strands.types.exceptions import SessionException
 
 from .._json import json_copy
 from ._binding import AgentBinding
+from ._mcp import key_mcp_calls
 from ._run import StrandsRun, prompt_key, tool_uses
 from .executor import TetherToolExecutor
 
@@ -226,6 +227,7 @@ class MultiAgentRuns:
         self.nodes[id(agent)] = binding
         if not isinstance(agent.tool_executor, TetherToolExecutor):
             agent.tool_executor = TetherToolExecutor(agent.tool_executor, manager)
+            agent.add_middleware(ExecuteToolStage, key_mcp_calls)  # an MCP server reads the call's idempotency key
         agent.add_middleware(InvokeModelStage, manager._replay)
         binding.replay_installed = True  # the manager's restore must not add it a second time
         agent.hooks.add_callback(BeforeInvocationEvent, self._before_invocation)

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from strands.agent.state import AgentState
 from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent, BeforeToolCallEvent, HookRegistry
-from strands.middleware import InvokeModelStage, ModelStopReason
+from strands.middleware import ExecuteToolStage, InvokeModelStage, ModelStopReason
 from strands.middleware._agent_stream import AgentStreamStage
 from strands.session.session_manager import SessionManager
 from strands.types.exceptions import SessionException
@@ -66,6 +66,7 @@ from ..errors import PromptError
 from ..types import InterruptState
 from ._binding import AgentBinding
 from ._echo import response_events, turn_responses
+from ._mcp import key_mcp_calls
 from ._metrics import recorded_usage, restore, snapshot
 from ._multiagent import MultiAgentRuns
 from ._run import FINAL_STOPS, StrandsRun, prompt_key, tool_uses
@@ -139,6 +140,7 @@ class TetherSessionManager(SessionManager):
                 self._restore(binding)
             agent.tool_executor = TetherToolExecutor(agent.tool_executor, self)
             agent.add_middleware(AgentStreamStage, StopReplay(self.binding))  # once per invocation: hands back recorded stops
+            agent.add_middleware(ExecuteToolStage, key_mcp_calls)  # an MCP server reads the call's idempotency key
         except BaseException:
             run.close()
             raise

@@ -10,11 +10,16 @@ itself unchanged:
 
 - **fault points**: every model call (``model:N``, the Nth ``Model.stream`` call of the process)
   and every tool call run through Strands' ``ExecuteToolStage`` (``tool:<toolUseId>#K``, or
-  ``tool:<name>#K`` for a generated id: the Kth call of it) is appended to ``points``; the job's
-  ``kill_at`` point SIGKILLs the process there (inside a tool: after its side effect);
-- **the side-effect log** ``effects``: each tool call appends ``{"key", "tool"}``, the key being the
-  call's idempotency key (``run_id/toolUseId``; ``direct:<name>`` for a direct ``agent.tool.X()``
-  call, which no executor records);
+  ``tool:<name>#K`` for a generated id: the Kth call of it) is appended to ``points``, and so is
+  each call the program makes itself with ``MCPClient.call_tool_sync``; the job's ``kill_at`` point
+  SIGKILLs the process there (inside a tool: after its side effect; for an MCP tool, an
+  ``MCPAgentTool`` or ``call_tool_sync``, when the server's answer reaches the client: the server, a
+  child of the process over stdio, ran the call);
+- **the side-effect log** ``effects``: each tool call appends ``{"key", "tool", "top"}``, the key
+  being the call's idempotency key (``run_id/toolUseId``; ``direct:<name>`` for a direct
+  ``agent.tool.X()`` or ``call_tool_sync`` call, which no executor records; ``top`` for those the
+  program makes itself, not a tool); an ``MCPAgentTool`` call whose request does not carry that
+  key to its server (``_meta``, ``tether/idempotencyKey``; none for a ``direct:`` one) fails;
 - **the executor**: ``executor: "sequential"`` gives every ``Agent`` built without one Strands'
   ``SequentialToolExecutor`` (the default is its ``ConcurrentToolExecutor``);
 - **a model that answers by its request**: ``FakeModel`` (the corpus's scripted model) plays the
@@ -65,6 +70,7 @@ from strands.multiagent.swarm import Swarm
 from strands.telemetry.metrics import EventLoopMetrics, ToolMetrics
 from strands.tools._caller import _ToolCaller
 from strands.tools.executors import SequentialToolExecutor
+from strands.tools.mcp import MCPAgentTool, MCPClient
 
 import tether.durable.postgres
 import tether.strands.session_manager  # noqa: F401
@@ -89,6 +95,8 @@ class _Process:
         self.restart = -1
         self.requests: dict[int, list[Any]] = {}
         """Per ``FakeModel`` (by ordinal): what it was asked in the killed process (a restart's)."""
+        self.mcp_points: dict[str, tuple[str, str]] = {}
+        self.direct = False
 
 
 P = _Process()
@@ -100,8 +108,13 @@ def _append(path: str | None, entry: Any) -> None:
             out.write(json.dumps(entry, sort_keys=True, default=repr) + "\n")
 
 
-def _point(name: str) -> None:
+def _point(name: str, *, kill: bool = True) -> None:
     _append(JOB.get("points"), name)
+    if kill:
+        _kill_at(name)
+
+
+def _kill_at(name: str) -> None:
     if JOB.get("kill_at") == name:
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -194,14 +207,57 @@ async def _tool_stage(context: Any, next_fn: Any) -> Any:
     ident = str(use.get("toolUseId"))
     tether_state = context.invocation_state.get("tether") or {}
     key = (tether_state.get("idempotency_keys") or {}).get(ident) or f"direct:{use['name']}"
-    _append(JOB.get("effects"), {"key": key, "tool": use["name"]})
+    _append(JOB.get("effects"), {"key": key, "tool": use["name"], "top": P.direct})
+    P.direct = False
     name = ident if ident.startswith("tu-") else use["name"]
     P.tool_calls[name] = P.tool_calls.get(name, 0) + 1
-    _point(f"tool:{name}#{P.tool_calls[name]}")
+    point = f"tool:{name}#{P.tool_calls[name]}"
+    if isinstance(context.tool, MCPAgentTool):  # killed when the server's answer reaches the client
+        P.mcp_points[ident] = (point, key)
+    _point(point, kill=not isinstance(context.tool, MCPAgentTool))
     async for event in next_fn(context):
         yield event
 
 
+_call_tool_async = MCPClient.call_tool_async
+_call_tool_sync = MCPClient.call_tool_sync
+
+
+async def _mcp_call_tool_async(self: Any, tool_use_id: str, *args: Any, **kwargs: Any) -> Any:
+    """An MCP tool's call: the server runs it (its side effect) with the key of the side-effect log in
+    the request's ``_meta`` (none for a call no run records), then the client process is killed at
+    the tool's point, before Strands receives the result."""
+    point, key = P.mcp_points.pop(tool_use_id, (None, ""))
+    sent = (kwargs.get("meta") or {}).get("tether/idempotencyKey")
+    if point is not None and sent != (None if key.startswith("direct:") else key):
+        raise AssertionError(f"MCP call {tool_use_id}: the server was sent the key {sent!r}, the side-effect log has {key!r}")
+    result = await _call_tool_async(self, tool_use_id, *args, **kwargs)
+    if point is not None:
+        _kill_at(point)
+    return result
+
+
+def _mcp_direct(self: Any, tool_use_id: str, name: str, *args: Any, **kwargs: Any) -> Any:
+    """The program's own ``MCPClient.call_tool_sync`` (no agent: no executor records it): a point
+    killed when the server's answer arrives, logged ``direct:<name>``."""
+    _append(JOB.get("effects"), {"key": f"direct:{name}", "tool": name, "top": True})
+    label = tool_use_id if tool_use_id.startswith("tu-") else name
+    P.tool_calls[label] = P.tool_calls.get(label, 0) + 1
+    point = f"tool:{label}#{P.tool_calls[label]}"
+    _point(point, kill=False)
+    result = _call_tool_sync(self, tool_use_id, name, *args, **kwargs)
+    _kill_at(point)
+    return result
+
+
+def _mcp_call_tool_sync(self: Any, *args: Any, **kwargs: Any) -> Any:
+    if P.depth:  # inside a call of the program's agents: that call's points cover it
+        return _call_tool_sync(self, *args, **kwargs)
+    return _mcp_direct_top(self, *args, **kwargs)
+
+
+MCPClient.call_tool_async = _mcp_call_tool_async  # type: ignore[method-assign]
+MCPClient.call_tool_sync = _mcp_call_tool_sync  # type: ignore[method-assign]
 _agent_init = strands.Agent.__init__
 
 
@@ -386,13 +442,24 @@ _tool_getattr = _ToolCaller.__getattr__
 
 
 def _tool_caller(self: Any, name: str) -> Any:
-    return _top_level_sync(_tool_getattr(self, name), lambda a, k: None)
+    method = _tool_getattr(self, name)
+
+    def direct(*args: Any, **kwargs: Any) -> Any:
+        P.direct = True  # its side effect is logged "top": a top-level direct call
+        try:
+            return method(*args, **kwargs)
+        finally:
+            P.direct = False
+
+    top = _top_level_sync(direct, lambda a, k: None)
+    return lambda *args, **kwargs: method(*args, **kwargs) if P.depth else top(*args, **kwargs)
 
 
 _ToolCaller.__getattr__ = _tool_caller  # type: ignore[method-assign]
 for _multi in (Graph, Swarm):  # their nodes' agent calls are nested in them
     _multi.__call__ = _top_level_sync(_multi.__call__, _prompt_arg)  # type: ignore[method-assign]
     _multi.invoke_async = _top_level_async(_multi.invoke_async)  # type: ignore[method-assign]
+_mcp_direct_top = _top_level_sync(_mcp_direct, lambda a, k: None)
 
 
 # -- the fork server ------------------------------------------------------------------------------------
