@@ -56,4 +56,3 @@ def test_quick_scoreboard_served_and_on_temporal(tmp_path: Path, monkeypatch: py
         for name, cell in by_property.items():
             assert cell.verdict == ("not applicable" if name in not_applicable[key] else "holds"), f"{key} {name}: {cell}"
     assert "| Tether served (SQLite) |" in section and "| Tether on Temporal |" in section
-    assert "Not measured here: Pydantic AI + Temporal" in section
