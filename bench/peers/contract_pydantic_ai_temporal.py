@@ -1,11 +1,10 @@
 """Pydantic AI's side of ``bench/resume_contract.py``: its Temporal integration (the probe protocol of ``contract_common``).
 
-- agent: the agent of the DBOS probe (``contract_pydantic_ai``: ``FunctionModel(respond)``, the
-  approval-required ``charge`` tool, ``output_type=[str, DeferredToolRequests]``) wrapped in
-  ``TemporalAgent`` (each model request and each tool call a Temporal activity), run by
-  :class:`ContractWorkflow` on a worker with ``AgentPlugin(agent)``, the client with
-  ``PydanticAIPlugin()``. The store is a ``temporal server start-dev`` whose SQLite file lies in
-  the case's directory (the parent starts one per case; ``config["store"]`` is its address);
+- agent: ``contract_pydantic_ai_agent``'s (the DBOS probe's too) wrapped in ``TemporalAgent`` (each
+  model request and each tool call a Temporal activity), run by :class:`ContractWorkflow` on a
+  worker with ``AgentPlugin(agent)``, the client with ``PydanticAIPlugin()``. The store is a
+  ``temporal server start-dev`` whose SQLite file lies in the case's directory (the parent starts
+  one per case; ``config["store"]`` is its address);
 - save points: the ``n``-th activity handed to this process's worker (everything the workflow
   decided before it is in the server's history); ``kill_at=n`` is a SIGKILL as it starts, i.e.
   during that model call or before that tool call;
@@ -30,18 +29,17 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Coroutine
 from datetime import timedelta
-from importlib import metadata
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import contract_common as cc
-from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, Tool
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai.usage import RequestUsage
+import contract_pydantic_ai_agent as shared
+from pydantic import TypeAdapter
+from pydantic_ai import DeferredToolRequests, DeferredToolResults
+from pydantic_ai.messages import ModelRequest, ModelResponse, ToolReturnPart, UserPromptPart
 from temporalio import workflow
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType
@@ -54,29 +52,13 @@ from temporalio.workflow import ActivityConfig
 with workflow.unsafe.imports_passed_through():
     from pydantic_ai.durable_exec.temporal import AgentPlugin, PydanticAIPlugin, TemporalAgent
 
-PROBE = cc.Probe({})  # each action binds its own (_bind)
-LOOP: asyncio.AbstractEventLoop
+PROBE = cc.Probe({})  # each action binds its own (cc.serve)
 WORKFLOW, QUEUE = "contract", "contract"
 FAST = timedelta(seconds=3)  # how soon Temporal gives up on a dead worker's task (its defaults: 10 s to 60 s)
 
 
-async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    PROBE.model_call(sum(isinstance(m, ModelResponse) for m in messages))
-    usage = RequestUsage(input_tokens=1, output_tokens=1)
-    if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
-        return ModelResponse(parts=[TextPart(cc.FINAL)], usage=usage)
-    return ModelResponse(parts=[ToolCallPart("charge", {"order": cc.ORDER}, tool_call_id=cc.CALL_ID)], usage=usage)
-
-
-def charge(order: str) -> str:
-    """Charge an order once a person approves."""
-    PROBE.effect(order)
-    PROBE.tool_done(cc.CALL_ID)
-    return f"charged {order}: {cc.ANSWER}"
-
-
 AGENT = TemporalAgent(
-    Agent(FunctionModel(respond), tools=[Tool(charge, requires_approval=True)], output_type=[str, DeferredToolRequests], name="contract"),
+    shared.agent(),
     activity_config=ActivityConfig(start_to_close_timeout=FAST, retry_policy=RetryPolicy(initial_interval=timedelta(milliseconds=200))),
 )
 
@@ -216,29 +198,23 @@ async def _history(run_id: str | None = None) -> list[Any]:
 def _records(events: list[Any]) -> list[dict[str, Any]]:
     """The stored run: the prompt, then each completed model request / tool call, in order."""
     scheduled: dict[int, str] = {}
-    out: list[dict[str, Any]] = []
+    messages: list[Any] = []
     for event in events:
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
-            out.append(cc.record("user", text=str(_payload(event.workflow_execution_started_event_attributes.input))))
+            messages.append(ModelRequest(parts=[UserPromptPart(_payload(event.workflow_execution_started_event_attributes.input))]))
         elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             scheduled[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
         elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
             attributes = event.activity_task_completed_event_attributes
-            out += _activity_records(scheduled.get(attributes.scheduled_event_id, ""), _payload(attributes.result))
-    for rec, unit in zip([r for r in out if r["role"] != "user"], cc.units(out), strict=True):
-        rec["unit"] = unit
-    return out
+            activity, result = scheduled.get(attributes.scheduled_event_id, ""), _payload(attributes.result)
+            if activity.endswith("__model_request"):
+                messages.append(_RESPONSE.validate_python(result))
+            elif "call_tool" in activity:  # the one tool call: {"kind": "tool_return", "result": ...}
+                messages.append(ModelRequest(parts=[ToolReturnPart("charge", result.get("result"), tool_call_id=cc.CALL_ID)]))
+    return shared.normalize(messages)
 
 
-def _activity_records(activity: str, result: Any) -> list[dict[str, Any]]:
-    if activity.endswith("__model_request"):
-        parts = result.get("parts", [])
-        calls = [{"id": p["tool_call_id"], "name": p["tool_name"], "args": p["args"]} for p in parts if p.get("part_kind") == "tool-call"]
-        text = "".join(p["content"] for p in parts if p.get("part_kind") == "text")
-        return [cc.record("assistant", text=text, calls=calls)]
-    if "call_tool" in activity:
-        return [cc.record("tool", call_id=cc.CALL_ID, text=json.dumps(result, sort_keys=True))]
-    return []
+_RESPONSE = TypeAdapter(ModelResponse)
 
 
 async def _dump(probe: cc.Probe) -> dict[str, Any]:
@@ -296,44 +272,26 @@ async def _history_of(client: Client, workflow_id: str) -> list[Any]:
     return [event async for event in client.get_workflow_handle(workflow_id).fetch_history_events()]
 
 
-def versions() -> dict[str, str]:
-    return {name: metadata.version(name) for name in ("pydantic-ai-slim", "temporalio")}
-
-
-def _bind(handler: Callable[[cc.Probe], Awaitable[dict[str, Any]]]) -> Callable[[cc.Probe], dict[str, Any]]:
-    def run(probe: cc.Probe) -> dict[str, Any]:
-        global PROBE
-        PROBE = probe
-        return LOOP.run_until_complete(handler(probe))  # one loop: the worker runs on between actions
-
-    return run
-
-
-def main() -> None:
-    global LOOP
-    LOOP = asyncio.new_event_loop()
-    try:
-        cc.main(
-            {
-                name: _bind(f)
-                for name, f in (
-                    ("start", _start),
-                    ("resume", _resume),
-                    ("answer", _answer_race),
-                    ("dump", _dump),
-                    ("fork_points", _fork_points),
-                    ("fork", _fork),
-                    ("validity", _validity),
-                )
-            },
-            versions,
-        )
-    finally:
-        sys.stdout.flush()
-        os._exit(0 if sys.exc_info()[0] is None else 2)  # the worker would keep the process alive
-
-
 if __name__ == "__main__":
-    import contract_pydantic_ai_temporal  # the workflows' module by its name (Temporal's sandbox re-imports it)
+    import contract_pydantic_ai_temporal as probe  # the workflows' module by its name (Temporal's sandbox re-imports it)
 
-    contract_pydantic_ai_temporal.main()
+    loop = asyncio.new_event_loop()  # one loop for the process: its worker runs on between actions
+
+    def run_async(coroutine: Coroutine[Any, Any, dict[str, Any]]) -> dict[str, Any]:
+        return loop.run_until_complete(coroutine)
+
+    cc.serve(
+        {
+            "start": probe._start,
+            "resume": probe._resume,
+            "answer": probe._answer_race,
+            "dump": probe._dump,
+            "fork_points": probe._fork_points,
+            "fork": probe._fork,
+            "validity": probe._validity,
+        },
+        ("pydantic-ai-slim", "temporalio"),
+        bind=[probe, shared],
+        run_async=run_async,
+        hard_exit=True,  # the worker would keep the process alive
+    )
