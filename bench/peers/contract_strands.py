@@ -20,7 +20,6 @@ import json
 import os
 import sys
 from collections.abc import AsyncGenerator
-from importlib import metadata
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -31,7 +30,7 @@ from strands.agent.conversation_manager import NullConversationManager
 from strands.models import Model
 from strands.types.tools import ToolContext
 
-PROBE = cc.Probe({})  # each action binds its own (_bind)
+PROBE = cc.Probe({})  # each action binds its own (cc.serve)
 SESSION = "contract"
 
 
@@ -279,37 +278,16 @@ def fork_points(probe: cc.Probe) -> dict[str, Any]:
     return {"not_applicable": why}
 
 
-def versions() -> dict[str, str]:
-    found = {}
-    for name in ("strands-agents", "tether"):
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return found
-
-
-def _bind(handler: Any) -> Any:
-    def run(probe: cc.Probe) -> dict[str, Any]:
-        global PROBE
-        PROBE = probe
-        return handler(probe)  # type: ignore[no-any-return]
-
-    return run
-
-
 if __name__ == "__main__":
-    cc.main(
+    cc.serve(
         {
-            name: _bind(f)
-            for name, f in (
-                ("start", start),
-                ("resume", resume),
-                ("answer", answer),
-                ("dump", dump),
-                ("fork_points", fork_points),
-                ("validity", validity),
-            )
+            "start": start,
+            "resume": resume,
+            "answer": answer,
+            "dump": dump,
+            "fork_points": fork_points,
+            "validity": validity,
         },
-        versions,
+        ("strands-agents", "tether"),
+        bind=[sys.modules[__name__]],
     )
