@@ -160,6 +160,8 @@ def test_tether_fork_of_a_strands_run_makes_a_session_and_no_hint_names_tether_r
     assert tether("fork", "strands.s.default", "--at", "4", "--session", "mine")[0] == 0
     for listing in (tether("runs")[1], tether("show", "strands.s-fork-1.default")[1], tether("unlock", "strands.mine.default")[1]):
         assert "tether resume strands" not in listing and "resume strands." not in listing, listing
+    code, _, err = tether("resume", "strands.s-fork-1.default")  # no tether command runs Strands: its program does
+    assert code != 0 and "TetherSessionManager('s-fork-1')" in err and "Traceback" not in err, err
     assert run("s-fork-1", store)[1:] == (messages, ["Rome"], tokens)
     before = rows(store)
     code, _, err = tether("fork", "strands.s.default", "--at", "4", "--new-id", "x")
