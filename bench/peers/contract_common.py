@@ -40,7 +40,7 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from importlib import metadata
 from types import ModuleType
 from typing import Any
@@ -175,16 +175,25 @@ def installed(*names: str) -> dict[str, str]:
 
 
 Handler = Callable[[Probe], dict[str, Any] | Coroutine[Any, Any, dict[str, Any]]]
+ACTIONS = ("start", "resume", "answer", "dump", "fork_points", "fork", "validity")
+"""The actions of the probe protocol (a peer without a fork API has no ``fork``)."""
+
+
+def handlers_of(source: Any) -> dict[str, Handler]:
+    """The handlers ``source`` (a module or an object) defines: for each of :data:`ACTIONS`, its
+    attribute of that name, or with a leading underscore."""
+    found = {name: getattr(source, name, None) or getattr(source, f"_{name}", None) for name in ACTIONS}
+    return {name: handler for name, handler in found.items() if callable(handler)}
 
 
 def serve(
-    handlers: Mapping[str, Handler],
+    source: Any,
     packages: Sequence[str],
     bind: Sequence[ModuleType],
     run_async: Callable[[Coroutine[Any, Any, dict[str, Any]]], dict[str, Any]] = asyncio.run,
     hard_exit: bool = False,
 ) -> None:
-    """:func:`main` for a peer module: each handler runs with ``PROBE`` of every module of ``bind``
+    """:func:`main` for a peer module: the handlers of ``source`` (:func:`handlers_of`), each run with ``PROBE`` of every module of ``bind``
     set to its action's probe (a coroutine handler run by ``run_async``), the versions reported are
     those of ``packages``; ``hard_exit``: end with ``os._exit`` (a framework's threads would keep
     the process alive)."""
@@ -199,7 +208,7 @@ def serve(
         return run
 
     try:
-        main({name: bound(handler) for name, handler in handlers.items()}, lambda: installed(*packages))
+        main({name: bound(handler) for name, handler in handlers_of(source).items()}, lambda: installed(*packages))
     finally:
         if hard_exit:
             sys.stdout.flush()

@@ -220,15 +220,7 @@ def validity(probe: cc.Probe) -> dict[str, Any]:
 
 if __name__ == "__main__":
     cc.serve(
-        {
-            "start": start,
-            "resume": resume,
-            "answer": answer,
-            "dump": dump,
-            "fork_points": fork_points,
-            "fork": fork,
-            "validity": validity,
-        },
+        sys.modules[__name__],
         ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "langchain-core"),
         bind=[sys.modules[__name__]],
     )

@@ -154,7 +154,7 @@ async def _resume(probe: cc.Probe) -> dict[str, Any]:
     return _outcome(result)
 
 
-async def _answer_race(probe: cc.Probe) -> dict[str, Any]:
+async def answer(probe: cc.Probe) -> dict[str, Any]:
     probe.ready()  # the racers open the session and answer at the same instant
     agent, session, state_file = _setup()
     if not state_file.exists():
@@ -216,14 +216,7 @@ def fork_points(probe: cc.Probe) -> dict[str, Any]:
 
 if __name__ == "__main__":
     cc.serve(
-        {
-            "start": _start,
-            "resume": _resume,
-            "answer": _answer_race,
-            "dump": _dump,
-            "fork_points": fork_points,
-            "validity": _validity,
-        },
+        sys.modules[__name__],
         ("openai-agents", "openai"),
         bind=[sys.modules[__name__]],
     )

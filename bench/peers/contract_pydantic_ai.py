@@ -106,7 +106,7 @@ async def _resume(probe: cc.Probe) -> dict[str, Any]:
     return _outcome(await _answer(first) if isinstance(first.output, DeferredToolRequests) else first)
 
 
-async def _answer_race(probe: cc.Probe) -> dict[str, Any]:
+async def answer(probe: cc.Probe) -> dict[str, Any]:
     _launch()
     probe.ready()
     if await _status(ASK) is None:
@@ -184,15 +184,7 @@ async def _validity(probe: cc.Probe) -> dict[str, Any]:
 
 if __name__ == "__main__":
     cc.serve(
-        {
-            "start": _start,
-            "resume": _resume,
-            "answer": _answer_race,
-            "dump": _dump,
-            "fork_points": fork_points,
-            "fork": _fork,
-            "validity": _validity,
-        },
+        sys.modules[__name__],
         ("pydantic-ai-slim", "dbos", "sqlalchemy"),
         bind=[sys.modules[__name__], shared],
         hard_exit=True,  # DBOS's threads would keep the process alive

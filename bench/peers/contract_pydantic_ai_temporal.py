@@ -179,7 +179,7 @@ async def _resume(probe: cc.Probe) -> dict[str, Any]:
     return await _outcome(handle)
 
 
-async def _answer_race(probe: cc.Probe) -> dict[str, Any]:
+async def answer(probe: cc.Probe) -> dict[str, Any]:
     await _client()
     probe.ready()
     handle = await _handle()
@@ -281,15 +281,7 @@ if __name__ == "__main__":
         return loop.run_until_complete(coroutine)
 
     cc.serve(
-        {
-            "start": probe._start,
-            "resume": probe._resume,
-            "answer": probe._answer_race,
-            "dump": probe._dump,
-            "fork_points": probe._fork_points,
-            "fork": probe._fork,
-            "validity": probe._validity,
-        },
+        probe,
         ("pydantic-ai-slim", "temporalio"),
         bind=[probe, shared],
         run_async=run_async,

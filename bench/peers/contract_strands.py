@@ -304,15 +304,7 @@ def fork(probe: cc.Probe) -> dict[str, Any]:
 
 if __name__ == "__main__":
     cc.serve(
-        {
-            "start": start,
-            "resume": resume,
-            "answer": answer,
-            "dump": dump,
-            "fork_points": fork_points,
-            "fork": fork,
-            "validity": validity,
-        },
+        sys.modules[__name__],
         ("strands-agents", "tether"),
         bind=[sys.modules[__name__]],
     )
