@@ -38,9 +38,9 @@ it. Then:
 - its output (what the killed process printed before that call, then the restarted one's) equals
   the program's output without the provider and without a crash, except ``PROCESS_LOCAL`` lines:
   what only the process that made a call observes (what the model was asked, streamed events and
-  callbacks, hook logs, the token usage of responses received before the crash, the checkpoints
-  handed to a process, the conversation a sub-agent reset before each call kept from its last
-  one), and the default callback handler's raw streamed text;
+  callbacks, hook logs, the checkpoints handed to a process, the conversation a sub-agent reset
+  before each call kept from its last one), and the default callback handler's raw streamed text
+  (token usage and metrics are compared: a resumed turn counts the recorded responses it reuses);
 - no tool call whose result was recorded at the kill runs again (the side-effect log, keyed by the
   idempotency key ``run_id/toolUseId``), every call of the uninterrupted run happened, and each call
   cut off runs again with its key;
@@ -84,10 +84,6 @@ _EVENTS = (
     "events of the calls made in this process: a recorded model response is streamed again (its text and tool uses, "
     "not the provider's own chunks or usage), a recorded tool result's own events are not"
 )
-_METRICS = (
-    "the tokens of a recorded model response reused after the crash were counted by the process that received it "
-    "(TetherSessionManager.metrics() has the run's, across processes); cycle and tool counts carry over, and are compared"
-)
 PROCESS_LOCAL = {
     "*.requests": _ASKED,
     "*.request_sizes": _ASKED,
@@ -99,8 +95,6 @@ PROCESS_LOCAL = {
     "streamed_text": _EVENTS,
     "tool_use_events": _EVENTS,
     "log.*": "hook calls: the hooks of a recorded call ran in the process that recorded it",
-    "*.usage": _METRICS,
-    "accumulated_usage": _METRICS,
     "checkpoint.dict": "a restarted checkpointing turn pauses at the checkpoints from the cut-off point on",
     "pauses": "the checkpoints handed to this process, with the tool runs of this process",
     "tool_runs": "the tool runs of this process (a recorded call does not run again)",
