@@ -79,6 +79,8 @@ def test_every_step_forks_into_a_session_strands_finishes_and_the_original_is_on
     with closing(SQLiteStore(store)) as runs:
         steps = runs.history("strands.s.default")
     assert len(steps) >= 6
+    # each model call's step shows its tokens (Strands counts a response's usage after storing it)
+    assert [step.model["total_tokens"] for step in steps if step.position == "after_model"] == [15, 15, 15]
     before = source_rows(store)
     for step in steps:
         ends = []

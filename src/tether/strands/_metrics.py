@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from strands.types.tools import ToolResult, ToolUse
 
 _USAGE = ("inputTokens", "outputTokens", "totalTokens")
+USAGE_FIELDS = {"inputTokens": "input_tokens", "outputTokens": "output_tokens", "totalTokens": "total_tokens"}
+"""Strands' usage keys -> the run metrics' (``RunState.metrics["usage"]``)."""
 
 
 def snapshot(metrics: EventLoopMetrics) -> dict[str, Any]:
@@ -87,4 +89,4 @@ def count_recorded(agent: Agent, use: ToolUse, result: ToolResult, cycle_trace: 
     agent.event_loop_metrics.add_tool_usage(use, 0.0, trace, result.get("status") == "success", message)
 
 
-__all__ = ["count_recorded", "recorded_usage", "restore", "snapshot"]
+__all__ = ["USAGE_FIELDS", "count_recorded", "recorded_usage", "restore", "snapshot"]

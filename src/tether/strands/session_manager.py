@@ -67,7 +67,7 @@ from ..types import InterruptState
 from ._binding import AgentBinding
 from ._echo import response_events, turn_responses
 from ._mcp import key_mcp_calls
-from ._metrics import recorded_usage, restore, snapshot
+from ._metrics import USAGE_FIELDS, recorded_usage, restore, snapshot
 from ._multiagent import MultiAgentRuns
 from ._run import FINAL_STOPS, StrandsRun, prompt_key, tool_uses
 from ._stops import StopReplay, answered, hand_back, record_answer, record_stop
@@ -153,13 +153,17 @@ class TetherSessionManager(SessionManager):
         cursor = run.run.cursor
         metrics = run.run.metrics
         position: str | None
+        pending: dict[str, int] | None = None
         if message["role"] == "assistant":
             position = "after_model"
+            # Strands counts a response's usage just after storing it: the step gets it now
+            pending, timing = recorded_usage(message)
             binding.prompt_latest = False
             if message is binding.replayed:
                 binding.replayed = None
             else:
                 metrics["model_call_count"] += 1
+                metrics["model_latency_ms"] = float(metrics.get("model_latency_ms", 0.0)) + timing["latencyMs"]
             cursor.phase = "tools" if tool_uses(message) else "model"
             cursor.results = {}
             # The idempotent calls are recorded as started with the response (one write fewer per
@@ -178,7 +182,7 @@ class TetherSessionManager(SessionManager):
             position = "turn_start" if binding.turn_new else None
             binding.turn_new = False
             cursor.phase = "model"
-        self._record_fields(binding)
+        self._record_fields(binding, pending)
         if position in ("turn_start", "after_tools"):  # a cycle boundary: Strands' metrics, for a resumed turn
             run.strands["metrics"] = snapshot(agent.event_loop_metrics)
         run.write(binding.messages(), position)
@@ -273,8 +277,9 @@ class TetherSessionManager(SessionManager):
             raise SessionException(f"agent {agent.agent_id!r} was not initialized by this session manager ({self.session_id!r})")
         return binding
 
-    def _record_fields(self, binding: AgentBinding) -> None:
-        """Copy the agent's state, conversation-manager, interrupt and model state into the run."""
+    def _record_fields(self, binding: AgentBinding, pending: dict[str, int] | None = None) -> None:
+        """Copy the agent's state, conversation-manager, interrupt and model state into the run
+        (``pending``: the usage of the model response being stored, which Strands counts right after)."""
         agent = binding.agent
         # What Strands' SessionAgent.from_agent(agent) reads, without building a SessionAgent
         # (its timestamps cost more than the rest, and this runs at every message).
@@ -298,6 +303,8 @@ class TetherSessionManager(SessionManager):
         run.interrupt_state = cast("InterruptState", view)
         binding.run.strands["agent"] = binding.written
         usage: dict[str, Any] = dict(agent.event_loop_metrics.accumulated_usage)
+        for key, value in (pending or {}).items():
+            usage[key] = int(usage.get(key, 0)) + value
         run.metrics["usage"] = {
             "input_tokens": binding.usage_base.get("input_tokens", 0) + int(usage.get("inputTokens", 0)),
             "output_tokens": binding.usage_base.get("output_tokens", 0) + int(usage.get("outputTokens", 0)),
@@ -322,6 +329,10 @@ class TetherSessionManager(SessionManager):
         binding.crash_interrupts = interrupt_state
         stored_usage: dict[str, Any] = dict(run.run.metrics.get("usage") or {})
         binding.usage_base = {key: int(value) for key, value in stored_usage.items()}
+        if binding.held is not None:  # stored with its usage, which the resumed turn counts again (_resume)
+            for key, value in recorded_usage(binding.held)[0].items():
+                field = USAGE_FIELDS[key]
+                binding.usage_base[field] = binding.usage_base.get(field, 0) - value
         carried = run.strands.get("metrics")
         if binding.recovering and isinstance(carried, dict):  # the cut-off turn's result.metrics go on (see _metrics)
             added = restore(agent.event_loop_metrics, carried)
