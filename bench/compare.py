@@ -91,7 +91,12 @@ FRAMEWORKS: tuple[Framework, ...] = (
         "from langgraph.prebuilt import create_react_agent",
         ("langgraph==1.2.22", "langgraph-checkpoint-sqlite==3.1.2", "langgraph-checkpoint-postgres==3.2.0"),
     ),
-    Framework("pydantic-ai", "pydantic_ai_adapter.py", "from pydantic_ai import Agent", ("pydantic-ai-slim[dbos]==2.68.0", "dbos==3.4.0")),
+    Framework(
+        "pydantic-ai",
+        "pydantic_ai_adapter.py",
+        "from pydantic_ai import Agent",
+        ("pydantic-ai-slim[dbos,temporal]==2.68.0", "dbos==3.4.0", "temporalio==1.35.0"),  # temporal: resume_contract.py
+    ),
     Framework("openai-agents", "openai_agents_adapter.py", "from agents import Agent, Runner, function_tool", ("openai-agents==0.24.0",)),
     # A durable-execution library, not an agent SDK: measured where durable execution is.
     Framework("dbos", "dbos_adapter.py", "from dbos import DBOS", ("dbos==3.4.0",), only=("durable-pg",)),

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import importlib.util
 import json
 import os
@@ -81,15 +82,24 @@ def _load_compare() -> ModuleType:
     return module
 
 
+def _sibling(name: str) -> ModuleType:
+    """``bench/<name>.py`` imported by its own name (``bench`` is no package)."""
+    sys.path.insert(0, str(HERE))
+    try:
+        return importlib.import_module(name)
+    finally:
+        del sys.path[0]
+
+
 @dataclass(frozen=True)
 class Column:
     """One column of the scoreboard: a framework with one store and mode."""
 
     key: str
     title: str
-    peer: str  # tether | langgraph | strands | pydantic-ai | openai-agents
+    peer: str  # tether | langgraph | strands | pydantic-ai | pydantic-ai-temporal | openai-agents
     variant: str  # passed to the peer's child as config["variant"]
-    store: str  # sqlite | postgres | files | temporal
+    store: str  # sqlite | postgres | files | temporal (one dev server) | temporal-file (a dev server per case, see Places)
     api: str
 
 
@@ -157,6 +167,15 @@ COLUMNS: tuple[Column, ...] = (
         "pydantic-ai-dbos", "Pydantic AI + DBOS", "pydantic-ai", "dbos", "files", "DBOSAgent(Agent(...)), DBOS system database in SQLite"
     ),
     Column(
+        "pydantic-ai-temporal",
+        "Pydantic AI + Temporal",
+        "pydantic-ai-temporal",
+        "temporal",
+        "temporal-file",
+        "TemporalAgent(Agent(...)) in a workflow answered by signal, worker with AgentPlugin, client with PydanticAIPlugin; "
+        "a `temporal server start-dev` per case, its SQLite file in the case's directory",
+    ),
+    Column(
         "openai-agents",
         "OpenAI Agents SQLiteSession + RunState",
         "openai-agents",
@@ -175,10 +194,8 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
-NOT_MEASURED: tuple[tuple[str, str], ...] = (
-    ("Pydantic AI + Temporal", "needs `pydantic-ai-slim[temporal]` and a Temporal dev server per case; no probe written yet"),
-)
-"""Columns the issue names that this script does not measure, and why (printed under the table)."""
+VENV_OF: dict[str, str] = {"pydantic-ai-temporal": "pydantic-ai"}
+"""Peers whose probe runs in another peer's environment (``bench/compare.py``'s framework of that name)."""
 
 
 @dataclass
@@ -266,17 +283,24 @@ def wait_ready(proc: subprocess.Popen[str], timeout: float = TIMEOUT) -> bool:
 
 
 class Places:
-    """Directories (and, for PostgreSQL columns, databases) of one column's cases."""
+    """Directories (and, for PostgreSQL columns, databases) of one column's cases.
+
+    A ``temporal-file`` column's store is a Temporal dev server kept in a SQLite file in the case's
+    directory: one server runs at a time (a case's, until the next case starts), stopped before its
+    file is copied, so a copy is byte-identical and served by a server of its own."""
 
     def __init__(self, setting: Setting, column: Column, stack: ExitStack) -> None:
         self.root = setting.workdir / column.key
         self.column = column
         self.pg: Any = None
+        self.server: Any = None
         if column.store == "postgres":
             from tether.testing.contract_pg import PgCopies
 
             self.pg = PgCopies(setting.pg_url, os.urandom(3).hex())
             stack.callback(self.pg.drop_all)
+        if column.store == "temporal-file":
+            stack.callback(self._stop_server)
 
     def make(self, slug: str) -> tuple[Path, str]:
         directory = self.root / slug
@@ -287,11 +311,25 @@ class Places:
     def _spec(self, directory: Path, slug: str, fresh: bool, source: str = "") -> str:
         if self.pg is not None:
             return self.pg.database(slug) if fresh else self.pg.copy(source, slug)
+        if self.column.store == "temporal-file":
+            return self._serve(directory / "temporal.db")
         return str(directory / ("sessions" if self.column.store == "files" else "store.db"))
+
+    def _serve(self, db_file: Path) -> str:
+        self._stop_server()
+        self.server = _sibling("_temporal").dev_server(db_file)
+        self.server.start()
+        return str(self.server.address)
+
+    def _stop_server(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
 
     def copy(self, slug: str, new: str) -> tuple[Path, str]:
         """A byte-identical copy of case ``slug`` (its store and its effect log)."""
         source, target = self.root / slug, self.root / new
+        self._stop_server()  # a Temporal store is copied at rest
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(source, target)
         return target, self._spec(target, new, fresh=False, source=slug)
@@ -653,7 +691,7 @@ def prepare(setting: Setting, log: Callable[[str], None]) -> None:
         if peer == "strands":
             python = compare.tether_python()  # strands-agents and Tether's own session manager, one interpreter
         else:
-            framework = next(f for f in compare.FRAMEWORKS if f.name == peer)
+            framework = next(f for f in compare.FRAMEWORKS if f.name == VENV_OF.get(peer, peer))
             python = compare.ensure_env(framework, compare.cache_dir(), log)
         env = Env(python, PEERS_DIR / f"contract_{peer.replace('-', '_')}.py", src_env if peer == "strands" else base_env)
         setting.envs[peer] = env
@@ -667,20 +705,10 @@ def measure(setting: Setting, log: Callable[[str], None]) -> dict[str, dict[str,
     """Every phase, for every column in a rotated order: one interleaved run."""
     with ExitStack() as stack:
         if any(c.store == "postgres" for c in setting.columns):
-            sys.path.insert(0, str(HERE))
-            try:
-                from _pg import throwaway_server
-            finally:
-                del sys.path[0]
-            server = throwaway_server(stack, durable=True)
+            server = _sibling("_pg").throwaway_server(stack, durable=True)
             setting.pg_url = f"postgresql://postgres@/postgres?host={server.root}&port={server.port}"
         if any(c.store == "temporal" for c in setting.columns):
-            sys.path.insert(0, str(HERE))
-            try:
-                from _temporal import throwaway_server as temporal_server
-            finally:
-                del sys.path[0]
-            setting.temporal = temporal_server(stack).address
+            setting.temporal = _sibling("_temporal").throwaway_server(stack).address
         probes: list[Any] = [(TetherProbe if c.peer == "tether" else PeerProbe)(setting, c, stack) for c in setting.columns]
         for i, phase in enumerate(PHASES):
             shift = i % len(probes)
@@ -716,7 +744,6 @@ def render(setting: Setting, cells: dict[str, dict[str, Cell]], meta: dict[str, 
     out += ["| column | " + " | ".join(PROPERTIES) + " |", "|---|" + "---|" * len(PROPERTIES)]
     for column in setting.columns:
         out.append(f"| {column.title} | " + " | ".join(v.verdict if v else "-" for v in verdicts[column.key]) + " |")
-    out += ["", "Not measured here: " + "; ".join(f"{name} ({why})" for name, why in NOT_MEASURED) + "."]
     out += ["", "Counts and counterexamples, by column (seconds each column took):", ""]
     for column in setting.columns:
         out.append(f"- **{column.title}** ({column.api}; {meta.get('took:' + column.key, '?')} s):")

@@ -174,12 +174,14 @@ ANNOTATION_ONLY: frozenset[tuple[str, str]] = frozenset(
         ("tether.agent_tool", "tether.agent"),
         ("tether.agent_runs", "tether.agent"),
         ("tether.durable.replay", "tether.agent"),
+        ("tether.temporal.fork", "tether.temporal.client"),
     }
 )
 """References allowed under ``if TYPE_CHECKING:`` only, against the direction of the map or of
 the imports: what a hook event, a tool context, an agent tool, the agent's durable-run methods
 and the replay engine are handed is the agent, and their annotations name it (they never import
-it at run time; the agent imports them)."""
+it at run time; the agent imports them). Likewise a Temporal fork is handed the ``TetherClient``
+whose ``fork`` method calls it."""
 
 
 def layer_of(module: str) -> int:

@@ -24,10 +24,15 @@ stored run before and after), ``answer`` (answer the parked interrupt:
 the consume-once racer), ``dump`` (the stored conversation, normalized), ``fork_points`` and
 ``fork`` (time travel, where the framework has it), ``validity`` (hand the framework's stored state
 values no store should keep, see :data:`REFUSED`).
+
+A peer module keeps the probe of the running action in its global ``PROBE`` and ends with
+:func:`serve`: its handlers by action, the distributions whose versions it reports.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import math
 import os
@@ -35,7 +40,9 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Sequence
+from importlib import metadata
+from types import ModuleType
 from typing import Any
 
 PROMPT = "Charge order A1."
@@ -154,3 +161,55 @@ def main(handlers: dict[str, Callable[[Probe], dict[str, Any]]], versions: Calla
         traceback.print_exc()
         emit({"outcome": {"error": f"{type(exc).__name__}: {exc}"[:600]}})
         sys.exit(2)
+
+
+def installed(*names: str) -> dict[str, str]:
+    """The versions of the distributions among ``names`` that are installed."""
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+Handler = Callable[[Probe], dict[str, Any] | Coroutine[Any, Any, dict[str, Any]]]
+ACTIONS = ("start", "resume", "answer", "dump", "fork_points", "fork", "validity")
+"""The actions of the probe protocol (a peer without a fork API has no ``fork``)."""
+
+
+def handlers_of(source: Any) -> dict[str, Handler]:
+    """The handlers ``source`` (a module or an object) defines: for each of :data:`ACTIONS`, its
+    attribute of that name, or with a leading underscore."""
+    found = {name: getattr(source, name, None) or getattr(source, f"_{name}", None) for name in ACTIONS}
+    return {name: handler for name, handler in found.items() if callable(handler)}
+
+
+def serve(
+    source: Any,
+    packages: Sequence[str],
+    bind: Sequence[ModuleType],
+    run_async: Callable[[Coroutine[Any, Any, dict[str, Any]]], dict[str, Any]] = asyncio.run,
+    hard_exit: bool = False,
+) -> None:
+    """:func:`main` for a peer module: the handlers of ``source`` (:func:`handlers_of`), each run with ``PROBE`` of every module of ``bind``
+    set to its action's probe (a coroutine handler run by ``run_async``), the versions reported are
+    those of ``packages``; ``hard_exit``: end with ``os._exit`` (a framework's threads would keep
+    the process alive)."""
+
+    def bound(handler: Handler) -> Callable[[Probe], dict[str, Any]]:
+        def run(probe: Probe) -> dict[str, Any]:
+            for module in bind:
+                module.PROBE = probe  # type: ignore[attr-defined]
+            out = handler(probe)
+            return run_async(out) if inspect.iscoroutine(out) else out  # type: ignore[return-value]
+
+        return run
+
+    try:
+        main({name: bound(handler) for name, handler in handlers_of(source).items()}, lambda: installed(*packages))
+    finally:
+        if hard_exit:
+            sys.stdout.flush()
+            os._exit(0 if sys.exc_info()[0] is None else 2)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from importlib import metadata
 from typing import Any, NotRequired
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -33,7 +32,7 @@ with warnings.catch_warnings():
     from langgraph.prebuilt import create_react_agent
     from langgraph.prebuilt.chat_agent_executor import AgentState
 
-PROBE = cc.Probe({})  # each action binds its own (_bind)
+PROBE = cc.Probe({})  # each action binds its own (cc.serve)
 
 
 class State(AgentState):  # type: ignore[misc]
@@ -219,38 +218,9 @@ def validity(probe: cc.Probe) -> dict[str, Any]:
     return cc.validity_outcome(trials)
 
 
-def versions() -> dict[str, str]:
-    found = {}
-    for name in ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "langchain-core"):
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return found
-
-
-def _bind(handler: Any) -> Any:
-    def run(probe: cc.Probe) -> dict[str, Any]:
-        global PROBE
-        PROBE = probe
-        return handler(probe)  # type: ignore[no-any-return]
-
-    return run
-
-
 if __name__ == "__main__":
-    cc.main(
-        {
-            name: _bind(f)
-            for name, f in (
-                ("start", start),
-                ("resume", resume),
-                ("answer", answer),
-                ("dump", dump),
-                ("fork_points", fork_points),
-                ("fork", fork),
-                ("validity", validity),
-            )
-        },
-        versions,
+    cc.serve(
+        sys.modules[__name__],
+        ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "langchain-core"),
+        bind=[sys.modules[__name__]],
     )

@@ -15,11 +15,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +34,7 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 
 set_tracing_disabled(True)
 RUN_CONFIG = RunConfig(tracing_disabled=True)
-PROBE = cc.Probe({})  # each action binds its own (_bind)
+PROBE = cc.Probe({})  # each action binds its own (cc.serve)
 
 
 def _assistant(item: Any) -> bool:
@@ -156,7 +154,7 @@ async def _resume(probe: cc.Probe) -> dict[str, Any]:
     return _outcome(result)
 
 
-async def _answer_race(probe: cc.Probe) -> dict[str, Any]:
+async def answer(probe: cc.Probe) -> dict[str, Any]:
     probe.ready()  # the racers open the session and answer at the same instant
     agent, session, state_file = _setup()
     if not state_file.exists():
@@ -216,32 +214,9 @@ def fork_points(probe: cc.Probe) -> dict[str, Any]:
     return {"not_applicable": "SQLiteSession and RunState keep one line of a run: no checkpoint history to fork from"}
 
 
-def versions() -> dict[str, str]:
-    return {name: metadata.version(name) for name in ("openai-agents", "openai")}
-
-
-def _bind(handler: Any) -> Any:
-    def run(probe: cc.Probe) -> dict[str, Any]:
-        global PROBE
-        PROBE = probe
-        out = handler(probe)
-        return asyncio.run(out) if asyncio.iscoroutine(out) else out  # type: ignore[no-any-return]
-
-    return run
-
-
 if __name__ == "__main__":
-    cc.main(
-        {
-            name: _bind(f)
-            for name, f in (
-                ("start", _start),
-                ("resume", _resume),
-                ("answer", _answer_race),
-                ("dump", _dump),
-                ("fork_points", fork_points),
-                ("validity", _validity),
-            )
-        },
-        versions,
+    cc.serve(
+        sys.modules[__name__],
+        ("openai-agents", "openai"),
+        bind=[sys.modules[__name__]],
     )

@@ -1,7 +1,6 @@
 """Pydantic AI's side of ``bench/resume_contract.py``: its DBOS integration (the probe protocol of ``contract_common``).
 
-- agent: ``Agent(FunctionModel(respond), tools=[Tool(charge, requires_approval=True)],
-  output_type=[str, DeferredToolRequests])`` wrapped in ``DBOSAgent`` (each model request a DBOS
+- agent: ``contract_pydantic_ai_agent``'s wrapped in ``DBOSAgent`` (each model request a DBOS
   step); DBOS's system database is a SQLite file in the case's directory; every commit DBOS makes
   (SQLAlchemy ``do_commit``) is a save point;
 - the interrupt: an approval-required tool ends the first run (workflow ``contract-ask``) with
@@ -22,21 +21,19 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from importlib import metadata
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import contract_common as cc
+import contract_pydantic_ai_agent as shared
 import sqlalchemy.engine.default as sa_default
 from dbos import DBOS, SetWorkflowID
-from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, Tool
+from pydantic_ai import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.durable_exec.dbos import DBOSAgent
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai.usage import RequestUsage
+from pydantic_ai.messages import ModelRequest, ModelResponse, UserPromptPart
 
-PROBE = cc.Probe({})  # each action binds its own (_bind)
+PROBE = cc.Probe({})  # each action binds its own (cc.serve)
 ASK, ANSWER_WF = "contract-ask", "contract-answer"
 
 _commit = sa_default.DefaultDialect.do_commit
@@ -50,31 +47,13 @@ def _counted_commit(self: Any, dbapi_connection: Any) -> None:
 sa_default.DefaultDialect.do_commit = _counted_commit  # type: ignore[method-assign]
 
 
-async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    PROBE.model_call(sum(isinstance(m, ModelResponse) for m in messages))
-    usage = RequestUsage(input_tokens=1, output_tokens=1)
-    if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
-        return ModelResponse(parts=[TextPart(cc.FINAL)], usage=usage)
-    return ModelResponse(parts=[ToolCallPart("charge", {"order": cc.ORDER}, tool_call_id=cc.CALL_ID)], usage=usage)
-
-
-def charge(order: str) -> str:
-    """Charge an order once a person approves."""
-    PROBE.effect(order)
-    PROBE.tool_done(cc.CALL_ID)
-    return f"charged {order}: {cc.ANSWER}"
-
-
 _AGENT: DBOSAgent | None = None
 
 
 def _launch() -> DBOSAgent:
     global _AGENT
     if _AGENT is None:
-        agent: Agent[None, Any] = Agent(
-            FunctionModel(respond), tools=[Tool(charge, requires_approval=True)], output_type=[str, DeferredToolRequests], name="contract"
-        )
-        _AGENT = DBOSAgent(agent)
+        _AGENT = DBOSAgent(shared.agent())
         os.makedirs(PROBE.config["store"], exist_ok=True)
         DBOS(
             config={"name": "contract", "system_database_url": f"sqlite:///{PROBE.config['store']}/dbos.sqlite", "run_admin_server": False}
@@ -127,27 +106,12 @@ async def _resume(probe: cc.Probe) -> dict[str, Any]:
     return _outcome(await _answer(first) if isinstance(first.output, DeferredToolRequests) else first)
 
 
-async def _answer_race(probe: cc.Probe) -> dict[str, Any]:
+async def answer(probe: cc.Probe) -> dict[str, Any]:
     _launch()
     probe.ready()
     if await _status(ASK) is None:
         return {"status": "refused", "why": "no run asked"}
     return _outcome(await _answer(await _recorded(ASK)))
-
-
-def _normalize(messages: list[Any]) -> list[dict[str, Any]]:
-    out = []
-    for m in messages:
-        if isinstance(m, ModelResponse):
-            calls = [{"id": p.tool_call_id, "name": p.tool_name, "args": p.args_as_dict()} for p in m.parts if isinstance(p, ToolCallPart)]
-            out.append(cc.record("assistant", text="".join(p.content for p in m.parts if isinstance(p, TextPart)), calls=calls))
-        elif isinstance(m, ModelRequest):
-            for p in m.parts:
-                if isinstance(p, UserPromptPart):
-                    out.append(cc.record("user", text=str(p.content)))
-                elif isinstance(p, ToolReturnPart):
-                    out.append(cc.record("tool", call_id=p.tool_call_id, text=str(p.content)))
-    return out
 
 
 async def _dump(probe: cc.Probe) -> dict[str, Any]:
@@ -167,10 +131,7 @@ async def _dump(probe: cc.Probe) -> dict[str, Any]:
                 messages.append(ModelRequest(parts=[UserPromptPart(cc.PROMPT)]))
             steps = await DBOS.list_workflow_steps_async(workflow)
             messages += [s["output"] for s in steps if isinstance(s.get("output"), ModelResponse)]
-    out = _normalize(messages)
-    for rec, unit in zip([r for r in out if r["role"] != "user"], cc.units(out), strict=True):
-        rec["unit"] = unit
-    return {"records": out, "pending": pending}
+    return {"records": shared.normalize(messages), "pending": pending}
 
 
 def _launch_readonly() -> None:
@@ -192,7 +153,7 @@ async def _fork(probe: cc.Probe) -> dict[str, Any]:
     _launch_readonly()
     handle = await DBOS.fork_workflow_async(ANSWER_WF, int(probe.config["at"]))
     result = await handle.get_result()
-    return {"records": _normalize(list(result.all_messages())), "status": "done"}
+    return {"records": shared.normalize(list(result.all_messages())), "status": "done"}
 
 
 @DBOS.workflow()
@@ -221,37 +182,10 @@ async def _validity(probe: cc.Probe) -> dict[str, Any]:
     return cc.validity_outcome(trials)
 
 
-def versions() -> dict[str, str]:
-    return {name: metadata.version(name) for name in ("pydantic-ai-slim", "dbos", "sqlalchemy")}
-
-
-def _bind(handler: Any) -> Any:
-    def run(probe: cc.Probe) -> dict[str, Any]:
-        global PROBE
-        PROBE = probe
-        out = handler(probe)
-        return asyncio.run(out) if asyncio.iscoroutine(out) else out  # type: ignore[no-any-return]
-
-    return run
-
-
 if __name__ == "__main__":
-    try:
-        cc.main(
-            {
-                name: _bind(f)
-                for name, f in (
-                    ("start", _start),
-                    ("resume", _resume),
-                    ("answer", _answer_race),
-                    ("dump", _dump),
-                    ("fork_points", fork_points),
-                    ("fork", _fork),
-                    ("validity", _validity),
-                )
-            },
-            versions,
-        )
-    finally:
-        sys.stdout.flush()
-        os._exit(0 if sys.exc_info()[0] is None else 2)  # DBOS's threads would keep the process alive
+    cc.serve(
+        sys.modules[__name__],
+        ("pydantic-ai-slim", "dbos", "sqlalchemy"),
+        bind=[sys.modules[__name__], shared],
+        hard_exit=True,  # DBOS's threads would keep the process alive
+    )

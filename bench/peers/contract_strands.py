@@ -10,7 +10,9 @@
 - resume: the same program started again: a pending interrupt is answered; a cut-off turn is
   continued with ``agent()`` (no new prompt: the restored conversation goes on) for the Strands
   managers, and with the same call ``agent(PROMPT)`` for Tether's manager (its documented resume);
-- fork: none of these managers forks a session (not applicable);
+- fork: ``tether.strands.fork_session`` for Tether's manager (each step of the finished run forked
+  into a new session, which a Strands agent opens and finishes with the same call); Strands' own
+  managers fork no session (not applicable);
 - validity: ``agent.state.set("note", value)``, then ``sync_agent``, read back by a fresh agent.
 """
 
@@ -20,7 +22,6 @@ import json
 import os
 import sys
 from collections.abc import AsyncGenerator
-from importlib import metadata
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -31,7 +32,7 @@ from strands.agent.conversation_manager import NullConversationManager
 from strands.models import Model
 from strands.types.tools import ToolContext
 
-PROBE = cc.Probe({})  # each action binds its own (_bind)
+PROBE = cc.Probe({})  # each action binds its own (cc.serve)
 SESSION = "contract"
 
 
@@ -105,7 +106,7 @@ def _snapshot_manager() -> Any:
     return SnapshotSessionManager(SESSION, storage=Counted(PROBE.config["store"]), save_latest_on="message")
 
 
-def _tether_manager() -> Any:
+def _tether_manager(session: str = SESSION) -> Any:
     from contract_tether import reconcile
 
     from tether.durable.sqlite import SQLiteStore
@@ -114,14 +115,14 @@ def _tether_manager() -> Any:
 
     os.environ["TETHER_CRASHTEST_SCRATCH"] = os.path.dirname(PROBE.config["effects"])  # reconcile reads the effect log there
     store = FaultStore(SQLiteStore(PROBE.config["store"]), PROBE.config.get("kill_at"), "after")
-    manager = TetherSessionManager(SESSION, store=store, non_idempotent=["charge"], reconcile=reconcile)
+    manager = TetherSessionManager(session, store=store, non_idempotent=["charge"], reconcile=reconcile)
     manager._contract_store = store  # type: ignore[attr-defined]
     return manager
 
 
-def _agent() -> tuple[Agent, Any]:
-    variant = PROBE.config["variant"]
-    manager = {"file": _file_manager, "snapshot": _snapshot_manager, "tether": _tether_manager}[variant]()
+def _agent(manager: Any = None) -> tuple[Agent, Any]:
+    if manager is None:
+        manager = {"file": _file_manager, "snapshot": _snapshot_manager, "tether": _tether_manager}[PROBE.config["variant"]]()
     agent = Agent(
         model=ScriptedModel(),
         tools=[charge],
@@ -271,45 +272,39 @@ def validity(probe: cc.Probe) -> dict[str, Any]:
 
 def fork_points(probe: cc.Probe) -> dict[str, Any]:
     variant = probe.config["variant"]
+    if variant == "tether":
+        from tether.durable.sqlite import SQLiteStore
+        from tether.strands._run import strands_run_id
+
+        store = SQLiteStore(probe.config["store"])
+        try:
+            return {"points": [step.step for step in store.history(strands_run_id(SESSION, "agent"))]}
+        finally:
+            store.close()
     why = {
         "file": "FileSessionManager keeps one message log per agent: no checkpoint to fork from",
         "snapshot": "SnapshotSessionManager restores a snapshot into the same session (no branch of a session to run on)",
-        "tether": "TetherSessionManager has no fork in its Strands API (tether fork works on the stored run, outside Strands)",
     }[variant]
     return {"not_applicable": why}
 
 
-def versions() -> dict[str, str]:
-    found = {}
-    for name in ("strands-agents", "tether"):
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return found
+def fork(probe: cc.Probe) -> dict[str, Any]:
+    """Tether's manager: fork the session at step ``at`` into a new one and finish it there."""
+    from tether.strands import fork_session
 
-
-def _bind(handler: Any) -> Any:
-    def run(probe: cc.Probe) -> dict[str, Any]:
-        global PROBE
-        PROBE = probe
-        return handler(probe)  # type: ignore[no-any-return]
-
-    return run
+    session = f"fork-{probe.config['at']}-{probe.config['fork']}"
+    fork_session(SESSION, probe.config["at"], new_session_id=session, agent_id="agent", store=probe.config["store"])
+    agent, manager = _agent(_tether_manager(session))
+    if not _finished(agent):
+        _drive(agent, agent(_answers(agent) if agent._interrupt_state.activated else cc.PROMPT), True)
+    records = _normalize(agent.messages)
+    _close(manager)
+    return {"records": records, "status": "done"}
 
 
 if __name__ == "__main__":
-    cc.main(
-        {
-            name: _bind(f)
-            for name, f in (
-                ("start", start),
-                ("resume", resume),
-                ("answer", answer),
-                ("dump", dump),
-                ("fork_points", fork_points),
-                ("validity", validity),
-            )
-        },
-        versions,
+    cc.serve(
+        sys.modules[__name__],
+        ("strands-agents", "tether"),
+        bind=[sys.modules[__name__]],
     )

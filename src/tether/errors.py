@@ -259,6 +259,12 @@ class RunEndedError(TetherError):
     never stop for interrupts again; read its result instead."""
 
 
+class ForkError(TetherError, ValueError):
+    """A fork that cannot be made as asked (``TetherClient.fork``): the step is not one of the
+    run's, the new run id is taken, or the run is not an agent run whose history this code can
+    replay. The message names the run and the step; nothing was started."""
+
+
 class CompensationError(TetherError):
     """A durable run cannot be compensated as asked (an unknown trigger, a damaged compensation
     record), or a compensated run was asked to go on: its effects were undone, so it is over."""

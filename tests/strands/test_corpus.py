@@ -10,10 +10,12 @@ docs put it (``ONE_LINE``), and run twice in fresh interpreters: without the pro
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,6 @@ CORPUS = Path(__file__).resolve().parents[1] / "compat" / "strands_programs"
 EXCLUDED = {
     "p16_file_session": "uses Strands' FileSessionManager (an agent has one session manager)",
     "p17_snapshot_session": "uses Strands' SnapshotSessionManager (an agent has one session manager)",
-    "p21_mcp_stdio": "starts an MCP server process (covered by the compat corpus)",
 }
 ONE_LINE = {
     "p18_graph": ("graph = builder.build()", "graph = builder.set_session_manager(provider()).build()"),
@@ -57,6 +58,25 @@ def with_provider(source: str, name: str = "") -> str:
     return "from provider import provider\n" + body
 
 
+def started_from(where: Path) -> list[str]:
+    """The processes still running whose command line names a file of ``where`` (the MCP server of
+    ``p21_mcp_stdio``: a program's stdio server ends when the program closes its stdin, or dies), after
+    waiting for them to end (at most 30 s)."""
+    deadline = time.monotonic() + 30
+    while True:
+        found = []
+        for proc in Path("/proc").iterdir():
+            try:
+                command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode() if proc.name.isdigit() else ""
+            except OSError:  # ended meanwhile
+                continue
+            if f"{where}{os.sep}" in command:
+                found.append(f"{proc.name}: {command}")
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
 def run(program: Path, cwd: Path, **extra: str) -> str:
     env = program_env(STRANDS_CORPUS_TMP=str(cwd), **extra)
     env["PYTHONPATH"] = f"{cwd}:{env['PYTHONPATH']}"
@@ -79,3 +99,4 @@ def test_the_provider_changes_no_behaviour(name: str, tmp_path: Path) -> None:
     assert run(durable_dir / f"{name}.py", durable_dir, CORPUS_STORE=str(store)) == expected
     runs = SQLiteStore(store).list_runs()
     assert runs and all(run.run_id.startswith("strands.corpus-") for run in runs)
+    assert not started_from(tmp_path), "a process the program started outlived it"

@@ -2,24 +2,28 @@
 of its tool calls, start it again: it prints what it prints uninterrupted, no tool whose result was
 recorded runs again, and the calls cut off are flagged in doubt and run again with the same key.
 
-**What is covered.** The 21 programs of ``tests/compat/strands_programs`` that ``test_corpus.py``
-runs with the provider (``NAMES``: all but the two with Strands' own session managers and the MCP
-one, see ``test_corpus.EXCLUDED``; the multi-agent programs p18-p20 are in one list,
-``MULTI_AGENT``, left out until their persistence is done: remove one to cover it). For each
-program and each executor, every *point* of its uninterrupted durable run, found by an instrumented
-run (``programs/crash_zygote.py``): each model call (``Model.stream``: structured-output calls and
-a summarizing conversation manager's agent included) and each tool call Strands runs (its
-``ExecuteToolStage``: through the agent's executor, and direct ``agent.tool.X()`` calls) — 103
-points (69 model calls, 34 tool calls) when this was written. Each point is killed once, in one of
-the four combinations of Strands' ``ConcurrentToolExecutor``/``SequentialToolExecutor`` and
-SQLite/PostgreSQL (``pg_url``), rotated over the points so that every combination is exercised on
-every program (a program with fewer than four points repeats points; a point only one executor's
-flow has is killed with that executor); the programs of ``FULL_MATRIX`` (parallel tools,
-checkpoints, hook interrupts) have every point killed in all four: 147 kills in all. The programs
-are run unchanged (``session_manager=provider()`` added, as in ``test_corpus.py``); the harness
+**What is covered.** The 25 programs of ``tests/compat/strands_programs`` that ``test_corpus.py``
+runs with the provider (``NAMES``: all but the two with Strands' own session managers, see
+``test_corpus.EXCLUDED``; the graph, the swarm and the agents as tools with the provider where
+``test_corpus.ONE_LINE`` puts it). For each program and each executor, every *point* of its
+uninterrupted durable run, found by an instrumented run (``programs/crash_zygote.py``): each model
+call (``Model.stream``: structured-output calls, a summarizing conversation manager's agent, each
+node of a graph or swarm and each sub-agent called as a tool included) and each tool call Strands
+runs (its ``ExecuteToolStage``: through the agent's executor, a node's and a swarm's handoff
+included, and direct ``agent.tool.X()`` calls; an MCP tool's, over stdio to a server process the
+program starts, is killed when the server's answer reaches the client, as is the program's own
+``MCPClient.call_tool_sync``) — 127 points (84 model calls, 43 tool calls) when this was written.
+Each point is killed once, in one of the four combinations of Strands'
+``ConcurrentToolExecutor``/``SequentialToolExecutor`` and SQLite/PostgreSQL (``pg_url``), rotated
+over the points so that every combination is exercised on every program (a program with fewer than
+four points repeats points; a point only one executor's flow has is killed with that executor); the
+programs of ``FULL_MATRIX`` (parallel tools, checkpoints, hook interrupts) have every point killed
+in all four: 172 kills in all. The programs are run unchanged (``session_manager=provider()``
+added, as in ``test_corpus.py``); the harness
 instruments them from outside (see ``crash_zygote.py``): the side-effect log is written by an
 ``ExecuteToolStage`` middleware it adds to each agent, the executor is chosen by patching
-``Agent``'s default, and the scripted model answers the request it is sent (as a real model does).
+``Agent``'s default, and the scripted model answers the request it is sent (as a real model does;
+its log of requests, which programs print, is carried across the restart as a model server's).
 Each run is a child ``os.fork()``-ed from one zygote process that imported Strands and Tether once.
 
 **What is checked at each point.** The program is SIGKILLed there (inside a tool: after its side
@@ -27,18 +31,25 @@ effect), then started again with the same store and session ids. A restarted pro
 again the calls of the turns that ended before the crash (the harness returns their journaled
 outcomes, as a workflow engine replays completed calls; a plain Strands program has no way to skip
 them itself); the cut-off turn's first call is made again (the provider's contract: a turn paused
-for an interrupt or a checkpoint is finished by making its first call again), and every call after it. Then:
+for an interrupt or a checkpoint is finished by making its first call again; a graph or swarm
+called again with the same task resumes from the nodes it had not finished), and every call after
+it. Then:
 
 - its output (what the killed process printed before that call, then the restarted one's) equals
   the program's output without the provider and without a crash, except ``PROCESS_LOCAL`` lines:
   what only the process that made a call observes (what the model was asked, streamed events and
-  callbacks, hook logs, the token usage of responses received before the crash, the checkpoints
-  handed to a process), and the default callback handler's raw streamed text;
+  callbacks, hook logs, the checkpoints handed to a process, the conversation a sub-agent reset
+  before each call kept from its last one), and the default callback handler's raw streamed text
+  (token usage and metrics are compared: a resumed turn counts the recorded responses it reuses);
 - no tool call whose result was recorded at the kill runs again (the side-effect log, keyed by the
   idempotency key ``run_id/toolUseId``), every call of the uninterrupted run happened, and each call
   cut off runs again with its key;
-- the resumed step of each run flags in doubt exactly the calls started and not recorded at the kill
-  (a kill inside a tool call run by an executor always leaves one).
+- the resumed step of each run (each agent's, each agent node's of a graph or swarm) flags in doubt
+  exactly the calls started and not recorded at the kill (a kill inside a tool call run by an
+  executor always leaves one);
+- a direct call the program makes itself (``agent.tool.X()``, ``MCPClient.call_tool_sync``) that
+  returned before the kill is not made again;
+- no process a program started (the MCP server) outlives the test.
 
 At the point of ``KNOWN_GAPS`` the restarted program fails instead (asserted, with the reason;
 fixing one fails this test, to move the point to the checked ones).
@@ -62,23 +73,16 @@ from typing import Any
 import pytest
 
 from .conftest import PROGRAMS, answered, open_store, program_env
-from .test_corpus import CORPUS, EXCLUDED, with_provider
+from .test_corpus import CORPUS, EXCLUDED, started_from, with_provider
 
-MULTI_AGENT = ("p18_graph", "p19_swarm", "p20_agents_as_tools")
-"""Multi-agent programs: not covered until Graph/Swarm/agents-as-tools persistence is done (remove one to cover it)."""
-_ELSEWHERE = set(EXCLUDED) - {"p18_graph", "p19_swarm", "p20_agents_as_tools"}
-"""Excluded from the corpus test itself (other session managers, an MCP server process)."""
-NAMES = sorted(p.stem for p in CORPUS.glob("p[0-9][0-9]_*.py") if p.stem not in MULTI_AGENT and p.stem not in _ELSEWHERE)
+NAMES = sorted(p.stem for p in CORPUS.glob("p[0-9][0-9]_*.py") if p.stem not in EXCLUDED)
+"""Every corpus program but those excluded from the corpus test itself (Strands' own session managers)."""
 COMBINATIONS = [("concurrent", "sqlite"), ("sequential", "postgres"), ("sequential", "sqlite"), ("concurrent", "postgres")]
 FULL_MATRIX = ("p01_tools_docstring", "p13_checkpoints", "p15_interrupt_hook")
 _ASKED = "what the model was asked in this process: a response recorded before the crash is not asked for again"
 _EVENTS = (
     "events of the calls made in this process: a recorded model response is streamed again (its text and tool uses, "
     "not the provider's own chunks or usage), a recorded tool result's own events are not"
-)
-_METRICS = (
-    "the tokens of a recorded model response reused after the crash were counted by the process that received it "
-    "(TetherSessionManager.metrics() has the run's, across processes); cycle and tool counts carry over, and are compared"
 )
 PROCESS_LOCAL = {
     "*.requests": _ASKED,
@@ -91,19 +95,17 @@ PROCESS_LOCAL = {
     "streamed_text": _EVENTS,
     "tool_use_events": _EVENTS,
     "log.*": "hook calls: the hooks of a recorded call ran in the process that recorded it",
-    "*.usage": _METRICS,
-    "accumulated_usage": _METRICS,
     "checkpoint.dict": "a restarted checkpointing turn pauses at the checkpoints from the cut-off point on",
     "pauses": "the checkpoints handed to this process, with the tool runs of this process",
     "tool_runs": "the tool runs of this process (a recorded call does not run again)",
     "preloaded_list_length_after": "a restored agent's conversation is the stored one, not the list the program passed "
     "(as with Strands' own session managers)",
+    "poet.message_count": "a sub-agent called as a tool with preserve_context=False (Strands resets it before each call and "
+    "refuses it a session manager) holds the conversation of its last call made in this process: a call whose result the "
+    "orchestrator recorded before the crash is not made again",
 }
 """Output lines (by label) that only the process making a call observes, and why."""
-KNOWN_GAPS = {
-    ("p05_direct_tool_calls", "tool:word_count#2"): "harness: the program reads its model's in-process request log "
-    "(model.requests[0]) after a call the restarted program does not make again (IndexError)",
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 """Points where the restarted program does not finish (asserted: fixing one fails this test, to move it to the others)."""
 _LINE = re.compile(r"^([\w.\-]+): ")
 
@@ -142,7 +144,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("corpus")
     shutil.copytree(CORPUS, where, dirs_exist_ok=True)
     for name in NAMES:
-        (where / f"{name}.py").write_text(with_provider((CORPUS / f"{name}.py").read_text()))
+        (where / f"{name}.py").write_text(with_provider((CORPUS / f"{name}.py").read_text(), name))
     return where
 
 
@@ -235,6 +237,7 @@ def test_kill_at_every_point_then_the_program_finishes(
     }
     points: dict[str, list[str]] = {}
     calls: dict[str, Counter[str]] = {}
+    direct: dict[str, Counter[str]] = {}
     for executor in ("concurrent", "sequential"):  # the instrumented runs: their points, calls, model answers
         found, effects, answers = (tmp_path / f"{what}-{executor}.jsonl" for what in ("points", "effects", "answers"))
         answers.touch()  # (none for a program without FakeModel)
@@ -252,6 +255,7 @@ def test_kill_at_every_point_then_the_program_finishes(
         points[executor] = lines(found)
         assert points[executor], f"{name} makes no model or tool call"
         calls[executor] = Counter(normal(entry["key"], "d") for entry in lines(effects))
+        direct[executor] = Counter(entry["key"] for entry in lines(effects) if entry.get("top"))
     pg = str(request.getfixturevalue("pg_url"))
     for index, (point, executor, kind) in enumerate(jobs_of(name, points)):
         where = f"{point} {executor} {kind}"
@@ -294,6 +298,9 @@ def test_kill_at_every_point_then_the_program_finishes(
                 key == f"{run_id}/{ident}" for run_id, (_, started) in at_kill.items() for ident in started
             ):
                 assert after[key] - before[key] <= calls[executor][normal(key, prefix)], (where, key, "ran more often than uninterrupted")
+        for key, count in Counter(entry["key"] for entry in lines(effects) if entry.get("top")).items():
+            # the program's direct calls (``agent.tool.X()``, ``MCPClient.call_tool_sync``): one that returned is not made again
+            assert count <= direct[executor][key] + (key == cut_inside), (where, key, "a direct call that returned ran again")
         in_doubt = {run_id: started - recorded for run_id, (recorded, started) in at_kill.items()}
         for run_id, (recorded, _) in at_kill.items():
             for ident in recorded:
@@ -307,3 +314,4 @@ def test_kill_at_every_point_then_the_program_finishes(
         assert {run_id: marked.get(run_id, set()) for run_id in in_doubt} == in_doubt, where
         if cut_inside is not None and not cut_inside.startswith("direct:"):
             assert any(in_doubt.values()), (where, "a call cut off inside a tool is not in doubt")
+    assert not started_from(corpus), "a process a killed or restarted program started outlived it"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from strands import Agent, ToolContext, tool
 from strands.hooks import BeforeNodeCallEvent
-from strands.multiagent import GraphBuilder
+from strands.multiagent import GraphBuilder, Swarm
 
 from tether.strands.executor import idempotency_key
 from tether.strands.session_manager import TetherSessionManager
@@ -178,4 +178,64 @@ def test_a_resumed_graph_is_told_from_a_new_invocation_and_its_usage_accumulates
     assert seen == ([True, True] if dies == "a" else [True]) and manager.resumed(graph)  # b cut off: only b ran again
     graph("again")
     assert seen[-2:] == [False, False] and not manager.resumed(graph)
+    manager.close()
+
+
+def _team(kind: str, dies: bool, manager: TetherSessionManager | None) -> tuple[Any, dict[str, Agent]]:
+    """A graph (a -> b) or a swarm (a hands off to b) whose node b's model dies on its first call if ``dies``."""
+    if kind == "graph":
+        scripts = {"a": [{"text": "A"}], "b": [{"text": "B"}]}
+    else:
+        scripts = {
+            "a": [{"tools": [("h-1", "handoff_to_agent", {"agent_name": "b", "message": "yours"})]}, {"text": "handed"}],
+            "b": [{"text": "B"}],
+        }
+    agents = {
+        name: Agent(name=name, model=(Dying if dies and name == "b" else ScriptModel)(script), callback_handler=None)
+        for name, script in scripts.items()
+    }
+    if kind == "swarm":
+        return Swarm(list(agents.values()), entry_point=agents["a"], max_handoffs=3, session_manager=manager), agents
+    builder = GraphBuilder()
+    for name, agent in agents.items():
+        builder.add_node(agent, name)
+    builder.add_edge("a", "b")
+    builder.set_entry_point("a")
+    builder.set_max_node_executions(5)
+    if manager is not None:
+        builder.set_session_manager(manager)
+    return builder.build(), agents
+
+
+def _seen(kind: str, result: Any, agents: dict[str, Agent]) -> dict[str, Any]:
+    """What a program can read after the run: the result's structure, each node agent's conversation."""
+    seen: dict[str, Any] = {name: [(m["role"], m["content"]) for m in agent.messages] for name, agent in agents.items()}
+    if kind == "graph":
+        seen["structure"] = (
+            result.total_nodes,
+            [node.node_id for node in result.entry_points],
+            [(source.node_id, target.node_id) for source, target in result.edges],
+        )
+    return seen
+
+
+@pytest.mark.parametrize("kind", ["graph", "swarm"])
+def test_a_resumed_team_reports_its_structure_and_its_finished_nodes_keep_their_conversations(kind: str, tmp_path: Path) -> None:
+    """Resumed after node b was cut off, the result reports the graph's nodes, entry points and edges
+    (Strands' own restore leaves them empty), and node a, which finished before the crash and does
+    not run again, holds the conversation its turn left, as uninterrupted."""
+    team, agents = _team(kind, False, None)
+    expected = _seen(kind, team("go"), agents)
+
+    Dying.died = False
+    manager = TetherSessionManager("team-1", store=tmp_path / "runs.db")
+    team, agents = _team(kind, True, manager)
+    with pytest.raises(KeyboardInterrupt):
+        team("go")
+    manager.close()
+
+    manager = TetherSessionManager("team-1", store=tmp_path / "runs.db")
+    team, agents = _team(kind, True, manager)
+    assert _seen(kind, team("go"), agents) == expected
+    assert manager.resumed(team)
     manager.close()

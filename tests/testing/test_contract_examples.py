@@ -2,7 +2,7 @@
 and a non-idempotent confirmation with ``reconcile``) and ``examples/checkpoints_interrupts.py`` (a
 refund that asks a person, with checkpointing), and ``examples/compensation.py`` (a trip booking
 whose three tools declare compensations: its unwinding killed at every save point), locally on SQLite and on PostgreSQL, served, and
-(consume-once) on Temporal. Every property holds or is not applicable with its reason.
+on Temporal (all six). Every property holds or is not applicable with its reason.
 
 The examples found two defects, both fixed: the contract's children stopped at a checkpoint pause
 as if the run had ended (every property of a checkpointing agent was wrong), and a served run
@@ -92,10 +92,11 @@ def test_the_asking_example_keeps_the_contract_on_temporal(dev_server: DevServer
         answers=answers,
         k=8,
         points=3,
+        forks=2,
         workdir=tmp_path,
         runtime="temporal",
         temporal=dev_server.address,
     )
     _sound(report, asks=True)
-    for name in (CONSUME, "prefix continuation", "effect exactly-once", "recovery determinism"):
+    for name in PROPERTIES:  # all six, fork determinism by TetherClient.fork
         assert report.result(name).verdict == HOLDS, report.summary()

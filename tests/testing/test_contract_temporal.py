@@ -3,7 +3,8 @@ and k signals delivering one interrupt answer at the same instant (one update ta
 refused, each effect once); a worker process SIGKILLed inside tool calls, a new worker finishing
 the run as the uninterrupted one (each call once, the cut-off one at most twice); the histories
 replayed twice; prompts no store can keep refused before any workflow exists (checkpoint validity);
-fork determinism not applicable, with why."""
+steps of a finished run forked twice with TetherClient.fork, both forks ending the same (fork
+determinism), a tool that changes state outside the run caught."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from tests.temporal.server import DevServer
 from tether.errors import TetherError
 from tether.temporal.workflow import WORKFLOW_NAME, AgentWorkflow
 from tether.testing import PROPERTIES, resume_contract
-from tether.testing.contract_report import CONSUME, EFFECT, FORK, HOLDS, NOT_APPLICABLE, PREFIX, RECOVERY, VALIDITY, VIOLATED
+from tether.testing.contract_report import CONSUME, EFFECT, FORK, HOLDS, PREFIX, RECOVERY, VALIDITY, VIOLATED
 from tether.testing.contract_temporal_crash import replay_twice
 
 AGENTS = "tests.testing.contract_agents"
@@ -53,17 +54,23 @@ def test_all_six_hold_for_the_sound_agent_on_temporal(dev_server: DevServer, tmp
         answers={"approve": "yes"},
         k=2,
         points=3,
+        forks=3,
         workdir=tmp_path,
         runtime="temporal",
         temporal=dev_server.address,
     )
-    for name in (CONSUME, PREFIX, EFFECT, RECOVERY):
+    for name in (CONSUME, PREFIX, EFFECT, RECOVERY, FORK):
         assert report.result(name).verdict == HOLDS, report.summary()
     # booking's calls: lookup, book (asks), book (answered), record; 3 of its 8 kill points spread over them
     assert report.result(PREFIX).detail.startswith("3 worker kills inside a tool call (before and after its body)"), report.summary()
     assert report.result(EFFECT).detail.endswith("each call started once, the cut-off one at most twice with its key")
     assert "the histories of 4 runs (3 with a worker killed in a tool call) each replayed twice" in report.result(RECOVERY).detail
-    assert report.result(FORK).verdict == NOT_APPLICABLE and "cannot be forked" in report.result(FORK).detail
+    # booking's steps: turn start; then after the model and after the tools of lookup, book (asks),
+    # record; book's round once more when answered; the final answer
+    fork = report.result(FORK).detail
+    assert fork == (
+        "3 of the 9 steps of the Temporal run forked twice with TetherClient.fork (new workflows beside it): every pair ended the same"
+    ), report.summary()
     assert report.result(VALIDITY).verdict == HOLDS, report.summary()
     assert "each refused by TetherClient.start with a TetherError, no workflow started" in report.result(VALIDITY).detail
     assert set(PROPERTIES) == {r.name for r in report.results}
@@ -74,6 +81,26 @@ def test_all_six_hold_for_the_sound_agent_on_temporal(dev_server: DevServer, tmp
     for start in killed:
         by_key.setdefault(start["key"], set()).add(start["pid"])
     assert sum(1 for pids in by_key.values() if len(pids) == 2) == 3
+
+
+def test_a_tool_that_changes_state_outside_the_run_breaks_fork_determinism_on_temporal(
+    dev_server: DevServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    report = resume_contract(
+        f"{AGENTS}:ticketing", "tickets", properties=[FORK], forks=2, workdir=tmp_path, runtime="temporal", temporal=dev_server.address
+    )
+    result = report.result(FORK)
+    assert result.verdict == VIOLATED, report.summary()
+    # step 1 (the turn's start): fork a takes ticket 2, fork b ticket 3 (the finished run took 1)
+    assert result.detail == (
+        "step 1 (turn_start): its two forks differ at messages[4].content[0].toolResult.content[0].text "
+        "('ticket 2 for step 1' in fork a, 'ticket 3 for step 1' in fork b)"
+    ), result.detail
+    (export,) = result.files
+    ends = json.loads(Path(export).read_text())
+    assert ends["a"]["stop_reason"] == ends["b"]["stop_reason"] == "end_turn"
+    assert report.workdir  # kept, with the two ends, for the user to read
 
 
 def test_a_charge_run_again_after_the_worker_died_is_caught(dev_server: DevServer, tmp_path: Path) -> None:  # noqa: F811
@@ -130,6 +157,8 @@ def test_temporal_and_its_runtime_go_together(tmp_path: Path) -> None:
         resume_contract(f"{AGENTS}:booking", "book it", workdir=tmp_path, runtime="temporal")
     with pytest.raises(TetherError, match="temporal='HOST:PORT' goes with runtime='temporal'"):
         resume_contract(f"{AGENTS}:booking", "book it", workdir=tmp_path, temporal="127.0.0.1:7233")
+    with pytest.raises(TetherError, match="forks=0 must be 'all' or a positive int"):  # refused before the server is asked
+        resume_contract(f"{AGENTS}:booking", "book it", forks=0, workdir=tmp_path, runtime="temporal", temporal="127.0.0.1:1")
 
 
 async def test_the_replay_check_catches_a_changed_workflow_and_a_changed_result() -> None:

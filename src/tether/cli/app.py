@@ -182,6 +182,10 @@ def build_parser() -> Parser:
     fork.add_argument("run_id", metavar="RUN")
     fork.add_argument("--at", required=True, type=_step_number, metavar="STEP", help="the step number (see tether show)")
     fork.add_argument("--new-id", help="the new run's id (default: RUN.fork-N)")
+    fork.add_argument(
+        "--session",
+        help="a Strands agent's run: the fork's Strands session id, opened by TetherSessionManager(SESSION) (default: SESSION-fork-N)",
+    )
     export = command("export", "print the run's current state as snapshot JSON (or as an ATIF trajectory)")
     export.add_argument("run_id", metavar="RUN")
     export.add_argument(

@@ -43,6 +43,7 @@ from .program import program
 from .runs import console, open_store, printable
 from .sigint import run_cancellable
 from .stores import StoreSpec
+from .strands_runs import continue_strands, strands_session
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -115,6 +116,7 @@ def cmd_resume(args: argparse.Namespace, path: StoreSpec) -> int:
     head = store.head(args.run_id)
     if head is None:
         raise RunNotFoundError(f"no run {args.run_id!r} in {path}; see `tether runs`")
+    _not_strands(args.run_id, head)
     answers = [_answer(item) for item in args.answer]
     config = user_config(args.model, args.tools, args.no_demo_tools, args.root, max_tokens=args.max_tokens)
     _check_stored(args, config, head, args.run_id, "resume")
@@ -167,6 +169,7 @@ def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
     for number, run_id in enumerate(stalled, 1):
         out.print(f"stalled run {number}/{len(stalled)}: {run_id}", style="bold", markup=False)
         try:
+            _not_strands(run_id, store.head(run_id))
             agent = build_agent(config, store, model=model, tools=tools, run_id=run_id)
             outcome = _resume_one(args, store, run_id, config, agent, path.flags())
         except ConfigurationError as exc:  # its hint differs from the user's flags (or is malformed)
@@ -190,6 +193,15 @@ def resume_stalled(args: argparse.Namespace, path: StoreSpec) -> int:
         soft_wrap=True,
     )
     return EXIT_ERROR
+
+
+def _not_strands(run_id: str, head: dict[str, Any] | None) -> None:
+    """Refuse a Strands agent's run: no ``tether`` command runs Strands (its program continues it)."""
+    session = strands_session(head)
+    if session is not None:
+        raise ConfigurationError(
+            f"run {run_id!r} is a Strands agent's run: tether does not run Strands; continue it with {continue_strands(session)}"
+        )
 
 
 def _resume_one(

@@ -29,6 +29,7 @@ from ..types import InterruptState
 from .config import CONFIG_KEY, IGNORE_FLAG, RunConfig, shown
 from .program import program
 from .stores import StoreSpec
+from .strands_runs import continue_strands, fork_strands_session, strands_session
 from .transcript import message_lines
 
 if TYPE_CHECKING:
@@ -192,6 +193,8 @@ def continue_command(run: RunSummary, head: dict[str, Any] | None, where: StoreS
     hint, shown only.
     """
     if head is None or run.parent_run_id is not None or run.status not in (*_WAITING_FOR_USER, "stalled"):
+        return None
+    if strands_session(head) is not None:  # its Strands program continues it, no tether command
         return None
     answers = [word for item in _pending(head) for word in ("--answer", f"{item.id}=VALUE")] if run.status == "interrupted" else []
     return shown([*program(), "resume", run.run_id, *answers, *_continue_flags(run.run_id, head, where)])
@@ -359,6 +362,11 @@ def cmd_fork(args: argparse.Namespace, path: StoreSpec) -> int:
     from rich.markup import escape
 
     store = open_store(path)
+    head = store.head(args.run_id)
+    if strands_session(head) is not None:
+        return fork_strands_session(args, store, cast("dict[str, Any]", head)["strands"], console())
+    if args.session is not None:
+        raise ConfigurationError(f"--session forks a Strands agent's session; {args.run_id!r} is not one (see tether fork --help)")
     new_id = fork_run(store, args.run_id, args.at, new_run_id=args.new_id)
     out = console()
     out.print(f"forked {escape(printable(args.run_id))} at step {args.at} -> [bold]{escape(printable(new_id))}[/]")
@@ -391,6 +399,9 @@ def resume_command(run_id: str, head: dict[str, Any] | None, where: StoreSpec | 
     With ``next_turn``, a run whose turn is over (finished, failed) has nothing to resume: its
     command is a new turn, ``tether run 'Your next message' --run-id RUN FLAGS``.
     """
+    session = strands_session(head)
+    if session is not None:
+        return continue_strands(session)
     flags = _continue_flags(run_id, head, where)
     status = summary_of(run_id, head).status if head is not None else None
     if next_turn and status in ("finished", "failed"):

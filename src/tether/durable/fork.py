@@ -26,7 +26,15 @@ Edit = Callable[[list[Message]], list[Message]] | dict[str, Any]
 that replaces the last message."""
 
 
-def fork_run(store: RunStore, run_id: str, at: int | Step, *, new_run_id: str | None = None, edit: Edit | None = None) -> str:
+def fork_run(
+    store: RunStore,
+    run_id: str,
+    at: int | Step,
+    *,
+    new_run_id: str | None = None,
+    edit: Edit | None = None,
+    extra: dict[str, Any] | None = None,
+) -> str:
     """Start a new run from step ``at`` of ``run_id``; returns the new run's id.
 
     ``new_run_id`` defaults to ``f"{run_id}.fork-{n}"`` with the smallest unused ``n``.
@@ -38,6 +46,9 @@ def fork_run(store: RunStore, run_id: str, at: int | Step, *, new_run_id: str | 
         new_run_id: The new run's id (it must not exist yet).
         edit: Changes the messages at that step: a callable returning the new list, or a
             message dict replacing the last message.
+        extra: Head keys an edge of Tether owns (``EXTRA_HEAD_KEYS``) to give the fork in place
+            of the copied ones: how a Strands session's fork becomes a session of its own
+            (:func:`tether.strands.fork_session`).
     """
     number = at.step if isinstance(at, Step) else at
     if isinstance(number, bool) or not isinstance(number, int):
@@ -53,6 +64,10 @@ def fork_run(store: RunStore, run_id: str, at: int | Step, *, new_run_id: str | 
         _drop_removed_calls(head, messages)
     head["steps"] = 0
     head.pop("created_at", None)
+    for key, value in (extra or {}).items():
+        if key not in EXTRA_HEAD_KEYS:
+            raise StoreError(f"fork extra={key!r}: only the head keys {EXTRA_HEAD_KEYS} can be given to a fork")
+        head[key] = value
     with store.lease(new_id) as lease:
         if store.head(new_id) is not None:
             raise StoreError(f"run {new_id!r} already exists; pick another new_run_id (or omit it to get {run_id}.fork-N)")

@@ -27,6 +27,7 @@ _OWN_NAMES: dict[str, str] = {
     "TetherToolExecutor": "executor",
     "idempotency_key": "executor",
     "import_file_session": "session_import",
+    "fork_session": "session_fork",
 }
 """Tether's public names here -> the module of this package that defines them (imported lazily)."""
 

@@ -29,6 +29,8 @@ class AgentBinding:
     replay: Message | None = None
     """A final answer to hand back instead of the next model call (the resumed turn's)."""
     replayed: Message | None = None
+    reused: Message | None = None
+    """The cut-off turn's recorded model response the resumed turn reuses (its usage counted once: :mod:`._metrics`)."""
     echo: list[Any] = field(default_factory=list)
     """Recorded messages of the resumed turn that no model call gives back: their events are handed
     to the callback handler at the start of the invocation (:mod:`tether.strands._echo`)."""

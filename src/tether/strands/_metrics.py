@@ -10,9 +10,10 @@ start, each tool-result message), and the agent restored to finish a cut-off tur
 cycle and the calls it makes, :func:`count_recorded` each recorded result the executor returns
 instead of running the tool. The resumed turn's ``result.metrics`` then has the uninterrupted
 run's cycle count and tool metrics (names, call, success and error counts; durations are this
-process's, a recorded call counts 0 s) and accumulated usage, except the tokens of a recorded model
-response that is reused (they were counted by the process that received it, and are in the run's
-own metrics: ``TetherSessionManager.metrics``). A tool's metrics keep its last call's name and id,
+process's, a recorded call counts 0 s) and accumulated usage: the recorded model response the
+cut-off cycle reuses counts the usage stored in its ``metadata`` (:func:`recorded_usage`; it came
+after the last snapshot, so neither the snapshot nor the run's stored usage has it), and the
+reused message keeps that metadata, as in the uninterrupted conversation. A tool's metrics keep its last call's name and id,
 not its input (the input is in the conversation).
 """
 
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from strands.types.tools import ToolResult, ToolUse
 
 _USAGE = ("inputTokens", "outputTokens", "totalTokens")
+USAGE_FIELDS = {"inputTokens": "input_tokens", "outputTokens": "output_tokens", "totalTokens": "total_tokens"}
+"""Strands' usage keys -> the run metrics' (``RunState.metrics["usage"]``)."""
 
 
 def snapshot(metrics: EventLoopMetrics) -> dict[str, Any]:
@@ -65,6 +68,20 @@ def restore(metrics: EventLoopMetrics, stored: dict[str, Any]) -> dict[str, int]
     return usage
 
 
+def recorded_usage(message: Any) -> tuple[Any, Any]:
+    """The usage and metrics stored in a recorded model response's ``metadata`` (zeros when absent)."""
+    found = message.get("metadata") if isinstance(message, dict) else None
+    metadata: dict[str, Any] = found if isinstance(found, dict) else {}
+    stored: dict[str, Any] = metadata["usage"] if isinstance(metadata.get("usage"), dict) else {}
+    timing: dict[str, Any] = metadata["metrics"] if isinstance(metadata.get("metrics"), dict) else {}
+    return {key: _count(stored.get(key)) for key in _USAGE}, {"latencyMs": _count(timing.get("latencyMs"))}
+
+
+def _count(value: Any) -> int:
+    """A stored count; 0 for anything but a non-negative number (a message's metadata is the model's)."""
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 2**63 else 0
+
+
 def count_recorded(agent: Agent, use: ToolUse, result: ToolResult, cycle_trace: Trace | None) -> None:
     """Count a call the executor answers with its recorded result, as Strands counts a call it runs."""
     trace = Trace(f"Tool: {use['name']}", parent_id=cycle_trace.id if cycle_trace is not None else None, raw_name=use["name"])
@@ -72,4 +89,4 @@ def count_recorded(agent: Agent, use: ToolUse, result: ToolResult, cycle_trace: 
     agent.event_loop_metrics.add_tool_usage(use, 0.0, trace, result.get("status") == "success", message)
 
 
-__all__ = ["count_recorded", "restore", "snapshot"]
+__all__ = ["USAGE_FIELDS", "count_recorded", "recorded_usage", "restore", "snapshot"]

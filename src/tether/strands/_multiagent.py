@@ -23,6 +23,11 @@ call runs again with the same idempotency key, a recorded model response is not 
 swarm node's recorded handoffs are applied to the swarm again (the handoff tool only changes the
 swarm's state in memory, which the crash lost).
 
+**What a resumed execution gives back.** The nodes it finished before the crash do not run again:
+each one's agent holds the conversation and state its turn left, restored from its run, as in the
+uninterrupted program; a resumed graph's result reports its nodes' count, edges and entry points
+(Strands' ``serialize_state`` does not store them and its restore leaves them empty).
+
 **Invocation numbers.** Each invocation of a graph or swarm gets a number, stored (open) before its
 first node runs and closed when it completes, fails or stops for interrupts; each node turn records
 it. A node turn that ended in the invocation a crash left open is handed back too when the node runs
@@ -42,11 +47,13 @@ from strands.hooks import (
     BeforeToolCallEvent,
     MessageAddedEvent,
 )
-from strands.middleware import InvokeModelStage
+from strands.middleware import ExecuteToolStage, InvokeModelStage
+from strands.multiagent.graph import Graph, GraphState
 from strands.types.exceptions import SessionException
 
 from .._json import json_copy
 from ._binding import AgentBinding
+from ._mcp import key_mcp_calls
 from ._run import StrandsRun, prompt_key, tool_uses
 from .executor import TetherToolExecutor
 
@@ -129,6 +136,9 @@ class MultiAgentRuns:
                     bound.append(self._bind_node(source, str(node_id), agent, open_invocation))
             if run.stored is not None and isinstance(state, dict):
                 source.deserialize_state(copy.deepcopy(state))
+                if getattr(source, "_resume_from_session", False):
+                    _structure_again(source)
+                    self._finished_nodes_again(state, run.strands.get("invocation"), bound)
             else:
                 self.write(source, run)
         except BaseException:
@@ -217,6 +227,7 @@ class MultiAgentRuns:
         self.nodes[id(agent)] = binding
         if not isinstance(agent.tool_executor, TetherToolExecutor):
             agent.tool_executor = TetherToolExecutor(agent.tool_executor, manager)
+            agent.add_middleware(ExecuteToolStage, key_mcp_calls)  # an MCP server reads the call's idempotency key
         agent.add_middleware(InvokeModelStage, manager._replay)
         binding.replay_installed = True  # the manager's restore must not add it a second time
         agent.hooks.add_callback(BeforeInvocationEvent, self._before_invocation)
@@ -247,6 +258,15 @@ class MultiAgentRuns:
             self._usage_again(binding, prompt)
             self._handoffs_again(binding)
 
+    def _finished_nodes_again(self, state: dict[str, Any], invocation: Any, bound: list[NodeBinding]) -> None:
+        """A resumed execution does not run again the nodes it finished before the crash: each agent of
+        one holds the conversation and state its turn left (as uninterrupted), restored from its run."""
+        done = set(state.get("completed_nodes") or state.get("node_history") or []) - set(state.get("next_nodes_to_execute") or [])
+        for binding in bound:
+            turn = binding.run.strands.get("turn") or {}
+            if binding.node_id in done and not turn.get("open") and invocation is not None and turn.get("invocation") == invocation:
+                self.manager._restore(binding)
+
     def _invocation_of(self, source: MultiAgentBase) -> Any:
         bound = self.sources.get(multi_key(source))
         return None if bound is None else bound[1].strands.get("invocation")
@@ -258,9 +278,8 @@ class MultiAgentRuns:
     def _usage_again(self, binding: NodeBinding, prompt: Any) -> None:
         """Count the restored turn's recorded model calls in the agent's usage, as the uninterrupted
         node's result counts them (the graph's or swarm's usage is the sum of its nodes')."""
-        messages: list[Any] = list(binding.agent.messages)
-        if binding.replay is not None:
-            messages.append(binding.replay)
+        # the reused response (the held one) counts itself (session_manager._resume / _replay)
+        messages: list[Any] = [message for message in binding.agent.messages if message is not binding.reused]
         start = max((i for i in range(len(messages)) if prompt_key(messages[i : i + 1]) == prompt), default=0)
         if binding.metrics_restored:  # the restored metrics count the turn's usage up to its last tool results
             boundaries = [i for i in range(start, len(messages)) if any("toolResult" in block for block in messages[i].get("content", []))]
@@ -298,6 +317,16 @@ class MultiAgentRuns:
                 if use["name"] == HANDOFF_TOOL and result is not None and result.get("status") == "success" and target is not None:
                     inputs = use["input"]
                     handle(target, str(inputs.get("message", "")), dict(inputs.get("context") or {}))
+
+
+def _structure_again(source: MultiAgentBase) -> None:
+    """A graph resumed by Strands' ``deserialize_state`` has no structure in its state (its nodes'
+    count, edges and entry points, which its result reports): set it as a new invocation does."""
+    state = getattr(source, "state", None)
+    if isinstance(state, GraphState) and isinstance(source, Graph) and not state.total_nodes:
+        state.total_nodes = len(source.nodes)
+        state.edges = [(edge.from_node, edge.to_node) for edge in source.edges]
+        state.entry_points = list(source.entry_points)
 
 
 __all__ = ["MULTI_STATUS", "AgentWriter", "MultiAgentRuns", "NodeBinding", "multi_key", "node_key"]

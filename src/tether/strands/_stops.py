@@ -7,7 +7,7 @@ returned the interrupts: a program written to answer once reads ``result.interru
 session manager records each stop of the open turn (:func:`record_stop`) and the program's answer
 (:func:`record_answer`), and after a restart hands the answered stops back in order: each call gets
 the conversation and Strands' interrupt state as they were at its stop, and the stop's result (same
-interrupts, same ids) without running anything (:func:`hand_back` arms :class:`StopReplay`, an
+interrupts, same ids, its ``metrics`` as they were at the stop) without running anything (:func:`hand_back` arms :class:`StopReplay`, an
 ``AgentStreamStage`` middleware); the program's answer is compared with the recorded one
 (:func:`answered`); once the last recorded stop is answered, the turn continues from the record as
 any cut-off turn does (recorded model responses and tool results reused, nothing recorded re-run).
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from strands.interrupt import Interrupt
 from strands.middleware._agent_stream import AgentStreamContext
+from strands.telemetry.metrics import EventLoopMetrics
 from strands.types._events import EventLoopStopEvent
 from strands.types.session import SessionAgent
 
@@ -29,6 +30,7 @@ from .._json import json_copy
 from ..errors import PromptError
 from ._binding import AgentBinding
 from ._echo import turn_events
+from ._metrics import restore, snapshot
 
 if TYPE_CHECKING:
     from strands import Agent
@@ -46,6 +48,7 @@ def record_stop(turn: dict[str, Any], binding: AgentBinding, result: Any) -> Non
             "interrupt_state": json_copy(binding.agent._interrupt_state.to_dict()),
             "interrupts": [json_copy(item.to_dict()) for item in result.interrupts or []],
             "message": json_copy(result.message),
+            "metrics": snapshot(binding.agent.event_loop_metrics),
         }
     )
 
@@ -127,7 +130,11 @@ class StopReplay:
         table = agent._interrupt_state.interrupts
         interrupts = [table.get(item["id"]) or Interrupt(**item) for item in stop["interrupts"]]
         request_state = context.invocation_state.get("request_state", {})
-        yield EventLoopStopEvent("interrupt", copy.deepcopy(stop["message"]), agent.event_loop_metrics, request_state, interrupts)
+        metrics = agent.event_loop_metrics
+        if isinstance(stop.get("metrics"), dict):  # the stop's result.metrics as they were (its calls' usage included)
+            metrics = EventLoopMetrics()
+            restore(metrics, stop["metrics"])
+        yield EventLoopStopEvent("interrupt", copy.deepcopy(stop["message"]), metrics, request_state, interrupts)
 
 
 def _brief(value: Any) -> str:

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from strands.agent.state import AgentState
 from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent, BeforeToolCallEvent, HookRegistry
-from strands.middleware import InvokeModelStage, ModelStopReason
+from strands.middleware import ExecuteToolStage, InvokeModelStage, ModelStopReason
 from strands.middleware._agent_stream import AgentStreamStage
 from strands.session.session_manager import SessionManager
 from strands.types.exceptions import SessionException
@@ -66,7 +66,8 @@ from ..errors import PromptError
 from ..types import InterruptState
 from ._binding import AgentBinding
 from ._echo import response_events, turn_responses
-from ._metrics import restore, snapshot
+from ._mcp import key_mcp_calls
+from ._metrics import USAGE_FIELDS, recorded_usage, restore, snapshot
 from ._multiagent import MultiAgentRuns
 from ._run import FINAL_STOPS, StrandsRun, prompt_key, tool_uses
 from ._stops import StopReplay, answered, hand_back, record_answer, record_stop
@@ -80,8 +81,6 @@ if TYPE_CHECKING:
 
 Reconcile = Callable[[InDoubtCall], Any]
 """Decides an in-doubt call of a non-idempotent tool: ``tether.durable.RERUN`` or the result to record."""
-
-_ZERO_USAGE = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
 
 
 class TetherSessionManager(SessionManager):
@@ -141,6 +140,7 @@ class TetherSessionManager(SessionManager):
                 self._restore(binding)
             agent.tool_executor = TetherToolExecutor(agent.tool_executor, self)
             agent.add_middleware(AgentStreamStage, StopReplay(self.binding))  # once per invocation: hands back recorded stops
+            agent.add_middleware(ExecuteToolStage, key_mcp_calls)  # an MCP server reads the call's idempotency key
         except BaseException:
             run.close()
             raise
@@ -153,13 +153,17 @@ class TetherSessionManager(SessionManager):
         cursor = run.run.cursor
         metrics = run.run.metrics
         position: str | None
+        pending: dict[str, int] | None = None
         if message["role"] == "assistant":
             position = "after_model"
+            # Strands counts a response's usage just after storing it: the step gets it now
+            pending, timing = recorded_usage(message)
             binding.prompt_latest = False
             if message is binding.replayed:
                 binding.replayed = None
             else:
                 metrics["model_call_count"] += 1
+                metrics["model_latency_ms"] = float(metrics.get("model_latency_ms", 0.0)) + timing["latencyMs"]
             uses = tool_uses(message)
             cursor.phase = "tools" if uses else "model"
             cursor.results = {}
@@ -179,7 +183,7 @@ class TetherSessionManager(SessionManager):
             position = "turn_start" if binding.turn_new else None
             binding.turn_new = False
             cursor.phase = "model"
-        self._record_fields(binding)
+        self._record_fields(binding, pending)
         if position in ("turn_start", "after_tools"):  # a cycle boundary: Strands' metrics, for a resumed turn
             run.strands["metrics"] = snapshot(agent.event_loop_metrics)
         run.write(binding.messages(), position)
@@ -274,8 +278,9 @@ class TetherSessionManager(SessionManager):
             raise SessionException(f"agent {agent.agent_id!r} was not initialized by this session manager ({self.session_id!r})")
         return binding
 
-    def _record_fields(self, binding: AgentBinding) -> None:
-        """Copy the agent's state, conversation-manager, interrupt and model state into the run."""
+    def _record_fields(self, binding: AgentBinding, pending: dict[str, int] | None = None) -> None:
+        """Copy the agent's state, conversation-manager, interrupt and model state into the run
+        (``pending``: the usage of the model response being stored, which Strands counts right after)."""
         agent = binding.agent
         # What Strands' SessionAgent.from_agent(agent) reads, without building a SessionAgent
         # (its timestamps cost more than the rest, and this runs at every message).
@@ -299,6 +304,8 @@ class TetherSessionManager(SessionManager):
         run.interrupt_state = cast("InterruptState", view)
         binding.run.strands["agent"] = binding.written
         usage: dict[str, Any] = dict(agent.event_loop_metrics.accumulated_usage)
+        for key, value in (pending or {}).items():
+            usage[key] = int(usage.get(key, 0)) + value
         run.metrics["usage"] = {
             "input_tokens": binding.usage_base.get("input_tokens", 0) + int(usage.get("inputTokens", 0)),
             "output_tokens": binding.usage_base.get("output_tokens", 0) + int(usage.get("outputTokens", 0)),
@@ -323,6 +330,10 @@ class TetherSessionManager(SessionManager):
         binding.crash_interrupts = interrupt_state
         stored_usage: dict[str, Any] = dict(run.run.metrics.get("usage") or {})
         binding.usage_base = {key: int(value) for key, value in stored_usage.items()}
+        if binding.held is not None:  # stored with its usage, which the resumed turn counts again (_resume)
+            for key, value in recorded_usage(binding.held)[0].items():
+                field = USAGE_FIELDS[key]
+                binding.usage_base[field] = binding.usage_base.get(field, 0) - value
         carried = run.strands.get("metrics")
         if binding.recovering and isinstance(carried, dict):  # the cut-off turn's result.metrics go on (see _metrics)
             added = restore(agent.event_loop_metrics, carried)
@@ -430,9 +441,13 @@ class TetherSessionManager(SessionManager):
         binding.echo = turn_responses(agent.messages)  # streamed to the callback handler, as uninterrupted
         if held is None:
             return
+        binding.reused = held
         if tool_uses(held):
             agent.messages.append(held)  # the stored response: Strands runs its tools next
             binding.echo.append(held)
+            usage, metrics = recorded_usage(held)  # counted as when it was received (see _metrics)
+            agent.event_loop_metrics.update_usage(usage)
+            agent.event_loop_metrics.update_metrics(metrics)
         else:
             binding.replay = held
             if not binding.replay_installed:  # added for the first replay only: no layer on every model call
@@ -450,7 +465,8 @@ class TetherSessionManager(SessionManager):
         binding.replayed = message
         async for event in response_events(message):  # the callback handler sees it streamed, as from the model
             yield event
-        yield ModelStopReason("end_turn", message, dict(_ZERO_USAGE), {"latencyMs": 0})  # type: ignore[arg-type]
+        usage, metrics = recorded_usage(message)  # the message keeps its metadata; its tokens count once (see _metrics)
+        yield ModelStopReason("end_turn", message, usage, metrics)  # type: ignore[arg-type]
 
     def _after_invocation(self, event: AfterInvocationEvent) -> None:
         binding = self.binding(event.agent)

@@ -6,7 +6,7 @@
 - :func:`create_worker` / :class:`TetherPlugin`: a worker serving the agent, graph and swarm
   workflows and their activities.
 - :class:`TetherClient`: start/execute runs (agents, graphs, swarms), answer interrupts, read
-  snapshots, promote local runs.
+  snapshots, promote local runs, fork an agent run at a step (:class:`ForkStep`).
 - :class:`BlobStore`: the content-addressed store that keeps conversation content out of history.
 
 Importing this package imports ``temporalio``; ``import tether`` never does.
@@ -15,6 +15,7 @@ Importing this package imports ``temporalio``; ``import tether`` never does.
 from .activities import TetherActivities
 from .blobs import BlobStore, ref_of
 from .client import TetherClient
+from .fork import ForkStep
 from .graph_activities import GraphActivities
 from .graph_workflow import GRAPH_WORKFLOW_NAME, GraphWorkflow
 from .registry import AgentFactory, AgentRegistry, GraphFactory, SwarmFactory
@@ -32,6 +33,7 @@ __all__ = [
     "AgentRegistry",
     "AgentWorkflow",
     "BlobStore",
+    "ForkStep",
     "GraphActivities",
     "GraphFactory",
     "GraphWorkflow",

@@ -4,7 +4,8 @@ A run is a workflow whose id is the run id. ``execute`` runs an invocation to it
 returns an :class:`~tether.AgentResult` (the same object a local call returns);
 ``answer_interrupts`` answers a waiting run through an update (or a signal); ``snapshot``
 reads the live run through a query. ``promote`` moves a local run (a durable store's run, a
-snapshot or a checkpoint) into Temporal, and ``snapshot`` / ``AgentResult`` carry it back.
+snapshot or a checkpoint) into Temporal, and ``snapshot`` / ``AgentResult`` carry it back;
+``fork`` starts a new run from a step of another (:mod:`tether.temporal.fork`).
 Prompts are offloaded to the blob store like everything else, so a huge prompt is no
 problem for history either. A run that failed with a Tether error raises that same error class
 here (:func:`tether.temporal.errors.from_failure`), with the Temporal failure as its cause.
@@ -40,6 +41,7 @@ from .wire import carried_from_run, run_from_checkpoint, run_from_snapshot, snap
 if TYPE_CHECKING:
     from ..multiagent.graph import GraphResult
     from ..multiagent.swarm import SwarmResult
+    from .fork import ForkStep
 
 RunHandle: TypeAlias = WorkflowHandle[Any, dict[str, Any]]
 """The handle of a run's workflow (its result is JSON: read it with the client's ``run_result``)."""
@@ -280,6 +282,29 @@ class TetherClient:
         if isinstance(manifest, dict):  # the run's manifest: the workflow judges the worker's code against it
             carried["manifest"] = manifest
         return await self.start(agent, prompt, run_id=run.run_id, config=config, carried=carried, **kwargs)
+
+    async def fork(
+        self, run_id: str, at: int, *, new_run_id: str | None = None, temporal_run_id: str | None = None, **kwargs: Any
+    ) -> RunHandle:
+        """Start a new run from step ``at`` of agent run ``run_id``, beside it (the original is only
+        read); its handle. ``new_run_id`` defaults to ``f"{run_id}.fork-{n}"``; ``at`` is a step of
+        :meth:`fork_steps` (see :mod:`tether.temporal.fork` for what a step is on Temporal).
+
+        Raises:
+            RunNotFoundError: No workflow ``run_id``.
+            ForkError: ``at`` is not a step of the run, ``new_run_id`` is taken, or the run is not
+                an agent run whose history this code replays.
+        """
+        from .fork import fork_run
+
+        return await fork_run(self, run_id, at, new_run_id=new_run_id, temporal_run_id=temporal_run_id, **kwargs)
+
+    async def fork_steps(self, run_id: str, *, temporal_run_id: str | None = None) -> list[ForkStep]:
+        """The steps of agent run ``run_id`` a :meth:`fork` can start from, in order (derived from
+        its event history; the run may still be going on)."""
+        from .fork import fork_steps
+
+        return await fork_steps(self, run_id, temporal_run_id=temporal_run_id)
 
     # -- results --------------------------------------------------------------------------
 

@@ -163,6 +163,8 @@ class CarriedState(TypedDict):
     read them from the agent when it starts; ``started`` says the invocation already began
     (continue-as-new), with ``before_metrics`` and ``resumed_from`` as it began. ``manifest``
     is the run's manifest (:mod:`tether.manifest`; absent from runs carried before manifests).
+    ``forked_from`` (``{"run_id", "step"}``) marks the first execution of a fork
+    (:mod:`tether.temporal.fork`).
     """
 
     conv: str | None
@@ -180,6 +182,7 @@ class CarriedState(TypedDict):
     before_metrics: NotRequired[MetricsData]
     resumed_from: NotRequired[str | None]
     manifest: NotRequired[dict[str, Any]]
+    forked_from: NotRequired[dict[str, Any]]
 
 
 class AgentRunResult(TypedDict):

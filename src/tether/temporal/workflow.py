@@ -43,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
     from ..turn import begin_turn, copy_metrics, last_assistant, mark_interrupted, resume_interrupt, settle_idle
     from ..types import Message, MetricsData, SystemContentBlock
     from . import activity_io as io
+    from .agent_tool_calls import PATCH_CHILD_BUDGET
     from .errors import to_failure
     from .inbox import Answers, Batch
     from .retries import activity_retry_policy
@@ -57,8 +58,8 @@ with workflow.unsafe.imports_passed_through():
         WirePrompt,
         WorkflowOptions,
     )
-    from .tool_rounds import ToolRounds
-    from .unwinding import Unwinding
+    from .tool_rounds import PATCH_CHILD_WORKFLOWS, PATCH_TOOL_FAILURES, ToolRounds
+    from .unwinding import PATCH_COMPENSATION, Unwinding
 
 TAIL = 4
 PATCH_LOCAL_BOOKENDS = "tether.local-bookends"
@@ -70,6 +71,9 @@ PATCH_TOOL_SOURCES = "tether.tool-sources"
 PATCH_RESUME_VERDICT = "tether.resume-verdict"
 """The patch id of judging interrupt answers and continued executions against the worker's
 code (the ``tether.check_resume`` activity; runs recorded before it resumed unchecked)."""
+PATCHES: tuple[str, ...] = (PATCH_LOCAL_BOOKENDS, PATCH_TOOL_SOURCES, PATCH_RESUME_VERDICT, PATCH_TOOL_FAILURES, PATCH_CHILD_WORKFLOWS)
+PATCHES += (PATCH_CHILD_BUDGET, PATCH_COMPENSATION)
+"""Every patch the agent workflow asks about (a fork decides them all first: see ``run``)."""
 DEFAULT_OPTIONS: WorkflowOptions = {
     "cycles_per_execution": 500,
     "model_timeout_s": 600.0,
@@ -117,6 +121,9 @@ class AgentWorkflow(ToolRounds, Unwinding):
         requested: WorkflowOptions | None = params.get("options")
         self._options.update(requested or {})
         carried: CarriedState | None = params.get("carried")
+        if carried is not None and carried.get("forked_from") is not None:  # a fork: every patch decided before any local
+            for patch in PATCHES:  # activity (a query may close the workflow task after one; a decision then would not replay)
+                workflow.patched(patch)
         continued = carried is not None
         if carried is None or carried.get("settings") is None:
             agent: io.AgentRef = {"agent": params["agent"], "config": params.get("config") or {}}

@@ -108,7 +108,8 @@ def resume_contract(
             one answer (:mod:`tether.testing.contract_served`); needs ``tether[serve]``. Or
             ``"temporal"``: the run as a Temporal workflow on the server ``temporal`` names, ``k``
             updates and ``k`` signals delivering one answer at once, a worker killed in each tool
-            call, the histories replayed (:mod:`tether.testing.contract_temporal`); needs ``tether[temporal]``.
+            call, the histories replayed, each step forked twice into new workflows with
+            ``TetherClient.fork`` (:mod:`tether.testing.contract_temporal`); needs ``tether[temporal]``.
         temporal: ``HOST:PORT`` of the Temporal server (``runtime="temporal"`` only).
 
     Raises:
@@ -137,7 +138,7 @@ def resume_contract(
         if runtime == "temporal":
             from .contract_temporal import TemporalChecks
 
-            TemporalChecks(plan, report, checks.add, str(temporal)).check(wanted, k, points)
+            TemporalChecks(plan, report, checks.add, str(temporal)).check(wanted, k, points, forks)
             return _finished(report, plan, wanted)
         reference = checks.reference()
         phases: tuple[tuple[tuple[str, ...], Callable[[], None]], ...] = (

@@ -17,8 +17,12 @@ own, its tool starts counted like a contract child's. Checked:
   NaN and infinity in a content block) given to ``TetherClient.start`` must be refused with a
   ``TetherError`` before any workflow exists (the server is asked for each probe's workflow id).
 
-Fork determinism is reported "not applicable", with why (:data:`FORK_WHY`): run the contract with
-``runtime="local"`` for it.
+- **fork determinism**: the run finished once, every step of it (or ``forks=N`` spread over it;
+  its steps as :meth:`TetherClient.fork_steps <tether.temporal.TetherClient.fork_steps>` lists them,
+  derived from its event history) is forked twice with :meth:`TetherClient.fork
+  <tether.temporal.TetherClient.fork>`, each fork a new workflow beside the run, and both forks
+  run to their ends on the worker: they must end the same (result, final messages and state, the
+  fork's run id masked).
 """
 
 from __future__ import annotations
@@ -38,16 +42,12 @@ from ..durable.indoubt import IN_DOUBT
 from ..errors import InterruptError, RunEndedError, TetherError
 from ..interrupts import Interrupt
 from ._child import build, count_starts
-from ._procs import _Plan, _starts
+from ._procs import _Plan, _spread, _starts
 from .contract_report import CONSUME, EFFECT, FORK, HOLDS, NOT_APPLICABLE, PREFIX, RECOVERY, VALIDITY, VIOLATED, ContractReport
+from .contract_temporal_crash import _at
 
 AGENT = "agent"
 SCRATCH = "TETHER_CRASHTEST_SCRATCH"
-FORK_WHY = (
-    "a Temporal run cannot be forked at a step: Temporal has no fork of a workflow at an event (a reset "
-    "rewinds the one workflow, it makes no second run beside it) and TetherClient offers none; fork a stored "
-    "run with runtime='local' (a stored run, a fork included, moves onto Temporal with promote_stored)"
-)
 
 
 def _json_block(value: float) -> dict[str, Any]:
@@ -73,22 +73,22 @@ class TemporalChecks:
         self.log = self.directory / "starts.log"
         self.queue = f"tether-contract-{plan.token}"
 
-    def check(self, wanted: list[str], k: int, points: int | str = "all") -> None:
-        if FORK in wanted:
-            self.add(FORK, NOT_APPLICABLE, 0, FORK_WHY)
+    def check(self, wanted: list[str], k: int, points: int | str = "all", forks: int | str = "all") -> None:
+        if forks != "all" and (isinstance(forks, bool) or not isinstance(forks, int) or forks < 1):
+            raise TetherError(f"resume_contract forks={forks!r} must be 'all' or a positive int")
         scratch = self.directory / "scratch"  # the agent's outside world (TETHER_CRASHTEST_SCRATCH, as for a child)
         scratch.mkdir(exist_ok=True)
         before = os.environ.get(SCRATCH)
         os.environ[SCRATCH] = str(scratch)
         try:
-            asyncio.run(self._check(wanted, k, points))
+            asyncio.run(self._check(wanted, k, points, forks))
         finally:
             if before is None:
                 os.environ.pop(SCRATCH, None)
             else:
                 os.environ[SCRATCH] = before
 
-    async def _check(self, wanted: list[str], k: int, points: int | str) -> None:
+    async def _check(self, wanted: list[str], k: int, points: int | str, forks: int | str) -> None:
         from temporalio.client import Client
 
         from ..temporal import BlobStore, TetherClient
@@ -103,6 +103,8 @@ class TemporalChecks:
             await self._consume_once(client, tc, k)
         if PREFIX in wanted or EFFECT in wanted or RECOVERY in wanted:
             await TemporalCrashes(self, tc, client, blobs).check(wanted, points)
+        if FORK in wanted:
+            await self._forks(client, tc, forks)
 
     async def _validity(self, client: Any, tc: Any) -> None:
         """Each invalid prompt refused by ``TetherClient.start`` with a TetherError, no workflow started."""
@@ -134,6 +136,36 @@ class TemporalChecks:
         self.add(
             VALIDITY, HOLDS, len(INVALID_PROMPTS), f"{summary}: each refused by TetherClient.start with a TetherError, no workflow started"
         )
+
+    async def _forks(self, client: Any, tc: Any, forks: int | str) -> None:
+        """Fork each chosen step of a finished run twice (new workflows beside it), run both forks
+        to their ends on the worker, compare the ends."""
+        run_id = f"{self.queue}-fork-reference"
+        async with self.worker(client, self.queue):
+            await tc.start(AGENT, self.plan.prompt, run_id=run_id, config={})
+            await self.drive(tc, run_id)
+            if (await tc.status(run_id))["status"] != "done":
+                raise TetherError(f"resume contract (temporal): run {run_id!r} waits for interrupts; pass answers= for them")
+            await self.finish(tc, run_id)
+            steps = await tc.fork_steps(run_id)
+            numbers = [step.step for step in steps]
+            chosen = [steps[n - 1] for n in (numbers if forks == "all" else _spread(numbers, int(forks)))]
+            for step in chosen:
+                ends = []
+                for name in ("a", "b"):
+                    fork_id = f"{run_id}.fork-{step.step}-{name}"
+                    await tc.fork(run_id, step.step, new_run_id=fork_id)
+                    ends.append(await self.finish(tc, fork_id))
+                diff = first_difference(ends[0], ends[1])
+                if diff is not None:
+                    export = self.directory / f"fork-{step.step}.json"
+                    export.write_text(json.dumps({"a": ends[0], "b": ends[1]}, indent=1, ensure_ascii=False, default=str))
+                    values = f" ({_at(ends[0], diff)!r} in fork a, {_at(ends[1], diff)!r} in fork b)"
+                    detail = f"step {step.step} ({step.position}): its two forks differ at {describe(diff)}{values}"
+                    self.add(FORK, VIOLATED, len(chosen), detail, [str(export)])
+                    return
+        summary = f"{len(chosen)} of the {len(steps)} steps of the Temporal run forked twice with TetherClient.fork"
+        self.add(FORK, HOLDS, len(chosen) * 2, f"{summary} (new workflows beside it): every pair ended the same")
 
     @asynccontextmanager
     async def worker(self, client: Any, queue: str) -> AsyncIterator[None]:
@@ -207,7 +239,12 @@ class TemporalChecks:
         await self.drive(tc, run_id)
         result = await tc.result(run_id)
         snapshot = await tc.final_snapshot(run_id)
-        data = {"stop_reason": result.stop_reason, "text": str(result), "messages": snapshot.to_dict()["data"].get("messages")}
+        data = {
+            "stop_reason": result.stop_reason,
+            "text": str(result),
+            "messages": snapshot.to_dict()["data"].get("messages"),
+            "state": result.state,
+        }
         masked: dict[str, Any] = json.loads(json.dumps(data, default=str).replace(run_id, "<run>"))
         return masked
 

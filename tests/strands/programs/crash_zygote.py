@@ -10,23 +10,33 @@ itself unchanged:
 
 - **fault points**: every model call (``model:N``, the Nth ``Model.stream`` call of the process)
   and every tool call run through Strands' ``ExecuteToolStage`` (``tool:<toolUseId>#K``, or
-  ``tool:<name>#K`` for a generated id: the Kth call of it) is appended to ``points``; the job's
-  ``kill_at`` point SIGKILLs the process there (inside a tool: after its side effect);
-- **the side-effect log** ``effects``: each tool call appends ``{"key", "tool"}``, the key being the
-  call's idempotency key (``run_id/toolUseId``; ``direct:<name>`` for a direct ``agent.tool.X()``
-  call, which no executor records);
+  ``tool:<name>#K`` for a generated id: the Kth call of it) is appended to ``points``, and so is
+  each call the program makes itself with ``MCPClient.call_tool_sync``; the job's ``kill_at`` point
+  SIGKILLs the process there (inside a tool: after its side effect; for an MCP tool, an
+  ``MCPAgentTool`` or ``call_tool_sync``, when the server's answer reaches the client: the server, a
+  child of the process over stdio, ran the call);
+- **the side-effect log** ``effects``: each tool call appends ``{"key", "tool", "top"}``, the key
+  being the call's idempotency key (``run_id/toolUseId``; ``direct:<name>`` for a direct
+  ``agent.tool.X()`` or ``call_tool_sync`` call, which no executor records; ``top`` for those the
+  program makes itself, not a tool); an ``MCPAgentTool`` call whose request does not carry that
+  key to its server (``_meta``, ``tether/idempotencyKey``; none for a ``direct:`` one) fails;
 - **the executor**: ``executor: "sequential"`` gives every ``Agent`` built without one Strands'
   ``SequentialToolExecutor`` (the default is its ``ConcurrentToolExecutor``);
 - **a model that answers by its request**: ``FakeModel`` (the corpus's scripted model) plays the
   turn the uninterrupted run played for the same request (``answers``, recorded with
   ``record_answers``), as a real model answers the conversation it is sent, not its call count;
+  its log of what it was asked (``model.requests``, which programs print) stands for the model
+  server's: each request is journaled, and a restarted program's model starts with the ones the
+  killed process made (a response recorded before the crash is not asked for again, so without
+  them ``model.requests[0]`` would not exist);
 - **the journal of top-level calls** (``journal``: each ``agent(...)``, ``invoke_async``,
-  ``stream_async``, ``structured_output(_async)`` and direct tool call of the program, not nested
-  ones): its start (stdout offset, whether it continues a turn: an ``interruptResponse`` or
-  ``checkpointResume`` prompt) and its outcome. A restarted program (``restart_from``: the killed
-  one's journal) does not make again the calls of the turns that ended before the crash: each
-  returns its journaled outcome, as a workflow engine replays completed calls, with stdout
-  discarded until the first call of the cut-off turn, which is made again, as is every call after it.
+  ``stream_async``, ``structured_output(_async)``, direct tool call and ``graph(...)``/``swarm(...)``
+  (``invoke_async``) of the program, not nested ones such as a node's or a sub-agent's): its start
+  (stdout offset, whether it continues a turn: an ``interruptResponse`` or ``checkpointResume``
+  prompt) and its outcome. A restarted program (``restart_from``: the killed one's journal) does
+  not make again the calls of the turns that ended before the crash: each returns its journaled
+  outcome, as a workflow engine replays completed calls, with stdout discarded until the first call
+  of the cut-off turn, which is made again, as is every call after it.
 """
 
 from __future__ import annotations
@@ -54,9 +64,13 @@ import strands.hooks
 from strands.agent.agent_result import AgentResult
 from strands.interrupt import Interrupt
 from strands.middleware import ExecuteToolStage
+from strands.multiagent.base import MultiAgentResult
+from strands.multiagent.graph import Graph
+from strands.multiagent.swarm import Swarm
 from strands.telemetry.metrics import EventLoopMetrics, ToolMetrics
 from strands.tools._caller import _ToolCaller
 from strands.tools.executors import SequentialToolExecutor
+from strands.tools.mcp import MCPAgentTool, MCPClient
 
 import tether.durable.postgres
 import tether.strands.session_manager  # noqa: F401
@@ -79,6 +93,10 @@ class _Process:
         self.answers: dict[str, list[int]] = {}
         self.journal: dict[int, dict[str, Any]] = {}
         self.restart = -1
+        self.requests: dict[int, list[Any]] = {}
+        """Per ``FakeModel`` (by ordinal): what it was asked in the killed process (a restart's)."""
+        self.mcp_points: dict[str, tuple[str, str]] = {}
+        self.direct = False
 
 
 P = _Process()
@@ -90,8 +108,13 @@ def _append(path: str | None, entry: Any) -> None:
             out.write(json.dumps(entry, sort_keys=True, default=repr) + "\n")
 
 
-def _point(name: str) -> None:
+def _point(name: str, *, kill: bool = True) -> None:
     _append(JOB.get("points"), name)
+    if kill:
+        _kill_at(name)
+
+
+def _kill_at(name: str) -> None:
     if JOB.get("kill_at") == name:
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -129,6 +152,7 @@ def _init(self: Any, turns: Any, *args: Any, **kwargs: Any) -> None:
     _fake_init(self, turns, *args, **kwargs)
     self.script = list(turns)
     self.ordinal = P.models
+    self.requests = list(P.requests.get(self.ordinal, []))
     P.models += 1
 
 
@@ -143,7 +167,18 @@ def _stream(self: Any, messages: Any, tool_specs: Any = None, system_prompt: Any
         if seen >= len(turns):
             raise RuntimeError(f"FakeModel {self.ordinal}: a request the uninterrupted run never made ({fingerprint})")
         self.turns = [self.script[turns[seen]]]
-    return _fake_stream(self, messages, tool_specs, system_prompt, **kwargs)
+    return _journaled(self, _fake_stream(self, messages, tool_specs, system_prompt, **kwargs))
+
+
+async def _journaled(model: Any, events: Any) -> Any:
+    """``events`` (a ``FakeModel.stream``), the request it logs journaled (see ``_child``)."""
+    count = len(model.requests)
+    try:
+        async for event in events:
+            yield event
+    finally:
+        for request in model.requests[count:]:
+            _append(JOB.get("journal"), {"model": model.ordinal, "request": request})
 
 
 fake_model.FakeModel.__init__ = _init  # type: ignore[method-assign]
@@ -172,14 +207,57 @@ async def _tool_stage(context: Any, next_fn: Any) -> Any:
     ident = str(use.get("toolUseId"))
     tether_state = context.invocation_state.get("tether") or {}
     key = (tether_state.get("idempotency_keys") or {}).get(ident) or f"direct:{use['name']}"
-    _append(JOB.get("effects"), {"key": key, "tool": use["name"]})
+    _append(JOB.get("effects"), {"key": key, "tool": use["name"], "top": P.direct})
+    P.direct = False
     name = ident if ident.startswith("tu-") else use["name"]
     P.tool_calls[name] = P.tool_calls.get(name, 0) + 1
-    _point(f"tool:{name}#{P.tool_calls[name]}")
+    point = f"tool:{name}#{P.tool_calls[name]}"
+    if isinstance(context.tool, MCPAgentTool):  # killed when the server's answer reaches the client
+        P.mcp_points[ident] = (point, key)
+    _point(point, kill=not isinstance(context.tool, MCPAgentTool))
     async for event in next_fn(context):
         yield event
 
 
+_call_tool_async = MCPClient.call_tool_async
+_call_tool_sync = MCPClient.call_tool_sync
+
+
+async def _mcp_call_tool_async(self: Any, tool_use_id: str, *args: Any, **kwargs: Any) -> Any:
+    """An MCP tool's call: the server runs it (its side effect) with the key of the side-effect log in
+    the request's ``_meta`` (none for a call no run records), then the client process is killed at
+    the tool's point, before Strands receives the result."""
+    point, key = P.mcp_points.pop(tool_use_id, (None, ""))
+    sent = (kwargs.get("meta") or {}).get("tether/idempotencyKey")
+    if point is not None and sent != (None if key.startswith("direct:") else key):
+        raise AssertionError(f"MCP call {tool_use_id}: the server was sent the key {sent!r}, the side-effect log has {key!r}")
+    result = await _call_tool_async(self, tool_use_id, *args, **kwargs)
+    if point is not None:
+        _kill_at(point)
+    return result
+
+
+def _mcp_direct(self: Any, tool_use_id: str, name: str, *args: Any, **kwargs: Any) -> Any:
+    """The program's own ``MCPClient.call_tool_sync`` (no agent: no executor records it): a point
+    killed when the server's answer arrives, logged ``direct:<name>``."""
+    _append(JOB.get("effects"), {"key": f"direct:{name}", "tool": name, "top": True})
+    label = tool_use_id if tool_use_id.startswith("tu-") else name
+    P.tool_calls[label] = P.tool_calls.get(label, 0) + 1
+    point = f"tool:{label}#{P.tool_calls[label]}"
+    _point(point, kill=False)
+    result = _call_tool_sync(self, tool_use_id, name, *args, **kwargs)
+    _kill_at(point)
+    return result
+
+
+def _mcp_call_tool_sync(self: Any, *args: Any, **kwargs: Any) -> Any:
+    if P.depth:  # inside a call of the program's agents: that call's points cover it
+        return _call_tool_sync(self, *args, **kwargs)
+    return _mcp_direct_top(self, *args, **kwargs)
+
+
+MCPClient.call_tool_async = _mcp_call_tool_async  # type: ignore[method-assign]
+MCPClient.call_tool_sync = _mcp_call_tool_sync  # type: ignore[method-assign]
 _agent_init = strands.Agent.__init__
 
 
@@ -233,6 +311,8 @@ def _encode(value: Any) -> Any:
         }
     if isinstance(value, pydantic.BaseModel):
         return {"model": _type_name(value), "data": value.model_dump(mode="json")}
+    if isinstance(value, MultiAgentResult):
+        return {"unreplayable": _type_name(value)}
     return {"json": value}
 
 
@@ -244,6 +324,8 @@ def _decode(entry: dict[str, Any]) -> Any:
         return _lookup(outcome["model"]).model_validate(outcome["data"])
     if "json" in outcome:
         return outcome["json"]
+    if "unreplayable" in outcome:
+        raise NotImplementedError(f"the harness does not replay a completed {outcome['unreplayable']['name']} call")
     got = outcome["agent_result"]
     checkpoint = got["checkpoint"] and strands.experimental.checkpoint.Checkpoint.from_dict(got["checkpoint"])
     metrics = EventLoopMetrics()
@@ -308,7 +390,7 @@ def _top_level_async(method: Any) -> Any:
     async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         if P.depth:
             return await method(self, *args, **kwargs)
-        index, skip = _begin(args[0] if args else kwargs.get("prompt"))
+        index, skip = _begin(args[0] if args else kwargs.get("prompt", kwargs.get("task")))  # (a graph's or swarm's: task)
         if skip:
             return _decode(P.journal[index])
         P.depth += 1
@@ -360,10 +442,24 @@ _tool_getattr = _ToolCaller.__getattr__
 
 
 def _tool_caller(self: Any, name: str) -> Any:
-    return _top_level_sync(_tool_getattr(self, name), lambda a, k: None)
+    method = _tool_getattr(self, name)
+
+    def direct(*args: Any, **kwargs: Any) -> Any:
+        P.direct = True  # its side effect is logged "top": a top-level direct call
+        try:
+            return method(*args, **kwargs)
+        finally:
+            P.direct = False
+
+    top = _top_level_sync(direct, lambda a, k: None)
+    return lambda *args, **kwargs: method(*args, **kwargs) if P.depth else top(*args, **kwargs)
 
 
 _ToolCaller.__getattr__ = _tool_caller  # type: ignore[method-assign]
+for _multi in (Graph, Swarm):  # their nodes' agent calls are nested in them
+    _multi.__call__ = _top_level_sync(_multi.__call__, _prompt_arg)  # type: ignore[method-assign]
+    _multi.invoke_async = _top_level_async(_multi.invoke_async)  # type: ignore[method-assign]
+_mcp_direct_top = _top_level_sync(_mcp_direct, lambda a, k: None)
 
 
 # -- the fork server ------------------------------------------------------------------------------------
@@ -391,7 +487,10 @@ def _child(job: dict[str, Any]) -> None:
         with open(job["restart_from"]) as journal:
             for line in journal:
                 entry = json.loads(line)
-                (P.journal if "offset" not in entry else starts)[entry["call"]] = entry
+                if "model" in entry:
+                    P.requests.setdefault(entry["model"], []).append(entry["request"])
+                else:
+                    (P.journal if "offset" not in entry else starts)[entry["call"]] = entry
         restart = min(set(starts) - set(P.journal), default=len(starts))
         while restart > 0 and starts.get(restart, {}).get("continues"):
             restart -= 1  # a turn's continuation: the turn's first call is made again
