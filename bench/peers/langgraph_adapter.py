@@ -23,12 +23,12 @@ import os
 import sys
 import warnings
 from collections.abc import Callable
-from importlib import metadata
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _common
+from contract_common import installed
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -197,13 +197,7 @@ def versions() -> dict[str, str]:
         "langchain-core",
         "pydantic",
     )
-    found = {}
-    for name in names:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return found
+    return installed(*names)
 
 
 ADAPTER = _common.Adapter(

@@ -19,12 +19,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from importlib import metadata
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _common
+from contract_common import installed
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessage,
@@ -160,13 +160,7 @@ def concurrent_case(agents: int, cycles: int) -> Callable[[], Any]:
 
 
 def versions() -> dict[str, str]:
-    found = {}
-    for name in ("pydantic-ai-slim", "pydantic-graph", "pydantic", "dbos"):
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return found
+    return installed("pydantic-ai-slim", "pydantic-graph", "pydantic", "dbos")
 
 
 ADAPTER = _common.Adapter(
