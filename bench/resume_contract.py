@@ -501,17 +501,26 @@ class PeerProbe:
         else:
             self.cells[name] = Cell(HOLDS, f"{done} crashed stores, two byte-identical copies of each recovered to the same run", done * 2)
 
-    def forks(self) -> None:
-        name = "fork determinism"
-        directory, spec = self.places.make("fork")
+    def _probe_finished(self, name: str, place: str, action: str) -> tuple[Path, Any, Child] | None:
+        """Run the agent to its end in a new place, then ``action`` on it: the place and the
+        probe's child; None when the cell is settled already (failed, or not applicable)."""
+        directory, spec = self.places.make(place)
         child = self.child(directory, spec, "start", answer=True)
         if child.outcome.get("status") != "done":
-            self.failed([name], f"the run to fork did not end: {child.outcome} {child.stderr[-300:]}")
+            self.failed([name], f"the run did not end: {child.outcome} {child.stderr[-300:]}")
+            return None
+        probe = self.child(directory, spec, action)
+        if "not_applicable" in probe.outcome:
+            self.cells[name] = Cell(NA, probe.outcome["not_applicable"])
+            return None
+        return directory, spec, probe
+
+    def forks(self) -> None:
+        name = "fork determinism"
+        found = self._probe_finished(name, "fork", "fork_points")
+        if found is None:
             return
-        points = self.child(directory, spec, "fork_points")
-        if "not_applicable" in points.outcome:
-            self.cells[name] = Cell(NA, points.outcome["not_applicable"])
-            return
+        directory, spec, points = found
         if points.returncode != 0:
             self.failed([name], f"fork_points failed: {points.outcome} {points.stderr[-300:]}")
             return
@@ -535,15 +544,10 @@ class PeerProbe:
 
     def validity(self) -> None:
         name = "checkpoint validity"
-        directory, spec = self.places.make("validity")
-        child = self.child(directory, spec, "start", answer=True)
-        if child.outcome.get("status") != "done":
-            self.failed([name], f"the run did not end: {child.outcome} {child.stderr[-300:]}")
+        found = self._probe_finished(name, "validity", "validity")
+        if found is None:
             return
-        probe = self.child(directory, spec, "validity")
-        if "not_applicable" in probe.outcome:
-            self.cells[name] = Cell(NA, probe.outcome["not_applicable"])
-            return
+        directory, spec, probe = found
         if probe.returncode != 0 or "trials" not in probe.outcome:
             self.failed([name], f"the probe failed (exit {probe.returncode}): {probe.outcome} {probe.stderr[-300:]}")
             return
@@ -758,13 +762,7 @@ def render(setting: Setting, cells: dict[str, dict[str, Cell]], meta: dict[str, 
 
 def write_section(path: Path, section: str) -> None:
     """Put ``section`` in place of the file's previous one of this script (or at the end)."""
-    text = path.read_text() if path.exists() else ""
-    begin, end = f"<!-- {SECTION} -->", f"<!-- /{SECTION} -->"
-    if begin in text and end in text:
-        text = text[: text.index(begin)] + section + text[text.index(end) + len(end) + 1 :]
-    else:
-        text = text.rstrip("\n") + ("\n\n" if text else "") + section
-    path.write_text(text)
+    _sibling("_sections").write_section(path, SECTION, section)
 
 
 def machine() -> str:

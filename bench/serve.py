@@ -53,6 +53,7 @@ from tether.models import ScriptedModel
 from tether.models.scripted import tool_call
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/, for this import only: a test importing
+import _sections as sections
 from _pg import throwaway_server  # this script must not find bench/durable.py as `durable`
 
 del sys.path[0]
@@ -281,13 +282,7 @@ def _load() -> str:
 
 def write_section(path: Path, section: str) -> None:
     """Put ``section`` into ``path`` in place of its previous ``bench/serve.py`` section (or at the end)."""
-    text = path.read_text() if path.exists() else ""
-    begin, end = f"<!-- {SECTION} -->", f"<!-- /{SECTION} -->"
-    if begin in text and end in text:
-        text = text[: text.index(begin)] + section + text[text.index(end) + len(end) + 1 :]
-    else:
-        text = text.rstrip("\n") + ("\n\n" if text else "") + section
-    path.write_text(text)
+    sections.write_section(path, SECTION, section)
 
 
 def main(

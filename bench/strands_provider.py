@@ -36,6 +36,7 @@ import platform
 import re
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import AsyncGenerator, Callable
@@ -360,10 +361,12 @@ def section(figures: dict[int, dict[str, dict[str, list[float]]]], args: argpars
 
 def replace_section(path: Path, text: str) -> None:
     """Put ``text`` in place of this bench's section of ``path`` (appended if it has none)."""
-    old = path.read_text() if path.exists() else ""
-    marked = re.compile(rf"<!-- {re.escape(SECTION)} -->.*?<!-- /{re.escape(SECTION)} -->", re.S)
-    new = marked.sub(lambda _: text, old) if marked.search(old) else old.rstrip("\n") + "\n\n" + text
-    path.write_text(new.rstrip("\n") + "\n")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/, for this import only
+    try:
+        from _sections import write_section
+    finally:
+        del sys.path[0]
+    write_section(path, SECTION, text)
 
 
 def main() -> None:

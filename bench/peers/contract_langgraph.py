@@ -67,30 +67,10 @@ def charge(order: str) -> str:
     return f"charged {order}: {answer}"
 
 
-def _saver(cm_stack: list[Any]) -> Any:
-    variant, store = PROBE.config["variant"], PROBE.config["store"]
-    if variant.startswith("sqlite"):
-        import sqlite3
+def _counted(base: type) -> type:
+    """``base`` (a checkpoint saver class) with a save point after each ``put`` and ``put_writes``."""
 
-        from langgraph.checkpoint.sqlite import SqliteSaver as Base
-
-        class Saver(Base):  # type: ignore[misc,valid-type]
-            def put(self, *a: Any, **k: Any) -> Any:
-                out = super().put(*a, **k)
-                PROBE.save_point()
-                return out
-
-            def put_writes(self, *a: Any, **k: Any) -> Any:
-                out = super().put_writes(*a, **k)
-                PROBE.save_point()
-                return out
-
-        return Saver(sqlite3.connect(store, check_same_thread=False))
-    import psycopg
-    from langgraph.checkpoint.postgres import PostgresSaver as PgBase
-    from psycopg.rows import dict_row
-
-    class PgSaver(PgBase):  # type: ignore[misc,valid-type]
+    class Saver(base):  # type: ignore[misc,valid-type]
         def put(self, *a: Any, **k: Any) -> Any:
             out = super().put(*a, **k)
             PROBE.save_point()
@@ -101,9 +81,24 @@ def _saver(cm_stack: list[Any]) -> Any:
             PROBE.save_point()
             return out
 
+    return Saver
+
+
+def _saver(cm_stack: list[Any]) -> Any:
+    variant, store = PROBE.config["variant"], PROBE.config["store"]
+    if variant.startswith("sqlite"):
+        import sqlite3
+
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        return _counted(SqliteSaver)(sqlite3.connect(store, check_same_thread=False))
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
     conn = psycopg.connect(store, autocommit=True, prepare_threshold=0, row_factory=dict_row)
     cm_stack.append(conn)
-    saver = PgSaver(conn)
+    saver = _counted(PostgresSaver)(conn)
     saver.setup()
     return saver
 
